@@ -1,7 +1,21 @@
 //! servebench: benchmark streaming LLM inference servers with one consistent set of metrics.
 //!
-//! Data flows one way: `cli` → `config` → `workload` + `load` → `client` (+ `sse`) → `record`
-//! → `stats` → `results` → `report`. The simulated server in `sim` shares no code with the
-//! client side, so it is an independent check of the parser and the timing.
+//! Data flows one way: `cli` → `config` → `workload` + `load` → `client` (+ `sse`) →
+//! `record` → `stats` → `results` → `report`; `run` glues one benchmark run together.
+//! The simulated server in `sim` shares no code with the client side, so it is an independent
+//! check of the parser and the timing. Every figure is defined in `docs/metrics.md`.
 
+pub mod cli;
+pub mod client;
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod load;
+pub mod record;
+pub mod report;
+pub mod results;
+pub mod run;
 pub mod sim;
+pub mod sse;
+pub mod stats;
+pub mod workload;

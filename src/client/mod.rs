@@ -1,0 +1,346 @@
+//! One request in, one [`RequestRecord`] out: HTTP over a real socket, streaming, timestamps.
+//!
+//! [`Client::send`] never fails: whatever the server does (refuses, errors, stalls, cuts the
+//! stream, sends garbage) ends up in the record's `outcome`. It does not aggregate, print,
+//! or retry. The wire formats live in [`api`]; the SSE framing in `crate::sse`.
+//!
+//! Timestamps: `sent_ns` is taken just before the request is handed to the connection; every
+//! output chunk's time is taken once, when the bytes that completed it were read, so events
+//! read together share one timestamp.
+
+pub mod api;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::Clock;
+use crate::config::RunConfig;
+use crate::error::RunError;
+use crate::record::{FailureKind, Outcome, RequestRecord, TokenSource};
+use crate::sse::{SseEvent, SseParser};
+use api::{Api, BodySpec, EventError};
+
+/// One request to send, as built by the workload.
+#[derive(Clone, Debug)]
+pub struct RequestSpec {
+    pub id: u64,
+    pub prompt: String,
+    /// Prompt length under servebench's tokenizer (or as requested), when known.
+    pub input_len: Option<u64>,
+    pub output_len: u64,
+    pub warmup: bool,
+}
+
+/// Options that are not in the saved config because they can hold secrets.
+#[derive(Clone, Debug, Default)]
+pub struct Secrets {
+    pub api_key: Option<String>,
+    /// Extra headers, `(name, value)`.
+    pub headers: Vec<(String, String)>,
+}
+
+/// Installs the TLS crypto provider once (reqwest is built without one to avoid C toolchains).
+fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Sends requests to one server and records what happens.
+pub struct Client {
+    http: reqwest::Client,
+    url: String,
+    api: Box<dyn Api>,
+    model: String,
+    ignore_eos: bool,
+    extra_body: Option<serde_json::Value>,
+    timeout: Duration,
+    save_text: bool,
+}
+
+impl Client {
+    pub fn new(cfg: &RunConfig, secrets: &Secrets) -> Result<Arc<Client>, RunError> {
+        install_crypto_provider();
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(key) = &secrets.api_key {
+            let v = HeaderValue::from_str(&format!("Bearer {key}"))
+                .map_err(|_| RunError::Client("the API key is not a valid header value".into()))?;
+            headers.insert(AUTHORIZATION, v);
+        }
+        for (k, v) in &secrets.headers {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| RunError::Client(format!("invalid header name '{k}'")))?;
+            let value = HeaderValue::from_str(v)
+                .map_err(|_| RunError::Client(format!("invalid value for header '{k}'")))?;
+            headers.insert(name, value);
+        }
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .no_proxy()
+            .tcp_nodelay(true)
+            .pool_max_idle_per_host(usize::MAX)
+            .connect_timeout(Duration::from_secs(30))
+            .tls_danger_accept_invalid_certs(cfg.insecure)
+            .build()
+            .map_err(|e| RunError::Client(e.to_string()))?;
+        Ok(Arc::new(Client {
+            http,
+            url: cfg.url(),
+            api: api::for_backend(cfg.backend),
+            model: cfg.model.clone(),
+            ignore_eos: cfg.ignore_eos,
+            extra_body: cfg.extra_body.clone(),
+            timeout: cfg.load.timeout(),
+            save_text: cfg.save_generated_text,
+        }))
+    }
+
+    /// The URL requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Sends one request, streams the answer, and returns its record. `scheduled_ns` is when
+    /// the load schedule wanted it sent. Cancelling `cancel` ends it as `cancelled`.
+    pub async fn send(
+        &self,
+        spec: &RequestSpec,
+        scheduled_ns: u64,
+        clock: &Clock,
+        cancel: &CancellationToken,
+    ) -> RequestRecord {
+        let mut body = self.api.body(&BodySpec {
+            model: &self.model,
+            prompt: &spec.prompt,
+            max_tokens: spec.output_len,
+            ignore_eos: self.ignore_eos,
+        });
+        if let Some(extra) = &self.extra_body {
+            api::merge_json(&mut body, extra);
+        }
+        let body = serde_json::to_vec(&body).unwrap_or_default();
+        let mut state = Stream::new(spec, scheduled_ns, self.save_text);
+        let request = self.http.post(&self.url).body(body);
+        state.rec.sent_ns = clock.now_ns();
+        let deadline = clock.instant_at(state.rec.sent_ns) + self.timeout;
+        let outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Outcome::failed(FailureKind::Cancelled, "run stopped while the request was in flight"),
+            () = tokio::time::sleep_until(deadline) => Outcome::failed(
+                FailureKind::Timeout,
+                format!("no complete answer within {:.1} s", self.timeout.as_secs_f64()),
+            ),
+            o = self.exchange(request, &mut state, clock) => o,
+        };
+        state.finish(outcome, clock.now_ns())
+    }
+
+    async fn exchange(
+        &self,
+        request: reqwest::RequestBuilder,
+        state: &mut Stream,
+        clock: &Clock,
+    ) -> Outcome {
+        let mut response = match request.send().await {
+            Ok(r) => r,
+            Err(e) => return Outcome::failed(classify(&e), describe(&e)),
+        };
+        let status = response.status();
+        state.rec.http_status = Some(status.as_u16());
+        if !status.is_success() {
+            let text = response.text().await.unwrap_or_default();
+            let excerpt: String = text.chars().take(200).collect();
+            return Outcome::failed(
+                FailureKind::HttpStatus,
+                format!("HTTP {status}: {}", excerpt.trim()),
+            );
+        }
+        let mut parser = SseParser::new();
+        let mut events: Vec<SseEvent> = Vec::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(bytes)) => {
+                    let t = clock.now_ns();
+                    parser.feed(&bytes, &mut events);
+                    for ev in events.drain(..) {
+                        if let Err((kind, msg)) = state.event(self.api.as_ref(), &ev, t) {
+                            return Outcome::failed(kind, msg);
+                        }
+                    }
+                    if state.done {
+                        return Outcome::Ok;
+                    }
+                }
+                Ok(None) => {
+                    let t = clock.now_ns();
+                    let truncated = parser.finish(&mut events);
+                    for ev in events.drain(..) {
+                        if let Err((kind, msg)) = state.event(self.api.as_ref(), &ev, t) {
+                            return Outcome::failed(kind, msg);
+                        }
+                    }
+                    return if state.done {
+                        Outcome::Ok
+                    } else if truncated {
+                        Outcome::failed(
+                            FailureKind::StreamBroken,
+                            "stream ended in the middle of an event",
+                        )
+                    } else {
+                        Outcome::failed(
+                            FailureKind::StreamBroken,
+                            "stream ended before the server signalled completion",
+                        )
+                    };
+                }
+                Err(e) => {
+                    let kind = if e.is_timeout() {
+                        FailureKind::Timeout
+                    } else {
+                        FailureKind::StreamBroken
+                    };
+                    return Outcome::failed(kind, format!("stream broken: {}", describe(&e)));
+                }
+            }
+        }
+    }
+}
+
+/// A request's state while its stream is read.
+struct Stream {
+    rec: RequestRecord,
+    chunk_tokens: Vec<u32>,
+    all_chunk_tokens_known: bool,
+    usage_prompt: Option<u64>,
+    last_cumulative: Option<u64>,
+    text: Option<String>,
+    done: bool,
+}
+
+impl Stream {
+    fn new(spec: &RequestSpec, scheduled_ns: u64, save_text: bool) -> Self {
+        Stream {
+            rec: RequestRecord {
+                id: spec.id,
+                warmup: spec.warmup,
+                scheduled_ns,
+                input_len_requested: spec.input_len,
+                output_len_requested: Some(spec.output_len),
+                ..RequestRecord::default()
+            },
+            chunk_tokens: Vec::new(),
+            all_chunk_tokens_known: true,
+            usage_prompt: None,
+            last_cumulative: None,
+            text: save_text.then(String::new),
+            done: false,
+        }
+    }
+
+    fn event(&mut self, api: &dyn Api, ev: &SseEvent, t: u64) -> Result<(), EventError> {
+        if self.done {
+            return Ok(()); // anything after the terminator is ignored
+        }
+        let p = api.parse(ev.event.as_deref(), &ev.data)?;
+        if p.has_output() {
+            self.rec.chunk_ns.push(t);
+            if !p.reasoning.is_empty() {
+                self.rec.first_reasoning_ns.get_or_insert(t);
+            }
+            if !p.content.is_empty() {
+                self.rec.first_answer_ns.get_or_insert(t);
+            }
+            let tokens = p.tokens.or_else(|| {
+                let cum = p.cumulative_completion_tokens?;
+                let prev = self.last_cumulative.unwrap_or(0);
+                Some(cum.saturating_sub(prev) as u32)
+            });
+            match tokens {
+                Some(n) => self.chunk_tokens.push(n),
+                None => self.all_chunk_tokens_known = false,
+            }
+            if let Some(text) = &mut self.text {
+                text.push_str(&p.reasoning);
+                text.push_str(&p.content);
+            }
+        }
+        if let Some(c) = p.cumulative_completion_tokens {
+            self.last_cumulative = Some(c);
+        }
+        if let Some(u) = p.usage {
+            if u.completion_tokens.is_some() {
+                self.rec.usage_output_tokens = u.completion_tokens;
+            }
+            if u.prompt_tokens.is_some() {
+                self.usage_prompt = u.prompt_tokens;
+            }
+        }
+        if p.timings.is_some() {
+            self.rec.server_timings = p.timings;
+        }
+        self.done |= p.done;
+        Ok(())
+    }
+
+    fn finish(mut self, mut outcome: Outcome, end_ns: u64) -> RequestRecord {
+        let r = &mut self.rec;
+        r.end_ns = end_ns;
+        if outcome.is_ok() && r.chunk_ns.is_empty() {
+            outcome = Outcome::failed(FailureKind::NoOutput, "the stream carried no output token");
+        }
+        r.outcome = outcome;
+        if self.all_chunk_tokens_known && !self.chunk_tokens.is_empty() {
+            r.chunk_tokens = Some(self.chunk_tokens);
+        }
+        // N from one source: the server's count, else the chunks (labelled fallback).
+        (r.output_tokens, r.output_tokens_source) = match r.usage_output_tokens {
+            Some(n) => (Some(n), Some(TokenSource::ServerUsage)),
+            None => {
+                let n = r
+                    .chunk_tokens
+                    .as_ref()
+                    .map_or(r.chunk_ns.len() as u64, |c| {
+                        c.iter().map(|&x| x as u64).sum()
+                    });
+                (Some(n), Some(TokenSource::ChunkCount))
+            }
+        };
+        (r.prompt_tokens, r.prompt_tokens_source) = match (self.usage_prompt, r.input_len_requested)
+        {
+            (Some(n), _) => (Some(n), Some(TokenSource::ServerUsage)),
+            (None, Some(n)) => (Some(n), Some(TokenSource::Requested)),
+            (None, None) => (None, None),
+        };
+        r.generated_text = self.text;
+        self.rec
+    }
+}
+
+fn classify(e: &reqwest::Error) -> FailureKind {
+    if e.is_connect() {
+        FailureKind::Connect
+    } else if e.is_timeout() {
+        FailureKind::Timeout
+    } else if e.is_body() || e.is_decode() {
+        FailureKind::StreamBroken
+    } else {
+        FailureKind::Other
+    }
+}
+
+/// The error and its causes on one line.
+fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let c = cause.to_string();
+        if !s.contains(&c) {
+            s.push_str(": ");
+            s.push_str(&c);
+        }
+        source = cause.source();
+    }
+    s
+}

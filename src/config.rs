@@ -1,0 +1,422 @@
+//! The validated, serializable run configuration, embedded in every result document.
+//!
+//! `cli` turns flags into a [`RunConfig`]; nothing here knows about clap. Everything a result
+//! needs to be reproduced or compared is here; secrets (API keys, header values) are not.
+//!
+//! To add an option: add the field with `#[serde(default)]` (old result files must still load),
+//! validate it in [`RunConfig::validate`], and set it in `cli`.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::error::ConfigError;
+
+/// The server API spoken by the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackendKind {
+    /// OpenAI completions, `POST /v1/completions` (vLLM, SGLang, llama.cpp, TensorRT-LLM, ...).
+    Openai,
+    /// OpenAI chat completions, `POST /v1/chat/completions`.
+    OpenaiChat,
+    /// Hugging Face TGI, `POST /generate_stream`.
+    Tgi,
+    /// llama.cpp native, `POST /completion`.
+    Llamacpp,
+}
+
+impl BackendKind {
+    /// Default endpoint path for the API.
+    pub fn default_endpoint(self) -> &'static str {
+        match self {
+            BackendKind::Openai => "/v1/completions",
+            BackendKind::OpenaiChat => "/v1/chat/completions",
+            BackendKind::Tgi => "/generate_stream",
+            BackendKind::Llamacpp => "/completion",
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Openai => "openai",
+            BackendKind::OpenaiChat => "openai-chat",
+            BackendKind::Tgi => "tgi",
+            BackendKind::Llamacpp => "llamacpp",
+        }
+    }
+}
+
+impl FromStr for BackendKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "openai" | "vllm" | "sglang" => Ok(BackendKind::Openai),
+            "openai-chat" => Ok(BackendKind::OpenaiChat),
+            "tgi" => Ok(BackendKind::Tgi),
+            "llamacpp" | "llama.cpp" => Ok(BackendKind::Llamacpp),
+            other => Err(format!(
+                "unknown backend '{other}' (expected openai, vllm, sglang, openai-chat, tgi or llamacpp)"
+            )),
+        }
+    }
+}
+
+/// Requests per second: a finite rate, or all at once (`inf`, the default, as in the seeds).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(into = "String", try_from = "String")]
+pub enum RequestRate {
+    #[default]
+    Infinite,
+    PerSecond(f64),
+}
+
+impl fmt::Display for RequestRate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestRate::Infinite => f.write_str("inf"),
+            RequestRate::PerSecond(r) => write!(f, "{r}"),
+        }
+    }
+}
+
+impl FromStr for RequestRate {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.eq_ignore_ascii_case("inf") {
+            return Ok(RequestRate::Infinite);
+        }
+        match s.parse::<f64>() {
+            Ok(r) if r.is_infinite() && r > 0.0 => Ok(RequestRate::Infinite),
+            Ok(r) if r.is_finite() && r > 0.0 => Ok(RequestRate::PerSecond(r)),
+            _ => Err(format!(
+                "invalid request rate '{s}' (expected a positive number or 'inf')"
+            )),
+        }
+    }
+}
+
+impl From<RequestRate> for String {
+    fn from(r: RequestRate) -> String {
+        r.to_string()
+    }
+}
+
+impl TryFrom<String> for RequestRate {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+/// A latency metric that has per-request or per-gap samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Ttft,
+    Tpot,
+    Itl,
+    E2el,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 4] = [Metric::Ttft, Metric::Tpot, Metric::Itl, Metric::E2el];
+    /// The lowercase key used in JSON names (`mean_ttft_ms`) and on the command line.
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::Ttft => "ttft",
+            Metric::Tpot => "tpot",
+            Metric::Itl => "itl",
+            Metric::E2el => "e2el",
+        }
+    }
+}
+
+impl FromStr for Metric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "ttft" => Ok(Metric::Ttft),
+            "tpot" => Ok(Metric::Tpot),
+            "itl" => Ok(Metric::Itl),
+            "e2el" => Ok(Metric::E2el),
+            other => Err(format!(
+                "unknown metric '{other}' (expected ttft, tpot, itl or e2el)"
+            )),
+        }
+    }
+}
+
+/// One service-level objective for goodput: a request is good when every SLO holds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Slo {
+    pub metric: Metric,
+    /// Upper bound, milliseconds (as on vLLM's command line).
+    pub max_ms: f64,
+}
+
+impl FromStr for Slo {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (name, value) = s.split_once(':').ok_or_else(|| {
+            format!("invalid goodput SLO '{s}' (expected METRIC:MS, e.g. ttft:500)")
+        })?;
+        let metric: Metric = name.parse()?;
+        if metric == Metric::Itl {
+            return Err("goodput SLOs take ttft, tpot or e2el (ITL is not per request)".into());
+        }
+        let max_ms: f64 = value
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v > 0.0)
+            .ok_or_else(|| {
+                format!("invalid goodput SLO '{s}': '{value}' is not a positive number of ms")
+            })?;
+        Ok(Slo { metric, max_ms })
+    }
+}
+
+/// How requests are sent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadSpec {
+    /// Measured requests (warm-ups not included).
+    pub num_prompts: u64,
+    pub request_rate: RequestRate,
+    /// Gamma shape of inter-arrival times; 1.0 is a Poisson process (vLLM's `--burstiness`).
+    pub burstiness: f64,
+    /// At most this many requests in flight; `None` means no limit.
+    pub max_concurrency: Option<u64>,
+    /// Requests sent (one at a time) before the measured run, excluded from every statistic.
+    pub num_warmups: u64,
+    pub seed: u64,
+    /// Per-request time limit, seconds.
+    pub timeout_s: f64,
+    /// After Ctrl-C, how long in-flight requests may still finish, seconds.
+    pub grace_s: f64,
+}
+
+impl Default for LoadSpec {
+    fn default() -> Self {
+        LoadSpec {
+            num_prompts: 100,
+            request_rate: RequestRate::Infinite,
+            burstiness: 1.0,
+            max_concurrency: None,
+            num_warmups: 0,
+            seed: 0,
+            timeout_s: 6.0 * 3600.0,
+            grace_s: 10.0,
+        }
+    }
+}
+
+impl LoadSpec {
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout_s)
+    }
+    pub fn grace(&self) -> Duration {
+        Duration::from_secs_f64(self.grace_s)
+    }
+}
+
+/// What is sent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    /// Dataset name (`random` until the datasets work lands).
+    pub dataset: String,
+    /// Prompt length, tokens.
+    pub input_len: u64,
+    /// Max output tokens per request.
+    pub output_len: u64,
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            dataset: "random".into(),
+            input_len: 128,
+            output_len: 128,
+        }
+    }
+}
+
+/// Everything about one run, resolved and validated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub backend: BackendKind,
+    pub base_url: String,
+    pub endpoint: String,
+    pub model: String,
+    /// Names of extra headers sent (values are not saved: they often hold secrets).
+    #[serde(default)]
+    pub header_names: Vec<String>,
+    #[serde(default)]
+    pub extra_body: Option<serde_json::Value>,
+    #[serde(default)]
+    pub ignore_eos: bool,
+    #[serde(default)]
+    pub insecure: bool,
+    pub load: LoadSpec,
+    pub workload: WorkloadSpec,
+    /// Percentiles reported for each metric in `percentile_metrics`.
+    pub metric_percentiles: Vec<f64>,
+    pub percentile_metrics: Vec<Metric>,
+    #[serde(default)]
+    pub goodput: Vec<Slo>,
+    /// True when the server was servebench's own simulator.
+    #[serde(default)]
+    pub simulated: bool,
+    #[serde(default)]
+    pub save_generated_text: bool,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            backend: BackendKind::Openai,
+            base_url: "http://127.0.0.1:8000".into(),
+            endpoint: BackendKind::Openai.default_endpoint().into(),
+            model: "servebench-sim".into(),
+            header_names: Vec::new(),
+            extra_body: None,
+            ignore_eos: false,
+            insecure: false,
+            load: LoadSpec::default(),
+            workload: WorkloadSpec::default(),
+            metric_percentiles: vec![99.0],
+            percentile_metrics: vec![Metric::Ttft, Metric::Tpot, Metric::Itl],
+            goodput: Vec::new(),
+            simulated: false,
+            save_generated_text: false,
+        }
+    }
+}
+
+impl RunConfig {
+    /// The full URL requests are sent to.
+    pub fn url(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        if self.endpoint.starts_with('/') {
+            format!("{base}{}", self.endpoint)
+        } else {
+            format!("{base}/{}", self.endpoint)
+        }
+    }
+
+    /// Checks every field; the error names the option that is wrong.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |option: &str, why: String| {
+            Err(ConfigError::Invalid {
+                option: option.to_string(),
+                why,
+            })
+        };
+        if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
+            return bad(
+                "--base-url",
+                format!("'{}' must start with http:// or https://", self.base_url),
+            );
+        }
+        if self.load.num_prompts == 0 {
+            return bad("--num-prompts", "must be at least 1".into());
+        }
+        if !(self.load.burstiness.is_finite() && self.load.burstiness > 0.0) {
+            return bad("--burstiness", "must be a positive number".into());
+        }
+        if self.load.max_concurrency == Some(0) {
+            return bad("--max-concurrency", "must be at least 1".into());
+        }
+        if !(self.load.timeout_s.is_finite() && self.load.timeout_s > 0.0) {
+            return bad("--timeout", "must be a positive number of seconds".into());
+        }
+        if !(self.load.grace_s.is_finite() && self.load.grace_s >= 0.0) {
+            return bad("--grace", "must be zero or more seconds".into());
+        }
+        if self.workload.output_len == 0 {
+            return bad("--output-len", "must be at least 1".into());
+        }
+        if self.workload.input_len == 0 {
+            return bad("--input-len", "must be at least 1".into());
+        }
+        if let Some(p) = self
+            .metric_percentiles
+            .iter()
+            .find(|p| !(p.is_finite() && **p > 0.0 && **p <= 100.0))
+        {
+            return bad("--metric-percentiles", format!("{p} is not in (0, 100]"));
+        }
+        if let Some(body) = &self.extra_body {
+            if !body.is_object() {
+                return bad("--extra-body", "must be a JSON object".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_parse() {
+        assert_eq!("inf".parse::<RequestRate>().unwrap(), RequestRate::Infinite);
+        assert_eq!(
+            "2.5".parse::<RequestRate>().unwrap(),
+            RequestRate::PerSecond(2.5)
+        );
+        assert!("0".parse::<RequestRate>().is_err());
+        assert!("-1".parse::<RequestRate>().is_err());
+        assert!("x".parse::<RequestRate>().is_err());
+    }
+
+    #[test]
+    fn backends_and_aliases_parse() {
+        assert_eq!("vllm".parse::<BackendKind>().unwrap(), BackendKind::Openai);
+        assert_eq!(
+            "sglang".parse::<BackendKind>().unwrap(),
+            BackendKind::Openai
+        );
+        assert_eq!("tgi".parse::<BackendKind>().unwrap(), BackendKind::Tgi);
+        let err = "foo".parse::<BackendKind>().unwrap_err();
+        assert!(err.contains("foo"));
+    }
+
+    #[test]
+    fn slos_parse_and_reject_bad_values() {
+        let s: Slo = "ttft:500".parse().unwrap();
+        assert_eq!(s.metric, Metric::Ttft);
+        assert_eq!(s.max_ms, 500.0);
+        assert!("ttft".parse::<Slo>().is_err());
+        assert!("itl:5".parse::<Slo>().is_err());
+        assert!("tpot:-5".parse::<Slo>().is_err());
+    }
+
+    #[test]
+    fn url_joins_base_and_endpoint() {
+        let c = RunConfig {
+            base_url: "http://h:1/".into(),
+            endpoint: "/v1/completions".into(),
+            ..RunConfig::default()
+        };
+        assert_eq!(c.url(), "http://h:1/v1/completions");
+    }
+
+    #[test]
+    fn validate_names_the_bad_option() {
+        let c = RunConfig {
+            metric_percentiles: vec![50.0, 101.0],
+            ..RunConfig::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("--metric-percentiles"));
+        let c = RunConfig {
+            base_url: "localhost:8000".into(),
+            ..RunConfig::default()
+        };
+        assert!(c.validate().unwrap_err().to_string().contains("--base-url"));
+    }
+}

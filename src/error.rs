@@ -1,0 +1,39 @@
+//! Library error types (thiserror). Per-request failures are not errors but data
+//! ([`crate::record::Outcome`]); these are the failures that stop a command.
+//!
+//! `main` maps every variant to exit code 2 (usage, configuration or I/O) unless noted.
+
+use std::path::PathBuf;
+
+/// A configuration value is wrong. The message names the option.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("invalid {option}: {why}")]
+    Invalid { option: String, why: String },
+}
+
+/// A run could not start or its results could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The pre-flight request failed: the server is unreachable or the endpoint is wrong.
+    #[error("{0}")]
+    Preflight(String),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a servebench result: {why}")]
+    BadResult { path: PathBuf, why: String },
+    #[error("cannot start the HTTP client: {0}")]
+    Client(String),
+    #[error("cannot start the simulated server: {0}")]
+    Sim(std::io::Error),
+}

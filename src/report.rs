@@ -1,0 +1,245 @@
+//! Renders a saved [`BenchResult`] as text. Computes nothing: every number comes from the
+//! result's summary.
+//!
+//! The first block is vLLM's "Serving Benchmark Result" in exactly its layout (labels padded to
+//! 40 columns, values to 10, section rules 50 wide, the same order), so scripts that parse the
+//! seeds' reports parse ours. servebench's own lines follow in a second block.
+
+use std::fmt::Write as _;
+
+use crate::config::Metric;
+use crate::results::{percentile_word, BenchResult};
+use crate::stats::Distribution;
+
+const WIDTH: usize = 50;
+
+fn rule(title: &str, fill: char) -> String {
+    let title = if title.is_empty() {
+        String::new()
+    } else {
+        title.to_string()
+    };
+    let pad = WIDTH.saturating_sub(title.chars().count());
+    let left = pad / 2;
+    let fill_s = |n| std::iter::repeat_n(fill, n).collect::<String>();
+    format!("{}{}{}\n", fill_s(left), title, fill_s(pad - left))
+}
+
+fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
+    let _ = writeln!(out, "{:<40} {:<10}", label, value);
+}
+
+fn num(out: &mut String, label: &str, value: f64) {
+    line(out, label, format!("{value:.2}"));
+}
+
+/// Header and name of each latency section, as vLLM prints them.
+fn section(m: Metric) -> (&'static str, &'static str) {
+    match m {
+        Metric::Ttft => ("Time to First Token", "TTFT"),
+        Metric::Tpot => ("Time per Output Token (excl. 1st token)", "TPOT"),
+        Metric::Itl => ("Inter-token Latency", "ITL"),
+        Metric::E2el => ("End-to-end Latency", "E2EL"),
+    }
+}
+
+fn distribution(out: &mut String, name: &str, unit: &str, d: Option<&Distribution>, ps: &[f64]) {
+    let value = |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}"));
+    line(
+        out,
+        &format!("Mean {name} ({unit}):"),
+        value(d.map(|d| d.mean)),
+    );
+    line(
+        out,
+        &format!("Median {name} ({unit}):"),
+        value(d.map(|d| d.median)),
+    );
+    for &p in ps {
+        line(
+            out,
+            &format!("P{} {name} ({unit}):", percentile_word(p)),
+            value(d.and_then(|d| d.at(p))),
+        );
+    }
+}
+
+/// The whole text report: vLLM's block, then servebench's.
+pub fn text(result: &BenchResult) -> String {
+    let mut out = vllm_block(result);
+    out.push_str(&servebench_block(result));
+    out
+}
+
+/// vLLM's "Serving Benchmark Result" block.
+pub fn vllm_block(result: &BenchResult) -> String {
+    let s = &result.summary;
+    let c = &result.config;
+    let mut out = String::new();
+    out.push_str(&rule(" Serving Benchmark Result ", '='));
+    line(&mut out, "Successful requests:", s.completed);
+    num(&mut out, "Benchmark duration (s):", s.duration_s);
+    line(&mut out, "Total input tokens:", s.total_input_tokens);
+    line(&mut out, "Total generated tokens:", s.total_output_tokens);
+    num(
+        &mut out,
+        "Request throughput (req/s):",
+        s.request_throughput,
+    );
+    if let Some(g) = s.request_goodput {
+        num(&mut out, "Request goodput (req/s):", g);
+    }
+    num(
+        &mut out,
+        "Output token throughput (tok/s):",
+        s.output_throughput,
+    );
+    num(
+        &mut out,
+        "Total Token throughput (tok/s):",
+        s.total_token_throughput,
+    );
+    for m in Metric::ALL {
+        if c.percentile_metrics.contains(&m) {
+            let (header, name) = section(m);
+            out.push_str(&rule(header, '-'));
+            distribution(&mut out, name, "ms", s.metric(m), &c.metric_percentiles);
+        }
+    }
+    out.push_str(&rule("", '='));
+    out
+}
+
+/// servebench's own lines: failures by kind, queueing, token sources, goodput, validity facts.
+pub fn servebench_block(result: &BenchResult) -> String {
+    let s = &result.summary;
+    let c = &result.config;
+    let ps = &c.metric_percentiles;
+    let mut out = String::new();
+    out.push_str(&rule(" servebench ", '-'));
+    line(
+        &mut out,
+        "Server:",
+        if c.simulated {
+            "simulated (servebench sim)".to_string()
+        } else {
+            c.base_url.clone()
+        },
+    );
+    line(&mut out, "Backend:", c.backend.as_str());
+    line(&mut out, "Failed requests:", s.failed);
+    for (kind, n) in &s.failures_by_kind {
+        line(&mut out, &format!("  {kind}:"), n);
+    }
+    if !result.complete {
+        line(
+            &mut out,
+            "Run complete:",
+            format!("no (stopped; {} requests never sent)", result.unsent),
+        );
+    }
+    if let (Some(good), Some(g)) = (s.good_requests, s.request_goodput) {
+        let slos: Vec<String> = c
+            .goodput
+            .iter()
+            .map(|x| format!("{}<={}ms", x.metric.key(), x.max_ms))
+            .collect();
+        line(&mut out, "Goodput SLOs:", slos.join(" "));
+        let pct = if s.completed + s.failed > 0 {
+            100.0 * good as f64 / (s.completed + s.failed) as f64
+        } else {
+            0.0
+        };
+        line(
+            &mut out,
+            "Good requests:",
+            format!("{good} ({pct:.1}% of all)"),
+        );
+        num(&mut out, "Request goodput (req/s):", g);
+    }
+    let sources: Vec<String> = s
+        .output_token_sources
+        .iter()
+        .map(|(k, n)| format!("{k}={n}"))
+        .collect();
+    line(&mut out, "Output token count source:", sources.join(" "));
+    let sources: Vec<String> = s
+        .input_token_sources
+        .iter()
+        .map(|(k, n)| format!("{k}={n}"))
+        .collect();
+    line(&mut out, "Input token count source:", sources.join(" "));
+    if s.output_count_disagreements > 0 {
+        line(
+            &mut out,
+            "Output count disagreements:",
+            s.output_count_disagreements,
+        );
+    }
+    line(&mut out, "Output chunks:", s.total_output_chunks);
+    distribution(
+        &mut out,
+        "schedule lag",
+        "ms",
+        s.schedule_lag_ms.as_ref(),
+        ps,
+    );
+    distribution(
+        &mut out,
+        "TTFT from scheduled",
+        "ms",
+        s.ttft_from_scheduled_ms.as_ref(),
+        ps,
+    );
+    if s.time_to_first_reasoning_ms.is_some() {
+        distribution(
+            &mut out,
+            "time to 1st reasoning",
+            "ms",
+            s.time_to_first_reasoning_ms.as_ref(),
+            ps,
+        );
+        distribution(
+            &mut out,
+            "time to 1st answer",
+            "ms",
+            s.time_to_first_answer_ms.as_ref(),
+            ps,
+        );
+    }
+    if let Some(path) = &result.records_file {
+        line(&mut out, "Records:", path.display());
+    }
+    out.push_str(&rule("", '='));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_match_vllm_layout() {
+        assert_eq!(
+            rule(" Serving Benchmark Result ", '='),
+            "============ Serving Benchmark Result ============\n"
+        );
+        assert_eq!(
+            rule("Time per Output Token (excl. 1st token)", '-'),
+            "-----Time per Output Token (excl. 1st token)------\n"
+        );
+        assert_eq!(
+            rule("End-to-end Latency", '-'),
+            "----------------End-to-end Latency----------------\n"
+        );
+        assert_eq!(rule("", '='), format!("{}\n", "=".repeat(50)));
+    }
+
+    #[test]
+    fn lines_pad_like_vllm() {
+        let mut s = String::new();
+        line(&mut s, "Successful requests:", 1);
+        num(&mut s, "Benchmark duration (s):", 2.556);
+        assert_eq!(s, "Successful requests:                     1         \nBenchmark duration (s):                  2.56      \n");
+    }
+}

@@ -1,0 +1,224 @@
+//! The versioned result document: what a run saves, and what every report is rendered from.
+//!
+//! A [`BenchResult`] holds the full config, the computed [`RunSummary`], run facts
+//! (complete or interrupted), and — so tools written for vLLM read it unchanged — the top-level
+//! keys vLLM's `--save-result` writes for the same quantities (`duration`, `completed`,
+//! `mean_ttft_ms`, `p99_itl_ms`, `ttfts`, `itls`, ...), with the same names and units.
+//!
+//! Changing the shape of the document requires bumping [`SCHEMA_VERSION`].
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::config::{RequestRate, RunConfig};
+use crate::error::RunError;
+use crate::record::RequestRecord;
+use crate::stats::{Distribution, RunSummary};
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run's saved result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    pub schema_version: u32,
+    pub servebench_version: String,
+    /// Start of the run, RFC 3339.
+    pub started_at: String,
+    /// False when the run was stopped before every request was sent and answered.
+    pub complete: bool,
+    /// Requests never sent because the run was stopped.
+    pub unsent: u64,
+    /// Path of the per-request JSON Lines file.
+    pub records_file: Option<PathBuf>,
+    pub config: RunConfig,
+    pub summary: RunSummary,
+    /// vLLM-compatible keys (see the module doc).
+    #[serde(flatten)]
+    pub vllm: BTreeMap<String, Value>,
+}
+
+impl BenchResult {
+    /// Builds the document, vLLM-compatible keys included, from a run's records.
+    pub fn new(
+        config: RunConfig,
+        summary: RunSummary,
+        records: &[RequestRecord],
+        started_at: String,
+        date: String,
+        unsent: u64,
+        records_file: Option<PathBuf>,
+    ) -> BenchResult {
+        let vllm = vllm_keys(&config, &summary, records, date);
+        BenchResult {
+            schema_version: SCHEMA_VERSION,
+            servebench_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at,
+            complete: unsent == 0 && !summary.failures_by_kind.contains_key("cancelled"),
+            unsent,
+            records_file,
+            config,
+            summary,
+            vllm,
+        }
+    }
+
+    /// Writes the document as pretty JSON, atomically (temp file + rename).
+    pub fn save(&self, path: &Path) -> Result<(), RunError> {
+        let write_err = |source| RunError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(write_err)?;
+        }
+        let tmp = path.with_extension("json.tmp");
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(write_err)?);
+        serde_json::to_writer_pretty(&mut f, self).map_err(|e| write_err(e.into()))?;
+        f.write_all(b"\n").map_err(write_err)?;
+        f.into_inner()
+            .map_err(|e| write_err(e.into_error()))?
+            .sync_all()
+            .map_err(write_err)?;
+        std::fs::rename(&tmp, path).map_err(write_err)
+    }
+
+    /// Reads a saved document; the error says what is wrong with the file.
+    pub fn load(path: &Path) -> Result<BenchResult, RunError> {
+        let text = std::fs::read_to_string(path).map_err(|source| RunError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let bad = |why: String| RunError::BadResult {
+            path: path.to_path_buf(),
+            why,
+        };
+        let value: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        match value.get("schema_version").and_then(Value::as_u64) {
+            Some(v) if v == SCHEMA_VERSION as u64 => {}
+            Some(v) => {
+                return Err(bad(format!(
+                    "schema_version {v} is not supported (this build reads {SCHEMA_VERSION})"
+                )))
+            }
+            None => return Err(bad("no schema_version".into())),
+        }
+        serde_json::from_value(value).map_err(|e| bad(e.to_string()))
+    }
+}
+
+/// The suffix vLLM uses for a percentile: `99` for 99.0, `99.9` otherwise.
+pub fn percentile_word(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{}", p as i64)
+    } else {
+        format!("{p}")
+    }
+}
+
+fn distribution_keys(
+    out: &mut BTreeMap<String, Value>,
+    key: &str,
+    d: Option<&Distribution>,
+    ps: &[f64],
+) {
+    let get = |f: fn(&Distribution) -> f64| d.map(f).map_or(Value::Null, |v| json!(v));
+    out.insert(format!("mean_{key}_ms"), get(|d| d.mean));
+    out.insert(format!("median_{key}_ms"), get(|d| d.median));
+    out.insert(format!("std_{key}_ms"), get(|d| d.std));
+    for &p in ps {
+        let v = d.and_then(|d| d.at(p)).map_or(Value::Null, |v| json!(v));
+        out.insert(format!("p{}_{key}_ms", percentile_word(p)), v);
+    }
+}
+
+fn vllm_keys(
+    config: &RunConfig,
+    s: &RunSummary,
+    records: &[RequestRecord],
+    date: String,
+) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    let rate = match config.load.request_rate {
+        RequestRate::Infinite => json!("inf"),
+        RequestRate::PerSecond(r) => json!(r),
+    };
+    let fields = [
+        ("date", json!(date)),
+        ("backend", json!(config.backend.as_str())),
+        ("model_id", json!(config.model)),
+        ("tokenizer_id", Value::Null),
+        ("num_prompts", json!(config.load.num_prompts)),
+        ("request_rate", rate),
+        ("burstiness", json!(config.load.burstiness)),
+        ("max_concurrency", json!(config.load.max_concurrency)),
+        ("duration", json!(s.duration_s)),
+        ("completed", json!(s.completed)),
+        ("failed", json!(s.failed)),
+        ("total_input_tokens", json!(s.total_input_tokens)),
+        ("total_output_tokens", json!(s.total_output_tokens)),
+        ("request_throughput", json!(s.request_throughput)),
+        ("request_goodput", json!(s.request_goodput)),
+        ("output_throughput", json!(s.output_throughput)),
+        ("total_token_throughput", json!(s.total_token_throughput)),
+    ];
+    out.extend(fields.into_iter().map(|(k, v)| (k.to_string(), v)));
+    for m in crate::config::Metric::ALL {
+        distribution_keys(&mut out, m.key(), s.metric(m), &config.metric_percentiles);
+    }
+    let mut measured: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
+    measured.sort_by_key(|r| r.id);
+    let secs = |ns: u64| ns as f64 / 1e9;
+    let col =
+        |f: &dyn Fn(&RequestRecord) -> Value| Value::Array(measured.iter().map(|r| f(r)).collect());
+    out.insert(
+        "input_lens".into(),
+        col(&|r| json!(r.prompt_tokens.unwrap_or(0))),
+    );
+    out.insert(
+        "output_lens".into(),
+        col(&|r| {
+            json!(if r.is_ok() {
+                r.output_tokens.unwrap_or(0)
+            } else {
+                0
+            })
+        }),
+    );
+    out.insert(
+        "ttfts".into(),
+        col(&|r| {
+            json!(r
+                .first_chunk_ns()
+                .filter(|_| r.is_ok())
+                .map_or(0.0, |t| secs(t - r.sent_ns)))
+        }),
+    );
+    out.insert(
+        "itls".into(),
+        col(&|r| {
+            json!(if r.is_ok() {
+                crate::stats::itl_gaps_ns(r).map(secs).collect()
+            } else {
+                Vec::<f64>::new()
+            })
+        }),
+    );
+    out.insert(
+        "generated_texts".into(),
+        col(&|r| json!(r.generated_text.clone().unwrap_or_default())),
+    );
+    out.insert(
+        "errors".into(),
+        col(&|r| match &r.outcome {
+            crate::record::Outcome::Ok => json!(""),
+            crate::record::Outcome::Failed { kind, message } => {
+                json!(format!("{}: {message}", kind.as_str()))
+            }
+        }),
+    );
+    out
+}

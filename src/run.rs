@@ -1,0 +1,172 @@
+//! One benchmark run, end to end: pre-flight check, warm-ups, the driven load, the records
+//! file written as requests finish, the summary, and the saved result document.
+//!
+//! This is the glue between `load`, `client`, `stats` and `results`; it prints nothing.
+//! What is measured is never lost: each record is appended to the JSON Lines file as soon as
+//! its request ends (flushed whenever no other record is waiting), and the result document is
+//! written atomically at the end, also when the run was stopped.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{Client, RequestSpec, Secrets};
+use crate::clock::Clock;
+use crate::config::RunConfig;
+use crate::error::RunError;
+use crate::record::{FailureKind, RequestRecord};
+use crate::results::BenchResult;
+use crate::stats::{summarize, SummaryOptions};
+
+/// Where a run writes, and what it checks first.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The result document (JSON).
+    pub result_path: PathBuf,
+    /// The per-request records (JSON Lines).
+    pub records_path: PathBuf,
+    /// Send one short request first and stop with a clear error if the server cannot be
+    /// reached or rejects the request shape.
+    pub preflight: bool,
+}
+
+/// Runs the benchmark described by `cfg`. Cancelling `stop` (Ctrl-C) stops new sends, lets
+/// in-flight requests finish within the grace period, and saves an incomplete result.
+pub async fn execute(
+    cfg: RunConfig,
+    secrets: &Secrets,
+    opts: &RunOptions,
+    stop: CancellationToken,
+) -> Result<BenchResult, RunError> {
+    cfg.validate()?;
+    let client = Client::new(&cfg, secrets)?;
+    let clock = Clock::start();
+    if opts.preflight {
+        preflight(&client, &cfg, &clock).await?;
+    }
+    let seed = cfg.load.seed;
+    let warmups =
+        crate::workload::build(&cfg.workload, cfg.load.num_warmups, 0, seed ^ 0xA5A5, true);
+    let requests = crate::workload::build(&cfg.workload, cfg.load.num_prompts, 0, seed, false);
+
+    let (tx, rx) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(write_records(rx, opts.records_path.clone()));
+    let never = CancellationToken::new();
+    for w in &warmups {
+        if stop.is_cancelled() {
+            break;
+        }
+        let now = clock.now_ns();
+        let _ = tx.send(client.send(w, now, &clock, &never).await);
+    }
+    let start_ns = clock.now_ns();
+    let driven = crate::load::drive(client, requests, &cfg.load, clock, start_ns, stop, tx).await;
+    let records = writer.await.map_err(|e| RunError::Write {
+        path: opts.records_path.clone(),
+        source: std::io::Error::other(e),
+    })??;
+
+    let summary = summarize(
+        &records,
+        &SummaryOptions {
+            percentiles: cfg.metric_percentiles.clone(),
+            goodput: cfg.goodput.clone(),
+        },
+    );
+    let result = BenchResult::new(
+        cfg,
+        summary,
+        &records,
+        clock.started_at_rfc3339(),
+        clock.started_at_compact(),
+        driven.unsent,
+        Some(opts.records_path.clone()),
+    );
+    result.save(&opts.result_path)?;
+    Ok(result)
+}
+
+/// Appends each record as one JSON line as it arrives; returns them all at the end.
+async fn write_records(
+    mut rx: mpsc::UnboundedReceiver<RequestRecord>,
+    path: PathBuf,
+) -> Result<Vec<RequestRecord>, RunError> {
+    let err = |source| RunError::Write {
+        path: path.clone(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(err)?;
+    }
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).map_err(err)?);
+    let mut records = Vec::new();
+    while let Some(r) = rx.recv().await {
+        serde_json::to_writer(&mut file, &r).map_err(|e| err(e.into()))?;
+        file.write_all(b"\n").map_err(err)?;
+        if rx.is_empty() {
+            file.flush().map_err(err)?;
+        }
+        records.push(r);
+    }
+    file.flush().map_err(err)?;
+    Ok(records)
+}
+
+/// One short request before the run. Configuration mistakes (unreachable server, wrong
+/// endpoint or API, rejected body or credentials) stop the run with one clear line; a server
+/// that is merely busy or flaky (5xx, 429, a broken stream) does not.
+async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Result<(), RunError> {
+    let spec = RequestSpec {
+        id: u64::MAX,
+        prompt: "Hello".into(),
+        input_len: None,
+        output_len: cfg.workload.output_len.min(4),
+        warmup: true,
+    };
+    let r = client
+        .send(&spec, clock.now_ns(), clock, &CancellationToken::new())
+        .await;
+    let crate::record::Outcome::Failed { kind, message } = &r.outcome else {
+        return Ok(());
+    };
+    let fatal = match kind {
+        FailureKind::Connect => true,
+        FailureKind::HttpStatus => r
+            .http_status
+            .is_some_and(|s| (400..500).contains(&s) && s != 429),
+        FailureKind::MalformedStream => true,
+        _ => false,
+    };
+    if !fatal {
+        return Ok(());
+    }
+    let hint = match kind {
+        FailureKind::Connect => "is the server running and --base-url right?",
+        FailureKind::MalformedStream => "does --backend match the server's API?",
+        _ => "check --backend, --endpoint, --model and the API key",
+    };
+    Err(RunError::Preflight(format!(
+        "pre-flight request to {} failed: {message} ({hint})",
+        client.url()
+    )))
+}
+
+/// The default result file stem, after vLLM's:
+/// `{backend}-{rate}qps[-concurrency{N}]-{model}-{date}`.
+pub fn default_stem(cfg: &RunConfig, date: &str) -> String {
+    let model = Path::new(&cfg.model)
+        .file_name()
+        .map_or_else(|| cfg.model.clone(), |s| s.to_string_lossy().into_owned());
+    let conc = cfg
+        .load
+        .max_concurrency
+        .map_or(String::new(), |c| format!("-concurrency{c}"));
+    format!(
+        "{}-{}qps{conc}-{model}-{date}",
+        cfg.backend.as_str(),
+        cfg.load.request_rate
+    )
+}

@@ -1,0 +1,471 @@
+//! Pure statistics: every figure servebench prints is computed here, from records, and only here.
+//!
+//! The definitions are in `docs/metrics.md`; each function names the one it implements.
+//! No async, no I/O, no formatting. Inputs are [`RequestRecord`]s; outputs are plain numbers in
+//! the units their names carry (`_ms`, `_s`, per second).
+//!
+//! Percentiles use one method everywhere: linear interpolation between order statistics
+//! (numpy's default `linear` method, so the same samples give the numbers vLLM prints).
+//!
+//! To add a figure: define it in `docs/metrics.md`, compute it in [`summarize`], add a field to
+//! [`RunSummary`] (with `#[serde(default)]`), and test it against a hand-computed value.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Metric, Slo};
+use crate::record::{RequestRecord, TokenSource};
+
+const NS_PER_MS: f64 = 1_000_000.0;
+const NS_PER_S: f64 = 1_000_000_000.0;
+
+/// The `p`-th percentile (0..=100) of `sorted` (ascending), by linear interpolation between
+/// the closest ranks: rank = p/100 × (n − 1). `None` for no samples.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    let rank = (p / 100.0).clamp(0.0, 1.0) * (n - 1) as f64;
+    let lo = rank.floor() as usize;
+    let hi = rank.ceil() as usize;
+    let frac = rank - lo as f64;
+    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * frac)
+}
+
+/// Mean, median, population standard deviation (numpy's default, ddof = 0), extremes and the
+/// requested percentiles of one set of samples.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Distribution {
+    pub count: u64,
+    pub mean: f64,
+    pub median: f64,
+    pub std: f64,
+    pub min: f64,
+    pub max: f64,
+    /// `(p, value)` for each requested percentile, in the order requested.
+    pub percentiles: Vec<(f64, f64)>,
+}
+
+impl Distribution {
+    /// Describes `samples` (any order; sorted in place). `None` when there are none.
+    pub fn of(samples: &mut [f64], ps: &[f64]) -> Option<Distribution> {
+        if samples.is_empty() {
+            return None;
+        }
+        samples.sort_unstable_by(f64::total_cmp);
+        let n = samples.len() as f64;
+        let mean = samples.iter().sum::<f64>() / n;
+        let var = samples.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+        let pct = |p| percentile(samples, p).unwrap_or(f64::NAN);
+        Some(Distribution {
+            count: samples.len() as u64,
+            mean,
+            median: pct(50.0),
+            std: var.sqrt(),
+            min: samples[0],
+            max: samples[samples.len() - 1],
+            percentiles: ps.iter().map(|&p| (p, pct(p))).collect(),
+        })
+    }
+
+    /// The value at percentile `p`, if it was requested.
+    pub fn at(&self, p: f64) -> Option<f64> {
+        self.percentiles
+            .iter()
+            .find(|(q, _)| *q == p)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// Per-request figures of one successful request (definitions in `docs/metrics.md`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestMetrics {
+    /// First output chunk − send.
+    pub ttft_ns: u64,
+    /// First output chunk − scheduled send (includes client-side queueing).
+    pub ttft_from_scheduled_ns: u64,
+    /// Last output chunk − send.
+    pub e2el_ns: u64,
+    /// N, output tokens, from the record's one source.
+    pub output_tokens: u64,
+    /// (E2EL − TTFT) / (N − 1), milliseconds; `None` when N < 2.
+    pub tpot_ms: Option<f64>,
+    /// N / E2EL, tokens per second.
+    pub output_throughput: f64,
+}
+
+impl RequestMetrics {
+    /// The figures of a successful record with at least one output chunk; `None` otherwise.
+    pub fn of(r: &RequestRecord) -> Option<RequestMetrics> {
+        if !r.is_ok() {
+            return None;
+        }
+        let first = r.first_chunk_ns()?;
+        let last = r.last_chunk_ns()?;
+        let ttft_ns = first.saturating_sub(r.sent_ns);
+        let e2el_ns = last.saturating_sub(r.sent_ns);
+        let n = r.output_tokens.unwrap_or(r.chunk_ns.len() as u64);
+        let tpot_ms = (n >= 2).then(|| (e2el_ns - ttft_ns) as f64 / NS_PER_MS / (n - 1) as f64);
+        let output_throughput = if e2el_ns > 0 {
+            n as f64 / (e2el_ns as f64 / NS_PER_S)
+        } else {
+            0.0
+        };
+        Some(RequestMetrics {
+            ttft_ns,
+            ttft_from_scheduled_ns: first.saturating_sub(r.scheduled_ns),
+            e2el_ns,
+            output_tokens: n,
+            tpot_ms,
+            output_throughput,
+        })
+    }
+
+    /// True when the request meets every SLO. A TPOT SLO cannot be broken by a one-token
+    /// request (TPOT is undefined for it).
+    pub fn meets(&self, slos: &[Slo]) -> bool {
+        slos.iter().all(|slo| {
+            let value = match slo.metric {
+                Metric::Ttft => Some(self.ttft_ns as f64 / NS_PER_MS),
+                Metric::E2el => Some(self.e2el_ns as f64 / NS_PER_MS),
+                Metric::Tpot => self.tpot_ms,
+                Metric::Itl => None,
+            };
+            value.is_none_or(|v| v <= slo.max_ms)
+        })
+    }
+}
+
+/// Inter-chunk gaps of a record, nanoseconds: `chunk[i] − chunk[i−1]`.
+pub fn itl_gaps_ns(r: &RequestRecord) -> impl Iterator<Item = u64> + '_ {
+    r.chunk_ns.windows(2).map(|w| w[1].saturating_sub(w[0]))
+}
+
+/// What `summarize` needs besides the records.
+#[derive(Clone, Debug, Default)]
+pub struct SummaryOptions {
+    pub percentiles: Vec<f64>,
+    pub goodput: Vec<Slo>,
+}
+
+/// Everything computed over one run (one load step).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Successful measured requests.
+    pub completed: u64,
+    /// Failed measured requests.
+    pub failed: u64,
+    /// Failed requests by kind (`FailureKind::as_str`).
+    pub failures_by_kind: BTreeMap<String, u64>,
+    /// First scheduled send → last request end, seconds.
+    pub duration_s: f64,
+    /// Σ prompt tokens over successful requests.
+    pub total_input_tokens: u64,
+    /// Σ N over successful requests.
+    pub total_output_tokens: u64,
+    /// completed / duration.
+    pub request_throughput: f64,
+    /// Requests meeting every SLO / duration; `None` when no SLO was given.
+    pub request_goodput: Option<f64>,
+    /// Requests meeting every SLO.
+    pub good_requests: Option<u64>,
+    /// total_output_tokens / duration.
+    pub output_throughput: f64,
+    /// (total_input_tokens + total_output_tokens) / duration.
+    pub total_token_throughput: f64,
+    /// Milliseconds, over successful requests (ITL: over all gaps of all successful requests).
+    pub ttft_ms: Option<Distribution>,
+    pub tpot_ms: Option<Distribution>,
+    pub itl_ms: Option<Distribution>,
+    pub e2el_ms: Option<Distribution>,
+    /// First output chunk − scheduled send, ms: TTFT with client-side queueing included.
+    pub ttft_from_scheduled_ms: Option<Distribution>,
+    /// Actual send − scheduled send, ms, over every measured request.
+    pub schedule_lag_ms: Option<Distribution>,
+    /// Time to the first reasoning chunk and to the first answer chunk, ms, over successful
+    /// requests that had one (reasoning models).
+    #[serde(default)]
+    pub time_to_first_reasoning_ms: Option<Distribution>,
+    #[serde(default)]
+    pub time_to_first_answer_ms: Option<Distribution>,
+    /// Successful requests by the source of their output count.
+    pub output_token_sources: BTreeMap<String, u64>,
+    /// Successful requests by the source of their prompt count.
+    #[serde(default)]
+    pub input_token_sources: BTreeMap<String, u64>,
+    /// Requests where the server's and the tokenizer's output counts differ.
+    pub output_count_disagreements: u64,
+    /// Output chunks of successful requests (ITL samples = chunks − completed).
+    pub total_output_chunks: u64,
+}
+
+impl RunSummary {
+    /// The distribution of a latency metric.
+    pub fn metric(&self, m: Metric) -> Option<&Distribution> {
+        match m {
+            Metric::Ttft => self.ttft_ms.as_ref(),
+            Metric::Tpot => self.tpot_ms.as_ref(),
+            Metric::Itl => self.itl_ms.as_ref(),
+            Metric::E2el => self.e2el_ms.as_ref(),
+        }
+    }
+}
+
+/// Computes a [`RunSummary`] over the measured (non-warm-up) records.
+pub fn summarize<'a>(
+    records: impl IntoIterator<Item = &'a RequestRecord>,
+    opts: &SummaryOptions,
+) -> RunSummary {
+    let ps = &opts.percentiles;
+    let mut completed = 0u64;
+    let mut failed = 0u64;
+    let mut failures_by_kind = BTreeMap::new();
+    let mut first_scheduled = u64::MAX;
+    let mut last_end = 0u64;
+    let mut total_input_tokens = 0u64;
+    let mut total_output_tokens = 0u64;
+    let mut good = 0u64;
+    let (mut ttft, mut tpot, mut itl, mut e2el) = (vec![], vec![], vec![], vec![]);
+    let (mut ttft_sched, mut lag) = (vec![], vec![]);
+    let (mut first_reasoning, mut first_answer) = (vec![], vec![]);
+    let mut output_token_sources = BTreeMap::new();
+    let mut input_token_sources = BTreeMap::new();
+    let mut disagreements = 0u64;
+    let mut total_output_chunks = 0u64;
+    let ms = |ns: u64| ns as f64 / NS_PER_MS;
+
+    for r in records.into_iter().filter(|r| !r.warmup) {
+        first_scheduled = first_scheduled.min(r.scheduled_ns);
+        last_end = last_end.max(r.end_ns);
+        lag.push(ms(r.sent_ns.saturating_sub(r.scheduled_ns)));
+        let Some(m) = RequestMetrics::of(r) else {
+            failed += 1;
+            let kind = r.outcome.failure_kind().map_or("no_output", |k| k.as_str());
+            *failures_by_kind.entry(kind.to_string()).or_insert(0) += 1;
+            continue;
+        };
+        completed += 1;
+        total_input_tokens += r.prompt_tokens.unwrap_or(0);
+        total_output_tokens += m.output_tokens;
+        total_output_chunks += r.chunk_ns.len() as u64;
+        ttft.push(ms(m.ttft_ns));
+        ttft_sched.push(ms(m.ttft_from_scheduled_ns));
+        e2el.push(ms(m.e2el_ns));
+        tpot.extend(m.tpot_ms);
+        itl.extend(itl_gaps_ns(r).map(ms));
+        if opts.goodput.is_empty() || m.meets(&opts.goodput) {
+            good += 1;
+        }
+        if let Some(t) = r.first_reasoning_ns {
+            first_reasoning.push(ms(t.saturating_sub(r.sent_ns)));
+        }
+        if let Some(t) = r.first_answer_ns.filter(|_| r.first_reasoning_ns.is_some()) {
+            first_answer.push(ms(t.saturating_sub(r.sent_ns)));
+        }
+        let source = r.output_tokens_source.unwrap_or(TokenSource::ChunkCount);
+        *output_token_sources
+            .entry(source.as_str().to_string())
+            .or_insert(0) += 1;
+        if let Some(source) = r.prompt_tokens_source {
+            *input_token_sources
+                .entry(source.as_str().to_string())
+                .or_insert(0) += 1;
+        }
+        disagreements += r.output_count_disagrees() as u64;
+    }
+
+    let duration_s = if last_end > first_scheduled {
+        (last_end - first_scheduled) as f64 / NS_PER_S
+    } else {
+        0.0
+    };
+    let per_s = |x: f64| {
+        if duration_s > 0.0 {
+            x / duration_s
+        } else {
+            0.0
+        }
+    };
+    let has_slos = !opts.goodput.is_empty();
+    RunSummary {
+        completed,
+        failed,
+        failures_by_kind,
+        duration_s,
+        total_input_tokens,
+        total_output_tokens,
+        request_throughput: per_s(completed as f64),
+        request_goodput: has_slos.then(|| per_s(good as f64)),
+        good_requests: has_slos.then_some(good),
+        output_throughput: per_s(total_output_tokens as f64),
+        total_token_throughput: per_s((total_input_tokens + total_output_tokens) as f64),
+        ttft_ms: Distribution::of(&mut ttft, ps),
+        tpot_ms: Distribution::of(&mut tpot, ps),
+        itl_ms: Distribution::of(&mut itl, ps),
+        e2el_ms: Distribution::of(&mut e2el, ps),
+        ttft_from_scheduled_ms: Distribution::of(&mut ttft_sched, ps),
+        schedule_lag_ms: Distribution::of(&mut lag, ps),
+        time_to_first_reasoning_ms: Distribution::of(&mut first_reasoning, ps),
+        time_to_first_answer_ms: Distribution::of(&mut first_answer, ps),
+        output_token_sources,
+        input_token_sources,
+        output_count_disagreements: disagreements,
+        total_output_chunks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{FailureKind, Outcome};
+    use proptest::prelude::*;
+
+    const MS: u64 = 1_000_000;
+
+    /// A successful record: sent at `sent` ms, chunks at the given ms, N tokens from usage.
+    fn rec(sent: u64, chunks: &[u64], n: u64) -> RequestRecord {
+        RequestRecord {
+            scheduled_ns: sent * MS,
+            sent_ns: sent * MS,
+            chunk_ns: chunks.iter().map(|c| c * MS).collect(),
+            end_ns: chunks.last().copied().unwrap_or(sent) * MS + MS,
+            output_tokens: Some(n),
+            output_tokens_source: Some(TokenSource::ServerUsage),
+            prompt_tokens: Some(10),
+            prompt_tokens_source: Some(TokenSource::ServerUsage),
+            ..RequestRecord::default()
+        }
+    }
+
+    #[test]
+    fn percentile_matches_numpy_linear() {
+        // numpy.percentile([1, 2, 3, 4], [0, 25, 50, 90, 99, 100]) =
+        // [1.0, 1.75, 2.5, 3.7, 3.97, 4.0]
+        let s = [1.0, 2.0, 3.0, 4.0];
+        let expect = [
+            (0.0, 1.0),
+            (25.0, 1.75),
+            (50.0, 2.5),
+            (90.0, 3.7),
+            (99.0, 3.97),
+            (100.0, 4.0),
+        ];
+        for (p, v) in expect {
+            assert!((percentile(&s, p).unwrap() - v).abs() < 1e-12, "p{p}");
+        }
+        assert_eq!(percentile(&[], 50.0), None);
+        assert_eq!(percentile(&[7.0], 99.0), Some(7.0));
+    }
+
+    #[test]
+    fn distribution_uses_population_std() {
+        // numpy.std([2, 4, 4, 4, 5, 5, 7, 9]) = 2.0
+        let mut s = vec![2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+        let d = Distribution::of(&mut s, &[50.0]).unwrap();
+        assert_eq!(d.mean, 5.0);
+        assert_eq!(d.std, 2.0);
+        assert_eq!(d.median, 4.5);
+        assert_eq!(d.at(50.0), Some(4.5));
+    }
+
+    #[test]
+    fn hand_computed_request_metrics() {
+        // Sent at 0; chunks at 100, 110, 130 ms; 5 tokens (chunks carried several).
+        let r = rec(0, &[100, 110, 130], 5);
+        let m = RequestMetrics::of(&r).unwrap();
+        assert_eq!(m.ttft_ns, 100 * MS);
+        assert_eq!(m.e2el_ns, 130 * MS);
+        assert_eq!(m.tpot_ms, Some(30.0 / 4.0));
+        assert!((m.output_throughput - 5.0 / 0.130).abs() < 1e-9);
+        assert_eq!(itl_gaps_ns(&r).collect::<Vec<_>>(), vec![10 * MS, 20 * MS]);
+    }
+
+    #[test]
+    fn one_token_request_has_no_tpot_and_passes_tpot_slo() {
+        let m = RequestMetrics::of(&rec(0, &[40], 1)).unwrap();
+        assert_eq!(m.tpot_ms, None);
+        let slo = Slo {
+            metric: Metric::Tpot,
+            max_ms: 1.0,
+        };
+        assert!(m.meets(&[slo]));
+    }
+
+    #[test]
+    fn hand_computed_summary() {
+        let mut failed = rec(5, &[], 0);
+        failed.outcome = Outcome::failed(FailureKind::HttpStatus, "HTTP 500");
+        failed.end_ns = 300 * MS;
+        let mut warm = rec(0, &[1, 2], 2);
+        warm.warmup = true;
+        warm.end_ns = 10_000 * MS; // would stretch the duration if it counted
+        let records = vec![
+            rec(0, &[100, 110, 130], 5),
+            rec(0, &[200, 220], 3),
+            failed,
+            warm,
+        ];
+        let slos = vec![Slo {
+            metric: Metric::Ttft,
+            max_ms: 150.0,
+        }];
+        let s = summarize(
+            &records,
+            &SummaryOptions {
+                percentiles: vec![50.0, 99.0],
+                goodput: slos,
+            },
+        );
+        assert_eq!((s.completed, s.failed), (2, 1));
+        assert_eq!(s.failures_by_kind.get("http_status"), Some(&1));
+        // Duration: first scheduled (0) → last end (failed request ended at 300 ms).
+        assert!((s.duration_s - 0.3).abs() < 1e-12);
+        assert_eq!(s.total_output_tokens, 8);
+        assert_eq!(s.total_input_tokens, 20);
+        assert!((s.output_throughput - 8.0 / 0.3).abs() < 1e-9);
+        assert!((s.request_throughput - 2.0 / 0.3).abs() < 1e-9);
+        assert!((s.total_token_throughput - 28.0 / 0.3).abs() < 1e-9);
+        assert_eq!(s.good_requests, Some(1));
+        assert!((s.request_goodput.unwrap() - 1.0 / 0.3).abs() < 1e-9);
+        let ttft = s.ttft_ms.as_ref().unwrap();
+        assert_eq!((ttft.mean, ttft.median), (150.0, 150.0));
+        // TPOT: 30/4 = 7.5 and 20/2 = 10.
+        assert_eq!(s.tpot_ms.as_ref().unwrap().mean, 8.75);
+        // ITL pooled: 10, 20, 20.
+        let itl = s.itl_ms.as_ref().unwrap();
+        assert_eq!((itl.count, itl.median), (3, 20.0));
+        assert!((itl.mean - 50.0 / 3.0).abs() < 1e-12);
+        assert_eq!(s.e2el_ms.as_ref().unwrap().mean, 175.0);
+        assert_eq!(s.schedule_lag_ms.as_ref().unwrap().count, 3);
+    }
+
+    proptest! {
+        /// The invariants of docs/metrics.md hold for any successful record:
+        /// TTFT + Σ ITL = E2EL exactly; TPOT × (N − 1) + TTFT = E2EL; throughput = N / E2EL.
+        #[test]
+        fn invariants_hold(sent in 0u64..1_000_000_000, gaps in proptest::collection::vec(0u64..50_000_000, 1..200), extra in 0u64..50) {
+            let mut t = sent;
+            let chunk_ns: Vec<u64> = gaps.iter().map(|g| { t += g; t }).collect();
+            let n = chunk_ns.len() as u64 + extra;
+            let r = RequestRecord { sent_ns: sent, scheduled_ns: sent, end_ns: t, chunk_ns, output_tokens: Some(n), ..RequestRecord::default() };
+            let m = RequestMetrics::of(&r).unwrap();
+            prop_assert_eq!(m.ttft_ns + itl_gaps_ns(&r).sum::<u64>(), m.e2el_ns);
+            if let Some(tpot) = m.tpot_ms {
+                let rebuilt = tpot * (n - 1) as f64 + m.ttft_ns as f64 / NS_PER_MS;
+                prop_assert!((rebuilt - m.e2el_ns as f64 / NS_PER_MS).abs() < 1e-6);
+            }
+            if m.e2el_ns > 0 {
+                prop_assert!((m.output_throughput * m.e2el_ns as f64 / NS_PER_S - n as f64).abs() < 1e-6);
+            }
+        }
+
+        #[test]
+        fn percentiles_are_monotone(mut xs in proptest::collection::vec(-1e6f64..1e6, 1..100), a in 0f64..100.0, b in 0f64..100.0) {
+            xs.sort_unstable_by(f64::total_cmp);
+            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+            prop_assert!(percentile(&xs, lo).unwrap() <= percentile(&xs, hi).unwrap());
+        }
+    }
+}
