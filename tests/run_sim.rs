@@ -1,0 +1,251 @@
+//! End-to-end runs over real HTTP on 127.0.0.1 against the built-in simulator, whose schedule is
+//! exactly known: the figures servebench reports are compared with the truth, the invariants of
+//! docs/metrics.md are checked on every line of the records file, and faults are counted exactly.
+
+use std::path::Path;
+use std::time::Duration;
+
+use servebench::client::Secrets;
+use servebench::config::{BackendKind, LoadSpec, Metric, RunConfig, WorkloadSpec};
+use servebench::record::{FailureKind, RequestRecord, TokenSource};
+use servebench::results::BenchResult;
+use servebench::run::{execute, RunOptions};
+use servebench::sim::{self, FaultConfig, SimConfig, SimServer};
+use servebench::stats::{itl_gaps_ns, RequestMetrics};
+use tokio_util::sync::CancellationToken;
+
+/// Heavy timing tests run one at a time so they do not disturb each other's clocks.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const TTFT_MS: f64 = 50.0;
+const ITL_MS: f64 = 10.0;
+
+async fn start_sim(tokens_per_chunk: u32, usage: bool, faults: FaultConfig) -> SimServer {
+    let cfg = SimConfig {
+        ttft: Duration::from_millis(TTFT_MS as u64),
+        itl: Duration::from_millis(ITL_MS as u64),
+        tokens_per_chunk,
+        usage,
+        seed: 42,
+        faults,
+        ..SimConfig::default()
+    };
+    sim::spawn(cfg, ([127, 0, 0, 1], 0).into()).await.expect("sim starts")
+}
+
+fn config(base_url: String, backend: BackendKind, n: u64, conc: u64, output_len: u64) -> RunConfig {
+    RunConfig {
+        backend,
+        endpoint: backend.default_endpoint().into(),
+        base_url,
+        load: LoadSpec {
+            num_prompts: n,
+            max_concurrency: Some(conc),
+            timeout_s: 30.0,
+            ..LoadSpec::default()
+        },
+        workload: WorkloadSpec {
+            input_len: 16,
+            output_len,
+            ..WorkloadSpec::default()
+        },
+        metric_percentiles: vec![50.0, 99.0],
+        percentile_metrics: Metric::ALL.to_vec(),
+        ..RunConfig::default()
+    }
+}
+
+async fn run(cfg: RunConfig, dir: &Path) -> (BenchResult, Vec<RequestRecord>) {
+    let opts = RunOptions {
+        result_path: dir.join("result.json"),
+        records_path: dir.join("records.jsonl"),
+        preflight: true,
+    };
+    let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
+        .await
+        .expect("run completes");
+    (result, read_records(&opts.records_path))
+}
+
+fn read_records(path: &Path) -> Vec<RequestRecord> {
+    std::fs::read_to_string(path)
+        .expect("records file exists")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is a record"))
+        .collect()
+}
+
+/// The invariants of docs/metrics.md, on every successful record.
+fn assert_invariants(records: &[RequestRecord]) {
+    for r in records.iter().filter(|r| r.is_ok()) {
+        let m = RequestMetrics::of(r).expect("ok record has metrics");
+        assert_eq!(m.ttft_ns + itl_gaps_ns(r).sum::<u64>(), m.e2el_ns, "TTFT + ΣITL = E2EL");
+        let n = m.output_tokens;
+        if let Some(tpot) = m.tpot_ms {
+            let rebuilt = tpot * (n - 1) as f64 + m.ttft_ns as f64 / 1e6;
+            assert!((rebuilt - m.e2el_ns as f64 / 1e6).abs() < 1e-6, "TPOT × (N−1) + TTFT = E2EL");
+        }
+        assert!((m.output_throughput * m.e2el_ns as f64 / 1e9 - n as f64).abs() < 1e-6);
+        assert!(r.sent_ns >= r.scheduled_ns && r.end_ns >= *r.chunk_ns.last().unwrap());
+    }
+}
+
+fn assert_close(what: &str, got: f64, truth: f64, tol: f64) {
+    assert!((got - truth).abs() <= tol, "{what}: reported {got:.3} ms, truth {truth:.3} ms");
+}
+
+/// Medians within 2 ms of the simulator's exact schedule, at concurrency 1 and 64, with
+/// one- and multi-token chunks, with usage and without.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reported_medians_match_the_known_schedule() {
+    let _guard = SERIAL.lock().await;
+    for (k, usage, conc, n) in [(1, true, 1, 8), (3, true, 64, 128), (2, false, 64, 128)] {
+        let server = start_sim(k, usage, FaultConfig::default()).await;
+        let dir = tempfile::tempdir().unwrap();
+        let out_len = 20u64;
+        let cfg = config(server.base_url(), BackendKind::Openai, n, conc, out_len);
+        let (result, records) = run(cfg, dir.path()).await;
+        server.shutdown().await;
+
+        assert_eq!(records.len() as u64, n);
+        assert_eq!(result.summary.completed, n, "k={k} conc={conc}");
+        assert_invariants(&records);
+        let chunks = out_len.div_ceil(k as u64) as f64;
+        let e2el = TTFT_MS + (chunks - 1.0) * ITL_MS;
+        let s = &result.summary;
+        assert_close("TTFT", s.ttft_ms.as_ref().unwrap().median, TTFT_MS, 2.0);
+        assert_close("E2EL", s.e2el_ms.as_ref().unwrap().median, e2el, 2.0);
+        assert_close("ITL", s.itl_ms.as_ref().unwrap().median, ITL_MS, 2.0);
+        let source = if usage { TokenSource::ServerUsage } else { TokenSource::ChunkCount };
+        for r in &records {
+            assert_eq!(r.output_tokens_source, Some(source));
+        }
+        if usage {
+            // N is the server's count: TPOT spreads the decode time over N − 1 tokens.
+            let tpot = (chunks - 1.0) * ITL_MS / (out_len - 1) as f64;
+            assert_close("TPOT", s.tpot_ms.as_ref().unwrap().median, tpot, 2.0);
+            assert_eq!(s.total_output_tokens, n * out_len);
+        } else {
+            // Without usage the fallback counts chunks, and the report says so.
+            assert_eq!(s.output_token_sources.get("chunk_count"), Some(&n));
+            assert_eq!(s.total_output_tokens, n * chunks as u64);
+        }
+    }
+}
+
+/// Every API is parsed into the same figures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_backend_reports_the_same_truth() {
+    let _guard = SERIAL.lock().await;
+    let server = start_sim(1, true, FaultConfig::default()).await;
+    for backend in [BackendKind::Openai, BackendKind::OpenaiChat, BackendKind::Tgi, BackendKind::Llamacpp] {
+        let dir = tempfile::tempdir().unwrap();
+        let (result, records) = run(config(server.base_url(), backend, 4, 4, 12), dir.path()).await;
+        assert_eq!(result.summary.completed, 4, "{backend:?}: {:?}", result.summary.failures_by_kind);
+        assert_eq!(result.summary.total_output_tokens, 48, "{backend:?}");
+        assert_invariants(&records);
+        for r in &records {
+            assert_eq!(r.chunk_ns.len(), 12, "{backend:?}: the chat role chunk is not a token");
+            assert_eq!(r.output_tokens_source, Some(TokenSource::ServerUsage), "{backend:?}");
+        }
+        assert_close("TTFT", result.summary.ttft_ms.as_ref().unwrap().median, TTFT_MS, 2.0);
+    }
+    server.shutdown().await;
+}
+
+/// 30% HTTP 500 plus cut-off and malformed streams: the run completes, the counts by kind are
+/// exactly the simulator's, and every request has a record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_are_counted_exactly_and_no_record_is_lost() {
+    let _guard = SERIAL.lock().await;
+    let faults = FaultConfig {
+        error_rate: 0.3,
+        disconnect_rate: 0.1,
+        malformed_rate: 0.1,
+        rate_limit_rate: 0.05,
+        ..FaultConfig::default()
+    };
+    let server = start_sim(1, true, faults).await;
+    let dir = tempfile::tempdir().unwrap();
+    let n = 200;
+    let mut cfg = config(server.base_url(), BackendKind::Openai, n, 32, 10);
+    cfg.load.num_warmups = 0;
+    let opts = RunOptions {
+        result_path: dir.path().join("r.json"),
+        records_path: dir.path().join("r.jsonl"),
+        preflight: false, // the simulator's fault schedule counts every request
+    };
+    let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new()).await.unwrap();
+    let records = read_records(&opts.records_path);
+    let stats = server.stats();
+    server.shutdown().await;
+
+    assert_eq!(records.len() as u64, n);
+    assert_eq!(stats.requests, n);
+    let s = &result.summary;
+    let kind = |k: FailureKind| s.failures_by_kind.get(k.as_str()).copied().unwrap_or(0);
+    assert_eq!(kind(FailureKind::HttpStatus), stats.http_500 + stats.http_429);
+    assert_eq!(kind(FailureKind::StreamBroken), stats.disconnected);
+    assert_eq!(kind(FailureKind::MalformedStream), stats.malformed);
+    assert_eq!(s.completed, stats.ok);
+    assert_eq!(s.completed + s.failed, n);
+    assert!(stats.http_500 > 40, "about 30% of 200 should fail: {}", stats.http_500);
+    let statuses: Vec<u16> = records.iter().filter_map(|r| r.http_status).filter(|s| *s >= 400).collect();
+    assert_eq!(statuses.len() as u64, stats.http_500 + stats.http_429);
+    assert_invariants(&records);
+    // Failed requests stay out of the latency statistics.
+    assert_eq!(s.ttft_ms.as_ref().unwrap().count, s.completed);
+}
+
+/// A stalled stream ends as a timeout, with its record, and the run still finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_streams_time_out_with_a_record() {
+    let _guard = SERIAL.lock().await;
+    let faults = FaultConfig { stall_rate: 0.5, ..FaultConfig::default() };
+    let server = start_sim(1, true, faults).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(server.base_url(), BackendKind::Openai, 10, 10, 10);
+    cfg.load.timeout_s = 1.0;
+    let opts = RunOptions {
+        result_path: dir.path().join("r.json"),
+        records_path: dir.path().join("r.jsonl"),
+        preflight: false,
+    };
+    let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new()).await.unwrap();
+    let stalled = server.stats().stalled;
+    server.shutdown().await;
+    assert!(stalled > 0);
+    assert_eq!(result.summary.failures_by_kind.get("timeout"), Some(&stalled));
+    assert_eq!(read_records(&opts.records_path).len(), 10);
+}
+
+/// Stopping a run (Ctrl-C) keeps every finished record, cancels the rest after the grace
+/// period with a record each, and saves a result marked incomplete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_a_run_keeps_what_was_measured() {
+    let _guard = SERIAL.lock().await;
+    let server = start_sim(1, true, FaultConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(server.base_url(), BackendKind::Openai, 1000, 4, 30);
+    cfg.load.grace_s = 0.0;
+    let opts = RunOptions {
+        result_path: dir.path().join("r.json"),
+        records_path: dir.path().join("r.jsonl"),
+        preflight: false,
+    };
+    let stop = CancellationToken::new();
+    let trigger = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        trigger.cancel();
+    });
+    let result = execute(cfg, &Secrets::default(), &opts, stop).await.unwrap();
+    server.shutdown().await;
+    let records = read_records(&opts.records_path);
+    assert!(!result.complete);
+    assert!(result.unsent > 0);
+    assert_eq!(records.len() as u64 + result.unsent, 1000);
+    assert!(result.summary.completed > 0);
+    let saved = BenchResult::load(&opts.result_path).unwrap();
+    assert_eq!(saved, result);
+}
