@@ -1,53 +1,360 @@
-//! Placeholder until the simulator lands (same API).
+//! The built-in simulated LLM server ("exact mode").
+//!
+//! A real HTTP server (axum, on a real socket) that streams the way vLLM, Hugging Face TGI and
+//! llama.cpp do, on a deterministic and exactly known schedule, so it can serve as ground
+//! truth when measuring the benchmark client's accuracy.
+//!
+//! # What it owns
+//! - [`SimConfig`] / [`FaultConfig`]: the schedule, the simulated model and the fault rates.
+//! - [`router`] / [`spawn`] / [`SimServer`]: the HTTP surface and its lifecycle.
+//! - [`SimStats`]: what the server did, including whether it kept its own schedule.
+//!
+//! # What it must not touch
+//! Nothing in here may use servebench's client side (the SSE parser, the HTTP client, the
+//! records or the metrics). The simulator is an independent check of that code, so it writes
+//! its wire formats itself with its own types and `serde_json` only.
+//!
+//! # The schedule
+//! Let `t0` be the instant the handler starts for a request and `N` the request's token
+//! budget (`max_tokens`, also `max_completion_tokens` for chat; `parameters.max_new_tokens`
+//! for TGI; `n_predict` for llama.cpp; otherwise [`SimConfig::output_tokens`]). The simulator
+//! always produces exactly `N` tokens, as if `ignore_eos` were set. With
+//! `k = tokens_per_chunk`, content chunk `c` carries tokens `[c*k, min((c+1)*k, N))` and is
+//! handed to the body at exactly `t0 + ttft + c*itl` (absolute deadlines via
+//! `tokio::time::sleep_until`, so no drift accumulates). Hence the truth for every request is
+//! TTFT = `ttft`, gaps between content chunks = `itl`, and E2E = `ttft + (ceil(N/k)-1)*itl`.
+//! Everything else (finish chunk, usage chunk, `[DONE]`, llama.cpp's stop event) goes out in
+//! the same write as the last content chunk. The chat role-only chunk goes out at `t0`, on
+//! purpose: a client that counts it as a token reports a wrong TTFT.
+//!
+//! Token text is deterministic from (seed, request number): each token is a word with a
+//! leading space from a fixed list of 64 common English words, token id = list index + 100.
+//! Prompt token counts (`usage.prompt_tokens`, TGI `input_length`, llama.cpp
+//! `tokens_evaluated`) are an approximation: the number of whitespace-separated words in the
+//! prompt (for chat, over all message contents; a prompt given as token ids counts its ids).
+//!
+//! Requests that reach a generation endpoint with a valid body are numbered in arrival order
+//! from 0; the number picks the fault (see [`FaultConfig`]) and the token text, and appears in
+//! the response id (`cmpl-<n>`, `chatcmpl-<n>`).
+//!
+//! # Extending it: adding an API
+//! 1. In `apis.rs`, add a request struct (lenient serde: optional fields, unknown fields
+//!    ignored) and a handler that parses the body with `parse_body`, calls `begin` (numbering,
+//!    fault draw, 500/429 answers) and builds a `Plan`.
+//! 2. Implement `stream::Framer` for the API's wire format: `preamble` (bytes at `t0`),
+//!    `content` (one content chunk) and `trailer` (terminators written with the last chunk).
+//!    Build frames from pre-formatted pieces; do not build JSON trees per chunk.
+//! 3. Return `stream::sse_response(...)`, or `stream::non_stream_response(...)` for a
+//!    non-streaming variant, and add the route in [`router`].
+//! 4. Add a test in `tests.rs` that checks the exact event structure.
+
+mod apis;
+mod faults;
+mod stream;
+mod text;
+
+#[cfg(test)]
+mod tests;
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
-#[derive(Clone, Debug)]
+
+use axum::routing::{get, post};
+use axum::serve::ListenerExt;
+use axum::Router;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+pub use faults::FaultConfig;
+
+/// Largest token budget a request may ask for (the simulated model's context limit).
+pub const MAX_TOKENS_LIMIT: u32 = 1 << 20;
+
+/// Configuration of the simulated server.
+#[derive(Clone, Debug, PartialEq)]
 pub struct SimConfig {
+    /// Time from request arrival to the first output chunk. Default 50 ms.
     pub ttft: Duration,
+    /// Interval between consecutive output chunks. Default 10 ms.
     pub itl: Duration,
+    /// Tokens per content chunk (> 1 simulates speculative decoding). Default 1.
     pub tokens_per_chunk: u32,
+    /// Tokens generated when the request does not set a limit. Default 128.
     pub output_tokens: u32,
+    /// Whether to report usage / token counts at all. Default true; false makes the client
+    /// fall back to counting on its own.
     pub usage: bool,
+    /// Model name reported by the server. Default `servebench-sim`.
     pub model: String,
+    /// Makes text and faults reproducible. Default 0.
     pub seed: u64,
+    /// Fault injection rates.
     pub faults: FaultConfig,
 }
-#[derive(Clone, Debug, Default)]
-pub struct FaultConfig {
-    pub error_rate: f64,
-    pub rate_limit_rate: f64,
-    pub disconnect_rate: f64,
-    pub stall_rate: f64,
-    pub malformed_rate: f64,
-    pub stall: Duration,
-}
+
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig {
+        Self {
             ttft: Duration::from_millis(50),
             itl: Duration::from_millis(10),
             tokens_per_chunk: 1,
             output_tokens: 128,
             usage: true,
-            model: "servebench-sim".into(),
+            model: "servebench-sim".to_string(),
             seed: 0,
             faults: FaultConfig::default(),
         }
     }
 }
+
 impl SimConfig {
+    /// Checks the configuration; the error message names the offending field.
     pub fn validate(&self) -> Result<(), String> {
-        Ok(())
+        if self.tokens_per_chunk < 1 {
+            return Err("tokens_per_chunk must be at least 1".to_string());
+        }
+        if self.output_tokens < 1 {
+            return Err("output_tokens must be at least 1".to_string());
+        }
+        if self.output_tokens > MAX_TOKENS_LIMIT {
+            return Err(format!(
+                "output_tokens must be at most {MAX_TOKENS_LIMIT}, got {}",
+                self.output_tokens
+            ));
+        }
+        self.faults.validate()
+    }
+
+    /// Repairs values that would make the server misbehave; `validate` rejects them anyway.
+    fn sanitized(mut self) -> Self {
+        self.tokens_per_chunk = self.tokens_per_chunk.max(1);
+        self.output_tokens = self.output_tokens.clamp(1, MAX_TOKENS_LIMIT);
+        self
     }
 }
+
+/// Counters of what the server did (a snapshot). Also served as JSON at `GET /sim/stats`.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct SimStats {
+    /// Generation requests with a valid body (each gets a number and a fault draw).
+    pub requests: u64,
+    /// Requests answered completely without any fault.
+    pub ok: u64,
+    /// Requests answered with a simulated HTTP 500.
+    pub http_500: u64,
+    /// Requests answered with a simulated HTTP 429.
+    pub http_429: u64,
+    /// Streams cut on purpose.
+    pub disconnected: u64,
+    /// Streams that stalled on purpose.
+    pub stalled: u64,
+    /// Streams that got a broken event on purpose.
+    pub malformed: u64,
+    /// Content chunks handed to the body more than 1 ms after their scheduled time.
+    pub late_chunks: u64,
+    /// Largest lateness of any content chunk, in microseconds.
+    pub max_lateness_us: u64,
+}
+
+/// Live counters behind [`SimStats`].
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) requests: AtomicU64,
+    pub(crate) ok: AtomicU64,
+    pub(crate) http_500: AtomicU64,
+    pub(crate) http_429: AtomicU64,
+    pub(crate) disconnected: AtomicU64,
+    pub(crate) stalled: AtomicU64,
+    pub(crate) malformed: AtomicU64,
+    pub(crate) late_chunks: AtomicU64,
+    pub(crate) max_lateness_us: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn snapshot(&self) -> SimStats {
+        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        SimStats {
+            requests: r(&self.requests),
+            ok: r(&self.ok),
+            http_500: r(&self.http_500),
+            http_429: r(&self.http_429),
+            disconnected: r(&self.disconnected),
+            stalled: r(&self.stalled),
+            malformed: r(&self.malformed),
+            late_chunks: r(&self.late_chunks),
+            max_lateness_us: r(&self.max_lateness_us),
+        }
+    }
+
+    /// Records how late a chunk was handed over relative to its deadline.
+    pub(crate) fn record_lateness(&self, late: Duration) {
+        let us = u64::try_from(late.as_micros()).unwrap_or(u64::MAX);
+        if us > 1000 {
+            self.late_chunks.fetch_add(1, Ordering::Relaxed);
+        }
+        if us > self.max_lateness_us.load(Ordering::Relaxed) {
+            self.max_lateness_us.fetch_max(us, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Shutdown signal shared by the server loop and every stream.
+pub(crate) struct Shutdown {
+    flag: AtomicBool,
+    tx: watch::Sender<bool>,
+}
+
+impl Shutdown {
+    fn new() -> Self {
+        Self {
+            flag: AtomicBool::new(false),
+            tx: watch::channel(false).0,
+        }
+    }
+
+    pub(crate) fn trigger(&self) {
+        self.flag.store(true, Ordering::Release);
+        self.tx.send_replace(true);
+    }
+
+    /// Cheap check, used on the per-chunk path.
+    pub(crate) fn is_triggered(&self) -> bool {
+        self.flag.load(Ordering::Acquire)
+    }
+
+    /// Resolves once shutdown was triggered.
+    pub(crate) async fn wait(&self) {
+        let mut rx = self.tx.subscribe();
+        // The sender lives as long as `self`, so this only ends on a real trigger.
+        if rx.wait_for(|v| *v).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// State shared by all handlers.
+pub(crate) struct Shared {
+    pub(crate) config: SimConfig,
+    /// The model name as a JSON string literal (quotes included, escaped).
+    pub(crate) model_json: String,
+    pub(crate) stats: Counters,
+    pub(crate) next_request: AtomicU64,
+    pub(crate) shutdown: Shutdown,
+}
+
+impl Shared {
+    fn new(config: SimConfig) -> Self {
+        let config = config.sanitized();
+        let model_json =
+            serde_json::to_string(&config.model).unwrap_or_else(|_| "\"servebench-sim\"".into());
+        Self {
+            config,
+            model_json,
+            stats: Counters::default(),
+            next_request: AtomicU64::new(0),
+            shutdown: Shutdown::new(),
+        }
+    }
+}
+
+/// The simulator's routes, ready to serve. Invalid values in `config` are clamped (call
+/// [`SimConfig::validate`] first to report them).
+pub fn router(config: SimConfig) -> Router {
+    build_router(Arc::new(Shared::new(config)))
+}
+
+fn build_router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/v1/completions", post(apis::completions))
+        .route("/v1/chat/completions", post(apis::chat_completions))
+        .route("/generate_stream", post(apis::tgi_generate_stream))
+        .route("/generate", post(apis::tgi_generate))
+        .route("/info", get(apis::tgi_info))
+        .route("/completion", post(apis::llama_completion))
+        .route("/v1/models", get(apis::models))
+        .route("/health", get(apis::health))
+        .route("/sim/stats", get(apis::stats))
+        .fallback(apis::not_found)
+        .with_state(shared)
+}
+
+/// A running simulated server (see [`spawn`]). Dropping it signals shutdown without waiting;
+/// call [`SimServer::shutdown`] to wait for the server to stop.
 pub struct SimServer {
-    addr: std::net::SocketAddr,
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
 }
+
 impl SimServer {
-    pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+    /// The address the server is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
     }
-    pub async fn shutdown(self) {}
+
+    /// `http://HOST:PORT`, with a loopback host when bound to an unspecified address.
+    pub fn base_url(&self) -> String {
+        let mut addr = self.local_addr;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr.ip() {
+                IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            });
+        }
+        format!("http://{addr}")
+    }
+
+    /// A snapshot of the server's counters.
+    pub fn stats(&self) -> SimStats {
+        self.shared.stats.snapshot()
+    }
+
+    /// Stops accepting connections, ends open streams (cut, since they cannot finish on
+    /// schedule) and waits for the server task to finish.
+    pub async fn shutdown(mut self) {
+        self.shared.shutdown.trigger();
+        if let Some(task) = self.task.take() {
+            // A server error or a panicked task has nothing left to clean up.
+            let _ = task.await;
+        }
+    }
 }
-pub async fn spawn(_c: SimConfig, addr: std::net::SocketAddr) -> std::io::Result<SimServer> {
-    Ok(SimServer { addr })
+
+impl Drop for SimServer {
+    fn drop(&mut self) {
+        self.shared.shutdown.trigger();
+    }
+}
+
+/// Validates `config`, binds `addr` (port 0 picks a free port) and serves in a tokio task.
+/// Accepted connections get `TCP_NODELAY`.
+pub async fn spawn(config: SimConfig, addr: SocketAddr) -> std::io::Result<SimServer> {
+    config
+        .validate()
+        .map_err(|msg| std::io::Error::new(std::io::ErrorKind::InvalidInput, msg))?;
+    let shared = Arc::new(Shared::new(config));
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local_addr = listener.local_addr()?;
+    let listener = listener.tap_io(|tcp| {
+        // Best effort: without it, small frames may wait for Nagle's algorithm.
+        let _ = tcp.set_nodelay(true);
+    });
+    let app = build_router(shared.clone());
+    let signal_shared = shared.clone();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { signal_shared.shutdown.wait().await })
+            .await
+    });
+    Ok(SimServer {
+        local_addr,
+        shared,
+        task: Some(task),
+    })
 }

@@ -1,0 +1,699 @@
+//! The HTTP APIs the simulated server speaks, each in its real server's wire format:
+//! OpenAI/vLLM completions and chat completions, Hugging Face TGI (`/generate_stream`,
+//! `/generate`, `/info`) and llama.cpp's native `/completion`, plus `/v1/models`, `/health`
+//! and `/sim/stats`.
+//!
+//! Each API has a lenient request struct (only the fields the simulator uses; unknown fields
+//! are ignored), a handler, and a [`Framer`] that writes its stream events from pieces
+//! formatted once per request. The timing, faults and statistics are `stream.rs`'s job. Nothing
+//! here may use servebench's client code.
+//!
+//! To add an API: write the request struct and handler following [`completions`], a `Framer`
+//! for its events, and register the route in `super::build_router`.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{header, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+use super::faults::{self, Fault, ERROR_429_BODY, ERROR_500_BODY};
+use super::stream::{json_response, non_stream_response, sse_response, Framer, Plan};
+use super::text::{count_words, TokenGen};
+use super::{Counters, Shared, MAX_TOKENS_LIMIT};
+
+type AppState = State<Arc<Shared>>;
+
+// ---------------------------------------------------------------------------------------------
+// Shared request handling
+
+/// Why a generation request was answered without generating: a bad request, or one of the
+/// HTTP-level faults. Small, so `Result<_, Reject>` stays cheap; turned into a response last.
+#[derive(Debug)]
+pub(crate) enum Reject {
+    BadRequest(String),
+    Error500,
+    RateLimit,
+}
+
+impl IntoResponse for Reject {
+    fn into_response(self) -> Response {
+        match self {
+            Reject::BadRequest(message) => {
+                let body = json!({"error": {"message": message, "type": "invalid_request_error", "code": 400}});
+                json_response(StatusCode::BAD_REQUEST, Body::from(body.to_string()))
+            }
+            Reject::Error500 => json_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Body::from(ERROR_500_BODY),
+            ),
+            Reject::RateLimit => {
+                let mut r =
+                    json_response(StatusCode::TOO_MANY_REQUESTS, Body::from(ERROR_429_BODY));
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                r
+            }
+        }
+    }
+}
+
+type Answer = Result<Response, Reject>;
+
+fn parse_body<T: DeserializeOwned>(body: &Bytes) -> Result<T, Reject> {
+    serde_json::from_slice(body).map_err(|e| Reject::BadRequest(format!("invalid JSON body: {e}")))
+}
+
+/// Resolves a request's token budget: `requested` if given, else the configured default.
+fn token_budget(shared: &Shared, field: &str, requested: Option<u64>) -> Result<u32, Reject> {
+    match requested {
+        None => Ok(shared.config.output_tokens),
+        Some(0) => Err(Reject::BadRequest(format!("{field} must be at least 1"))),
+        Some(n) if n > u64::from(MAX_TOKENS_LIMIT) => Err(Reject::BadRequest(format!(
+            "{field} must be at most {MAX_TOKENS_LIMIT}, got {n}"
+        ))),
+        // In range by the guard above.
+        Some(n) => Ok(u32::try_from(n).unwrap_or(MAX_TOKENS_LIMIT)),
+    }
+}
+
+/// A numbered request that passed the fault draw's HTTP-level faults.
+struct Begun {
+    n: u64,
+    fault: Fault,
+    created: u64,
+}
+
+/// Numbers the request, draws its fault and rejects it for the HTTP-level faults (500, 429).
+fn begin(shared: &Shared) -> Result<Begun, Reject> {
+    let n = shared.next_request.fetch_add(1, Ordering::Relaxed);
+    Counters::bump(&shared.stats.requests);
+    let fault = faults::pick(&shared.config.faults, shared.config.seed, n);
+    match fault {
+        Fault::Error500 => {
+            Counters::bump(&shared.stats.http_500);
+            Err(Reject::Error500)
+        }
+        Fault::RateLimit => {
+            Counters::bump(&shared.stats.http_429);
+            Err(Reject::RateLimit)
+        }
+        _ => Ok(Begun {
+            n,
+            fault,
+            created: unix_now(),
+        }),
+    }
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn plan(shared: &Shared, t0: Instant, tokens: u32, fault: Fault) -> Plan {
+    let c = &shared.config;
+    Plan {
+        t0,
+        ttft: c.ttft,
+        itl: c.itl,
+        tokens,
+        tokens_per_chunk: c.tokens_per_chunk,
+        fault,
+        stall: c.faults.stall,
+    }
+}
+
+/// Approximate token count of a prompt value: words in strings, one per number (token ids),
+/// the `text` of objects (chat content parts), summed over arrays.
+fn count_prompt(value: &Value) -> u64 {
+    match value {
+        Value::String(s) => count_words(s),
+        Value::Number(_) => 1,
+        Value::Array(items) => items.iter().map(count_prompt).sum(),
+        Value::Object(map) => map.get("text").map(count_prompt).unwrap_or(0),
+        Value::Null | Value::Bool(_) => 0,
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct StreamOptions {
+    include_usage: Option<bool>,
+}
+
+fn wants_usage(shared: &Shared, options: &Option<StreamOptions>) -> bool {
+    shared.config.usage
+        && options
+            .as_ref()
+            .and_then(|o| o.include_usage)
+            .unwrap_or(false)
+}
+
+fn usage_json(prompt: u64, completion: u32) -> String {
+    let completion = u64::from(completion);
+    format!(
+        r#"{{"prompt_tokens":{prompt},"completion_tokens":{completion},"total_tokens":{}}}"#,
+        prompt + completion
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI / vLLM: POST /v1/completions
+
+#[derive(Deserialize)]
+struct CompletionRequest {
+    prompt: Option<Value>,
+    max_tokens: Option<u64>,
+    stream: Option<bool>,
+    stream_options: Option<StreamOptions>,
+}
+
+struct CompletionsFramer {
+    /// Everything of a content event up to the text.
+    head: String,
+    gen: TokenGen,
+    /// The usage event, when asked for.
+    usage: Option<String>,
+}
+
+impl Framer for CompletionsFramer {
+    fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, last: bool) {
+        out.extend_from_slice(self.head.as_bytes());
+        self.gen.push_text(out, start, end);
+        out.extend_from_slice(if last {
+            &br#"","logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":null}"#[..]
+        } else {
+            &br#"","logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null}"#[..]
+        });
+        out.extend_from_slice(b"\n\n");
+    }
+
+    fn trailer(&mut self, out: &mut Vec<u8>) {
+        if let Some(usage) = &self.usage {
+            out.extend_from_slice(usage.as_bytes());
+        }
+        out.extend_from_slice(b"data: [DONE]\n\n");
+    }
+}
+
+pub(crate) async fn completions(State(shared): AppState, body: Bytes) -> Answer {
+    let t0 = Instant::now();
+    let req: CompletionRequest = parse_body(&body)?;
+    let tokens = token_budget(&shared, "max_tokens", req.max_tokens)?;
+    let begun = begin(&shared)?;
+    let prompt_tokens = req.prompt.as_ref().map(count_prompt).unwrap_or(0);
+    let plan = plan(&shared, t0, tokens, begun.fault);
+    let gen = TokenGen::new(shared.config.seed, begun.n);
+    let id = format!("cmpl-{}", begun.n);
+    let model = shared.model_json.as_str();
+    let created = begun.created;
+
+    if req.stream.unwrap_or(false) {
+        let usage = wants_usage(&shared, &req.stream_options).then(|| {
+            format!(
+                "data: {{\"id\":\"{id}\",\"object\":\"text_completion\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}}}\n\n",
+                usage_json(prompt_tokens, tokens)
+            )
+        });
+        let head = format!(
+            "data: {{\"id\":\"{id}\",\"object\":\"text_completion\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"text\":\""
+        );
+        let framer = CompletionsFramer { head, gen, usage };
+        return Ok(sse_response(shared, plan, framer));
+    }
+
+    let usage = shared
+        .config
+        .usage
+        .then(|| usage_value(prompt_tokens, tokens));
+    let model = shared.config.model.clone();
+    Ok(non_stream_response(shared, plan, move || {
+        json!({
+            "id": id,
+            "object": "text_completion",
+            "created": created,
+            "model": model,
+            "choices": [{
+                "index": 0,
+                "text": gen.text(0, tokens),
+                "logprobs": null,
+                "finish_reason": "length",
+                "stop_reason": null,
+            }],
+            "usage": usage,
+        })
+        .to_string()
+    })
+    .await)
+}
+
+fn usage_value(prompt: u64, completion: u32) -> Value {
+    json!({
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + u64::from(completion),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI / vLLM: POST /v1/chat/completions
+
+#[derive(Deserialize)]
+struct ChatMessage {
+    content: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ChatRequest {
+    messages: Option<Vec<ChatMessage>>,
+    max_tokens: Option<u64>,
+    max_completion_tokens: Option<u64>,
+    stream: Option<bool>,
+    stream_options: Option<StreamOptions>,
+    /// Extension: the first R tokens are reasoning (`delta.reasoning_content`).
+    sim_reasoning_tokens: Option<u64>,
+}
+
+struct ChatFramer {
+    /// Everything of an event up to the delta object.
+    head: String,
+    gen: TokenGen,
+    reasoning: u32,
+    usage: Option<String>,
+}
+
+const CHAT_TAIL: &[u8] = br#","logprobs":null,"finish_reason":null}]}"#;
+
+impl Framer for ChatFramer {
+    fn preamble(&mut self) -> Option<Bytes> {
+        let mut out = Vec::with_capacity(self.head.len() + 96);
+        out.extend_from_slice(self.head.as_bytes());
+        out.extend_from_slice(br#"{"role":"assistant","content":""}"#);
+        out.extend_from_slice(CHAT_TAIL);
+        out.extend_from_slice(b"\n\n");
+        Some(Bytes::from(out))
+    }
+
+    fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
+        out.extend_from_slice(self.head.as_bytes());
+        out.push(b'{');
+        let split = self.reasoning.clamp(start, end);
+        if split > start {
+            out.extend_from_slice(br#""reasoning_content":""#);
+            self.gen.push_text(out, start, split);
+            out.push(b'"');
+        }
+        if end > split {
+            if split > start {
+                out.push(b',');
+            }
+            out.extend_from_slice(br#""content":""#);
+            self.gen.push_text(out, split, end);
+            out.push(b'"');
+        }
+        out.push(b'}');
+        out.extend_from_slice(CHAT_TAIL);
+        out.extend_from_slice(b"\n\n");
+    }
+
+    fn trailer(&mut self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.head.as_bytes());
+        out.extend_from_slice(br#"{},"logprobs":null,"finish_reason":"length"}]}"#);
+        out.extend_from_slice(b"\n\n");
+        if let Some(usage) = &self.usage {
+            out.extend_from_slice(usage.as_bytes());
+        }
+        out.extend_from_slice(b"data: [DONE]\n\n");
+    }
+}
+
+pub(crate) async fn chat_completions(State(shared): AppState, body: Bytes) -> Answer {
+    let t0 = Instant::now();
+    let req: ChatRequest = parse_body(&body)?;
+    let (field, requested) = match req.max_completion_tokens {
+        Some(n) => ("max_completion_tokens", Some(n)),
+        None => ("max_tokens", req.max_tokens),
+    };
+    let tokens = token_budget(&shared, field, requested)?;
+    let begun = begin(&shared)?;
+    let prompt_tokens: u64 = req
+        .messages
+        .iter()
+        .flatten()
+        .filter_map(|m| m.content.as_ref())
+        .map(count_prompt)
+        .sum();
+    let reasoning = u32::try_from(req.sim_reasoning_tokens.unwrap_or(0))
+        .unwrap_or(u32::MAX)
+        .min(tokens);
+    let plan = plan(&shared, t0, tokens, begun.fault);
+    let gen = TokenGen::new(shared.config.seed, begun.n);
+    let id = format!("chatcmpl-{}", begun.n);
+    let model = shared.model_json.as_str();
+    let created = begun.created;
+
+    if req.stream.unwrap_or(false) {
+        let usage = wants_usage(&shared, &req.stream_options).then(|| {
+            format!(
+                "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}}}\n\n",
+                usage_json(prompt_tokens, tokens)
+            )
+        });
+        let head = format!(
+            "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":"
+        );
+        let framer = ChatFramer {
+            head,
+            gen,
+            reasoning,
+            usage,
+        };
+        return Ok(sse_response(shared, plan, framer));
+    }
+
+    let usage = shared
+        .config
+        .usage
+        .then(|| usage_value(prompt_tokens, tokens));
+    let model = shared.config.model.clone();
+    Ok(non_stream_response(shared, plan, move || {
+        let reasoning_content = (reasoning > 0).then(|| gen.text(0, reasoning));
+        json!({
+            "id": id,
+            "object": "chat.completion",
+            "created": created,
+            "model": model,
+            "choices": [{
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": gen.text(reasoning, tokens),
+                    "reasoning_content": reasoning_content,
+                },
+                "logprobs": null,
+                "finish_reason": "length",
+            }],
+            "usage": usage,
+        })
+        .to_string()
+    })
+    .await)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hugging Face TGI: POST /generate_stream, POST /generate, GET /info
+
+#[derive(Deserialize, Default)]
+struct TgiParameters {
+    max_new_tokens: Option<u64>,
+    details: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct TgiRequest {
+    inputs: Option<Value>,
+    parameters: Option<TgiParameters>,
+}
+
+struct TgiFramer {
+    gen: TokenGen,
+    tokens: u32,
+    /// The `details` object of the last event, when asked for.
+    details: Option<String>,
+}
+
+impl Framer for TgiFramer {
+    fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, last: bool) {
+        for i in start..end {
+            let _ = write!(
+                ByteSink(out),
+                "data: {{\"index\":{},\"token\":{{\"id\":{},\"text\":\"{}\",\"logprob\":-0.5,\"special\":false}},\"generated_text\":",
+                u64::from(i) + 1,
+                self.gen.token_id(i),
+                self.gen.word(i),
+            );
+            if last && i + 1 == end {
+                out.push(b'"');
+                self.gen.push_text(out, 0, self.tokens);
+                out.extend_from_slice(br#"","details":"#);
+                match &self.details {
+                    Some(d) => out.extend_from_slice(d.as_bytes()),
+                    None => out.extend_from_slice(b"null"),
+                }
+            } else {
+                out.extend_from_slice(br#"null,"details":null"#);
+            }
+            out.extend_from_slice(b",\"top_tokens\":null}\n\n");
+        }
+    }
+
+    fn trailer(&mut self, _out: &mut Vec<u8>) {}
+
+    fn size_hint(&self, tokens: u32) -> usize {
+        tokens as usize * 160 + 64
+    }
+}
+
+/// Lets `write!` append to a byte buffer.
+struct ByteSink<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for ByteSink<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+fn tgi_setup(shared: &Shared, body: &Bytes) -> Result<(TgiRequest, u32, Begun, u64, bool), Reject> {
+    let req: TgiRequest = parse_body(body)?;
+    let params = req.parameters.as_ref();
+    let tokens = token_budget(
+        shared,
+        "parameters.max_new_tokens",
+        params.and_then(|p| p.max_new_tokens),
+    )?;
+    let details = shared.config.usage && params.and_then(|p| p.details).unwrap_or(false);
+    let begun = begin(shared)?;
+    let prompt_tokens = req.inputs.as_ref().map(count_prompt).unwrap_or(0);
+    Ok((req, tokens, begun, prompt_tokens, details))
+}
+
+pub(crate) async fn tgi_generate_stream(State(shared): AppState, body: Bytes) -> Answer {
+    let t0 = Instant::now();
+    let (_, tokens, begun, prompt_tokens, details) = tgi_setup(&shared, &body)?;
+    let plan = plan(&shared, t0, tokens, begun.fault);
+    let details = details.then(|| {
+        format!(
+            r#"{{"finish_reason":"length","generated_tokens":{tokens},"seed":null,"input_length":{prompt_tokens}}}"#
+        )
+    });
+    let framer = TgiFramer {
+        gen: TokenGen::new(shared.config.seed, begun.n),
+        tokens,
+        details,
+    };
+    Ok(sse_response(shared, plan, framer))
+}
+
+pub(crate) async fn tgi_generate(State(shared): AppState, body: Bytes) -> Answer {
+    let t0 = Instant::now();
+    let (_, tokens, begun, prompt_tokens, details) = tgi_setup(&shared, &body)?;
+    let plan = plan(&shared, t0, tokens, begun.fault);
+    let gen = TokenGen::new(shared.config.seed, begun.n);
+    Ok(non_stream_response(shared, plan, move || {
+        let mut v = json!({ "generated_text": gen.text(0, tokens) });
+        if details {
+            v["details"] = json!({
+                "finish_reason": "length",
+                "generated_tokens": tokens,
+                "seed": null,
+                "input_length": prompt_tokens,
+            });
+        }
+        v.to_string()
+    })
+    .await)
+}
+
+pub(crate) async fn tgi_info(State(shared): AppState) -> Response {
+    Json(json!({
+        "model_id": shared.config.model,
+        "max_input_tokens": MAX_TOKENS_LIMIT - 1,
+        "max_total_tokens": MAX_TOKENS_LIMIT,
+        "version": "sim",
+    }))
+    .into_response()
+}
+
+// ---------------------------------------------------------------------------------------------
+// llama.cpp native: POST /completion
+
+#[derive(Deserialize)]
+struct LlamaRequest {
+    prompt: Option<Value>,
+    /// `-1` (or any value <= 0) means "no limit" here: the configured default applies.
+    n_predict: Option<i64>,
+    stream: Option<bool>,
+}
+
+/// Fields of llama.cpp's final event that depend only on the schedule.
+struct LlamaFinal {
+    model_json: String,
+    tokens: u32,
+    prompt_tokens: u64,
+    timings: String,
+}
+
+struct LlamaFramer {
+    gen: TokenGen,
+    usage: bool,
+    fin: LlamaFinal,
+}
+
+impl Framer for LlamaFramer {
+    fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
+        out.extend_from_slice(br#"data: {"index":0,"content":""#);
+        self.gen.push_text(out, start, end);
+        if self.usage {
+            out.extend_from_slice(br#"","tokens":["#);
+            for i in start..end {
+                if i > start {
+                    out.push(b',');
+                }
+                let _ = write!(ByteSink(out), "{}", self.gen.token_id(i));
+            }
+            let _ = write!(
+                ByteSink(out),
+                "],\"stop\":false,\"id_slot\":0,\"tokens_predicted\":{end},\"tokens_evaluated\":{}}}\n\n",
+                self.fin.prompt_tokens
+            );
+        } else {
+            out.extend_from_slice(b"\",\"stop\":false,\"id_slot\":0}\n\n");
+        }
+    }
+
+    fn trailer(&mut self, out: &mut Vec<u8>) {
+        let f = &self.fin;
+        let _ = if self.usage {
+            write!(
+                ByteSink(out),
+                "data: {{\"index\":0,\"content\":\"\",\"tokens\":[],\"stop\":true,\"id_slot\":0,\"model\":{},\"tokens_predicted\":{},\"tokens_evaluated\":{},\"stop_type\":\"limit\",\"timings\":{}}}\n\n",
+                f.model_json, f.tokens, f.prompt_tokens, f.timings
+            )
+        } else {
+            write!(
+                ByteSink(out),
+                "data: {{\"index\":0,\"content\":\"\",\"stop\":true,\"id_slot\":0,\"model\":{},\"stop_type\":\"limit\"}}\n\n",
+                f.model_json
+            )
+        };
+    }
+}
+
+/// llama.cpp's `timings` object, derived from the schedule.
+fn llama_timings(shared: &Shared, prompt_tokens: u64, tokens: u32) -> Value {
+    let c = &shared.config;
+    let prompt_ms = c.ttft.as_secs_f64() * 1000.0;
+    let per_token_ms = c.itl.as_secs_f64() * 1000.0 / f64::from(c.tokens_per_chunk.max(1));
+    let per_second = |n: f64, ms: f64| if ms > 0.0 { n * 1000.0 / ms } else { 0.0 };
+    let prompt_n = prompt_tokens as f64;
+    json!({
+        "prompt_n": prompt_tokens,
+        "prompt_ms": prompt_ms,
+        "prompt_per_token_ms": if prompt_tokens > 0 { prompt_ms / prompt_n } else { 0.0 },
+        "prompt_per_second": per_second(prompt_n, prompt_ms),
+        "predicted_n": tokens,
+        "predicted_ms": per_token_ms * f64::from(tokens),
+        "predicted_per_token_ms": per_token_ms,
+        "predicted_per_second": per_second(1.0, per_token_ms),
+    })
+}
+
+pub(crate) async fn llama_completion(State(shared): AppState, body: Bytes) -> Answer {
+    let t0 = Instant::now();
+    let req: LlamaRequest = parse_body(&body)?;
+    let requested = req
+        .n_predict
+        .filter(|n| *n > 0)
+        .map(|n| u64::try_from(n).unwrap_or(u64::MAX));
+    let tokens = token_budget(&shared, "n_predict", requested)?;
+    let begun = begin(&shared)?;
+    let prompt_tokens = req.prompt.as_ref().map(count_prompt).unwrap_or(0);
+    let plan = plan(&shared, t0, tokens, begun.fault);
+    let gen = TokenGen::new(shared.config.seed, begun.n);
+    let timings = llama_timings(&shared, prompt_tokens, tokens);
+    let usage = shared.config.usage;
+
+    if req.stream.unwrap_or(false) {
+        let framer = LlamaFramer {
+            gen,
+            usage,
+            fin: LlamaFinal {
+                model_json: shared.model_json.clone(),
+                tokens,
+                prompt_tokens,
+                timings: timings.to_string(),
+            },
+        };
+        return Ok(sse_response(shared, plan, framer));
+    }
+
+    let model = shared.config.model.clone();
+    Ok(non_stream_response(shared, plan, move || {
+        let mut v = json!({
+            "index": 0,
+            "content": gen.text(0, tokens),
+            "id_slot": 0,
+            "stop": true,
+            "model": model,
+            "stop_type": "limit",
+        });
+        if usage {
+            v["tokens"] = json!([]);
+            v["tokens_predicted"] = json!(tokens);
+            v["tokens_evaluated"] = json!(prompt_tokens);
+            v["timings"] = timings;
+        }
+        v.to_string()
+    })
+    .await)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metadata and simulator endpoints
+
+pub(crate) async fn models(State(shared): AppState) -> Response {
+    Json(json!({
+        "object": "list",
+        "data": [{
+            "id": shared.config.model,
+            "object": "model",
+            "created": unix_now(),
+            "owned_by": "servebench-sim",
+        }],
+    }))
+    .into_response()
+}
+
+pub(crate) async fn health() -> Response {
+    Json(json!({"status": "ok"})).into_response()
+}
+
+pub(crate) async fn stats(State(shared): AppState) -> Response {
+    Json(shared.stats.snapshot()).into_response()
+}
+
+pub(crate) async fn not_found(uri: Uri) -> Response {
+    let body = json!({"error": {"message": format!("not found: {}", uri.path()), "type": "not_found_error", "code": 404}});
+    json_response(StatusCode::NOT_FOUND, Body::from(body.to_string()))
+}

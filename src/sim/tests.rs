@@ -1,0 +1,982 @@
+//! End-to-end tests of the simulated server over real sockets, with a minimal raw HTTP/1.1
+//! client (so the tests share nothing with servebench's client code and can see frame
+//! boundaries, arrival times and cut connections).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+use super::*;
+
+// ---------------------------------------------------------------------------------------------
+// A tiny HTTP/1.1 client
+
+#[derive(Debug)]
+struct RawResponse {
+    status: u16,
+    headers: Vec<(String, String)>,
+    /// Body frames (chunks of a chunked body) with their arrival time since the request.
+    frames: Vec<(Duration, Vec<u8>)>,
+    /// Whether the body ended properly (terminal chunk or full content-length).
+    complete: bool,
+}
+
+impl RawResponse {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn body(&self) -> String {
+        let bytes: Vec<u8> = self.frames.iter().flat_map(|(_, f)| f.clone()).collect();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body()).unwrap()
+    }
+
+    /// SSE payloads (after `data: `), in order.
+    fn events(&self) -> Vec<String> {
+        split_events(&self.body())
+    }
+}
+
+fn split_events(body: &str) -> Vec<String> {
+    body.split("\n\n")
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            e.strip_prefix("data: ")
+                .unwrap_or_else(|| panic!("event without data prefix: {e:?}"))
+                .to_string()
+        })
+        .collect()
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+async fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&str>) -> RawResponse {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let body = body.unwrap_or("");
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: sim\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let sent = Instant::now();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+
+    let mut buf: Vec<u8> = Vec::new();
+    let mut status = 0;
+    let mut headers = Vec::new();
+    let mut in_body = false;
+    let mut chunked = false;
+    let mut content_length: Option<usize> = None;
+    let mut frames = Vec::new();
+    let mut complete = false;
+    let mut body_len = 0;
+    let mut tmp = vec![0u8; 64 * 1024];
+    loop {
+        let n = match stream.read(&mut tmp).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let at = sent.elapsed();
+        buf.extend_from_slice(&tmp[..n]);
+        if !in_body {
+            let Some(end) = find(&buf, b"\r\n\r\n") else {
+                continue;
+            };
+            let text = String::from_utf8(buf[..end].to_vec()).unwrap();
+            let mut lines = text.split("\r\n");
+            status = lines
+                .next()
+                .unwrap()
+                .split(' ')
+                .nth(1)
+                .unwrap()
+                .parse()
+                .unwrap();
+            for line in lines {
+                let (k, v) = line.split_once(':').unwrap();
+                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+            }
+            chunked = headers
+                .iter()
+                .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+            content_length = headers
+                .iter()
+                .find(|(k, _)| k == "content-length")
+                .map(|(_, v)| v.parse().unwrap());
+            buf.drain(..end + 4);
+            in_body = true;
+        }
+        if chunked {
+            while let Some(line_end) = find(&buf, b"\r\n") {
+                let size_text = std::str::from_utf8(&buf[..line_end]).unwrap();
+                let size = usize::from_str_radix(size_text.trim(), 16).unwrap();
+                if buf.len() < line_end + 2 + size + 2 {
+                    break;
+                }
+                if size == 0 {
+                    complete = true;
+                    buf.clear();
+                    break;
+                }
+                let data = buf[line_end + 2..line_end + 2 + size].to_vec();
+                buf.drain(..line_end + 2 + size + 2);
+                frames.push((at, data));
+            }
+        } else if !buf.is_empty() {
+            body_len += buf.len();
+            frames.push((at, std::mem::take(&mut buf)));
+        }
+        if complete || content_length.is_some_and(|l| body_len >= l) {
+            complete = true;
+            break;
+        }
+    }
+    if !chunked && content_length.is_none() && in_body {
+        // Read-to-EOF body: complete when the connection closed cleanly.
+        complete = true;
+    }
+    RawResponse {
+        status,
+        headers,
+        frames,
+        complete,
+    }
+}
+
+async fn post(addr: SocketAddr, path: &str, body: &str) -> RawResponse {
+    request(addr, "POST", path, Some(body)).await
+}
+
+fn fast() -> SimConfig {
+    SimConfig {
+        ttft: Duration::from_millis(5),
+        itl: Duration::from_millis(1),
+        ..SimConfig::default()
+    }
+}
+
+async fn start(config: SimConfig) -> SimServer {
+    spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap()
+}
+
+fn parse(event: &str) -> Value {
+    serde_json::from_str(event).unwrap_or_else(|e| panic!("bad JSON {event:?}: {e}"))
+}
+
+fn assert_sse_headers(r: &RawResponse) {
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    assert_eq!(r.header("cache-control"), Some("no-cache"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wire formats
+
+#[tokio::test(start_paused = true)]
+async fn completions_stream_with_usage() {
+    let server = start(fast()).await;
+    let r = post(
+        server.local_addr(),
+        "/v1/completions",
+        r#"{"model":"x","prompt":"one two three","max_tokens":5,"stream":true,"stream_options":{"include_usage":true}}"#,
+    )
+    .await;
+    assert_sse_headers(&r);
+    assert!(r.complete);
+    let events = r.events();
+    assert_eq!(events.len(), 5 + 2, "{events:?}");
+    assert_eq!(events.last().unwrap(), "[DONE]");
+    let mut text = String::new();
+    for (i, e) in events[..5].iter().enumerate() {
+        let v = parse(e);
+        assert_eq!(v["id"], "cmpl-0");
+        assert_eq!(v["object"], "text_completion");
+        assert_eq!(v["model"], "servebench-sim");
+        assert!(v["usage"].is_null());
+        let choice = &v["choices"][0];
+        assert_eq!(choice["index"], 0);
+        let t = choice["text"].as_str().unwrap();
+        assert!(
+            t.starts_with(' ') && t.split_whitespace().count() == 1,
+            "{t:?}"
+        );
+        text.push_str(t);
+        let expect = if i == 4 {
+            Value::from("length")
+        } else {
+            Value::Null
+        };
+        assert_eq!(choice["finish_reason"], expect);
+        assert!(choice["stop_reason"].is_null());
+    }
+    let usage = parse(&events[5]);
+    assert_eq!(usage["choices"], serde_json::json!([]));
+    assert_eq!(usage["usage"]["prompt_tokens"], 3);
+    assert_eq!(usage["usage"]["completion_tokens"], 5);
+    assert_eq!(usage["usage"]["total_tokens"], 8);
+    assert_eq!(text.split_whitespace().count(), 5);
+    // Terminators go out with the last content chunk.
+    let last_frame = split_events(std::str::from_utf8(&r.frames.last().unwrap().1).unwrap());
+    assert_eq!(last_frame.len(), 3);
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn completions_stream_without_usage_and_non_stream() {
+    let server = start(fast()).await;
+    let addr = server.local_addr();
+    let r = post(
+        addr,
+        "/v1/completions",
+        r#"{"prompt":["a b","c"],"max_tokens":3,"stream":true}"#,
+    )
+    .await;
+    let events = r.events();
+    assert_eq!(events.len(), 3 + 1);
+    assert!(events[..3]
+        .iter()
+        .all(|e| parse(e)["choices"][0]["text"].is_string()));
+    assert_eq!(events[3], "[DONE]");
+
+    let r = post(
+        addr,
+        "/v1/completions",
+        r#"{"prompt":["a b","c"],"max_tokens":4}"#,
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let v = r.json();
+    assert_eq!(
+        v["choices"][0]["text"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count(),
+        4
+    );
+    assert_eq!(v["choices"][0]["finish_reason"], "length");
+    assert_eq!(v["usage"]["prompt_tokens"], 3);
+    assert_eq!(v["usage"]["completion_tokens"], 4);
+    assert_eq!(v["id"], "cmpl-1");
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn chat_stream_structure() {
+    let server = start(fast()).await;
+    let r = post(
+        server.local_addr(),
+        "/v1/chat/completions",
+        r#"{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"hi there you"}]}],"max_completion_tokens":4,"stream":true,"stream_options":{"include_usage":true}}"#,
+    )
+    .await;
+    assert_sse_headers(&r);
+    assert!(r.complete);
+    // The role chunk is a frame of its own.
+    let first_frame = split_events(std::str::from_utf8(&r.frames[0].1).unwrap());
+    assert_eq!(first_frame.len(), 1);
+    let events = r.events();
+    assert_eq!(events.len(), 1 + 4 + 1 + 1 + 1, "{events:?}");
+    let role = parse(&events[0]);
+    assert_eq!(role["id"], "chatcmpl-0");
+    assert_eq!(role["object"], "chat.completion.chunk");
+    assert_eq!(
+        role["choices"][0]["delta"],
+        serde_json::json!({"role":"assistant","content":""})
+    );
+    assert!(role["choices"][0]["finish_reason"].is_null());
+    for e in &events[1..5] {
+        let v = parse(e);
+        let delta = v["choices"][0]["delta"].as_object().unwrap();
+        assert_eq!(delta.len(), 1);
+        assert_eq!(
+            delta["content"]
+                .as_str()
+                .unwrap()
+                .split_whitespace()
+                .count(),
+            1
+        );
+        assert!(v["choices"][0]["finish_reason"].is_null());
+    }
+    let fin = parse(&events[5]);
+    assert_eq!(fin["choices"][0]["delta"], serde_json::json!({}));
+    assert_eq!(fin["choices"][0]["finish_reason"], "length");
+    let usage = parse(&events[6]);
+    assert_eq!(usage["choices"], serde_json::json!([]));
+    assert_eq!(usage["usage"]["prompt_tokens"], 5);
+    assert_eq!(usage["usage"]["completion_tokens"], 4);
+    assert_eq!(events[7], "[DONE]");
+
+    // Without include_usage: no usage chunk.
+    let r = post(
+        server.local_addr(),
+        "/v1/chat/completions",
+        r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":2,"stream":true}"#,
+    )
+    .await;
+    let events = r.events();
+    assert_eq!(events.len(), 1 + 2 + 1 + 1);
+    assert!(events.iter().all(|e| !e.contains("\"usage\"")));
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn chat_reasoning_tokens_and_non_stream() {
+    let server = start(SimConfig {
+        tokens_per_chunk: 2,
+        ..fast()
+    })
+    .await;
+    let r = post(
+        server.local_addr(),
+        "/v1/chat/completions",
+        r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":6,"stream":true,"sim_reasoning_tokens":3}"#,
+    )
+    .await;
+    let events = r.events();
+    // role, 3 content chunks (2+2+2 tokens), finish, [DONE]
+    assert_eq!(events.len(), 6, "{events:?}");
+    let d1 = parse(&events[1])["choices"][0]["delta"].clone();
+    let d2 = parse(&events[2])["choices"][0]["delta"].clone();
+    let d3 = parse(&events[3])["choices"][0]["delta"].clone();
+    assert_eq!(
+        d1["reasoning_content"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count(),
+        2
+    );
+    assert!(d1.get("content").is_none());
+    assert_eq!(
+        d2["reasoning_content"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count(),
+        1
+    );
+    assert_eq!(
+        d2["content"].as_str().unwrap().split_whitespace().count(),
+        1
+    );
+    assert!(d3.get("reasoning_content").is_none());
+
+    let r = post(
+        server.local_addr(),
+        "/v1/chat/completions",
+        r#"{"messages":[{"role":"user","content":"x y"}],"max_tokens":5,"sim_reasoning_tokens":2}"#,
+    )
+    .await;
+    let v = r.json();
+    assert_eq!(v["object"], "chat.completion");
+    let msg = &v["choices"][0]["message"];
+    assert_eq!(msg["role"], "assistant");
+    assert_eq!(
+        msg["content"].as_str().unwrap().split_whitespace().count(),
+        3
+    );
+    assert_eq!(
+        msg["reasoning_content"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count(),
+        2
+    );
+    assert_eq!(v["usage"]["completion_tokens"], 5);
+    assert_eq!(v["usage"]["prompt_tokens"], 2);
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn tgi_stream_structure() {
+    let server = start(fast()).await;
+    let addr = server.local_addr();
+    let r = post(
+        addr,
+        "/generate_stream",
+        r#"{"inputs":"what is up","parameters":{"max_new_tokens":4,"details":true}}"#,
+    )
+    .await;
+    assert_sse_headers(&r);
+    assert!(r.complete);
+    let events = r.events();
+    assert_eq!(events.len(), 4, "{events:?}");
+    let mut text = String::new();
+    for (i, e) in events.iter().enumerate() {
+        let v = parse(e);
+        assert_eq!(v["index"], i + 1);
+        let tok = &v["token"];
+        assert!(tok["id"].as_u64().unwrap() >= 100);
+        assert_eq!(tok["logprob"], -0.5);
+        assert_eq!(tok["special"], false);
+        text.push_str(tok["text"].as_str().unwrap());
+        assert!(v["top_tokens"].is_null());
+        if i < 3 {
+            assert!(v["generated_text"].is_null());
+            assert!(v["details"].is_null());
+        } else {
+            assert_eq!(v["generated_text"].as_str().unwrap(), text);
+            assert_eq!(
+                v["details"],
+                serde_json::json!({"finish_reason":"length","generated_tokens":4,"seed":null,"input_length":3})
+            );
+        }
+    }
+    assert!(!r.body().contains("[DONE]"));
+
+    let r = post(
+        addr,
+        "/generate_stream",
+        r#"{"inputs":"q","parameters":{"max_new_tokens":2}}"#,
+    )
+    .await;
+    let events = r.events();
+    assert_eq!(events.len(), 2);
+    assert!(parse(&events[1])["details"].is_null());
+    assert!(parse(&events[1])["generated_text"].is_string());
+
+    let r = post(
+        addr,
+        "/generate",
+        r#"{"inputs":"q r","parameters":{"max_new_tokens":3,"details":true}}"#,
+    )
+    .await;
+    let v = r.json();
+    assert_eq!(
+        v["generated_text"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count(),
+        3
+    );
+    assert_eq!(v["details"]["generated_tokens"], 3);
+    assert_eq!(v["details"]["input_length"], 2);
+
+    let r = request(addr, "GET", "/info", None).await;
+    let v = r.json();
+    assert_eq!(v["model_id"], "servebench-sim");
+    assert_eq!(v["version"], "sim");
+    assert!(v["max_total_tokens"].as_u64().unwrap() > v["max_input_tokens"].as_u64().unwrap());
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn llama_stream_structure() {
+    let server = start(fast()).await;
+    let r = post(
+        server.local_addr(),
+        "/completion",
+        r#"{"prompt":"tell me a story","n_predict":3,"stream":true}"#,
+    )
+    .await;
+    assert_sse_headers(&r);
+    assert!(r.complete);
+    let events = r.events();
+    assert_eq!(events.len(), 3 + 1, "{events:?}");
+    for (i, e) in events[..3].iter().enumerate() {
+        let v = parse(e);
+        assert_eq!(v["index"], 0);
+        assert_eq!(v["stop"], false);
+        assert_eq!(v["id_slot"], 0);
+        assert_eq!(v["content"].as_str().unwrap().split_whitespace().count(), 1);
+        assert_eq!(v["tokens"].as_array().unwrap().len(), 1);
+        assert_eq!(v["tokens_predicted"], i + 1);
+        assert_eq!(v["tokens_evaluated"], 4);
+    }
+    let fin = parse(&events[3]);
+    assert_eq!(fin["stop"], true);
+    assert_eq!(fin["content"], "");
+    assert_eq!(fin["stop_type"], "limit");
+    assert_eq!(fin["model"], "servebench-sim");
+    assert_eq!(fin["tokens_predicted"], 3);
+    assert_eq!(fin["tokens_evaluated"], 4);
+    let t = &fin["timings"];
+    assert_eq!(t["prompt_n"], 4);
+    assert_eq!(t["prompt_ms"], 5.0);
+    assert_eq!(t["predicted_n"], 3);
+    assert_eq!(t["predicted_per_token_ms"], 1.0);
+    assert_eq!(t["predicted_per_second"], 1000.0);
+    assert!(!r.body().contains("[DONE]"));
+    // The stop event goes out with the last content chunk.
+    let last_frame = split_events(std::str::from_utf8(&r.frames.last().unwrap().1).unwrap());
+    assert_eq!(last_frame.len(), 2);
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn llama_without_usage_omits_counts() {
+    let server = start(SimConfig {
+        usage: false,
+        ..fast()
+    })
+    .await;
+    let addr = server.local_addr();
+    let r = post(
+        addr,
+        "/completion",
+        r#"{"prompt":"x","n_predict":2,"stream":true}"#,
+    )
+    .await;
+    let events = r.events();
+    assert_eq!(events.len(), 3);
+    for e in &events {
+        let v = parse(e);
+        for key in ["tokens", "tokens_predicted", "tokens_evaluated", "timings"] {
+            assert!(v.get(key).is_none(), "{key} in {e}");
+        }
+    }
+    assert_eq!(parse(&events[2])["stop"], true);
+    // Usage disabled also wins over include_usage.
+    let r = post(
+        addr,
+        "/v1/completions",
+        r#"{"prompt":"x","max_tokens":2,"stream":true,"stream_options":{"include_usage":true}}"#,
+    )
+    .await;
+    assert_eq!(r.events().len(), 3);
+    let r = post(addr, "/completion", r#"{"prompt":"x","n_predict":-1}"#).await;
+    let v = r.json();
+    assert_eq!(
+        v["content"].as_str().unwrap().split_whitespace().count(),
+        128
+    );
+    assert!(v.get("timings").is_none());
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn default_output_tokens_apply() {
+    let server = start(SimConfig {
+        output_tokens: 7,
+        ..fast()
+    })
+    .await;
+    let r = post(
+        server.local_addr(),
+        "/v1/completions",
+        r#"{"prompt":"x","stream":true}"#,
+    )
+    .await;
+    assert_eq!(r.events().len(), 7 + 1);
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn multi_token_chunks() {
+    let server = start(SimConfig {
+        tokens_per_chunk: 3,
+        ..fast()
+    })
+    .await;
+    let addr = server.local_addr();
+    let r = post(
+        addr,
+        "/v1/completions",
+        r#"{"prompt":"x","max_tokens":10,"stream":true}"#,
+    )
+    .await;
+    let events = r.events();
+    let counts: Vec<usize> = events[..4]
+        .iter()
+        .map(|e| {
+            parse(e)["choices"][0]["text"]
+                .as_str()
+                .unwrap()
+                .split_whitespace()
+                .count()
+        })
+        .collect();
+    assert_eq!(counts, [3, 3, 3, 1]);
+    assert_eq!(events.len(), 5);
+
+    // TGI: one event per token, the k events of a chunk in one frame.
+    let r = post(
+        addr,
+        "/generate_stream",
+        r#"{"inputs":"x","parameters":{"max_new_tokens":10}}"#,
+    )
+    .await;
+    let per_frame: Vec<usize> = r
+        .frames
+        .iter()
+        .map(|(_, f)| split_events(std::str::from_utf8(f).unwrap()).len())
+        .collect();
+    assert_eq!(per_frame, [3, 3, 3, 1]);
+
+    // llama.cpp: one event per chunk with the chunk's token ids.
+    let r = post(
+        addr,
+        "/completion",
+        r#"{"prompt":"x","n_predict":10,"stream":true}"#,
+    )
+    .await;
+    let events = r.events();
+    let lens: Vec<usize> = events[..4]
+        .iter()
+        .map(|e| parse(e)["tokens"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(lens, [3, 3, 3, 1]);
+    assert_eq!(parse(&events[3])["tokens_predicted"], 10);
+    server.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing
+
+#[tokio::test(start_paused = true)]
+async fn schedule_is_exact_under_paused_time() {
+    let server = start(SimConfig {
+        ttft: Duration::from_millis(50),
+        itl: Duration::from_millis(10),
+        ..SimConfig::default()
+    })
+    .await;
+    let r = post(
+        server.local_addr(),
+        "/v1/chat/completions",
+        r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":5,"stream":true}"#,
+    )
+    .await;
+    let times: Vec<u128> = r.frames.iter().map(|(t, _)| t.as_millis()).collect();
+    // Role chunk at t0, then content at ttft + c*itl; the last frame carries the terminators.
+    assert_eq!(times, [0, 50, 60, 70, 80, 90]);
+    let stats = server.stats();
+    assert_eq!(stats.late_chunks, 0);
+    assert_eq!(stats.ok, 1);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn schedule_lower_bounds_in_real_time() {
+    let ttft = Duration::from_millis(30);
+    let itl = Duration::from_millis(5);
+    let server = start(SimConfig {
+        ttft,
+        itl,
+        tokens_per_chunk: 2,
+        ..SimConfig::default()
+    })
+    .await;
+    let r = post(
+        server.local_addr(),
+        "/v1/completions",
+        r#"{"prompt":"x","max_tokens":9,"stream":true}"#,
+    )
+    .await;
+    assert!(r.complete);
+    // 5 content chunks; never earlier than scheduled.
+    let content: Vec<Duration> = r
+        .frames
+        .iter()
+        .filter(|(_, f)| f.starts_with(b"data: {"))
+        .map(|(t, _)| *t)
+        .collect();
+    assert_eq!(content.len(), 5);
+    for (c, t) in content.iter().enumerate() {
+        assert!(*t >= ttft + itl * c as u32, "chunk {c} at {t:?}");
+    }
+    server.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults
+
+fn with_faults(faults: FaultConfig) -> SimConfig {
+    SimConfig { faults, ..fast() }
+}
+
+const CHAT_BODY: &str =
+    r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":6,"stream":true}"#;
+
+#[tokio::test(start_paused = true)]
+async fn error_fault_gives_500() {
+    let server = start(with_faults(FaultConfig {
+        error_rate: 1.0,
+        ..Default::default()
+    }))
+    .await;
+    let r = post(server.local_addr(), "/v1/chat/completions", CHAT_BODY).await;
+    assert_eq!(r.status, 500);
+    let v = r.json();
+    assert_eq!(v["error"]["type"], "server_error");
+    assert_eq!(v["error"]["code"], 500);
+    assert_eq!(server.stats().http_500, 1);
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn rate_limit_fault_gives_429() {
+    let server = start(with_faults(FaultConfig {
+        rate_limit_rate: 1.0,
+        ..Default::default()
+    }))
+    .await;
+    let r = post(server.local_addr(), "/generate_stream", r#"{"inputs":"x"}"#).await;
+    assert_eq!(r.status, 429);
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert_eq!(r.json()["error"]["type"], "rate_limit_error");
+    assert_eq!(server.stats().http_429, 1);
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn disconnect_fault_cuts_the_body() {
+    let server = start(with_faults(FaultConfig {
+        disconnect_rate: 1.0,
+        ..Default::default()
+    }))
+    .await;
+    let r = post(server.local_addr(), "/v1/chat/completions", CHAT_BODY).await;
+    assert_eq!(r.status, 200);
+    assert!(!r.complete, "body should be cut");
+    let events = r.events();
+    // role + ceil(6/2) content chunks, no terminator
+    assert_eq!(events.len(), 1 + 3, "{events:?}");
+    assert!(!r.body().contains("[DONE]"));
+    let stats = server.stats();
+    assert_eq!(stats.disconnected, 1);
+    assert_eq!(stats.ok, 0);
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn malformed_fault_inserts_broken_event() {
+    let server = start(with_faults(FaultConfig {
+        malformed_rate: 1.0,
+        ..Default::default()
+    }))
+    .await;
+    let r = post(server.local_addr(), "/v1/chat/completions", CHAT_BODY).await;
+    assert!(r.complete);
+    let events = r.events();
+    // role, 3 content, broken, 3 content, finish, [DONE]
+    assert_eq!(events.len(), 10, "{events:?}");
+    assert_eq!(events[4], r#"{"choices": [tru"#);
+    assert_eq!(events[9], "[DONE]");
+    assert_eq!(server.stats().malformed, 1);
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn stall_fault_hangs_then_finishes() {
+    let stall = Duration::from_secs(30);
+    let server = start(with_faults(FaultConfig {
+        stall_rate: 1.0,
+        stall,
+        ..Default::default()
+    }))
+    .await;
+    let r = post(
+        server.local_addr(),
+        "/v1/completions",
+        r#"{"prompt":"x","max_tokens":4,"stream":true}"#,
+    )
+    .await;
+    assert!(r.complete);
+    assert_eq!(r.events().len(), 5);
+    let content: Vec<Duration> = r.frames.iter().map(|(t, _)| *t).collect();
+    // ttft 5 ms, itl 1 ms: chunks at 5, 6, then the stall, then 7+30s, 8+30s.
+    assert_eq!(content[1], Duration::from_millis(6));
+    assert_eq!(content[2], Duration::from_millis(7) + stall);
+    let stats = server.stats();
+    assert_eq!(stats.stalled, 1);
+    assert_eq!(stats.late_chunks, 0);
+    server.shutdown().await;
+}
+
+/// What a client observed for one request.
+fn classify(r: &RawResponse) -> &'static str {
+    match r.status {
+        500 => "500",
+        429 => "429",
+        _ if !r.complete => "disconnect",
+        _ if r.body().contains("[tru") => "malformed",
+        _ => "complete",
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn seeded_faults_are_reproducible() {
+    let faults = FaultConfig {
+        error_rate: 0.1,
+        rate_limit_rate: 0.05,
+        disconnect_rate: 0.05,
+        stall_rate: 0.05,
+        malformed_rate: 0.05,
+        stall: Duration::from_millis(100),
+    };
+    let config = SimConfig {
+        seed: 1234,
+        ..with_faults(faults.clone())
+    };
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let server = start(config.clone()).await;
+        let mut seen = Vec::new();
+        for _ in 0..50 {
+            let r = post(server.local_addr(), "/v1/chat/completions", CHAT_BODY).await;
+            seen.push(classify(&r));
+        }
+        let stats = server.stats();
+        let count = |k| seen.iter().filter(|s| **s == k).count() as u64;
+        assert_eq!(stats.requests, 50);
+        assert_eq!(stats.http_500, count("500"));
+        assert_eq!(stats.http_429, count("429"));
+        assert_eq!(stats.disconnected, count("disconnect"));
+        assert_eq!(stats.malformed, count("malformed"));
+        assert_eq!(stats.ok + stats.stalled, count("complete"));
+        let from_endpoint = request(server.local_addr(), "GET", "/sim/stats", None).await;
+        let served: SimStats = serde_json::from_str(&from_endpoint.body()).unwrap();
+        assert_eq!(served, stats);
+        runs.push((seen, stats));
+        server.shutdown().await;
+    }
+    assert_eq!(runs[0], runs[1]);
+    // Matches the offline draw, and some of each kind happened.
+    let expected: Vec<super::faults::Fault> = (0..50)
+        .map(|n| super::faults::pick(&faults, 1234, n))
+        .collect();
+    let faulty = expected
+        .iter()
+        .filter(|f| **f != super::faults::Fault::None)
+        .count() as u64;
+    let stats = &runs[0].1;
+    assert_eq!(stats.ok, 50 - faulty);
+    assert!(faulty > 5 && faulty < 30, "{faulty}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Misc endpoints, errors, lifecycle
+
+#[tokio::test(start_paused = true)]
+async fn metadata_endpoints_and_errors() {
+    let server = start(SimConfig {
+        model: "my \"model\"".into(),
+        ..fast()
+    })
+    .await;
+    let addr = server.local_addr();
+    assert!(server.base_url().starts_with("http://127.0.0.1:"));
+
+    let r = request(addr, "GET", "/health", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["status"], "ok");
+
+    let r = request(addr, "GET", "/v1/models", None).await;
+    let v = r.json();
+    assert_eq!(v["object"], "list");
+    assert_eq!(v["data"][0]["id"], "my \"model\"");
+    assert_eq!(v["data"][0]["owned_by"], "servebench-sim");
+
+    // The model name is escaped in streamed events.
+    let r = post(
+        addr,
+        "/v1/completions",
+        r#"{"prompt":"x","max_tokens":1,"stream":true}"#,
+    )
+    .await;
+    assert_eq!(parse(&r.events()[0])["model"], "my \"model\"");
+
+    let r = request(addr, "GET", "/nope", None).await;
+    assert_eq!(r.status, 404);
+
+    for (path, body) in [
+        ("/v1/completions", "{not json"),
+        ("/v1/chat/completions", r#"{"max_tokens":-3}"#),
+        ("/generate_stream", r#"{"parameters":{"max_new_tokens":0}}"#),
+        ("/completion", "[1,2]"),
+        ("/v1/completions", r#"{"max_tokens":99999999999}"#),
+        ("/v1/completions", r#"{"stream":"yes"}"#),
+    ] {
+        let r = post(addr, path, body).await;
+        assert_eq!(r.status, 400, "{path} {body}");
+        let v = r.json();
+        assert_eq!(v["error"]["type"], "invalid_request_error");
+        assert!(v["error"]["message"].as_str().unwrap().len() > 3);
+    }
+    // Bad requests are not numbered.
+    assert_eq!(server.stats().requests, 1);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_ends_stalled_streams() {
+    let server = start(with_faults(FaultConfig {
+        stall_rate: 1.0,
+        ..Default::default()
+    }))
+    .await;
+    let addr = server.local_addr();
+    let client = tokio::spawn(async move {
+        post(
+            addr,
+            "/v1/completions",
+            r#"{"prompt":"x","max_tokens":4,"stream":true}"#,
+        )
+        .await
+    });
+    while server.stats().stalled == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Guard against a hang, not a timing assertion.
+    tokio::time::timeout(Duration::from_secs(60), server.shutdown())
+        .await
+        .expect("shutdown hung on a stalled stream");
+    let r = client.await.unwrap();
+    assert!(!r.complete);
+}
+
+#[test]
+fn validate_rejects_bad_config() {
+    assert!(SimConfig::default().validate().is_ok());
+    let bad = |f: fn(&mut SimConfig), field: &str| {
+        let mut c = SimConfig::default();
+        f(&mut c);
+        let err = c.validate().unwrap_err();
+        assert!(err.contains(field), "{err:?} should name {field}");
+    };
+    bad(|c| c.faults.error_rate = -0.1, "error_rate");
+    bad(|c| c.faults.rate_limit_rate = 2.0, "rate_limit_rate");
+    bad(|c| c.faults.disconnect_rate = f64::NAN, "disconnect_rate");
+    bad(|c| c.faults.stall_rate = 1.01, "stall_rate");
+    bad(|c| c.faults.malformed_rate = -1.0, "malformed_rate");
+    bad(
+        |c| {
+            c.faults.error_rate = 0.5;
+            c.faults.malformed_rate = 0.6;
+        },
+        "sum",
+    );
+    bad(|c| c.tokens_per_chunk = 0, "tokens_per_chunk");
+    bad(|c| c.output_tokens = 0, "output_tokens");
+}
+
+#[tokio::test]
+async fn spawn_rejects_invalid_config() {
+    let mut c = SimConfig::default();
+    c.faults.error_rate = 3.0;
+    let err = spawn(c, "127.0.0.1:0".parse().unwrap())
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("error_rate"));
+}
