@@ -25,7 +25,9 @@ fn labels(report: &str) -> Vec<String> {
 
 /// The first "Serving Benchmark Result" block of a text.
 fn vllm_block(text: &str) -> String {
-    let start = text.find("============ Serving Benchmark Result").expect("block starts");
+    let start = text
+        .find("============ Serving Benchmark Result")
+        .expect("block starts");
     let rest = &text[start..];
     let end = rest[50..].find(&"=".repeat(50)).expect("block ends") + 50 + 50;
     rest[..end].to_string()
@@ -33,7 +35,10 @@ fn vllm_block(text: &str) -> String {
 
 fn run_ok(args: &[&str]) -> (String, String) {
     let out = servebench().args(args).output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
     assert!(out.status.success(), "servebench {args:?} failed: {stderr}");
     (stdout, stderr)
 }
@@ -49,7 +54,15 @@ fn run_fails(args: &[&str]) -> String {
 fn main_command_prints_the_seed_layout_and_saves_a_result_that_re_reports_identically() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let (stdout, _) = run_ok(&["run", "--num-prompts", "50", "--result-dir", d, "--result-filename", "r.json"]);
+    let (stdout, _) = run_ok(&[
+        "run",
+        "--num-prompts",
+        "50",
+        "--result-dir",
+        d,
+        "--result-filename",
+        "r.json",
+    ]);
     // Seed 001's block, label for label.
     let seed = std::fs::read_to_string("tests/fixtures/seed001_first_block.txt").unwrap();
     assert_eq!(labels(&vllm_block(&stdout)), labels(&vllm_block(&seed)));
@@ -66,8 +79,15 @@ fn main_command_prints_the_seed_layout_and_saves_a_result_that_re_reports_identi
 fn percentile_options_give_seed_003_layout_with_e2e_section() {
     let dir = tempfile::tempdir().unwrap();
     let (stdout, _) = run_ok(&[
-        "run", "--num-prompts", "20", "--result-dir", dir.path().to_str().unwrap(),
-        "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,75,90,95,99",
+        "run",
+        "--num-prompts",
+        "20",
+        "--result-dir",
+        dir.path().to_str().unwrap(),
+        "--percentile-metrics",
+        "ttft,tpot,itl,e2el",
+        "--metric-percentiles",
+        "50,75,90,95,99",
     ]);
     let seed = std::fs::read_to_string("tests/fixtures/seed003_report.txt").unwrap();
     assert_eq!(labels(&vllm_block(&stdout)), labels(&vllm_block(&seed)));
@@ -77,14 +97,52 @@ fn percentile_options_give_seed_003_layout_with_e2e_section() {
 fn saved_json_has_vllm_keys() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    run_ok(&["run", "--num-prompts", "10", "--result-dir", d, "--result-filename", "r.json", "--goodput", "ttft:1000", "tpot:100"]);
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    run_ok(&[
+        "run",
+        "--num-prompts",
+        "10",
+        "--result-dir",
+        d,
+        "--result-filename",
+        "r.json",
+        "--goodput",
+        "ttft:1000",
+        "tpot:100",
+    ]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
     for key in [
-        "schema_version", "config", "summary", "date", "backend", "model_id", "num_prompts", "request_rate",
-        "burstiness", "max_concurrency", "duration", "completed", "total_input_tokens", "total_output_tokens",
-        "request_throughput", "request_goodput", "output_throughput", "total_token_throughput", "mean_ttft_ms",
-        "median_ttft_ms", "std_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_itl_ms", "mean_e2el_ms", "input_lens",
-        "output_lens", "ttfts", "itls", "generated_texts", "errors",
+        "schema_version",
+        "config",
+        "summary",
+        "date",
+        "backend",
+        "model_id",
+        "num_prompts",
+        "request_rate",
+        "burstiness",
+        "max_concurrency",
+        "duration",
+        "completed",
+        "total_input_tokens",
+        "total_output_tokens",
+        "request_throughput",
+        "request_goodput",
+        "output_throughput",
+        "total_token_throughput",
+        "mean_ttft_ms",
+        "median_ttft_ms",
+        "std_ttft_ms",
+        "p99_ttft_ms",
+        "mean_tpot_ms",
+        "p99_itl_ms",
+        "mean_e2el_ms",
+        "input_lens",
+        "output_lens",
+        "ttfts",
+        "itls",
+        "generated_texts",
+        "errors",
     ] {
         assert!(v.get(key).is_some(), "missing key {key}");
     }
@@ -95,10 +153,31 @@ fn saved_json_has_vllm_keys() {
 
 #[test]
 fn unreachable_server_is_one_line_and_exit_2() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let stderr = run_fails(&["run", "--base-url", &format!("http://127.0.0.1:{port}"), "--num-prompts", "3"]);
-    assert_eq!(stderr.trim().lines().filter(|l| l.starts_with("error:")).count(), 1, "{stderr}");
-    assert!(stderr.contains("pre-flight") && stderr.contains(&port.to_string()), "{stderr}");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let stderr = run_fails(&[
+        "run",
+        "--base-url",
+        &format!("http://127.0.0.1:{port}"),
+        "--num-prompts",
+        "3",
+    ]);
+    assert_eq!(
+        stderr
+            .trim()
+            .lines()
+            .filter(|l| l.starts_with("error:"))
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("pre-flight") && stderr.contains(&port.to_string()),
+        "{stderr}"
+    );
     assert!(!stderr.contains("Serving Benchmark Result"));
 }
 
@@ -117,7 +196,10 @@ fn bad_flags_name_what_is_wrong() {
         (vec!["run", "--metric-percentiles", "101"], "101"),
         (vec!["run", "--backend", "foo"], "foo"),
         (vec!["run", "--num-prompts", "0"], "--num-prompts"),
-        (vec!["report", "/nonexistent/result.json"], "/nonexistent/result.json"),
+        (
+            vec!["report", "/nonexistent/result.json"],
+            "/nonexistent/result.json",
+        ),
         (vec!["sim", "--error-rate", "2"], "error_rate"),
     ] {
         let stderr = run_fails(&args);
@@ -133,11 +215,23 @@ fn separate_sim_process_serves_a_run_and_stops_on_sigterm() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(sim.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(sim.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let url = line.trim().rsplit(' ').next().unwrap().to_string();
     assert!(url.starts_with("http://127.0.0.1:"), "{line}");
     let dir = tempfile::tempdir().unwrap();
-    let (stdout, _) = run_ok(&["run", "--base-url", &url, "--num-prompts", "5", "--backend", "tgi", "--result-dir", dir.path().to_str().unwrap()]);
+    let (stdout, _) = run_ok(&[
+        "run",
+        "--base-url",
+        &url,
+        "--num-prompts",
+        "5",
+        "--backend",
+        "tgi",
+        "--result-dir",
+        dir.path().to_str().unwrap(),
+    ]);
     assert!(stdout.contains("Successful requests:                     5 "));
     assert!(stdout.contains(&url));
     sigterm(sim.id());
@@ -146,5 +240,8 @@ fn separate_sim_process_serves_a_run_and_stops_on_sigterm() {
 }
 
 fn sigterm(pid: u32) {
-    Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
 }

@@ -30,7 +30,9 @@ async fn start_sim(tokens_per_chunk: u32, usage: bool, faults: FaultConfig) -> S
         faults,
         ..SimConfig::default()
     };
-    sim::spawn(cfg, ([127, 0, 0, 1], 0).into()).await.expect("sim starts")
+    sim::spawn(cfg, ([127, 0, 0, 1], 0).into())
+        .await
+        .expect("sim starts")
 }
 
 fn config(base_url: String, backend: BackendKind, n: u64, conc: u64, output_len: u64) -> RunConfig {
@@ -79,11 +81,18 @@ fn read_records(path: &Path) -> Vec<RequestRecord> {
 fn assert_invariants(records: &[RequestRecord]) {
     for r in records.iter().filter(|r| r.is_ok()) {
         let m = RequestMetrics::of(r).expect("ok record has metrics");
-        assert_eq!(m.ttft_ns + itl_gaps_ns(r).sum::<u64>(), m.e2el_ns, "TTFT + ΣITL = E2EL");
+        assert_eq!(
+            m.ttft_ns + itl_gaps_ns(r).sum::<u64>(),
+            m.e2el_ns,
+            "TTFT + ΣITL = E2EL"
+        );
         let n = m.output_tokens;
         if let Some(tpot) = m.tpot_ms {
             let rebuilt = tpot * (n - 1) as f64 + m.ttft_ns as f64 / 1e6;
-            assert!((rebuilt - m.e2el_ns as f64 / 1e6).abs() < 1e-6, "TPOT × (N−1) + TTFT = E2EL");
+            assert!(
+                (rebuilt - m.e2el_ns as f64 / 1e6).abs() < 1e-6,
+                "TPOT × (N−1) + TTFT = E2EL"
+            );
         }
         assert!((m.output_throughput * m.e2el_ns as f64 / 1e9 - n as f64).abs() < 1e-6);
         assert!(r.sent_ns >= r.scheduled_ns && r.end_ns >= *r.chunk_ns.last().unwrap());
@@ -91,7 +100,10 @@ fn assert_invariants(records: &[RequestRecord]) {
 }
 
 fn assert_close(what: &str, got: f64, truth: f64, tol: f64) {
-    assert!((got - truth).abs() <= tol, "{what}: reported {got:.3} ms, truth {truth:.3} ms");
+    assert!(
+        (got - truth).abs() <= tol,
+        "{what}: reported {got:.3} ms, truth {truth:.3} ms"
+    );
 }
 
 /// Medians within 2 ms of the simulator's exact schedule, at concurrency 1 and 64, with
@@ -116,7 +128,11 @@ async fn reported_medians_match_the_known_schedule() {
         assert_close("TTFT", s.ttft_ms.as_ref().unwrap().median, TTFT_MS, 2.0);
         assert_close("E2EL", s.e2el_ms.as_ref().unwrap().median, e2el, 2.0);
         assert_close("ITL", s.itl_ms.as_ref().unwrap().median, ITL_MS, 2.0);
-        let source = if usage { TokenSource::ServerUsage } else { TokenSource::ChunkCount };
+        let source = if usage {
+            TokenSource::ServerUsage
+        } else {
+            TokenSource::ChunkCount
+        };
         for r in &records {
             assert_eq!(r.output_tokens_source, Some(source));
         }
@@ -138,17 +154,39 @@ async fn reported_medians_match_the_known_schedule() {
 async fn every_backend_reports_the_same_truth() {
     let _guard = SERIAL.lock().await;
     let server = start_sim(1, true, FaultConfig::default()).await;
-    for backend in [BackendKind::Openai, BackendKind::OpenaiChat, BackendKind::Tgi, BackendKind::Llamacpp] {
+    for backend in [
+        BackendKind::Openai,
+        BackendKind::OpenaiChat,
+        BackendKind::Tgi,
+        BackendKind::Llamacpp,
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let (result, records) = run(config(server.base_url(), backend, 4, 4, 12), dir.path()).await;
-        assert_eq!(result.summary.completed, 4, "{backend:?}: {:?}", result.summary.failures_by_kind);
+        assert_eq!(
+            result.summary.completed, 4,
+            "{backend:?}: {:?}",
+            result.summary.failures_by_kind
+        );
         assert_eq!(result.summary.total_output_tokens, 48, "{backend:?}");
         assert_invariants(&records);
         for r in &records {
-            assert_eq!(r.chunk_ns.len(), 12, "{backend:?}: the chat role chunk is not a token");
-            assert_eq!(r.output_tokens_source, Some(TokenSource::ServerUsage), "{backend:?}");
+            assert_eq!(
+                r.chunk_ns.len(),
+                12,
+                "{backend:?}: the chat role chunk is not a token"
+            );
+            assert_eq!(
+                r.output_tokens_source,
+                Some(TokenSource::ServerUsage),
+                "{backend:?}"
+            );
         }
-        assert_close("TTFT", result.summary.ttft_ms.as_ref().unwrap().median, TTFT_MS, 2.0);
+        assert_close(
+            "TTFT",
+            result.summary.ttft_ms.as_ref().unwrap().median,
+            TTFT_MS,
+            2.0,
+        );
     }
     server.shutdown().await;
 }
@@ -175,7 +213,9 @@ async fn faults_are_counted_exactly_and_no_record_is_lost() {
         records_path: dir.path().join("r.jsonl"),
         preflight: false, // the simulator's fault schedule counts every request
     };
-    let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new()).await.unwrap();
+    let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
+        .await
+        .unwrap();
     let records = read_records(&opts.records_path);
     let stats = server.stats();
     server.shutdown().await;
@@ -184,13 +224,24 @@ async fn faults_are_counted_exactly_and_no_record_is_lost() {
     assert_eq!(stats.requests, n);
     let s = &result.summary;
     let kind = |k: FailureKind| s.failures_by_kind.get(k.as_str()).copied().unwrap_or(0);
-    assert_eq!(kind(FailureKind::HttpStatus), stats.http_500 + stats.http_429);
+    assert_eq!(
+        kind(FailureKind::HttpStatus),
+        stats.http_500 + stats.http_429
+    );
     assert_eq!(kind(FailureKind::StreamBroken), stats.disconnected);
     assert_eq!(kind(FailureKind::MalformedStream), stats.malformed);
     assert_eq!(s.completed, stats.ok);
     assert_eq!(s.completed + s.failed, n);
-    assert!(stats.http_500 > 40, "about 30% of 200 should fail: {}", stats.http_500);
-    let statuses: Vec<u16> = records.iter().filter_map(|r| r.http_status).filter(|s| *s >= 400).collect();
+    assert!(
+        stats.http_500 > 40,
+        "about 30% of 200 should fail: {}",
+        stats.http_500
+    );
+    let statuses: Vec<u16> = records
+        .iter()
+        .filter_map(|r| r.http_status)
+        .filter(|s| *s >= 400)
+        .collect();
     assert_eq!(statuses.len() as u64, stats.http_500 + stats.http_429);
     assert_invariants(&records);
     // Failed requests stay out of the latency statistics.
@@ -201,7 +252,10 @@ async fn faults_are_counted_exactly_and_no_record_is_lost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_streams_time_out_with_a_record() {
     let _guard = SERIAL.lock().await;
-    let faults = FaultConfig { stall_rate: 0.5, ..FaultConfig::default() };
+    let faults = FaultConfig {
+        stall_rate: 0.5,
+        ..FaultConfig::default()
+    };
     let server = start_sim(1, true, faults).await;
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(server.base_url(), BackendKind::Openai, 10, 10, 10);
@@ -211,11 +265,16 @@ async fn stalled_streams_time_out_with_a_record() {
         records_path: dir.path().join("r.jsonl"),
         preflight: false,
     };
-    let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new()).await.unwrap();
+    let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
+        .await
+        .unwrap();
     let stalled = server.stats().stalled;
     server.shutdown().await;
     assert!(stalled > 0);
-    assert_eq!(result.summary.failures_by_kind.get("timeout"), Some(&stalled));
+    assert_eq!(
+        result.summary.failures_by_kind.get("timeout"),
+        Some(&stalled)
+    );
     assert_eq!(read_records(&opts.records_path).len(), 10);
 }
 
@@ -239,7 +298,9 @@ async fn stopping_a_run_keeps_what_was_measured() {
         tokio::time::sleep(Duration::from_millis(1200)).await;
         trigger.cancel();
     });
-    let result = execute(cfg, &Secrets::default(), &opts, stop).await.unwrap();
+    let result = execute(cfg, &Secrets::default(), &opts, stop)
+        .await
+        .unwrap();
     server.shutdown().await;
     let records = read_records(&opts.records_path);
     assert!(!result.complete);
@@ -248,4 +309,38 @@ async fn stopping_a_run_keeps_what_was_measured() {
     assert!(result.summary.completed > 0);
     let saved = BenchResult::load(&opts.result_path).unwrap();
     assert_eq!(saved, result);
+}
+
+/// Reasoning text counts as output (TTFT is the first reasoning chunk) and the time to the
+/// first answer chunk is reported separately.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasoning_tokens_are_output_and_reported_separately() {
+    let _guard = SERIAL.lock().await;
+    let server = start_sim(1, true, FaultConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(server.base_url(), BackendKind::OpenaiChat, 4, 4, 10);
+    cfg.extra_body = Some(serde_json::json!({"sim_reasoning_tokens": 4}));
+    let (result, records) = run(cfg, dir.path()).await;
+    server.shutdown().await;
+    let s = &result.summary;
+    assert_eq!(s.completed, 4);
+    assert_eq!(s.total_output_tokens, 40);
+    assert_invariants(&records);
+    let reasoning = s
+        .time_to_first_reasoning_ms
+        .as_ref()
+        .expect("reasoning reported")
+        .median;
+    let answer = s
+        .time_to_first_answer_ms
+        .as_ref()
+        .expect("answer reported")
+        .median;
+    assert_close("TTFT", s.ttft_ms.as_ref().unwrap().median, reasoning, 0.0);
+    assert_close(
+        "first answer − first reasoning",
+        answer - reasoning,
+        4.0 * ITL_MS,
+        2.0,
+    );
 }
