@@ -39,8 +39,9 @@
 //!
 //! # Extending it: adding an API
 //! 1. In `apis.rs`, add a request struct (lenient serde: optional fields, unknown fields
-//!    ignored) and a handler that parses the body with `parse_body`, calls `begin` (numbering,
-//!    fault draw, 500/429 answers) and builds a `Plan`.
+//!    ignored) and a handler returning `Answer` that parses the body with `parse_body`,
+//!    resolves the token budget with `token_budget`, calls `begin` (numbering, fault draw,
+//!    500/429 answers) and builds a `Plan` with `plan`.
 //! 2. Implement `stream::Framer` for the API's wire format: `preamble` (bytes at `t0`),
 //!    `content` (one content chunk) and `trailer` (terminators written with the last chunk).
 //!    Build frames from pre-formatted pieces; do not build JSON trees per chunk.
@@ -61,6 +62,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use axum::Router;
@@ -71,6 +73,9 @@ pub use faults::FaultConfig;
 
 /// Largest token budget a request may ask for (the simulated model's context limit).
 pub const MAX_TOKENS_LIMIT: u32 = 1 << 20;
+
+/// Largest request body accepted (long-context prompts can be megabytes).
+const MAX_BODY_BYTES: usize = 64 << 20;
 
 /// Configuration of the simulated server.
 #[derive(Clone, Debug, PartialEq)]
@@ -281,6 +286,7 @@ fn build_router(shared: Arc<Shared>) -> Router {
         .route("/health", get(apis::health))
         .route("/sim/stats", get(apis::stats))
         .fallback(apis::not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(shared)
 }
 

@@ -802,6 +802,75 @@ async fn stall_fault_hangs_then_finishes() {
     server.shutdown().await;
 }
 
+#[tokio::test(start_paused = true)]
+async fn non_stream_faults() {
+    let body = r#"{"prompt":"x","max_tokens":3}"#;
+    let cut = start(with_faults(FaultConfig {
+        disconnect_rate: 1.0,
+        ..Default::default()
+    }))
+    .await;
+    let r = post(cut.local_addr(), "/v1/completions", body).await;
+    assert!(!r.complete);
+    assert_eq!(cut.stats().disconnected, 1);
+    cut.shutdown().await;
+
+    let broken = start(with_faults(FaultConfig {
+        malformed_rate: 1.0,
+        ..Default::default()
+    }))
+    .await;
+    let r = post(broken.local_addr(), "/v1/completions", body).await;
+    assert_eq!(r.status, 200);
+    assert!(serde_json::from_str::<Value>(&r.body()).is_err());
+    broken.shutdown().await;
+
+    let stall = Duration::from_secs(10);
+    let slow = start(with_faults(FaultConfig {
+        stall_rate: 1.0,
+        stall,
+        ..Default::default()
+    }))
+    .await;
+    let r = post(slow.local_addr(), "/v1/completions", body).await;
+    // E2E = ttft + 2*itl = 7 ms, then the stall.
+    assert_eq!(r.frames[0].0, Duration::from_millis(7) + stall);
+    assert_eq!(
+        r.json()["choices"][0]["text"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count(),
+        3
+    );
+    slow.shutdown().await;
+}
+
+#[test]
+fn plan_chunks_and_deadlines() {
+    let t0 = Instant::now();
+    let plan = |tokens, k| super::stream::Plan {
+        t0,
+        ttft: Duration::from_millis(50),
+        itl: Duration::from_millis(10),
+        tokens,
+        tokens_per_chunk: k,
+        fault: super::faults::Fault::None,
+        stall: Duration::ZERO,
+    };
+    assert_eq!(plan(10, 3).chunks(), 4);
+    assert_eq!(plan(9, 3).chunks(), 3);
+    assert_eq!(plan(1, 8).chunks(), 1);
+    assert_eq!(plan(128, 1).chunks(), 128);
+    let p = plan(10, 1);
+    assert_eq!(p.deadline(0) - t0, Duration::from_millis(50));
+    assert_eq!(p.deadline(9) - t0, Duration::from_millis(140));
+    // Absurd durations saturate instead of panicking.
+    let mut huge = plan(10, 1);
+    huge.itl = Duration::MAX;
+    assert!(huge.deadline(5) > t0);
+}
+
 /// What a client observed for one request.
 fn classify(r: &RawResponse) -> &'static str {
     match r.status {
@@ -979,4 +1048,102 @@ async fn spawn_rejects_invalid_config() {
         .unwrap();
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
     assert!(err.to_string().contains("error_rate"));
+}
+
+/// Load smoke test: many concurrent streams against a server confined to one thread. Run with
+/// `cargo test --release --lib sim::tests::throughput_smoke -- --ignored --nocapture`; it
+/// prints the event rate and the server's own lateness report.
+#[test]
+#[ignore = "load test; run explicitly, preferably with --release"]
+fn throughput_smoke() {
+    let streams: usize = std::env::var("SIM_STREAMS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let tokens = 200;
+    let config = SimConfig {
+        ttft: Duration::from_millis(20),
+        itl: Duration::from_millis(5),
+        ..SimConfig::default()
+    };
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server_thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let cpu_before = thread_cpu();
+        let stats = rt.block_on(async move {
+            let server = start(config).await;
+            addr_tx.send(server.local_addr()).unwrap();
+            let _ = stop_rx.await;
+            let stats = server.stats();
+            server.shutdown().await;
+            stats
+        });
+        (stats, thread_cpu().saturating_sub(cpu_before))
+    });
+    let addr = addr_rx.recv().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let events: usize = rt.block_on(async move {
+        let body = format!(r#"{{"prompt":"x","max_tokens":{tokens},"stream":true}}"#);
+        let tasks: Vec<_> = (0..streams)
+            .map(|_| {
+                let body = body.clone();
+                tokio::spawn(async move {
+                    let mut s = TcpStream::connect(addr).await.unwrap();
+                    let head = format!(
+                        "POST /v1/completions HTTP/1.1\r\nhost: sim\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    s.write_all(head.as_bytes()).await.unwrap();
+                    let mut buf = vec![0u8; 16 * 1024];
+                    let mut events = 0;
+                    loop {
+                        match s.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => events += buf[..n].windows(2).filter(|w| w == b"\n\n").count(),
+                        }
+                    }
+                    events
+                })
+            })
+            .collect();
+        let mut total = 0;
+        for t in tasks {
+            total += t.await.unwrap();
+        }
+        total
+    });
+    let elapsed = started.elapsed();
+    let _ = stop_tx.send(());
+    let (stats, server_cpu) = server_thread.join().unwrap();
+    println!(
+        "{streams} streams, {events} events in {elapsed:?}: {:.0} events/s; server CPU {server_cpu:?} = {:.0} events per CPU-second; server: {stats:?}",
+        events as f64 / elapsed.as_secs_f64(),
+        events as f64 / server_cpu.as_secs_f64().max(1e-3),
+    );
+    assert_eq!(events, streams * (tokens + 1));
+}
+
+/// CPU time (user + system) of the calling thread, from `/proc` (Linux; zero elsewhere).
+fn thread_cpu() -> Duration {
+    let Ok(stat) = std::fs::read_to_string("/proc/thread-self/stat") else {
+        return Duration::ZERO;
+    };
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return Duration::ZERO;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 =
+        fields[11].parse::<u64>().unwrap_or(0) + fields[12].parse::<u64>().unwrap_or(0);
+    // USER_HZ is 100 on every mainstream Linux configuration.
+    Duration::from_millis(ticks * 10)
 }
