@@ -240,6 +240,7 @@ impl SimArgs {
                 malformed_rate: self.malformed_rate,
                 stall: dur("stall-s", self.stall_s * 1000.0)?,
             },
+            precise_timing: true,
         };
         cfg.validate()?;
         Ok(cfg)

@@ -51,6 +51,7 @@
 
 mod apis;
 mod faults;
+mod precise;
 mod stream;
 mod text;
 
@@ -97,6 +98,9 @@ pub struct SimConfig {
     pub seed: u64,
     /// Fault injection rates.
     pub faults: FaultConfig,
+    /// Keep the schedule to sub-millisecond precision with a dedicated timer thread (see
+    /// `precise.rs`). Default true; turn off when tokio's clock is paused (tests).
+    pub precise_timing: bool,
 }
 
 impl Default for SimConfig {
@@ -110,6 +114,7 @@ impl Default for SimConfig {
             model: "servebench-sim".to_string(),
             seed: 0,
             faults: FaultConfig::default(),
+            precise_timing: true,
         }
     }
 }

@@ -82,13 +82,20 @@ pub(crate) fn offset(base: Instant, d: Duration) -> Instant {
 async fn wait_until(shared: &Shared, deadline: Instant) -> bool {
     let now = Instant::now();
     if deadline > now {
+        let sleep = async {
+            if shared.config.precise_timing {
+                super::precise::sleep_until(deadline).await;
+            } else {
+                tokio::time::sleep_until(deadline).await;
+            }
+        };
         if deadline - now > LONG_SLEEP {
             tokio::select! {
-                _ = tokio::time::sleep_until(deadline) => {}
+                _ = sleep => {}
                 _ = shared.shutdown.wait() => return false,
             }
         } else {
-            tokio::time::sleep_until(deadline).await;
+            sleep.await;
         }
     }
     !shared.shutdown.is_triggered()

@@ -169,6 +169,11 @@ fn fast() -> SimConfig {
 }
 
 async fn start(config: SimConfig) -> SimServer {
+    // These tests pause tokio's clock; the precise timer reads the real one.
+    let config = SimConfig {
+        precise_timing: false,
+        ..config
+    };
     spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap()
 }
 
