@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::client::Secrets;
 use crate::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec};
 use crate::sim::{FaultConfig, SimConfig};
+use crate::sweep::{SweepParameter, SweepValue};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -64,18 +65,19 @@ pub struct RunArgs {
     /// Do not verify the server's TLS certificate.
     #[arg(long)]
     pub insecure: bool,
-    /// Number of measured requests.
-    #[arg(long, alias = "num-prompt", default_value_t = 1000)]
-    pub num_prompts: u64,
-    /// Requests per second ('inf': all at once). Finite rates are Poisson (or gamma, see --burstiness).
-    #[arg(long, default_value = "inf", value_parser = parse_rate)]
-    pub request_rate: RequestRate,
+    /// Number of measured requests; a list (`1,2,4`) or range (`1,2,...,4096`) runs a sweep.
+    #[arg(long, alias = "num-prompt", default_value = "1000", value_parser = parse_counts)]
+    pub num_prompts: List<u64>,
+    /// Requests per second ('inf': all at once), or a list to sweep. Finite rates are Poisson
+    /// (or gamma, see --burstiness).
+    #[arg(long, default_value = "inf", value_parser = parse_rates)]
+    pub request_rate: List<RequestRate>,
     /// Gamma shape of inter-arrival times (1 = Poisson; lower = burstier).
     #[arg(long, default_value_t = 1.0)]
     pub burstiness: f64,
-    /// At most this many requests in flight.
-    #[arg(long)]
-    pub max_concurrency: Option<u64>,
+    /// At most this many requests in flight, or a list/range to sweep.
+    #[arg(long, value_parser = parse_counts)]
+    pub max_concurrency: Option<List<u64>>,
     /// Requests sent one at a time before the run, excluded from every statistic.
     #[arg(long, default_value_t = 0)]
     pub num_warmups: u64,
@@ -121,6 +123,9 @@ pub struct RunArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Seconds to wait between sweep steps.
+    #[arg(long, default_value_t = 0.0)]
+    pub cooldown: f64,
 }
 
 impl RunArgs {
@@ -139,10 +144,10 @@ impl RunArgs {
             ignore_eos: self.ignore_eos,
             insecure: self.insecure,
             load: LoadSpec {
-                num_prompts: self.num_prompts,
-                request_rate: self.request_rate,
+                num_prompts: self.num_prompts.0[0],
+                request_rate: self.request_rate.0[0],
                 burstiness: self.burstiness,
-                max_concurrency: self.max_concurrency,
+                max_concurrency: self.max_concurrency.as_ref().map(|c| c.0[0]),
                 num_warmups: self.num_warmups,
                 seed: self.seed,
                 timeout_s: self.timeout,
@@ -158,6 +163,31 @@ impl RunArgs {
             goodput: self.goodput.clone(),
             simulated,
             save_generated_text: self.save_generated_text,
+        }
+    }
+
+    /// The swept parameter and its values, when one option was given several values.
+    pub fn sweep(&self) -> Result<Option<(SweepParameter, Vec<SweepValue>)>, String> {
+        let counts = |v: &[u64]| v.iter().map(|&n| SweepValue::Count(n)).collect::<Vec<_>>();
+        let mut swept = Vec::new();
+        if self.num_prompts.0.len() > 1 {
+            swept.push((SweepParameter::NumPrompts, counts(&self.num_prompts.0)));
+        }
+        if let Some(c) = self.max_concurrency.as_ref().filter(|c| c.0.len() > 1) {
+            swept.push((SweepParameter::MaxConcurrency, counts(&c.0)));
+        }
+        if self.request_rate.0.len() > 1 {
+            let rates = self
+                .request_rate
+                .0
+                .iter()
+                .map(|&r| SweepValue::Rate(r))
+                .collect();
+            swept.push((SweepParameter::RequestRate, rates));
+        }
+        match swept.len() {
+            0 | 1 => Ok(swept.pop()),
+            _ => Err("a sweep varies one parameter: give a list to only one of --num-prompts, --max-concurrency, --request-rate".into()),
         }
     }
 
@@ -257,8 +287,16 @@ fn parse_backend(s: &str) -> Result<BackendKind, String> {
     s.parse()
 }
 
-fn parse_rate(s: &str) -> Result<RequestRate, String> {
-    s.parse()
+/// A comma-separated option value (see `sweep` for the syntax).
+#[derive(Clone, Debug, PartialEq)]
+pub struct List<T>(pub Vec<T>);
+
+fn parse_counts(s: &str) -> Result<List<u64>, String> {
+    crate::sweep::parse_counts(s).map(List)
+}
+
+fn parse_rates(s: &str) -> Result<List<RequestRate>, String> {
+    crate::sweep::parse_rates(s).map(List)
 }
 
 fn parse_slo(s: &str) -> Result<Slo, String> {

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::{Client, RequestSpec};
 use crate::clock::Clock;
 use crate::config::{LoadSpec, RequestRate};
+use crate::progress::Live;
 use crate::record::RequestRecord;
 
 /// Send offsets in nanoseconds from the start of the run, one per request, non-decreasing.
@@ -47,6 +48,13 @@ pub fn arrival_offsets(spec: &LoadSpec, n: u64) -> impl Iterator<Item = u64> {
     })
 }
 
+/// Where the driver reports: finished records, and the live `sent` counter.
+#[derive(Clone, Debug)]
+pub struct Sink {
+    pub records: mpsc::UnboundedSender<RequestRecord>,
+    pub live: Arc<Live>,
+}
+
 /// What the driver did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DriveSummary {
@@ -60,7 +68,7 @@ pub struct DriveSummary {
 ///
 /// When `stop` is cancelled no new request is sent; in-flight requests get `spec.grace_s`
 /// to finish, then they are cancelled and end as `cancelled`. Every sent request's
-/// record reaches `out`, in completion order.
+/// record reaches `sink.records`, in completion order.
 pub async fn drive(
     client: Arc<Client>,
     requests: Vec<RequestSpec>,
@@ -68,7 +76,7 @@ pub async fn drive(
     clock: Clock,
     start_ns: u64,
     stop: CancellationToken,
-    out: mpsc::UnboundedSender<RequestRecord>,
+    sink: Sink,
 ) -> DriveSummary {
     let cancel = CancellationToken::new();
     let total = requests.len() as u64;
@@ -98,13 +106,16 @@ pub async fn drive(
             },
             None => None,
         };
-        let (client, cancel, out) = (client.clone(), cancel.clone(), out.clone());
+        let (client, cancel, out) = (client.clone(), cancel.clone(), sink.records.clone());
         tasks.spawn(async move {
             let record = client.send(&req, scheduled_ns, &clock, &cancel).await;
             drop(permit);
             let _ = out.send(record);
         });
         sent += 1;
+        sink.live
+            .sent
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         while tasks.try_join_next().is_some() {}
     }
     let unsent = total - sent;

@@ -6,7 +6,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use servebench::cli::{Cli, Command, ReportArgs, RunArgs, SimArgs};
+use servebench::progress::{Progress, ProgressMode};
+use servebench::sweep::{self, StepObserver, SweepParameter, SweepValue};
 use servebench::{report, results::BenchResult, run, sim};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 fn main() -> ExitCode {
@@ -67,6 +70,7 @@ async fn wait_for_signal() {
 }
 
 async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let sweep = args.sweep().map_err(anyhow::Error::msg)?;
     let (server, base_url) = match &args.base_url {
         Some(url) => (None, url.clone()),
         None => {
@@ -80,21 +84,18 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = args.config(base_url, server.is_some());
     cfg.validate()?;
     let date = servebench::clock::Clock::start().started_at_compact();
-    let file = args
-        .result_filename
-        .clone()
-        .unwrap_or_else(|| format!("{}.json", run::default_stem(&cfg, &date)));
-    let result_path = args.result_dir.join(&file);
-    let records_path = result_path.with_extension("records.jsonl");
-    let opts = run::RunOptions {
-        result_path: result_path.clone(),
-        records_path,
-        preflight: !args.no_preflight,
+    let stem = match &args.result_filename {
+        Some(name) => name.strip_suffix(".json").unwrap_or(name).to_string(),
+        None => run::default_stem(&cfg, &date),
     };
     if !args.quiet {
         eprintln!(
-            "servebench: {} requests to {} ({}), rate {}, max concurrency {}",
-            cfg.load.num_prompts,
+            "servebench: {} to {} ({}), rate {}, max concurrency {}",
+            match &sweep {
+                Some((param, values)) =>
+                    format!("sweep of {} over {} values", param.as_str(), values.len()),
+                None => format!("{} requests", cfg.load.num_prompts),
+            },
             cfg.url(),
             cfg.backend.as_str(),
             cfg.load.request_rate,
@@ -103,21 +104,117 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
                 .map_or("none".into(), |c| c.to_string())
         );
     }
-    let result = run::execute(cfg, &args.secrets(), &opts, stop_on_signal()).await;
+    let mut printer = Printer {
+        mode: ProgressMode::detect(args.quiet),
+        progress: None,
+        completed: 0,
+        sweep_param: sweep.as_ref().map(|(p, _)| *p),
+    };
+    let stop = stop_on_signal();
+    let outcome = match &sweep {
+        None => {
+            let opts = run::RunOptions::new(
+                args.result_dir.join(format!("{stem}.json")),
+                !args.no_preflight,
+            );
+            printer.started(SweepValue::Count(cfg.load.num_prompts), &cfg, &opts);
+            let result = run::execute(cfg, &args.secrets(), &opts, stop).await;
+            result.map(|r| printer.finished(SweepValue::Count(r.config.load.num_prompts), &r))
+        }
+        Some((param, values)) => {
+            let opts = sweep::SweepOptions {
+                dir: args.result_dir.clone(),
+                stem: stem.clone(),
+                preflight: !args.no_preflight,
+                cooldown: Duration::try_from_secs_f64(args.cooldown)
+                    .map_err(|_| anyhow::anyhow!("invalid --cooldown: {}", args.cooldown))?,
+            };
+            let doc = sweep::run_sweep(
+                &cfg,
+                *param,
+                values,
+                &args.secrets(),
+                &opts,
+                stop,
+                &mut printer,
+            )
+            .await;
+            doc.map(|d| {
+                if !args.quiet {
+                    eprintln!(
+                        "servebench: sweep {} saved to {}",
+                        if d.complete {
+                            "complete,"
+                        } else {
+                            "incomplete,"
+                        },
+                        opts.dir.join(format!("{stem}.sweep.json")).display()
+                    );
+                }
+            })
+        }
+    };
+    if let Some(p) = printer.progress.take() {
+        p.finish();
+    }
     if let Some(sim) = server {
         sim.shutdown().await;
     }
-    let result = result?;
-    if !args.quiet {
-        print!("{}", report::text(&result));
-        eprintln!("servebench: result saved to {}", result_path.display());
-    }
-    Ok(if result.summary.completed == 0 {
+    outcome?;
+    Ok(if printer.completed == 0 {
         eprintln!("servebench: no request succeeded");
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Shows progress during each run and prints each report as soon as its run finishes.
+struct Printer {
+    mode: ProgressMode,
+    progress: Option<Progress>,
+    completed: u64,
+    sweep_param: Option<SweepParameter>,
+}
+
+impl StepObserver for Printer {
+    fn started(
+        &mut self,
+        value: SweepValue,
+        cfg: &servebench::config::RunConfig,
+        opts: &run::RunOptions,
+    ) {
+        let label = match self.sweep_param {
+            Some(p) => format!("{}={value}", p.as_str()),
+            None => "run".to_string(),
+        };
+        self.progress = Some(Progress::start(
+            opts.live.clone(),
+            cfg.load.num_prompts,
+            label,
+            self.mode,
+        ));
+    }
+
+    fn finished(&mut self, value: SweepValue, result: &BenchResult) {
+        if let Some(p) = self.progress.take() {
+            p.finish();
+        }
+        self.completed += result.summary.completed;
+        if self.mode == ProgressMode::Quiet {
+            return;
+        }
+        match self.sweep_param {
+            Some(p) => println!("{}: {value}\n{}", p.as_str(), report::text(result)),
+            None => print!("{}", report::text(result)),
+        }
+        if let Some(path) = &result.records_file {
+            eprintln!(
+                "servebench: result saved to {}",
+                path.with_extension("").with_extension("json").display()
+            );
+        }
+    }
 }
 
 async fn sim_command(args: SimArgs) -> anyhow::Result<ExitCode> {

@@ -17,6 +17,8 @@ use crate::client::{Client, RequestSpec, Secrets};
 use crate::clock::Clock;
 use crate::config::RunConfig;
 use crate::error::RunError;
+use crate::load::Sink;
+use crate::progress::Live;
 use crate::record::{FailureKind, RequestRecord};
 use crate::results::BenchResult;
 use crate::stats::{summarize, SummaryOptions};
@@ -31,6 +33,20 @@ pub struct RunOptions {
     /// Send one short request first and stop with a clear error if the server cannot be
     /// reached or rejects the request shape.
     pub preflight: bool,
+    /// Live counters for progress display.
+    pub live: Arc<Live>,
+}
+
+impl RunOptions {
+    /// Options writing `result_path` and the records file beside it (`.records.jsonl`).
+    pub fn new(result_path: PathBuf, preflight: bool) -> RunOptions {
+        RunOptions {
+            records_path: result_path.with_extension("records.jsonl"),
+            result_path,
+            preflight,
+            live: Arc::default(),
+        }
+    }
 }
 
 /// Runs the benchmark described by `cfg`. Cancelling `stop` (Ctrl-C) stops new sends, lets
@@ -53,7 +69,11 @@ pub async fn execute(
     let requests = crate::workload::build(&cfg.workload, cfg.load.num_prompts, 0, seed, false);
 
     let (tx, rx) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(write_records(rx, opts.records_path.clone()));
+    let writer = tokio::spawn(write_records(
+        rx,
+        opts.records_path.clone(),
+        opts.live.clone(),
+    ));
     let never = CancellationToken::new();
     for w in &warmups {
         if stop.is_cancelled() {
@@ -63,7 +83,11 @@ pub async fn execute(
         let _ = tx.send(client.send(w, now, &clock, &never).await);
     }
     let start_ns = clock.now_ns();
-    let driven = crate::load::drive(client, requests, &cfg.load, clock, start_ns, stop, tx).await;
+    let sink = Sink {
+        records: tx,
+        live: opts.live.clone(),
+    };
+    let driven = crate::load::drive(client, requests, &cfg.load, clock, start_ns, stop, sink).await;
     let records = writer.await.map_err(|e| RunError::Write {
         path: opts.records_path.clone(),
         source: std::io::Error::other(e),
@@ -93,6 +117,7 @@ pub async fn execute(
 async fn write_records(
     mut rx: mpsc::UnboundedReceiver<RequestRecord>,
     path: PathBuf,
+    live: Arc<Live>,
 ) -> Result<Vec<RequestRecord>, RunError> {
     let err = |source| RunError::Write {
         path: path.clone(),
@@ -109,6 +134,7 @@ async fn write_records(
         if rx.is_empty() {
             file.flush().map_err(err)?;
         }
+        live.record(&r);
         records.push(r);
     }
     file.flush().map_err(err)?;

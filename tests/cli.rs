@@ -245,3 +245,86 @@ fn sigterm(pid: u32) {
         .status()
         .unwrap();
 }
+
+#[test]
+fn doubling_sweep_prints_a_block_per_step_and_saves_each_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (stdout, _) = run_ok(&[
+        "run",
+        "--num-prompts",
+        "1,2,...,8",
+        "--output-len",
+        "8",
+        "--result-dir",
+        d,
+        "--result-filename",
+        "s",
+    ]);
+    assert_eq!(stdout.matches("Serving Benchmark Result").count(), 4);
+    for (i, n) in [1, 2, 4, 8].iter().enumerate() {
+        assert!(stdout.contains(&format!("num_prompts: {n}\n")), "step {i}");
+        assert!(stdout.contains(&format!("Successful requests:                     {n} ")));
+    }
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.sweep.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["kind"], "sweep");
+    assert_eq!(doc["complete"], true);
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 4);
+    for step in doc["steps"].as_array().unwrap() {
+        let file = dir.path().join(step["result"].as_str().unwrap());
+        let r = servebench::results::BenchResult::load(&file).unwrap();
+        assert_eq!(r.config.load.num_prompts, step["value"].as_u64().unwrap());
+    }
+}
+
+#[test]
+fn killing_a_sweep_keeps_every_finished_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    // Steps 1 and 2 take ~0.3 s each; step 4 onwards is where the kill lands.
+    let mut child = servebench()
+        .args([
+            "run",
+            "--num-prompts",
+            "1,2,...,64",
+            "--output-len",
+            "25",
+            "--max-concurrency",
+            "1",
+            "--result-dir",
+            d,
+            "--result-filename",
+            "s",
+            "-q",
+        ])
+        .spawn()
+        .unwrap();
+    let doc_path = dir.path().join("s.sweep.json");
+    let steps = |p: &std::path::Path| -> usize {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .map_or(0, |v| v["steps"].as_array().map_or(0, Vec::len))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while steps(&doc_path) < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    let (doc, results) = servebench::sweep::SweepDoc::load(&doc_path).unwrap();
+    assert!(doc.steps.len() >= 2, "finished steps are on disk");
+    assert!(!doc.complete);
+    for r in &results {
+        assert!(r.complete);
+        assert_eq!(r.summary.completed, r.config.load.num_prompts);
+    }
+}
+
+#[test]
+fn sweeping_two_parameters_at_once_is_refused() {
+    let stderr = run_fails(&["run", "--num-prompts", "1,2", "--max-concurrency", "1,2"]);
+    assert!(stderr.contains("one parameter"), "{stderr}");
+}
