@@ -58,11 +58,7 @@ fn config(base_url: String, backend: BackendKind, n: u64, conc: u64, output_len:
 }
 
 async fn run(cfg: RunConfig, dir: &Path) -> (BenchResult, Vec<RequestRecord>) {
-    let opts = RunOptions {
-        result_path: dir.join("result.json"),
-        records_path: dir.join("records.jsonl"),
-        preflight: true,
-    };
+    let opts = RunOptions::new(dir.join("result.json"), true);
     let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
         .await
         .expect("run completes");
@@ -240,11 +236,8 @@ async fn faults_are_counted_exactly_and_no_record_is_lost() {
     let n = 200;
     let mut cfg = config(server.base_url(), BackendKind::Openai, n, 32, 10);
     cfg.load.num_warmups = 0;
-    let opts = RunOptions {
-        result_path: dir.path().join("r.json"),
-        records_path: dir.path().join("r.jsonl"),
-        preflight: false, // the simulator's fault schedule counts every request
-    };
+    // No pre-flight: the simulator's fault schedule counts every request.
+    let opts = RunOptions::new(dir.path().join("r.json"), false);
     let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
         .await
         .unwrap();
@@ -292,11 +285,7 @@ async fn stalled_streams_time_out_with_a_record() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(server.base_url(), BackendKind::Openai, 10, 10, 10);
     cfg.load.timeout_s = 1.0;
-    let opts = RunOptions {
-        result_path: dir.path().join("r.json"),
-        records_path: dir.path().join("r.jsonl"),
-        preflight: false,
-    };
+    let opts = RunOptions::new(dir.path().join("r.json"), false);
     let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
         .await
         .unwrap();
@@ -319,11 +308,7 @@ async fn stopping_a_run_keeps_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(server.base_url(), BackendKind::Openai, 1000, 4, 30);
     cfg.load.grace_s = 0.0;
-    let opts = RunOptions {
-        result_path: dir.path().join("r.json"),
-        records_path: dir.path().join("r.jsonl"),
-        preflight: false,
-    };
+    let opts = RunOptions::new(dir.path().join("r.json"), false);
     let stop = CancellationToken::new();
     let trigger = stop.clone();
     tokio::spawn(async move {
