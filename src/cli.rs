@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::client::Secrets;
 use crate::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec};
+use crate::search::{SearchBy, SearchSpec};
 use crate::sim::{FaultConfig, SimConfig};
 use crate::sweep::{SweepParameter, SweepValue};
 
@@ -31,6 +32,8 @@ pub enum Command {
     Sim(SimArgs),
     /// Print the report of a saved result.
     Report(ReportArgs),
+    /// Find the highest request rate (or concurrency) at which enough requests meet the SLOs.
+    Search(Box<SearchArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -274,6 +277,73 @@ impl SimArgs {
         };
         cfg.validate()?;
         Ok(cfg)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to vary: the request rate or the concurrency.
+    #[arg(long, default_value = "rate", value_parser = ["rate", "concurrency"])]
+    pub by: String,
+    /// Fraction of requests that must meet every --goodput SLO.
+    #[arg(long, default_value_t = 0.9)]
+    pub target: f64,
+    /// First value probed.
+    #[arg(long, default_value_t = 1.0)]
+    pub start: f64,
+    /// Highest value probed.
+    #[arg(long, default_value_t = 4096.0)]
+    pub max: f64,
+    /// Relative precision of the answer (rate searches).
+    #[arg(long, default_value_t = 0.05)]
+    pub precision: f64,
+    /// At most this many probes.
+    #[arg(long, default_value_t = 20)]
+    pub max_probes: u32,
+    /// The benchmark each probe runs (its --request-rate or --max-concurrency is set by the search).
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+impl SearchArgs {
+    pub fn spec(&self) -> Result<SearchSpec, String> {
+        let by = if self.by == "concurrency" {
+            SearchBy::Concurrency
+        } else {
+            SearchBy::Rate
+        };
+        if !(self.target > 0.0 && self.target <= 1.0) {
+            return Err(format!(
+                "invalid --target: {} is not in (0, 1]",
+                self.target
+            ));
+        }
+        if !(self.start > 0.0
+            && self.start.is_finite()
+            && self.max >= self.start
+            && self.max.is_finite())
+        {
+            return Err("invalid --start/--max: need 0 < start <= max".into());
+        }
+        if !(self.precision > 0.0 && self.precision < 1.0) {
+            return Err(format!(
+                "invalid --precision: {} is not in (0, 1)",
+                self.precision
+            ));
+        }
+        if self.run.goodput.is_empty() {
+            return Err(
+                "search needs SLOs: give --goodput, e.g. --goodput ttft:500 tpot:50".into(),
+            );
+        }
+        Ok(SearchSpec {
+            by,
+            start: self.start,
+            max: self.max,
+            precision: self.precision,
+            target: self.target,
+            max_probes: self.max_probes,
+        })
     }
 }
 

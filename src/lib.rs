@@ -16,6 +16,7 @@ pub mod record;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod search;
 pub mod sim;
 pub mod sse;
 pub mod stats;

@@ -5,8 +5,10 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use servebench::cli::{Cli, Command, ReportArgs, RunArgs, SimArgs};
+use servebench::cli::{Cli, Command, ReportArgs, RunArgs, SearchArgs, SimArgs};
+use servebench::config::RequestRate;
 use servebench::progress::{Progress, ProgressMode};
+use servebench::search::{self, SearchBy};
 use servebench::sweep::{self, StepObserver, SweepParameter, SweepValue};
 use servebench::{report, results::BenchResult, run, sim};
 use std::time::Duration;
@@ -26,6 +28,7 @@ fn main() -> ExitCode {
             Command::Run(args) => run_command(*args).await,
             Command::Sim(args) => sim_command(args).await,
             Command::Report(args) => report_command(args),
+            Command::Search(args) => search_command(*args).await,
         }
     });
     match outcome {
@@ -71,18 +74,7 @@ async fn wait_for_signal() {
 
 async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     let sweep = args.sweep().map_err(anyhow::Error::msg)?;
-    let (server, base_url) = match &args.base_url {
-        Some(url) => (None, url.clone()),
-        None => {
-            let sim = sim::spawn(sim::SimConfig::default(), ([127, 0, 0, 1], 0).into())
-                .await
-                .map_err(servebench::error::RunError::Sim)?;
-            let url = sim.base_url();
-            (Some(sim), url)
-        }
-    };
-    let cfg = args.config(base_url, server.is_some());
-    cfg.validate()?;
+    let (server, cfg) = server_and_config(&args).await?;
     let date = servebench::clock::Clock::start().started_at_compact();
     let stem = match &args.result_filename {
         Some(name) => name.strip_suffix(".json").unwrap_or(name).to_string(),
@@ -166,6 +158,109 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// The run's config, starting the built-in simulator when no --base-url was given.
+async fn server_and_config(
+    args: &RunArgs,
+) -> anyhow::Result<(Option<sim::SimServer>, servebench::config::RunConfig)> {
+    let (server, base_url) = match &args.base_url {
+        Some(url) => (None, url.clone()),
+        None => {
+            let sim = sim::spawn(sim::SimConfig::default(), ([127, 0, 0, 1], 0).into())
+                .await
+                .map_err(servebench::error::RunError::Sim)?;
+            let url = sim.base_url();
+            (Some(sim), url)
+        }
+    };
+    let cfg = args.config(base_url, server.is_some());
+    cfg.validate()?;
+    Ok((server, cfg))
+}
+
+async fn search_command(args: SearchArgs) -> anyhow::Result<ExitCode> {
+    let spec = args.spec().map_err(anyhow::Error::msg)?;
+    let (server, cfg) = server_and_config(&args.run).await?;
+    let dir = args.run.result_dir.clone();
+    let stem = match &args.run.result_filename {
+        Some(name) => name.strip_suffix(".json").unwrap_or(name).to_string(),
+        None => format!(
+            "search-{}",
+            run::default_stem(
+                &cfg,
+                &servebench::clock::Clock::start().started_at_compact()
+            )
+        ),
+    };
+    let doc_path = dir.join(format!("{stem}.search.json"));
+    let (secrets, quiet, preflight) = (args.run.secrets(), args.run.quiet, !args.run.no_preflight);
+    let stop = stop_on_signal();
+    let by = spec.by;
+    let outcome = search::search(
+        &spec,
+        |value, i| {
+            let (param, v) = match by {
+                SearchBy::Rate => (
+                    SweepParameter::RequestRate,
+                    SweepValue::Rate(RequestRate::PerSecond(value)),
+                ),
+                SearchBy::Concurrency => (
+                    SweepParameter::MaxConcurrency,
+                    SweepValue::Count(value as u64),
+                ),
+            };
+            let step = sweep::step_config(&cfg, param, v);
+            let file = format!("{stem}-probe{i}.json");
+            let opts = run::RunOptions::new(dir.join(&file), preflight && i == 0);
+            let (secrets, stop) = (&secrets, stop.clone());
+            async move {
+                let r = run::execute(step, secrets, &opts, stop).await?;
+                let good = r.summary.good_requests.unwrap_or(0);
+                Ok((good, r.summary.completed + r.summary.failed, file.into()))
+            }
+        },
+        |doc| {
+            if let (false, Some(p)) = (quiet, doc.probes.last()) {
+                eprintln!(
+                    "servebench: probe {} at {} {}: {}/{} good ({:.1}%) -> {}",
+                    doc.probes.len(),
+                    args.by,
+                    p.value,
+                    p.good,
+                    p.total,
+                    100.0 * p.good_fraction,
+                    if p.passed { "pass" } else { "fail" }
+                );
+            }
+            doc.save(&doc_path)
+        },
+    )
+    .await;
+    if let Some(sim) = server {
+        sim.shutdown().await;
+    }
+    let doc = outcome?;
+    let unit = match by {
+        SearchBy::Rate => "req/s",
+        SearchBy::Concurrency => "concurrent requests",
+    };
+    match (doc.answer, doc.answer_good_fraction_ci95) {
+        (Some(a), Some((lo, hi))) => println!(
+            "highest load meeting the SLOs for {:.0}% of requests: {a} {unit} (good fraction 95% CI {:.1}%..{:.1}%; first failing: {})",
+            100.0 * spec.target,
+            100.0 * lo,
+            100.0 * hi,
+            doc.first_failing.map_or("none up to --max".into(), |f| format!("{f} {unit}"))
+        ),
+        _ => println!("no load from {} {unit} up meets the SLOs for {:.0}% of requests", spec.start, 100.0 * spec.target),
+    }
+    eprintln!("servebench: search saved to {}", doc_path.display());
+    Ok(if doc.answer.is_some() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     })
 }
 

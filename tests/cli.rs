@@ -328,3 +328,43 @@ fn sweeping_two_parameters_at_once_is_refused() {
     let stderr = run_fails(&["run", "--num-prompts", "1,2", "--max-concurrency", "1,2"]);
     assert!(stderr.contains("one parameter"), "{stderr}");
 }
+
+#[test]
+fn search_saves_every_probe_and_prints_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (stdout, stderr) = run_ok(&[
+        "search",
+        "--goodput",
+        "ttft:10000",
+        "--by",
+        "concurrency",
+        "--max",
+        "4",
+        "--num-prompts",
+        "8",
+        "--output-len",
+        "4",
+        "--result-dir",
+        d,
+        "--result-filename",
+        "s",
+    ]);
+    assert!(
+        stdout.contains("highest load meeting the SLOs for 90% of requests: 4 concurrent requests"),
+        "{stdout}"
+    );
+    assert_eq!(
+        stderr.matches("-> pass").count(),
+        3,
+        "probes at 1, 2, 4: {stderr}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.search.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["answer"], 4.0);
+    for p in doc["probes"].as_array().unwrap() {
+        assert!(dir.path().join(p["result"].as_str().unwrap()).exists());
+    }
+    assert!(run_fails(&["search", "--num-prompts", "3"]).contains("--goodput"));
+}
