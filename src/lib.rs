@@ -11,6 +11,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod load;
+pub mod monitor;
 pub mod progress;
 pub mod record;
 pub mod report;

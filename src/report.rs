@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::config::Metric;
+use crate::monitor::Verdict;
 use crate::results::{percentile_word, BenchResult};
 use crate::stats::Distribution;
 
@@ -206,6 +207,33 @@ pub fn servebench_block(result: &BenchResult) -> String {
             s.time_to_first_answer_ms.as_ref(),
             ps,
         );
+    }
+    if let Some(v) = &result.validity {
+        if let Some(lag) = &v.event_loop_lag_ms {
+            num(&mut out, "Event-loop lag max (ms):", lag.max);
+        }
+        line(
+            &mut out,
+            "Client CPU:",
+            format!(
+                "{:.2} s ({:.0}% of {} cores)",
+                v.client_cpu_s,
+                100.0 * v.client_cpu_utilisation,
+                v.cores
+            ),
+        );
+        if let Some(late) = v.server_stats.as_ref().and_then(|s| s.get("late_chunks")) {
+            line(&mut out, "Simulator chunks late > 1 ms:", late);
+        }
+        let verdict = match v.verdict {
+            Verdict::Valid => "valid",
+            Verdict::ClientBound => "CLIENT-BOUND",
+            Verdict::ServerLate => "SERVER-LATE",
+        };
+        line(&mut out, "Measurement:", verdict);
+        for reason in &v.reasons {
+            let _ = writeln!(out, "  {reason}");
+        }
     }
     if let Some(path) = &result.records_file {
         line(&mut out, "Records:", path.display());

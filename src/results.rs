@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::config::{RequestRate, RunConfig};
 use crate::error::RunError;
+use crate::monitor::Validity;
 use crate::record::RequestRecord;
 use crate::stats::{Distribution, RunSummary};
 
@@ -36,6 +37,9 @@ pub struct BenchResult {
     pub records_file: Option<PathBuf>,
     pub config: RunConfig,
     pub summary: RunSummary,
+    /// Whether the measurement can be trusted (absent in imported or older results).
+    #[serde(default)]
+    pub validity: Option<Validity>,
     /// vLLM-compatible keys (see the module doc).
     #[serde(flatten)]
     pub vllm: BTreeMap<String, Value>,
@@ -62,6 +66,7 @@ impl BenchResult {
             records_file,
             config,
             summary,
+            validity: None,
             vllm,
         }
     }

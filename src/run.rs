@@ -18,6 +18,7 @@ use crate::clock::Clock;
 use crate::config::RunConfig;
 use crate::error::RunError;
 use crate::load::Sink;
+use crate::monitor::{Monitor, RunFacts, Validity};
 use crate::progress::Live;
 use crate::record::{FailureKind, RequestRecord};
 use crate::results::BenchResult;
@@ -82,12 +83,26 @@ pub async fn execute(
         let now = clock.now_ns();
         let _ = tx.send(client.send(w, now, &clock, &never).await);
     }
+    let sim_before = client.get_json(&cfg.base_url, "/sim/stats").await;
+    let monitor = Monitor::start();
     let start_ns = clock.now_ns();
     let sink = Sink {
         records: tx,
         live: opts.live.clone(),
     };
-    let driven = crate::load::drive(client, requests, &cfg.load, clock, start_ns, stop, sink).await;
+    let driven = crate::load::drive(
+        client.clone(),
+        requests,
+        &cfg.load,
+        clock,
+        start_ns,
+        stop,
+        sink,
+    )
+    .await;
+    let wall_s = (clock.now_ns() - start_ns) as f64 / 1e9;
+    let (mut lags, cpu_s) = monitor.stop();
+    let sim_after = client.get_json(&cfg.base_url, "/sim/stats").await;
     let records = writer.await.map_err(|e| RunError::Write {
         path: opts.records_path.clone(),
         source: std::io::Error::other(e),
@@ -100,7 +115,8 @@ pub async fn execute(
             goodput: cfg.goodput.clone(),
         },
     );
-    let result = BenchResult::new(
+    let facts = run_facts(&cfg, &records, wall_s, sim_before, sim_after);
+    let mut result = BenchResult::new(
         cfg,
         summary,
         &records,
@@ -109,8 +125,66 @@ pub async fn execute(
         driven.unsent,
         Some(opts.records_path.clone()),
     );
+    result.validity = Some(Validity::judge(&mut lags, cpu_s, facts));
     result.save(&opts.result_path)?;
     Ok(result)
+}
+
+/// What validity judging needs from the run: schedule lag, offered vs achieved rate, and the
+/// simulator's counters over this run (the difference of two `/sim/stats` snapshots).
+fn run_facts(
+    cfg: &RunConfig,
+    records: &[RequestRecord],
+    wall_s: f64,
+    sim_before: Option<serde_json::Value>,
+    sim_after: Option<serde_json::Value>,
+) -> RunFacts {
+    let measured = || records.iter().filter(|r| !r.warmup);
+    let mut lags: Vec<f64> = measured()
+        .map(|r| r.sent_ns.saturating_sub(r.scheduled_ns) as f64 / 1e6)
+        .collect();
+    lags.sort_unstable_by(f64::total_cmp);
+    let (first, last) = measured().fold((u64::MAX, 0), |(a, b), r| {
+        (a.min(r.sent_ns), b.max(r.sent_ns))
+    });
+    let sent = measured().count();
+    let achieved_rate =
+        (sent > 1 && last > first).then(|| (sent - 1) as f64 / ((last - first) as f64 / 1e9));
+    let server_stats = match (sim_before, sim_after) {
+        (Some(before), Some(serde_json::Value::Object(after))) => {
+            let diffed = after.into_iter().map(|(k, v)| {
+                let b = before.get(&k).and_then(serde_json::Value::as_u64);
+                let v = match (k.starts_with("max_"), v.as_u64(), b) {
+                    (false, Some(a), Some(b)) => serde_json::json!(a.saturating_sub(b)),
+                    _ => v,
+                };
+                (k, v)
+            });
+            Some(serde_json::Value::Object(diffed.collect()))
+        }
+        _ => None,
+    };
+    RunFacts {
+        wall_s,
+        schedule_lag_p99_ms: crate::stats::percentile(&lags, 99.0),
+        // Only a finite rate promises send times; `inf` just means "as fast as possible".
+        open_loop: cfg.load.max_concurrency.is_none()
+            && matches!(
+                cfg.load.request_rate,
+                crate::config::RequestRate::PerSecond(_)
+            ),
+        offered_rate: match cfg.load.request_rate {
+            crate::config::RequestRate::PerSecond(r) => Some(r),
+            crate::config::RequestRate::Infinite => None,
+        },
+        achieved_rate: achieved_rate.filter(|_| {
+            matches!(
+                cfg.load.request_rate,
+                crate::config::RequestRate::PerSecond(_)
+            )
+        }),
+        server_stats,
+    }
 }
 
 /// Appends each record as one JSON line as it arrives; returns them all at the end.

@@ -119,6 +119,21 @@ async fn measure(
 
     assert_eq!(records.len() as u64, n);
     assert_eq!(result.summary.completed, n, "k={k} conc={conc}");
+    // The run judged itself, and saw the simulator's counters over exactly this run.
+    let validity = result.validity.as_ref().expect("validity is reported");
+    let sim = validity
+        .server_stats
+        .as_ref()
+        .expect("simulator stats are read");
+    assert_eq!(
+        sim["requests"],
+        n + 1,
+        "the run's requests and the pre-flight"
+    );
+    assert!(validity
+        .event_loop_lag_ms
+        .as_ref()
+        .is_some_and(|d| d.count > 0));
     assert_invariants(&records);
     let chunks = out_len.div_ceil(k as u64) as f64;
     let s = &result.summary;

@@ -97,6 +97,23 @@ impl Client {
         }))
     }
 
+    /// GETs `path` on the server's base URL and parses JSON; `None` on any failure. Used for
+    /// optional side channels (the simulator's `/sim/stats`), never for measured requests.
+    pub async fn get_json(&self, base_url: &str, path: &str) -> Option<serde_json::Value> {
+        let url = format!("{}{path}", base_url.trim_end_matches('/'));
+        let resp = self
+            .http
+            .get(url)
+            .timeout(Duration::from_secs(2))
+            .send()
+            .await
+            .ok()?;
+        if !resp.status().is_success() {
+            return None;
+        }
+        serde_json::from_slice(&resp.bytes().await.ok()?).ok()
+    }
+
     /// The URL requests go to.
     pub fn url(&self) -> &str {
         &self.url

@@ -166,6 +166,12 @@ pub struct SimStats {
     pub late_chunks: u64,
     /// Largest lateness of any content chunk, in microseconds.
     pub max_lateness_us: u64,
+    /// Content chunks handed to the body (the denominator of `late_chunks`).
+    #[serde(default)]
+    pub chunks: u64,
+    /// Sum of every content chunk's lateness, in microseconds (mean = this / `chunks`).
+    #[serde(default)]
+    pub total_lateness_us: u64,
 }
 
 /// Live counters behind [`SimStats`].
@@ -180,6 +186,8 @@ pub(crate) struct Counters {
     pub(crate) malformed: AtomicU64,
     pub(crate) late_chunks: AtomicU64,
     pub(crate) max_lateness_us: AtomicU64,
+    pub(crate) chunks: AtomicU64,
+    pub(crate) total_lateness_us: AtomicU64,
 }
 
 impl Counters {
@@ -195,12 +203,16 @@ impl Counters {
             malformed: r(&self.malformed),
             late_chunks: r(&self.late_chunks),
             max_lateness_us: r(&self.max_lateness_us),
+            chunks: r(&self.chunks),
+            total_lateness_us: r(&self.total_lateness_us),
         }
     }
 
     /// Records how late a chunk was handed over relative to its deadline.
     pub(crate) fn record_lateness(&self, late: Duration) {
         let us = u64::try_from(late.as_micros()).unwrap_or(u64::MAX);
+        self.chunks.fetch_add(1, Ordering::Relaxed);
+        self.total_lateness_us.fetch_add(us, Ordering::Relaxed);
         if us > 1000 {
             self.late_chunks.fetch_add(1, Ordering::Relaxed);
         }
