@@ -126,9 +126,8 @@ async fn measure(
         .as_ref()
         .expect("simulator stats are read");
     assert_eq!(
-        sim["requests"],
-        n + 1,
-        "the run's requests and the pre-flight"
+        sim["requests"], n,
+        "exactly the measured requests, not the pre-flight"
     );
     assert!(validity
         .event_loop_lag_ms
