@@ -113,7 +113,10 @@ async fn measure(
 ) -> Vec<(&'static str, f64, f64)> {
     let server = start_sim(k, usage, FaultConfig::default()).await;
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(server.base_url(), BackendKind::Openai, n, conc, out_len);
+    let mut cfg = config(server.base_url(), BackendKind::Openai, n, conc, out_len);
+    // Arrivals spread at a rate that keeps `conc` streams in flight (each lasts ~110 ms),
+    // rather than bursts of `conc` connections at one instant.
+    cfg.load.request_rate = servebench::config::RequestRate::PerSecond(conc as f64 * 10.0);
     let (result, records) = run(cfg, dir.path()).await;
     server.shutdown().await;
 
