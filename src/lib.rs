@@ -18,4 +18,5 @@ pub mod run;
 pub mod sim;
 pub mod sse;
 pub mod stats;
+pub mod tokenizer;
 pub mod workload;
