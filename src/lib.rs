@@ -9,6 +9,7 @@ pub mod cli;
 pub mod client;
 pub mod clock;
 pub mod config;
+pub mod dataset;
 pub mod error;
 pub mod load;
 pub mod record;
