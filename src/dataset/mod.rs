@@ -162,6 +162,10 @@ pub fn build(
     }
 }
 
+/// The longest prompt or output servebench builds, in tokens (far above any context window;
+/// it keeps a typo such as an extra zero from allocating gigabytes).
+pub const MAX_LEN: u64 = 1 << 24;
+
 /// Input/output lengths, uniform integers in [floor(L(1−r)), ceil(L(1+r))] as vLLM draws them
 /// (never below 1).
 #[derive(Clone, Debug)]
@@ -187,6 +191,8 @@ impl LengthSampler {
                 "output length must be at least 1".into(),
             ));
         }
+        check_max("input length", input_len)?;
+        check_max("output length", output_len)?;
         Ok(LengthSampler {
             input: Self::bounds(input_len, r),
             output: Self::bounds(output_len, r),
@@ -212,6 +218,15 @@ impl LengthSampler {
             rng.random_range(self.output.0..=self.output.1),
         )
     }
+}
+
+pub(crate) fn check_max(what: &str, len: u64) -> Result<(), DatasetError> {
+    if len > MAX_LEN {
+        return Err(DatasetError::InvalidSpec(format!(
+            "{what} {len} is above the limit of {MAX_LEN} tokens"
+        )));
+    }
+    Ok(())
 }
 
 /// Separate, reproducible random streams for lengths and for text, so that changing how text

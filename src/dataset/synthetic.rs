@@ -59,6 +59,9 @@ pub(super) fn prefix(
             "prefix dataset: input (suffix) and output lengths must be at least 1".into(),
         ));
     }
+    super::check_max("prefix length", prefix_len)?;
+    super::check_max("input length", input_len)?;
+    super::check_max("output length", output_len)?;
     let (_, mut rng) = rngs(seed);
     let words = usable_words(tok)?;
     let groups = usize::try_from(num_prefixes).unwrap_or(usize::MAX).min(n);

@@ -520,3 +520,23 @@ fn tiny_and_varied_lengths_are_exact() {
         }
     }
 }
+
+#[test]
+fn absurd_lengths_are_rejected_not_allocated() {
+    let tok = cl100k();
+    let spec = DatasetSpec::Random {
+        input_len: 1 << 40,
+        output_len: 10,
+        range_ratio: 0.0,
+    };
+    let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
+    assert!(err.contains("above the limit"), "{err}");
+    let spec = DatasetSpec::Prefix {
+        prefix_len: 10,
+        input_len: 10,
+        output_len: 10,
+        num_prefixes: 0,
+    };
+    let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
+    assert!(err.contains("number of prefixes"), "{err}");
+}

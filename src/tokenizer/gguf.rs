@@ -22,6 +22,11 @@ pub const GGUF_MAGIC: [u8; 4] = *b"GGUF";
 
 /// Nested arrays deeper than this are treated as corruption (real files use depth 1).
 const MAX_ARRAY_DEPTH: u32 = 4;
+/// Limits well above any real metadata (vocabularies hold ~10^5 tokens; templates a few KB),
+/// so that a corrupt count inside a large model file cannot make the reader walk into the
+/// weights and build gigabytes of values.
+const MAX_ARRAY_LEN: u64 = 1 << 24;
+const MAX_STRING_LEN: u64 = 1 << 26;
 
 /// One metadata value.
 #[derive(Clone, Debug, PartialEq)]
@@ -209,6 +214,12 @@ impl<R: Read> Reader<R> {
     fn string(&mut self) -> Result<String, GgufError> {
         let len = self.u64()?;
         self.ensure(len)?;
+        if len > MAX_STRING_LEN {
+            return Err(GgufError::Corrupt(format!(
+                "string of {len} bytes at offset {} (limit {MAX_STRING_LEN})",
+                self.offset
+            )));
+        }
         let len_usize = usize::try_from(len)
             .map_err(|_| GgufError::Corrupt(format!("string length {len} too large")))?;
         let mut buf = vec![0u8; len_usize];
@@ -306,6 +317,12 @@ impl<R: Read> Reader<R> {
                 })?;
                 let needed = count.saturating_mul(min);
                 self.ensure(needed)?;
+                if count > MAX_ARRAY_LEN {
+                    return Err(GgufError::Corrupt(format!(
+                        "array of {count} elements at offset {} (limit {MAX_ARRAY_LEN})",
+                        self.offset
+                    )));
+                }
                 let count = usize::try_from(count)
                     .map_err(|_| GgufError::Corrupt(format!("array count {count} too large")))?;
                 let mut items = Vec::with_capacity(count);

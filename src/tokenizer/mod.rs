@@ -3,8 +3,10 @@
 //! [`Tokenizer::load`] accepts a tiktoken encoding name (embedded in `tiktoken-rs`), a Hugging
 //! Face `tokenizer.json` (or a directory holding one), or a GGUF model file, from which the
 //! tokenizer is rebuilt out of the `tokenizer.ggml.*` metadata the way llama.cpp builds it
-//! (see `from_gguf`). A loaded [`Tokenizer`] is an `Arc` inside: load it once, clone it freely,
-//! share it between threads.
+//! (`gguf` reads the metadata, `from_gguf` checks it, `bpe` is the fast byte-level BPE used
+//! for `gpt-2`/`smollm`-style vocabularies, and the `tokenizers` crate runs the others). A
+//! loaded [`Tokenizer`] is an `Arc` inside: load it once, clone it freely, share it between
+//! threads.
 //!
 //! Encoding never adds BOS/EOS or any other template token: `encode` maps plain text to ids.
 //! Text that spells a special token (e.g. `<|im_start|>`) is matched as that token by Hugging
@@ -12,8 +14,9 @@
 //!
 //! This module does no HTTP and reads no clock; it reads files only in `load`.
 //! To add a tokenizer source: add a `Backend` variant, detect it in `load`, and implement the
-//! match arms of `encode`, `decode`, `encode_with_offsets` and `token_bytes`.
+//! match arms of `encode`, `encode_with_offsets`, `decode` and `count`.
 
+pub mod bpe;
 pub mod from_gguf;
 pub mod gguf;
 
@@ -73,6 +76,7 @@ pub enum TokenizerError {
 enum Backend {
     Tiktoken(Box<CoreBPE>),
     Hf(Box<tokenizers::Tokenizer>),
+    Bpe(Box<bpe::ByteBpe>),
 }
 
 struct Inner {
@@ -188,9 +192,11 @@ impl Tokenizer {
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("gguf"));
         if is_gguf || gguf_ext {
-            let tok = from_gguf::load(path)?;
             let name = format!("gguf:{}", path.display());
-            return Ok(Self::from_hf(name, tok));
+            return Ok(match from_gguf::load(path)? {
+                from_gguf::Built::Fast(b) => Self::from_bpe(name, b),
+                from_gguf::Built::Hf(t) => Self::from_hf(name, *t),
+            });
         }
         Self::load_json(path)
     }
@@ -220,6 +226,22 @@ impl Tokenizer {
         Self::from_backend(name, Backend::Hf(Box::new(tok)), vocab_size, special)
     }
 
+    fn from_bpe(name: String, b: Box<bpe::ByteBpe>) -> Tokenizer {
+        let vocab_size = b.vocab_size();
+        let special = (0..vocab_size as u32).map(|id| b.is_added(id)).collect();
+        Self::from_backend(name, Backend::Bpe(b), vocab_size, special)
+    }
+
+    /// A GGUF file's tokenizer on the general `tokenizers` pipeline, bypassing the fast
+    /// byte-level BPE (for checking one against the other).
+    pub fn load_gguf_general(path: &Path) -> Result<Tokenizer, TokenizerError> {
+        let tok = from_gguf::load_general(path)?;
+        Ok(Self::from_hf(
+            format!("gguf-general:{}", path.display()),
+            tok,
+        ))
+    }
+
     fn from_backend(
         name: String,
         backend: Backend,
@@ -246,6 +268,7 @@ impl Tokenizer {
     pub fn encode(&self, text: &str) -> Vec<u32> {
         match &self.inner.backend {
             Backend::Tiktoken(bpe) => bpe.encode_ordinary(text),
+            Backend::Bpe(b) => b.encode(text),
             // Without truncation or padding configured, encoding cannot fail for a byte-level
             // or otherwise complete vocabulary; an error (never seen) yields no ids.
             Backend::Hf(tok) => tok
@@ -269,6 +292,15 @@ impl Tokenizer {
                     pos = (pos + len).min(text.len());
                     offsets.push((start, ceil_boundary(text, pos)));
                 }
+                (ids, offsets)
+            }
+            Backend::Bpe(b) => {
+                let mut ids = Vec::with_capacity(text.len() / 3 + 1);
+                let mut offsets = Vec::with_capacity(text.len() / 3 + 1);
+                b.encode_spans(text, |id, s, e| {
+                    ids.push(id);
+                    offsets.push((floor_boundary(text, s), ceil_boundary(text, e)));
+                });
                 (ids, offsets)
             }
             Backend::Hf(tok) => match tok.encode(text, false) {
@@ -305,6 +337,7 @@ impl Tokenizer {
                 };
                 String::from_utf8_lossy(&bytes).into_owned()
             }
+            Backend::Bpe(b) => String::from_utf8_lossy(&b.decode_bytes(ids)).into_owned(),
             Backend::Hf(tok) => {
                 let known: Vec<u32> = ids
                     .iter()
@@ -320,6 +353,11 @@ impl Tokenizer {
     pub fn count(&self, text: &str) -> usize {
         match &self.inner.backend {
             Backend::Tiktoken(bpe) => bpe.encode_ordinary(text).len(),
+            Backend::Bpe(b) => {
+                let mut n = 0;
+                b.encode_spans(text, |_, _, _| n += 1);
+                n
+            }
             Backend::Hf(_) => self.encode(text).len(),
         }
     }
@@ -344,8 +382,8 @@ impl Tokenizer {
     }
 
     fn compute_word_tokens(&self) -> WordTokens {
-        // Candidates by their text; then one encode of all of them, separated by spaces,
-        // keeps those that come back as exactly themselves.
+        // Candidates by their text (a space and ASCII letters, or ASCII letters); then only
+        // those that encode back to exactly themselves are kept.
         let mut candidates: Vec<(u32, String, bool)> = Vec::new();
         for id in 0..self.inner.vocab_size as u32 {
             if self.is_special(id) {
@@ -361,24 +399,20 @@ impl Tokenizer {
             }
         }
         let mut words = WordTokens::default();
-        // Spaced candidates can be checked together: each is its own pre-token.
-        let mut joined = String::new();
-        let mut ranges = Vec::new();
-        for (id, text, spaced) in &candidates {
-            if *spaced {
-                let start = joined.len();
-                joined.push_str(text);
-                ranges.push((*id, start, joined.len()));
-            }
-        }
-        let (ids, offsets) = self.encode_with_offsets(&joined);
-        let mut by_start = std::collections::HashMap::with_capacity(ids.len());
-        for (i, &(s, e)) in offsets.iter().enumerate() {
-            by_start.insert(s, (ids[i], e));
-        }
-        for (id, s, e) in ranges {
-            if by_start.get(&s) == Some(&(id, e)) {
-                words.spaced.push(id);
+        // Spaced candidates are checked in chunks: a chunk whose concatenation encodes to
+        // exactly its ids is kept whole (the usual case); otherwise each is checked alone.
+        let spaced: Vec<&(u32, String, bool)> = candidates.iter().filter(|c| c.2).collect();
+        for chunk in spaced.chunks(256) {
+            let joined: String = chunk.iter().map(|c| c.1.as_str()).collect();
+            let want: Vec<u32> = chunk.iter().map(|c| c.0).collect();
+            if self.encode(&joined) == want {
+                words.spaced.extend(want);
+            } else {
+                for (id, text, _) in chunk.iter().copied() {
+                    if self.encode(text) == [*id] {
+                        words.spaced.push(*id);
+                    }
+                }
             }
         }
         for (id, text, spaced) in &candidates {

@@ -304,3 +304,106 @@ fn real_gguf_matches_llama_cpp_tokenize_fixture() {
         differ.join("\n")
     );
 }
+
+/// Random strings over many scripts, whitespace kinds, digits, contractions and specials.
+fn random_texts(n: usize, seed: u64) -> Vec<String> {
+    let mut state = seed | 1;
+    let mut next = move |m: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % m
+    };
+    let ranges: &[(u32, u32)] = &[
+        (0x20, 0x7E),
+        (0x20, 0x7E),
+        (0x20, 0x7E),
+        (0xA0, 0x24F),
+        (0x370, 0x4FF),
+        (0x590, 0x6FF),
+        (0x900, 0x97F),
+        (0x2000, 0x206F),
+        (0x3000, 0x30FF),
+        (0x4E00, 0x9FFF),
+        (0xAC00, 0xD7A3),
+        (0x1D400, 0x1D7FF),
+        (0x1F300, 0x1FAFF),
+    ];
+    let extras = [
+        " ",
+        "  ",
+        "   ",
+        "\n",
+        "\n\n",
+        "\t",
+        " \n",
+        "\r\n",
+        "'s",
+        "'ll",
+        "'RE",
+        "0",
+        "42",
+        "1999",
+        "<|im_start|>",
+        "<|endoftext|>",
+        "\u{3000}",
+        "\u{a0}",
+        "...",
+    ];
+    (0..n)
+        .map(|_| {
+            let mut s = String::new();
+            for _ in 0..1 + next(50) {
+                if next(5) == 0 {
+                    s.push_str(extras[next(extras.len() as u64) as usize]);
+                } else {
+                    let (lo, hi) = ranges[next(ranges.len() as u64) as usize];
+                    if let Some(c) = char::from_u32(lo + next(u64::from(hi - lo + 1)) as u32) {
+                        s.push(c);
+                    }
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn fast_gguf_bpe_agrees_with_the_general_pipeline() {
+    let Some(path) = super::testutil::real_gguf_path() else {
+        return;
+    };
+    let Some(fast) = real_gguf_tokenizer() else {
+        return;
+    };
+    let general = Tokenizer::load_gguf_general(&path).unwrap();
+    let mut texts = random_texts(3000, 99);
+    let fixture = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/smollm2_tokenize.jsonl"),
+    )
+    .unwrap();
+    for line in fixture.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        texts.push(v["text"].as_str().unwrap().to_string());
+    }
+    texts.push("x".repeat(5000) + &" ".repeat(3000) + "end");
+    for t in &texts {
+        let ids = fast.encode(t);
+        assert_eq!(ids, general.encode(t), "{t:?}");
+        assert_eq!(fast.count(t), ids.len());
+        assert_eq!(fast.encode_with_offsets(t).0, ids);
+        assert_eq!(fast.decode(&ids), general.decode(&ids), "{t:?}");
+    }
+}
+
+#[test]
+fn gguf_default_pre_uses_the_general_pipeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("default.gguf");
+    std::fs::write(&p, tiny_gguf("default")).unwrap();
+    let t = Tokenizer::load(&p.to_string_lossy()).unwrap();
+    // `default` splits "12" off as a number piece; the "1 2" merge applies inside it.
+    let ids = t.encode("a the 12");
+    assert_eq!(t.decode(&ids), "a the 12");
+    assert!(ids.contains(&257), "{ids:?}");
+}
