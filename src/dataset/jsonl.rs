@@ -1,0 +1,109 @@
+//! `jsonl`: the user's own prompts, one JSON object per line.
+//!
+//! Each non-blank line is `{"prompt": "..."}` or `{"messages": [{"role": ..., "content": ...},
+//! ...]}`, with an optional `"output_len"` (else the spec's). `content` may be a string or an
+//! array of parts, whose `{"type": "text", "text": ...}` parts are used. For `messages`,
+//! `Prompt::text` is the contents joined by "\n" and `input_len` is its token count: the chat
+//! template's own tokens are not included (the server adds them). Lines are used in file
+//! order; when `n` is larger than the number of lines they are used again from the start.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{read_file, DatasetError, Prompt};
+use crate::tokenizer::Tokenizer;
+
+pub(super) fn build(
+    path: &Path,
+    tok: &Tokenizer,
+    output_len: u64,
+    n: usize,
+) -> Result<Vec<Prompt>, DatasetError> {
+    let body = read_file(path)?;
+    let bad = |line: usize, reason: String| DatasetError::BadLine {
+        path: path.to_path_buf(),
+        line,
+        reason,
+    };
+    let mut prompts = Vec::new();
+    for (i, line) in body.lines().enumerate() {
+        let line_no = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value =
+            serde_json::from_str(line).map_err(|e| bad(line_no, format!("not valid JSON: {e}")))?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| bad(line_no, "expected a JSON object".into()))?;
+        let out = match obj.get("output_len") {
+            None | Some(Value::Null) => output_len,
+            Some(x) => x.as_u64().filter(|&o| o > 0).ok_or_else(|| {
+                bad(
+                    line_no,
+                    format!("output_len must be a positive integer, got {x}"),
+                )
+            })?,
+        };
+        let (text, messages) = if let Some(p) = obj.get("prompt") {
+            let p = p
+                .as_str()
+                .ok_or_else(|| bad(line_no, "\"prompt\" must be a string".into()))?;
+            (p.to_string(), None)
+        } else if let Some(m) = obj.get("messages") {
+            let text = messages_text(m).map_err(|r| bad(line_no, r))?;
+            (text, Some(m.clone()))
+        } else {
+            return Err(bad(
+                line_no,
+                "needs a \"prompt\" string or a \"messages\" array".into(),
+            ));
+        };
+        let input_len = tok.count(&text) as u64;
+        prompts.push(Prompt {
+            text,
+            input_len,
+            output_len: out,
+            messages,
+        });
+    }
+    if prompts.is_empty() {
+        return Err(DatasetError::Empty(path.to_path_buf()));
+    }
+    let have = prompts.len();
+    Ok((0..n).map(|i| prompts[i % have].clone()).collect())
+}
+
+/// The text contents of a chat `messages` array, joined by "\n".
+fn messages_text(m: &Value) -> Result<String, String> {
+    let arr = m
+        .as_array()
+        .ok_or_else(|| "\"messages\" must be an array".to_string())?;
+    if arr.is_empty() {
+        return Err("\"messages\" is empty".into());
+    }
+    let mut parts = Vec::with_capacity(arr.len());
+    for (i, msg) in arr.iter().enumerate() {
+        let content = msg
+            .get("content")
+            .ok_or_else(|| format!("message {i} has no \"content\""))?;
+        match content {
+            Value::String(s) => parts.push(s.clone()),
+            Value::Array(items) => {
+                for it in items {
+                    if let Some(t) = it.get("text").and_then(Value::as_str) {
+                        parts.push(t.to_string());
+                    }
+                }
+            }
+            Value::Null => {}
+            _ => {
+                return Err(format!(
+                    "message {i}: \"content\" must be a string or an array"
+                ))
+            }
+        }
+    }
+    Ok(parts.join("\n"))
+}

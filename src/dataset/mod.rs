@@ -1,0 +1,303 @@
+//! What is asked: builds benchmark prompts whose token counts are exact under the served
+//! model's tokenizer.
+//!
+//! [`build`] turns a [`DatasetSpec`] into `n` [`Prompt`]s, seeded and reproducible. Every
+//! `input_len` is the tokenizer's count of the prompt text (`Tokenizer::count`, no BOS or chat
+//! template); for the synthetic datasets (`random`, `book`, `prefix`) it is also exactly the
+//! length that was asked for: each prompt is re-tokenized and fixed up until it is (see
+//! `fit_exact`), or the build fails with an error; it never returns an inexact prompt.
+//!
+//! This module reads dataset files and runs the tokenizer; it does no HTTP and reads no clock.
+//! To add a dataset: add a [`DatasetSpec`] variant and a submodule with a
+//! `build(..) -> Result<Vec<Prompt>, DatasetError>`, dispatch to it in [`build`], and test
+//! that every prompt re-tokenizes to its `input_len`.
+
+mod book;
+mod jsonl;
+mod sharegpt;
+mod synthetic;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+use crate::tokenizer::Tokenizer;
+
+pub use sharegpt::{SHAREGPT_MAX_PROMPT_LEN, SHAREGPT_MAX_TOTAL_LEN, SHAREGPT_MIN_LEN};
+
+/// One prompt to send.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prompt {
+    /// The prompt text (for `messages` prompts: the message contents joined by "\n").
+    pub text: String,
+    /// The tokenizer's count of `text`: exact, no BOS or chat-template tokens.
+    pub input_len: u64,
+    /// The number of tokens to ask the server for.
+    pub output_len: u64,
+    /// The chat messages, for jsonl lines that gave `messages` instead of `prompt`.
+    pub messages: Option<serde_json::Value>,
+}
+
+/// Which prompts to build.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DatasetSpec {
+    /// Text of real vocabulary words; lengths uniform in [L(1−r), L(1+r)] (vLLM's
+    /// `--random-range-ratio`, r in [0, 1)), applied to input and output alike.
+    Random {
+        input_len: u64,
+        output_len: u64,
+        range_ratio: f64,
+    },
+    /// Slices of a plain-text file, each starting at a seeded offset; lengths as `Random`.
+    Book {
+        path: PathBuf,
+        input_len: u64,
+        output_len: u64,
+        range_ratio: f64,
+    },
+    /// A ShareGPT JSON file; `output_len` overrides the answer's token count.
+    ShareGpt {
+        path: PathBuf,
+        output_len: Option<u64>,
+    },
+    /// One JSON object per line with `prompt` or `messages`, and optional `output_len`.
+    Jsonl { path: PathBuf, output_len: u64 },
+    /// `num_prefixes` shared prefixes of `prefix_len` tokens, each prompt one prefix followed
+    /// by its own random suffix of `input_len` tokens (prompt i uses prefix i mod num_prefixes).
+    Prefix {
+        prefix_len: u64,
+        input_len: u64,
+        output_len: u64,
+        num_prefixes: u64,
+    },
+}
+
+/// Why prompts could not be built. Each message is one line naming the file or setting.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("cannot read dataset file {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("dataset file {0} is empty")]
+    Empty(PathBuf),
+    #[error(
+        "book {path} has {tokens} tokens under {tokenizer}, fewer than the {needed} a prompt needs"
+    )]
+    BookTooShort {
+        path: PathBuf,
+        tokens: usize,
+        needed: u64,
+        tokenizer: String,
+    },
+    #[error("{path}: {reason}")]
+    BadFile { path: PathBuf, reason: String },
+    #[error("{path} line {line}: {reason}")]
+    BadLine {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+    #[error("{path}: no conversation passes the filters ({reason})")]
+    NoValidPrompts { path: PathBuf, reason: String },
+    #[error("invalid dataset setting: {0}")]
+    InvalidSpec(String),
+    #[error("could not build a prompt of exactly {target} tokens under {tokenizer}: {reason}")]
+    NotExact {
+        target: u64,
+        tokenizer: String,
+        reason: String,
+    },
+}
+
+/// Builds `n` prompts for `spec` under `tok`, seeded by `seed`.
+pub fn build(
+    spec: &DatasetSpec,
+    tok: &Tokenizer,
+    n: usize,
+    seed: u64,
+) -> Result<Vec<Prompt>, DatasetError> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    match spec {
+        DatasetSpec::Random {
+            input_len,
+            output_len,
+            range_ratio,
+        } => {
+            let lens = LengthSampler::new(*input_len, *output_len, *range_ratio)?;
+            synthetic::random(tok, &lens, n, seed)
+        }
+        DatasetSpec::Book {
+            path,
+            input_len,
+            output_len,
+            range_ratio,
+        } => {
+            let lens = LengthSampler::new(*input_len, *output_len, *range_ratio)?;
+            book::build(path, tok, &lens, n, seed)
+        }
+        DatasetSpec::ShareGpt { path, output_len } => {
+            sharegpt::build(path, tok, *output_len, n, seed)
+        }
+        DatasetSpec::Jsonl { path, output_len } => jsonl::build(path, tok, *output_len, n),
+        DatasetSpec::Prefix {
+            prefix_len,
+            input_len,
+            output_len,
+            num_prefixes,
+        } => synthetic::prefix(
+            tok,
+            *prefix_len,
+            *input_len,
+            *output_len,
+            *num_prefixes,
+            n,
+            seed,
+        ),
+    }
+}
+
+/// The longest prompt or output servebench builds, in tokens (far above any context window;
+/// it keeps a typo such as an extra zero from allocating gigabytes).
+pub const MAX_LEN: u64 = 1 << 24;
+
+/// Input/output lengths, uniform integers in [floor(L(1−r)), ceil(L(1+r))] as vLLM draws them
+/// (never below 1).
+#[derive(Clone, Debug)]
+pub(crate) struct LengthSampler {
+    input: (u64, u64),
+    output: (u64, u64),
+}
+
+impl LengthSampler {
+    pub(crate) fn new(input_len: u64, output_len: u64, r: f64) -> Result<Self, DatasetError> {
+        if !(0.0..1.0).contains(&r) {
+            return Err(DatasetError::InvalidSpec(format!(
+                "range ratio {r} is outside [0, 1)"
+            )));
+        }
+        if input_len == 0 {
+            return Err(DatasetError::InvalidSpec(
+                "input length must be at least 1".into(),
+            ));
+        }
+        if output_len == 0 {
+            return Err(DatasetError::InvalidSpec(
+                "output length must be at least 1".into(),
+            ));
+        }
+        check_max("input length", input_len)?;
+        check_max("output length", output_len)?;
+        Ok(LengthSampler {
+            input: Self::bounds(input_len, r),
+            output: Self::bounds(output_len, r),
+        })
+    }
+
+    fn bounds(len: u64, r: f64) -> (u64, u64) {
+        let l = len as f64;
+        let lo = ((l * (1.0 - r)).floor() as u64).max(1);
+        let hi = ((l * (1.0 + r)).ceil() as u64).max(lo);
+        (lo, hi)
+    }
+
+    /// The largest input length this sampler can draw.
+    pub(crate) fn max_input(&self) -> u64 {
+        self.input.1
+    }
+
+    /// (input_len, output_len) for the next prompt.
+    pub(crate) fn draw(&self, rng: &mut StdRng) -> (u64, u64) {
+        (
+            rng.random_range(self.input.0..=self.input.1),
+            rng.random_range(self.output.0..=self.output.1),
+        )
+    }
+}
+
+pub(crate) fn check_max(what: &str, len: u64) -> Result<(), DatasetError> {
+    if len > MAX_LEN {
+        return Err(DatasetError::InvalidSpec(format!(
+            "{what} {len} is above the limit of {MAX_LEN} tokens"
+        )));
+    }
+    Ok(())
+}
+
+/// Separate, reproducible random streams for lengths and for text, so that changing how text
+/// is made never changes the lengths drawn for a seed.
+pub(crate) fn rngs(seed: u64) -> (StdRng, StdRng) {
+    (
+        StdRng::seed_from_u64(seed ^ 0x1E46_7115_0000_0001),
+        StdRng::seed_from_u64(seed ^ 0x7E47_0000_0000_0002),
+    )
+}
+
+/// How many candidate sizes `fit_exact` tries before giving up.
+const FIT_ATTEMPTS: usize = 40;
+
+/// The fix-up loop behind every exact length. `text_of(k)` makes a candidate text from `k`
+/// source tokens (a slice of a book, `k` vocabulary words, ...), growing with `k`. Starting at
+/// `k = start_k`, it re-tokenizes the candidate and moves `k` by the difference between the
+/// count and the target (a merge across a boundary costs a token, a split adds one), then by
+/// single steps once a size repeats. Returns the first candidate whose count is exactly
+/// `target`, or None when no size in reach works (the caller then changes the source: another
+/// start offset, other words).
+pub(crate) fn fit_exact<F>(
+    tok: &Tokenizer,
+    target: usize,
+    start_k: usize,
+    max_k: usize,
+    mut text_of: F,
+) -> Option<String>
+where
+    F: FnMut(usize) -> Option<String>,
+{
+    let mut seen = HashSet::new();
+    let max_k = max_k.max(1);
+    let mut k = start_k.clamp(1, max_k);
+    for _ in 0..FIT_ATTEMPTS {
+        let text = text_of(k)?;
+        let c = tok.count(&text);
+        if c == target {
+            return Some(text);
+        }
+        seen.insert(k);
+        let jump = (k as i64 + target as i64 - c as i64).clamp(1, max_k as i64) as usize;
+        let step = if c > target {
+            k.saturating_sub(1).max(1)
+        } else {
+            (k + 1).min(max_k)
+        };
+        k = if !seen.contains(&jump) {
+            jump
+        } else if !seen.contains(&step) {
+            step
+        } else {
+            return None;
+        };
+    }
+    None
+}
+
+fn read_file(path: &Path) -> Result<String, DatasetError> {
+    let bytes = std::fs::read(path).map_err(|source| DatasetError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    String::from_utf8(bytes).map_err(|e| DatasetError::BadFile {
+        path: path.to_path_buf(),
+        reason: format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests;

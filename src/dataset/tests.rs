@@ -1,0 +1,542 @@
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::tokenizer::testutil::{cl100k, real_gguf_tokenizer};
+
+/// The tokenizers every exactness test runs under: cl100k_base and, unless skipped, the real
+/// SmolLM2 GGUF.
+fn tokenizers() -> Vec<Tokenizer> {
+    let mut v = vec![cl100k()];
+    v.extend(real_gguf_tokenizer());
+    v
+}
+
+/// A long deterministic pseudo-English text: sentences, punctuation, digits, newlines,
+/// paragraphs and a few non-ASCII words. About 1.3 tokens per word.
+pub(crate) fn pseudo_book(words: usize) -> String {
+    const W: &[&str] = &[
+        "the",
+        "of",
+        "and",
+        "to",
+        "in",
+        "a",
+        "is",
+        "was",
+        "for",
+        "on",
+        "that",
+        "with",
+        "as",
+        "by",
+        "at",
+        "from",
+        "his",
+        "her",
+        "it",
+        "an",
+        "were",
+        "which",
+        "this",
+        "river",
+        "house",
+        "winter",
+        "letter",
+        "captain",
+        "morning",
+        "garden",
+        "silence",
+        "promise",
+        "journey",
+        "window",
+        "mountain",
+        "station",
+        "whisper",
+        "evening",
+        "kingdom",
+        "lantern",
+        "harbour",
+        "merchant",
+        "quietly",
+        "suddenly",
+        "never",
+        "always",
+        "beneath",
+        "across",
+        "although",
+        "remembered",
+        "wondered",
+        "carried",
+        "opened",
+        "followed",
+        "answered",
+        "believed",
+        "café",
+        "naïve",
+        "Zürich",
+        "façade",
+        "über",
+        "déjà",
+        "São",
+        "東京",
+        "Ελλάδα",
+        "😀",
+    ];
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = move |m: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % m as u64) as usize
+    };
+    let mut out = String::with_capacity(words * 7);
+    let mut in_sentence = 0usize;
+    for _ in 0..words {
+        let r = next(100);
+        let w = if r < 4 {
+            format!("{}", next(100_000))
+        } else if r < 5 {
+            format!("{}.{}", next(100), next(100))
+        } else {
+            W[next(W.len())].to_string()
+        };
+        if in_sentence == 0 {
+            let mut c = w.chars();
+            if let Some(f) = c.next() {
+                out.extend(f.to_uppercase());
+                out.push_str(c.as_str());
+            }
+        } else {
+            out.push_str(&w);
+        }
+        in_sentence += 1;
+        let end = in_sentence > 4 && next(12) == 0;
+        if end {
+            out.push_str([".", ".", ".", "!", "?", "...", "\"", ";"][next(8)]);
+            in_sentence = 0;
+            match next(10) {
+                0 => out.push_str("\n\n"),
+                1 => out.push('\n'),
+                _ => out.push(' '),
+            }
+        } else {
+            match next(30) {
+                0 | 1 => out.push_str(", "),
+                2 => out.push_str(" — "),
+                3 => out.push_str(": "),
+                4 => out.push_str(" ("),
+                _ => out.push(' '),
+            }
+        }
+    }
+    out.push_str(".\n");
+    out
+}
+
+fn write_book(dir: &Path, words: usize) -> PathBuf {
+    let p = dir.join("book.txt");
+    std::fs::write(&p, pseudo_book(words)).unwrap();
+    p
+}
+
+fn assert_exact(tok: &Tokenizer, prompts: &[Prompt], target: u64) {
+    for (i, p) in prompts.iter().enumerate() {
+        assert_eq!(p.input_len, target, "{} prompt {i}", tok.name());
+        assert_eq!(
+            tok.count(&p.text) as u64,
+            p.input_len,
+            "{} prompt {i} does not re-tokenize to its input_len",
+            tok.name()
+        );
+    }
+}
+
+#[test]
+fn random_prompts_are_exact_at_80_10k_and_128k() {
+    for tok in tokenizers() {
+        for (target, n) in [(80u64, 64usize), (10_000, 4), (128_000, 1)] {
+            let spec = DatasetSpec::Random {
+                input_len: target,
+                output_len: 128,
+                range_ratio: 0.0,
+            };
+            let prompts = build(&spec, &tok, n, 7).unwrap();
+            assert_eq!(prompts.len(), n);
+            assert_exact(&tok, &prompts, target);
+            assert!(prompts.iter().all(|p| p.output_len == 128));
+        }
+    }
+}
+
+#[test]
+fn book_prompts_are_exact_at_80_10k_and_128k() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_book(dir.path(), 140_000);
+    for tok in tokenizers() {
+        for (target, n) in [(80u64, 64usize), (10_000, 4), (128_000, 1)] {
+            let spec = DatasetSpec::Book {
+                path: path.clone(),
+                input_len: target,
+                output_len: 64,
+                range_ratio: 0.0,
+            };
+            let prompts = build(&spec, &tok, n, 11).unwrap();
+            assert_eq!(prompts.len(), n);
+            assert_exact(&tok, &prompts, target);
+            for w in prompts.windows(2) {
+                assert_ne!(
+                    w[0].text, w[1].text,
+                    "consecutive prompts start at the same offset"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn book_prompts_wrap_around_a_short_book() {
+    let tok = cl100k();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_book(dir.path(), 400);
+    let book_tokens = tok.count(&std::fs::read_to_string(&path).unwrap()) as u64;
+    let target = book_tokens - 3;
+    let spec = DatasetSpec::Book {
+        path,
+        input_len: target,
+        output_len: 8,
+        range_ratio: 0.0,
+    };
+    let prompts = build(&spec, &tok, 20, 3).unwrap();
+    assert_exact(&tok, &prompts, target);
+}
+
+#[test]
+fn range_ratio_bounds_hold_and_lengths_vary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_book(dir.path(), 3_000);
+    let tok = cl100k();
+    for spec in [
+        DatasetSpec::Random {
+            input_len: 101,
+            output_len: 40,
+            range_ratio: 0.5,
+        },
+        DatasetSpec::Book {
+            path: path.clone(),
+            input_len: 101,
+            output_len: 40,
+            range_ratio: 0.5,
+        },
+    ] {
+        let prompts = build(&spec, &tok, 300, 5).unwrap();
+        let (mut lo, mut hi) = (u64::MAX, 0);
+        for p in &prompts {
+            assert!((50..=152).contains(&p.input_len), "{}", p.input_len);
+            assert!((20..=60).contains(&p.output_len), "{}", p.output_len);
+            assert_eq!(tok.count(&p.text) as u64, p.input_len);
+            lo = lo.min(p.input_len);
+            hi = hi.max(p.input_len);
+        }
+        assert!(lo < 60 && hi > 140, "lengths do not spread: {lo}..{hi}");
+    }
+    for bad in [1.0, -0.1, f64::NAN] {
+        let spec = DatasetSpec::Random {
+            input_len: 10,
+            output_len: 10,
+            range_ratio: bad,
+        };
+        let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
+        assert!(err.contains("range ratio"), "{err}");
+    }
+}
+
+#[test]
+fn builds_are_reproducible_by_seed() {
+    let tok = cl100k();
+    let spec = DatasetSpec::Random {
+        input_len: 50,
+        output_len: 10,
+        range_ratio: 0.2,
+    };
+    let a = build(&spec, &tok, 8, 42).unwrap();
+    let b = build(&spec, &tok, 8, 42).unwrap();
+    let c = build(&spec, &tok, 8, 43).unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn book_errors_name_the_file() {
+    let tok = cl100k();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = |path: PathBuf, input_len| DatasetSpec::Book {
+        path,
+        input_len,
+        output_len: 1,
+        range_ratio: 0.0,
+    };
+    let missing = dir.path().join("missing.txt");
+    let err = build(&spec(missing, 10), &tok, 1, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("cannot read") && err.contains("missing.txt"),
+        "{err}"
+    );
+
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, " \n").unwrap();
+    let err = build(&spec(empty, 10), &tok, 1, 0).unwrap_err().to_string();
+    assert!(
+        err.contains("empty.txt") && err.contains("is empty"),
+        "{err}"
+    );
+
+    let short = dir.path().join("short.txt");
+    std::fs::write(&short, "Only a few words here.").unwrap();
+    let err = build(&spec(short, 1000), &tok, 1, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("short.txt") && err.contains("fewer than the 1000"),
+        "{err}"
+    );
+    assert!(!err.contains('\n'));
+}
+
+#[test]
+fn prefix_prompts_share_their_prefix_verbatim_and_are_exact() {
+    for tok in tokenizers() {
+        let spec = DatasetSpec::Prefix {
+            prefix_len: 50,
+            input_len: 30,
+            output_len: 16,
+            num_prefixes: 2,
+        };
+        let prompts = build(&spec, &tok, 6, 9).unwrap();
+        assert_exact(&tok, &prompts, 80);
+        let common = |a: &str, b: &str| {
+            let n = a
+                .char_indices()
+                .zip(b.chars())
+                .take_while(|((_, x), y)| x == y)
+                .last()
+                .map(|((i, x), _)| i + x.len_utf8())
+                .unwrap_or(0);
+            // Cut back to the space where the suffixes begin.
+            a[..n]
+                .rfind(' ')
+                .map(|i| a[..i].to_string())
+                .unwrap_or_default()
+        };
+        // Prompts 0, 2, 4 share prefix 0; 1, 3, 5 share prefix 1.
+        for (a, b) in [(0, 2), (2, 4), (1, 3), (3, 5)] {
+            let shared = common(&prompts[a].text, &prompts[b].text);
+            assert!(
+                tok.count(&shared) >= 49,
+                "{}: {a} and {b} share {shared:?}",
+                tok.name()
+            );
+        }
+        assert!(tok.count(&common(&prompts[0].text, &prompts[1].text)) < 10);
+        let suffixes: std::collections::HashSet<_> = prompts.iter().map(|p| &p.text).collect();
+        assert_eq!(suffixes.len(), 6);
+    }
+}
+
+const SHAREGPT: &str = r#"[
+  {"id": "a", "conversations": [
+    {"from": "human", "value": "Explain how a rainbow forms, in two sentences please."},
+    {"from": "gpt", "value": "Sunlight enters raindrops, bends, reflects inside and bends again on the way out. Each colour bends by a different amount, so they fan out into a bow."}]},
+  {"id": "one-turn", "conversations": [
+    {"from": "human", "value": "This conversation has a single turn and must be skipped."}]},
+  {"id": "short-prompt", "conversations": [
+    {"from": "human", "value": "Hi"},
+    {"from": "gpt", "value": "Hello! How can I help you today with anything at all?"}]},
+  {"id": "short-answer", "conversations": [
+    {"from": "human", "value": "Say yes or no: is water wet in the usual sense?"},
+    {"from": "gpt", "value": "Yes."}]},
+  {"id": "system-first", "conversations": [
+    {"from": "system", "value": "You are terse."},
+    {"from": "human", "value": "Name three primary colours of light, separated by commas."},
+    {"from": "gpt", "value": "Red, green and blue are the primary colours of light."}]},
+  {"id": "no-conversations"}
+]"#;
+
+#[test]
+fn sharegpt_filters_like_vllm_and_oversamples() {
+    let tok = cl100k();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sharegpt.json");
+    std::fs::write(&path, SHAREGPT).unwrap();
+
+    let prompts = build(
+        &DatasetSpec::ShareGpt {
+            path: path.clone(),
+            output_len: None,
+        },
+        &tok,
+        5,
+        1,
+    )
+    .unwrap();
+    assert_eq!(prompts.len(), 5);
+    let mut distinct: Vec<&str> = prompts.iter().map(|p| p.text.as_str()).collect();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 2, "{distinct:?}");
+    assert!(distinct
+        .iter()
+        .any(|t| t.starts_with("Explain how a rainbow")));
+    assert!(distinct.iter().any(|t| t.starts_with("Name three primary")));
+    for p in &prompts {
+        assert_eq!(p.input_len, tok.count(&p.text) as u64);
+        assert!(p.output_len >= SHAREGPT_MIN_LEN);
+    }
+
+    // A fixed output length lifts the minimum-answer check ("Yes." now passes).
+    let fixed = build(
+        &DatasetSpec::ShareGpt {
+            path: path.clone(),
+            output_len: Some(100),
+        },
+        &tok,
+        10,
+        1,
+    )
+    .unwrap();
+    assert!(fixed.iter().all(|p| p.output_len == 100));
+    assert!(fixed.iter().any(|p| p.text.starts_with("Say yes or no")));
+
+    std::fs::write(&path, "{\"not\": \"an array\"}").unwrap();
+    let err = build(
+        &DatasetSpec::ShareGpt {
+            path,
+            output_len: None,
+        },
+        &tok,
+        1,
+        0,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("sharegpt.json") && err.contains("JSON array"),
+        "{err}"
+    );
+}
+
+#[test]
+fn jsonl_prompts_messages_and_line_errors() {
+    let tok = cl100k();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("prompts.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"prompt\": \"Write a haiku about tokenizers.\"}\n",
+            "\n",
+            "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, ",
+            "{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"Hi there\"}]}], ",
+            "\"output_len\": 7}\n",
+        ),
+    )
+    .unwrap();
+    let prompts = build(
+        &DatasetSpec::Jsonl {
+            path: path.clone(),
+            output_len: 50,
+        },
+        &tok,
+        3,
+        0,
+    )
+    .unwrap();
+    assert_eq!(prompts.len(), 3);
+    assert_eq!(prompts[0].text, "Write a haiku about tokenizers.");
+    assert_eq!(prompts[0].output_len, 50);
+    assert!(prompts[0].messages.is_none());
+    assert_eq!(prompts[1].text, "Be brief.\nHi there");
+    assert_eq!(prompts[1].output_len, 7);
+    assert!(prompts[1].messages.as_ref().is_some_and(|m| m.is_array()));
+    assert_eq!(prompts[2], prompts[0]);
+    for p in &prompts {
+        assert_eq!(p.input_len, tok.count(&p.text) as u64);
+    }
+
+    std::fs::write(&path, "{\"prompt\": \"ok\"}\n{\"prompt\": 3}\n").unwrap();
+    let spec = DatasetSpec::Jsonl {
+        path: path.clone(),
+        output_len: 1,
+    };
+    let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
+    assert!(
+        err.contains("prompts.jsonl line 2") && err.contains("string"),
+        "{err}"
+    );
+    std::fs::write(&path, "{\"prompt\": \"ok\"}\n\n{oops\n").unwrap();
+    let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
+    assert!(
+        err.contains("line 3") && err.contains("not valid JSON"),
+        "{err}"
+    );
+    std::fs::write(&path, "{\"text\": \"no prompt key\"}\n").unwrap();
+    let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
+    assert!(
+        err.contains("line 1") && err.contains("\"prompt\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn tiny_and_varied_lengths_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_book(dir.path(), 20_000);
+    for tok in tokenizers() {
+        for (input_len, r) in [(100u64, 0.99), (3, 0.9), (1, 0.0)] {
+            for spec in [
+                DatasetSpec::Random {
+                    input_len,
+                    output_len: 1,
+                    range_ratio: r,
+                },
+                DatasetSpec::Book {
+                    path: path.clone(),
+                    input_len,
+                    output_len: 1,
+                    range_ratio: r,
+                },
+            ] {
+                for p in build(&spec, &tok, 400, 21).unwrap() {
+                    assert_eq!(
+                        tok.count(&p.text) as u64,
+                        p.input_len,
+                        "{}: {spec:?}",
+                        tok.name()
+                    );
+                    assert!(!p.text.contains('\u{FFFD}'));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn absurd_lengths_are_rejected_not_allocated() {
+    let tok = cl100k();
+    let spec = DatasetSpec::Random {
+        input_len: 1 << 40,
+        output_len: 10,
+        range_ratio: 0.0,
+    };
+    let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
+    assert!(err.contains("above the limit"), "{err}");
+    let spec = DatasetSpec::Prefix {
+        prefix_len: 10,
+        input_len: 10,
+        output_len: 10,
+        num_prefixes: 0,
+    };
+    let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
+    assert!(err.contains("number of prefixes"), "{err}");
+}
