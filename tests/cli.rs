@@ -148,7 +148,7 @@ fn saved_json_has_vllm_keys() {
     }
     assert_eq!(v["completed"], 10);
     assert_eq!(v["ttfts"].as_array().unwrap().len(), 10);
-    assert_eq!(v["request_goodput"].as_f64().unwrap() > 0.0, true);
+    assert!(v["request_goodput"].as_f64().unwrap() > 0.0);
 }
 
 #[test]
