@@ -15,6 +15,7 @@ pub mod record;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod scrape;
 pub mod sim;
 pub mod sse;
 pub mod stats;

@@ -77,6 +77,7 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
             (Some(sim), url)
         }
     };
+    let scrape = args.scrape_spec(&base_url);
     let cfg = args.config(base_url, server.is_some());
     cfg.validate()?;
     let date = servebench::clock::Clock::start().started_at_compact();
@@ -90,6 +91,7 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         result_path: result_path.clone(),
         records_path,
         preflight: !args.no_preflight,
+        scrape,
     };
     if !args.quiet {
         eprintln!(
@@ -108,6 +110,14 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         sim.shutdown().await;
     }
     let result = result?;
+    if let Some(m) = result.server_metrics.as_ref().filter(|m| m.failures > 0) {
+        eprintln!(
+            "servebench: warning: {} of {} metric scrapes failed (first: {})",
+            m.failures,
+            m.failures + m.samples.len() as u64,
+            m.errors.first().map_or("?", String::as_str)
+        );
+    }
     if !args.quiet {
         print!("{}", report::text(&result));
         eprintln!("servebench: result saved to {}", result_path.display());

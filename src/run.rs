@@ -4,7 +4,9 @@
 //! This is the glue between `load`, `client`, `stats` and `results`; it prints nothing.
 //! What is measured is never lost: each record is appended to the JSON Lines file as soon as
 //! its request ends (flushed whenever no other record is waiting), and the result document is
-//! written atomically at the end, also when the run was stopped.
+//! written atomically at the end, also when the run was stopped. With `RunOptions::scrape`, the
+//! server's metrics are sampled (`scrape`) while the measured load runs and saved with the
+//! result.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,6 +21,7 @@ use crate::config::RunConfig;
 use crate::error::RunError;
 use crate::record::{FailureKind, RequestRecord};
 use crate::results::BenchResult;
+use crate::scrape::{ScrapeSpec, Scraper};
 use crate::stats::{summarize, SummaryOptions};
 
 /// Where a run writes, and what it checks first.
@@ -31,6 +34,9 @@ pub struct RunOptions {
     /// Send one short request first and stop with a clear error if the server cannot be
     /// reached or rejects the request shape.
     pub preflight: bool,
+    /// Scrape the server's Prometheus metrics from the start of the measured load to its end
+    /// (`None`: do not). A failed scrape is counted in the result, never an error.
+    pub scrape: Option<ScrapeSpec>,
 }
 
 /// Runs the benchmark described by `cfg`. Cancelling `stop` (Ctrl-C) stops new sends, lets
@@ -62,8 +68,16 @@ pub async fn execute(
         let now = clock.now_ns();
         let _ = tx.send(client.send(w, now, &clock, &never).await);
     }
+    let scraper = match &opts.scrape {
+        Some(spec) => Some(Scraper::start(spec.clone(), clock).await),
+        None => None,
+    };
     let start_ns = clock.now_ns();
     let driven = crate::load::drive(client, requests, &cfg.load, clock, start_ns, stop, tx).await;
+    let server_metrics = match scraper {
+        Some(s) => Some(s.finish().await),
+        None => None,
+    };
     let records = writer.await.map_err(|e| RunError::Write {
         path: opts.records_path.clone(),
         source: std::io::Error::other(e),
@@ -76,7 +90,7 @@ pub async fn execute(
             goodput: cfg.goodput.clone(),
         },
     );
-    let result = BenchResult::new(
+    let mut result = BenchResult::new(
         cfg,
         summary,
         &records,
@@ -85,6 +99,7 @@ pub async fn execute(
         driven.unsent,
         Some(opts.records_path.clone()),
     );
+    result.server_metrics = server_metrics;
     result.save(&opts.result_path)?;
     Ok(result)
 }

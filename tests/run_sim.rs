@@ -62,6 +62,7 @@ async fn run(cfg: RunConfig, dir: &Path) -> (BenchResult, Vec<RequestRecord>) {
         result_path: dir.join("result.json"),
         records_path: dir.join("records.jsonl"),
         preflight: true,
+        scrape: None,
     };
     let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
         .await
@@ -212,6 +213,7 @@ async fn faults_are_counted_exactly_and_no_record_is_lost() {
         result_path: dir.path().join("r.json"),
         records_path: dir.path().join("r.jsonl"),
         preflight: false, // the simulator's fault schedule counts every request
+        scrape: None,
     };
     let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
         .await
@@ -264,6 +266,7 @@ async fn stalled_streams_time_out_with_a_record() {
         result_path: dir.path().join("r.json"),
         records_path: dir.path().join("r.jsonl"),
         preflight: false,
+        scrape: None,
     };
     let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
         .await
@@ -291,6 +294,7 @@ async fn stopping_a_run_keeps_what_was_measured() {
         result_path: dir.path().join("r.json"),
         records_path: dir.path().join("r.jsonl"),
         preflight: false,
+        scrape: None,
     };
     let stop = CancellationToken::new();
     let trigger = stop.clone();
