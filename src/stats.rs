@@ -1,4 +1,5 @@
-//! Pure statistics: every figure servebench prints is computed here, from records, and only here.
+//! Pure statistics: every figure servebench prints is computed here, from records (and from the
+//! server metrics scraped during a run), and only here.
 //!
 //! The definitions are in `docs/metrics.md`; each function names the one it implements.
 //! No async, no I/O, no formatting. Inputs are [`RequestRecord`]s; outputs are plain numbers in
