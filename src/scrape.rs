@@ -372,6 +372,7 @@ pub fn extract(samples: &[PromSample]) -> (Option<ServerFamily>, MetricsSample) 
 pub struct ScrapeSpec {
     /// The full URL of the metrics endpoint, e.g. `http://127.0.0.1:8000/metrics`.
     pub url: String,
+    /// Time between two scrapes (at least 1 ms; `cli` rejects 0).
     pub interval: Duration,
     /// Do not verify the server's TLS certificate (as `--insecure` for requests).
     pub insecure: bool,
@@ -489,7 +490,7 @@ impl Scraper {
             .tls_danger_accept_invalid_certs(spec.insecure)
             .build()
             .ok();
-        let interval = spec.interval;
+        let interval = spec.interval.max(Duration::from_millis(1));
         let mut series = Series {
             spec,
             http,
