@@ -39,6 +39,11 @@ def parse_args():
                     help="context length of each slot in tokens, default 2048")
     ap.add_argument("--threads", type=int, default=1,
                     help="CPU threads for generation and prompt processing, default 1")
+    ap.add_argument("--http-threads", type=int, default=32,
+                    help="HTTP worker threads, default 32. Each open keep-alive connection holds "
+                         "one; llama.cpp's own default (slots + 2 on a 2-core machine) makes "
+                         "connections beyond that wait in a queue, which a benchmark would "
+                         "measure as time to first token")
     ap.add_argument("--alias", default="SmolLM2-135M-Instruct",
                     help="model name the server answers to, default SmolLM2-135M-Instruct")
     ap.add_argument("--model", default=None,
@@ -106,6 +111,7 @@ def main():
     p.n_parallel = args.parallel
     p.n_ctx = args.ctx_per_slot * args.parallel
     p.endpoint_metrics = True
+    p.n_threads_http = args.http_threads
     p.cpuparams.n_threads = args.threads
     p.cpuparams_batch.n_threads = args.threads
 

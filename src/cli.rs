@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::client::Secrets;
 use crate::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec};
+use crate::scrape::ScrapeSpec;
 use crate::search::{SearchBy, SearchSpec};
 use crate::sim::{FaultConfig, SimConfig};
 use crate::sweep::{SweepParameter, SweepValue};
@@ -129,6 +130,13 @@ pub struct RunArgs {
     /// Seconds to wait between sweep steps.
     #[arg(long, default_value_t = 0.0)]
     pub cooldown: f64,
+    /// Sample the server's Prometheus metrics during the run and summarize them in the report
+    /// (vLLM, SGLang, TGI, llama.cpp names). Without a URL: /metrics at --base-url.
+    #[arg(long, value_name = "URL", num_args = 0..=1, value_parser = parse_http_url)]
+    pub scrape_metrics: Option<Option<String>>,
+    /// Seconds between two metric scrapes (with --scrape-metrics).
+    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_interval)]
+    pub scrape_interval: Duration,
 }
 
 impl RunArgs {
@@ -192,6 +200,21 @@ impl RunArgs {
             0 | 1 => Ok(swept.pop()),
             _ => Err("a sweep varies one parameter: give a list to only one of --num-prompts, --max-concurrency, --request-rate".into()),
         }
+    }
+
+    /// What `--scrape-metrics` asks for, with the default URL resolved against `base_url` (the
+    /// given server or the simulator's); `None` without the flag.
+    pub fn scrape_spec(&self, base_url: &str) -> Option<ScrapeSpec> {
+        let url = self
+            .scrape_metrics
+            .as_ref()?
+            .clone()
+            .unwrap_or_else(|| format!("{}/metrics", base_url.trim_end_matches('/')));
+        Some(ScrapeSpec {
+            url,
+            interval: self.scrape_interval,
+            insecure: self.insecure,
+        })
     }
 
     pub fn secrets(&self) -> Secrets {
@@ -402,4 +425,22 @@ fn parse_percentile(s: &str) -> Result<f64, String> {
         Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
         _ => Err(format!("'{s}' is not a percentile in (0, 100]")),
     }
+}
+
+fn parse_http_url(s: &str) -> Result<String, String> {
+    if s.starts_with("http://") || s.starts_with("https://") {
+        Ok(s.to_string())
+    } else {
+        Err(format!("'{s}' is not an http:// or https:// URL"))
+    }
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .and_then(|v| Duration::try_from_secs_f64(v).ok())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("'{s}' is not a positive number of seconds"))
 }

@@ -18,6 +18,7 @@ pub mod record;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod scrape;
 pub mod search;
 pub mod sim;
 pub mod sse;

@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use servebench::cli::{Cli, Command, ReportArgs, RunArgs, SearchArgs, SimArgs};
-use servebench::config::RequestRate;
+use servebench::config::{RequestRate, RunConfig};
 use servebench::progress::{Progress, ProgressMode};
+use servebench::scrape::ScrapeSpec;
 use servebench::search::{self, SearchBy};
 use servebench::sweep::{self, StepObserver, SweepParameter, SweepValue};
 use servebench::{report, results::BenchResult, run, sim};
@@ -74,7 +75,7 @@ async fn wait_for_signal() {
 
 async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     let sweep = args.sweep().map_err(anyhow::Error::msg)?;
-    let (server, cfg) = server_and_config(&args).await?;
+    let (server, cfg, scrape) = server_and_config(&args).await?;
     let date = servebench::clock::Clock::start().started_at_compact();
     let stem = match &args.result_filename {
         Some(name) => name.strip_suffix(".json").unwrap_or(name).to_string(),
@@ -105,10 +106,13 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     let stop = stop_on_signal();
     let outcome = match &sweep {
         None => {
-            let opts = run::RunOptions::new(
-                args.result_dir.join(format!("{stem}.json")),
-                !args.no_preflight,
-            );
+            let opts = run::RunOptions {
+                scrape,
+                ..run::RunOptions::new(
+                    args.result_dir.join(format!("{stem}.json")),
+                    !args.no_preflight,
+                )
+            };
             printer.started(SweepValue::Count(cfg.load.num_prompts), &cfg, &opts);
             let result = run::execute(cfg, &args.secrets(), &opts, stop).await;
             result.map(|r| printer.finished(SweepValue::Count(r.config.load.num_prompts), &r))
@@ -118,6 +122,7 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
                 dir: args.result_dir.clone(),
                 stem: stem.clone(),
                 preflight: !args.no_preflight,
+                scrape,
                 cooldown: Duration::try_from_secs_f64(args.cooldown)
                     .map_err(|_| anyhow::anyhow!("invalid --cooldown: {}", args.cooldown))?,
             };
@@ -161,10 +166,11 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The run's config, starting the built-in simulator when no --base-url was given.
+/// The run's config and what to scrape, starting the built-in simulator when no --base-url
+/// was given.
 async fn server_and_config(
     args: &RunArgs,
-) -> anyhow::Result<(Option<sim::SimServer>, servebench::config::RunConfig)> {
+) -> anyhow::Result<(Option<sim::SimServer>, RunConfig, Option<ScrapeSpec>)> {
     let (server, base_url) = match &args.base_url {
         Some(url) => (None, url.clone()),
         None => {
@@ -175,14 +181,15 @@ async fn server_and_config(
             (Some(sim), url)
         }
     };
+    let scrape = args.scrape_spec(&base_url);
     let cfg = args.config(base_url, server.is_some());
     cfg.validate()?;
-    Ok((server, cfg))
+    Ok((server, cfg, scrape))
 }
 
 async fn search_command(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let spec = args.spec().map_err(anyhow::Error::msg)?;
-    let (server, cfg) = server_and_config(&args.run).await?;
+    let (server, cfg, scrape) = server_and_config(&args.run).await?;
     let dir = args.run.result_dir.clone();
     let stem = match &args.run.result_filename {
         Some(name) => name.strip_suffix(".json").unwrap_or(name).to_string(),
@@ -213,7 +220,10 @@ async fn search_command(args: SearchArgs) -> anyhow::Result<ExitCode> {
             };
             let step = sweep::step_config(&cfg, param, v);
             let file = format!("{stem}-probe{i}.json");
-            let opts = run::RunOptions::new(dir.join(&file), preflight && i == 0);
+            let opts = run::RunOptions {
+                scrape: scrape.clone(),
+                ..run::RunOptions::new(dir.join(&file), preflight && i == 0)
+            };
             let (secrets, stop) = (&secrets, stop.clone());
             async move {
                 let r = run::execute(step, secrets, &opts, stop).await?;
@@ -296,6 +306,14 @@ impl StepObserver for Printer {
             p.finish();
         }
         self.completed += result.summary.completed;
+        if let Some(m) = result.server_metrics.as_ref().filter(|m| m.failures > 0) {
+            eprintln!(
+                "servebench: warning: {} of {} metric scrapes failed (first: {})",
+                m.failures,
+                m.failures + m.samples.len() as u64,
+                m.errors.first().map_or("?", String::as_str)
+            );
+        }
         if self.mode == ProgressMode::Quiet {
             return;
         }

@@ -235,11 +235,122 @@ pub fn servebench_block(result: &BenchResult) -> String {
             let _ = writeln!(out, "  {reason}");
         }
     }
+    server_timings(&mut out, result);
+    server_metrics(&mut out, result);
     if let Some(path) = &result.records_file {
         line(&mut out, "Records:", path.display());
     }
     out.push_str(&rule("", '='));
     out
+}
+
+/// servebench's TPOT and TTFT next to the server's own decode and prompt times (llama.cpp's
+/// `timings`), and the per-request difference: what the client side adds per token.
+fn server_timings(out: &mut String, result: &BenchResult) {
+    let s = &result.summary;
+    let ps = &result.config.metric_percentiles;
+    if s.server_decode_per_token_ms.is_none() && s.server_prompt_ms.is_none() {
+        return;
+    }
+    let value =
+        |d: Option<&Distribution>| d.map_or_else(|| "n/a".into(), |d| format!("{:.2}", d.median));
+    out.push_str(&rule("Server's own timings", '-'));
+    line(out, "Median TPOT (ms):", value(s.tpot_ms.as_ref()));
+    distribution(
+        out,
+        "server decode/token",
+        "ms",
+        s.server_decode_per_token_ms.as_ref(),
+        ps,
+    );
+    distribution(
+        out,
+        "TPOT - server decode",
+        "ms",
+        s.tpot_minus_server_decode_ms.as_ref(),
+        ps,
+    );
+    line(out, "Median TTFT (ms):", value(s.ttft_ms.as_ref()));
+    distribution(
+        out,
+        "server prompt time",
+        "ms",
+        s.server_prompt_ms.as_ref(),
+        ps,
+    );
+}
+
+/// The server's own metrics scraped during the run, next to servebench's own counts.
+fn server_metrics(out: &mut String, result: &BenchResult) {
+    let Some(m) = &result.server_metrics else {
+        return;
+    };
+    let s = &m.summary;
+    let s_run = &result.summary;
+    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or_else(|| "n/a".into(), f);
+    let two = |v: f64| format!("{v:.2}");
+    let int = |v: f64| format!("{v:.0}");
+    out.push_str(&rule("Server metrics", '-'));
+    line(out, "Metrics URL:", &m.url);
+    line(
+        out,
+        "Server metric names:",
+        m.server.map_or("none recognized", |f| f.as_str()),
+    );
+    line(
+        out,
+        "Samples:",
+        format!("{} (every {} s)", m.samples.len(), m.interval_s),
+    );
+    if m.failures > 0 {
+        let first = m.errors.first().map_or("", String::as_str);
+        line(
+            out,
+            "Scrape failures (warning):",
+            format!("{} (first: {first})", m.failures),
+        );
+    }
+    line(
+        out,
+        "Running requests (mean / max):",
+        format!(
+            "{} / {}",
+            opt(s.running_mean, &two),
+            opt(s.running_max, &int)
+        ),
+    );
+    line(
+        out,
+        "Waiting requests (mean / max):",
+        format!(
+            "{} / {}",
+            opt(s.waiting_mean, &two),
+            opt(s.waiting_max, &int)
+        ),
+    );
+    line(
+        out,
+        "Peak KV-cache usage (%):",
+        opt(s.kv_cache_usage_max, &|v| format!("{:.1}", v * 100.0)),
+    );
+    line(
+        out,
+        "Server prompt tokens (client):",
+        format!(
+            "{} ({})",
+            opt(s.prompt_tokens, &int),
+            s_run.total_input_tokens
+        ),
+    );
+    line(
+        out,
+        "Server generated tokens (client):",
+        format!(
+            "{} ({})",
+            opt(s.generation_tokens, &int),
+            s_run.total_output_tokens
+        ),
+    );
 }
 
 #[cfg(test)]
@@ -269,5 +380,86 @@ mod tests {
         line(&mut s, "Successful requests:", 1);
         num(&mut s, "Benchmark duration (s):", 2.556);
         assert_eq!(s, "Successful requests:                     1         \nBenchmark duration (s):                  2.56      \n");
+    }
+
+    /// A hand-built result with server timings and scraped server metrics: the lines the
+    /// servebench block prints for them.
+    #[test]
+    fn server_timings_and_metrics_lines() {
+        use crate::scrape::{MetricsSample, ServerFamily, ServerMetrics};
+        use crate::stats::{summarize, ServerMetricsSummary, SummaryOptions};
+        let d = |median: f64| Distribution {
+            count: 4,
+            mean: median,
+            median,
+            std: 0.0,
+            min: median,
+            max: median,
+            percentiles: vec![(99.0, median)],
+        };
+        let mut summary = summarize(&[], &SummaryOptions::default());
+        summary.tpot_ms = Some(d(12.5));
+        summary.ttft_ms = Some(d(130.0));
+        summary.server_decode_per_token_ms = Some(d(12.25));
+        summary.tpot_minus_server_decode_ms = Some(d(0.25));
+        summary.server_prompt_ms = Some(d(120.0));
+        summary.total_input_tokens = 40;
+        summary.total_output_tokens = 256;
+        let config = crate::config::RunConfig {
+            metric_percentiles: vec![99.0],
+            ..crate::config::RunConfig::default()
+        };
+        let mut result =
+            BenchResult::new(config, summary, &[], String::new(), String::new(), 0, None);
+        result.server_metrics = Some(ServerMetrics {
+            url: "http://127.0.0.1:1/metrics".into(),
+            interval_s: 0.5,
+            server: Some(ServerFamily::Vllm),
+            samples: vec![MetricsSample::default(); 3],
+            failures: 1,
+            errors: vec!["GET http://127.0.0.1:1/metrics: HTTP 503".into()],
+            summary: ServerMetricsSummary {
+                samples: 3,
+                running_mean: Some(2.5),
+                running_max: Some(4.0),
+                waiting_mean: Some(0.5),
+                waiting_max: Some(1.0),
+                kv_cache_usage_max: Some(0.375),
+                prompt_tokens: Some(40.0),
+                generation_tokens: Some(256.0),
+            },
+        });
+        let text = servebench_block(&result);
+        let expected = "\
+---------------Server's own timings---------------
+Median TPOT (ms):                        12.50     
+Mean server decode/token (ms):           12.25     
+Median server decode/token (ms):         12.25     
+P99 server decode/token (ms):            12.25     
+Mean TPOT - server decode (ms):          0.25      
+Median TPOT - server decode (ms):        0.25      
+P99 TPOT - server decode (ms):           0.25      
+Median TTFT (ms):                        130.00    
+Mean server prompt time (ms):            120.00    
+Median server prompt time (ms):          120.00    
+P99 server prompt time (ms):             120.00    
+------------------Server metrics------------------
+Metrics URL:                             http://127.0.0.1:1/metrics
+Server metric names:                     vllm      
+Samples:                                 3 (every 0.5 s)
+Scrape failures (warning):               1 (first: GET http://127.0.0.1:1/metrics: HTTP 503)
+Running requests (mean / max):           2.50 / 4  
+Waiting requests (mean / max):           0.50 / 1  
+Peak KV-cache usage (%):                 37.5      
+Server prompt tokens (client):           40 (40)   
+Server generated tokens (client):        256 (256) 
+";
+        assert!(text.contains(expected), "{text}");
+        // Neither section without the data.
+        result.server_metrics = None;
+        result.summary.server_decode_per_token_ms = None;
+        result.summary.server_prompt_ms = None;
+        let text = servebench_block(&result);
+        assert!(!text.contains("Server metrics") && !text.contains("Server's own"));
     }
 }

@@ -5,7 +5,9 @@
 //! keys vLLM's `--save-result` writes for the same quantities (`duration`, `completed`,
 //! `mean_ttft_ms`, `p99_itl_ms`, `ttfts`, `itls`, ...), with the same names and units.
 //!
-//! Changing the shape of the document requires bumping [`SCHEMA_VERSION`].
+//! Changing the shape of the document requires bumping [`SCHEMA_VERSION`]. Adding an optional
+//! field that older documents lack (`#[serde(default)]`) does not change the shape: old
+//! documents still load, and readers of version 1 that ignore unknown keys read new ones.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -18,6 +20,7 @@ use crate::config::{RequestRate, RunConfig};
 use crate::error::RunError;
 use crate::monitor::Validity;
 use crate::record::RequestRecord;
+use crate::scrape::ServerMetrics;
 use crate::stats::{Distribution, RunSummary};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -40,6 +43,10 @@ pub struct BenchResult {
     /// Whether the measurement can be trusted (absent in imported or older results).
     #[serde(default)]
     pub validity: Option<Validity>,
+    /// The server's own metrics, scraped during the run (`--scrape-metrics`): the series and
+    /// its summary. Optional and absent from older documents, so `SCHEMA_VERSION` stays 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_metrics: Option<ServerMetrics>,
     /// vLLM-compatible keys (see the module doc).
     #[serde(flatten)]
     pub vllm: BTreeMap<String, Value>,
@@ -67,6 +74,7 @@ impl BenchResult {
             config,
             summary,
             validity: None,
+            server_metrics: None,
             vllm,
         }
     }

@@ -4,7 +4,9 @@
 //! This is the glue between `load`, `client`, `stats` and `results`; it prints nothing.
 //! What is measured is never lost: each record is appended to the JSON Lines file as soon as
 //! its request ends (flushed whenever no other record is waiting), and the result document is
-//! written atomically at the end, also when the run was stopped.
+//! written atomically at the end, also when the run was stopped. With `RunOptions::scrape`, the
+//! server's metrics are sampled (`scrape`) while the measured load runs and saved with the
+//! result.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,6 +24,7 @@ use crate::monitor::{Monitor, RunFacts, Validity};
 use crate::progress::Live;
 use crate::record::{FailureKind, RequestRecord};
 use crate::results::BenchResult;
+use crate::scrape::{ScrapeSpec, Scraper};
 use crate::stats::{summarize, SummaryOptions};
 
 /// Where a run writes, and what it checks first.
@@ -36,6 +39,9 @@ pub struct RunOptions {
     pub preflight: bool,
     /// Live counters for progress display.
     pub live: Arc<Live>,
+    /// Scrape the server's Prometheus metrics from the start of the measured load to its end
+    /// (`None`: do not). A failed scrape is counted in the result, never an error.
+    pub scrape: Option<ScrapeSpec>,
 }
 
 impl RunOptions {
@@ -46,6 +52,7 @@ impl RunOptions {
             result_path,
             preflight,
             live: Arc::default(),
+            scrape: None,
         }
     }
 }
@@ -84,6 +91,10 @@ pub async fn execute(
         let _ = tx.send(client.send(w, now, &clock, &never).await);
     }
     let sim_before = client.get_json(&cfg.base_url, "/sim/stats").await;
+    let scraper = match &opts.scrape {
+        Some(spec) => Some(Scraper::start(spec.clone(), clock).await),
+        None => None,
+    };
     let monitor = Monitor::start();
     let start_ns = clock.now_ns();
     let sink = Sink {
@@ -102,6 +113,10 @@ pub async fn execute(
     .await;
     let wall_s = (clock.now_ns() - start_ns) as f64 / 1e9;
     let (mut lags, cpu_s) = monitor.stop();
+    let server_metrics = match scraper {
+        Some(s) => Some(s.finish().await),
+        None => None,
+    };
     let sim_after = client.get_json(&cfg.base_url, "/sim/stats").await;
     let records = writer.await.map_err(|e| RunError::Write {
         path: opts.records_path.clone(),
@@ -126,6 +141,7 @@ pub async fn execute(
         Some(opts.records_path.clone()),
     );
     result.validity = Some(Validity::judge(&mut lags, cpu_s, facts));
+    result.server_metrics = server_metrics;
     result.save(&opts.result_path)?;
     Ok(result)
 }

@@ -1,4 +1,5 @@
-//! Pure statistics: every figure servebench prints is computed here, from records, and only here.
+//! Pure statistics: every figure servebench prints is computed here, from records (and from the
+//! server metrics scraped during a run), and only here.
 //!
 //! The definitions are in `docs/metrics.md`; each function names the one it implements.
 //! No async, no I/O, no formatting. Inputs are [`RequestRecord`]s; outputs are plain numbers in
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Metric, Slo};
 use crate::record::{RequestRecord, TokenSource};
+use crate::scrape::MetricsSample;
 
 const NS_PER_MS: f64 = 1_000_000.0;
 const NS_PER_S: f64 = 1_000_000_000.0;
@@ -138,6 +140,37 @@ impl RequestMetrics {
     }
 }
 
+/// What the server said about its own timing of one request (llama.cpp's `timings` object),
+/// read from the record's verbatim `server_timings`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ServerTimings {
+    /// `predicted_per_token_ms`: decode time per output token, ms; `None` when absent, not a
+    /// finite number, or when the server predicted fewer than 2 tokens (then it is not a
+    /// per-token time: llama.cpp reports 0).
+    pub decode_per_token_ms: Option<f64>,
+    /// `prompt_ms`: prompt processing time, ms.
+    pub prompt_ms: Option<f64>,
+}
+
+impl ServerTimings {
+    /// Reads the figures from a record; all `None` when it has no server timings.
+    pub fn of(r: &RequestRecord) -> ServerTimings {
+        let Some(t) = r.server_timings.as_ref() else {
+            return ServerTimings::default();
+        };
+        let num = |key: &str| {
+            t.get(key)
+                .and_then(serde_json::Value::as_f64)
+                .filter(|v| v.is_finite())
+        };
+        let enough_tokens = num("predicted_n").is_none_or(|n| n >= 2.0);
+        ServerTimings {
+            decode_per_token_ms: num("predicted_per_token_ms").filter(|_| enough_tokens),
+            prompt_ms: num("prompt_ms"),
+        }
+    }
+}
+
 /// Inter-chunk gaps of a record, nanoseconds: `chunk[i] − chunk[i−1]`.
 pub fn itl_gaps_ns(r: &RequestRecord) -> impl Iterator<Item = u64> + '_ {
     r.chunk_ns.windows(2).map(|w| w[1].saturating_sub(w[0]))
@@ -199,6 +232,18 @@ pub struct RunSummary {
     pub output_count_disagreements: u64,
     /// Output chunks of successful requests (ITL samples = chunks − completed).
     pub total_output_chunks: u64,
+    /// The server's own decode time per output token (llama.cpp `timings.predicted_per_token_ms`),
+    /// ms, over successful requests that reported it with at least 2 predicted tokens.
+    #[serde(default)]
+    pub server_decode_per_token_ms: Option<Distribution>,
+    /// The server's own prompt processing time (llama.cpp `timings.prompt_ms`), ms, over
+    /// successful requests that reported it.
+    #[serde(default)]
+    pub server_prompt_ms: Option<Distribution>,
+    /// Per request, TPOT − the server's decode time per token, ms: what the client side (network,
+    /// HTTP, servebench) adds to each token. Over requests that have both.
+    #[serde(default)]
+    pub tpot_minus_server_decode_ms: Option<Distribution>,
 }
 
 impl RunSummary {
@@ -234,6 +279,7 @@ pub fn summarize<'a>(
     let mut input_token_sources = BTreeMap::new();
     let mut disagreements = 0u64;
     let mut total_output_chunks = 0u64;
+    let (mut server_decode, mut server_prompt, mut tpot_minus_decode) = (vec![], vec![], vec![]);
     let ms = |ns: u64| ns as f64 / NS_PER_MS;
 
     for r in records.into_iter().filter(|r| !r.warmup) {
@@ -274,6 +320,12 @@ pub fn summarize<'a>(
                 .or_insert(0) += 1;
         }
         disagreements += r.output_count_disagrees() as u64;
+        let server = ServerTimings::of(r);
+        server_prompt.extend(server.prompt_ms);
+        if let Some(decode) = server.decode_per_token_ms {
+            server_decode.push(decode);
+            tpot_minus_decode.extend(m.tpot_ms.map(|t| t - decode));
+        }
     }
 
     let duration_s = if last_end > first_scheduled {
@@ -313,6 +365,66 @@ pub fn summarize<'a>(
         input_token_sources,
         output_count_disagreements: disagreements,
         total_output_chunks,
+        server_decode_per_token_ms: Distribution::of(&mut server_decode, ps),
+        server_prompt_ms: Distribution::of(&mut server_prompt, ps),
+        tpot_minus_server_decode_ms: Distribution::of(&mut tpot_minus_decode, ps),
+    }
+}
+
+/// Figures over the server's own metrics, scraped during a run (`scrape`). Definitions in
+/// `docs/metrics.md`, "The server's own metrics". Each is `None` when the server did not
+/// report what it needs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerMetricsSummary {
+    /// Successful scrapes.
+    pub samples: u64,
+    /// Mean and largest number of running requests over the samples.
+    pub running_mean: Option<f64>,
+    pub running_max: Option<f64>,
+    /// Mean and largest number of waiting (queued) requests over the samples.
+    pub waiting_mean: Option<f64>,
+    pub waiting_max: Option<f64>,
+    /// Largest KV-cache usage seen, a fraction (0..=1).
+    pub kv_cache_usage_max: Option<f64>,
+    /// Increase of the server's prompt-token counter from the first to the last sample.
+    pub prompt_tokens: Option<f64>,
+    /// Increase of the server's generated-token counter from the first to the last sample.
+    pub generation_tokens: Option<f64>,
+}
+
+/// The increase of a counter over `values` (in time order), as Prometheus' `increase` without
+/// extrapolation: the sum of the rises between consecutive values, where a fall means the
+/// counter restarted from 0 (so the new value is all rise). `None` with fewer than 2 values.
+pub fn counter_increase(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    Some(
+        values
+            .windows(2)
+            .map(|w| if w[1] >= w[0] { w[1] - w[0] } else { w[1] })
+            .sum(),
+    )
+}
+
+/// Summarizes a scraped series (samples in time order).
+pub fn summarize_server_metrics(samples: &[MetricsSample]) -> ServerMetricsSummary {
+    let series = |f: fn(&MetricsSample) -> Option<f64>| -> Vec<f64> {
+        samples.iter().filter_map(f).collect()
+    };
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let max = |v: &[f64]| v.iter().copied().reduce(f64::max);
+    let running = series(|s| s.running);
+    let waiting = series(|s| s.waiting);
+    ServerMetricsSummary {
+        samples: samples.len() as u64,
+        running_mean: mean(&running),
+        running_max: max(&running),
+        waiting_mean: mean(&waiting),
+        waiting_max: max(&waiting),
+        kv_cache_usage_max: max(&series(|s| s.kv_cache_usage)),
+        prompt_tokens: counter_increase(&series(|s| s.prompt_tokens_total)),
+        generation_tokens: counter_increase(&series(|s| s.generation_tokens_total)),
     }
 }
 
@@ -439,6 +551,78 @@ mod tests {
         assert!((itl.mean - 50.0 / 3.0).abs() < 1e-12);
         assert_eq!(s.e2el_ms.as_ref().unwrap().mean, 175.0);
         assert_eq!(s.schedule_lag_ms.as_ref().unwrap().count, 3);
+    }
+
+    #[test]
+    fn server_timings_are_summarized_next_to_tpot() {
+        let timed = |chunks: &[u64], n: u64, timings: serde_json::Value| RequestRecord {
+            server_timings: Some(timings),
+            ..rec(0, chunks, n)
+        };
+        let records = vec![
+            // TPOT 30/3 = 10 ms; the server says 9.5 ms per token.
+            timed(
+                &[50, 60, 70, 80],
+                4,
+                serde_json::json!({"prompt_ms": 40.0, "predicted_n": 4, "predicted_per_token_ms": 9.5}),
+            ),
+            // TPOT 40/4 = 10 ms; the server says 8.0.
+            timed(
+                &[20, 30, 40, 50, 60],
+                5,
+                serde_json::json!({"prompt_ms": 10.0, "predicted_per_token_ms": 8.0}),
+            ),
+            // One predicted token: llama.cpp reports 0 per token, which is not a decode time.
+            timed(
+                &[30],
+                1,
+                serde_json::json!({"prompt_ms": 25.0, "predicted_n": 1, "predicted_per_token_ms": 0.0}),
+            ),
+            // No timings at all (another server).
+            rec(0, &[10, 20], 2),
+        ];
+        let s = summarize(&records, &SummaryOptions::default());
+        let decode = s.server_decode_per_token_ms.as_ref().unwrap();
+        assert_eq!((decode.count, decode.median), (2, 8.75));
+        let prompt = s.server_prompt_ms.as_ref().unwrap();
+        assert_eq!((prompt.count, prompt.median), (3, 25.0));
+        let diff = s.tpot_minus_server_decode_ms.as_ref().unwrap();
+        assert_eq!((diff.count, diff.min, diff.max), (2, 0.5, 2.0));
+        let none = summarize(&[rec(0, &[10, 20], 2)], &SummaryOptions::default());
+        assert_eq!(none.server_decode_per_token_ms, None);
+        assert_eq!(none.tpot_minus_server_decode_ms, None);
+    }
+
+    #[test]
+    fn hand_computed_server_metrics_summary() {
+        let at = |at_ns, running, waiting, kv, prompt, generated| MetricsSample {
+            at_ns,
+            running: Some(running),
+            waiting,
+            kv_cache_usage: kv,
+            prompt_tokens_total: Some(prompt),
+            generation_tokens_total: Some(generated),
+        };
+        let samples = vec![
+            at(0, 0.0, Some(0.0), Some(0.1), 100.0, 1000.0),
+            at(1, 4.0, Some(4.0), Some(0.5), 180.0, 1010.0),
+            at(2, 4.0, None, Some(0.3), 260.0, 1050.0),
+            // The server restarted: its counters began again from 0.
+            at(3, 0.0, Some(2.0), None, 20.0, 30.0),
+        ];
+        let s = summarize_server_metrics(&samples);
+        assert_eq!(s.samples, 4);
+        assert_eq!((s.running_mean, s.running_max), (Some(2.0), Some(4.0)));
+        assert_eq!((s.waiting_mean, s.waiting_max), (Some(2.0), Some(4.0)));
+        assert_eq!(s.kv_cache_usage_max, Some(0.5));
+        assert_eq!(s.prompt_tokens, Some(80.0 + 80.0 + 20.0));
+        assert_eq!(s.generation_tokens, Some(10.0 + 40.0 + 30.0));
+        let one = summarize_server_metrics(&samples[..1]);
+        assert_eq!((one.prompt_tokens, one.running_max), (None, Some(0.0)));
+        assert_eq!(
+            summarize_server_metrics(&[]),
+            ServerMetricsSummary::default()
+        );
     }
 
     proptest! {

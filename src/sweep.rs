@@ -183,6 +183,7 @@ pub struct SweepOptions {
     pub dir: PathBuf,
     pub stem: String,
     pub preflight: bool,
+    pub scrape: Option<crate::scrape::ScrapeSpec>,
     pub cooldown: Duration,
 }
 
@@ -231,7 +232,10 @@ pub async fn run_sweep(
             }
         }
         let file = format!("{}-{}{}.json", opts.stem, param.file_tag(), value);
-        let run_opts = RunOptions::new(opts.dir.join(&file), opts.preflight && i == 0);
+        let run_opts = RunOptions {
+            scrape: opts.scrape.clone(),
+            ..RunOptions::new(opts.dir.join(&file), opts.preflight && i == 0)
+        };
         let cfg = step_config(base, param, value);
         observer.started(value, &cfg, &run_opts);
         let result = execute(cfg, secrets, &run_opts, stop.clone()).await?;

@@ -368,3 +368,56 @@ fn search_saves_every_probe_and_prints_the_answer() {
     }
     assert!(run_fails(&["search", "--num-prompts", "3"]).contains("--goodput"));
 }
+
+#[test]
+fn scrape_flags_name_what_is_wrong() {
+    for (args, needle) in [
+        (
+            vec!["run", "--scrape-interval", "0"],
+            "'0' is not a positive",
+        ),
+        (vec!["run", "--scrape-interval=-1"], "--scrape-interval"),
+        (vec!["run", "--scrape-interval", "nan"], "nan"),
+        (vec!["run", "--scrape-metrics", "localhost:8000"], "http://"),
+    ] {
+        let stderr = run_fails(&args);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
+
+/// Issue 6: a metrics endpoint that does not answer is a warning counted in the result,
+/// never a failed run.
+#[test]
+fn scrape_failures_are_a_warning_not_a_failed_run() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, stderr) = run_ok(&[
+        "run",
+        "--num-prompts",
+        "5",
+        "--scrape-metrics",
+        &format!("http://127.0.0.1:{port}/metrics"),
+        "--scrape-interval",
+        "0.05",
+        "--result-dir",
+        dir.path().to_str().unwrap(),
+        "--result-filename",
+        "r.json",
+    ]);
+    assert!(
+        stderr.contains("warning:") && stderr.contains("scrapes failed"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("Scrape failures (warning):"), "{stdout}");
+    assert!(stdout.contains("Successful requests:                     5 "));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    let m = &v["server_metrics"];
+    assert!(m["failures"].as_u64().unwrap() >= 2, "{m}");
+    assert_eq!(m["samples"].as_array().unwrap().len(), 0);
+    assert_eq!(v["schema_version"], 1);
+}

@@ -1,19 +1,496 @@
 //! Integration tests against the real llama.cpp server with a real model
 //! (see tests/common/real_server.rs): checks the stream format servebench
-//! relies on, and that the harness starts servers on distinct ports and
-//! never leaves one running.
+//! relies on, that the harness starts servers on distinct ports and never
+//! leaves one running, and (issue 6) servebench's figures on a real server:
+//! exact lengths and the invariants on every backend, agreement with the
+//! server's own timings, a concurrency sweep, prompt caching, and the
+//! server's Prometheus metrics in the result and the report.
+//!
+//! The tests run one at a time (`serial`), so that no test's timing is
+//! disturbed by another's server. They assert correctness and relative
+//! effects, never wall-clock limits.
 
 mod common;
 
-use common::real_server::{http_request, process_exists, RealServer};
-use serde_json::Value;
+use std::future::Future;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
+use common::real_server::{http_request, process_exists, RealServer};
+use serde_json::{json, Value};
+use servebench::client::Secrets;
+use servebench::config::{BackendKind, LoadSpec, Metric, RunConfig, WorkloadSpec};
+use servebench::record::{FailureKind, RequestRecord, TokenSource};
+use servebench::results::BenchResult;
+use servebench::run::{execute, RunOptions};
+use servebench::scrape::{ScrapeSpec, ServerFamily};
+use servebench::stats::{itl_gaps_ns, RequestMetrics, RunSummary};
+use tokio_util::sync::CancellationToken;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// One real-server test at a time (a failed test does not block the others).
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn block_on<F: Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+        .block_on(f)
+}
+
+/// A run of `n` requests, at most `conc` in flight, prompts of `input_len` words, exactly
+/// `output_len` tokens each (`ignore_eos`), no warm-ups (the harness warmed the server up).
+fn config(
+    server: &RealServer,
+    backend: BackendKind,
+    n: u64,
+    conc: u64,
+    input_len: u64,
+    output_len: u64,
+    seed: u64,
+) -> RunConfig {
+    RunConfig {
+        backend,
+        endpoint: backend.default_endpoint().into(),
+        base_url: server.base_url().into(),
+        model: server.model().into(),
+        ignore_eos: true,
+        load: LoadSpec {
+            num_prompts: n,
+            max_concurrency: Some(conc),
+            seed,
+            timeout_s: 60.0,
+            ..LoadSpec::default()
+        },
+        workload: WorkloadSpec {
+            input_len,
+            output_len,
+            ..WorkloadSpec::default()
+        },
+        metric_percentiles: vec![50.0, 99.0],
+        percentile_metrics: Metric::ALL.to_vec(),
+        ..RunConfig::default()
+    }
+}
+
+fn run(cfg: RunConfig, scrape: Option<ScrapeSpec>) -> (BenchResult, Vec<RequestRecord>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let opts = RunOptions {
+        scrape,
+        ..RunOptions::new(dir.path().join("result.json"), true)
+    };
+    let result = block_on(execute(
+        cfg,
+        &Secrets::default(),
+        &opts,
+        CancellationToken::new(),
+    ))
+    .expect("run completes");
+    let records = read_records(&opts.records_path);
+    assert_eq!(
+        BenchResult::load(&opts.result_path).expect("result reloads"),
+        result
+    );
+    (result, records)
+}
+
+fn read_records(path: &Path) -> Vec<RequestRecord> {
+    std::fs::read_to_string(path)
+        .expect("records file")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is a record"))
+        .collect()
+}
+
+/// llama.cpp (this version) closes the connection after every streamed response although
+/// it announces keep-alive. When servebench's HTTP client reuses such a connection before
+/// it has seen the close, the next request fails at once with this error, the server never
+/// sees it, and servebench records it as a failure of kind `other`. That is the server's
+/// doing and servebench records it truthfully; these tests accept it (at most one per run)
+/// and check everything else on the requests that completed.
+fn is_reuse_race(r: &RequestRecord) -> bool {
+    match &r.outcome {
+        servebench::record::Outcome::Failed { kind, message } => {
+            *kind == FailureKind::Other
+                && message.contains("connection closed before message completed")
+        }
+        servebench::record::Outcome::Ok => false,
+    }
+}
+
+/// Every request completed, but for at most one lost to the connection-reuse race.
+fn assert_completed(what: &str, s: &RunSummary, records: &[RequestRecord], n: u64) {
+    let measured: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
+    assert_eq!(measured.len() as u64, n, "{what}: one record per request");
+    for r in measured.iter().filter(|r| !r.is_ok()) {
+        assert!(
+            is_reuse_race(r),
+            "{what}: request {} failed: {:?}",
+            r.id,
+            r.outcome
+        );
+    }
+    assert!(
+        s.completed + 1 >= n,
+        "{what}: {} of {n} completed: {:?}",
+        s.completed,
+        s.failures_by_kind
+    );
+}
+
+/// The invariants of docs/metrics.md on every successful record, and exact lengths:
+/// with `ignore_eos` the server generates exactly `output_len` tokens, and says so.
+fn assert_invariants_and_lengths(what: &str, records: &[RequestRecord], output_len: u64) {
+    for r in records.iter().filter(|r| r.is_ok()) {
+        let m = RequestMetrics::of(r).expect("ok record has metrics");
+        assert_eq!(
+            m.ttft_ns + itl_gaps_ns(r).sum::<u64>(),
+            m.e2el_ns,
+            "{what}: TTFT + ΣITL = E2EL"
+        );
+        let n = m.output_tokens;
+        let tpot = m.tpot_ms.expect("N ≥ 2");
+        let rebuilt = tpot * (n - 1) as f64 + m.ttft_ns as f64 / 1e6;
+        assert!(
+            (rebuilt - m.e2el_ns as f64 / 1e6).abs() < 1e-6,
+            "{what}: TPOT × (N − 1) + TTFT = E2EL"
+        );
+        assert_eq!(
+            r.usage_output_tokens,
+            Some(output_len),
+            "{what}: server usage"
+        );
+        assert_eq!(n, output_len, "{what}: N");
+        assert_eq!(
+            r.output_tokens_source,
+            Some(TokenSource::ServerUsage),
+            "{what}"
+        );
+        assert!(
+            !r.chunk_ns.is_empty() && r.chunk_ns.len() as u64 <= output_len,
+            "{what}: {} chunks for {output_len} tokens",
+            r.chunk_ns.len()
+        );
+        assert_eq!(
+            r.prompt_tokens_source,
+            Some(TokenSource::ServerUsage),
+            "{what}"
+        );
+    }
+}
+
+/// How closely servebench's median TPOT must match the server's median decode time per
+/// token at concurrency 1: max(0.5 ms, 5%). Why: docs/metrics.md, "The server's own timings".
+fn tpot_margin_ms(server_ms: f64) -> f64 {
+    (0.05 * server_ms).max(0.5)
+}
+
+/// Issue 6: on each API llama.cpp serves, streaming works, every record satisfies the
+/// invariants, `--ignore-eos` gives exactly `--output-len` tokens by the server's count, the
+/// server's timings are read, and servebench's TPOT agrees with the server's decode time per
+/// token at concurrency 1.
 #[test]
-fn streams_completion_with_usage_and_serves_metrics() {
+fn each_backend_streams_exact_lengths_and_agrees_with_server_timings() {
+    let _serial = serial();
     let Some(server) = RealServer::start(4) else {
         return;
     };
-    let body = serde_json::json!({
+    let (n, output_len) = (4, 32);
+    for (i, backend) in [
+        BackendKind::Openai,
+        BackendKind::OpenaiChat,
+        BackendKind::Llamacpp,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let what = backend.as_str();
+        let mut cfg = config(&server, backend, n, 1, 16, output_len, 10 + i as u64);
+        cfg.load.num_warmups = 1;
+        let (result, records) = run(cfg, None);
+        let s = &result.summary;
+        assert_completed(what, s, &records, n);
+        assert_invariants_and_lengths(what, &records, output_len);
+        assert_eq!(s.total_output_tokens, s.completed * output_len, "{what}");
+        if backend == BackendKind::Llamacpp {
+            // The native stream says how many tokens each chunk carried.
+            for r in records.iter().filter(|r| r.is_ok()) {
+                let per_chunk = r.chunk_tokens.as_ref().expect("native chunk tokens");
+                assert_eq!(per_chunk.iter().map(|&t| t as u64).sum::<u64>(), output_len);
+            }
+        }
+        for r in records.iter().filter(|r| r.is_ok()) {
+            let t = r.server_timings.as_ref().expect("llama.cpp timings kept");
+            assert_eq!(t["predicted_n"], output_len, "{what}: {t}");
+        }
+        let decode = s
+            .server_decode_per_token_ms
+            .as_ref()
+            .expect("server decode time summarized");
+        let prompt = s.server_prompt_ms.as_ref().expect("server prompt time");
+        assert_eq!((decode.count, prompt.count), (s.completed, s.completed));
+        let tpot = s.tpot_ms.as_ref().unwrap().median;
+        let diff = s.tpot_minus_server_decode_ms.as_ref().unwrap();
+        eprintln!(
+            "{what}: median TPOT {tpot:.3} ms, server decode/token {:.3} ms, per-request TPOT − server: median {:.3}, min {:.3}, max {:.3} ms; TTFT {:.1} ms, server prompt {:.1} ms",
+            decode.median,
+            diff.median,
+            diff.min,
+            diff.max,
+            s.ttft_ms.as_ref().unwrap().median,
+            prompt.median
+        );
+        assert!(
+            (tpot - decode.median).abs() <= tpot_margin_ms(decode.median),
+            "{what}: median TPOT {tpot:.3} ms vs the server's {:.3} ms per token",
+            decode.median
+        );
+        // The server's prompt time is inside TTFT: the first token needs the prompt.
+        assert!(
+            s.ttft_ms.as_ref().unwrap().median >= prompt.median,
+            "{what}: TTFT below the server's prompt time"
+        );
+        let report = servebench::report::text(&result);
+        assert!(
+            report.contains("Median server decode/token (ms):"),
+            "{report}"
+        );
+    }
+}
+
+/// Issue 6: a small concurrency sweep on 4 slots. Going from 1 to 4 requests in flight
+/// raises output throughput (the server decodes the 4 in one batch); going beyond the slots
+/// (8) makes requests wait for a slot, so mean TTFT grows; the server's own metrics, scraped
+/// during that step, show the 4 busy slots and the queue, and count exactly the tokens
+/// servebench counted. Steps 1 and 4 are measured twice, interleaved, so that a burst of
+/// load from elsewhere on the machine does not decide the comparison.
+///
+/// The server gets 2 CPU threads here. With 1, this small model is compute-bound on one
+/// sequence already: a step of 4 sequences takes about 4 times as long as a step of 1, and
+/// throughput barely rises (measured ×1.01 to ×1.17 from 1 to 4 on a loaded 2-core machine).
+/// With 2 threads a batch of 4 keeps both cores busy (measured ×1.44 to ×1.76).
+#[test]
+fn concurrency_sweep_raises_throughput_then_queues_beyond_the_slots() {
+    let _serial = serial();
+    let threads = 2;
+    let Some(server) = RealServer::start_with_threads(4, threads) else {
+        return;
+    };
+    let (input_len, output_len) = (4, 32);
+    let step = |conc: u64, n: u64, seed: u64, scrape: Option<ScrapeSpec>| {
+        let what = format!("concurrency {conc}");
+        let cfg = config(
+            &server,
+            BackendKind::Openai,
+            n,
+            conc,
+            input_len,
+            output_len,
+            seed,
+        );
+        let (result, records) = run(cfg, scrape);
+        assert_completed(&what, &result.summary, &records, n);
+        assert_invariants_and_lengths(&what, &records, output_len);
+        result
+    };
+    let mut by_conc: Vec<(u64, Vec<BenchResult>)> = vec![(1, vec![]), (4, vec![])];
+    for round in 0..2 {
+        for (conc, results) in by_conc.iter_mut() {
+            results.push(step(*conc, 2 * *conc, 100 + 10 * round + *conc, None));
+        }
+    }
+    let scrape = ScrapeSpec {
+        url: format!("{}/metrics", server.base_url()),
+        interval: Duration::from_millis(100),
+        insecure: false,
+    };
+    let over = step(8, 8, 200, Some(scrape));
+
+    // Pooled over the two rounds: tokens / seconds, and mean TTFT weighted by requests.
+    let throughput = |rs: &[BenchResult]| {
+        let tokens: u64 = rs.iter().map(|r| r.summary.total_output_tokens).sum();
+        let secs: f64 = rs.iter().map(|r| r.summary.duration_s).sum();
+        tokens as f64 / secs
+    };
+    let mean_ttft = |rs: &[BenchResult]| {
+        let n: u64 = rs.iter().map(|r| r.summary.completed).sum();
+        let total: f64 = rs
+            .iter()
+            .map(|r| r.summary.ttft_ms.as_ref().unwrap().mean * r.summary.completed as f64)
+            .sum();
+        total / n as f64
+    };
+    let (thr1, thr4) = (throughput(&by_conc[0].1), throughput(&by_conc[1].1));
+    let (ttft4, ttft8) = (
+        mean_ttft(&by_conc[1].1),
+        over.summary.ttft_ms.as_ref().unwrap().mean,
+    );
+    eprintln!(
+        "sweep: output throughput {thr1:.1} tok/s at 1, {thr4:.1} at 4 (×{:.2}), {:.1} at 8; mean TTFT {:.0} ms at 1, {ttft4:.0} at 4, {ttft8:.0} at 8 (×{:.2})",
+        thr4 / thr1,
+        over.summary.output_throughput,
+        mean_ttft(&by_conc[0].1),
+        ttft8 / ttft4
+    );
+    assert!(
+        thr4 > 1.1 * thr1,
+        "throughput did not rise from concurrency 1 ({thr1:.1} tok/s) to 4 ({thr4:.1} tok/s)"
+    );
+    assert!(
+        ttft8 > 2.0 * ttft4,
+        "mean TTFT did not grow beyond the 4 slots: {ttft4:.0} ms at 4, {ttft8:.0} ms at 8"
+    );
+
+    let m = over
+        .server_metrics
+        .as_ref()
+        .expect("server metrics scraped");
+    assert_eq!(m.failures, 0, "{:?}", m.errors);
+    assert_eq!(m.server, Some(ServerFamily::Llamacpp));
+    assert!(m.samples.len() >= 3, "{} samples", m.samples.len());
+    assert!(m.samples.windows(2).all(|w| w[0].at_ns < w[1].at_ns));
+    let sm = &m.summary;
+    assert_eq!(sm.running_max, Some(4.0), "4 slots busy: {sm:?}");
+    assert!(
+        sm.waiting_max.unwrap_or(0.0) >= 1.0,
+        "queued requests seen: {sm:?}"
+    );
+    assert_eq!(
+        sm.generation_tokens,
+        Some(over.summary.total_output_tokens as f64),
+        "the server generated what servebench counted"
+    );
+    // llama.cpp's prompt counter leaves out tokens reused from its cache.
+    let prompt = sm.prompt_tokens.expect("prompt counter");
+    assert!(
+        prompt > 0.0 && prompt <= over.summary.total_input_tokens as f64,
+        "{sm:?}"
+    );
+}
+
+/// Issue 6: llama.cpp caches prompts by default. The same long prompts sent again are
+/// served from the cache (the server says so in `timings.cache_n`) with a much lower TTFT
+/// than with `cache_prompt: false`.
+#[test]
+fn prompt_cache_lowers_ttft() {
+    let _serial = serial();
+    let Some(server) = RealServer::start(4) else {
+        return;
+    };
+    let (n, input_len, seed) = (2, 128, 7);
+    let with_cache = |cache: bool| {
+        let mut cfg = config(&server, BackendKind::Openai, n, 1, input_len, 4, seed);
+        cfg.extra_body = Some(json!({"cache_prompt": cache}));
+        let what = format!("cache_prompt {cache}");
+        let (result, records) = run(cfg, None);
+        assert_completed(&what, &result.summary, &records, n);
+        assert_invariants_and_lengths(&what, &records, 4);
+        let cached: Vec<u64> = records
+            .iter()
+            .filter(|r| r.is_ok())
+            .map(|r| {
+                r.server_timings.as_ref().expect("timings")["cache_n"]
+                    .as_u64()
+                    .expect("cache_n")
+            })
+            .collect();
+        (
+            result.summary.ttft_ms.as_ref().unwrap().median,
+            cached,
+            result.summary.total_input_tokens,
+        )
+    };
+    let _ = with_cache(true); // fills the cache with these prompts
+    let (hit_ttft, hit_cached, input_tokens) = with_cache(true);
+    let (miss_ttft, miss_cached, _) = with_cache(false);
+    eprintln!(
+        "prompt cache: median TTFT {hit_ttft:.1} ms cached ({hit_cached:?} tokens from the cache of {input_tokens} prompt tokens), {miss_ttft:.1} ms with cache_prompt false ({miss_cached:?})"
+    );
+    assert!(
+        hit_cached
+            .iter()
+            .all(|&c| c as f64 >= 0.9 * input_tokens as f64 / n as f64),
+        "{hit_cached:?}"
+    );
+    assert!(miss_cached.iter().all(|&c| c == 0), "{miss_cached:?}");
+    assert!(
+        hit_ttft < 0.5 * miss_ttft,
+        "cached TTFT {hit_ttft:.1} ms is not well below uncached {miss_ttft:.1} ms"
+    );
+}
+
+/// Issue 6: `servebench run --scrape-metrics` (no URL: /metrics at --base-url) puts the
+/// server's metrics in the result and the report, next to servebench's own counts.
+#[test]
+fn scrape_metrics_flag_reports_the_servers_counts() {
+    let _serial = serial();
+    let Some(server) = RealServer::start(4) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("servebench"))
+        .args([
+            "run",
+            "--base-url",
+            server.base_url(),
+            "--model",
+            server.model(),
+        ])
+        .args([
+            "--num-prompts",
+            "4",
+            "--max-concurrency",
+            "4",
+            "--input-len",
+            "8",
+        ])
+        .args(["--output-len", "16", "--ignore-eos", "--scrape-metrics"])
+        .args(["--scrape-interval", "0.1", "--result-filename", "r.json"])
+        .arg("--result-dir")
+        .arg(dir.path())
+        .output()
+        .expect("run servebench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let result = BenchResult::load(&dir.path().join("r.json")).expect("result");
+    let m = result
+        .server_metrics
+        .as_ref()
+        .expect("server metrics saved");
+    assert_eq!(m.url, format!("{}/metrics", server.base_url()));
+    assert_eq!((m.failures, m.server), (0, Some(ServerFamily::Llamacpp)));
+    assert!(m.samples.len() >= 2);
+    let generated = result.summary.total_output_tokens;
+    assert_eq!(m.summary.generation_tokens, Some(generated as f64));
+    assert!(
+        stdout.contains(&format!(
+            "{:<40} {:<10}",
+            "Server generated tokens (client):",
+            format!("{generated} ({generated})")
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Server metric names:                     llamacpp"),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("warning"), "{stderr}");
+}
+
+#[test]
+fn streams_completion_with_usage_and_serves_metrics() {
+    let _serial = serial();
+    let Some(server) = RealServer::start(4) else {
+        return;
+    };
+    let body = json!({
         "model": server.model(),
         "prompt": "Write a short story about a lighthouse.",
         "stream": true,
@@ -69,6 +546,7 @@ fn streams_completion_with_usage_and_serves_metrics() {
 
 #[test]
 fn concurrent_servers_get_distinct_ports_and_stop_on_drop() {
+    let _serial = serial();
     let starters: Vec<_> = (0..2)
         .map(|_| std::thread::spawn(|| RealServer::start(1)))
         .collect();

@@ -445,6 +445,32 @@ mod tests {
         assert!(last.timings.is_some());
     }
 
+    /// Issue 6: llama.cpp's `timings` is read on every API. Lines as the real server sends them.
+    #[test]
+    fn llamacpp_timings_are_read_on_every_api() {
+        // /v1/completions: in the chunk that carries `finish_reason` (and usage).
+        let completion = r#"{"choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"length"}],"object":"text_completion","usage":{"completion_tokens":4,"prompt_tokens":2,"total_tokens":6,"prompt_tokens_details":{"cached_tokens":0}},"timings":{"cache_n":0,"prompt_n":2,"prompt_ms":22.236,"predicted_n":4,"predicted_ms":35.651,"predicted_per_token_ms":11.883666666666668}}"#;
+        // /v1/chat/completions: in the usage-only chunk after the finish chunk.
+        let chat = r#"{"choices":[],"object":"chat.completion.chunk","usage":{"completion_tokens":3,"prompt_tokens":31,"total_tokens":34},"timings":{"cache_n":0,"prompt_n":31,"prompt_ms":244.785,"predicted_n":3,"predicted_ms":24.991,"predicted_per_token_ms":12.4955}}"#;
+        // /completion (native): in the `stop: true` event.
+        let native = r#"{"index":0,"content":"","tokens":[],"stop":true,"tokens_predicted":3,"tokens_evaluated":1,"timings":{"cache_n":0,"prompt_n":1,"prompt_ms":18.259,"predicted_n":3,"predicted_ms":33.023,"predicted_per_token_ms":16.5115}}"#;
+        for (api, data, per_token) in [
+            (
+                &OpenAiCompletions as &dyn Api,
+                completion,
+                11.883666666666668,
+            ),
+            (&OpenAiChat, chat, 12.4955),
+            (&LlamaCpp, native, 16.5115),
+        ] {
+            let p = api.parse(None, data).unwrap();
+            let t = p.timings.as_ref().expect("timings read");
+            assert_eq!(t["predicted_per_token_ms"], per_token, "{data}");
+            assert!(!p.has_output());
+            assert!(p.usage.is_some());
+        }
+    }
+
     #[test]
     fn extra_body_merges_recursively() {
         let mut body = Tgi.body(&BodySpec {

@@ -41,6 +41,12 @@ impl RealServer {
     /// Panics when the server is not installed, unless `SERVEBENCH_SKIP_REAL=1`,
     /// in which case it returns `None`.
     pub fn start(parallel: u32) -> Option<RealServer> {
+        Self::start_with_threads(parallel, 1)
+    }
+
+    /// As [`RealServer::start`], with `threads` CPU threads for generation and prompt
+    /// processing (default 1: with more, llama.cpp can stall on a busy 2-core machine).
+    pub fn start_with_threads(parallel: u32, threads: u32) -> Option<RealServer> {
         let python = repo_root().join(".venv-real/bin/python");
         if !python.is_file() || Self::gguf_path().is_none() {
             if std::env::var("SERVEBENCH_SKIP_REAL").as_deref() == Ok("1") {
@@ -59,6 +65,7 @@ impl RealServer {
         let mut child = Command::new(&python)
             .arg(repo_root().join("scripts/real_server.py"))
             .args(["--port", "0", "--parallel", &parallel.to_string()])
+            .args(["--threads", &threads.to_string()])
             .args(["--alias", MODEL_ALIAS, "--exit-with-parent"])
             .env("PYTHONUNBUFFERED", "1")
             .stdin(Stdio::null())
@@ -120,7 +127,7 @@ impl RealServer {
             Err(e) => server.fail(&format!("warm-up completion failed: {e}")),
         }
         eprintln!(
-            "real server (pid {}, {parallel} slots) at {}: listening after {listening_ms} ms, warmed up after {} ms",
+            "real server (pid {}, {parallel} slots, {threads} threads) at {}: listening after {listening_ms} ms, warmed up after {} ms",
             server.pid(),
             server.base_url,
             began.elapsed().as_millis()
