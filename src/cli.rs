@@ -88,15 +88,33 @@ pub struct RunArgs {
     /// Seed for prompts and arrival times.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Dataset (only `random` for now).
-    #[arg(long, default_value = "random", value_parser = ["random"])]
+    /// The served model's tokenizer: a tokenizer.json (or a directory holding one), a GGUF
+    /// model file, or a tiktoken encoding name (cl100k_base, o200k_base, ...); `words` counts
+    /// whitespace-separated words, as servebench's simulator does. Required with --base-url;
+    /// the built-in simulator defaults to `words`.
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// Dataset: random, book (a text file), sharegpt, jsonl, prefix (shared-prefix groups).
+    #[arg(long, default_value = "random", value_parser = ["random", "book", "sharegpt", "jsonl", "prefix"])]
     pub dataset_name: String,
-    /// Prompt length, tokens.
-    #[arg(long, alias = "random-input-len", default_value_t = 128)]
+    /// The dataset file (book, sharegpt, jsonl).
+    #[arg(long)]
+    pub dataset_path: Option<PathBuf>,
+    /// Prompt length, tokens (exact under --tokenizer).
+    #[arg(long, aliases = ["random-input-len", "book-input-len"], default_value_t = 128)]
     pub input_len: u64,
-    /// Max output tokens per request.
-    #[arg(long, alias = "random-output-len", default_value_t = 128)]
-    pub output_len: u64,
+    /// Max output tokens per request (default 128; ShareGPT: each answer's length).
+    #[arg(long, alias = "random-output-len")]
+    pub output_len: Option<u64>,
+    /// Lengths uniform in [L(1-r), L(1+r)].
+    #[arg(long, alias = "random-range-ratio", default_value_t = 0.0)]
+    pub range_ratio: f64,
+    /// prefix dataset: tokens in each shared prefix.
+    #[arg(long, default_value_t = 0)]
+    pub prefix_len: u64,
+    /// prefix dataset: number of distinct prefixes.
+    #[arg(long, default_value_t = 1)]
+    pub num_prefixes: u64,
     /// Metrics that get percentile lines: comma-separated ttft,tpot,itl,e2el.
     #[arg(long, default_value = "ttft,tpot,itl", value_delimiter = ',', value_parser = parse_metric)]
     pub percentile_metrics: Vec<Metric>,
@@ -166,8 +184,14 @@ impl RunArgs {
             },
             workload: WorkloadSpec {
                 dataset: self.dataset_name.clone(),
+                dataset_path: self.dataset_path.clone(),
                 input_len: self.input_len,
-                output_len: self.output_len,
+                output_len: self.output_len.unwrap_or(128),
+                output_len_given: self.output_len.is_some(),
+                range_ratio: self.range_ratio,
+                prefix_len: self.prefix_len,
+                num_prefixes: self.num_prefixes,
+                tokenizer: self.tokenizer.clone().filter(|t| t != "words"),
             },
             metric_percentiles: self.metric_percentiles.clone(),
             percentile_metrics: self.percentile_metrics.clone(),

@@ -222,20 +222,48 @@ impl LoadSpec {
 /// What is sent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadSpec {
-    /// Dataset name (`random` until the datasets work lands).
+    /// `random`, `book`, `sharegpt`, `jsonl` or `prefix` (see `dataset`).
     pub dataset: String,
-    /// Prompt length, tokens.
+    /// The dataset file (`book`, `sharegpt`, `jsonl`).
+    #[serde(default)]
+    pub dataset_path: Option<std::path::PathBuf>,
+    /// Prompt length, tokens (for `prefix`: the suffix after the shared prefix).
     pub input_len: u64,
     /// Max output tokens per request.
     pub output_len: u64,
+    /// True when `output_len` was given explicitly (ShareGPT otherwise uses each answer's length).
+    #[serde(default)]
+    pub output_len_given: bool,
+    /// Lengths uniform in [L(1−r), L(1+r)] (vLLM's range ratio).
+    #[serde(default)]
+    pub range_ratio: f64,
+    /// `prefix`: tokens in each shared prefix, and how many prefixes.
+    #[serde(default)]
+    pub prefix_len: u64,
+    #[serde(default = "one")]
+    pub num_prefixes: u64,
+    /// The tokenizer that builds prompts and counts text (`tokenizer::Tokenizer::load` spec);
+    /// `None`: whitespace-separated words, the built-in simulator's own counting.
+    #[serde(default)]
+    pub tokenizer: Option<String>,
+}
+
+fn one() -> u64 {
+    1
 }
 
 impl Default for WorkloadSpec {
     fn default() -> Self {
         WorkloadSpec {
             dataset: "random".into(),
+            dataset_path: None,
             input_len: 128,
             output_len: 128,
+            output_len_given: false,
+            range_ratio: 0.0,
+            prefix_len: 0,
+            num_prefixes: 1,
+            tokenizer: None,
         }
     }
 }
@@ -337,6 +365,25 @@ impl RunConfig {
         }
         if self.workload.input_len == 0 {
             return bad("--input-len", "must be at least 1".into());
+        }
+        if !(0.0..1.0).contains(&self.workload.range_ratio) {
+            return bad("--range-ratio", "must be in [0, 1)".into());
+        }
+        let needs_file = matches!(
+            self.workload.dataset.as_str(),
+            "book" | "sharegpt" | "jsonl"
+        );
+        if needs_file && self.workload.dataset_path.is_none() {
+            return bad(
+                "--dataset-path",
+                format!("the {} dataset needs a file", self.workload.dataset),
+            );
+        }
+        if self.workload.dataset != "random" && self.workload.tokenizer.is_none() {
+            return bad(
+                "--tokenizer",
+                format!("the {} dataset needs the served model's tokenizer (a tokenizer.json, a directory holding one, a GGUF file, or a tiktoken encoding name)", self.workload.dataset),
+            );
         }
         if let Some(p) = self
             .metric_percentiles

@@ -36,4 +36,8 @@ pub enum RunError {
     Client(String),
     #[error("cannot start the simulated server: {0}")]
     Sim(std::io::Error),
+    #[error(transparent)]
+    Tokenizer(#[from] crate::tokenizer::TokenizerError),
+    #[error(transparent)]
+    Dataset(#[from] crate::dataset::DatasetError),
 }

@@ -172,6 +172,9 @@ async fn server_and_config(
     args: &RunArgs,
 ) -> anyhow::Result<(Option<sim::SimServer>, RunConfig, Option<ScrapeSpec>)> {
     let (server, base_url) = match &args.base_url {
+        Some(_) if args.tokenizer.is_none() => anyhow::bail!(
+            "--tokenizer is required with --base-url: give the served model's tokenizer (a tokenizer.json or its directory, a GGUF file, or a tiktoken encoding name such as cl100k_base), or `words` for a servebench sim"
+        ),
         Some(url) => (None, url.clone()),
         None => {
             let sim = sim::spawn(sim::SimConfig::default(), ([127, 0, 0, 1], 0).into())

@@ -177,6 +177,35 @@ pub fn servebench_block(result: &BenchResult) -> String {
             s.output_count_disagreements,
         );
     }
+    line(
+        &mut out,
+        "Tokenizer:",
+        c.workload
+            .tokenizer
+            .as_deref()
+            .unwrap_or("words (the simulator's counting)"),
+    );
+    let span = |d: Option<&Distribution>| {
+        d.map(|d| format!("{:.0} / {:.1} / {:.0}", d.min, d.mean, d.max))
+    };
+    if let Some(v) = span(s.input_len_requested.as_ref()) {
+        line(&mut out, "Input tokens built min/mean/max:", v);
+    }
+    if let Some(v) = span(s.input_len_server.as_ref()) {
+        line(&mut out, "Input tokens by server min/mean/max:", v);
+        line(
+            &mut out,
+            "  requests where they differ:",
+            s.input_len_disagreements,
+        );
+    }
+    if let (Some(asked), Some(got)) = (
+        span(s.output_len_requested.as_ref()),
+        span(s.output_len_received.as_ref()),
+    ) {
+        line(&mut out, "Output tokens asked min/mean/max:", asked);
+        line(&mut out, "Output tokens received min/mean/max:", got);
+    }
     line(&mut out, "Output chunks:", s.total_output_chunks);
     distribution(
         &mut out,

@@ -8,9 +8,11 @@
 //! server's metrics are sampled (`scrape`) while the measured load runs and saved with the
 //! result.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::Mutex;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -26,6 +28,7 @@ use crate::record::{FailureKind, RequestRecord};
 use crate::results::BenchResult;
 use crate::scrape::{ScrapeSpec, Scraper};
 use crate::stats::{summarize, SummaryOptions};
+use crate::tokenizer::Tokenizer;
 
 /// Where a run writes, and what it checks first.
 #[derive(Clone, Debug)]
@@ -66,15 +69,23 @@ pub async fn execute(
     stop: CancellationToken,
 ) -> Result<BenchResult, RunError> {
     cfg.validate()?;
-    let client = Client::new(&cfg, secrets)?;
+    let tokenizer = cfg
+        .workload
+        .tokenizer
+        .as_deref()
+        .map(load_tokenizer)
+        .transpose()?;
+    let seed = cfg.load.seed;
+    let build = |n, seed, warmup| {
+        crate::workload::build_requests(&cfg.workload, tokenizer.as_ref(), n, 0, seed, warmup)
+    };
+    let warmups = build(cfg.load.num_warmups, seed ^ 0xA5A5, true)?;
+    let requests = build(cfg.load.num_prompts, seed, false)?;
+    let client = Client::new(&cfg, secrets, tokenizer.clone())?;
     let clock = Clock::start();
     if opts.preflight {
         preflight(&client, &cfg, &clock).await?;
     }
-    let seed = cfg.load.seed;
-    let warmups =
-        crate::workload::build(&cfg.workload, cfg.load.num_warmups, 0, seed ^ 0xA5A5, true);
-    let requests = crate::workload::build(&cfg.workload, cfg.load.num_prompts, 0, seed, false);
 
     let (tx, rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_records(
@@ -144,6 +155,18 @@ pub async fn execute(
     result.server_metrics = server_metrics;
     result.save(&opts.result_path)?;
     Ok(result)
+}
+
+/// Loads a tokenizer once per process: sweeps and searches reuse it across steps.
+fn load_tokenizer(spec: &str) -> Result<Tokenizer, RunError> {
+    static CACHE: Mutex<BTreeMap<String, Tokenizer>> = Mutex::new(BTreeMap::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(t) = cache.get(spec) {
+        return Ok(t.clone());
+    }
+    let t = Tokenizer::load(spec)?;
+    cache.insert(spec.to_string(), t.clone());
+    Ok(t)
 }
 
 /// What validity judging needs from the run: schedule lag, offered vs achieved rate, and the
@@ -238,6 +261,7 @@ async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Resu
     let spec = RequestSpec {
         id: u64::MAX,
         prompt: "Hello".into(),
+        messages: None,
         input_len: None,
         output_len: cfg.workload.output_len.min(4),
         warmup: true,

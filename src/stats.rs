@@ -176,6 +176,29 @@ pub fn itl_gaps_ns(r: &RequestRecord) -> impl Iterator<Item = u64> + '_ {
     r.chunk_ns.windows(2).map(|w| w[1].saturating_sub(w[0]))
 }
 
+/// Per-token ITL samples of a record, nanoseconds, when its per-chunk token counts are known:
+/// the first chunk's extra tokens arrived with the first token (gaps of 0), and chunk i ≥ 1
+/// with k tokens contributes k gaps of (chunk[i] − chunk[i−1]) / k. So there are N − 1
+/// samples summing to E2EL − TTFT: their mean over a request is its TPOT.
+pub fn itl_per_token_ns(r: &RequestRecord) -> impl Iterator<Item = f64> + '_ {
+    let counts = r
+        .chunk_tokens
+        .as_deref()
+        .filter(|c| c.len() == r.chunk_ns.len() && !c.is_empty());
+    let first = counts.map_or(0, |c| c[0].saturating_sub(1) as usize);
+    let gaps = counts.into_iter().flat_map(move |c| {
+        c[1..]
+            .iter()
+            .zip(r.chunk_ns.windows(2))
+            .flat_map(|(&k, w)| {
+                let k = k.max(1);
+                let g = w[1].saturating_sub(w[0]) as f64 / k as f64;
+                std::iter::repeat_n(g, k as usize)
+            })
+    });
+    std::iter::repeat_n(0.0, first).chain(gaps)
+}
+
 /// What `summarize` needs besides the records.
 #[derive(Clone, Debug, Default)]
 pub struct SummaryOptions {
@@ -244,6 +267,24 @@ pub struct RunSummary {
     /// HTTP, servebench) adds to each token. Over requests that have both.
     #[serde(default)]
     pub tpot_minus_server_decode_ms: Option<Distribution>,
+    /// Prompt lengths servebench built (exact under its tokenizer), tokens, successful requests.
+    #[serde(default)]
+    pub input_len_requested: Option<Distribution>,
+    /// Prompt lengths the server counted (usage), tokens: shows chat-template overhead.
+    #[serde(default)]
+    pub input_len_server: Option<Distribution>,
+    /// Requests whose server prompt count differs from the built length.
+    #[serde(default)]
+    pub input_len_disagreements: u64,
+    /// Max output tokens asked for, and N received, over successful requests.
+    #[serde(default)]
+    pub output_len_requested: Option<Distribution>,
+    #[serde(default)]
+    pub output_len_received: Option<Distribution>,
+    /// Per-token ITL, ms: each chunk's gap spread over its tokens (see docs/metrics.md), over
+    /// successful requests whose per-chunk token counts are known.
+    #[serde(default)]
+    pub itl_per_token_ms: Option<Distribution>,
 }
 
 impl RunSummary {
@@ -280,6 +321,8 @@ pub fn summarize<'a>(
     let mut disagreements = 0u64;
     let mut total_output_chunks = 0u64;
     let (mut server_decode, mut server_prompt, mut tpot_minus_decode) = (vec![], vec![], vec![]);
+    let (mut in_req, mut in_server, mut in_disagree) = (vec![], vec![], 0u64);
+    let (mut out_req, mut out_got, mut itl_token) = (vec![], vec![], vec![]);
     let ms = |ns: u64| ns as f64 / NS_PER_MS;
 
     for r in records.into_iter().filter(|r| !r.warmup) {
@@ -320,6 +363,15 @@ pub fn summarize<'a>(
                 .or_insert(0) += 1;
         }
         disagreements += r.output_count_disagrees() as u64;
+        in_req.extend(r.input_len_requested.map(|n| n as f64));
+        if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
+            in_server.extend(r.prompt_tokens.map(|n| n as f64));
+            in_disagree += (r.input_len_requested.is_some()
+                && r.prompt_tokens != r.input_len_requested) as u64;
+        }
+        out_req.extend(r.output_len_requested.map(|n| n as f64));
+        out_got.push(m.output_tokens as f64);
+        itl_token.extend(itl_per_token_ns(r).map(|g| g / NS_PER_MS));
         let server = ServerTimings::of(r);
         server_prompt.extend(server.prompt_ms);
         if let Some(decode) = server.decode_per_token_ms {
@@ -368,6 +420,12 @@ pub fn summarize<'a>(
         server_decode_per_token_ms: Distribution::of(&mut server_decode, ps),
         server_prompt_ms: Distribution::of(&mut server_prompt, ps),
         tpot_minus_server_decode_ms: Distribution::of(&mut tpot_minus_decode, ps),
+        input_len_requested: Distribution::of(&mut in_req, ps),
+        input_len_server: Distribution::of(&mut in_server, ps),
+        input_len_disagreements: in_disagree,
+        output_len_requested: Distribution::of(&mut out_req, ps),
+        output_len_received: Distribution::of(&mut out_got, ps),
+        itl_per_token_ms: Distribution::of(&mut itl_token, ps),
     }
 }
 
@@ -492,6 +550,22 @@ mod tests {
         assert_eq!(m.tpot_ms, Some(30.0 / 4.0));
         assert!((m.output_throughput - 5.0 / 0.130).abs() < 1e-9);
         assert_eq!(itl_gaps_ns(&r).collect::<Vec<_>>(), vec![10 * MS, 20 * MS]);
+    }
+
+    #[test]
+    fn per_token_itl_spreads_each_gap_over_its_tokens() {
+        // Chunks at 100, 110, 130 ms carrying 2, 1, 4 tokens (N = 7).
+        let mut r = rec(0, &[100, 110, 130], 7);
+        r.chunk_tokens = Some(vec![2, 1, 4]);
+        let got: Vec<f64> = itl_per_token_ns(&r).map(|g| g / NS_PER_MS).collect();
+        assert_eq!(got, vec![0.0, 10.0, 5.0, 5.0, 5.0, 5.0]);
+        // N − 1 samples whose mean is TPOT; per-chunk ITL is unchanged.
+        let tpot = RequestMetrics::of(&r).unwrap().tpot_ms.unwrap();
+        assert!((got.iter().sum::<f64>() / got.len() as f64 - tpot).abs() < 1e-12);
+        assert_eq!(itl_gaps_ns(&r).count(), 2);
+        // Unknown per-chunk counts: no per-token samples.
+        r.chunk_tokens = None;
+        assert_eq!(itl_per_token_ns(&r).count(), 0);
     }
 
     #[test]

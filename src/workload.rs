@@ -1,14 +1,89 @@
 //! What is sent: builds the run's [`RequestSpec`]s from the workload spec.
 //!
-//! Until servebench has tokenizers, the `random` dataset builds prompts of `input_len` words
-//! drawn (seeded) from a list of common English words; the requested length is recorded as
-//! such (`requested`) and the server's own prompt count, when it reports usage, is what the
-//! totals use. It does no HTTP and reads no clock.
+//! With a tokenizer (`--tokenizer`), prompts come from `dataset` and have exactly the requested
+//! length under it. Without one, only `random` is possible and it builds prompts of `input_len`
+//! whitespace-separated words drawn (seeded) from common English words: that is exact under
+//! the built-in simulator's own counting (one token per word), and only an approximation for
+//! any real server, so the command line requires a tokenizer whenever `--base-url` is given.
+//! It does no HTTP and reads no clock.
+
+use std::path::PathBuf;
 
 use rand::{RngExt, SeedableRng};
 
 use crate::client::RequestSpec;
 use crate::config::WorkloadSpec;
+use crate::dataset::{DatasetError, DatasetSpec};
+use crate::tokenizer::Tokenizer;
+
+/// The dataset spec for `spec`.
+fn dataset_spec(spec: &WorkloadSpec) -> Result<DatasetSpec, DatasetError> {
+    let path = || {
+        spec.dataset_path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("-"))
+    };
+    let (input_len, output_len, range_ratio) = (spec.input_len, spec.output_len, spec.range_ratio);
+    Ok(match spec.dataset.as_str() {
+        "random" => DatasetSpec::Random {
+            input_len,
+            output_len,
+            range_ratio,
+        },
+        "book" => DatasetSpec::Book {
+            path: path(),
+            input_len,
+            output_len,
+            range_ratio,
+        },
+        "sharegpt" => DatasetSpec::ShareGpt {
+            path: path(),
+            output_len: spec.output_len_given.then_some(output_len),
+        },
+        "jsonl" => DatasetSpec::Jsonl {
+            path: path(),
+            output_len,
+        },
+        "prefix" => DatasetSpec::Prefix {
+            prefix_len: spec.prefix_len,
+            input_len,
+            output_len,
+            num_prefixes: spec.num_prefixes,
+        },
+        other => {
+            return Err(DatasetError::InvalidSpec(format!(
+                "unknown dataset '{other}' (expected random, book, sharegpt, jsonl or prefix)"
+            )))
+        }
+    })
+}
+
+/// Builds `n` requests (ids from `first_id`), reproducible from `seed`.
+pub fn build_requests(
+    spec: &WorkloadSpec,
+    tokenizer: Option<&Tokenizer>,
+    n: u64,
+    first_id: u64,
+    seed: u64,
+    warmup: bool,
+) -> Result<Vec<RequestSpec>, DatasetError> {
+    let Some(tok) = tokenizer else {
+        return Ok(build(spec, n, first_id, seed, warmup));
+    };
+    let prompts = crate::dataset::build(&dataset_spec(spec)?, tok, n as usize, seed)?;
+    Ok(prompts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| RequestSpec {
+            id: first_id + i as u64,
+            prompt: p.text,
+            messages: p.messages,
+            input_len: Some(p.input_len),
+            output_len: p.output_len,
+            warmup,
+        })
+        .collect())
+}
 
 const WORDS: &[&str] = &[
     "time",
@@ -77,14 +152,8 @@ const WORDS: &[&str] = &[
     "law",
 ];
 
-/// Builds `n` prompts (ids from `first_id`), reproducible from `seed`.
-pub fn build(
-    spec: &WorkloadSpec,
-    n: u64,
-    first_id: u64,
-    seed: u64,
-    warmup: bool,
-) -> Vec<RequestSpec> {
+/// Builds `n` word prompts (ids from `first_id`), reproducible from `seed`.
+fn build(spec: &WorkloadSpec, n: u64, first_id: u64, seed: u64, warmup: bool) -> Vec<RequestSpec> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5EED_0F50_4D50);
     (0..n)
         .map(|i| {
@@ -98,6 +167,7 @@ pub fn build(
             RequestSpec {
                 id: first_id + i,
                 prompt,
+                messages: None,
                 input_len: Some(spec.input_len),
                 output_len: spec.output_len,
                 warmup,

@@ -162,6 +162,8 @@ fn unreachable_server_is_one_line_and_exit_2() {
         "run",
         "--base-url",
         &format!("http://127.0.0.1:{port}"),
+        "--tokenizer",
+        "words",
         "--num-prompts",
         "3",
     ]);
@@ -201,6 +203,44 @@ fn bad_flags_name_what_is_wrong() {
             "/nonexistent/result.json",
         ),
         (vec!["sim", "--error-rate", "2"], "error_rate"),
+        (
+            vec!["run", "--base-url", "http://127.0.0.1:9"],
+            "--tokenizer is required",
+        ),
+        (
+            vec!["run", "--tokenizer", "no_such_encoding"],
+            "no_such_encoding",
+        ),
+        (
+            vec![
+                "run",
+                "--tokenizer",
+                "cl100k_base",
+                "--dataset-name",
+                "book",
+            ],
+            "--dataset-path",
+        ),
+        (
+            vec!["run", "--dataset-name", "book", "--dataset-path", "x.txt"],
+            "--tokenizer",
+        ),
+        (
+            vec![
+                "run",
+                "--tokenizer",
+                "cl100k_base",
+                "--dataset-name",
+                "book",
+                "--dataset-path",
+                "/nonexistent/book.txt",
+            ],
+            "/nonexistent/book.txt",
+        ),
+        (
+            vec!["run", "--tokenizer", "/nonexistent/tokenizer.json"],
+            "/nonexistent/tokenizer.json",
+        ),
     ] {
         let stderr = run_fails(&args);
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
@@ -225,6 +265,8 @@ fn separate_sim_process_serves_a_run_and_stops_on_sigterm() {
         "run",
         "--base-url",
         &url,
+        "--tokenizer",
+        "words",
         "--num-prompts",
         "5",
         "--backend",

@@ -17,6 +17,8 @@ use crate::record::FailureKind;
 pub struct BodySpec<'a> {
     pub model: &'a str,
     pub prompt: &'a str,
+    /// Chat messages from the dataset; the chat API sends them instead of `prompt`.
+    pub messages: Option<&'a Value>,
     pub max_tokens: u64,
     pub ignore_eos: bool,
 }
@@ -238,11 +240,12 @@ pub struct OpenAiChat;
 
 impl Api for OpenAiChat {
     fn body(&self, spec: &BodySpec) -> Value {
-        let mut body = json!({
-            "model": spec.model,
-            "messages": [{"role": "user", "content": spec.prompt}],
-            "max_tokens": spec.max_tokens,
-        });
+        let messages = spec
+            .messages
+            .cloned()
+            .unwrap_or_else(|| json!([{"role": "user", "content": spec.prompt}]));
+        let mut body =
+            json!({"model": spec.model, "messages": messages, "max_tokens": spec.max_tokens});
         stream_options(&mut body, spec);
         body
     }
@@ -476,6 +479,7 @@ mod tests {
         let mut body = Tgi.body(&BodySpec {
             model: "m",
             prompt: "p",
+            messages: None,
             max_tokens: 3,
             ignore_eos: false,
         });

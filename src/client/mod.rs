@@ -21,6 +21,7 @@ use crate::config::RunConfig;
 use crate::error::RunError;
 use crate::record::{FailureKind, Outcome, RequestRecord, TokenSource};
 use crate::sse::{SseEvent, SseParser};
+use crate::tokenizer::Tokenizer;
 use api::{Api, BodySpec, EventError};
 
 /// One request to send, as built by the workload.
@@ -28,6 +29,8 @@ use api::{Api, BodySpec, EventError};
 pub struct RequestSpec {
     pub id: u64,
     pub prompt: String,
+    /// Chat messages, when the dataset gave them (chat API only; others send `prompt`).
+    pub messages: Option<serde_json::Value>,
     /// Prompt length under servebench's tokenizer (or as requested), when known.
     pub input_len: Option<u64>,
     pub output_len: u64,
@@ -57,10 +60,16 @@ pub struct Client {
     extra_body: Option<serde_json::Value>,
     timeout: Duration,
     save_text: bool,
+    /// Counts every answer's text, next to the server's own count.
+    tokenizer: Option<Tokenizer>,
 }
 
 impl Client {
-    pub fn new(cfg: &RunConfig, secrets: &Secrets) -> Result<Arc<Client>, RunError> {
+    pub fn new(
+        cfg: &RunConfig,
+        secrets: &Secrets,
+        tokenizer: Option<Tokenizer>,
+    ) -> Result<Arc<Client>, RunError> {
         install_crypto_provider();
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -94,6 +103,7 @@ impl Client {
             extra_body: cfg.extra_body.clone(),
             timeout: cfg.load.timeout(),
             save_text: cfg.save_generated_text,
+            tokenizer,
         }))
     }
 
@@ -131,6 +141,7 @@ impl Client {
         let mut body = self.api.body(&BodySpec {
             model: &self.model,
             prompt: &spec.prompt,
+            messages: spec.messages.as_ref(),
             max_tokens: spec.output_len,
             ignore_eos: self.ignore_eos,
         });
@@ -138,7 +149,8 @@ impl Client {
             api::merge_json(&mut body, extra);
         }
         let body = serde_json::to_vec(&body).unwrap_or_default();
-        let mut state = Stream::new(spec, scheduled_ns, self.save_text);
+        let keep_text = self.save_text || self.tokenizer.is_some();
+        let mut state = Stream::new(spec, scheduled_ns, keep_text);
         let request = self.http.post(&self.url).body(body);
         state.rec.sent_ns = clock.now_ns();
         let deadline = clock.instant_at(state.rec.sent_ns) + self.timeout;
@@ -151,7 +163,13 @@ impl Client {
             ),
             o = self.exchange(request, &mut state, clock) => o,
         };
-        state.finish(outcome, clock.now_ns())
+        let end_ns = clock.now_ns();
+        let mut record = state.finish(outcome, self.tokenizer.as_ref());
+        record.end_ns = end_ns;
+        if !self.save_text {
+            record.generated_text = None;
+        }
+        record
     }
 
     async fn exchange(
@@ -301,9 +319,11 @@ impl Stream {
         Ok(())
     }
 
-    fn finish(mut self, mut outcome: Outcome, end_ns: u64) -> RequestRecord {
+    fn finish(mut self, mut outcome: Outcome, tokenizer: Option<&Tokenizer>) -> RequestRecord {
         let r = &mut self.rec;
-        r.end_ns = end_ns;
+        if let (Some(tok), Some(text)) = (tokenizer, &self.text) {
+            r.tokenizer_output_tokens = Some(tok.count(text) as u64);
+        }
         if outcome.is_ok() && r.chunk_ns.is_empty() {
             outcome = Outcome::failed(FailureKind::NoOutput, "the stream carried no output token");
         }
@@ -311,19 +331,22 @@ impl Stream {
         if self.all_chunk_tokens_known && !self.chunk_tokens.is_empty() {
             r.chunk_tokens = Some(self.chunk_tokens);
         }
-        // N from one source: the server's count, else the chunks (labelled fallback).
-        (r.output_tokens, r.output_tokens_source) = match r.usage_output_tokens {
-            Some(n) => (Some(n), Some(TokenSource::ServerUsage)),
-            None => {
-                let n = r
-                    .chunk_tokens
-                    .as_ref()
-                    .map_or(r.chunk_ns.len() as u64, |c| {
-                        c.iter().map(|&x| x as u64).sum()
-                    });
-                (Some(n), Some(TokenSource::ChunkCount))
-            }
-        };
+        // N from one source: the server's count, else the model's tokenizer, else the chunks
+        // (a labelled fallback).
+        (r.output_tokens, r.output_tokens_source) =
+            match (r.usage_output_tokens, r.tokenizer_output_tokens) {
+                (Some(n), _) => (Some(n), Some(TokenSource::ServerUsage)),
+                (None, Some(n)) => (Some(n), Some(TokenSource::Tokenizer)),
+                (None, None) => {
+                    let n = r
+                        .chunk_tokens
+                        .as_ref()
+                        .map_or(r.chunk_ns.len() as u64, |c| {
+                            c.iter().map(|&x| x as u64).sum()
+                        });
+                    (Some(n), Some(TokenSource::ChunkCount))
+                }
+            };
         (r.prompt_tokens, r.prompt_tokens_source) = match (self.usage_prompt, r.input_len_requested)
         {
             (Some(n), _) => (Some(n), Some(TokenSource::ServerUsage)),
