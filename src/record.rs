@@ -118,6 +118,10 @@ impl Outcome {
     }
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// One request, as it happened.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {
@@ -130,6 +134,10 @@ pub struct RequestRecord {
     pub scheduled_ns: u64,
     /// When the request was actually handed to the connection (after any concurrency gate).
     pub sent_ns: u64,
+    /// Times the request was re-sent because a kept-alive connection turned out closed before
+    /// the request reached the server (its latencies still count from `sent_ns`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub connection_retries: u32,
     /// Arrival time of every chunk that carried output (content or reasoning), in order.
     /// Role-only deltas, empty finish chunks and usage-only chunks are not here.
     pub chunk_ns: Vec<u64>,

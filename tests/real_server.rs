@@ -584,3 +584,44 @@ fn concurrent_servers_get_distinct_ports_and_stop_on_drop() {
         );
     }
 }
+
+/// Issue 3 on a real server: with the model's own tokenizer (read from the GGUF file the
+/// server serves), prompts have exactly the requested length by the server's count, and the
+/// tokenizer's count of each answer equals the server's usage.
+#[test]
+fn gguf_tokenizer_counts_match_the_server() {
+    let _serial = serial();
+    let Some(server) = RealServer::start(4) else {
+        return;
+    };
+    let gguf = RealServer::gguf_path().expect("the GGUF ships with the real server");
+    for (backend, dataset) in [
+        (BackendKind::Openai, "random"),
+        (BackendKind::Llamacpp, "prefix"),
+    ] {
+        let mut cfg = config(&server, backend, 6, 2, 48, 24, 5);
+        cfg.workload.tokenizer = Some(gguf.display().to_string());
+        cfg.workload.dataset = dataset.into();
+        cfg.workload.prefix_len = 16;
+        cfg.workload.num_prefixes = 2;
+        let (result, records) = run(cfg, None);
+        let what = format!("{backend:?}/{dataset}");
+        assert_completed(&what, &result.summary, &records, 6);
+        assert_invariants_and_lengths(&what, &records, 24);
+        let built = if dataset == "prefix" { 16 + 48 } else { 48 };
+        for r in records.iter().filter(|r| r.is_ok()) {
+            assert_eq!(r.input_len_requested, Some(built), "{what}: built length");
+            assert_eq!(
+                r.prompt_tokens,
+                Some(built),
+                "{what}: the server counts the same prompt length"
+            );
+            assert_eq!(
+                r.tokenizer_output_tokens, r.usage_output_tokens,
+                "{what}: answer counted alike"
+            );
+        }
+        assert_eq!(result.summary.input_len_disagreements, 0, "{what}");
+        assert_eq!(result.summary.output_count_disagreements, 0, "{what}");
+    }
+}

@@ -178,8 +178,22 @@ impl Client {
         state: &mut Stream,
         clock: &Clock,
     ) -> Outcome {
+        let retry = request.try_clone();
         let mut response = match request.send().await {
             Ok(r) => r,
+            // A kept-alive connection the server had already closed (llama.cpp closes after
+            // every stream although it announces keep-alive): the request never reached the
+            // server, so it is sent once more on a new connection, and the record says so.
+            Err(e) if is_stale_connection(&e) && retry.is_some() => {
+                state.rec.connection_retries += 1;
+                match retry.map(|r| r.send()) {
+                    Some(fut) => match fut.await {
+                        Ok(r) => r,
+                        Err(e) => return Outcome::failed(classify(&e), describe(&e)),
+                    },
+                    None => return Outcome::failed(classify(&e), describe(&e)),
+                }
+            }
             Err(e) => return Outcome::failed(classify(&e), describe(&e)),
         };
         let status = response.status();
@@ -356,6 +370,19 @@ impl Stream {
         r.generated_text = self.text;
         self.rec
     }
+}
+
+/// True when sending failed because a pooled connection had been closed by the server before
+/// any response byte arrived (hyper's "connection closed before message completed").
+fn is_stale_connection(e: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        if let Some(h) = cause.downcast_ref::<hyper::Error>() {
+            return h.is_incomplete_message();
+        }
+        source = cause.source();
+    }
+    false
 }
 
 fn classify(e: &reqwest::Error) -> FailureKind {
