@@ -67,10 +67,11 @@ async fn wait_for_signal() {
 }
 
 async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let (server, base_url) = match &args.base_url {
-        Some(url) => (None, url.clone()),
-        None => {
-            let sim = sim::spawn(sim::SimConfig::default(), ([127, 0, 0, 1], 0).into())
+    let sim_config = args.sim_config().map_err(anyhow::Error::msg)?;
+    let (server, base_url) = match (&args.base_url, sim_config) {
+        (Some(url), _) => (None, url.clone()),
+        (None, sim_config) => {
+            let sim = sim::spawn(sim_config.unwrap_or_default(), ([127, 0, 0, 1], 0).into())
                 .await
                 .map_err(servebench::error::RunError::Sim)?;
             let url = sim.base_url();

@@ -50,8 +50,11 @@
 //! 4. Add a test in `tests.rs` that checks the exact event structure.
 
 mod apis;
+mod engine;
 mod faults;
+mod metrics;
 mod precise;
+mod presets;
 mod stream;
 mod text;
 
@@ -60,7 +63,7 @@ mod tests;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
@@ -70,7 +73,10 @@ use axum::Router;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub use engine::{EngineConfig, SchedulerKind};
 pub use faults::FaultConfig;
+pub use metrics::MetricsFlavor;
+pub use presets::Preset;
 
 /// Largest token budget a request may ask for (the simulated model's context limit).
 pub const MAX_TOKENS_LIMIT: u32 = 1 << 20;
@@ -101,6 +107,15 @@ pub struct SimConfig {
     /// Keep the schedule to sub-millisecond precision with a dedicated timer thread (see
     /// `precise.rs`). Default true; turn off when tokio's clock is paused (tests).
     pub precise_timing: bool,
+    /// The preset this configuration came from (reported at `GET /sim/info`).
+    pub preset: Preset,
+    /// The engine model; `None` is exact mode (the fixed `ttft`/`itl` schedule).
+    pub engine: Option<EngineConfig>,
+    /// The simulated clock runs this many times faster than real time: every simulated
+    /// duration (schedule, engine steps, stalls, queue timeout) is divided by it. Default 1.
+    pub time_scale: f64,
+    /// Metric names served at `GET /metrics`.
+    pub metrics_flavor: MetricsFlavor,
 }
 
 impl Default for SimConfig {
@@ -115,13 +130,36 @@ impl Default for SimConfig {
             seed: 0,
             faults: FaultConfig::default(),
             precise_timing: true,
+            preset: Preset::Exact,
+            engine: None,
+            time_scale: 1.0,
+            metrics_flavor: MetricsFlavor::Vllm,
         }
     }
 }
 
 impl SimConfig {
+    /// The default configuration with `preset`'s engine and metric names.
+    pub fn from_preset(preset: Preset) -> Self {
+        Self {
+            preset,
+            engine: preset.engine(),
+            metrics_flavor: preset.metrics_flavor(),
+            ..Self::default()
+        }
+    }
+
     /// Checks the configuration; the error message names the offending field.
     pub fn validate(&self) -> Result<(), String> {
+        if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
+            return Err(format!(
+                "time_scale must be a finite number > 0, got {}",
+                self.time_scale
+            ));
+        }
+        if let Some(engine) = &self.engine {
+            engine.validate()?;
+        }
         if self.tokens_per_chunk < 1 {
             return Err("tokens_per_chunk must be at least 1".to_string());
         }
@@ -139,6 +177,9 @@ impl SimConfig {
 
     /// Repairs values that would make the server misbehave; `validate` rejects them anyway.
     fn sanitized(mut self) -> Self {
+        if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
+            self.time_scale = 1.0;
+        }
         self.tokens_per_chunk = self.tokens_per_chunk.max(1);
         self.output_tokens = self.output_tokens.clamp(1, MAX_TOKENS_LIMIT);
         self
@@ -166,6 +207,9 @@ pub struct SimStats {
     pub late_chunks: u64,
     /// Largest lateness of any content chunk, in microseconds.
     pub max_lateness_us: u64,
+    /// Requests answered HTTP 503 because they waited longer than the queue timeout.
+    #[serde(default)]
+    pub queue_timeouts: u64,
 }
 
 /// Live counters behind [`SimStats`].
@@ -180,6 +224,7 @@ pub(crate) struct Counters {
     pub(crate) malformed: AtomicU64,
     pub(crate) late_chunks: AtomicU64,
     pub(crate) max_lateness_us: AtomicU64,
+    pub(crate) queue_timeouts: AtomicU64,
 }
 
 impl Counters {
@@ -195,6 +240,7 @@ impl Counters {
             malformed: r(&self.malformed),
             late_chunks: r(&self.late_chunks),
             max_lateness_us: r(&self.max_lateness_us),
+            queue_timeouts: r(&self.queue_timeouts),
         }
     }
 
@@ -228,6 +274,10 @@ impl Shutdown {
         }
     }
 
+    pub(crate) fn subscribe(&self) -> watch::Receiver<bool> {
+        self.tx.subscribe()
+    }
+
     pub(crate) fn trigger(&self) {
         self.flag.store(true, Ordering::Release);
         self.tx.send_replace(true);
@@ -256,6 +306,20 @@ pub(crate) struct Shared {
     pub(crate) stats: Counters,
     pub(crate) next_request: AtomicU64,
     pub(crate) shutdown: Shutdown,
+    /// What `GET /metrics` serves; the engine (or, in exact mode, the streams) updates it.
+    pub(crate) metrics: Arc<Mutex<metrics::ServerMetrics>>,
+    /// The engine, unless in exact mode.
+    pub(crate) engine: Option<engine::EngineHandle>,
+    /// Real-time durations: the configured ones divided by the time scale.
+    pub(crate) real: RealDurations,
+}
+
+/// Simulated durations converted to real time (divided by `time_scale`).
+pub(crate) struct RealDurations {
+    pub(crate) ttft: Duration,
+    pub(crate) itl: Duration,
+    pub(crate) stall: Duration,
+    pub(crate) frontend: Duration,
 }
 
 impl Shared {
@@ -263,12 +327,37 @@ impl Shared {
         let config = config.sanitized();
         let model_json =
             serde_json::to_string(&config.model).unwrap_or_else(|_| "\"servebench-sim\"".into());
+        let shutdown = Shutdown::new();
+        let metrics = Arc::new(Mutex::new(metrics::ServerMetrics::default()));
+        let k = config.time_scale;
+        let real = RealDurations {
+            ttft: config.ttft.div_f64(k),
+            itl: config.itl.div_f64(k),
+            stall: config.faults.stall.div_f64(k),
+            frontend: config
+                .engine
+                .as_ref()
+                .map_or(Duration::ZERO, |e| e.frontend_latency.div_f64(k)),
+        };
+        let engine = config.engine.clone().map(|e| {
+            engine::EngineHandle::new(
+                e,
+                config.tokens_per_chunk,
+                k,
+                config.precise_timing,
+                metrics.clone(),
+                shutdown.subscribe(),
+            )
+        });
         Self {
             config,
             model_json,
             stats: Counters::default(),
             next_request: AtomicU64::new(0),
-            shutdown: Shutdown::new(),
+            shutdown,
+            metrics,
+            engine,
+            real,
         }
     }
 }
@@ -290,6 +379,9 @@ fn build_router(shared: Arc<Shared>) -> Router {
         .route("/v1/models", get(apis::models))
         .route("/health", get(apis::health))
         .route("/sim/stats", get(apis::stats))
+        .route("/sim/info", get(apis::sim_info))
+        .route("/metrics", get(apis::metrics))
+        .route("/tokenize", post(apis::tokenize))
         .fallback(apis::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(shared)
