@@ -243,7 +243,12 @@ async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
         return Err(Reject::Unavailable);
     };
     if !shared.real.frontend.is_zero() {
-        tokio::time::sleep_until(super::stream::offset(gen.t0, shared.real.frontend)).await;
+        let until = super::stream::offset(gen.t0, shared.real.frontend);
+        if shared.config.precise_timing {
+            super::precise::sleep_until(until).await;
+        } else {
+            tokio::time::sleep_until(until).await;
+        }
     }
     let prompt = u32::try_from(gen.prompt_tokens).unwrap_or(u32::MAX);
     let mut rx = engine.submit(prompt, gen.tokens);
