@@ -283,6 +283,10 @@ pub struct SimArgs {
     /// Engine presets: override the mean natural output length (0: always the token budget).
     #[arg(long)]
     pub mean_output_tokens: Option<u32>,
+    /// Worker threads of the server's runtime (default: one per CPU). One thread avoids
+    /// context switches when the server is pinned to one core (bench/sim_throughput.sh).
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 impl SimArgs {
