@@ -1,8 +1,13 @@
-//! The built-in simulated LLM server ("exact mode").
+//! The built-in simulated LLM server: exact mode and engine presets.
 //!
 //! A real HTTP server (axum, on a real socket) that streams the way vLLM, Hugging Face TGI and
-//! llama.cpp do, on a deterministic and exactly known schedule, so it can serve as ground
-//! truth when measuring the benchmark client's accuracy.
+//! llama.cpp do. Two modes, picked by [`SimConfig::engine`] (usually via a [`Preset`]):
+//! - **exact mode** (`Preset::Exact`, [`SimConfig::default`]): a deterministic and exactly
+//!   known schedule, so it can serve as ground truth when measuring the benchmark client's
+//!   accuracy (the tests in `tests/run_sim.rs`; "The schedule" below);
+//! - **engine mode** (every other preset): a model of a continuous-batching inference engine
+//!   (`engine.rs`) that saturates, queues, preempts and stalls like vLLM, TGI or llama.cpp
+//!   ("The engine presets" below).
 //!
 //! # What it owns
 //! - [`SimConfig`] / [`FaultConfig`]: the schedule, the simulated model and the fault rates.
@@ -36,6 +41,52 @@
 //! Requests that reach a generation endpoint with a valid body are numbered in arrival order
 //! from 0; the number picks the fault (see [`FaultConfig`]) and the token text, and appears in
 //! the response id (`cmpl-<n>`, `chatcmpl-<n>`).
+//!
+//! # The engine presets
+//! One engine task owns every request's state and runs the step loop (see `engine.rs` for the
+//! scheduling rules). Step time = `step_overhead + prefill_per_token·P + decode_per_seq·D +
+//! prefill_attention_per_pair·(new token × earlier context token pairs) +
+//! decode_attention_per_token·(context held by the decoding sequences)`. A request reaches the
+//! engine `frontend_latency` after it arrives (HTTP, tokenization). Tokens are written to the
+//! stream when the step that produced them ends; a request answers headers once it is first
+//! scheduled, or HTTP 503 when it waited longer than `queue_timeout`.
+//!
+//! | preset | scheduler | max_num_seqs | step budget | KV tokens | overhead | prefill/token | decode/seq | attention pair / ctx token | front-end | mean output |
+//! |---|---|---|---|---|---|---|---|---|---|---|
+//! | `tgi-llama-405b` | prefill-first (20 steps, ratio 1.2) | 768 | 45,000 | 300,000 | 48 ms | 0.34 ms | 0.58 ms | 70 ns / 600 ns | 53 ms | 57 |
+//! | `vllm-llama-405b` | chunked prefill | 256 | 512 | 300,000 | 48 ms | 0.85 ms | 0.85 ms | 55 ns / 600 ns | 200 ms | 59 |
+//! | `vllm-llama-8b-rtx4090` | chunked prefill | 256 | 2,048 | 90,000 | 12 ms | 0.08 ms | 0.08 ms | 3 ns / 140 ns | 5 ms | 256 |
+//! | `llamacpp-llama-8b-rtx4090` | chunked prefill | 4 (slots) | 2,048 | 16,384 | 7 ms | 0.12 ms | 0.30 ms | 3 ns / 140 ns | 1 ms | 256 |
+//!
+//! The 405B presets are fitted to the seeds (001: TGI, 002: vLLM; calibration in
+//! `docs/performance.md`). The RTX 4090 presets are estimates from the card's figures
+//! (≈1 TB/s, ≈165 dense FP16 TFLOP/s, 24 GB): vLLM with FP8 weights (≈8.5 GB read per step,
+//! ≈12 GB of FP16 KV cache at 128 KiB per token), and llama.cpp with Q4_K_M weights (≈4.9 GB),
+//! 4 slots of 4,096 tokens; they are not calibrated against measurements.
+//!
+//! Output length: a request that sets `ignore_eos` (OpenAI, llama.cpp) gets exactly its token
+//! budget. Otherwise an engine preset models a natural end of sequence: the length is drawn
+//! from (seed, request number), uniform over `[mean/2, 3·mean/2]`, capped by the budget;
+//! shorter than the budget it ends with `stop` (TGI `eos_token`, llama.cpp `eos`). TGI's API
+//! has no `ignore_eos`. Exact mode always generates the budget.
+//!
+//! `time_scale` k: every simulated duration (schedule, steps, front-end latency, stalls, queue
+//! timeout) is divided by k in real time; `/metrics` reports simulated seconds and
+//! `GET /sim/info` reports the preset, its parameters and k, so a client can convert back.
+//!
+//! Metrics (`GET /metrics`, Prometheus text): vLLM's names (`vllm:num_requests_running`,
+//! `vllm:num_requests_waiting`, `vllm:kv_cache_usage_perc` and the older
+//! `vllm:gpu_cache_usage_perc`, `vllm:num_preemptions_total`, `vllm:prompt_tokens_total`,
+//! `vllm:generation_tokens_total`, `vllm:request_success_total`, and the
+//! `vllm:time_to_first_token_seconds` / `vllm:time_per_output_token_seconds` histograms) for
+//! every preset but `llamacpp-*`, which serves llama.cpp's (`llamacpp:requests_processing`,
+//! `llamacpp:requests_deferred`, `llamacpp:kv_cache_usage_ratio`, `llamacpp:kv_cache_tokens`,
+//! `llamacpp:prompt_tokens_total`, `llamacpp:tokens_predicted_total`); [`SimConfig::metrics_flavor`]
+//! overrides. One flavour per server, as a real server has one. In exact mode, running =
+//! streams in progress, waiting and KV usage are 0, and the histograms get the schedule.
+//! `POST /tokenize` takes llama.cpp's `{"content"}` or vLLM's `{"prompt"}`/`{"messages"}` and
+//! returns one id per counted prompt token (a hash of the word), the same count as
+//! `usage.prompt_tokens`. TGI's `/info` reports the engine's limits.
 //!
 //! # Extending it: adding an API
 //! 1. In `apis.rs`, add a request struct (lenient serde: optional fields, unknown fields
