@@ -11,7 +11,7 @@ use crate::client::Secrets;
 use crate::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec};
 use crate::scrape::ScrapeSpec;
 use crate::search::{SearchBy, SearchSpec};
-use crate::sim::{FaultConfig, SimConfig};
+use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 use crate::sweep::{SweepParameter, SweepValue};
 
 #[derive(Debug, Parser)]
@@ -155,6 +155,14 @@ pub struct RunArgs {
     /// Seconds between two metric scrapes (with --scrape-metrics).
     #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_interval)]
     pub scrape_interval: Duration,
+    /// Preset of the built-in server (only without --base-url): exact, tgi-llama-405b,
+    /// vllm-llama-405b, vllm-llama-8b-rtx4090 (default), llamacpp-llama-8b-rtx4090.
+    #[arg(long, value_parser = parse_preset)]
+    pub sim_preset: Option<Preset>,
+    /// The built-in server's clock runs K times faster than real time (only without
+    /// --base-url). Default 1.
+    #[arg(long, value_parser = parse_time_scale)]
+    pub time_scale: Option<f64>,
 }
 
 impl RunArgs {
@@ -198,6 +206,17 @@ impl RunArgs {
             goodput: self.goodput.clone(),
             simulated,
             save_generated_text: self.save_generated_text,
+            time_scale: if simulated {
+                self.time_scale.unwrap_or(1.0)
+            } else {
+                1.0
+            },
+            sim_preset: simulated.then(|| {
+                self.sim_preset
+                    .unwrap_or(Preset::RUN_DEFAULT)
+                    .name()
+                    .to_string()
+            }),
         }
     }
 
@@ -239,6 +258,28 @@ impl RunArgs {
             interval: self.scrape_interval,
             insecure: self.insecure,
         })
+    }
+
+    /// The built-in server's configuration, or `None` when a server was given; an error when
+    /// simulator flags come with `--base-url`.
+    pub fn sim_config(&self) -> Result<Option<SimConfig>, String> {
+        if self.base_url.is_some() {
+            if self.sim_preset.is_some() {
+                return Err(
+                    "--sim-preset only applies to the built-in server (no --base-url)".into(),
+                );
+            }
+            if self.time_scale.is_some() {
+                return Err(
+                    "--time-scale only applies to the built-in server (no --base-url)".into(),
+                );
+            }
+            return Ok(None);
+        }
+        let mut cfg = SimConfig::from_preset(self.sim_preset.unwrap_or(Preset::RUN_DEFAULT));
+        cfg.time_scale = self.time_scale.unwrap_or(1.0);
+        cfg.validate()?;
+        Ok(Some(cfg))
     }
 
     pub fn secrets(&self) -> Secrets {
@@ -296,6 +337,36 @@ pub struct SimArgs {
     /// How long a stalled stream hangs, seconds.
     #[arg(long, default_value_t = 3600.0)]
     pub stall_s: f64,
+    /// Server model: exact (the fixed --ttft-ms/--itl-ms schedule), or an engine preset:
+    /// tgi-llama-405b, vllm-llama-405b, vllm-llama-8b-rtx4090, llamacpp-llama-8b-rtx4090.
+    #[arg(long, default_value = "exact", value_parser = parse_preset)]
+    pub preset: Preset,
+    /// The simulated clock runs K times faster than real time (every simulated duration is
+    /// divided by K; reported at GET /sim/info).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
+    pub time_scale: f64,
+    /// Engine presets: answer HTTP 503 to requests not scheduled within S simulated seconds.
+    #[arg(long)]
+    pub queue_timeout_s: Option<f64>,
+    /// Metric names at GET /metrics: vllm or llamacpp (default: the preset's).
+    #[arg(long, value_parser = parse_flavor)]
+    pub metrics_flavor: Option<MetricsFlavor>,
+    /// Engine presets: override the most sequences in a batch.
+    #[arg(long)]
+    pub max_num_seqs: Option<u32>,
+    /// Engine presets: override the per-step token budget.
+    #[arg(long)]
+    pub max_batched_tokens: Option<u32>,
+    /// Engine presets: override the KV cache capacity, tokens.
+    #[arg(long)]
+    pub kv_capacity_tokens: Option<u64>,
+    /// Engine presets: override the mean natural output length (0: always the token budget).
+    #[arg(long)]
+    pub mean_output_tokens: Option<u32>,
+    /// Worker threads of the server's runtime (default: one per CPU). One thread avoids
+    /// context switches when the server is pinned to one core (bench/sim_throughput.sh).
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 impl SimArgs {
@@ -304,7 +375,47 @@ impl SimArgs {
             Duration::try_from_secs_f64(ms / 1000.0)
                 .map_err(|_| format!("invalid --{name}: {ms} is not a duration"))
         };
+        let base = SimConfig::from_preset(self.preset);
+        let mut engine = base.engine.clone();
+        let engine_only = [
+            ("--queue-timeout-s", self.queue_timeout_s.is_some()),
+            ("--max-num-seqs", self.max_num_seqs.is_some()),
+            ("--max-batched-tokens", self.max_batched_tokens.is_some()),
+            ("--kv-capacity-tokens", self.kv_capacity_tokens.is_some()),
+            ("--mean-output-tokens", self.mean_output_tokens.is_some()),
+        ];
+        match engine.as_mut() {
+            None => {
+                if let Some((flag, _)) = engine_only.iter().find(|(_, set)| *set) {
+                    return Err(format!(
+                        "{flag} needs an engine preset (--preset {} has no engine)",
+                        self.preset
+                    ));
+                }
+            }
+            Some(e) => {
+                if let Some(s) = self.queue_timeout_s {
+                    e.queue_timeout = Some(dur("queue-timeout-s", s * 1000.0)?);
+                }
+                if let Some(v) = self.max_num_seqs {
+                    e.max_num_seqs = v;
+                }
+                if let Some(v) = self.max_batched_tokens {
+                    e.max_batched_tokens = v;
+                }
+                if let Some(v) = self.kv_capacity_tokens {
+                    e.kv_capacity_tokens = v;
+                }
+                if let Some(v) = self.mean_output_tokens {
+                    e.mean_output_tokens = (v > 0).then_some(v);
+                }
+            }
+        }
         let cfg = SimConfig {
+            preset: self.preset,
+            engine,
+            time_scale: self.time_scale,
+            metrics_flavor: self.metrics_flavor.unwrap_or(base.metrics_flavor),
             ttft: dur("ttft-ms", self.ttft_ms)?,
             itl: dur("itl-ms", self.itl_ms)?,
             tokens_per_chunk: self.tokens_per_chunk,
@@ -398,6 +509,21 @@ impl SearchArgs {
 pub struct ReportArgs {
     /// A result file written by `servebench run`.
     pub file: PathBuf,
+}
+
+fn parse_preset(s: &str) -> Result<Preset, String> {
+    s.parse()
+}
+
+fn parse_flavor(s: &str) -> Result<MetricsFlavor, String> {
+    s.parse()
+}
+
+fn parse_time_scale(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(k) if k.is_finite() && k > 0.0 => Ok(k),
+        _ => Err(format!("'{s}' is not a time scale (a finite number > 0)")),
+    }
 }
 
 fn parse_backend(s: &str) -> Result<BackendKind, String> {

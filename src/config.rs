@@ -296,6 +296,17 @@ pub struct RunConfig {
     pub simulated: bool,
     #[serde(default)]
     pub save_generated_text: bool,
+    /// The built-in server's time scale: its clock ran this many times faster than real
+    /// time (1 for real servers and old results).
+    #[serde(default = "default_time_scale")]
+    pub time_scale: f64,
+    /// The built-in server's preset (`None` for real servers and old results).
+    #[serde(default)]
+    pub sim_preset: Option<String>,
+}
+
+fn default_time_scale() -> f64 {
+    1.0
 }
 
 impl Default for RunConfig {
@@ -316,6 +327,8 @@ impl Default for RunConfig {
             goodput: Vec::new(),
             simulated: false,
             save_generated_text: false,
+            time_scale: 1.0,
+            sim_preset: None,
         }
     }
 }
@@ -396,6 +409,9 @@ impl RunConfig {
             if !body.is_object() {
                 return bad("--extra-body", "must be a JSON object".into());
             }
+        }
+        if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
+            return bad("--time-scale", "must be a finite number > 0".into());
         }
         Ok(())
     }

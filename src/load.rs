@@ -53,6 +53,8 @@ pub fn arrival_offsets(spec: &LoadSpec, n: u64) -> impl Iterator<Item = u64> {
 pub struct Sink {
     pub records: mpsc::UnboundedSender<RequestRecord>,
     pub live: Arc<Live>,
+    /// The simulated server's clock speed-up (`--time-scale`); 1 for real servers.
+    pub time_scale: f64,
 }
 
 /// What the driver did.
@@ -78,6 +80,11 @@ pub async fn drive(
     stop: CancellationToken,
     sink: Sink,
 ) -> DriveSummary {
+    let time_scale = if sink.time_scale > 0.0 {
+        sink.time_scale
+    } else {
+        1.0
+    };
     let cancel = CancellationToken::new();
     let total = requests.len() as u64;
     let gate = spec
@@ -87,7 +94,9 @@ pub async fn drive(
     let mut sent = 0u64;
     let offsets = arrival_offsets(spec, total);
     for (req, offset) in requests.into_iter().zip(offsets) {
-        let scheduled_ns = start_ns + offset;
+        // The schedule is in the server's time: a simulator running `time_scale` times faster
+        // than real time gets it compressed by the same factor.
+        let scheduled_ns = start_ns + (offset as f64 / time_scale) as u64;
         let at = clock.instant_at(scheduled_ns);
         if at > tokio::time::Instant::now() {
             tokio::select! {

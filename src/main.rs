@@ -17,10 +17,14 @@ use tokio_util::sync::CancellationToken;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Command::Sim(SimArgs {
+        threads: Some(n), ..
+    }) = &cli.command
     {
+        builder.worker_threads((*n).max(1));
+    }
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
@@ -171,13 +175,14 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
 async fn server_and_config(
     args: &RunArgs,
 ) -> anyhow::Result<(Option<sim::SimServer>, RunConfig, Option<ScrapeSpec>)> {
+    let sim_config = args.sim_config().map_err(anyhow::Error::msg)?;
     let (server, base_url) = match &args.base_url {
         Some(_) if args.tokenizer.is_none() => anyhow::bail!(
             "--tokenizer is required with --base-url: give the served model's tokenizer (a tokenizer.json or its directory, a GGUF file, or a tiktoken encoding name such as cl100k_base), or `words` for a servebench sim"
         ),
         Some(url) => (None, url.clone()),
         None => {
-            let sim = sim::spawn(sim::SimConfig::default(), ([127, 0, 0, 1], 0).into())
+            let sim = sim::spawn(sim_config.unwrap_or_default(), ([127, 0, 0, 1], 0).into())
                 .await
                 .map_err(servebench::error::RunError::Sim)?;
             let url = sim.base_url();

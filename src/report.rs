@@ -118,15 +118,18 @@ pub fn servebench_block(result: &BenchResult) -> String {
     let ps = &c.metric_percentiles;
     let mut out = String::new();
     out.push_str(&rule(" servebench ", '-'));
-    line(
-        &mut out,
-        "Server:",
-        if c.simulated {
-            "simulated (servebench sim)".to_string()
-        } else {
-            c.base_url.clone()
-        },
-    );
+    let server = if c.simulated {
+        let preset = c.sim_preset.as_deref().unwrap_or("exact");
+        match c.time_scale {
+            k if k != 1.0 => {
+                format!("simulated ({preset}; clock {k}x real time, figures in simulated time)")
+            }
+            _ => format!("simulated ({preset})"),
+        }
+    } else {
+        c.base_url.clone()
+    };
+    line(&mut out, "Server:", server);
     line(&mut out, "Backend:", c.backend.as_str());
     line(&mut out, "Failed requests:", s.failed);
     for (kind, n) in &s.failures_by_kind {

@@ -184,7 +184,8 @@ fn vllm_keys(
     }
     let mut measured: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
     measured.sort_by_key(|r| r.id);
-    let secs = |ns: u64| ns as f64 / 1e9;
+    // In the server's time: a simulator at `--time-scale k` ran k times faster than real time.
+    let secs = |ns: u64| ns as f64 * config.time_scale / 1e9;
     let col =
         |f: &dyn Fn(&RequestRecord) -> Value| Value::Array(measured.iter().map(|r| f(r)).collect());
     out.insert(

@@ -111,6 +111,7 @@ pub async fn execute(
     let sink = Sink {
         records: tx,
         live: opts.live.clone(),
+        time_scale: cfg.time_scale,
     };
     let driven = crate::load::drive(
         client.clone(),
@@ -139,6 +140,7 @@ pub async fn execute(
         &SummaryOptions {
             percentiles: cfg.metric_percentiles.clone(),
             goodput: cfg.goodput.clone(),
+            time_scale: cfg.time_scale,
         },
     );
     let facts = run_facts(&cfg, &records, wall_s, sim_before, sim_after);

@@ -125,6 +125,22 @@ impl RequestMetrics {
         })
     }
 
+    /// The figures in a clock `k` times slower (the simulated server's time, `--time-scale`).
+    pub fn scaled(self, k: f64) -> RequestMetrics {
+        if k == 1.0 {
+            return self;
+        }
+        let ns = |x: u64| (x as f64 * k) as u64;
+        RequestMetrics {
+            ttft_ns: ns(self.ttft_ns),
+            ttft_from_scheduled_ns: ns(self.ttft_from_scheduled_ns),
+            e2el_ns: ns(self.e2el_ns),
+            output_tokens: self.output_tokens,
+            tpot_ms: self.tpot_ms.map(|t| t * k),
+            output_throughput: self.output_throughput / k,
+        }
+    }
+
     /// True when the request meets every SLO. A TPOT SLO cannot be broken by a one-token
     /// request (TPOT is undefined for it).
     pub fn meets(&self, slos: &[Slo]) -> bool {
@@ -200,10 +216,23 @@ pub fn itl_per_token_ns(r: &RequestRecord) -> impl Iterator<Item = f64> + '_ {
 }
 
 /// What `summarize` needs besides the records.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct SummaryOptions {
     pub percentiles: Vec<f64>,
     pub goodput: Vec<Slo>,
+    /// The simulated server's clock speed-up (`--time-scale`): every measured duration is
+    /// multiplied by it, so figures read in the simulated server's time. 1 for real servers.
+    pub time_scale: f64,
+}
+
+impl Default for SummaryOptions {
+    fn default() -> Self {
+        SummaryOptions {
+            percentiles: vec![99.0],
+            goodput: Vec::new(),
+            time_scale: 1.0,
+        }
+    }
 }
 
 /// Everything computed over one run (one load step).
@@ -323,13 +352,21 @@ pub fn summarize<'a>(
     let (mut server_decode, mut server_prompt, mut tpot_minus_decode) = (vec![], vec![], vec![]);
     let (mut in_req, mut in_server, mut in_disagree) = (vec![], vec![], 0u64);
     let (mut out_req, mut out_got, mut itl_token) = (vec![], vec![], vec![]);
+    let k = if opts.time_scale > 0.0 {
+        opts.time_scale
+    } else {
+        1.0
+    };
+    // `ms` converts figures already in the server's time (scaled `RequestMetrics`); `ms_k`
+    // converts raw record times.
     let ms = |ns: u64| ns as f64 / NS_PER_MS;
+    let ms_k = |ns: u64| ns as f64 * k / NS_PER_MS;
 
     for r in records.into_iter().filter(|r| !r.warmup) {
         first_scheduled = first_scheduled.min(r.scheduled_ns);
         last_end = last_end.max(r.end_ns);
-        lag.push(ms(r.sent_ns.saturating_sub(r.scheduled_ns)));
-        let Some(m) = RequestMetrics::of(r) else {
+        lag.push(ms_k(r.sent_ns.saturating_sub(r.scheduled_ns)));
+        let Some(m) = RequestMetrics::of(r).map(|m| m.scaled(k)) else {
             failed += 1;
             let kind = r.outcome.failure_kind().map_or("no_output", |k| k.as_str());
             *failures_by_kind.entry(kind.to_string()).or_insert(0) += 1;
@@ -343,15 +380,15 @@ pub fn summarize<'a>(
         ttft_sched.push(ms(m.ttft_from_scheduled_ns));
         e2el.push(ms(m.e2el_ns));
         tpot.extend(m.tpot_ms);
-        itl.extend(itl_gaps_ns(r).map(ms));
+        itl.extend(itl_gaps_ns(r).map(ms_k));
         if opts.goodput.is_empty() || m.meets(&opts.goodput) {
             good += 1;
         }
         if let Some(t) = r.first_reasoning_ns {
-            first_reasoning.push(ms(t.saturating_sub(r.sent_ns)));
+            first_reasoning.push(ms_k(t.saturating_sub(r.sent_ns)));
         }
         if let Some(t) = r.first_answer_ns.filter(|_| r.first_reasoning_ns.is_some()) {
-            first_answer.push(ms(t.saturating_sub(r.sent_ns)));
+            first_answer.push(ms_k(t.saturating_sub(r.sent_ns)));
         }
         let source = r.output_tokens_source.unwrap_or(TokenSource::ChunkCount);
         *output_token_sources
@@ -371,7 +408,7 @@ pub fn summarize<'a>(
         }
         out_req.extend(r.output_len_requested.map(|n| n as f64));
         out_got.push(m.output_tokens as f64);
-        itl_token.extend(itl_per_token_ns(r).map(|g| g / NS_PER_MS));
+        itl_token.extend(itl_per_token_ns(r).map(|g| g * k / NS_PER_MS));
         let server = ServerTimings::of(r);
         server_prompt.extend(server.prompt_ms);
         if let Some(decode) = server.decode_per_token_ms {
@@ -381,7 +418,7 @@ pub fn summarize<'a>(
     }
 
     let duration_s = if last_end > first_scheduled {
-        (last_end - first_scheduled) as f64 / NS_PER_S
+        (last_end - first_scheduled) as f64 * k / NS_PER_S
     } else {
         0.0
     };
@@ -601,8 +638,29 @@ mod tests {
             &records,
             &SummaryOptions {
                 percentiles: vec![50.0, 99.0],
-                goodput: slos,
+                goodput: slos.clone(),
+                time_scale: 1.0,
             },
+        );
+        // The same records from a simulator at --time-scale 10: every duration reads 10×
+        // longer, token counts do not change.
+        let slow = summarize(
+            &records,
+            &SummaryOptions {
+                percentiles: vec![50.0],
+                goodput: slos,
+                time_scale: 10.0,
+            },
+        );
+        assert!((slow.duration_s - 3.0).abs() < 1e-9);
+        assert_eq!(slow.ttft_ms.as_ref().unwrap().mean, 1500.0);
+        assert_eq!(slow.tpot_ms.as_ref().unwrap().mean, 87.5);
+        assert!((slow.output_throughput - 8.0 / 3.0).abs() < 1e-9);
+        assert_eq!(slow.total_output_tokens, 8);
+        assert_eq!(
+            slow.good_requests,
+            Some(0),
+            "TTFT 1000 and 2000 ms both break ttft:150"
         );
         assert_eq!((s.completed, s.failed), (2, 1));
         assert_eq!(s.failures_by_kind.get("http_status"), Some(&1));

@@ -203,6 +203,29 @@ fn bad_flags_name_what_is_wrong() {
             "/nonexistent/result.json",
         ),
         (vec!["sim", "--error-rate", "2"], "error_rate"),
+        (vec!["sim", "--time-scale", "0"], "time scale"),
+        (vec!["sim", "--preset", "gpt-5"], "vllm-llama-405b"),
+        (vec!["sim", "--queue-timeout-s", "5"], "engine preset"),
+        (
+            vec![
+                "run",
+                "--base-url",
+                "http://127.0.0.1:9",
+                "--time-scale",
+                "2",
+            ],
+            "--time-scale",
+        ),
+        (
+            vec![
+                "run",
+                "--base-url",
+                "http://127.0.0.1:9",
+                "--sim-preset",
+                "exact",
+            ],
+            "--sim-preset",
+        ),
         (
             vec!["run", "--base-url", "http://127.0.0.1:9"],
             "--tokenizer is required",

@@ -25,9 +25,13 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
+use super::engine::{output_length, Event};
 use super::faults::{self, Fault, ERROR_429_BODY, ERROR_500_BODY};
-use super::stream::{json_response, non_stream_response, sse_response, Framer, Plan};
-use super::text::{count_words, TokenGen};
+use super::stream::{
+    engine_non_stream_response, engine_sse_response, json_response, non_stream_response,
+    sse_response, Active, EngineJob, Framer, Plan,
+};
+use super::text::{count_words, splitmix64, TokenGen};
 use super::{Counters, Shared, MAX_TOKENS_LIMIT};
 
 type AppState = State<Arc<Shared>>;
@@ -42,6 +46,10 @@ pub(crate) enum Reject {
     BadRequest(String),
     Error500,
     RateLimit,
+    /// The request waited longer than the engine's queue timeout (HTTP 503).
+    QueueTimeout,
+    /// The server is shutting down (HTTP 503).
+    Unavailable,
 }
 
 impl IntoResponse for Reject {
@@ -62,9 +70,22 @@ impl IntoResponse for Reject {
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
                 r
             }
+            Reject::QueueTimeout => json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Body::from(QUEUE_TIMEOUT_BODY),
+            ),
+            Reject::Unavailable => json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Body::from(
+                    r#"{"error":{"message":"server shutting down","type":"server_error","code":503}}"#,
+                ),
+            ),
         }
     }
 }
+
+/// Body of the HTTP 503 sent when a request waited longer than the queue timeout.
+pub(crate) const QUEUE_TIMEOUT_BODY: &str = r#"{"error":{"message":"request timed out in the queue before being scheduled (server overloaded)","type":"server_overloaded","code":503}}"#;
 
 type Answer = Result<Response, Reject>;
 
@@ -121,17 +142,162 @@ fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-fn plan(shared: &Shared, t0: Instant, tokens: u32, fault: Fault) -> Plan {
-    let c = &shared.config;
+fn plan(shared: &Shared, gen: &Gen) -> Plan {
     Plan {
-        t0,
-        ttft: c.ttft,
-        itl: c.itl,
-        tokens,
-        tokens_per_chunk: c.tokens_per_chunk,
-        fault,
-        stall: c.faults.stall,
+        t0: gen.t0,
+        ttft: shared.real.ttft,
+        itl: shared.real.itl,
+        tokens: gen.tokens,
+        tokens_per_chunk: shared.config.tokens_per_chunk,
+        fault: gen.fault,
+        stall: shared.real.stall,
     }
+}
+
+/// How a request's generation ends: at its token budget, or at its natural end of sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Finish {
+    Length,
+    Stop,
+}
+
+impl Finish {
+    fn openai(self) -> &'static str {
+        match self {
+            Finish::Length => "length",
+            Finish::Stop => "stop",
+        }
+    }
+    fn tgi(self) -> &'static str {
+        match self {
+            Finish::Length => "length",
+            Finish::Stop => "eos_token",
+        }
+    }
+    fn llama(self) -> &'static str {
+        match self {
+            Finish::Length => "limit",
+            Finish::Stop => "eos",
+        }
+    }
+}
+
+/// A generation request, resolved: numbered, fault drawn, prompt and output lengths known.
+struct Gen {
+    t0: Instant,
+    n: u64,
+    fault: Fault,
+    created: u64,
+    prompt_tokens: u64,
+    /// Output tokens the request gets.
+    tokens: u32,
+    finish: Finish,
+}
+
+/// Checks the context length, numbers the request and draws its fault ([`begin`]) and decides
+/// its output length: the budget in exact mode or with `ignore_eos`; otherwise, with an engine
+/// preset that models natural ends, the shorter of the budget and the drawn length.
+fn resolve(
+    shared: &Shared,
+    t0: Instant,
+    prompt_tokens: u64,
+    budget: u32,
+    ignore_eos: bool,
+) -> Result<Gen, Reject> {
+    if let Some(e) = &shared.config.engine {
+        if prompt_tokens + u64::from(budget) > u64::from(e.max_model_len) {
+            return Err(Reject::BadRequest(format!(
+                "This model's maximum context length is {} tokens. However, you requested {} tokens ({prompt_tokens} in the prompt, {budget} for the completion).",
+                e.max_model_len,
+                prompt_tokens + u64::from(budget)
+            )));
+        }
+    }
+    let begun = begin(shared)?;
+    let natural = shared
+        .config
+        .engine
+        .as_ref()
+        .and_then(|e| e.mean_output_tokens)
+        .filter(|_| !ignore_eos)
+        .map(|mean| output_length(shared.config.seed, begun.n, mean));
+    let (tokens, finish) = match natural {
+        Some(len) if len < budget => (len, Finish::Stop),
+        _ => (budget, Finish::Length),
+    };
+    Ok(Gen {
+        t0,
+        n: begun.n,
+        fault: begun.fault,
+        created: begun.created,
+        prompt_tokens,
+        tokens,
+        finish,
+    })
+}
+
+/// Hands the request to the engine (after the front-end latency) and waits until it is
+/// scheduled; a queue timeout becomes HTTP 503.
+async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
+    let Some(engine) = &shared.engine else {
+        return Err(Reject::Unavailable);
+    };
+    if !shared.real.frontend.is_zero() {
+        let until = super::stream::offset(gen.t0, shared.real.frontend);
+        if shared.config.precise_timing {
+            super::precise::sleep_until(until).await;
+        } else {
+            tokio::time::sleep_until(until).await;
+        }
+    }
+    let prompt = u32::try_from(gen.prompt_tokens).unwrap_or(u32::MAX);
+    let mut rx = engine.submit(prompt, gen.tokens);
+    loop {
+        let event = tokio::select! {
+            e = rx.recv() => e,
+            _ = shared.shutdown.wait() => None,
+        };
+        match event {
+            Some(Event::Scheduled) => break,
+            Some(Event::QueueTimeout) => {
+                Counters::bump(&shared.stats.queue_timeouts);
+                if let Ok(mut m) = shared.metrics.lock() {
+                    m.queue_timeouts += 1;
+                }
+                return Err(Reject::QueueTimeout);
+            }
+            Some(Event::Tokens { .. }) => {}
+            None => return Err(Reject::Unavailable),
+        }
+    }
+    Ok(EngineJob {
+        rx,
+        tokens: gen.tokens,
+        tokens_per_chunk: shared.config.tokens_per_chunk,
+        fault: gen.fault,
+    })
+}
+
+/// The streamed answer: on the exact schedule, or following the engine.
+async fn stream_answer<F: Framer>(shared: Arc<Shared>, gen: &Gen, framer: F) -> Answer {
+    if shared.engine.is_some() {
+        let job = admit(&shared, gen).await?;
+        return Ok(engine_sse_response(shared, job, framer));
+    }
+    let plan = plan(&shared, gen);
+    let active = Active::exact(&shared, gen.prompt_tokens, &plan);
+    Ok(sse_response(shared, plan, framer, active))
+}
+
+/// The non-streamed answer, when the whole generation is done.
+async fn whole_answer(shared: Arc<Shared>, gen: &Gen, body: impl FnOnce() -> String) -> Answer {
+    if shared.engine.is_some() {
+        let job = admit(&shared, gen).await?;
+        return Ok(engine_non_stream_response(shared, job, body).await);
+    }
+    let plan = plan(&shared, gen);
+    let active = Active::exact(&shared, gen.prompt_tokens, &plan);
+    Ok(non_stream_response(shared, plan, active, body).await)
 }
 
 /// Approximate token count of a prompt value: words in strings, one per number (token ids),
@@ -176,6 +342,7 @@ struct CompletionRequest {
     max_tokens: Option<u64>,
     stream: Option<bool>,
     stream_options: Option<StreamOptions>,
+    ignore_eos: Option<bool>,
 }
 
 struct CompletionsFramer {
@@ -184,6 +351,8 @@ struct CompletionsFramer {
     gen: TokenGen,
     /// The usage event, when asked for.
     usage: Option<String>,
+    /// The end of the last content event (carries the finish reason).
+    last_tail: String,
 }
 
 impl Framer for CompletionsFramer {
@@ -191,7 +360,7 @@ impl Framer for CompletionsFramer {
         out.extend_from_slice(self.head.as_bytes());
         self.gen.push_text(out, start, end);
         out.extend_from_slice(if last {
-            &br#"","logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":null}"#[..]
+            self.last_tail.as_bytes()
         } else {
             &br#"","logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null}"#[..]
         });
@@ -209,14 +378,21 @@ impl Framer for CompletionsFramer {
 pub(crate) async fn completions(State(shared): AppState, body: Bytes) -> Answer {
     let t0 = Instant::now();
     let req: CompletionRequest = parse_body(&body)?;
-    let tokens = token_budget(&shared, "max_tokens", req.max_tokens)?;
-    let begun = begin(&shared)?;
+    let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
     let prompt_tokens = req.prompt.as_ref().map(count_prompt).unwrap_or(0);
-    let plan = plan(&shared, t0, tokens, begun.fault);
-    let gen = TokenGen::new(shared.config.seed, begun.n);
-    let id = format!("cmpl-{}", begun.n);
+    let r = resolve(
+        &shared,
+        t0,
+        prompt_tokens,
+        budget,
+        req.ignore_eos.unwrap_or(false),
+    )?;
+    let tokens = r.tokens;
+    let gen = TokenGen::new(shared.config.seed, r.n);
+    let id = format!("cmpl-{}", r.n);
     let model = shared.model_json.as_str();
-    let created = begun.created;
+    let created = r.created;
+    let finish = r.finish.openai();
 
     if req.stream.unwrap_or(false) {
         let usage = wants_usage(&shared, &req.stream_options).then(|| {
@@ -228,8 +404,16 @@ pub(crate) async fn completions(State(shared): AppState, body: Bytes) -> Answer 
         let head = format!(
             "data: {{\"id\":\"{id}\",\"object\":\"text_completion\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"text\":\""
         );
-        let framer = CompletionsFramer { head, gen, usage };
-        return Ok(sse_response(shared, plan, framer));
+        let last_tail = format!(
+            r#"","logprobs":null,"finish_reason":"{finish}","stop_reason":null}}],"usage":null}}"#
+        );
+        let framer = CompletionsFramer {
+            head,
+            gen,
+            usage,
+            last_tail,
+        };
+        return stream_answer(shared, &r, framer).await;
     }
 
     let usage = shared
@@ -237,7 +421,7 @@ pub(crate) async fn completions(State(shared): AppState, body: Bytes) -> Answer 
         .usage
         .then(|| usage_value(prompt_tokens, tokens));
     let model = shared.config.model.clone();
-    Ok(non_stream_response(shared, plan, move || {
+    whole_answer(shared.clone(), &r, move || {
         json!({
             "id": id,
             "object": "text_completion",
@@ -247,14 +431,14 @@ pub(crate) async fn completions(State(shared): AppState, body: Bytes) -> Answer 
                 "index": 0,
                 "text": gen.text(0, tokens),
                 "logprobs": null,
-                "finish_reason": "length",
+                "finish_reason": finish,
                 "stop_reason": null,
             }],
             "usage": usage,
         })
         .to_string()
     })
-    .await)
+    .await
 }
 
 fn usage_value(prompt: u64, completion: u32) -> Value {
@@ -282,6 +466,7 @@ struct ChatRequest {
     stream_options: Option<StreamOptions>,
     /// Extension: the first R tokens are reasoning (`delta.reasoning_content`).
     sim_reasoning_tokens: Option<u64>,
+    ignore_eos: Option<bool>,
 }
 
 struct ChatFramer {
@@ -290,6 +475,7 @@ struct ChatFramer {
     gen: TokenGen,
     reasoning: u32,
     usage: Option<String>,
+    finish: &'static str,
 }
 
 const CHAT_TAIL: &[u8] = br#","logprobs":null,"finish_reason":null}]}"#;
@@ -328,7 +514,9 @@ impl Framer for ChatFramer {
 
     fn trailer(&mut self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.head.as_bytes());
-        out.extend_from_slice(br#"{},"logprobs":null,"finish_reason":"length"}]}"#);
+        out.extend_from_slice(br#"{},"logprobs":null,"finish_reason":""#);
+        out.extend_from_slice(self.finish.as_bytes());
+        out.extend_from_slice(br#""}]}"#);
         out.extend_from_slice(b"\n\n");
         if let Some(usage) = &self.usage {
             out.extend_from_slice(usage.as_bytes());
@@ -344,8 +532,7 @@ pub(crate) async fn chat_completions(State(shared): AppState, body: Bytes) -> An
         Some(n) => ("max_completion_tokens", Some(n)),
         None => ("max_tokens", req.max_tokens),
     };
-    let tokens = token_budget(&shared, field, requested)?;
-    let begun = begin(&shared)?;
+    let budget = token_budget(&shared, field, requested)?;
     let prompt_tokens: u64 = req
         .messages
         .iter()
@@ -353,14 +540,22 @@ pub(crate) async fn chat_completions(State(shared): AppState, body: Bytes) -> An
         .filter_map(|m| m.content.as_ref())
         .map(count_prompt)
         .sum();
+    let r = resolve(
+        &shared,
+        t0,
+        prompt_tokens,
+        budget,
+        req.ignore_eos.unwrap_or(false),
+    )?;
+    let tokens = r.tokens;
     let reasoning = u32::try_from(req.sim_reasoning_tokens.unwrap_or(0))
         .unwrap_or(u32::MAX)
         .min(tokens);
-    let plan = plan(&shared, t0, tokens, begun.fault);
-    let gen = TokenGen::new(shared.config.seed, begun.n);
-    let id = format!("chatcmpl-{}", begun.n);
+    let gen = TokenGen::new(shared.config.seed, r.n);
+    let id = format!("chatcmpl-{}", r.n);
     let model = shared.model_json.as_str();
-    let created = begun.created;
+    let created = r.created;
+    let finish = r.finish.openai();
 
     if req.stream.unwrap_or(false) {
         let usage = wants_usage(&shared, &req.stream_options).then(|| {
@@ -377,8 +572,9 @@ pub(crate) async fn chat_completions(State(shared): AppState, body: Bytes) -> An
             gen,
             reasoning,
             usage,
+            finish,
         };
-        return Ok(sse_response(shared, plan, framer));
+        return stream_answer(shared, &r, framer).await;
     }
 
     let usage = shared
@@ -386,7 +582,7 @@ pub(crate) async fn chat_completions(State(shared): AppState, body: Bytes) -> An
         .usage
         .then(|| usage_value(prompt_tokens, tokens));
     let model = shared.config.model.clone();
-    Ok(non_stream_response(shared, plan, move || {
+    whole_answer(shared.clone(), &r, move || {
         let reasoning_content = (reasoning > 0).then(|| gen.text(0, reasoning));
         json!({
             "id": id,
@@ -401,13 +597,13 @@ pub(crate) async fn chat_completions(State(shared): AppState, body: Bytes) -> An
                     "reasoning_content": reasoning_content,
                 },
                 "logprobs": null,
-                "finish_reason": "length",
+                "finish_reason": finish,
             }],
             "usage": usage,
         })
         .to_string()
     })
-    .await)
+    .await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -474,47 +670,49 @@ impl std::fmt::Write for ByteSink<'_> {
     }
 }
 
-fn tgi_setup(shared: &Shared, body: &Bytes) -> Result<(TgiRequest, u32, Begun, u64, bool), Reject> {
+/// TGI has no `ignore_eos`: with an engine preset that models natural ends, requests may end
+/// before `max_new_tokens` (finish reason `eos_token`).
+fn tgi_setup(shared: &Shared, t0: Instant, body: &Bytes) -> Result<(Gen, bool), Reject> {
     let req: TgiRequest = parse_body(body)?;
     let params = req.parameters.as_ref();
-    let tokens = token_budget(
+    let budget = token_budget(
         shared,
         "parameters.max_new_tokens",
         params.and_then(|p| p.max_new_tokens),
     )?;
     let details = shared.config.usage && params.and_then(|p| p.details).unwrap_or(false);
-    let begun = begin(shared)?;
     let prompt_tokens = req.inputs.as_ref().map(count_prompt).unwrap_or(0);
-    Ok((req, tokens, begun, prompt_tokens, details))
+    let r = resolve(shared, t0, prompt_tokens, budget, false)?;
+    Ok((r, details))
 }
 
 pub(crate) async fn tgi_generate_stream(State(shared): AppState, body: Bytes) -> Answer {
     let t0 = Instant::now();
-    let (_, tokens, begun, prompt_tokens, details) = tgi_setup(&shared, &body)?;
-    let plan = plan(&shared, t0, tokens, begun.fault);
+    let (r, details) = tgi_setup(&shared, t0, &body)?;
+    let (tokens, prompt_tokens, finish) = (r.tokens, r.prompt_tokens, r.finish.tgi());
     let details = details.then(|| {
         format!(
-            r#"{{"finish_reason":"length","generated_tokens":{tokens},"seed":null,"input_length":{prompt_tokens}}}"#
+            r#"{{"finish_reason":"{finish}","generated_tokens":{tokens},"seed":null,"input_length":{prompt_tokens}}}"#
         )
     });
     let framer = TgiFramer {
-        gen: TokenGen::new(shared.config.seed, begun.n),
+        gen: TokenGen::new(shared.config.seed, r.n),
         tokens,
         details,
     };
-    Ok(sse_response(shared, plan, framer))
+    stream_answer(shared, &r, framer).await
 }
 
 pub(crate) async fn tgi_generate(State(shared): AppState, body: Bytes) -> Answer {
     let t0 = Instant::now();
-    let (_, tokens, begun, prompt_tokens, details) = tgi_setup(&shared, &body)?;
-    let plan = plan(&shared, t0, tokens, begun.fault);
-    let gen = TokenGen::new(shared.config.seed, begun.n);
-    Ok(non_stream_response(shared, plan, move || {
+    let (r, details) = tgi_setup(&shared, t0, &body)?;
+    let (tokens, prompt_tokens, finish) = (r.tokens, r.prompt_tokens, r.finish.tgi());
+    let gen = TokenGen::new(shared.config.seed, r.n);
+    whole_answer(shared.clone(), &r, move || {
         let mut v = json!({ "generated_text": gen.text(0, tokens) });
         if details {
             v["details"] = json!({
-                "finish_reason": "length",
+                "finish_reason": finish,
                 "generated_tokens": tokens,
                 "seed": null,
                 "input_length": prompt_tokens,
@@ -522,17 +720,35 @@ pub(crate) async fn tgi_generate(State(shared): AppState, body: Bytes) -> Answer
         }
         v.to_string()
     })
-    .await)
+    .await
 }
 
+/// TGI's `/info`, from the same limits the engine enforces.
 pub(crate) async fn tgi_info(State(shared): AppState) -> Response {
-    Json(json!({
+    let mut v = json!({
         "model_id": shared.config.model,
         "max_input_tokens": MAX_TOKENS_LIMIT - 1,
         "max_total_tokens": MAX_TOKENS_LIMIT,
         "version": "sim",
-    }))
-    .into_response()
+        "router": "servebench-sim",
+    });
+    if let Some(e) = &shared.config.engine {
+        v["max_input_tokens"] = json!(e.max_model_len - 1);
+        v["max_total_tokens"] = json!(e.max_model_len);
+        v["max_batch_total_tokens"] = json!(e.kv_capacity_tokens);
+        v["max_batch_size"] = json!(e.max_num_seqs);
+        v["max_concurrent_requests"] = json!(e.max_num_seqs);
+        v["max_batch_prefill_tokens"] = json!(e.max_batched_tokens);
+        if let super::SchedulerKind::PrefillFirst {
+            max_waiting_steps,
+            waiting_served_ratio,
+        } = e.scheduler
+        {
+            v["max_waiting_tokens"] = json!(max_waiting_steps);
+            v["waiting_served_ratio"] = json!(waiting_served_ratio);
+        }
+    }
+    Json(v).into_response()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -544,6 +760,7 @@ struct LlamaRequest {
     /// `-1` (or any value <= 0) means "no limit" here: the configured default applies.
     n_predict: Option<i64>,
     stream: Option<bool>,
+    ignore_eos: Option<bool>,
 }
 
 /// Fields of llama.cpp's final event that depend only on the schedule.
@@ -552,6 +769,7 @@ struct LlamaFinal {
     tokens: u32,
     prompt_tokens: u64,
     timings: String,
+    stop_type: &'static str,
 }
 
 struct LlamaFramer {
@@ -587,14 +805,14 @@ impl Framer for LlamaFramer {
         let _ = if self.usage {
             write!(
                 ByteSink(out),
-                "data: {{\"index\":0,\"content\":\"\",\"tokens\":[],\"stop\":true,\"id_slot\":0,\"model\":{},\"tokens_predicted\":{},\"tokens_evaluated\":{},\"stop_type\":\"limit\",\"timings\":{}}}\n\n",
-                f.model_json, f.tokens, f.prompt_tokens, f.timings
+                "data: {{\"index\":0,\"content\":\"\",\"tokens\":[],\"stop\":true,\"id_slot\":0,\"model\":{},\"tokens_predicted\":{},\"tokens_evaluated\":{},\"stop_type\":\"{}\",\"timings\":{}}}\n\n",
+                f.model_json, f.tokens, f.prompt_tokens, f.stop_type, f.timings
             )
         } else {
             write!(
                 ByteSink(out),
-                "data: {{\"index\":0,\"content\":\"\",\"stop\":true,\"id_slot\":0,\"model\":{},\"stop_type\":\"limit\"}}\n\n",
-                f.model_json
+                "data: {{\"index\":0,\"content\":\"\",\"stop\":true,\"id_slot\":0,\"model\":{},\"stop_type\":\"{}\"}}\n\n",
+                f.model_json, f.stop_type
             )
         };
     }
@@ -626,11 +844,18 @@ pub(crate) async fn llama_completion(State(shared): AppState, body: Bytes) -> An
         .n_predict
         .filter(|n| *n > 0)
         .map(|n| u64::try_from(n).unwrap_or(u64::MAX));
-    let tokens = token_budget(&shared, "n_predict", requested)?;
-    let begun = begin(&shared)?;
+    let budget = token_budget(&shared, "n_predict", requested)?;
     let prompt_tokens = req.prompt.as_ref().map(count_prompt).unwrap_or(0);
-    let plan = plan(&shared, t0, tokens, begun.fault);
-    let gen = TokenGen::new(shared.config.seed, begun.n);
+    let r = resolve(
+        &shared,
+        t0,
+        prompt_tokens,
+        budget,
+        req.ignore_eos.unwrap_or(false),
+    )?;
+    let tokens = r.tokens;
+    let stop_type = r.finish.llama();
+    let gen = TokenGen::new(shared.config.seed, r.n);
     let timings = llama_timings(&shared, prompt_tokens, tokens);
     let usage = shared.config.usage;
 
@@ -643,20 +868,21 @@ pub(crate) async fn llama_completion(State(shared): AppState, body: Bytes) -> An
                 tokens,
                 prompt_tokens,
                 timings: timings.to_string(),
+                stop_type,
             },
         };
-        return Ok(sse_response(shared, plan, framer));
+        return stream_answer(shared, &r, framer).await;
     }
 
     let model = shared.config.model.clone();
-    Ok(non_stream_response(shared, plan, move || {
+    whole_answer(shared.clone(), &r, move || {
         let mut v = json!({
             "index": 0,
             "content": gen.text(0, tokens),
             "id_slot": 0,
             "stop": true,
             "model": model,
-            "stop_type": "limit",
+            "stop_type": stop_type,
         });
         if usage {
             v["tokens"] = json!([]);
@@ -666,7 +892,7 @@ pub(crate) async fn llama_completion(State(shared): AppState, body: Bytes) -> An
         }
         v.to_string()
     })
-    .await)
+    .await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -696,4 +922,117 @@ pub(crate) async fn stats(State(shared): AppState) -> Response {
 pub(crate) async fn not_found(uri: Uri) -> Response {
     let body = json!({"error": {"message": format!("not found: {}", uri.path()), "type": "not_found_error", "code": 404}});
     json_response(StatusCode::NOT_FOUND, Body::from(body.to_string()))
+}
+
+/// `GET /sim/info`: the preset, its parameters and the time scale, so a client can convert
+/// what it measured back to simulated time.
+pub(crate) async fn sim_info(State(shared): AppState) -> Response {
+    let c = &shared.config;
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    Json(json!({
+        "preset": c.preset.name(),
+        "mode": if c.engine.is_some() { "engine" } else { "exact" },
+        "time_scale": c.time_scale,
+        "model": c.model,
+        "metrics_flavor": c.metrics_flavor.as_str(),
+        "seed": c.seed,
+        "usage": c.usage,
+        "tokens_per_chunk": c.tokens_per_chunk,
+        "output_tokens": c.output_tokens,
+        "prompt_tokens": "whitespace-separated words",
+        "exact": if c.engine.is_none() {
+            json!({"ttft_ms": ms(c.ttft), "itl_ms": ms(c.itl)})
+        } else {
+            Value::Null
+        },
+        "engine": c.engine.as_ref().map(|e| e.to_json()),
+        "faults": {
+            "error_rate": c.faults.error_rate,
+            "rate_limit_rate": c.faults.rate_limit_rate,
+            "disconnect_rate": c.faults.disconnect_rate,
+            "stall_rate": c.faults.stall_rate,
+            "malformed_rate": c.faults.malformed_rate,
+            "stall_s": c.faults.stall.as_secs_f64(),
+        },
+    }))
+    .into_response()
+}
+
+/// `GET /metrics`: Prometheus text, vLLM's or llama.cpp's names (see `metrics.rs`).
+pub(crate) async fn metrics(State(shared): AppState) -> Response {
+    let text = match shared.metrics.lock() {
+        Ok(m) => super::metrics::render(shared.config.metrics_flavor, &m, &shared.config.model),
+        Err(_) => String::new(),
+    };
+    let mut r = (StatusCode::OK, text).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    r
+}
+
+#[derive(Deserialize)]
+struct TokenizeRequest {
+    /// llama.cpp's form.
+    content: Option<Value>,
+    /// vLLM's completion form.
+    prompt: Option<Value>,
+    /// vLLM's chat form.
+    messages: Option<Vec<ChatMessage>>,
+}
+
+/// The id of a prompt word: a hash into a 128k vocabulary (ids below 1000 are reserved).
+fn word_id(word: &str) -> u64 {
+    let fnv = word.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    1000 + splitmix64(fnv) % 127_000
+}
+
+/// Token ids of a prompt value, one per token [`count_prompt`] counts.
+fn prompt_ids(value: &Value, out: &mut Vec<u64>) {
+    match value {
+        Value::String(s) => out.extend(s.split_whitespace().map(word_id)),
+        Value::Number(n) => out.push(n.as_u64().unwrap_or(0)),
+        Value::Array(items) => items.iter().for_each(|v| prompt_ids(v, out)),
+        Value::Object(map) => {
+            if let Some(t) = map.get("text") {
+                prompt_ids(t, out);
+            }
+        }
+        Value::Null | Value::Bool(_) => {}
+    }
+}
+
+/// `POST /tokenize`, in llama.cpp's form (`{"content"}` → `{"tokens"}`) or vLLM's
+/// (`{"prompt"}` or `{"messages"}` → `{"tokens", "count", "max_model_len"}`). The count is
+/// the one the simulator uses for the prompt everywhere else.
+pub(crate) async fn tokenize(State(shared): AppState, body: Bytes) -> Answer {
+    let req: TokenizeRequest = parse_body(&body)?;
+    let mut ids = Vec::new();
+    if let Some(content) = &req.content {
+        prompt_ids(content, &mut ids);
+        return Ok(Json(json!({ "tokens": ids })).into_response());
+    }
+    if let Some(prompt) = &req.prompt {
+        prompt_ids(prompt, &mut ids);
+    } else if let Some(messages) = &req.messages {
+        for m in messages.iter().filter_map(|m| m.content.as_ref()) {
+            prompt_ids(m, &mut ids);
+        }
+    } else {
+        return Err(Reject::BadRequest(
+            "expected \"content\", \"prompt\" or \"messages\"".into(),
+        ));
+    }
+    let max_model_len = shared
+        .config
+        .engine
+        .as_ref()
+        .map_or(MAX_TOKENS_LIMIT, |e| e.max_model_len);
+    Ok(
+        Json(json!({ "count": ids.len(), "max_model_len": max_model_len, "tokens": ids }))
+            .into_response(),
+    )
 }

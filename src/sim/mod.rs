@@ -1,8 +1,13 @@
-//! The built-in simulated LLM server ("exact mode").
+//! The built-in simulated LLM server: exact mode and engine presets.
 //!
 //! A real HTTP server (axum, on a real socket) that streams the way vLLM, Hugging Face TGI and
-//! llama.cpp do, on a deterministic and exactly known schedule, so it can serve as ground
-//! truth when measuring the benchmark client's accuracy.
+//! llama.cpp do. Two modes, picked by [`SimConfig::engine`] (usually via a [`Preset`]):
+//! - **exact mode** (`Preset::Exact`, [`SimConfig::default`]): a deterministic and exactly
+//!   known schedule, so it can serve as ground truth when measuring the benchmark client's
+//!   accuracy (the tests in `tests/run_sim.rs`; "The schedule" below);
+//! - **engine mode** (every other preset): a model of a continuous-batching inference engine
+//!   (`engine.rs`) that saturates, queues, preempts and stalls like vLLM, TGI or llama.cpp
+//!   ("The engine presets" below).
 //!
 //! # What it owns
 //! - [`SimConfig`] / [`FaultConfig`]: the schedule, the simulated model and the fault rates.
@@ -37,6 +42,52 @@
 //! from 0; the number picks the fault (see [`FaultConfig`]) and the token text, and appears in
 //! the response id (`cmpl-<n>`, `chatcmpl-<n>`).
 //!
+//! # The engine presets
+//! One engine task owns every request's state and runs the step loop (see `engine.rs` for the
+//! scheduling rules). Step time = `step_overhead + prefill_per_token·P + decode_per_seq·D +
+//! prefill_attention_per_pair·(new token × earlier context token pairs) +
+//! decode_attention_per_token·(context held by the decoding sequences)`. A request reaches the
+//! engine `frontend_latency` after it arrives (HTTP, tokenization). Tokens are written to the
+//! stream when the step that produced them ends; a request answers headers once it is first
+//! scheduled, or HTTP 503 when it waited longer than `queue_timeout`.
+//!
+//! | preset | scheduler | max_num_seqs | step budget | KV tokens | overhead | prefill/token | decode/seq | attention pair / ctx token | front-end | mean output |
+//! |---|---|---|---|---|---|---|---|---|---|---|
+//! | `tgi-llama-405b` | prefill-first (20 steps, ratio 1.2) | 768 | 45,000 | 300,000 | 48 ms | 0.34 ms | 0.58 ms | 70 ns / 600 ns | 53 ms | 57 |
+//! | `vllm-llama-405b` | chunked prefill | 256 | 512 | 300,000 | 48 ms | 0.85 ms | 0.85 ms | 55 ns / 600 ns | 200 ms | 59 |
+//! | `vllm-llama-8b-rtx4090` | chunked prefill | 256 | 2,048 | 90,000 | 12 ms | 0.08 ms | 0.08 ms | 3 ns / 140 ns | 5 ms | 256 |
+//! | `llamacpp-llama-8b-rtx4090` | chunked prefill | 4 (slots) | 2,048 | 16,384 | 7 ms | 0.12 ms | 0.30 ms | 3 ns / 140 ns | 1 ms | 256 |
+//!
+//! The 405B presets are fitted to the seeds (001: TGI, 002: vLLM; calibration in
+//! `docs/performance.md`). The RTX 4090 presets are estimates from the card's figures
+//! (≈1 TB/s, ≈165 dense FP16 TFLOP/s, 24 GB): vLLM with FP8 weights (≈8.5 GB read per step,
+//! ≈12 GB of FP16 KV cache at 128 KiB per token), and llama.cpp with Q4_K_M weights (≈4.9 GB),
+//! 4 slots of 4,096 tokens; they are not calibrated against measurements.
+//!
+//! Output length: a request that sets `ignore_eos` (OpenAI, llama.cpp) gets exactly its token
+//! budget. Otherwise an engine preset models a natural end of sequence: the length is drawn
+//! from (seed, request number), uniform over `[mean/2, 3·mean/2]`, capped by the budget;
+//! shorter than the budget it ends with `stop` (TGI `eos_token`, llama.cpp `eos`). TGI's API
+//! has no `ignore_eos`. Exact mode always generates the budget.
+//!
+//! `time_scale` k: every simulated duration (schedule, steps, front-end latency, stalls, queue
+//! timeout) is divided by k in real time; `/metrics` reports simulated seconds and
+//! `GET /sim/info` reports the preset, its parameters and k, so a client can convert back.
+//!
+//! Metrics (`GET /metrics`, Prometheus text): vLLM's names (`vllm:num_requests_running`,
+//! `vllm:num_requests_waiting`, `vllm:kv_cache_usage_perc` and the older
+//! `vllm:gpu_cache_usage_perc`, `vllm:num_preemptions_total`, `vllm:prompt_tokens_total`,
+//! `vllm:generation_tokens_total`, `vllm:request_success_total`, and the
+//! `vllm:time_to_first_token_seconds` / `vllm:time_per_output_token_seconds` histograms) for
+//! every preset but `llamacpp-*`, which serves llama.cpp's (`llamacpp:requests_processing`,
+//! `llamacpp:requests_deferred`, `llamacpp:kv_cache_usage_ratio`, `llamacpp:kv_cache_tokens`,
+//! `llamacpp:prompt_tokens_total`, `llamacpp:tokens_predicted_total`); [`SimConfig::metrics_flavor`]
+//! overrides. One flavour per server, as a real server has one. In exact mode, running =
+//! streams in progress, waiting and KV usage are 0, and the histograms get the schedule.
+//! `POST /tokenize` takes llama.cpp's `{"content"}` or vLLM's `{"prompt"}`/`{"messages"}` and
+//! returns one id per counted prompt token (a hash of the word), the same count as
+//! `usage.prompt_tokens`. TGI's `/info` reports the engine's limits.
+//!
 //! # Extending it: adding an API
 //! 1. In `apis.rs`, add a request struct (lenient serde: optional fields, unknown fields
 //!    ignored) and a handler returning `Answer` that parses the body with `parse_body`,
@@ -50,8 +101,11 @@
 //! 4. Add a test in `tests.rs` that checks the exact event structure.
 
 mod apis;
+mod engine;
 mod faults;
+mod metrics;
 mod precise;
+mod presets;
 mod stream;
 mod text;
 
@@ -60,7 +114,7 @@ mod tests;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
@@ -70,7 +124,10 @@ use axum::Router;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub use engine::{EngineConfig, SchedulerKind};
 pub use faults::FaultConfig;
+pub use metrics::MetricsFlavor;
+pub use presets::Preset;
 
 /// Largest token budget a request may ask for (the simulated model's context limit).
 pub const MAX_TOKENS_LIMIT: u32 = 1 << 20;
@@ -101,6 +158,15 @@ pub struct SimConfig {
     /// Keep the schedule to sub-millisecond precision with a dedicated timer thread (see
     /// `precise.rs`). Default true; turn off when tokio's clock is paused (tests).
     pub precise_timing: bool,
+    /// The preset this configuration came from (reported at `GET /sim/info`).
+    pub preset: Preset,
+    /// The engine model; `None` is exact mode (the fixed `ttft`/`itl` schedule).
+    pub engine: Option<EngineConfig>,
+    /// The simulated clock runs this many times faster than real time: every simulated
+    /// duration (schedule, engine steps, stalls, queue timeout) is divided by it. Default 1.
+    pub time_scale: f64,
+    /// Metric names served at `GET /metrics`.
+    pub metrics_flavor: MetricsFlavor,
 }
 
 impl Default for SimConfig {
@@ -115,13 +181,36 @@ impl Default for SimConfig {
             seed: 0,
             faults: FaultConfig::default(),
             precise_timing: true,
+            preset: Preset::Exact,
+            engine: None,
+            time_scale: 1.0,
+            metrics_flavor: MetricsFlavor::Vllm,
         }
     }
 }
 
 impl SimConfig {
+    /// The default configuration with `preset`'s engine and metric names.
+    pub fn from_preset(preset: Preset) -> Self {
+        Self {
+            preset,
+            engine: preset.engine(),
+            metrics_flavor: preset.metrics_flavor(),
+            ..Self::default()
+        }
+    }
+
     /// Checks the configuration; the error message names the offending field.
     pub fn validate(&self) -> Result<(), String> {
+        if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
+            return Err(format!(
+                "time_scale must be a finite number > 0, got {}",
+                self.time_scale
+            ));
+        }
+        if let Some(engine) = &self.engine {
+            engine.validate()?;
+        }
         if self.tokens_per_chunk < 1 {
             return Err("tokens_per_chunk must be at least 1".to_string());
         }
@@ -139,6 +228,9 @@ impl SimConfig {
 
     /// Repairs values that would make the server misbehave; `validate` rejects them anyway.
     fn sanitized(mut self) -> Self {
+        if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
+            self.time_scale = 1.0;
+        }
         self.tokens_per_chunk = self.tokens_per_chunk.max(1);
         self.output_tokens = self.output_tokens.clamp(1, MAX_TOKENS_LIMIT);
         self
@@ -172,6 +264,9 @@ pub struct SimStats {
     /// Sum of every content chunk's lateness, in microseconds (mean = this / `chunks`).
     #[serde(default)]
     pub total_lateness_us: u64,
+    /// Requests answered HTTP 503 because they waited longer than the queue timeout.
+    #[serde(default)]
+    pub queue_timeouts: u64,
 }
 
 /// Live counters behind [`SimStats`].
@@ -188,6 +283,7 @@ pub(crate) struct Counters {
     pub(crate) max_lateness_us: AtomicU64,
     pub(crate) chunks: AtomicU64,
     pub(crate) total_lateness_us: AtomicU64,
+    pub(crate) queue_timeouts: AtomicU64,
 }
 
 impl Counters {
@@ -205,6 +301,7 @@ impl Counters {
             max_lateness_us: r(&self.max_lateness_us),
             chunks: r(&self.chunks),
             total_lateness_us: r(&self.total_lateness_us),
+            queue_timeouts: r(&self.queue_timeouts),
         }
     }
 
@@ -240,6 +337,10 @@ impl Shutdown {
         }
     }
 
+    pub(crate) fn subscribe(&self) -> watch::Receiver<bool> {
+        self.tx.subscribe()
+    }
+
     pub(crate) fn trigger(&self) {
         self.flag.store(true, Ordering::Release);
         self.tx.send_replace(true);
@@ -268,6 +369,20 @@ pub(crate) struct Shared {
     pub(crate) stats: Counters,
     pub(crate) next_request: AtomicU64,
     pub(crate) shutdown: Shutdown,
+    /// What `GET /metrics` serves; the engine (or, in exact mode, the streams) updates it.
+    pub(crate) metrics: Arc<Mutex<metrics::ServerMetrics>>,
+    /// The engine, unless in exact mode.
+    pub(crate) engine: Option<engine::EngineHandle>,
+    /// Real-time durations: the configured ones divided by the time scale.
+    pub(crate) real: RealDurations,
+}
+
+/// Simulated durations converted to real time (divided by `time_scale`).
+pub(crate) struct RealDurations {
+    pub(crate) ttft: Duration,
+    pub(crate) itl: Duration,
+    pub(crate) stall: Duration,
+    pub(crate) frontend: Duration,
 }
 
 impl Shared {
@@ -275,12 +390,37 @@ impl Shared {
         let config = config.sanitized();
         let model_json =
             serde_json::to_string(&config.model).unwrap_or_else(|_| "\"servebench-sim\"".into());
+        let shutdown = Shutdown::new();
+        let metrics = Arc::new(Mutex::new(metrics::ServerMetrics::default()));
+        let k = config.time_scale;
+        let real = RealDurations {
+            ttft: config.ttft.div_f64(k),
+            itl: config.itl.div_f64(k),
+            stall: config.faults.stall.div_f64(k),
+            frontend: config
+                .engine
+                .as_ref()
+                .map_or(Duration::ZERO, |e| e.frontend_latency.div_f64(k)),
+        };
+        let engine = config.engine.clone().map(|e| {
+            engine::EngineHandle::new(
+                e,
+                config.tokens_per_chunk,
+                k,
+                config.precise_timing,
+                metrics.clone(),
+                shutdown.subscribe(),
+            )
+        });
         Self {
             config,
             model_json,
             stats: Counters::default(),
             next_request: AtomicU64::new(0),
-            shutdown: Shutdown::new(),
+            shutdown,
+            metrics,
+            engine,
+            real,
         }
     }
 }
@@ -302,6 +442,9 @@ fn build_router(shared: Arc<Shared>) -> Router {
         .route("/v1/models", get(apis::models))
         .route("/health", get(apis::health))
         .route("/sim/stats", get(apis::stats))
+        .route("/sim/info", get(apis::sim_info))
+        .route("/metrics", get(apis::metrics))
+        .route("/tokenize", post(apis::tokenize))
         .fallback(apis::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(shared)

@@ -1,22 +1,30 @@
-//! The scheduling engine of the simulated server: turns a [`Plan`] and a [`Framer`] (one per
-//! wire format) into a streamed response body that hands every content chunk over at its
-//! exact absolute deadline, injects in-stream faults and accounts for lateness.
+//! The streaming side of the simulated server: turns a [`Framer`] (one per wire format) and a
+//! source of tokens into a streamed response body, injects in-stream faults and accounts for
+//! lateness. Two sources:
+//! - exact mode: a [`Plan`], whose every content chunk is handed over at its exact absolute
+//!   deadline ([`sse_response`], [`non_stream_response`]);
+//! - engine mode: the request's channel from the engine task (`engine.rs`); chunks are written
+//!   as soon as the engine has produced their tokens ([`engine_sse_response`],
+//!   [`engine_non_stream_response`]).
 //!
 //! It knows nothing about any API's JSON; the framers in `apis.rs` do. It must not use any of
 //! servebench's client code. To support a new wire format, implement [`Framer`]; the schedule,
 //! faults and statistics come for free.
 
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::engine::Event;
 use super::faults::{Fault, MALFORMED_EVENT};
+use super::metrics::ServerMetrics;
 use super::{Counters, Shared};
 
 /// Sleeps longer than this also watch for shutdown; shorter ones only check a flag afterwards.
@@ -105,6 +113,47 @@ fn record_lateness(stats: &Counters, deadline: Instant) {
     stats.record_lateness(Instant::now().saturating_duration_since(deadline));
 }
 
+/// Exact mode's server metrics for one request: counted as running while alive; its tokens
+/// and success are added when it ends. Two lock operations per request, none per chunk.
+pub(crate) struct Active {
+    metrics: Arc<Mutex<ServerMetrics>>,
+    generated: u32,
+    ok: bool,
+}
+
+impl Active {
+    /// Starts counting a request of `prompt` prompt tokens on `plan`'s schedule. The TTFT and
+    /// per-token histograms get the schedule's (simulated) values.
+    pub(crate) fn exact(shared: &Shared, prompt: u64, plan: &Plan) -> Self {
+        if let Ok(mut m) = shared.metrics.lock() {
+            let c = &shared.config;
+            m.running += 1;
+            m.prompt_tokens += prompt;
+            m.ttft.observe(c.ttft.as_secs_f64());
+            let per_token = c.itl.as_secs_f64() / f64::from(c.tokens_per_chunk.max(1));
+            m.tpot
+                .observe_n(per_token, u64::from(plan.tokens.saturating_sub(1)));
+        }
+        Self {
+            metrics: shared.metrics.clone(),
+            generated: 0,
+            ok: false,
+        }
+    }
+}
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.metrics.lock() {
+            m.running = m.running.saturating_sub(1);
+            m.generation_tokens += u64::from(self.generated);
+            if self.ok {
+                m.request_success += 1;
+            }
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Preamble,
@@ -126,6 +175,7 @@ struct StreamState<F> {
     fault_after: u32,
     /// Total time the schedule was pushed back by a stall.
     shift: Duration,
+    active: Active,
 }
 
 impl<F: Framer> StreamState<F> {
@@ -141,7 +191,8 @@ impl<F: Framer> StreamState<F> {
         )))
     }
 
-    fn finished(&self) {
+    fn finished(&mut self) {
+        self.active.ok = true;
         if self.plan.fault == Fault::None {
             Counters::bump(&self.shared.stats.ok);
         }
@@ -167,6 +218,7 @@ impl<F: Framer> StreamState<F> {
                     let start = c.saturating_mul(k).min(self.plan.tokens);
                     let end = start.saturating_add(k).min(self.plan.tokens);
                     self.next = c + 1;
+                    self.active.generated = end;
                     let last = self.next >= self.chunks;
                     let mut buf = Vec::with_capacity(self.framer.size_hint(end - start));
                     self.framer.content(&mut buf, c, start, end, last);
@@ -243,9 +295,15 @@ fn sse_headers(response: &mut Response) {
 }
 
 /// A `200 text/event-stream` response whose body follows `plan`, framed by `framer`.
-pub(crate) fn sse_response<F: Framer>(shared: Arc<Shared>, plan: Plan, framer: F) -> Response {
+pub(crate) fn sse_response<F: Framer>(
+    shared: Arc<Shared>,
+    plan: Plan,
+    framer: F,
+    active: Active,
+) -> Response {
     let chunks = plan.chunks();
     let state = StreamState {
+        active,
         shared,
         plan,
         framer,
@@ -270,6 +328,7 @@ pub(crate) fn sse_response<F: Framer>(shared: Arc<Shared>, plan: Plan, framer: F
 pub(crate) async fn non_stream_response(
     shared: Arc<Shared>,
     plan: Plan,
+    mut active: Active,
     body: impl FnOnce() -> String,
 ) -> Response {
     let end = plan.deadline(plan.chunks() - 1);
@@ -277,7 +336,19 @@ pub(crate) async fn non_stream_response(
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     }
     record_lateness(&shared.stats, end);
-    let text = match plan.fault {
+    active.generated = plan.tokens;
+    active.ok = true;
+    whole_response(shared, plan.fault, end, body).await
+}
+
+/// The answer of a non-streamed request whose generation ended at `end`, with its fault.
+async fn whole_response(
+    shared: Arc<Shared>,
+    fault: Fault,
+    end: Instant,
+    body: impl FnOnce() -> String,
+) -> Response {
+    let text = match fault {
         Fault::Disconnect => {
             Counters::bump(&shared.stats.disconnected);
             let cut = futures_util::stream::once(async {
@@ -290,7 +361,7 @@ pub(crate) async fn non_stream_response(
         }
         Fault::Stall => {
             Counters::bump(&shared.stats.stalled);
-            if !wait_until(&shared, offset(end, plan.stall)).await {
+            if !wait_until(&shared, offset(end, shared.real.stall)).await {
                 return StatusCode::SERVICE_UNAVAILABLE.into_response();
             }
             body()
@@ -316,4 +387,222 @@ pub(crate) fn json_response(status: StatusCode, body: Body) -> Response {
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+// ---------------------------------------------------------------------------------------------
+// Engine mode: chunks follow the engine's token events.
+
+/// A request served by the engine: its channel (already past `Event::Scheduled`), its
+/// output length, tokens per chunk and fault.
+pub(crate) struct EngineJob {
+    pub(crate) rx: mpsc::UnboundedReceiver<Event>,
+    pub(crate) tokens: u32,
+    pub(crate) tokens_per_chunk: u32,
+    pub(crate) fault: Fault,
+}
+
+struct EngineStream<F> {
+    shared: Arc<Shared>,
+    job: EngineJob,
+    framer: F,
+    phase: Phase,
+    next: u32,
+    chunks: u32,
+    fault_after: u32,
+    /// Output tokens the engine has produced so far, and when the last of them was.
+    avail: u32,
+    at: Option<Instant>,
+}
+
+impl<F: Framer> EngineStream<F> {
+    fn chunk_end(&self, c: u32) -> u32 {
+        c.saturating_add(1)
+            .saturating_mul(self.job.tokens_per_chunk.max(1))
+            .min(self.job.tokens)
+    }
+
+    fn take(&mut self, event: Event) {
+        if let Event::Tokens { upto, at } = event {
+            self.avail = self.avail.max(upto);
+            self.at = Some(at);
+        }
+    }
+
+    /// Waits until the engine has produced `tokens` tokens; false if it went away.
+    async fn wait_for(&mut self, tokens: u32) -> bool {
+        while self.avail < tokens {
+            tokio::select! {
+                e = self.job.rx.recv() => match e {
+                    Some(e) => self.take(e),
+                    None => return false,
+                },
+                _ = self.shared.shutdown.wait() => return false,
+            }
+        }
+        while let Ok(e) = self.job.rx.try_recv() {
+            self.take(e);
+        }
+        !self.shared.shutdown.is_triggered()
+    }
+
+    fn abort(&mut self) -> Option<io::Result<Bytes>> {
+        self.phase = Phase::Done;
+        Some(Err(io::Error::new(
+            io::ErrorKind::ConnectionAborted,
+            "simulated server shutting down",
+        )))
+    }
+
+    fn finished(&self) {
+        if self.job.fault == Fault::None {
+            Counters::bump(&self.shared.stats.ok);
+        }
+    }
+
+    async fn step(&mut self) -> Option<io::Result<Bytes>> {
+        loop {
+            match self.phase {
+                Phase::Preamble => {
+                    self.phase = Phase::Content;
+                    if let Some(bytes) = self.framer.preamble() {
+                        return Some(Ok(bytes));
+                    }
+                }
+                Phase::Content => {
+                    if !self.wait_for(self.chunk_end(self.next)).await {
+                        return self.abort();
+                    }
+                    if let Some(at) = self.at {
+                        record_lateness(&self.shared.stats, at);
+                    }
+                    // Every chunk whose tokens exist goes out in one write.
+                    let mut buf =
+                        Vec::with_capacity(self.framer.size_hint(self.job.tokens_per_chunk));
+                    loop {
+                        let c = self.next;
+                        let start = c
+                            .saturating_mul(self.job.tokens_per_chunk.max(1))
+                            .min(self.job.tokens);
+                        let end = self.chunk_end(c);
+                        self.next = c + 1;
+                        let last = self.next >= self.chunks;
+                        self.framer.content(&mut buf, c, start, end, last);
+                        if self.job.fault.in_stream() && self.next == self.fault_after {
+                            self.phase = Phase::Fault;
+                            break;
+                        }
+                        if last {
+                            self.framer.trailer(&mut buf);
+                            self.finished();
+                            self.phase = Phase::Done;
+                            break;
+                        }
+                        if self.avail < self.chunk_end(self.next) {
+                            break;
+                        }
+                    }
+                    return Some(Ok(Bytes::from(buf)));
+                }
+                Phase::Fault => {
+                    self.phase = Phase::Resume;
+                    match self.job.fault {
+                        Fault::Disconnect => {
+                            Counters::bump(&self.shared.stats.disconnected);
+                            // Cut when the next chunk would have gone out.
+                            if !self.wait_for(self.chunk_end(self.next)).await {
+                                return self.abort();
+                            }
+                            tokio::task::yield_now().await;
+                            self.phase = Phase::Done;
+                            return Some(Err(io::Error::new(
+                                io::ErrorKind::ConnectionReset,
+                                "simulated disconnect",
+                            )));
+                        }
+                        Fault::Stall => {
+                            Counters::bump(&self.shared.stats.stalled);
+                            let until = offset(Instant::now(), self.shared.real.stall);
+                            if !wait_until(&self.shared, until).await {
+                                return self.abort();
+                            }
+                        }
+                        Fault::Malformed => {
+                            Counters::bump(&self.shared.stats.malformed);
+                            return Some(Ok(Bytes::from_static(MALFORMED_EVENT)));
+                        }
+                        Fault::None | Fault::Error500 | Fault::RateLimit => {}
+                    }
+                }
+                Phase::Resume => {
+                    if self.next < self.chunks {
+                        self.phase = Phase::Content;
+                        continue;
+                    }
+                    self.phase = Phase::Done;
+                    let mut buf = Vec::new();
+                    self.framer.trailer(&mut buf);
+                    self.finished();
+                    if !buf.is_empty() {
+                        return Some(Ok(Bytes::from(buf)));
+                    }
+                }
+                Phase::Done => return None,
+            }
+        }
+    }
+}
+
+/// A `200 text/event-stream` response whose chunks go out as the engine produces them.
+pub(crate) fn engine_sse_response<F: Framer>(
+    shared: Arc<Shared>,
+    job: EngineJob,
+    framer: F,
+) -> Response {
+    let chunks = job.tokens.div_ceil(job.tokens_per_chunk.max(1)).max(1);
+    let state = EngineStream {
+        shared,
+        job,
+        framer,
+        phase: Phase::Preamble,
+        next: 0,
+        chunks,
+        fault_after: chunks.div_ceil(2),
+        avail: 0,
+        at: None,
+    };
+    let stream = futures_util::stream::unfold(state, |mut st| async move {
+        let item = st.step().await;
+        item.map(|item| (item, st))
+    });
+    let mut response = Body::from_stream(stream).into_response();
+    sse_headers(&mut response);
+    response
+}
+
+/// A non-streamed answer once the engine has produced every token (faults as in
+/// [`non_stream_response`]).
+pub(crate) async fn engine_non_stream_response(
+    shared: Arc<Shared>,
+    mut job: EngineJob,
+    body: impl FnOnce() -> String,
+) -> Response {
+    let mut at = None;
+    let mut avail = 0;
+    while avail < job.tokens {
+        let e = tokio::select! {
+            e = job.rx.recv() => e,
+            _ = shared.shutdown.wait() => None,
+        };
+        match e {
+            Some(Event::Tokens { upto, at: t }) => {
+                avail = upto;
+                at = Some(t);
+            }
+            Some(_) => {}
+            None => return StatusCode::SERVICE_UNAVAILABLE.into_response(),
+        }
+    }
+    let end = at.unwrap_or_else(Instant::now);
+    record_lateness(&shared.stats, end);
+    whole_response(shared, job.fault, end, body).await
 }

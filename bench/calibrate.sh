@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Calibration of the simulator's 405B presets against the seeds (vLLM benchmark_serving
+# reports in ../shared/reference/seeds: 001 = TGI, 002 = vLLM, Llama-3.1-405B).
+#
+# For each preset it starts `servebench sim --preset P --time-scale K`, drives it with the
+# real client (`servebench run`, 80-word prompts, all requests at once as the seeds'
+# `--request-rate inf`), converts the client's figures back to simulated time (times × K,
+# throughput ÷ K) and prints measured vs seed with the ratio, as a Markdown table.
+#
+# Usage: bench/calibrate.sh [K]     (K defaults to 20; environment: COUNTS="1 16 256 2048")
+# Needs: a release build (built here if missing), python3. Takes about a minute at K=20.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+K="${1:-20}"
+COUNTS="${COUNTS:-1 16 256 2048}"
+BIN=target/release/servebench
+[ -x "$BIN" ] || cargo build --release
+OUT="$(mktemp -d)"
+SIM_PID=
+cleanup() { if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi; rm -rf "$OUT"; }
+trap cleanup EXIT
+
+start_sim() { # preset -> sets URL, SIM_PID
+    local log="$OUT/sim-$1.log"
+    "$BIN" sim --preset "$1" --time-scale "$K" >"$log" 2>&1 &
+    SIM_PID=$!
+    for _ in $(seq 100); do
+        URL="$(grep -o 'http://[0-9.:]*' "$log" 2>/dev/null || true)"
+        [ -n "$URL" ] && return 0
+        sleep 0.1
+    done
+    echo "sim did not start" >&2; cat "$log" >&2; exit 2
+}
+
+stop_sim() { kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=; }
+
+run_client() { # backend n input_len name
+    "$BIN" run --quiet --base-url "$URL" --backend "$1" --num-prompts "$2" --input-len "$3" \
+        --output-len 256 --timeout 3600 --result-dir "$OUT" --result-filename "$4.json"
+}
+
+# preset, backend, seed file, then "n throughput ttft tpot" rows from the seed's tables.
+calibrate() {
+    local preset=$1 backend=$2 seed=$3; shift 3
+    start_sim "$preset"
+    for n in $COUNTS; do run_client "$backend" "$n" 80 "$preset-$n"; done
+    if [ "$preset" = vllm-llama-405b ]; then run_client "$backend" 1 10000 "$preset-10k"; fi
+    stop_sim
+}
+
+calibrate tgi-llama-405b tgi 001
+calibrate vllm-llama-405b openai 002
+
+python3 - "$OUT" "$K" "$COUNTS" <<'PY'
+import json, sys, os
+out, k, counts = sys.argv[1], float(sys.argv[2]), [int(c) for c in sys.argv[3].split()]
+# The seeds' figures: output tok/s, mean TTFT ms, mean TPOT ms (80-token book prompts).
+seeds = {
+    ("tgi-llama-405b", "001"): {1: (22.27, 123.48, 43.48), 16: (165.52, 581.37, 60.53),
+        256: (667.82, 6981.56, 194.79), 2048: (852.79, 55778.92, 767.29)},
+    ("vllm-llama-405b", "002"): {1: (18.75, 314.58, 50.19), 16: (142.52, 1034.69, 63.38),
+        256: (345.83, 11787.27, 389.49), 2048: (438.42, 128150.28, 461.09)},
+}
+limits = {"thr": 0.25, "ttft": 0.35, "tpot": 0.35}
+def cell(got, want, lim):
+    r = got / want
+    mark = "" if abs(r - 1) <= lim else " ✗"
+    return f"{got:.1f} / {want:.1f} | {r:.2f}{mark}"
+print(f"time scale K = {k:g}; measured (client figures × K, throughput ÷ K) / seed | ratio\n")
+print("| preset (seed) | prompts at once | output tok/s | ratio | mean TTFT ms | ratio | mean TPOT ms | ratio |")
+print("|---|---|---|---|---|---|---|---|")
+bad = 0
+for (preset, seed), rows in seeds.items():
+    for n in counts:
+        if n not in rows: continue
+        r = json.load(open(os.path.join(out, f"{preset}-{n}.json")))
+        thr, ttft, tpot = r["output_throughput"] / k, r["mean_ttft_ms"] * k, r["mean_tpot_ms"] * k
+        w = rows[n]
+        cells = [cell(thr, w[0], limits["thr"]), cell(ttft, w[1], limits["ttft"]), cell(tpot, w[2], limits["tpot"])]
+        bad += sum("✗" in c for c in cells)
+        print(f"| {preset} ({seed}) | {n} | " + " | ".join(cells) + " |")
+r = json.load(open(os.path.join(out, "vllm-llama-405b-10k.json")))
+ttft = r["mean_ttft_ms"] * k
+c = cell(ttft, 12286.18, limits["ttft"]); bad += "✗" in c
+print(f"| vllm-llama-405b (002) | 1 × 10,000-token prompt | | | {c} | | |")
+print(f"\nlimits: throughput ±25%, TTFT and TPOT ±35%; {'all within' if bad == 0 else f'{bad} outside (✗)'}")
+PY

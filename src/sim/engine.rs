@@ -1,0 +1,669 @@
+//! The simulator's inference engine model: one task that owns every request's state and runs
+//! the step loop of a continuous-batching server (vLLM, TGI, llama.cpp), so that the built-in
+//! server saturates, queues and stalls the way real engines do.
+//!
+//! # What it owns
+//! - [`EngineConfig`]: the engine's limits (`max_num_seqs`, the per-step token budget, the KV
+//!   cache capacity) and its cost model (see [`EngineConfig::step_time`]).
+//! - `Core`: a pure, synchronous state machine over simulated time (`plan` a step, then
+//!   `complete` it). It reads no clock, so its unit tests and the calibration preview are exact.
+//! - `run`: the async driver. It sleeps until each step's end (divided by the time scale),
+//!   then hands every produced token to its request's channel, stamped with that instant.
+//! - The server-side metrics it feeds ([`super::metrics::ServerMetrics`]).
+//!
+//! # What it must not touch
+//! HTTP, wire formats and faults are `apis.rs`'s and `stream.rs`'s. Like all of `sim`, nothing
+//! here may use servebench's client side.
+//!
+//! # The step
+//! A sequence holds KV for the tokens computed so far. A step either prefills (a chunk of the
+//! prompt; when the whole context is computed the step samples the first token) or decodes (one
+//! token per sequence, `tokens_per_step` with speculative decoding). Two schedulers:
+//! - [`SchedulerKind::ChunkedPrefill`] (vLLM, llama.cpp): every step carries all running decodes
+//!   first, then prefill chunks (running sequences first, then waiting ones in arrival order)
+//!   until the token budget `max_batched_tokens` is spent. A long prompt is prefilled over several
+//!   steps, and each of those steps is slow for every decode riding in it: the ITL spike.
+//! - [`SchedulerKind::PrefillFirst`] (TGI): waiting requests are prefilled in a step of their
+//!   own (up to `max_batched_tokens` prompt tokens), pausing every decode, when the batch is
+//!   empty, when at least `waiting_served_ratio` × running requests can join, or after
+//!   `max_waiting_steps` decode steps.
+//!
+//! Admission needs a free slot (`max_num_seqs`) and free KV for the chunk. When a step needs KV
+//! that is not free, the most recently admitted running sequence is preempted: its KV is freed,
+//! it goes back to the front of the queue and later recomputes its prompt and everything it
+//! generated (vLLM's recompute preemption). A request that waited longer than the queue
+//! timeout without ever being scheduled is rejected (the handler answers HTTP 503).
+//!
+//! # Extending it
+//! A new scheduler is a [`SchedulerKind`] variant and a `plan_*` method that marks each
+//! sequence's work for the step (`work`, `kv` allocation); `complete` is shared.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use super::metrics::ServerMetrics;
+
+/// How the engine forms a step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SchedulerKind {
+    /// vLLM (V1) and llama.cpp: decodes and prefill chunks share every step's token budget.
+    ChunkedPrefill,
+    /// Hugging Face TGI: new requests are prefilled in their own step, pausing decodes.
+    PrefillFirst {
+        /// Decode steps after which waiting requests are prefilled whatever their number
+        /// (TGI's `max_waiting_tokens`).
+        max_waiting_steps: u32,
+        /// Waiting requests are prefilled early when at least this many per running request
+        /// can join (TGI's `waiting_served_ratio`).
+        waiting_served_ratio: f64,
+    },
+}
+
+/// The engine's limits and cost model. Durations are simulated time (see `SimConfig::time_scale`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineConfig {
+    pub scheduler: SchedulerKind,
+    /// Most sequences in a batch (vLLM `max_num_seqs`, TGI `max_batch_size`, llama.cpp slots).
+    pub max_num_seqs: u32,
+    /// Token budget of one step (vLLM `max_num_batched_tokens`; with `PrefillFirst`, TGI's
+    /// `max_batch_prefill_tokens`).
+    pub max_batched_tokens: u32,
+    /// KV cache capacity, tokens (summed over all sequences).
+    pub kv_capacity_tokens: u64,
+    /// Longest context (prompt + output) a request may ask for; longer ones get HTTP 400.
+    pub max_model_len: u32,
+    /// Fixed cost of every step (weights read once per forward pass, scheduling, sampling).
+    pub step_overhead: Duration,
+    /// Cost of one prefilled prompt token (the linear layers).
+    pub prefill_per_token: Duration,
+    /// Cost of one decoding sequence in a step.
+    pub decode_per_seq: Duration,
+    /// Prefill attention: cost per (new token × context token before it).
+    pub prefill_attention_per_pair: Duration,
+    /// Decode attention: cost per context token a decoding sequence holds (KV reads).
+    pub decode_attention_per_token: Duration,
+    /// Time between a request's arrival and its submission to the engine (HTTP, validation,
+    /// tokenization in the API server).
+    pub frontend_latency: Duration,
+    /// Mean output length of a request that ends at its natural end of sequence; `None`: every
+    /// request runs to its token budget. See [`output_length`].
+    pub mean_output_tokens: Option<u32>,
+    /// Requests never scheduled within this time are rejected with HTTP 503.
+    pub queue_timeout: Option<Duration>,
+}
+
+impl EngineConfig {
+    /// Checks the limits; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.max_num_seqs < 1 {
+            return Err("engine.max_num_seqs must be at least 1".into());
+        }
+        if self.max_batched_tokens < 1 {
+            return Err("engine.max_batched_tokens must be at least 1".into());
+        }
+        if self.max_model_len < 2 {
+            return Err("engine.max_model_len must be at least 2".into());
+        }
+        if self.kv_capacity_tokens < u64::from(self.max_model_len) {
+            return Err(format!(
+                "engine.kv_capacity_tokens ({}) must hold at least one full context (max_model_len {})",
+                self.kv_capacity_tokens, self.max_model_len
+            ));
+        }
+        if self.mean_output_tokens == Some(0) {
+            return Err("engine.mean_output_tokens must be at least 1".into());
+        }
+        if let SchedulerKind::PrefillFirst {
+            waiting_served_ratio,
+            ..
+        } = self.scheduler
+        {
+            if !(waiting_served_ratio.is_finite() && waiting_served_ratio >= 0.0) {
+                return Err("engine.waiting_served_ratio must be a finite number >= 0".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Duration of a step that prefills `prefill_tokens` tokens, of which the attention work
+    /// is `prefill_pairs` (new token × earlier context token) pairs, and decodes
+    /// `decode_seqs` sequences holding `decode_context` context tokens in all:
+    ///
+    /// `step_overhead + prefill_per_token·P + prefill_attention_per_pair·pairs
+    ///  + decode_per_seq·D + decode_attention_per_token·context`.
+    pub fn step_time(
+        &self,
+        prefill_tokens: u64,
+        prefill_pairs: u64,
+        decode_seqs: u64,
+        decode_context: u64,
+    ) -> Duration {
+        let ns = |d: Duration, n: u64| d.as_nanos().saturating_mul(u128::from(n));
+        let total = self.step_overhead.as_nanos()
+            + ns(self.prefill_per_token, prefill_tokens)
+            + ns(self.prefill_attention_per_pair, prefill_pairs)
+            + ns(self.decode_per_seq, decode_seqs)
+            + ns(self.decode_attention_per_token, decode_context);
+        Duration::from_nanos(u64::try_from(total).unwrap_or(u64::MAX))
+    }
+
+    /// The parameters as JSON (durations in ms), for `GET /sim/info`.
+    pub fn to_json(&self) -> Value {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let scheduler = match self.scheduler {
+            SchedulerKind::ChunkedPrefill => json!({"kind": "chunked-prefill"}),
+            SchedulerKind::PrefillFirst {
+                max_waiting_steps,
+                waiting_served_ratio,
+            } => json!({
+                "kind": "prefill-first",
+                "max_waiting_steps": max_waiting_steps,
+                "waiting_served_ratio": waiting_served_ratio,
+            }),
+        };
+        json!({
+            "scheduler": scheduler,
+            "max_num_seqs": self.max_num_seqs,
+            "max_batched_tokens": self.max_batched_tokens,
+            "kv_capacity_tokens": self.kv_capacity_tokens,
+            "max_model_len": self.max_model_len,
+            "step_overhead_ms": ms(self.step_overhead),
+            "prefill_per_token_ms": ms(self.prefill_per_token),
+            "decode_per_seq_ms": ms(self.decode_per_seq),
+            "prefill_attention_per_pair_ns": self.prefill_attention_per_pair.as_nanos() as f64,
+            "decode_attention_per_token_ns": self.decode_attention_per_token.as_nanos() as f64,
+            "frontend_latency_ms": ms(self.frontend_latency),
+            "mean_output_tokens": self.mean_output_tokens,
+            "queue_timeout_s": self.queue_timeout.map(|d| d.as_secs_f64()),
+        })
+    }
+}
+
+/// The output length of request `request` when it may end at its natural end of sequence:
+/// uniform over `[ceil(mean/2), floor(3·mean/2)]` (mean `mean`), drawn from (seed, request
+/// number), so runs with the same seed generate the same lengths.
+pub(crate) fn output_length(seed: u64, request: u64, mean: u32) -> u32 {
+    let lo = mean.div_ceil(2).max(1);
+    let hi = (u64::from(mean) * 3 / 2).max(u64::from(lo));
+    let span = hi - u64::from(lo) + 1;
+    let h = super::text::splitmix64(super::text::mix_seed(seed, request) ^ 0x5EED_0E05);
+    lo + u32::try_from(h % span).unwrap_or(0)
+}
+
+/// What a request's channel receives from the engine.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Event {
+    /// The request was scheduled for the first time (its prefill starts now).
+    Scheduled,
+    /// Output tokens `[0, upto)` exist; the step that produced the last ones ended at `at`.
+    Tokens { upto: u32, at: Instant },
+    /// The request waited longer than the queue timeout without being scheduled.
+    QueueTimeout,
+}
+
+/// A request handed to the engine.
+pub(crate) struct Request {
+    pub(crate) prompt_tokens: u32,
+    /// Output tokens to generate (the budget, or the natural length when shorter).
+    pub(crate) output_tokens: u32,
+    /// When the handler submitted it.
+    pub(crate) submitted: Instant,
+    pub(crate) events: mpsc::UnboundedSender<Event>,
+}
+
+struct Seq {
+    prompt: u32,
+    target: u32,
+    generated: u32,
+    /// KV tokens allocated (computed, or being computed in the planned step).
+    kv: u32,
+    /// Past the prefill: each step adds `tokens_per_step` tokens.
+    decoding: bool,
+    /// Ever scheduled (the queue timeout no longer applies).
+    scheduled: bool,
+    arrived: Duration,
+    last_token: Option<Duration>,
+    /// Work in the planned step: prefill tokens, or 1 for a decode; 0 for none.
+    work: u32,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+impl Seq {
+    fn context(&self) -> u32 {
+        self.prompt + self.generated
+    }
+
+    fn to_prefill(&self) -> u32 {
+        self.context().saturating_sub(self.kv)
+    }
+}
+
+/// The engine's state over simulated time. Single owner; no clock, no I/O besides sending on
+/// the requests' channels.
+pub(crate) struct Core {
+    cfg: EngineConfig,
+    tokens_per_step: u32,
+    running: Vec<Seq>,
+    waiting: VecDeque<Seq>,
+    kv_used: u64,
+    steps_since_prefill: u32,
+    metrics: Arc<Mutex<ServerMetrics>>,
+}
+
+impl Core {
+    pub(crate) fn new(
+        cfg: EngineConfig,
+        tokens_per_step: u32,
+        metrics: Arc<Mutex<ServerMetrics>>,
+    ) -> Self {
+        if let Ok(mut m) = metrics.lock() {
+            m.kv_capacity = cfg.kv_capacity_tokens;
+        }
+        Self {
+            cfg,
+            tokens_per_step: tokens_per_step.max(1),
+            running: Vec::new(),
+            waiting: VecDeque::new(),
+            kv_used: 0,
+            steps_since_prefill: 0,
+            metrics,
+        }
+    }
+
+    pub(crate) fn is_idle(&self) -> bool {
+        self.running.is_empty() && self.waiting.is_empty()
+    }
+
+    /// Queues a request that arrived at simulated time `at`.
+    pub(crate) fn submit(&mut self, r: Request, at: Duration) {
+        self.waiting.push_back(Seq {
+            prompt: r.prompt_tokens.max(1),
+            target: r.output_tokens.max(1),
+            generated: 0,
+            kv: 0,
+            decoding: false,
+            scheduled: false,
+            arrived: at,
+            last_token: None,
+            work: 0,
+            events: r.events,
+        });
+    }
+
+    fn free_kv(&self) -> u64 {
+        self.cfg.kv_capacity_tokens.saturating_sub(self.kv_used)
+    }
+
+    /// Drops requests whose client went away and rejects those that waited too long.
+    fn sweep(&mut self, now: Duration) {
+        let mut freed = 0u64;
+        self.running.retain(|s| {
+            let keep = !s.events.is_closed();
+            if !keep {
+                freed += u64::from(s.kv);
+            }
+            keep
+        });
+        self.kv_used -= freed;
+        let timeout = self.cfg.queue_timeout;
+        self.waiting.retain(|s| {
+            if s.events.is_closed() {
+                return false;
+            }
+            match timeout {
+                Some(t) if !s.scheduled && now.saturating_sub(s.arrived) > t => {
+                    let _ = s.events.send(Event::QueueTimeout);
+                    false
+                }
+                _ => true,
+            }
+        });
+    }
+
+    /// Preempts the most recently admitted running sequence (the last one), sending it back
+    /// to the front of the queue.
+    fn preempt_last(&mut self) {
+        if let Some(mut s) = self.running.pop() {
+            self.kv_used -= u64::from(s.kv);
+            s.kv = 0;
+            s.decoding = false;
+            s.work = 0;
+            self.waiting.push_front(s);
+            if let Ok(mut m) = self.metrics.lock() {
+                m.preemptions += 1;
+            }
+        }
+    }
+
+    fn admit_front(&mut self, chunk: u32) {
+        if let Some(mut s) = self.waiting.pop_front() {
+            s.work = chunk;
+            s.kv += chunk;
+            self.kv_used += u64::from(chunk);
+            if !s.scheduled {
+                s.scheduled = true;
+                let _ = s.events.send(Event::Scheduled);
+            }
+            self.running.push(s);
+        }
+    }
+
+    /// Plans the step that starts at `now`: sweeps, schedules, allocates KV. Returns the
+    /// step's duration, or `None` when there is nothing to run.
+    pub(crate) fn plan(&mut self, now: Duration) -> Option<Duration> {
+        self.sweep(now);
+        match self.cfg.scheduler {
+            SchedulerKind::ChunkedPrefill => self.plan_chunked(),
+            SchedulerKind::PrefillFirst {
+                max_waiting_steps,
+                waiting_served_ratio,
+            } => self.plan_prefill_first(max_waiting_steps, waiting_served_ratio),
+        }
+        self.step_duration()
+    }
+
+    /// Allocates the KV a running sequence's decode needs, preempting newer sequences (or,
+    /// as a last resort, this one). False when the sequence itself was preempted.
+    fn reserve_decode(&mut self, i: usize) -> bool {
+        let s = &self.running[i];
+        let need = self.tokens_per_step.min(s.target - s.generated).max(1);
+        while self.free_kv() < u64::from(need) && self.running.len() > i + 1 {
+            self.preempt_last();
+        }
+        if self.free_kv() < u64::from(need) {
+            // Only sequences older than this one are left: it yields itself.
+            self.preempt_last();
+            return false;
+        }
+        let s = &mut self.running[i];
+        s.work = 1;
+        s.kv += need;
+        self.kv_used += u64::from(need);
+        true
+    }
+
+    fn plan_chunked(&mut self) {
+        let mut budget = self.cfg.max_batched_tokens;
+        let mut preempted = false;
+        // Decodes first (one token each), then chunks of running prefills.
+        let mut i = 0;
+        while i < self.running.len() && budget > 0 {
+            if self.running[i].decoding {
+                if !self.reserve_decode(i) {
+                    preempted = true;
+                    break;
+                }
+                budget -= 1;
+            }
+            i += 1;
+        }
+        let mut i = 0;
+        while i < self.running.len() && budget > 0 {
+            if !self.running[i].decoding && self.running[i].work == 0 {
+                let chunk = self.running[i].to_prefill().min(budget);
+                while self.free_kv() < u64::from(chunk) && self.running.len() > i + 1 {
+                    self.preempt_last();
+                    preempted = true;
+                }
+                if self.free_kv() < u64::from(chunk) {
+                    self.preempt_last();
+                    preempted = true;
+                    break;
+                }
+                let s = &mut self.running[i];
+                s.work = chunk;
+                s.kv += chunk;
+                self.kv_used += u64::from(chunk);
+                budget -= chunk;
+            }
+            i += 1;
+        }
+        if preempted {
+            return;
+        }
+        while budget > 0 && self.running.len() < self.cfg.max_num_seqs as usize {
+            let Some(front) = self.waiting.front() else {
+                break;
+            };
+            let chunk = front.to_prefill().min(budget);
+            if self.free_kv() < u64::from(chunk) {
+                break;
+            }
+            self.admit_front(chunk);
+            budget -= chunk;
+        }
+    }
+
+    fn plan_prefill_first(&mut self, max_waiting_steps: u32, ratio: f64) {
+        if !self.waiting.is_empty() {
+            let running = self.running.len();
+            let force = running == 0 || self.steps_since_prefill >= max_waiting_steps;
+            let min_size = if force {
+                1
+            } else {
+                ((running as f64 * ratio).floor() as usize).max(1)
+            };
+            let max_size = (self.cfg.max_num_seqs as usize).saturating_sub(running);
+            let (mut n, mut tokens, mut free) = (0usize, 0u64, self.free_kv());
+            for s in &self.waiting {
+                let need = u64::from(s.to_prefill());
+                if n >= max_size
+                    || (n > 0 && tokens + need > u64::from(self.cfg.max_batched_tokens))
+                    || need > free
+                {
+                    break;
+                }
+                n += 1;
+                tokens += need;
+                free -= need;
+            }
+            if n > 0 && n >= min_size {
+                for _ in 0..n {
+                    let chunk = self.waiting.front().map_or(0, Seq::to_prefill);
+                    self.admit_front(chunk);
+                }
+                self.steps_since_prefill = 0;
+                return;
+            }
+        }
+        let mut i = 0;
+        while i < self.running.len() {
+            if !self.reserve_decode(i) {
+                break;
+            }
+            i += 1;
+        }
+        self.steps_since_prefill = self.steps_since_prefill.saturating_add(1);
+    }
+
+    fn step_duration(&self) -> Option<Duration> {
+        let (mut p, mut pairs, mut d, mut ctx) = (0u64, 0u64, 0u64, 0u64);
+        for s in self.running.iter().filter(|s| s.work > 0) {
+            if s.decoding {
+                d += 1;
+                ctx += u64::from(s.context());
+            } else {
+                let chunk = u64::from(s.work);
+                let before = u64::from(s.kv) - chunk;
+                p += chunk;
+                pairs += chunk * before + chunk * chunk / 2;
+            }
+        }
+        if p == 0 && d == 0 {
+            return None;
+        }
+        Some(self.cfg.step_time(p, pairs, d, ctx))
+    }
+
+    /// Completes the planned step at simulated time `end` (real instant `at`): emits tokens,
+    /// retires finished requests and updates the metrics.
+    pub(crate) fn complete(&mut self, end: Duration, at: Instant) {
+        let Ok(mut m) = self.metrics.lock() else {
+            return;
+        };
+        let k = self.tokens_per_step;
+        let mut freed = 0u64;
+        for s in &mut self.running {
+            if s.work == 0 {
+                continue;
+            }
+            let emitted = if s.decoding {
+                k.min(s.target - s.generated)
+            } else if s.kv < s.context() {
+                // A chunk of a longer prefill: nothing to sample yet.
+                s.work = 0;
+                continue;
+            } else {
+                s.decoding = true;
+                1
+            };
+            s.work = 0;
+            if s.generated == 0 {
+                m.prompt_tokens += u64::from(s.prompt);
+            }
+            s.generated += emitted;
+            m.generation_tokens += u64::from(emitted);
+            let secs = |d: Duration| d.as_secs_f64();
+            match s.last_token {
+                None => m.ttft.observe(secs(end.saturating_sub(s.arrived))),
+                Some(last) => m.tpot.observe_n(
+                    secs(end.saturating_sub(last)) / f64::from(emitted),
+                    u64::from(emitted),
+                ),
+            }
+            s.last_token = Some(end);
+            let _ = s.events.send(Event::Tokens {
+                upto: s.generated,
+                at,
+            });
+            if s.generated >= s.target {
+                freed += u64::from(s.kv);
+                m.request_success += 1;
+            }
+        }
+        self.running.retain(|s| s.generated < s.target);
+        self.kv_used -= freed;
+        m.running = self.running.len() as u64;
+        m.waiting = self.waiting.len() as u64;
+        m.kv_used = self.kv_used;
+    }
+}
+
+/// The handle request handlers use: submit a request, get its event channel.
+pub(crate) struct EngineHandle {
+    tx: mpsc::UnboundedSender<Request>,
+    /// The receiver, until the engine task is started (lazily, inside a runtime).
+    start: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl EngineHandle {
+    /// Prepares the engine; its task starts on the first submission.
+    pub(crate) fn new(
+        cfg: EngineConfig,
+        tokens_per_step: u32,
+        time_scale: f64,
+        precise: bool,
+        metrics: Arc<Mutex<ServerMetrics>>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let core = Core::new(cfg, tokens_per_step, metrics);
+        let start: Box<dyn FnOnce() + Send> = Box::new(move || {
+            tokio::spawn(run(rx, core, time_scale, precise, shutdown));
+        });
+        Self {
+            tx,
+            start: Mutex::new(Some(start)),
+        }
+    }
+
+    /// Submits a request; its events arrive on the returned channel.
+    pub(crate) fn submit(
+        &self,
+        prompt_tokens: u32,
+        output_tokens: u32,
+    ) -> mpsc::UnboundedReceiver<Event> {
+        if let Ok(mut start) = self.start.lock() {
+            if let Some(f) = start.take() {
+                f();
+            }
+        }
+        let (events, rx) = mpsc::unbounded_channel();
+        let _ = self.tx.send(Request {
+            prompt_tokens,
+            output_tokens,
+            submitted: Instant::now(),
+            events,
+        });
+        rx
+    }
+}
+
+/// The engine task: runs steps back to back while there is work, each ending at its absolute
+/// deadline (`origin + simulated end / time_scale`), so no drift accumulates.
+async fn run(
+    mut rx: mpsc::UnboundedReceiver<Request>,
+    mut core: Core,
+    time_scale: f64,
+    precise: bool,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let origin = Instant::now();
+    let to_sim = |t: Instant| t.saturating_duration_since(origin).mul_f64(time_scale);
+    let to_real = |d: Duration| super::stream::offset(origin, d.div_f64(time_scale));
+    let mut clock = Duration::ZERO;
+    loop {
+        if *shutdown.borrow() {
+            break;
+        }
+        while let Ok(r) = rx.try_recv() {
+            let at = to_sim(r.submitted).max(clock);
+            core.submit(r, at);
+        }
+        let planned = if core.is_idle() {
+            None
+        } else {
+            core.plan(clock)
+        };
+        let Some(duration) = planned else {
+            tokio::select! {
+                r = rx.recv() => match r {
+                    Some(r) => {
+                        clock = clock.max(to_sim(Instant::now()));
+                        let at = to_sim(r.submitted).max(clock);
+                        core.submit(r, at);
+                    }
+                    None => break,
+                },
+                _ = shutdown.changed() => break,
+            }
+            continue;
+        };
+        let end = clock + duration;
+        let deadline = to_real(end);
+        if deadline > Instant::now() {
+            let sleep = async {
+                if precise {
+                    super::precise::sleep_until(deadline).await;
+                } else {
+                    tokio::time::sleep_until(deadline).await;
+                }
+            };
+            tokio::select! {
+                _ = sleep => {}
+                _ = shutdown.changed() => break,
+            }
+        }
+        core.complete(end, deadline);
+        clock = end;
+    }
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;
