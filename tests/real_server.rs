@@ -442,6 +442,8 @@ fn scrape_metrics_flag_reports_the_servers_counts() {
             "--model",
             server.model(),
         ])
+        .arg("--tokenizer")
+        .arg(RealServer::gguf_path().expect("the GGUF ships with the real server"))
         .args([
             "--num-prompts",
             "4",

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# How accurate is servebench's own measurement, and what does it cost?
+#
+# Ground truth: `servebench sim` in exact mode (TTFT 50 ms, a chunk every 10 ms, 200 tokens,
+# so E2EL 2,040 ms), in its own process pinned to CPU 0 (one runtime thread). The client:
+# `servebench run` pinned to CPU 1. For each concurrency level C (default 1 64 512 2048 4096)
+# it runs C × ROUNDS requests with at most C in flight and prints, against the truth:
+# reported − true TTFT, ITL and E2EL (mean, p50, p99, ms); client CPU per streamed event
+# (µs); client peak RSS; whether the server kept its schedule (its own count of chunks handed
+# over > 1 ms late, GET /sim/stats); and servebench's validity verdict for the run.
+#
+# Usage: bench/fidelity.sh [LEVELS...]      environment: ROUNDS=2 TOKENS=200
+# Needs: Linux, taskset, /usr/bin/time (GNU time: apt-get install time), python3, 2+ CPUs.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+LEVELS=("${@:-1 64 512 2048 4096}")
+read -r -a LEVELS <<<"${LEVELS[*]}"
+ROUNDS="${ROUNDS:-2}"
+TOKENS="${TOKENS:-200}"
+ulimit -n 65536 2>/dev/null || true
+command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)" >&2; exit 2; }
+cargo build --release --quiet --bin servebench
+OUT="$(mktemp -d)"
+SIM_PID=
+cleanup() { if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi; rm -rf "$OUT"; }
+trap cleanup EXIT
+
+taskset -c 0 target/release/servebench sim --threads 1 --ttft-ms 50 --itl-ms 10 >"$OUT/sim.log" 2>&1 &
+SIM_PID=$!
+URL=
+for _ in $(seq 100); do
+    URL="$(grep -o 'http://[0-9.:]*' "$OUT/sim.log" 2>/dev/null || true)"
+    [ -n "$URL" ] && break
+    sleep 0.1
+done
+[ -n "$URL" ] || { echo "sim did not start" >&2; cat "$OUT/sim.log" >&2; exit 2; }
+
+echo "| concurrency | requests | TTFT err mean / p50 / p99 (ms) | ITL err mean / p50 / p99 (ms) | E2EL err mean / p50 / p99 (ms) | client µs per event | client peak RSS (MiB) | server late chunks | verdict |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for C in "${LEVELS[@]}"; do
+    N=$((C * ROUNDS))
+    /usr/bin/time -f "%M %U %S" -o "$OUT/time.$C" taskset -c 1 target/release/servebench run \
+        --base-url "$URL" --tokenizer words --num-prompts "$N" --max-concurrency "$C" \
+        --input-len 32 --output-len "$TOKENS" --metric-percentiles 50,99 \
+        --percentile-metrics ttft,tpot,itl,e2el --result-dir "$OUT" --result-filename "c$C.json" \
+        --no-preflight -q || true
+    python3 - "$OUT/c$C.json" "$OUT/time.$C" "$C" "$N" "$TOKENS" <<'PY'
+import json, sys
+path, timef, c, n, tokens = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+r = json.load(open(path))
+rss_kib, user, sys_s = open(timef).read().split()[-3:]
+truth = {"ttft": 50.0, "itl": 10.0, "e2el": 50.0 + (tokens - 1) * 10.0}
+def err(m):
+    return " / ".join(f"{r[f'{k}_{m}_ms'] - truth[m]:+.2f}" for k in ("mean", "median", "p99"))
+events = r["summary"]["total_output_chunks"] or 1
+cpu_us = (float(user) + float(sys_s)) / events * 1e6
+v = r.get("validity") or {}
+late = (v.get("server_stats") or {}).get("late_chunks", "?")
+print(f"| {c} | {n} ({r['completed']} ok) | {err('ttft')} | {err('itl')} | {err('e2el')} | {cpu_us:.2f} | {int(rss_kib)/1024:.0f} | {late} | {v.get('verdict', '?')} |")
+PY
+done
