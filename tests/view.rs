@@ -310,3 +310,72 @@ fn bad_inputs_are_one_line_and_exit_2() {
     let e = run_fails(&["report", s(&junk), "--html", s(&dir.path().join("r.html"))]);
     assert!(e.contains("junk.txt"), "{e}");
 }
+
+#[test]
+fn plot_draws_sweeps_cdfs_and_a_timeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, _) = pair(dir.path());
+    let out = dir.path().join("charts");
+    let listed = run_ok(&[
+        "plot",
+        "tests/fixtures/seed001_tgi.txt",
+        "tests/fixtures/seed002_vllm.txt",
+        s(&a),
+        "-o",
+        s(&out),
+        "--format",
+        "svg",
+    ]);
+    for name in [
+        "output_throughput-num_prompts.svg",
+        "ttft-num_prompts.svg",
+        "tpot-num_prompts.svg",
+        "itl-num_prompts.svg",
+        "ttft_vs_throughput-num_prompts.svg",
+        "ttft-input_len.svg",
+        "cdf_ttft.svg",
+        "cdf_e2el.svg",
+        "timeline-a_records.svg",
+    ] {
+        let path = out.join(name);
+        assert!(listed.contains(s(&path)), "{name} not listed: {listed}");
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.starts_with("<svg"), "{name}");
+        assert!(
+            svg.contains("<polyline") || svg.contains("<rect"),
+            "{name} has no data"
+        );
+    }
+    // The seeds span 1..4096 prompts: a log axis, labelled as such.
+    let tput = std::fs::read_to_string(out.join("output_throughput-num_prompts.svg")).unwrap();
+    assert!(tput.contains("num_prompts [log]"), "log x axis");
+    assert!(
+        tput.contains("tgi meta-llama/Llama-3.1-405B-Instruct"),
+        "legend"
+    );
+    // A timeline has one bar per request segment: queued, TTFT, decode for 2 requests.
+    let tl = std::fs::read_to_string(out.join("timeline-a_records.svg")).unwrap();
+    assert!(tl.matches("<rect").count() >= 6, "{tl}");
+}
+
+#[test]
+fn plot_png_when_a_font_exists() {
+    if servebench::plot::font_path().is_none() {
+        eprintln!("no system font: PNG text cannot be drawn here; skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("charts");
+    run_ok(&[
+        "plot",
+        "tests/fixtures/seed001_tgi.txt",
+        "-o",
+        s(&out),
+        "--format",
+        "png",
+    ]);
+    let png = std::fs::read(out.join("ttft-num_prompts.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    assert!(png.len() > 20_000, "a real picture, {} bytes", png.len());
+    assert!(!out.join("ttft-num_prompts.svg").exists());
+}
