@@ -139,7 +139,12 @@ async fn sim_command(args: SimArgs) -> anyhow::Result<ExitCode> {
 fn report_command(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(out) = &args.html {
         let view = servebench::view::load(&args.file)?;
-        servebench::html::write(&view, out)?;
+        let text = if view.origin == servebench::view::Origin::Result {
+            Some(report::text(&BenchResult::load(&args.file)?))
+        } else {
+            None
+        };
+        servebench::html::write(&view, text.as_deref(), out)?;
         eprintln!("servebench: HTML report written to {}", out.display());
         return Ok(ExitCode::SUCCESS);
     }

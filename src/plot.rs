@@ -156,7 +156,8 @@ fn wants_log(values: impl Iterator<Item = f64>) -> bool {
 
 fn finish(mut c: Chart) -> Option<Chart> {
     c.lines.retain(|l| !l.points.is_empty());
-    if c.lines.is_empty() {
+    // A chart of lone points (single runs) says nothing a table does not.
+    if c.lines.iter().all(|l| l.points.len() < 2) {
         return None;
     }
     if c.legend.is_empty() {
