@@ -284,6 +284,17 @@ fn sweep_document_steps_load_and_compare() {
     let table = run_ok(&["compare", s(&path), s(&path), "--metrics", "mean_ttft_ms"]);
     assert!(table.contains("\nnum_prompts = 4\n"), "{table}");
     assert!(table.contains("300.00"), "{table}");
+    // The HTML page of the sweep: load charts, CDFs from the records, the last step's timeline.
+    let page = d.join("sw.html");
+    run_ok(&["report", s(&path), "--html", s(&page)]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for id in [
+        "ttft-num_prompts",
+        "cdf_ttft",
+        "timeline-sw-num_prompts4_records",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"><svg")), "{id}");
+    }
 }
 
 #[test]
