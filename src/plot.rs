@@ -344,7 +344,8 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
                     color: *c + lines.len(),
                     dash: Dash::Solid,
                     points: cdf(samples),
-                    markers: false,
+                    // Few requests: show each one (a single request is a single point).
+                    markers: samples.len() <= 30,
                 });
             }
         }
