@@ -7,6 +7,15 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/install-real-server.sh
+# The HTML report test renders pages in headless Chromium; PNG charts need a system font.
+# Debian packages, installed once (CI runs as root). SERVEBENCH_SKIP_BROWSER=1 skips both.
+if [ "${SERVEBENCH_SKIP_BROWSER:-}" != 1 ]; then
+    if ! command -v chromium >/dev/null || [ ! -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
+        apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            chromium fonts-dejavu-core >/dev/null
+    fi
+fi
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
 # Release: the integration tests compare measured latencies with the simulator's exact

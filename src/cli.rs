@@ -31,10 +31,16 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Run the built-in simulated LLM server.
     Sim(SimArgs),
-    /// Print the report of a saved result.
+    /// Print the report of a saved result, sweep or import (or write it as HTML).
     Report(ReportArgs),
     /// Find the highest request rate (or concurrency) at which enough requests meet the SLOs.
     Search(Box<SearchArgs>),
+    /// Compare results, sweeps or imports side by side, step by step.
+    Compare(CompareArgs),
+    /// Draw charts (SVG, PNG) of results, sweeps or imports.
+    Plot(PlotArgs),
+    /// Convert vLLM text/JSON or llmperf JSON results into servebench's imported document.
+    Import(ImportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -507,8 +513,47 @@ impl SearchArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A result file written by `servebench run`.
+    /// A result, sweep or imported document (or a file `servebench import` reads).
     pub file: PathBuf,
+    /// Write one self-contained HTML page (tables and inline SVG charts) to this file.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Results, sweeps or imports; the first is the baseline (A).
+    #[arg(required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+    /// Print Markdown tables instead of aligned text.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Only these metrics (vLLM key names, comma-separated, e.g. output_throughput,p99_ttft_ms).
+    #[arg(long, value_delimiter = ',')]
+    pub metrics: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// Results, sweeps or imports; each series is one line.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Directory for the charts (created if missing).
+    #[arg(long, short = 'o')]
+    pub out_dir: PathBuf,
+    /// Image format: svg, png or both.
+    #[arg(long, default_value = "both", value_parser = ["svg", "png", "both"])]
+    pub format: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// vLLM text reports or --save-result JSON, llmperf individual-responses or summary JSON.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output file (one input) or directory (several); default: NAME.imported.json here.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
 }
 
 fn parse_preset(s: &str) -> Result<Preset, String> {

@@ -5,7 +5,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use servebench::cli::{Cli, Command, ReportArgs, RunArgs, SearchArgs, SimArgs};
+use servebench::cli::{
+    Cli, Command, CompareArgs, ImportArgs, PlotArgs, ReportArgs, RunArgs, SearchArgs, SimArgs,
+};
 use servebench::config::{RequestRate, RunConfig};
 use servebench::progress::{Progress, ProgressMode};
 use servebench::scrape::ScrapeSpec;
@@ -34,6 +36,9 @@ fn main() -> ExitCode {
             Command::Sim(args) => sim_command(args).await,
             Command::Report(args) => report_command(args),
             Command::Search(args) => search_command(*args).await,
+            Command::Compare(args) => compare_command(args),
+            Command::Plot(args) => plot_command(args),
+            Command::Import(args) => import_command(args),
         }
     });
     match outcome {
@@ -350,7 +355,63 @@ async fn sim_command(args: SimArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn report_command(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let result = BenchResult::load(&args.file)?;
-    print!("{}", report::text(&result));
+    if let Some(out) = &args.html {
+        let view = servebench::view::load(&args.file)?;
+        let text = if view.origin == servebench::view::Origin::Result {
+            Some(report::text(&BenchResult::load(&args.file)?))
+        } else {
+            None
+        };
+        servebench::html::write(&view, text.as_deref(), out)?;
+        eprintln!("servebench: HTML report written to {}", out.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if servebench::view::is_result_file(&args.file) {
+        let result = BenchResult::load(&args.file)?;
+        print!("{}", report::text(&result));
+    } else {
+        let view = servebench::view::load(&args.file)?;
+        print!("{}", report::view_text(&view));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn compare_command(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    let views = args
+        .files
+        .iter()
+        .map(|f| servebench::view::load(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let metrics = (!args.metrics.is_empty()).then_some(args.metrics.as_slice());
+    let c = servebench::compare::compare(&views, metrics);
+    if args.markdown {
+        print!("{}", servebench::compare::markdown(&c));
+    } else {
+        print!("{}", servebench::compare::text(&c));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn plot_command(args: PlotArgs) -> anyhow::Result<ExitCode> {
+    let views = args
+        .inputs
+        .iter()
+        .map(|f| servebench::view::load(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let formats = servebench::plot::Formats::parse(&args.format);
+    let written = servebench::plot::plot_all(&views, &args.out_dir, formats)?;
+    for path in written {
+        println!("{}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn import_command(args: ImportArgs) -> anyhow::Result<ExitCode> {
+    let several = args.files.len() > 1;
+    for file in &args.files {
+        let out = servebench::import::output_path(file, args.output.as_deref(), several);
+        let view = servebench::import::import_file(file, &out)?;
+        print!("{}", servebench::import::summary_text(&view, &out));
+    }
     Ok(ExitCode::SUCCESS)
 }
