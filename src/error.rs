@@ -65,3 +65,18 @@ pub enum ViewError {
     #[error(transparent)]
     Result(#[from] RunError),
 }
+
+/// An error and its causes on one line ("a: b: c"), skipping causes already in the text.
+pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let c = cause.to_string();
+        if !s.contains(&c) {
+            s.push_str(": ");
+            s.push_str(&c);
+        }
+        source = cause.source();
+    }
+    s
+}

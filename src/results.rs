@@ -79,24 +79,9 @@ impl BenchResult {
         }
     }
 
-    /// Writes the document as pretty JSON, atomically (temp file + rename).
+    /// Writes the document as pretty JSON, atomically.
     pub fn save(&self, path: &Path) -> Result<(), RunError> {
-        let write_err = |source| RunError::Write {
-            path: path.to_path_buf(),
-            source,
-        };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(write_err)?;
-        }
-        let tmp = path.with_extension("json.tmp");
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(write_err)?);
-        serde_json::to_writer_pretty(&mut f, self).map_err(|e| write_err(e.into()))?;
-        f.write_all(b"\n").map_err(write_err)?;
-        f.into_inner()
-            .map_err(|e| write_err(e.into_error()))?
-            .sync_all()
-            .map_err(write_err)?;
-        std::fs::rename(&tmp, path).map_err(write_err)
+        save_json(path, self)
     }
 
     /// Reads a saved document; the error says what is wrong with the file.
@@ -121,6 +106,27 @@ impl BenchResult {
         }
         serde_json::from_value(value).map_err(|e| bad(e.to_string()))
     }
+}
+
+/// Writes `value` as pretty JSON to `path` atomically (a temporary file, synced, then renamed
+/// over it), creating the directory: a crash never leaves a half-written document.
+pub fn save_json(path: &Path, value: &impl Serialize) -> Result<(), RunError> {
+    let write_err = |source| RunError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(write_err)?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(write_err)?);
+    serde_json::to_writer_pretty(&mut f, value).map_err(|e| write_err(e.into()))?;
+    f.write_all(b"\n").map_err(write_err)?;
+    f.into_inner()
+        .map_err(|e| write_err(e.into_error()))?
+        .sync_all()
+        .map_err(write_err)?;
+    std::fs::rename(&tmp, path).map_err(write_err)
 }
 
 /// The suffix vLLM uses for a percentile: `99` for 99.0, `99.9` otherwise.

@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
+use crate::error::describe;
 use crate::stats::{summarize_server_metrics, ServerMetricsSummary};
 
 /// One sample line of the exposition: a series (name and labels) and its value.
@@ -463,20 +464,6 @@ async fn fetch(
             exposition.bad_lines.len()
         )),
     }
-}
-
-fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let c = cause.to_string();
-        if !s.contains(&c) {
-            s.push_str(": ");
-            s.push_str(&c);
-        }
-        source = cause.source();
-    }
-    s
 }
 
 impl Scraper {

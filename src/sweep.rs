@@ -147,14 +147,7 @@ pub struct SweepDoc {
 
 impl SweepDoc {
     fn save(&self, path: &Path) -> Result<(), RunError> {
-        let err = |source| RunError::Write {
-            path: path.to_path_buf(),
-            source,
-        };
-        let tmp = path.with_extension("json.tmp");
-        let text = serde_json::to_string_pretty(self).map_err(|e| err(e.into()))?;
-        std::fs::write(&tmp, text + "\n").map_err(err)?;
-        std::fs::rename(&tmp, path).map_err(err)
+        crate::results::save_json(path, self)
     }
 
     /// Reads a sweep document and the step results it links.

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
 use crate::config::RunConfig;
-use crate::error::RunError;
+use crate::error::{describe, RunError};
 use crate::record::{FailureKind, Outcome, RequestRecord, TokenSource};
 use crate::sse::{SseEvent, SseParser};
 use crate::tokenizer::Tokenizer;
@@ -395,19 +395,4 @@ fn classify(e: &reqwest::Error) -> FailureKind {
     } else {
         FailureKind::Other
     }
-}
-
-/// The error and its causes on one line.
-fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let c = cause.to_string();
-        if !s.contains(&c) {
-            s.push_str(": ");
-            s.push_str(&c);
-        }
-        source = cause.source();
-    }
-    s
 }
