@@ -129,7 +129,16 @@ pub async fn execute(
         Some(s) => Some(s.finish().await),
         None => None,
     };
-    let sim_after = client.get_json(&cfg.base_url, "/sim/stats").await;
+    let mut sim_after = client.get_json(&cfg.base_url, "/sim/stats").await;
+    // The simulator's mode decides whether its lateness invalidates the run (see `monitor`).
+    if let (Some(serde_json::Value::Object(stats)), Some(info)) = (
+        &mut sim_after,
+        client.get_json(&cfg.base_url, "/sim/info").await,
+    ) {
+        if let Some(mode) = info.get("mode") {
+            stats.insert("mode".into(), mode.clone());
+        }
+    }
     let records = writer.await.map_err(|e| RunError::Write {
         path: opts.records_path.clone(),
         source: std::io::Error::other(e),
