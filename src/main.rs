@@ -111,6 +111,7 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         progress: None,
         completed: 0,
         sweep_param: sweep.as_ref().map(|(p, _)| *p),
+        result_path: std::path::PathBuf::new(),
     };
     let stop = stop_on_signal();
     let outcome = match &sweep {
@@ -293,6 +294,8 @@ struct Printer {
     progress: Option<Progress>,
     completed: u64,
     sweep_param: Option<SweepParameter>,
+    /// Where the current step's result is saved.
+    result_path: std::path::PathBuf,
 }
 
 impl StepObserver for Printer {
@@ -302,6 +305,7 @@ impl StepObserver for Printer {
         cfg: &servebench::config::RunConfig,
         opts: &run::RunOptions,
     ) {
+        self.result_path = opts.result_path.clone();
         let label = match self.sweep_param {
             Some(p) => format!("{}={value}", p.as_str()),
             None => "run".to_string(),
@@ -334,12 +338,7 @@ impl StepObserver for Printer {
             Some(p) => println!("{}: {value}\n{}", p.as_str(), report::text(result)),
             None => print!("{}", report::text(result)),
         }
-        if let Some(path) = &result.records_file {
-            eprintln!(
-                "servebench: result saved to {}",
-                path.with_extension("").with_extension("json").display()
-            );
-        }
+        eprintln!("servebench: result saved to {}", self.result_path.display());
     }
 }
 
