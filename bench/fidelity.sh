@@ -4,7 +4,8 @@
 # Ground truth: `servebench sim` in exact mode (TTFT 50 ms, a chunk every 10 ms, 200 tokens,
 # so E2EL 2,040 ms), in its own process pinned to CPU 0 (one runtime thread). The client:
 # `servebench run` pinned to CPU 1. For each concurrency level C (default 1 64 512 2048 4096)
-# it runs C × ROUNDS requests with at most C in flight and prints, against the truth:
+# it runs C warm-up requests (which leave C open connections in the pool) and then C × ROUNDS
+# measured requests with at most C in flight, and prints, against the truth:
 # reported − true TTFT, ITL and E2EL (mean, p50, p99, ms); client CPU per streamed event
 # (µs); client peak RSS; whether the server kept its schedule (its own count of chunks handed
 # over > 1 ms late, GET /sim/stats); and servebench's validity verdict for the run.
@@ -42,7 +43,7 @@ for C in "${LEVELS[@]}"; do
     N=$((C * ROUNDS))
     /usr/bin/time -f "%M %U %S" -o "$OUT/time.$C" taskset -c 1 target/release/servebench run \
         --base-url "$URL" --tokenizer words --num-prompts "$N" --max-concurrency "$C" \
-        --input-len 32 --output-len "$TOKENS" --metric-percentiles 50,99 \
+        --input-len 32 --output-len "$TOKENS" --num-warmups "$C" --metric-percentiles 50,99 \
         --percentile-metrics ttft,tpot,itl,e2el --result-dir "$OUT" --result-filename "c$C.json" \
         --no-preflight -q || true
     python3 - "$OUT/c$C.json" "$OUT/time.$C" "$C" "$N" "$TOKENS" <<'PY'
@@ -53,7 +54,8 @@ rss_kib, user, sys_s = open(timef).read().split()[-3:]
 truth = {"ttft": 50.0, "itl": 10.0, "e2el": 50.0 + (tokens - 1) * 10.0}
 def err(m):
     return " / ".join(f"{r[f'{k}_{m}_ms'] - truth[m]:+.2f}" for k in ("mean", "median", "p99"))
-events = r["summary"]["total_output_chunks"] or 1
+# The client's CPU time also covers the C warm-up requests, which stream as many chunks each.
+events = (r["summary"]["total_output_chunks"] * (n + c) / n) or 1
 cpu_us = (float(user) + float(sys_s)) / events * 1e6
 v = r.get("validity") or {}
 late = (v.get("server_stats") or {}).get("late_chunks", "?")

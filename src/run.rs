@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use futures_util::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -93,14 +94,21 @@ pub async fn execute(
         opts.records_path.clone(),
         opts.live.clone(),
     ));
+    // Warm-ups run as many at a time as the measured load will (its concurrency limit), so the
+    // connection pool already holds that many connections when measuring starts: the first
+    // measured requests then time the server, not TCP connection setup.
     let never = CancellationToken::new();
-    for w in &warmups {
-        if stop.is_cancelled() {
-            break;
-        }
-        let now = clock.now_ns();
-        let _ = tx.send(client.send(w, now, &clock, &never).await);
-    }
+    let warm_concurrency = cfg.load.max_concurrency.unwrap_or(u64::MAX).clamp(1, 1024) as usize;
+    futures_util::stream::iter(&warmups)
+        .take_while(|_| std::future::ready(!stop.is_cancelled()))
+        .for_each_concurrent(warm_concurrency, |w| {
+            let (client, tx, never) = (&client, &tx, &never);
+            async move {
+                let now = clock.now_ns();
+                let _ = tx.send(client.send(w, now, &clock, never).await);
+            }
+        })
+        .await;
     let sim_before = client.get_json(&cfg.base_url, "/sim/stats").await;
     let scraper = match &opts.scrape {
         Some(spec) => Some(Scraper::start(spec.clone(), clock).await),
