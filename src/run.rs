@@ -109,7 +109,7 @@ pub async fn execute(
             }
         })
         .await;
-    let sim_before = client.get_json(&cfg.base_url, "/sim/stats").await;
+    let sim_before = simulator_snapshot(&client, &cfg.base_url).await;
     let scraper = match &opts.scrape {
         Some(spec) => Some(Scraper::start(spec.clone(), clock).await),
         None => None,
@@ -137,16 +137,7 @@ pub async fn execute(
         Some(s) => Some(s.finish().await),
         None => None,
     };
-    let mut sim_after = client.get_json(&cfg.base_url, "/sim/stats").await;
-    // The simulator's mode decides whether its lateness invalidates the run (see `monitor`).
-    if let (Some(serde_json::Value::Object(stats)), Some(info)) = (
-        &mut sim_after,
-        client.get_json(&cfg.base_url, "/sim/info").await,
-    ) {
-        if let Some(mode) = info.get("mode") {
-            stats.insert("mode".into(), mode.clone());
-        }
-    }
+    let sim_after = simulator_snapshot(&client, &cfg.base_url).await;
     let records = writer.await.map_err(|e| RunError::Write {
         path: opts.records_path.clone(),
         source: std::io::Error::other(e),
@@ -174,6 +165,21 @@ pub async fn execute(
     result.server_metrics = server_metrics;
     result.save(&opts.result_path)?;
     Ok(result)
+}
+
+/// The simulator's counters (`/sim/stats`) and its mode (`/sim/info`: the mode decides whether
+/// its lateness invalidates a run, see `monitor`); `None` when the server is not servebench's
+/// simulator.
+async fn simulator_snapshot(client: &Client, base_url: &str) -> Option<serde_json::Value> {
+    let mut stats = client.get_json(base_url, "/sim/stats").await?;
+    let info = client.get_json(base_url, "/sim/info").await;
+    if let (Some(map), Some(mode)) = (
+        stats.as_object_mut(),
+        info.and_then(|i| i.get("mode").cloned()),
+    ) {
+        map.insert("mode".into(), mode);
+    }
+    Some(stats)
 }
 
 /// Loads a tokenizer once per process: sweeps and searches reuse it across steps.
