@@ -438,7 +438,8 @@ fn load_sweep(path: &Path, value: &Value) -> Result<View, ViewError> {
         let file = dir.join(&s.result);
         let result = BenchResult::load(&file)?;
         let mut v = from_result(&file, &result);
-        label.get_or_insert(v.label.clone());
+        // Name the series after the sweep, not after its first step's file.
+        label.get_or_insert_with(|| v.label.replace(&file_stem(&file), &file_stem(path)));
         let mut step = v.series.remove(0).steps.remove(0);
         if !s.complete {
             step.notes
