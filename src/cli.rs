@@ -95,7 +95,8 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// The served model's tokenizer: a tokenizer.json (or a directory holding one), a GGUF
-    /// model file, or a tiktoken encoding name (cl100k_base, o200k_base, ...); `words` counts
+    /// model file, or a tiktoken encoding name (cl100k_base, o200k_base, ...); `server` builds
+    /// random/book prompts with the server's own /tokenize and /detokenize; `words` counts
     /// whitespace-separated words, as servebench's simulator does. Required with --base-url;
     /// the built-in simulator defaults to `words`.
     #[arg(long)]

@@ -40,6 +40,8 @@ pub enum RunError {
     Tokenizer(#[from] crate::tokenizer::TokenizerError),
     #[error(transparent)]
     Dataset(#[from] crate::dataset::DatasetError),
+    #[error("--tokenizer server: {0}")]
+    ServerTokenizer(String),
 }
 
 /// A saved or imported document could not be read, understood, rendered or written

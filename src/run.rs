@@ -70,19 +70,38 @@ pub async fn execute(
     stop: CancellationToken,
 ) -> Result<BenchResult, RunError> {
     cfg.validate()?;
-    let tokenizer = cfg
-        .workload
-        .tokenizer
-        .as_deref()
-        .map(load_tokenizer)
-        .transpose()?;
-    let seed = cfg.load.seed;
-    let build = |n, seed, warmup| {
-        crate::workload::build_requests(&cfg.workload, tokenizer.as_ref(), n, 0, seed, warmup)
+    let server_tokenizer = cfg.workload.tokenizer.as_deref() == Some(SERVER_TOKENIZER);
+    let tokenizer = match cfg.workload.tokenizer.as_deref() {
+        Some(spec) if !server_tokenizer => Some(load_tokenizer(spec)?),
+        _ => None,
     };
-    let warmups = build(cfg.load.num_warmups, seed ^ 0xA5A5, true)?;
-    let requests = build(cfg.load.num_prompts, seed, false)?;
     let client = Client::new(&cfg, secrets, tokenizer.clone())?;
+    let seed = cfg.load.seed;
+    let (warmups, requests) = if server_tokenizer {
+        let build = |n, seed, warmup| {
+            crate::workload::server::build_requests(
+                &cfg.workload,
+                &client,
+                &cfg.base_url,
+                &cfg.model,
+                n,
+                seed,
+                warmup,
+            )
+        };
+        let warmups = build(cfg.load.num_warmups, seed ^ 0xA5A5, true).await;
+        let requests = build(cfg.load.num_prompts, seed, false).await;
+        let err = |e: String| RunError::ServerTokenizer(e);
+        (warmups.map_err(err)?, requests.map_err(err)?)
+    } else {
+        let build = |n, seed, warmup| {
+            crate::workload::build_requests(&cfg.workload, tokenizer.as_ref(), n, 0, seed, warmup)
+        };
+        (
+            build(cfg.load.num_warmups, seed ^ 0xA5A5, true)?,
+            build(cfg.load.num_prompts, seed, false)?,
+        )
+    };
     let clock = Clock::start();
     if opts.preflight {
         preflight(&client, &cfg, &clock).await?;
@@ -181,6 +200,9 @@ async fn simulator_snapshot(client: &Client, base_url: &str) -> Option<serde_jso
     }
     Some(stats)
 }
+
+/// `--tokenizer server`: the server's own `/tokenize` and `/detokenize` build the prompts.
+pub const SERVER_TOKENIZER: &str = "server";
 
 /// Loads a tokenizer once per process: sweeps and searches reuse it across steps.
 fn load_tokenizer(spec: &str) -> Result<Tokenizer, RunError> {

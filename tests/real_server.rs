@@ -627,3 +627,34 @@ fn gguf_tokenizer_counts_match_the_server() {
         assert_eq!(result.summary.output_count_disagreements, 0, "{what}");
     }
 }
+
+/// `--tokenizer server`: prompts built through the server's own `/tokenize` and `/detokenize`
+/// have exactly the requested length by the server's count.
+#[test]
+fn server_tokenizer_builds_exact_prompts() {
+    let _serial = serial();
+    let Some(server) = RealServer::start(4) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let book = dir.path().join("book.txt");
+    let text: String = (0..3000)
+        .map(|i| format!("Chapter {i}: the river ran past the old house, and 42 birds sang. "))
+        .collect();
+    std::fs::write(&book, text).expect("book written");
+    for dataset in ["book", "random"] {
+        let mut cfg = config(&server, BackendKind::Openai, 4, 2, 80, 8, 3);
+        cfg.workload.tokenizer = Some("server".into());
+        cfg.workload.dataset = dataset.into();
+        cfg.workload.dataset_path = Some(book.clone());
+        let (result, records) = run(cfg, None);
+        assert_completed(dataset, &result.summary, &records, 4);
+        for r in records.iter().filter(|r| r.is_ok()) {
+            assert_eq!(
+                (r.input_len_requested, r.prompt_tokens),
+                (Some(80), Some(80)),
+                "{dataset}"
+            );
+        }
+    }
+}

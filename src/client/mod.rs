@@ -124,6 +124,39 @@ impl Client {
         serde_json::from_slice(&resp.bytes().await.ok()?).ok()
     }
 
+    /// POSTs a JSON body to `path` on the server's base URL and parses the JSON answer. Used
+    /// for side channels (the server's `/tokenize`), never for measured requests.
+    pub async fn post_json(
+        &self,
+        base_url: &str,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Result<serde_json::Value, String> {
+        let url = format!("{}{path}", base_url.trim_end_matches('/'));
+        let body = serde_json::to_vec(body).map_err(|e| e.to_string())?;
+        let resp = self
+            .http
+            .post(&url)
+            .body(body)
+            .timeout(Duration::from_secs(60))
+            .send()
+            .await
+            .map_err(|e| format!("POST {url}: {}", describe(&e)))?;
+        let status = resp.status();
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| format!("POST {url}: {}", describe(&e)))?;
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&bytes);
+            return Err(format!(
+                "POST {url}: HTTP {status}: {}",
+                text.chars().take(200).collect::<String>()
+            ));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| format!("POST {url}: not JSON: {e}"))
+    }
+
     /// The URL requests go to.
     pub fn url(&self) -> &str {
         &self.url
