@@ -15,11 +15,6 @@ use crate::stats::Distribution;
 const WIDTH: usize = 50;
 
 fn rule(title: &str, fill: char) -> String {
-    let title = if title.is_empty() {
-        String::new()
-    } else {
-        title.to_string()
-    };
     let pad = WIDTH.saturating_sub(title.chars().count());
     let left = pad / 2;
     let fill_s = |n| std::iter::repeat_n(fill, n).collect::<String>();
