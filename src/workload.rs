@@ -207,6 +207,7 @@ pub mod server {
 
     use crate::client::{Client, RequestSpec};
     use crate::config::WorkloadSpec;
+    use crate::dataset::LengthSampler;
 
     /// At most this many detokenize/tokenize rounds to make one prompt exact.
     const MAX_ROUNDS: usize = 8;
@@ -300,15 +301,13 @@ pub mod server {
                 ))
             }
         };
-        let (lo, hi) = (
-            ((spec.input_len as f64) * (1.0 - spec.range_ratio))
-                .floor()
-                .max(1.0) as usize,
-            ((spec.input_len as f64) * (1.0 + spec.range_ratio)).ceil() as usize,
-        );
+        // The same length draw as every other dataset (vLLM's range ratio, input and output).
+        let lens = LengthSampler::new(spec.input_len, spec.output_len, spec.range_ratio)
+            .map_err(|e| e.to_string())?;
         let mut out = Vec::with_capacity(n as usize);
         for i in 0..n {
-            let target = rng.random_range(lo..=hi);
+            let (target, output_len) = lens.draw(&mut rng);
+            let target = target as usize;
             let source = match &book {
                 Some(ids) if ids.len() <= target => {
                     return Err(format!(
@@ -340,7 +339,7 @@ pub mod server {
                 prompt,
                 messages: None,
                 input_len: Some(target as u64),
-                output_len: spec.output_len,
+                output_len,
                 warmup,
             });
         }
