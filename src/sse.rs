@@ -7,17 +7,13 @@
 //! Any split of the same bytes yields the same events (a property test checks it).
 //!
 //! It knows nothing about JSON or `[DONE]`: the API layer in `client` interprets `data`.
-//! Hand-written because the hot path must not allocate per line and must be driven by our own
-//! read loop, whose read times are the chunk timestamps; the SSE crates own the I/O instead.
-
-/// One dispatched event.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SseEvent {
-    /// The `event:` field, when one was given.
-    pub event: Option<String>,
-    /// The `data:` lines joined with `\n`.
-    pub data: String,
-}
+//! Hand-written because the hot path must not allocate per line or per event and must be
+//! driven by our own read loop, whose read times are the chunk timestamps; the SSE crates own
+//! the I/O instead. Events are handed to a callback as borrowed `&str`s whose buffers are
+//! reused, lines are found with `memchr`, and UTF-8 is checked with the standard library's
+//! fast validator (invalid bytes are replaced, as `String::from_utf8_lossy` does, only when
+//! there are some): this parser was a quarter of the client's instructions per streamed event
+//! before (see docs/performance.md, "Client CPU per streamed event").
 
 /// Incremental parser state. Feed it every byte of the body, in order.
 #[derive(Debug, Default)]
@@ -26,7 +22,8 @@ pub struct SseParser {
     partial: Vec<u8>,
     data: String,
     has_data: bool,
-    event: Option<String>,
+    event: String,
+    has_event: bool,
     /// The previous read ended with CR: a leading LF in the next read belongs to it.
     skip_lf: bool,
 }
@@ -36,15 +33,21 @@ impl SseParser {
         Self::default()
     }
 
-    /// Parses `bytes`, appending every event completed by them to `out`.
-    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
+    /// Parses `bytes`, calling `on_event(event name, data)` for every event completed by them,
+    /// in order. The first error from `on_event` stops parsing and is returned (the rest of
+    /// `bytes` is dropped: the caller ends the stream).
+    pub fn feed<E>(
+        &mut self,
+        mut bytes: &[u8],
+        on_event: &mut impl FnMut(Option<&str>, &str) -> Result<(), E>,
+    ) -> Result<(), E> {
         if self.skip_lf {
             self.skip_lf = false;
             if let [b'\n', rest @ ..] = bytes {
                 bytes = rest;
             }
         }
-        while let Some(i) = bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+        while let Some(i) = memchr::memchr2(b'\n', b'\r', bytes) {
             let (line, rest) = (&bytes[..i], &bytes[i + 1..]);
             bytes = if bytes[i] == b'\r' {
                 match rest {
@@ -59,38 +62,46 @@ impl SseParser {
                 rest
             };
             if self.partial.is_empty() {
-                self.line(line, out);
+                self.line(line, on_event)?;
             } else {
                 let mut whole = std::mem::take(&mut self.partial);
                 whole.extend_from_slice(line);
-                self.line(&whole, out);
+                let r = self.line(&whole, on_event);
                 whole.clear();
                 self.partial = whole;
+                r?;
             }
         }
         self.partial.extend_from_slice(bytes);
+        Ok(())
     }
 
     /// Ends the stream. An event whose `data:` lines were complete but which was never
     /// dispatched by a blank line is dispatched (servers that close without the final blank
-    /// line still deliver it). Returns true when the body ended in the middle of a line:
-    /// a truncated stream.
-    pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> bool {
+    /// line still deliver it). Returns `Ok(true)` when the body ended in the middle of a
+    /// line: a truncated stream.
+    pub fn finish<E>(
+        &mut self,
+        on_event: &mut impl FnMut(Option<&str>, &str) -> Result<(), E>,
+    ) -> Result<bool, E> {
         let truncated = !self.partial.is_empty();
         self.partial.clear();
-        self.dispatch(out);
-        truncated
+        self.dispatch(on_event)?;
+        Ok(truncated)
     }
 
-    fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+    fn line<E>(
+        &mut self,
+        line: &[u8],
+        on_event: &mut impl FnMut(Option<&str>, &str) -> Result<(), E>,
+    ) -> Result<(), E> {
         if line.is_empty() {
-            self.dispatch(out);
-            return;
+            return self.dispatch(on_event);
         }
         if line[0] == b':' {
-            return;
+            return Ok(());
         }
-        let (field, value) = match line.iter().position(|&b| b == b':') {
+        let (field, value) = match memchr::memchr(b':', line) {
             Some(i) => {
                 let v = &line[i + 1..];
                 (&line[..i], v.strip_prefix(b" ").unwrap_or(v))
@@ -103,22 +114,37 @@ impl SseParser {
                     self.data.push('\n');
                 }
                 self.has_data = true;
-                self.data.push_str(&String::from_utf8_lossy(value));
+                push_utf8(&mut self.data, value);
             }
-            b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
+            b"event" => {
+                self.event.clear();
+                self.has_event = true;
+                push_utf8(&mut self.event, value);
+            }
             _ => {}
         }
+        Ok(())
     }
 
-    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
-        let event = self.event.take();
-        if self.has_data {
-            self.has_data = false;
-            out.push(SseEvent {
-                event,
-                data: std::mem::take(&mut self.data),
-            });
+    fn dispatch<E>(
+        &mut self,
+        on_event: &mut impl FnMut(Option<&str>, &str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let has_event = std::mem::take(&mut self.has_event);
+        if !std::mem::take(&mut self.has_data) {
+            return Ok(());
         }
+        let r = on_event(has_event.then_some(self.event.as_str()), &self.data);
+        self.data.clear();
+        r
+    }
+}
+
+/// Appends `bytes` to `out`, replacing invalid UTF-8 with U+FFFD.
+fn push_utf8(out: &mut String, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => out.push_str(s),
+        Err(_) => out.push_str(&String::from_utf8_lossy(bytes)),
     }
 }
 
@@ -127,13 +153,29 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// One dispatched event, owned.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct SseEvent {
+        /// The `event:` field, when one was given.
+        pub event: Option<String>,
+        /// The `data:` lines joined with `\n`.
+        pub data: String,
+    }
+
     fn parse_all(chunks: &[&[u8]]) -> (Vec<SseEvent>, bool) {
         let mut p = SseParser::new();
         let mut out = Vec::new();
+        let mut collect = |event: Option<&str>, data: &str| {
+            out.push(SseEvent {
+                event: event.map(str::to_string),
+                data: data.to_string(),
+            });
+            Ok::<(), ()>(())
+        };
         for c in chunks {
-            p.feed(c, &mut out);
+            p.feed(c, &mut collect).unwrap();
         }
-        let truncated = p.finish(&mut out);
+        let truncated = p.finish(&mut collect).unwrap();
         (out, truncated)
     }
 
@@ -177,6 +219,25 @@ mod tests {
         let (events, truncated) = parse_all(&[b"data: a\n\ndata: {\"choi"]);
         assert_eq!(events, vec![data("a")]);
         assert!(truncated);
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_and_an_error_from_the_callback_stops_parsing() {
+        let (events, _) = parse_all(&[b"event: e\xff\ndata: a\xffb\n\n"]);
+        assert_eq!(
+            events,
+            vec![SseEvent {
+                event: Some("e\u{fffd}".into()),
+                data: "a\u{fffd}b".into()
+            }]
+        );
+        let mut p = SseParser::new();
+        let mut seen = 0;
+        let r = p.feed(b"data: 1\n\ndata: 2\n\n", &mut |_, _| {
+            seen += 1;
+            Err("stop")
+        });
+        assert_eq!((r, seen), (Err("stop"), 1));
     }
 
     #[test]
