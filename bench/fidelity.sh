@@ -10,7 +10,17 @@
 # (µs); client peak RSS; whether the server kept its schedule (its own count of chunks handed
 # over > 1 ms late, GET /sim/stats); and servebench's validity verdict for the run.
 #
-# Usage: bench/fidelity.sh [LEVELS...]      environment: ROUNDS=2 TOKENS=200
+# Both processes run under real-time priority (SCHED_FIFO 10, `chrt`) when the user may set
+# it (root or CAP_SYS_NICE): on a machine shared with other work, a compiler preempting the
+# simulator or the client for a scheduler slice (~4 ms) otherwise shows up as a step in every
+# stream in flight, and that, not the client, was most of the error measured at 64 streams.
+# The line before the table says which was used, and the load average.
+#
+# PEERS=guidellm also runs GuideLLM (bench/fidelity_peers.sh: a throwaway virtualenv outside
+# the repository) against the same simulator right after servebench at each level, pinned the
+# same way, and prints its rows in the same table.
+#
+# Usage: bench/fidelity.sh [LEVELS...]      environment: ROUNDS=2 TOKENS=200 PEERS=
 # Needs: Linux, taskset, /usr/bin/time (GNU time: apt-get install time), python3, 2+ CPUs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -27,7 +37,9 @@ SIM_PID=
 cleanup() { if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi; rm -rf "$OUT"; }
 trap cleanup EXIT
 
-taskset -c 0 target/release/servebench sim --threads 1 --ttft-ms 50 --itl-ms 10 >"$OUT/sim.log" 2>&1 &
+PRIO=()
+if chrt -f 10 true 2>/dev/null; then PRIO=(chrt -f 10); fi
+"${PRIO[@]}" taskset -c 0 target/release/servebench sim --threads 1 --ttft-ms 50 --itl-ms 10 >"$OUT/sim.log" 2>&1 &
 SIM_PID=$!
 URL=
 for _ in $(seq 100); do
@@ -37,11 +49,12 @@ for _ in $(seq 100); do
 done
 [ -n "$URL" ] || { echo "sim did not start" >&2; cat "$OUT/sim.log" >&2; exit 2; }
 
+echo "client and simulator priority: ${PRIO[*]:-normal (chrt not permitted)}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| concurrency | requests | TTFT err mean / p50 / p99 (ms) | ITL err mean / p50 / p99 (ms) | E2EL err mean / p50 / p99 (ms) | client µs per event | client peak RSS (MiB) | server late chunks | verdict |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for C in "${LEVELS[@]}"; do
     N=$((C * ROUNDS))
-    /usr/bin/time -f "%M %U %S" -o "$OUT/time.$C" taskset -c 1 target/release/servebench run \
+    /usr/bin/time -f "%M %U %S" -o "$OUT/time.$C" "${PRIO[@]}" taskset -c 1 target/release/servebench run \
         --base-url "$URL" --tokenizer words --num-prompts "$N" --max-concurrency "$C" \
         --input-len 32 --output-len "$TOKENS" --num-warmups "$C" --metric-percentiles 50,99 \
         --percentile-metrics ttft,tpot,itl,e2el --result-dir "$OUT" --result-filename "c$C.json" \
@@ -61,4 +74,7 @@ v = r.get("validity") or {}
 late = (v.get("server_stats") or {}).get("late_chunks", "?")
 print(f"| {c} | {n} ({r['completed']} ok) | {err('ttft')} | {err('itl')} | {err('e2el')} | {cpu_us:.2f} | {int(rss_kib)/1024:.0f} | {late} | {v.get('verdict', '?')} |")
 PY
+    if [ "${PEERS:-}" = guidellm ]; then
+        ROUNDS="$ROUNDS" TOKENS="$TOKENS" bench/fidelity_peers.sh "$URL" "$OUT" "${PRIO[*]} taskset -c 1" "$C"
+    fi
 done
