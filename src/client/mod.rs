@@ -124,6 +124,19 @@ impl Client {
         serde_json::from_slice(&resp.bytes().await.ok()?).ok()
     }
 
+    /// The `Date` header of `GET base_url` (any status), for the clock-offset probe (`shard`).
+    pub async fn get_date(&self, base_url: &str) -> Option<std::time::SystemTime> {
+        let resp = self
+            .http
+            .get(base_url)
+            .timeout(Duration::from_secs(2))
+            .send()
+            .await
+            .ok()?;
+        let date = resp.headers().get(reqwest::header::DATE)?.to_str().ok()?;
+        httpdate::parse_http_date(date).ok()
+    }
+
     /// POSTs a JSON body to `path` on the server's base URL and parses the JSON answer. Used
     /// for side channels (the server's `/tokenize`), never for measured requests.
     pub async fn post_json(
