@@ -103,7 +103,7 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ViewError
     let missing: Vec<u64> = (0..count).filter(|i| !by_index.contains_key(i)).collect();
     let mut warnings = Vec::new();
     if !missing.is_empty() {
-        let list = join(missing.iter().map(|i| format!("{i}/{count}")));
+        let list = crate::shard::list(&missing, count);
         if !allow_missing {
             return Err(refuse(format!(
                 "missing shard results: {list} (a merge without them is not the whole run; give every shard's result, or --allow-missing to merge the others)"
@@ -351,10 +351,6 @@ fn combined_validity(shards: &[&Input], offered_rate: Option<f64>) -> Option<Val
     })
 }
 
-fn join(items: impl Iterator<Item = String>) -> String {
-    items.collect::<Vec<_>>().join(", ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,13 +473,19 @@ mod tests {
         let e = err(&[p[0].clone(), p[1].clone(), p[3].clone()]);
         assert!(e.contains("missing shard results: 2/4"), "{e}");
         let partial = merge(&[p[0].clone(), p[3].clone()], true).unwrap();
-        assert_eq!(partial.result.merged_from.unwrap().missing, vec![1, 2]);
+        assert_eq!(
+            partial.result.merged_from.as_ref().unwrap().missing,
+            vec![1, 2]
+        );
         assert!(!partial.result.complete);
         assert_eq!(
             partial.result.summary.completed + partial.result.summary.failed,
             20
         );
         assert!(partial.warnings[0].contains("missing shards 1/4, 2/4"));
+        let report = crate::report::text(&partial.result);
+        assert!(report.contains("Merged shards:                           2 of 4"));
+        assert!(report.contains("no (shards 1/4, 2/4 missing)"), "{report}");
 
         let e = err(&[p[0].clone(), p[0].clone()]);
         assert!(e.contains("shard 0/4 is given twice"), "{e}");

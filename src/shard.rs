@@ -86,6 +86,12 @@ impl FromStr for Shard {
     }
 }
 
+/// Shards `indices` of `count`, as `1/4, 2/4`.
+pub fn list(indices: &[u64], count: u64) -> String {
+    let shards: Vec<String> = indices.iter().map(|i| format!("{i}/{count}")).collect();
+    shards.join(", ")
+}
+
 /// The requests of the run's schedule that this process sends (all of them when unsharded).
 pub fn own_requests(load: &LoadSpec, requests: Vec<RequestSpec>) -> Vec<RequestSpec> {
     match load.shard {

@@ -16,6 +16,14 @@ use servebench::results::BenchResult;
 /// (tests/run_sim.rs) is 2 ms, and the same requests' true latencies are identical.
 const MEDIAN_BOUND_MS: f64 = 2.0;
 
+/// The two tests that run five processes at once take turns, so they do not disturb each
+/// other's timing.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn servebench() -> Command {
     Command::new(cargo_bin("servebench"))
 }
@@ -77,9 +85,9 @@ fn in_seconds(secs: i64) -> String {
         .unwrap()
 }
 
-/// Runs the four shards at once (each through `prefix(i)`), starting together in 4 s.
+/// Runs the four shards at once (each through `prefix(i)`), starting together in 5 s.
 fn run_shards(prefix: impl Fn(u64) -> Vec<String>, url: &str, dir: &Path) -> Vec<PathBuf> {
-    let start = in_seconds(4);
+    let start = in_seconds(5);
     let children: Vec<(u64, Child)> = (0..4)
         .map(|i| {
             let mut words = prefix(i);
@@ -160,6 +168,7 @@ fn median_gaps(merged: &BenchResult, one: &BenchResult) -> Vec<(&'static str, f6
 
 #[test]
 fn four_shards_merged_equal_one_process_and_missing_or_foreign_shards_are_refused() {
+    let _turn = serial();
     let sim = Sim::start(&[], "127.0.0.1");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -337,6 +346,7 @@ fn shards_on_separate_hosts_of_a_private_network_merge_into_the_whole_run() {
             return;
         }
     };
+    let _turn = serial();
     let sim = Sim::start(&["ip", "netns", "exec", &net.server], "10.77.0.1");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
