@@ -95,7 +95,8 @@ pub async fn drive(
     let mut sent = 0u64;
     // A request's send offset is the `id`-th of the run's one schedule, so a shard, which
     // sends only some ids, keeps their global send times (see `shard`).
-    let mut schedule = (0u64..).zip(arrival_offsets(spec, u64::MAX));
+    let last_id = requests.last().map_or(0, |r| r.id);
+    let mut schedule = (0u64..).zip(arrival_offsets(spec, last_id + 1));
     for req in requests {
         let Some((_, offset)) = schedule.find(|&(id, _)| id == req.id) else {
             break;

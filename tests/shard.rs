@@ -4,11 +4,13 @@
 //! the shards as separate hosts on a private network of network namespaces it makes itself
 //! (root only; skipped, saying why, where namespaces cannot be made).
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use assert_cmd::cargo::cargo_bin;
+use servebench::record::RequestRecord;
 use servebench::results::BenchResult;
 
 /// Medians of TTFT, TPOT, ITL and E2EL of the merged run and of the one-process run agree
@@ -122,16 +124,33 @@ fn merge(files: &[PathBuf], out: &Path, extra: &[&str]) -> std::process::Output 
         .unwrap()
 }
 
-fn measured_ids(result: &Path) -> Vec<u64> {
+fn measured(result: &Path) -> Vec<RequestRecord> {
     let text = std::fs::read_to_string(result.with_extension("records.jsonl")).unwrap();
-    let mut ids: Vec<u64> = text
-        .lines()
-        .map(|l| serde_json::from_str::<servebench::record::RequestRecord>(l).unwrap())
+    text.lines()
+        .map(|l| serde_json::from_str::<RequestRecord>(l).unwrap())
         .filter(|r| !r.warmup)
-        .map(|r| r.id)
-        .collect();
+        .collect()
+}
+
+fn measured_ids(result: &Path) -> Vec<u64> {
+    let mut ids: Vec<u64> = measured(result).iter().map(|r| r.id).collect();
     ids.sort_unstable();
     ids
+}
+
+/// Each shard scheduled each of its requests at exactly the offset from its measured start
+/// that the one process scheduled it at (request 0 goes at offset 0).
+fn assert_global_schedule(shards: &[PathBuf], one_path: &Path) {
+    let one = measured(one_path);
+    let start = one.iter().find(|r| r.id == 0).unwrap().scheduled_ns;
+    let offsets: BTreeMap<u64, u64> = one.iter().map(|r| (r.id, r.scheduled_ns - start)).collect();
+    for path in shards {
+        let tb = BenchResult::load(path).unwrap().timebase.expect("timebase");
+        let start = tb.start_unix_ns - tb.anchor_unix_ns;
+        for r in measured(path) {
+            assert_eq!(r.scheduled_ns - start, offsets[&r.id], "request {}", r.id);
+        }
+    }
 }
 
 /// What must be equal between the merged shards and one process: the same requests (ids,
@@ -189,6 +208,7 @@ fn four_shards_merged_equal_one_process_and_missing_or_foreign_shards_are_refuse
         let merged = BenchResult::load(&merged_path).unwrap();
         let one = BenchResult::load(&one_path).unwrap();
         assert_same_run(&merged, &one, &merged_path, &one_path);
+        assert_global_schedule(&shards, &one_path);
         // Every shard estimated its clock against the server's: the same clock here.
         for s in &merged.merged_from.as_ref().unwrap().shards {
             let o = s.timebase.clock_offset.as_ref().expect("clock offset");
@@ -369,5 +389,6 @@ fn shards_on_separate_hosts_of_a_private_network_merge_into_the_whole_run() {
     let merged = BenchResult::load(&merged_path).unwrap();
     let one = BenchResult::load(&d.join("one.json")).unwrap();
     assert_same_run(&merged, &one, &merged_path, &d.join("one.json"));
+    assert_global_schedule(&shards, &d.join("one.json"));
     assert!(merged.config.base_url.starts_with("http://10.77.0.1:"));
 }
