@@ -117,8 +117,11 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ViewError
     let shards: Vec<&Input> = by_index.into_values().collect();
     warnings.extend(shard_warnings(&shards));
 
-    let origin = shards.iter().map(|s| s.timebase.anchor_unix_ns).min();
-    let origin = origin.unwrap_or_default();
+    let earliest = shards
+        .iter()
+        .min_by_key(|s| s.timebase.anchor_unix_ns)
+        .expect("at least one shard");
+    let origin = earliest.timebase.anchor_unix_ns;
     let mut records: Vec<RequestRecord> = shards
         .iter()
         .flat_map(|s| {
@@ -128,10 +131,6 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ViewError
         .collect();
     records.sort_by_key(|r| r.end_ns);
 
-    let earliest = shards
-        .iter()
-        .min_by_key(|s| s.timebase.anchor_unix_ns)
-        .expect("at least one shard");
     let mut config = earliest.result.config.clone();
     config.load.shard = None;
     let summary = summarize(

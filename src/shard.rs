@@ -186,7 +186,7 @@ pub struct MergedShard {
 }
 
 /// Unix time now, ns, on this machine's clock.
-pub fn unix_now_ns() -> i128 {
+fn unix_now_ns() -> i128 {
     OffsetDateTime::now_utc().unix_timestamp_nanos()
 }
 
@@ -201,7 +201,7 @@ const PROBE_GAP: Duration = Duration::from_millis(20);
 /// (D − t1, D + 1 s − t0). Each probe narrows the interval; the probes are 20 ms apart and stop
 /// once the stamped second has changed (then the interval is about 20 ms + one round trip
 /// wide), after at most about 1.2 s. The estimate is the interval's middle, the uncertainty its
-/// half-width. It assumes the server stamps its current second (hyper, nginx and Go servers
+/// half-width. It assumes the server stamps its current second (hyper and Go's net/http
 /// do; a server that refreshes its Date once a second at some other phase reads up to 1 s
 /// behind, and probes that contradict each other widen the interval to cover both).
 /// `None` when the server sends no readable `Date`.
