@@ -11,6 +11,7 @@ use crate::client::Secrets;
 use crate::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec};
 use crate::scrape::ScrapeSpec;
 use crate::search::{SearchBy, SearchSpec};
+use crate::shard::{parse_start_at, Shard};
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 use crate::sweep::{SweepParameter, SweepValue};
 
@@ -41,6 +42,24 @@ pub enum Command {
     Plot(PlotArgs),
     /// Convert vLLM text/JSON or llmperf JSON results into servebench's imported document.
     Import(ImportArgs),
+    /// Merge the results of a sharded run's shards (`run --shard I/N`) into one result.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' result files (each with its .records.jsonl next to it).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Merge even when some shards' results are missing (the result names them).
+    #[arg(long)]
+    pub allow_missing: bool,
+    /// The merged result file (its records are written next to it).
+    #[arg(long, short, default_value = "merged.json")]
+    pub output: PathBuf,
+    /// Print nothing but errors and warnings.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -170,6 +189,15 @@ pub struct RunArgs {
     /// --base-url). Default 1.
     #[arg(long, value_parser = parse_time_scale)]
     pub time_scale: Option<f64>,
+    /// Send only shard INDEX of COUNT of the run's schedule (requests whose number is INDEX
+    /// mod COUNT; the concurrency cap split between shards). In a Kubernetes Indexed Job:
+    /// `--shard $(JOB_COMPLETION_INDEX)/4`. Merge the shards with `servebench merge`.
+    #[arg(long, value_name = "INDEX/COUNT", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+    /// Start the measured load at this wall-clock time (RFC 3339, e.g. 2026-05-01T12:00:00Z),
+    /// after the workload, pre-flight and warm-ups: give every shard the same time.
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    pub start_at: Option<time::OffsetDateTime>,
 }
 
 impl RunArgs {
@@ -196,6 +224,7 @@ impl RunArgs {
                 seed: self.seed,
                 timeout_s: self.timeout,
                 grace_s: self.grace,
+                shard: self.shard,
             },
             workload: WorkloadSpec {
                 dataset: self.dataset_name.clone(),
@@ -562,6 +591,10 @@ fn parse_preset(s: &str) -> Result<Preset, String> {
 }
 
 fn parse_flavor(s: &str) -> Result<MetricsFlavor, String> {
+    s.parse()
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
     s.parse()
 }
 

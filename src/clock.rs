@@ -38,6 +38,11 @@ impl Clock {
         self.anchor + std::time::Duration::from_nanos(ns)
     }
 
+    /// Unix time of the instant `ns` nanoseconds after the anchor, ns (this machine's clock).
+    pub fn unix_ns_at(&self, ns: u64) -> i128 {
+        self.wall_ns + ns as i128
+    }
+
     /// Wall-clock time of the anchor, RFC 3339.
     pub fn started_at_rfc3339(&self) -> String {
         time::OffsetDateTime::from_unix_timestamp_nanos(self.wall_ns)

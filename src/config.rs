@@ -12,6 +12,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::error::ConfigError;
+use crate::shard::Shard;
 
 /// The server API spoken by the client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,6 +194,9 @@ pub struct LoadSpec {
     pub timeout_s: f64,
     /// After Ctrl-C, how long in-flight requests may still finish, seconds.
     pub grace_s: f64,
+    /// `--shard I/N`: this process sends only its share of the schedule (see `shard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
 }
 
 impl Default for LoadSpec {
@@ -206,6 +210,7 @@ impl Default for LoadSpec {
             seed: 0,
             timeout_s: 6.0 * 3600.0,
             grace_s: 10.0,
+            shard: None,
         }
     }
 }
@@ -216,6 +221,11 @@ impl LoadSpec {
     }
     pub fn grace(&self) -> Duration {
         Duration::from_secs_f64(self.grace_s)
+    }
+    /// The concurrency cap of this process: `max_concurrency`, or a shard's share of it.
+    pub fn concurrency_cap(&self) -> Option<u64> {
+        let cap = self.max_concurrency?;
+        Some(self.shard.map_or(cap, |s| s.concurrency_share(cap)))
     }
 }
 
@@ -408,6 +418,26 @@ impl RunConfig {
         if let Some(body) = &self.extra_body {
             if !body.is_object() {
                 return bad("--extra-body", "must be a JSON object".into());
+            }
+        }
+        if let Some(s) = self.load.shard {
+            if s.index >= s.count {
+                return bad("--shard", format!("{s}: INDEX must be below COUNT"));
+            }
+            if self.load.num_prompts < s.count {
+                return bad(
+                    "--shard",
+                    format!(
+                        "{} requests cannot be split over {} shards (every shard needs one)",
+                        self.load.num_prompts, s.count
+                    ),
+                );
+            }
+            if let Some(c) = self.load.max_concurrency.filter(|&c| c < s.count) {
+                return bad(
+                    "--shard",
+                    format!("--max-concurrency {c} cannot be split over {} shards (every shard needs one slot; use at most {c} shards)", s.count),
+                );
             }
         }
         if !(self.time_scale.is_finite() && self.time_scale > 0.0) {

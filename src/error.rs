@@ -42,6 +42,12 @@ pub enum RunError {
     Dataset(#[from] crate::dataset::DatasetError),
     #[error("--tokenizer server: {0}")]
     ServerTokenizer(String),
+    /// `--start-at` cannot be kept.
+    #[error("{0}")]
+    StartAt(String),
+    /// Shard results that cannot be merged (`merge`).
+    #[error("{0}")]
+    Merge(String),
 }
 
 /// A saved or imported document could not be read, understood, rendered or written

@@ -66,7 +66,8 @@ pub struct DriveSummary {
     pub unsent: u64,
 }
 
-/// Sends `requests` by the schedule of `spec`, starting `start_ns` after the clock's anchor.
+/// Sends `requests` (ids ascending, from the run's schedule numbered from 0) by the schedule of
+/// `spec`, starting `start_ns` after the clock's anchor.
 ///
 /// When `stop` is cancelled no new request is sent; in-flight requests get `spec.grace_s`
 /// to finish, then they are cancelled and end as `cancelled`. Every sent request's
@@ -88,12 +89,18 @@ pub async fn drive(
     let cancel = CancellationToken::new();
     let total = requests.len() as u64;
     let gate = spec
-        .max_concurrency
+        .concurrency_cap()
         .map(|c| Arc::new(Semaphore::new(c.min(Semaphore::MAX_PERMITS as u64) as usize)));
     let mut tasks = JoinSet::new();
     let mut sent = 0u64;
-    let offsets = arrival_offsets(spec, total);
-    for (req, offset) in requests.into_iter().zip(offsets) {
+    // A request's send offset is the `id`-th of the run's one schedule, so a shard, which
+    // sends only some ids, keeps their global send times (see `shard`).
+    let last_id = requests.last().map_or(0, |r| r.id);
+    let mut schedule = (0u64..).zip(arrival_offsets(spec, last_id + 1));
+    for req in requests {
+        let Some((_, offset)) = schedule.find(|&(id, _)| id == req.id) else {
+            break;
+        };
         // The schedule is in the server's time: a simulator running `time_scale` times faster
         // than real time gets it compressed by the same factor.
         let scheduled_ns = start_ns + (offset as f64 / time_scale) as u64;

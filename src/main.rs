@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use servebench::cli::{
-    Cli, Command, CompareArgs, ImportArgs, PlotArgs, ReportArgs, RunArgs, SearchArgs, SimArgs,
+    Cli, Command, CompareArgs, ImportArgs, MergeArgs, PlotArgs, ReportArgs, RunArgs, SearchArgs,
+    SimArgs,
 };
 use servebench::config::{RequestRate, RunConfig};
 use servebench::progress::{Progress, ProgressMode};
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
             Command::Compare(args) => compare_command(args),
             Command::Plot(args) => plot_command(args),
             Command::Import(args) => import_command(args),
+            Command::Merge(args) => merge_command(args),
         }
     });
     match outcome {
@@ -84,6 +86,9 @@ async fn wait_for_signal() {
 
 async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     let sweep = args.sweep().map_err(anyhow::Error::msg)?;
+    if sweep.is_some() && (args.shard.is_some() || args.start_at.is_some()) {
+        anyhow::bail!("--shard and --start-at take a single run, not a sweep: run each step as its own sharded run");
+    }
     let (server, cfg, scrape) = server_and_config(&args).await?;
     let date = servebench::clock::Clock::start().started_at_compact();
     let stem = match &args.result_filename {
@@ -118,6 +123,7 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => {
             let opts = run::RunOptions {
                 scrape,
+                start_at: args.start_at,
                 ..run::RunOptions::new(
                     args.result_dir.join(format!("{stem}.json")),
                     !args.no_preflight,
@@ -203,6 +209,9 @@ async fn server_and_config(
 
 async fn search_command(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let spec = args.spec().map_err(anyhow::Error::msg)?;
+    if args.run.shard.is_some() || args.run.start_at.is_some() {
+        anyhow::bail!("--shard and --start-at take a single run, not a search");
+    }
     let (server, cfg, scrape) = server_and_config(&args.run).await?;
     let dir = args.run.result_dir.clone();
     let stem = match &args.run.result_filename {
@@ -401,6 +410,27 @@ fn plot_command(args: PlotArgs) -> anyhow::Result<ExitCode> {
     let written = servebench::plot::plot_all(&views, &args.out_dir, formats)?;
     for path in written {
         println!("{}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn merge_command(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let mut merged = servebench::merge::merge(&args.files, args.allow_missing)?;
+    for w in &merged.warnings {
+        eprintln!("servebench: warning: {w}");
+    }
+    merged.save(&args.output)?;
+    if !args.quiet {
+        print!("{}", report::text(&merged.result));
+        eprintln!(
+            "servebench: {} shards merged into {}",
+            merged
+                .result
+                .merged_from
+                .as_ref()
+                .map_or(0, |m| m.shards.len()),
+            args.output.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -126,16 +126,30 @@ pub fn servebench_block(result: &BenchResult) -> String {
     };
     line(&mut out, "Server:", server);
     line(&mut out, "Backend:", c.backend.as_str());
+    if let Some(shard) = c.load.shard {
+        line(
+            &mut out,
+            "Shard:",
+            format!("{shard} (servebench merge joins the shards)"),
+        );
+    }
+    let mut missing = String::new();
+    if let Some(m) = &result.merged_from {
+        let merged = format!("{} of {}", m.shards.len(), m.count);
+        line(&mut out, "Merged shards:", merged);
+        missing = crate::shard::list(&m.missing, m.count);
+    }
     line(&mut out, "Failed requests:", s.failed);
     for (kind, n) in &s.failures_by_kind {
         line(&mut out, &format!("  {kind}:"), n);
     }
     if !result.complete {
-        line(
-            &mut out,
-            "Run complete:",
-            format!("no (stopped; {} requests never sent)", result.unsent),
-        );
+        let why = if missing.is_empty() {
+            format!("no (stopped; {} requests never sent)", result.unsent)
+        } else {
+            format!("no (shards {missing} missing)")
+        };
+        line(&mut out, "Run complete:", why);
     }
     if let (Some(good), Some(g)) = (s.good_requests, s.request_goodput) {
         let slos: Vec<String> = c

@@ -21,6 +21,7 @@ use crate::error::RunError;
 use crate::monitor::Validity;
 use crate::record::RequestRecord;
 use crate::scrape::ServerMetrics;
+use crate::shard::{MergedFrom, Timebase};
 use crate::stats::{Distribution, RunSummary};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -47,6 +48,13 @@ pub struct BenchResult {
     /// its summary. Optional and absent from older documents, so `SCHEMA_VERSION` stays 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_metrics: Option<ServerMetrics>,
+    /// Sharded runs (`--shard`, `--start-at`): where the records lie on the shared wall clock,
+    /// and this machine's clock against the server's. Optional, absent from older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timebase: Option<Timebase>,
+    /// A `servebench merge` result: the shards it was merged from, and those missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<MergedFrom>,
     /// vLLM-compatible keys (see the module doc).
     #[serde(flatten)]
     pub vllm: BTreeMap<String, Value>,
@@ -75,6 +83,8 @@ impl BenchResult {
             summary,
             validity: None,
             server_metrics: None,
+            timebase: None,
+            merged_from: None,
             vllm,
         }
     }

@@ -46,6 +46,8 @@ pub struct RunOptions {
     /// Scrape the server's Prometheus metrics from the start of the measured load to its end
     /// (`None`: do not). A failed scrape is counted in the result, never an error.
     pub scrape: Option<ScrapeSpec>,
+    /// `--start-at`: start the measured load at this wall-clock instant (see `shard`).
+    pub start_at: Option<time::OffsetDateTime>,
 }
 
 impl RunOptions {
@@ -57,6 +59,7 @@ impl RunOptions {
             preflight,
             live: Arc::default(),
             scrape: None,
+            start_at: None,
         }
     }
 }
@@ -102,6 +105,7 @@ pub async fn execute(
             build(cfg.load.num_prompts, seed, false)?,
         )
     };
+    let requests = crate::shard::own_requests(&cfg.load, requests);
     let clock = Clock::start();
     if opts.preflight {
         preflight(&client, &cfg, &clock).await?;
@@ -117,7 +121,11 @@ pub async fn execute(
     // connection pool already holds that many connections when measuring starts: the first
     // measured requests then time the server, not TCP connection setup.
     let never = CancellationToken::new();
-    let warm_concurrency = cfg.load.max_concurrency.unwrap_or(u64::MAX).clamp(1, 1024) as usize;
+    let warm_concurrency = cfg
+        .load
+        .concurrency_cap()
+        .unwrap_or(u64::MAX)
+        .clamp(1, 1024) as usize;
     futures_util::stream::iter(&warmups)
         .take_while(|_| std::future::ready(!stop.is_cancelled()))
         .for_each_concurrent(warm_concurrency, |w| {
@@ -128,6 +136,7 @@ pub async fn execute(
             }
         })
         .await;
+    let timebase = crate::shard::before_start(&client, &cfg, opts.start_at, &stop).await?;
     let sim_before = simulator_snapshot(&client, &cfg.base_url).await;
     let scraper = match &opts.scrape {
         Some(spec) => Some(Scraper::start(spec.clone(), clock).await),
@@ -182,6 +191,7 @@ pub async fn execute(
     );
     result.validity = Some(Validity::judge(&mut lags, cpu_s, facts));
     result.server_metrics = server_metrics;
+    result.timebase = timebase.map(|t| t.anchored(&clock, start_ns));
     result.save(&opts.result_path)?;
     Ok(result)
 }
@@ -260,7 +270,10 @@ fn run_facts(
                 crate::config::RequestRate::PerSecond(_)
             ),
         offered_rate: match cfg.load.request_rate {
-            crate::config::RequestRate::PerSecond(r) => Some(r),
+            // A shard sends every Nth request of the schedule: 1/N of the rate.
+            crate::config::RequestRate::PerSecond(r) => {
+                Some(r / cfg.load.shard.map_or(1, |s| s.count) as f64)
+            }
             crate::config::RequestRate::Infinite => None,
         },
         achieved_rate: achieved_rate.filter(|_| {

@@ -592,7 +592,7 @@ pub fn from_result(path: &Path, r: &BenchResult) -> View {
 }
 
 /// The records file of a result: `<stem>.records.jsonl` next to it, else the path it names.
-fn records_next_to(result: &Path, named: Option<&Path>) -> Option<PathBuf> {
+pub fn records_next_to(result: &Path, named: Option<&Path>) -> Option<PathBuf> {
     let sibling = result.with_extension("records.jsonl");
     if sibling.is_file() {
         return Some(sibling);

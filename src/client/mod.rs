@@ -110,18 +110,26 @@ impl Client {
     /// GETs `path` on the server's base URL and parses JSON; `None` on any failure. Used for
     /// optional side channels (the simulator's `/sim/stats`), never for measured requests.
     pub async fn get_json(&self, base_url: &str, path: &str) -> Option<serde_json::Value> {
-        let url = format!("{}{path}", base_url.trim_end_matches('/'));
         let resp = self
-            .http
-            .get(url)
-            .timeout(Duration::from_secs(2))
-            .send()
-            .await
-            .ok()?;
+            .get(&format!("{}{path}", base_url.trim_end_matches('/')))
+            .await?;
         if !resp.status().is_success() {
             return None;
         }
         serde_json::from_slice(&resp.bytes().await.ok()?).ok()
+    }
+
+    /// The `Date` header of `GET base_url` (any status), for the clock-offset probe (`shard`).
+    pub async fn get_date(&self, base_url: &str) -> Option<std::time::SystemTime> {
+        let resp = self.get(base_url).await?;
+        let date = resp.headers().get(reqwest::header::DATE)?.to_str().ok()?;
+        httpdate::parse_http_date(date).ok()
+    }
+
+    /// A side-channel GET with a 2 s limit (any status); `None` when it failed.
+    async fn get(&self, url: &str) -> Option<reqwest::Response> {
+        let req = self.http.get(url).timeout(Duration::from_secs(2));
+        req.send().await.ok()
     }
 
     /// POSTs a JSON body to `path` on the server's base URL and parses the JSON answer. Used
