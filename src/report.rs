@@ -126,6 +126,11 @@ pub fn servebench_block(result: &BenchResult) -> String {
     };
     line(&mut out, "Server:", server);
     line(&mut out, "Backend:", c.backend.as_str());
+    let hdr = s.hdr_figures();
+    if !hdr.is_empty() {
+        // docs/metrics.md, "Percentiles of very large runs".
+        line(&mut out, "Percentiles within 0.05% (HDR):", hdr.join(" "));
+    }
     line(&mut out, "Failed requests:", s.failed);
     for (kind, n) in &s.failures_by_kind {
         line(&mut out, &format!("  {kind}:"), n);
@@ -578,6 +583,7 @@ mod tests {
             min: median,
             max: median,
             percentiles: vec![(99.0, median)],
+            percentile_method: Default::default(),
         };
         let mut summary = summarize(&[], &SummaryOptions::default());
         summary.tpot_ms = Some(d(12.5));
