@@ -200,3 +200,15 @@ impl RequestRecord {
         matches!((self.usage_output_tokens, self.tokenizer_output_tokens), (Some(a), Some(b)) if a != b)
     }
 }
+
+/// The records of a JSON Lines records file, read one line at a time (memory does not grow
+/// with the file). Blank lines and lines that do not parse (a torn last line of a killed run)
+/// are skipped; a read error ends the iteration.
+pub fn read_jsonl(path: &std::path::Path) -> std::io::Result<impl Iterator<Item = RequestRecord>> {
+    use std::io::BufRead;
+    let file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
+    Ok(file
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str(&l).ok()))
+}
