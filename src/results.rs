@@ -36,6 +36,16 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// 400 MB document; beyond that the records file is the per-request source.
 pub const PER_REQUEST_ARRAYS_MAX: u64 = 100_000;
 
+/// vLLM's per-request arrays, one value per measured request in id order.
+pub const PER_REQUEST_ARRAYS: [&str; 6] = [
+    "input_lens",
+    "output_lens",
+    "ttfts",
+    "itls",
+    "generated_texts",
+    "errors",
+];
+
 /// One run's saved result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BenchResult {
@@ -105,24 +115,16 @@ impl BenchResult {
         &mut self,
         records: impl IntoIterator<Item = R>,
     ) {
-        const ARRAYS: [&str; 6] = [
-            "input_lens",
-            "output_lens",
-            "ttfts",
-            "itls",
-            "generated_texts",
-            "errors",
-        ];
         const OMITTED: &str = "per_request_arrays_omitted";
         if !self.keeps_per_request_arrays() {
-            ARRAYS.iter().for_each(|k| {
+            PER_REQUEST_ARRAYS.iter().for_each(|k| {
                 self.vllm.remove(*k);
             });
             let why = format!(
                 "{} measured requests are more than {PER_REQUEST_ARRAYS_MAX}: {} are in the \
                  records file",
                 self.summary.completed + self.summary.failed,
-                ARRAYS.join(", ")
+                PER_REQUEST_ARRAYS.join(", ")
             );
             self.vllm.insert(OMITTED.into(), json!(why));
             return;
@@ -168,7 +170,7 @@ impl BenchResult {
                 col.push(v);
             }
         }
-        for (key, col) in ARRAYS.into_iter().zip(columns) {
+        for (key, col) in PER_REQUEST_ARRAYS.into_iter().zip(columns) {
             self.vllm.insert(key.into(), Value::Array(col));
         }
     }
@@ -321,14 +323,7 @@ mod tests {
         summary.completed = PER_REQUEST_ARRAYS_MAX + 1;
         let big = build(summary);
         assert!(!big.keeps_per_request_arrays());
-        for key in [
-            "input_lens",
-            "output_lens",
-            "ttfts",
-            "itls",
-            "generated_texts",
-            "errors",
-        ] {
+        for key in PER_REQUEST_ARRAYS {
             assert!(!big.vllm.contains_key(key), "{key}");
         }
         let why = big.vllm["per_request_arrays_omitted"].as_str().unwrap();
