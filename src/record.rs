@@ -200,3 +200,15 @@ impl RequestRecord {
         matches!((self.usage_output_tokens, self.tokenizer_output_tokens), (Some(a), Some(b)) if a != b)
     }
 }
+
+/// The records of a JSON Lines records file, read one line at a time (memory does not grow
+/// with the file). Lines that do not parse as a record (blank, or the torn last line of a
+/// killed run) are skipped; an I/O error ends the iteration.
+pub fn read_jsonl(path: &std::path::Path) -> std::io::Result<impl Iterator<Item = RequestRecord>> {
+    use std::io::BufRead;
+    let file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
+    Ok(file
+        .split(b'\n')
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_slice(&line).ok()))
+}

@@ -139,6 +139,11 @@ pub fn servebench_block(result: &BenchResult) -> String {
         line(&mut out, "Merged shards:", merged);
         missing = crate::shard::list(&m.missing, m.count);
     }
+    let hdr = s.hdr_figures();
+    if !hdr.is_empty() {
+        // docs/metrics.md, "Percentiles of very large runs".
+        line(&mut out, "Percentiles within 0.05% (HDR):", hdr.join(" "));
+    }
     line(&mut out, "Failed requests:", s.failed);
     for (kind, n) in &s.failures_by_kind {
         line(&mut out, &format!("  {kind}:"), n);
@@ -592,6 +597,7 @@ mod tests {
             min: median,
             max: median,
             percentiles: vec![(99.0, median)],
+            percentile_method: Default::default(),
         };
         let mut summary = summarize(&[], &SummaryOptions::default());
         summary.tpot_ms = Some(d(12.5));

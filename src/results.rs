@@ -5,10 +5,16 @@
 //! keys vLLM's `--save-result` writes for the same quantities (`duration`, `completed`,
 //! `mean_ttft_ms`, `p99_itl_ms`, `ttfts`, `itls`, ...), with the same names and units.
 //!
+//! The per-request arrays (`input_lens`, `output_lens`, `ttfts`, `itls`, `generated_texts`,
+//! `errors`) are written for runs of up to [`PER_REQUEST_ARRAYS_MAX`] measured requests; a
+//! larger run's document says in `per_request_arrays_omitted` that they are left out (the
+//! records file has every request), so the document stays small and quick to re-read.
+//!
 //! Changing the shape of the document requires bumping [`SCHEMA_VERSION`]. Adding an optional
 //! field that older documents lack (`#[serde(default)]`) does not change the shape: old
 //! documents still load, and readers of version 1 that ignore unknown keys read new ones.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -25,6 +31,21 @@ use crate::shard::{MergedFrom, Timebase};
 use crate::stats::{Distribution, RunSummary};
 
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// The most measured requests whose vLLM per-request arrays a result document holds (see the
+/// module doc). 100,000 requests of 200 chunks make about 200 MB of arrays in memory and a
+/// 400 MB document; beyond that the records file is the per-request source.
+pub const PER_REQUEST_ARRAYS_MAX: u64 = 100_000;
+
+/// vLLM's per-request arrays, one value per measured request in id order.
+pub const PER_REQUEST_ARRAYS: [&str; 6] = [
+    "input_lens",
+    "output_lens",
+    "ttfts",
+    "itls",
+    "generated_texts",
+    "errors",
+];
 
 /// One run's saved result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -71,8 +92,8 @@ impl BenchResult {
         unsent: u64,
         records_file: Option<PathBuf>,
     ) -> BenchResult {
-        let vllm = vllm_keys(&config, &summary, records, date);
-        BenchResult {
+        let vllm = vllm_keys(&config, &summary, date);
+        let mut result = BenchResult {
             schema_version: SCHEMA_VERSION,
             servebench_version: env!("CARGO_PKG_VERSION").to_string(),
             started_at,
@@ -86,6 +107,81 @@ impl BenchResult {
             timebase: None,
             merged_from: None,
             vllm,
+        };
+        result.set_per_request_arrays(records);
+        result
+    }
+
+    /// Whether the document holds the per-request arrays: at most [`PER_REQUEST_ARRAYS_MAX`]
+    /// measured requests.
+    pub fn keeps_per_request_arrays(&self) -> bool {
+        self.summary.completed + self.summary.failed <= PER_REQUEST_ARRAYS_MAX
+    }
+
+    /// Sets vLLM's per-request arrays from the run's records (warm-ups skipped, ordered by id),
+    /// or, when the run is too large to keep them, says they are omitted without reading
+    /// `records`.
+    pub fn set_per_request_arrays<R: Borrow<RequestRecord>>(
+        &mut self,
+        records: impl IntoIterator<Item = R>,
+    ) {
+        const OMITTED: &str = "per_request_arrays_omitted";
+        if !self.keeps_per_request_arrays() {
+            PER_REQUEST_ARRAYS.iter().for_each(|k| {
+                self.vllm.remove(*k);
+            });
+            let why = format!(
+                "{} measured requests are more than {PER_REQUEST_ARRAYS_MAX}: {} are in the \
+                 records file",
+                self.summary.completed + self.summary.failed,
+                PER_REQUEST_ARRAYS.join(", ")
+            );
+            self.vllm.insert(OMITTED.into(), json!(why));
+            return;
+        }
+        self.vllm.remove(OMITTED);
+        // In the server's time: a simulator at `--time-scale k` ran k times faster than real
+        // time.
+        let k = self.config.time_scale;
+        let secs = |ns: u64| ns as f64 * k / 1e9;
+        let mut rows: Vec<(u64, [Value; 6])> = records
+            .into_iter()
+            .filter(|r| !r.borrow().warmup)
+            .map(|r| {
+                let r = r.borrow();
+                let ok = r.is_ok();
+                let row = [
+                    json!(r.prompt_tokens.unwrap_or(0)),
+                    json!(if ok { r.output_tokens.unwrap_or(0) } else { 0 }),
+                    json!(r
+                        .first_chunk_ns()
+                        .filter(|_| ok)
+                        .map_or(0.0, |t| secs(t - r.sent_ns))),
+                    json!(if ok {
+                        crate::stats::itl_gaps_ns(r).map(secs).collect()
+                    } else {
+                        Vec::<f64>::new()
+                    }),
+                    json!(r.generated_text.clone().unwrap_or_default()),
+                    match &r.outcome {
+                        crate::record::Outcome::Ok => json!(""),
+                        crate::record::Outcome::Failed { kind, message } => {
+                            json!(format!("{}: {message}", kind.as_str()))
+                        }
+                    },
+                ];
+                (r.id, row)
+            })
+            .collect();
+        rows.sort_by_key(|(id, _)| *id);
+        let mut columns: [Vec<Value>; 6] = Default::default();
+        for (_, row) in rows {
+            for (col, v) in columns.iter_mut().zip(row) {
+                col.push(v);
+            }
+        }
+        for (key, col) in PER_REQUEST_ARRAYS.into_iter().zip(columns) {
+            self.vllm.insert(key.into(), Value::Array(col));
         }
     }
 
@@ -164,12 +260,9 @@ fn distribution_keys(
     }
 }
 
-fn vllm_keys(
-    config: &RunConfig,
-    s: &RunSummary,
-    records: &[RequestRecord],
-    date: String,
-) -> BTreeMap<String, Value> {
+/// The run-level vLLM keys (the per-request arrays are set by
+/// [`BenchResult::set_per_request_arrays`]).
+fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
     let rate = match config.load.request_rate {
         RequestRate::Infinite => json!("inf"),
@@ -198,57 +291,53 @@ fn vllm_keys(
     for m in crate::config::Metric::ALL {
         distribution_keys(&mut out, m.key(), s.metric(m), &config.metric_percentiles);
     }
-    let mut measured: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
-    measured.sort_by_key(|r| r.id);
-    // In the server's time: a simulator at `--time-scale k` ran k times faster than real time.
-    let secs = |ns: u64| ns as f64 * config.time_scale / 1e9;
-    let col =
-        |f: &dyn Fn(&RequestRecord) -> Value| Value::Array(measured.iter().map(|r| f(r)).collect());
-    out.insert(
-        "input_lens".into(),
-        col(&|r| json!(r.prompt_tokens.unwrap_or(0))),
-    );
-    out.insert(
-        "output_lens".into(),
-        col(&|r| {
-            json!(if r.is_ok() {
-                r.output_tokens.unwrap_or(0)
-            } else {
-                0
-            })
-        }),
-    );
-    out.insert(
-        "ttfts".into(),
-        col(&|r| {
-            json!(r
-                .first_chunk_ns()
-                .filter(|_| r.is_ok())
-                .map_or(0.0, |t| secs(t - r.sent_ns)))
-        }),
-    );
-    out.insert(
-        "itls".into(),
-        col(&|r| {
-            json!(if r.is_ok() {
-                crate::stats::itl_gaps_ns(r).map(secs).collect()
-            } else {
-                Vec::<f64>::new()
-            })
-        }),
-    );
-    out.insert(
-        "generated_texts".into(),
-        col(&|r| json!(r.generated_text.clone().unwrap_or_default())),
-    );
-    out.insert(
-        "errors".into(),
-        col(&|r| match &r.outcome {
-            crate::record::Outcome::Ok => json!(""),
-            crate::record::Outcome::Failed { kind, message } => {
-                json!(format!("{}: {message}", kind.as_str()))
-            }
-        }),
-    );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{summarize, SummaryOptions};
+
+    #[test]
+    fn per_request_arrays_are_omitted_beyond_the_cap() {
+        const MS: u64 = 1_000_000;
+        let rec = |id, ttft_ms| RequestRecord {
+            id,
+            chunk_ns: vec![ttft_ms * MS, (ttft_ms + 4) * MS],
+            end_ns: (ttft_ms + 5) * MS,
+            output_tokens: Some(2),
+            ..RequestRecord::default()
+        };
+        // Completion order differs from id order; the arrays follow ids.
+        let records = vec![rec(1, 30), rec(0, 10)];
+        let mut summary = summarize(&records, &SummaryOptions::default());
+        let build = |summary| {
+            let dir = String::new();
+            BenchResult::new(
+                RunConfig::default(),
+                summary,
+                &records,
+                dir.clone(),
+                dir,
+                0,
+                None,
+            )
+        };
+        let small = build(summary.clone());
+        assert_eq!(small.vllm["ttfts"], json!([0.01, 0.03]));
+        assert_eq!(small.vllm["itls"], json!([[0.004], [0.004]]));
+        assert_eq!(small.vllm["output_lens"], json!([2, 2]));
+        assert!(!small.vllm.contains_key("per_request_arrays_omitted"));
+
+        summary.completed = PER_REQUEST_ARRAYS_MAX + 1;
+        let big = build(summary);
+        assert!(!big.keeps_per_request_arrays());
+        for key in PER_REQUEST_ARRAYS {
+            assert!(!big.vllm.contains_key(key), "{key}");
+        }
+        let why = big.vllm["per_request_arrays_omitted"].as_str().unwrap();
+        assert!(why.starts_with("100001 measured requests"), "{why}");
+        assert!(why.contains("records file"), "{why}");
+    }
 }

@@ -4,7 +4,10 @@
 //! This is the glue between `load`, `client`, `stats` and `results`; it prints nothing.
 //! What is measured is never lost: each record is appended to the JSON Lines file as soon as
 //! its request ends (flushed whenever no other record is waiting), and the result document is
-//! written atomically at the end, also when the run was stopped. With `RunOptions::scrape`, the
+//! written atomically at the end, also when the run was stopped. Records are not kept in
+//! memory: the writer feeds each to the streaming summary (`stats::Summarizer`) and the
+//! validity facts as it writes it, and the result's per-request arrays (small runs only, see
+//! `results`) are read back from the file. With `RunOptions::scrape`, the
 //! server's metrics are sampled (`scrape`) while the measured load runs and saved with the
 //! result.
 
@@ -28,7 +31,7 @@ use crate::progress::Live;
 use crate::record::{FailureKind, RequestRecord};
 use crate::results::BenchResult;
 use crate::scrape::{ScrapeSpec, Scraper};
-use crate::stats::{summarize, SummaryOptions};
+use crate::stats::{SampleSet, Summarizer, SummaryOptions};
 use crate::tokenizer::Tokenizer;
 
 /// Where a run writes, and what it checks first.
@@ -112,10 +115,16 @@ pub async fn execute(
     }
 
     let (tx, rx) = mpsc::unbounded_channel();
+    let summarizer = Summarizer::new(&SummaryOptions {
+        percentiles: cfg.metric_percentiles.clone(),
+        goodput: cfg.goodput.clone(),
+        time_scale: cfg.time_scale,
+    });
     let writer = tokio::spawn(write_records(
         rx,
         opts.records_path.clone(),
         opts.live.clone(),
+        summarizer,
     ));
     // Warm-ups run as many at a time as the measured load will (its concurrency limit), so the
     // connection pool already holds that many connections when measuring starts: the first
@@ -166,29 +175,31 @@ pub async fn execute(
         None => None,
     };
     let sim_after = simulator_snapshot(&client, &cfg.base_url).await;
-    let records = writer.await.map_err(|e| RunError::Write {
+    let (summarizer, sends) = writer.await.map_err(|e| RunError::Write {
         path: opts.records_path.clone(),
         source: std::io::Error::other(e),
     })??;
 
-    let summary = summarize(
-        &records,
-        &SummaryOptions {
-            percentiles: cfg.metric_percentiles.clone(),
-            goodput: cfg.goodput.clone(),
-            time_scale: cfg.time_scale,
-        },
-    );
-    let facts = run_facts(&cfg, &records, wall_s, sim_before, sim_after);
+    let facts = run_facts(&cfg, sends, wall_s, sim_before, sim_after);
     let mut result = BenchResult::new(
         cfg,
-        summary,
-        &records,
+        summarizer.finish(),
+        &[],
         clock.started_at_rfc3339(),
         clock.started_at_compact(),
         driven.unsent,
         Some(opts.records_path.clone()),
     );
+    // The per-request arrays of a run small enough to keep them, read back from the records
+    // file rather than kept in memory during the run.
+    if result.keeps_per_request_arrays() {
+        let records =
+            crate::record::read_jsonl(&opts.records_path).map_err(|source| RunError::Read {
+                path: opts.records_path.clone(),
+                source,
+            })?;
+        result.set_per_request_arrays(records);
+    }
     result.validity = Some(Validity::judge(&mut lags, cpu_s, facts));
     result.server_metrics = server_metrics;
     result.timebase = timebase.map(|t| t.anchored(&clock, start_ns));
@@ -226,24 +237,47 @@ fn load_tokenizer(spec: &str) -> Result<Tokenizer, RunError> {
     Ok(t)
 }
 
+/// The sends of the measured requests, gathered as their records arrive: real-time schedule
+/// lag (ms), and the first and last send.
+struct Sends {
+    lags: SampleSet,
+    first: u64,
+    last: u64,
+    count: u64,
+}
+
+impl Sends {
+    fn new() -> Sends {
+        Sends {
+            lags: SampleSet::default(),
+            first: u64::MAX,
+            last: 0,
+            count: 0,
+        }
+    }
+
+    fn add(&mut self, r: &RequestRecord) {
+        if r.warmup {
+            return;
+        }
+        self.lags
+            .add(r.sent_ns.saturating_sub(r.scheduled_ns) as f64 / 1e6);
+        self.first = self.first.min(r.sent_ns);
+        self.last = self.last.max(r.sent_ns);
+        self.count += 1;
+    }
+}
+
 /// What validity judging needs from the run: schedule lag, offered vs achieved rate, and the
 /// simulator's counters over this run (the difference of two `/sim/stats` snapshots).
 fn run_facts(
     cfg: &RunConfig,
-    records: &[RequestRecord],
+    sends: Sends,
     wall_s: f64,
     sim_before: Option<serde_json::Value>,
     sim_after: Option<serde_json::Value>,
 ) -> RunFacts {
-    let measured = || records.iter().filter(|r| !r.warmup);
-    let mut lags: Vec<f64> = measured()
-        .map(|r| r.sent_ns.saturating_sub(r.scheduled_ns) as f64 / 1e6)
-        .collect();
-    lags.sort_unstable_by(f64::total_cmp);
-    let (first, last) = measured().fold((u64::MAX, 0), |(a, b), r| {
-        (a.min(r.sent_ns), b.max(r.sent_ns))
-    });
-    let sent = measured().count();
+    let (first, last, sent) = (sends.first, sends.last, sends.count);
     let achieved_rate =
         (sent > 1 && last > first).then(|| (sent - 1) as f64 / ((last - first) as f64 / 1e9));
     let server_stats = match (sim_before, sim_after) {
@@ -262,7 +296,7 @@ fn run_facts(
     };
     RunFacts {
         wall_s,
-        schedule_lag_p99_ms: crate::stats::percentile(&lags, 99.0),
+        schedule_lag_p99_ms: sends.lags.finish(&[99.0]).and_then(|d| d.at(99.0)),
         // Only a finite rate promises send times; `inf` just means "as fast as possible".
         open_loop: cfg.load.max_concurrency.is_none()
             && matches!(
@@ -286,12 +320,15 @@ fn run_facts(
     }
 }
 
-/// Appends each record as one JSON line as it arrives; returns them all at the end.
+/// Appends each record as one JSON line as it arrives and feeds it to the summary and the
+/// send facts; keeps no record (memory does not grow with the run's length, up to the
+/// summary's exact samples, `stats::EXACT_SAMPLES_MAX` per metric).
 async fn write_records(
     mut rx: mpsc::UnboundedReceiver<RequestRecord>,
     path: PathBuf,
     live: Arc<Live>,
-) -> Result<Vec<RequestRecord>, RunError> {
+    mut summary: Summarizer,
+) -> Result<(Summarizer, Sends), RunError> {
     let err = |source| RunError::Write {
         path: path.clone(),
         source,
@@ -300,7 +337,7 @@ async fn write_records(
         std::fs::create_dir_all(dir).map_err(err)?;
     }
     let mut file = std::io::BufWriter::new(std::fs::File::create(&path).map_err(err)?);
-    let mut records = Vec::new();
+    let mut sends = Sends::new();
     while let Some(r) = rx.recv().await {
         serde_json::to_writer(&mut file, &r).map_err(|e| err(e.into()))?;
         file.write_all(b"\n").map_err(err)?;
@@ -308,10 +345,11 @@ async fn write_records(
             file.flush().map_err(err)?;
         }
         live.record(&r);
-        records.push(r);
+        summary.add(&r);
+        sends.add(&r);
     }
     file.flush().map_err(err)?;
-    Ok(records)
+    Ok((summary, sends))
 }
 
 /// One short request before the run. Configuration mistakes (unreachable server, wrong

@@ -25,15 +25,19 @@ const NS_PER_S: f64 = 1_000_000_000.0;
 /// The `p`-th percentile (0..=100) of `sorted` (ascending), by linear interpolation between
 /// the closest ranks: rank = p/100 × (n − 1). `None` for no samples.
 pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
-    let n = sorted.len();
-    if n == 0 {
-        return None;
-    }
+    (!sorted.is_empty()).then(|| interpolate(sorted.len() as u64, p, |k| sorted[k as usize]))
+}
+
+/// Linear interpolation between the order statistics (`at(k)`: the k-th smallest of `n > 0`
+/// samples, from 0) around rank p/100 × (n − 1): the one percentile method of [`percentile`],
+/// also applied to a histogram's order statistics.
+fn interpolate(n: u64, p: f64, at: impl Fn(u64) -> f64) -> f64 {
     let rank = (p / 100.0).clamp(0.0, 1.0) * (n - 1) as f64;
-    let lo = rank.floor() as usize;
-    let hi = rank.ceil() as usize;
+    let lo = rank.floor() as u64;
+    let hi = rank.ceil() as u64;
     let frac = rank - lo as f64;
-    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * frac)
+    let (a, b) = (at(lo), at(hi));
+    a + (b - a) * frac
 }
 
 /// Mean, median, population standard deviation (numpy's default, ddof = 0), extremes and the
@@ -48,6 +52,28 @@ pub struct Distribution {
     pub max: f64,
     /// `(p, value)` for each requested percentile, in the order requested.
     pub percentiles: Vec<(f64, f64)>,
+    /// How the median and percentiles were computed: exactly (absent from the document), or
+    /// from an HDR histogram for a metric with more than [`EXACT_SAMPLES_MAX`] samples.
+    #[serde(default, skip_serializing_if = "PercentileMethod::is_exact")]
+    pub percentile_method: PercentileMethod,
+}
+
+/// How a [`Distribution`]'s median and percentiles were computed (docs/metrics.md,
+/// "Percentiles of very large runs").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PercentileMethod {
+    /// From every sample, sorted.
+    #[default]
+    Exact,
+    /// From an HDR histogram at 3 significant digits: within [`HDR_RELATIVE_ERROR`].
+    Hdr,
+}
+
+impl PercentileMethod {
+    pub fn is_exact(&self) -> bool {
+        *self == PercentileMethod::Exact
+    }
 }
 
 impl Distribution {
@@ -69,6 +95,7 @@ impl Distribution {
             min: samples[0],
             max: samples[samples.len() - 1],
             percentiles: ps.iter().map(|&p| (p, pct(p))).collect(),
+            percentile_method: PercentileMethod::Exact,
         })
     }
 
@@ -326,6 +353,239 @@ impl RunSummary {
             Metric::E2el => self.e2el_ms.as_ref(),
         }
     }
+
+    /// The figures (their field names) whose percentiles came from an HDR histogram.
+    pub fn hdr_figures(&self) -> Vec<&'static str> {
+        let all = [
+            ("ttft_ms", &self.ttft_ms),
+            ("tpot_ms", &self.tpot_ms),
+            ("itl_ms", &self.itl_ms),
+            ("e2el_ms", &self.e2el_ms),
+            ("ttft_from_scheduled_ms", &self.ttft_from_scheduled_ms),
+            ("schedule_lag_ms", &self.schedule_lag_ms),
+            (
+                "time_to_first_reasoning_ms",
+                &self.time_to_first_reasoning_ms,
+            ),
+            ("time_to_first_answer_ms", &self.time_to_first_answer_ms),
+            (
+                "server_decode_per_token_ms",
+                &self.server_decode_per_token_ms,
+            ),
+            ("server_prompt_ms", &self.server_prompt_ms),
+            (
+                "tpot_minus_server_decode_ms",
+                &self.tpot_minus_server_decode_ms,
+            ),
+            ("input_len_requested", &self.input_len_requested),
+            ("input_len_server", &self.input_len_server),
+            ("output_len_requested", &self.output_len_requested),
+            ("output_len_received", &self.output_len_received),
+            ("itl_per_token_ms", &self.itl_per_token_ms),
+        ];
+        all.into_iter()
+            .filter(|(_, d)| d.as_ref().is_some_and(|d| !d.percentile_method.is_exact()))
+            .map(|(name, _)| name)
+            .collect()
+    }
+}
+
+/// Samples a metric keeps, exactly, before its percentiles switch to an HDR histogram: a metric
+/// with more samples than this (8 MB of them) gets [`PercentileMethod::Hdr`]. Runs of up to a
+/// million requests keep exact TTFT, TPOT and E2EL percentiles; only pooled ITL switches there.
+pub const EXACT_SAMPLES_MAX: usize = 1_000_000;
+
+/// The bound on an HDR percentile's error, relative to the larger magnitude of the two samples
+/// it interpolates between: each order statistic is read as the midpoint of its histogram
+/// bucket, at most 1/1024 of the value wide at 3 significant digits (docs/metrics.md).
+pub const HDR_RELATIVE_ERROR: f64 = 1.0 / 2048.0;
+
+/// Histogram units per unit of a sample (ms, tokens): values are recorded as integers of 10⁻⁶
+/// of their unit (nanoseconds for milliseconds), so rounding adds at most 0.5 × 10⁻⁶.
+const HDR_UNITS: f64 = 1e6;
+
+/// The largest value a histogram tells apart, in its units: 2^53 (about 290 years in
+/// nanoseconds); larger samples count as this (their min, max and mean stay exact). A fixed
+/// range keeps each histogram at about 360 KB.
+const HDR_MAX_UNITS: u64 = 1 << 53;
+
+/// One metric's samples, mergeable: every sample up to a limit (exact percentiles), then an
+/// HDR histogram of them (bounded memory). Count, mean, std, min and max use every sample in
+/// both modes.
+#[derive(Clone, Debug)]
+pub struct SampleSet {
+    limit: usize,
+    state: SampleState,
+}
+
+#[derive(Clone, Debug)]
+enum SampleState {
+    Exact(Vec<f64>),
+    Hdr(Box<HdrSamples>),
+}
+
+/// Non-negative samples in `pos`, negated negative ones in `neg`; moments by Welford's method.
+#[derive(Clone, Debug)]
+struct HdrSamples {
+    pos: hdrhistogram::Histogram<u64>,
+    neg: hdrhistogram::Histogram<u64>,
+    n: u64,
+    mean: f64,
+    m2: f64,
+    min: f64,
+    max: f64,
+}
+
+impl HdrSamples {
+    fn new() -> HdrSamples {
+        let hist = || {
+            hdrhistogram::Histogram::new_with_bounds(1, HDR_MAX_UNITS, 3)
+                .expect("valid bounds and precision")
+        };
+        HdrSamples {
+            pos: hist(),
+            neg: hist(),
+            n: 0,
+            mean: 0.0,
+            m2: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+        }
+    }
+
+    fn add(&mut self, x: f64) {
+        let units = (x.abs() * HDR_UNITS).round() as u64; // saturating
+
+        let hist = if x < 0.0 {
+            &mut self.neg
+        } else {
+            &mut self.pos
+        };
+        hist.saturating_record(units);
+        self.n += 1;
+        let delta = x - self.mean;
+        self.mean += delta / self.n as f64;
+        self.m2 += delta * (x - self.mean);
+        self.min = self.min.min(x);
+        self.max = self.max.max(x);
+    }
+
+    /// Chan et al.'s pairwise combination of the moments; histograms add bucket by bucket.
+    fn merge(&mut self, o: &HdrSamples) {
+        if o.n == 0 {
+            return;
+        }
+        let n = self.n + o.n;
+        let delta = o.mean - self.mean;
+        self.mean += delta * o.n as f64 / n as f64;
+        self.m2 += o.m2 + delta * delta * self.n as f64 * o.n as f64 / n as f64;
+        self.n = n;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.pos
+            .add(&o.pos)
+            .expect("histograms of equal bounds add");
+        self.neg
+            .add(&o.neg)
+            .expect("histograms of equal bounds add");
+    }
+
+    /// The k-th smallest sample (from 0), as the midpoint of its bucket, within [min, max].
+    fn order_statistic(&self, k: u64) -> f64 {
+        let nneg = self.neg.len();
+        let (hist, k, sign) = if k < nneg {
+            (&self.neg, nneg - 1 - k, -1.0)
+        } else {
+            (&self.pos, k - nneg, 1.0)
+        };
+        let mut seen = 0;
+        let units = hist
+            .iter_recorded()
+            .find(|v| {
+                seen += v.count_at_value();
+                seen > k
+            })
+            .map_or(0, |v| hist.median_equivalent(v.value_iterated_to()));
+        (sign * units as f64 / HDR_UNITS).clamp(self.min, self.max)
+    }
+
+    fn distribution(&self, ps: &[f64]) -> Distribution {
+        let pct = |p| interpolate(self.n, p, |k| self.order_statistic(k));
+        Distribution {
+            count: self.n,
+            mean: self.mean,
+            median: pct(50.0),
+            std: (self.m2 / self.n as f64).sqrt(),
+            min: self.min,
+            max: self.max,
+            percentiles: ps.iter().map(|&p| (p, pct(p))).collect(),
+            percentile_method: PercentileMethod::Hdr,
+        }
+    }
+}
+
+impl Default for SampleSet {
+    fn default() -> Self {
+        SampleSet::with_limit(EXACT_SAMPLES_MAX)
+    }
+}
+
+impl SampleSet {
+    /// A set that keeps up to `limit` samples exactly.
+    pub fn with_limit(limit: usize) -> SampleSet {
+        SampleSet {
+            limit,
+            state: SampleState::Exact(Vec::new()),
+        }
+    }
+
+    pub fn add(&mut self, x: f64) {
+        match &mut self.state {
+            SampleState::Exact(v) => {
+                v.push(x);
+                if v.len() > self.limit {
+                    self.switch_to_hdr();
+                }
+            }
+            SampleState::Hdr(h) => h.add(x),
+        }
+    }
+
+    /// Adds every sample of `other`, as if each had been added here.
+    pub fn merge(&mut self, other: SampleSet) {
+        match other.state {
+            SampleState::Exact(b) => self.extend(b),
+            SampleState::Hdr(mut b) => match &mut self.state {
+                SampleState::Hdr(a) => a.merge(&b),
+                SampleState::Exact(a) => {
+                    a.iter().for_each(|&x| b.add(x));
+                    self.state = SampleState::Hdr(b);
+                }
+            },
+        }
+    }
+
+    fn switch_to_hdr(&mut self) {
+        if let SampleState::Exact(v) = &self.state {
+            let mut h = Box::new(HdrSamples::new());
+            v.iter().for_each(|&x| h.add(x));
+            self.state = SampleState::Hdr(h);
+        }
+    }
+
+    /// The distribution of the samples (`None` when there are none).
+    pub fn finish(self, ps: &[f64]) -> Option<Distribution> {
+        match self.state {
+            SampleState::Exact(mut v) => Distribution::of(&mut v, ps),
+            SampleState::Hdr(h) => Some(h.distribution(ps)),
+        }
+    }
+}
+
+impl Extend<f64> for SampleSet {
+    fn extend<I: IntoIterator<Item = f64>>(&mut self, iter: I) {
+        iter.into_iter().for_each(|x| self.add(x));
+    }
 }
 
 /// Computes a [`RunSummary`] over the measured (non-warm-up) records.
@@ -333,136 +593,258 @@ pub fn summarize<'a>(
     records: impl IntoIterator<Item = &'a RequestRecord>,
     opts: &SummaryOptions,
 ) -> RunSummary {
-    let ps = &opts.percentiles;
-    let mut completed = 0u64;
-    let mut failed = 0u64;
-    let mut failures_by_kind = BTreeMap::new();
-    let mut first_scheduled = u64::MAX;
-    let mut last_end = 0u64;
-    let mut total_input_tokens = 0u64;
-    let mut total_output_tokens = 0u64;
-    let mut good = 0u64;
-    let (mut ttft, mut tpot, mut itl, mut e2el) = (vec![], vec![], vec![], vec![]);
-    let (mut ttft_sched, mut lag) = (vec![], vec![]);
-    let (mut first_reasoning, mut first_answer) = (vec![], vec![]);
-    let mut output_token_sources = BTreeMap::new();
-    let mut input_token_sources = BTreeMap::new();
-    let mut disagreements = 0u64;
-    let mut total_output_chunks = 0u64;
-    let (mut server_decode, mut server_prompt, mut tpot_minus_decode) = (vec![], vec![], vec![]);
-    let (mut in_req, mut in_server, mut in_disagree) = (vec![], vec![], 0u64);
-    let (mut out_req, mut out_got, mut itl_token) = (vec![], vec![], vec![]);
-    let k = if opts.time_scale > 0.0 {
-        opts.time_scale
-    } else {
-        1.0
-    };
-    // `ms` converts figures already in the server's time (scaled `RequestMetrics`); `ms_k`
-    // converts raw record times.
-    let ms = |ns: u64| ns as f64 / NS_PER_MS;
-    let ms_k = |ns: u64| ns as f64 * k / NS_PER_MS;
+    let mut s = Summarizer::new(opts);
+    records.into_iter().for_each(|r| s.add(r));
+    s.finish()
+}
 
-    for r in records.into_iter().filter(|r| !r.warmup) {
-        first_scheduled = first_scheduled.min(r.scheduled_ns);
-        last_end = last_end.max(r.end_ns);
-        lag.push(ms_k(r.sent_ns.saturating_sub(r.scheduled_ns)));
-        let Some(m) = RequestMetrics::of(r).map(|m| m.scaled(k)) else {
-            failed += 1;
-            let kind = r.outcome.failure_kind().map_or("no_output", |k| k.as_str());
-            *failures_by_kind.entry(kind.to_string()).or_insert(0) += 1;
-            continue;
-        };
-        completed += 1;
-        total_input_tokens += r.prompt_tokens.unwrap_or(0);
-        total_output_tokens += m.output_tokens;
-        total_output_chunks += r.chunk_ns.len() as u64;
-        ttft.push(ms(m.ttft_ns));
-        ttft_sched.push(ms(m.ttft_from_scheduled_ns));
-        e2el.push(ms(m.e2el_ns));
-        tpot.extend(m.tpot_ms);
-        itl.extend(itl_gaps_ns(r).map(ms_k));
-        if opts.goodput.is_empty() || m.meets(&opts.goodput) {
-            good += 1;
-        }
-        if let Some(t) = r.first_reasoning_ns {
-            first_reasoning.push(ms_k(t.saturating_sub(r.sent_ns)));
-        }
-        if let Some(t) = r.first_answer_ns.filter(|_| r.first_reasoning_ns.is_some()) {
-            first_answer.push(ms_k(t.saturating_sub(r.sent_ns)));
-        }
-        let source = r.output_tokens_source.unwrap_or(TokenSource::ChunkCount);
-        *output_token_sources
-            .entry(source.as_str().to_string())
-            .or_insert(0) += 1;
-        if let Some(source) = r.prompt_tokens_source {
-            *input_token_sources
-                .entry(source.as_str().to_string())
-                .or_insert(0) += 1;
-        }
-        disagreements += r.output_count_disagrees() as u64;
-        in_req.extend(r.input_len_requested.map(|n| n as f64));
-        if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
-            in_server.extend(r.prompt_tokens.map(|n| n as f64));
-            in_disagree += (r.input_len_requested.is_some()
-                && r.prompt_tokens != r.input_len_requested) as u64;
-        }
-        out_req.extend(r.output_len_requested.map(|n| n as f64));
-        out_got.push(m.output_tokens as f64);
-        itl_token.extend(itl_per_token_ns(r).map(|g| g * k / NS_PER_MS));
-        let server = ServerTimings::of(r);
-        server_prompt.extend(server.prompt_ms);
-        if let Some(decode) = server.decode_per_token_ms {
-            server_decode.push(decode);
-            tpot_minus_decode.extend(m.tpot_ms.map(|t| t - decode));
+/// A [`RunSummary`] computed as records arrive, in memory bounded by [`EXACT_SAMPLES_MAX`] per
+/// metric: add records one at a time (warm-ups are skipped), merge summarizers of disjoint
+/// record sets, then finish.
+#[derive(Clone, Debug)]
+pub struct Summarizer {
+    opts: SummaryOptions,
+    completed: u64,
+    failed: u64,
+    failures_by_kind: BTreeMap<String, u64>,
+    first_scheduled: u64,
+    last_end: u64,
+    total_input_tokens: u64,
+    total_output_tokens: u64,
+    good: u64,
+    output_token_sources: BTreeMap<String, u64>,
+    input_token_sources: BTreeMap<String, u64>,
+    disagreements: u64,
+    total_output_chunks: u64,
+    in_disagree: u64,
+    ttft: SampleSet,
+    tpot: SampleSet,
+    itl: SampleSet,
+    e2el: SampleSet,
+    ttft_sched: SampleSet,
+    lag: SampleSet,
+    first_reasoning: SampleSet,
+    first_answer: SampleSet,
+    server_decode: SampleSet,
+    server_prompt: SampleSet,
+    tpot_minus_decode: SampleSet,
+    in_req: SampleSet,
+    in_server: SampleSet,
+    out_req: SampleSet,
+    out_got: SampleSet,
+    itl_token: SampleSet,
+}
+
+impl Summarizer {
+    pub fn new(opts: &SummaryOptions) -> Summarizer {
+        Summarizer::with_exact_limit(opts, EXACT_SAMPLES_MAX)
+    }
+
+    /// A summarizer whose metrics keep up to `limit` exact samples each (tests use small ones).
+    pub fn with_exact_limit(opts: &SummaryOptions, limit: usize) -> Summarizer {
+        let set = || SampleSet::with_limit(limit);
+        Summarizer {
+            opts: opts.clone(),
+            completed: 0,
+            failed: 0,
+            failures_by_kind: BTreeMap::new(),
+            first_scheduled: u64::MAX,
+            last_end: 0,
+            total_input_tokens: 0,
+            total_output_tokens: 0,
+            good: 0,
+            output_token_sources: BTreeMap::new(),
+            input_token_sources: BTreeMap::new(),
+            disagreements: 0,
+            total_output_chunks: 0,
+            in_disagree: 0,
+            ttft: set(),
+            tpot: set(),
+            itl: set(),
+            e2el: set(),
+            ttft_sched: set(),
+            lag: set(),
+            first_reasoning: set(),
+            first_answer: set(),
+            server_decode: set(),
+            server_prompt: set(),
+            tpot_minus_decode: set(),
+            in_req: set(),
+            in_server: set(),
+            out_req: set(),
+            out_got: set(),
+            itl_token: set(),
         }
     }
 
-    let duration_s = if last_end > first_scheduled {
-        (last_end - first_scheduled) as f64 * k / NS_PER_S
-    } else {
-        0.0
-    };
-    let per_s = |x: f64| {
-        if duration_s > 0.0 {
-            x / duration_s
+    /// The simulated server's clock speed-up, 1 when unset.
+    fn time_scale(&self) -> f64 {
+        if self.opts.time_scale > 0.0 {
+            self.opts.time_scale
+        } else {
+            1.0
+        }
+    }
+
+    pub fn add(&mut self, r: &RequestRecord) {
+        if r.warmup {
+            return;
+        }
+        let k = self.time_scale();
+        // `ms` converts figures already in the server's time (scaled `RequestMetrics`); `ms_k`
+        // converts raw record times.
+        let ms = |ns: u64| ns as f64 / NS_PER_MS;
+        let ms_k = |ns: u64| ns as f64 * k / NS_PER_MS;
+        self.first_scheduled = self.first_scheduled.min(r.scheduled_ns);
+        self.last_end = self.last_end.max(r.end_ns);
+        self.lag.add(ms_k(r.sent_ns.saturating_sub(r.scheduled_ns)));
+        let Some(m) = RequestMetrics::of(r).map(|m| m.scaled(k)) else {
+            self.failed += 1;
+            let kind = r.outcome.failure_kind().map_or("no_output", |k| k.as_str());
+            *self.failures_by_kind.entry(kind.to_string()).or_insert(0) += 1;
+            return;
+        };
+        self.completed += 1;
+        self.total_input_tokens += r.prompt_tokens.unwrap_or(0);
+        self.total_output_tokens += m.output_tokens;
+        self.total_output_chunks += r.chunk_ns.len() as u64;
+        self.ttft.add(ms(m.ttft_ns));
+        self.ttft_sched.add(ms(m.ttft_from_scheduled_ns));
+        self.e2el.add(ms(m.e2el_ns));
+        self.tpot.extend(m.tpot_ms);
+        self.itl.extend(itl_gaps_ns(r).map(ms_k));
+        if self.opts.goodput.is_empty() || m.meets(&self.opts.goodput) {
+            self.good += 1;
+        }
+        if let Some(t) = r.first_reasoning_ns {
+            self.first_reasoning.add(ms_k(t.saturating_sub(r.sent_ns)));
+        }
+        if let Some(t) = r.first_answer_ns.filter(|_| r.first_reasoning_ns.is_some()) {
+            self.first_answer.add(ms_k(t.saturating_sub(r.sent_ns)));
+        }
+        let source = r.output_tokens_source.unwrap_or(TokenSource::ChunkCount);
+        *self
+            .output_token_sources
+            .entry(source.as_str().to_string())
+            .or_insert(0) += 1;
+        if let Some(source) = r.prompt_tokens_source {
+            *self
+                .input_token_sources
+                .entry(source.as_str().to_string())
+                .or_insert(0) += 1;
+        }
+        self.disagreements += r.output_count_disagrees() as u64;
+        self.in_req.extend(r.input_len_requested.map(|n| n as f64));
+        if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
+            self.in_server.extend(r.prompt_tokens.map(|n| n as f64));
+            self.in_disagree += (r.input_len_requested.is_some()
+                && r.prompt_tokens != r.input_len_requested) as u64;
+        }
+        self.out_req
+            .extend(r.output_len_requested.map(|n| n as f64));
+        self.out_got.add(m.output_tokens as f64);
+        self.itl_token
+            .extend(itl_per_token_ns(r).map(|g| g * k / NS_PER_MS));
+        let server = ServerTimings::of(r);
+        self.server_prompt.extend(server.prompt_ms);
+        if let Some(decode) = server.decode_per_token_ms {
+            self.server_decode.add(decode);
+            self.tpot_minus_decode.extend(m.tpot_ms.map(|t| t - decode));
+        }
+    }
+
+    /// Adds everything `other` was given (same options), as if each record had been added here.
+    pub fn merge(&mut self, other: Summarizer) {
+        let add_counts = |a: &mut BTreeMap<String, u64>, b: BTreeMap<String, u64>| {
+            b.into_iter()
+                .for_each(|(k, n)| *a.entry(k).or_insert(0) += n)
+        };
+        self.completed += other.completed;
+        self.failed += other.failed;
+        add_counts(&mut self.failures_by_kind, other.failures_by_kind);
+        self.first_scheduled = self.first_scheduled.min(other.first_scheduled);
+        self.last_end = self.last_end.max(other.last_end);
+        self.total_input_tokens += other.total_input_tokens;
+        self.total_output_tokens += other.total_output_tokens;
+        self.good += other.good;
+        add_counts(&mut self.output_token_sources, other.output_token_sources);
+        add_counts(&mut self.input_token_sources, other.input_token_sources);
+        self.disagreements += other.disagreements;
+        self.total_output_chunks += other.total_output_chunks;
+        self.in_disagree += other.in_disagree;
+        self.ttft.merge(other.ttft);
+        self.tpot.merge(other.tpot);
+        self.itl.merge(other.itl);
+        self.e2el.merge(other.e2el);
+        self.ttft_sched.merge(other.ttft_sched);
+        self.lag.merge(other.lag);
+        self.first_reasoning.merge(other.first_reasoning);
+        self.first_answer.merge(other.first_answer);
+        self.server_decode.merge(other.server_decode);
+        self.server_prompt.merge(other.server_prompt);
+        self.tpot_minus_decode.merge(other.tpot_minus_decode);
+        self.in_req.merge(other.in_req);
+        self.in_server.merge(other.in_server);
+        self.out_req.merge(other.out_req);
+        self.out_got.merge(other.out_got);
+        self.itl_token.merge(other.itl_token);
+    }
+
+    /// Measured requests added so far, successful or not.
+    pub fn measured(&self) -> u64 {
+        self.completed + self.failed
+    }
+
+    pub fn finish(self) -> RunSummary {
+        let ps = &self.opts.percentiles;
+        let duration_s = if self.last_end > self.first_scheduled {
+            (self.last_end - self.first_scheduled) as f64 * self.time_scale() / NS_PER_S
         } else {
             0.0
+        };
+        let per_s = |x: f64| {
+            if duration_s > 0.0 {
+                x / duration_s
+            } else {
+                0.0
+            }
+        };
+        let has_slos = !self.opts.goodput.is_empty();
+        let (input, output) = (self.total_input_tokens, self.total_output_tokens);
+        RunSummary {
+            completed: self.completed,
+            failed: self.failed,
+            failures_by_kind: self.failures_by_kind,
+            duration_s,
+            total_input_tokens: input,
+            total_output_tokens: output,
+            request_throughput: per_s(self.completed as f64),
+            request_goodput: has_slos.then(|| per_s(self.good as f64)),
+            good_requests: has_slos.then_some(self.good),
+            output_throughput: per_s(output as f64),
+            total_token_throughput: per_s((input + output) as f64),
+            ttft_ms: self.ttft.finish(ps),
+            tpot_ms: self.tpot.finish(ps),
+            itl_ms: self.itl.finish(ps),
+            e2el_ms: self.e2el.finish(ps),
+            ttft_from_scheduled_ms: self.ttft_sched.finish(ps),
+            schedule_lag_ms: self.lag.finish(ps),
+            time_to_first_reasoning_ms: self.first_reasoning.finish(ps),
+            time_to_first_answer_ms: self.first_answer.finish(ps),
+            output_token_sources: self.output_token_sources,
+            input_token_sources: self.input_token_sources,
+            output_count_disagreements: self.disagreements,
+            total_output_chunks: self.total_output_chunks,
+            server_decode_per_token_ms: self.server_decode.finish(ps),
+            server_prompt_ms: self.server_prompt.finish(ps),
+            tpot_minus_server_decode_ms: self.tpot_minus_decode.finish(ps),
+            input_len_requested: self.in_req.finish(ps),
+            input_len_server: self.in_server.finish(ps),
+            input_len_disagreements: self.in_disagree,
+            output_len_requested: self.out_req.finish(ps),
+            output_len_received: self.out_got.finish(ps),
+            itl_per_token_ms: self.itl_token.finish(ps),
         }
-    };
-    let has_slos = !opts.goodput.is_empty();
-    RunSummary {
-        completed,
-        failed,
-        failures_by_kind,
-        duration_s,
-        total_input_tokens,
-        total_output_tokens,
-        request_throughput: per_s(completed as f64),
-        request_goodput: has_slos.then(|| per_s(good as f64)),
-        good_requests: has_slos.then_some(good),
-        output_throughput: per_s(total_output_tokens as f64),
-        total_token_throughput: per_s((total_input_tokens + total_output_tokens) as f64),
-        ttft_ms: Distribution::of(&mut ttft, ps),
-        tpot_ms: Distribution::of(&mut tpot, ps),
-        itl_ms: Distribution::of(&mut itl, ps),
-        e2el_ms: Distribution::of(&mut e2el, ps),
-        ttft_from_scheduled_ms: Distribution::of(&mut ttft_sched, ps),
-        schedule_lag_ms: Distribution::of(&mut lag, ps),
-        time_to_first_reasoning_ms: Distribution::of(&mut first_reasoning, ps),
-        time_to_first_answer_ms: Distribution::of(&mut first_answer, ps),
-        output_token_sources,
-        input_token_sources,
-        output_count_disagreements: disagreements,
-        total_output_chunks,
-        server_decode_per_token_ms: Distribution::of(&mut server_decode, ps),
-        server_prompt_ms: Distribution::of(&mut server_prompt, ps),
-        tpot_minus_server_decode_ms: Distribution::of(&mut tpot_minus_decode, ps),
-        input_len_requested: Distribution::of(&mut in_req, ps),
-        input_len_server: Distribution::of(&mut in_server, ps),
-        input_len_disagreements: in_disagree,
-        output_len_requested: Distribution::of(&mut out_req, ps),
-        output_len_received: Distribution::of(&mut out_got, ps),
-        itl_per_token_ms: Distribution::of(&mut itl_token, ps),
     }
 }
 
@@ -755,6 +1137,155 @@ mod tests {
             summarize_server_metrics(&[]),
             ServerMetricsSummary::default()
         );
+    }
+
+    /// Records with varied latencies (two tokens per chunk on every other one, a failure
+    /// every 17th, server timings every 5th so some TPOT − decode differences are negative).
+    fn varied_records(n: u64) -> Vec<RequestRecord> {
+        (0..n)
+            .map(|i| {
+                let ttft = 20 + (i * 7919) % 500;
+                let chunks: Vec<u64> = (0..1 + i % 6)
+                    .map(|c| i + ttft + c * (3 + i % 11))
+                    .collect();
+                let mut r = rec(i, &chunks, chunks.len() as u64 + i % 3);
+                r.chunk_tokens = (i % 2 == 0).then(|| vec![1; chunks.len()]);
+                if i % 17 == 0 {
+                    r.outcome = Outcome::failed(FailureKind::Timeout, "slow");
+                }
+                if i % 5 == 0 {
+                    let decode = (i % 13) as f64;
+                    r.server_timings = Some(serde_json::json!({"predicted_per_token_ms": decode}));
+                }
+                r
+            })
+            .collect()
+    }
+
+    fn distributions(s: &RunSummary) -> Vec<Option<&Distribution>> {
+        vec![
+            s.ttft_ms.as_ref(),
+            s.tpot_ms.as_ref(),
+            s.itl_ms.as_ref(),
+            s.e2el_ms.as_ref(),
+            s.schedule_lag_ms.as_ref(),
+            s.tpot_minus_server_decode_ms.as_ref(),
+            s.output_len_received.as_ref(),
+            s.itl_per_token_ms.as_ref(),
+        ]
+    }
+
+    #[test]
+    fn summarizer_merge_equals_adding_everything() {
+        let records = varied_records(400);
+        let opts = SummaryOptions {
+            percentiles: vec![50.0, 90.0, 99.0],
+            ..SummaryOptions::default()
+        };
+        let whole = summarize(&records, &opts);
+        let mut a = Summarizer::new(&opts);
+        let mut b = Summarizer::new(&opts);
+        records.iter().take(150).for_each(|r| a.add(r));
+        records.iter().skip(150).for_each(|r| b.add(r));
+        a.merge(b);
+        assert_eq!(a.finish(), whole, "exact mode: bit-identical");
+
+        // HDR mode (limit 50): same counts and percentiles; moments equal up to rounding.
+        let hdr = |rs: &[RequestRecord]| {
+            let mut s = Summarizer::with_exact_limit(&opts, 50);
+            rs.iter().for_each(|r| s.add(r));
+            s
+        };
+        let all = hdr(&records).finish();
+        let mut a = hdr(&records[..150]);
+        a.merge(hdr(&records[150..]));
+        let merged = a.finish();
+        assert_eq!(
+            (merged.completed, merged.failed),
+            (all.completed, all.failed)
+        );
+        for (m, w) in distributions(&merged).into_iter().zip(distributions(&all)) {
+            let (m, w) = (m.unwrap(), w.unwrap());
+            assert_eq!(m.percentile_method, PercentileMethod::Hdr);
+            assert_eq!((m.count, m.min, m.max), (w.count, w.min, w.max));
+            assert_eq!((m.median, &m.percentiles), (w.median, &w.percentiles));
+            assert!((m.mean - w.mean).abs() <= 1e-9 * w.mean.abs().max(1.0));
+            assert!((m.std - w.std).abs() <= 1e-9 * w.std.max(1.0));
+        }
+    }
+
+    #[test]
+    fn hdr_percentiles_are_within_the_stated_bound_of_exact_ones() {
+        let records = varied_records(3000);
+        let opts = SummaryOptions {
+            percentiles: vec![0.0, 1.0, 25.0, 50.0, 75.0, 90.0, 99.0, 99.9, 100.0],
+            ..SummaryOptions::default()
+        };
+        let exact = summarize(&records, &opts);
+        let mut s = Summarizer::with_exact_limit(&opts, 100);
+        records.iter().for_each(|r| s.add(r));
+        let hdr = s.finish();
+        let samples = metric_samples(&records);
+        let all = distributions(&hdr).into_iter().zip(distributions(&exact));
+        for ((h, e), mut sorted) in all.zip(samples) {
+            let (h, e) = (h.unwrap(), e.unwrap());
+            assert_eq!(e.percentile_method, PercentileMethod::Exact);
+            assert_eq!(h.percentile_method, PercentileMethod::Hdr);
+            assert_eq!((h.count, h.min, h.max), (e.count, e.min, e.max));
+            assert!((h.mean - e.mean).abs() <= 1e-9 * e.mean.abs().max(1.0));
+            assert!((h.std - e.std).abs() <= 1e-9 * e.std.max(1.0));
+            // The bound of docs/metrics.md: relative to the larger of the two order
+            // statistics interpolated between, plus half a histogram unit of rounding.
+            sorted.sort_unstable_by(f64::total_cmp);
+            assert_eq!(sorted.len() as u64, e.count);
+            let pairs = std::iter::once((50.0, h.median, e.median)).chain(
+                h.percentiles
+                    .iter()
+                    .zip(&e.percentiles)
+                    .map(|(a, b)| (a.0, a.1, b.1)),
+            );
+            for (p, got, want) in pairs {
+                let rank = p / 100.0 * (sorted.len() - 1) as f64;
+                let scale = sorted[rank.floor() as usize]
+                    .abs()
+                    .max(sorted[rank.ceil() as usize].abs());
+                let bound = HDR_RELATIVE_ERROR * scale + 0.5 / HDR_UNITS;
+                assert!(
+                    (got - want).abs() <= bound,
+                    "p{p}: {got} vs {want} (bound {bound})"
+                );
+            }
+        }
+        assert!(exact.hdr_figures().is_empty());
+        assert_eq!(hdr.hdr_figures().len(), 11, "{:?}", hdr.hdr_figures());
+        assert!(hdr.tpot_minus_server_decode_ms.unwrap().min < 0.0);
+    }
+
+    /// Every sample of each metric of `distributions`, in the same order (time scale 1).
+    fn metric_samples(records: &[RequestRecord]) -> Vec<Vec<f64>> {
+        let ok = |f: &dyn Fn(&RequestRecord, &RequestMetrics) -> Vec<f64>| -> Vec<f64> {
+            records
+                .iter()
+                .filter_map(|r| RequestMetrics::of(r).map(|m| f(r, &m)))
+                .flatten()
+                .collect()
+        };
+        vec![
+            ok(&|_, m| vec![m.ttft_ns as f64 / NS_PER_MS]),
+            ok(&|_, m| m.tpot_ms.into_iter().collect()),
+            ok(&|r, _| itl_gaps_ns(r).map(|g| g as f64 / NS_PER_MS).collect()),
+            ok(&|_, m| vec![m.e2el_ns as f64 / NS_PER_MS]),
+            records
+                .iter()
+                .map(|r| (r.sent_ns - r.scheduled_ns) as f64 / NS_PER_MS)
+                .collect(),
+            ok(&|r, m| {
+                let d = ServerTimings::of(r).decode_per_token_ms;
+                m.tpot_ms.zip(d).map(|(t, d)| t - d).into_iter().collect()
+            }),
+            ok(&|_, m| vec![m.output_tokens as f64]),
+            ok(&|r, _| itl_per_token_ns(r).map(|g| g / NS_PER_MS).collect()),
+        ]
     }
 
     proptest! {

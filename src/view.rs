@@ -527,8 +527,8 @@ pub fn from_result(path: &Path, r: &BenchResult) -> View {
     let records_file = records_next_to(path, r.records_file.as_deref());
     let samples = records_file
         .as_deref()
-        .and_then(|f| read_records(f).ok())
-        .map(|recs| samples_of(&recs))
+        .and_then(|f| records_in(f).ok())
+        .map(samples_of)
         .unwrap_or_else(|| samples_from_vllm_lists(&map));
     let mut notes = Vec::new();
     if !r.complete {
@@ -602,21 +602,26 @@ pub fn records_next_to(result: &Path, named: Option<&Path>) -> Option<PathBuf> {
 
 /// Reads a JSON Lines records file (skipping lines that do not parse, e.g. a torn last line).
 pub fn read_records(path: &Path) -> Result<Vec<RequestRecord>, ViewError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ViewError::Read {
+    records_in(path).map(Iterator::collect)
+}
+
+fn records_in(path: &Path) -> Result<impl Iterator<Item = RequestRecord>, ViewError> {
+    crate::record::read_jsonl(path).map_err(|error| ViewError::Read {
         path: path.to_path_buf(),
         error,
-    })?;
-    Ok(text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+    })
 }
 
 /// TTFT and E2EL of every successful measured record (`stats::RequestMetrics`).
-pub fn samples_of(records: &[RequestRecord]) -> Samples {
+pub fn samples_of<R: std::borrow::Borrow<RequestRecord>>(
+    records: impl IntoIterator<Item = R>,
+) -> Samples {
     let mut s = Samples::default();
-    for r in records.iter().filter(|r| !r.warmup) {
+    for r in records {
+        let r = r.borrow();
+        if r.warmup {
+            continue;
+        }
         if let Some(m) = crate::stats::RequestMetrics::of(r) {
             s.ttft_ms.push(m.ttft_ns as f64 / 1e6);
             s.e2el_ms.push(m.e2el_ns as f64 / 1e6);
