@@ -4,11 +4,14 @@
 # Starts `servebench sim` pinned to CPU 0 (taskset), and a raw load generator
 # (examples/sim_load.rs, one thread) pinned to CPU 1. STREAMS concurrent streams of TOKENS
 # tokens each at ITL_MS between chunks offer STREAMS × 1000 / ITL_MS events per second
-# (4096 streams at 20 ms: 204,800/s). Prints the event rate, the server's CPU time per event
-# and whether it kept its schedule (GET /sim/stats: chunks handed over > 1 ms late).
+# (4096 streams at 20 ms: 204,800/s). Prints the event rate, the server's CPU time per chunk
+# (robust to sharing the core with other work), its context switches per chunk, whether it
+# kept its schedule (GET /sim/stats: chunks handed over > 1 ms late) and the load average
+# (other processes competing for the server's core make chunks late whatever the server costs).
 #
 # Usage: bench/sim_throughput.sh      (environment: STREAMS=4096 TOKENS=200 ITL_MS=20
-#                                     SIM_THREADS=1, the server's runtime worker threads)
+#                                     SIM_THREADS=1, the server's runtime worker threads;
+#                                     SIM_BIN=path of another servebench build to compare)
 # Needs: Linux, taskset, python3, 2+ CPUs, `ulimit -n` above STREAMS + 100.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -23,7 +26,7 @@ SIM_PID=
 cleanup() { if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi; rm -f "$LOG"; }
 trap cleanup EXIT
 
-taskset -c 0 target/release/servebench sim --threads "${SIM_THREADS:-1}" --ttft-ms 20 --itl-ms "$ITL_MS" >"$LOG" 2>&1 &
+taskset -c 0 "${SIM_BIN:-target/release/servebench}" sim --threads "${SIM_THREADS:-1}" --ttft-ms 20 --itl-ms "$ITL_MS" >"$LOG" 2>&1 &
 SIM_PID=$!
 URL=
 for _ in $(seq 100); do
@@ -33,18 +36,23 @@ for _ in $(seq 100); do
 done
 [ -n "$URL" ] || { echo "sim did not start" >&2; cat "$LOG" >&2; exit 2; }
 cpu() { awk '{print $14 + $15}' "/proc/$SIM_PID/stat"; }
+switches() { cat /proc/"$SIM_PID"/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n}'; }
 TICKS=$(getconf CLK_TCK)
 before=$(cpu)
+sw_before=$(switches)
 taskset -c 1 target/release/examples/sim_load "${URL#http://}" "$STREAMS" "$TOKENS" "$ITL_MS"
 after=$(cpu)
-python3 - "$URL" "$before" "$after" "$TICKS" "$STREAMS" "$TOKENS" "$ITL_MS" <<'PY'
-import json, sys, urllib.request
-url, before, after, hz, streams, tokens, itl = sys.argv[1], *map(float, sys.argv[2:])
+sw_after=$(switches)
+python3 - "$URL" "$before" "$after" "$TICKS" "$STREAMS" "$TOKENS" "$ITL_MS" "$sw_before" "$sw_after" <<'PY'
+import json, os, sys, urllib.request
+url, before, after, hz, streams, tokens, itl, sw0, sw1 = sys.argv[1], *map(float, sys.argv[2:])
 s = json.load(urllib.request.urlopen(url + "/sim/stats"))
 cpu = (after - before) / hz
 events = streams * (tokens + 1)  # content chunks + the [DONE] event written with the last one
 chunks = streams * tokens
 print(f"offered: {streams * 1000 / itl:,.0f} events/s ({streams:.0f} streams, ITL {itl:g} ms)")
-print(f"server CPU: {cpu:.2f} s for {chunks:,.0f} chunks = {chunks / max(cpu, 1e-9):,.0f} chunks per CPU-second")
+print(f"server CPU: {cpu:.2f} s for {chunks:,.0f} chunks = {chunks / max(cpu, 1e-9):,.0f} chunks per CPU-second = {1e6 * cpu / chunks:.2f} us per chunk")
+print(f"server context switches: {sw1 - sw0:,.0f} ({(sw1 - sw0) / chunks:.3f} per chunk)")
 print(f"late chunks (> 1 ms): {s['late_chunks']:,} of {chunks:,.0f} ({100 * s['late_chunks'] / chunks:.2f}%), max lateness {s['max_lateness_us'] / 1000:.1f} ms; ok streams {s['ok']}")
+print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
 PY

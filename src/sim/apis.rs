@@ -654,10 +654,6 @@ impl Framer for TgiFramer {
     }
 
     fn trailer(&mut self, _out: &mut Vec<u8>) {}
-
-    fn size_hint(&self, tokens: u32) -> usize {
-        tokens as usize * 160 + 64
-    }
 }
 
 /// Lets `write!` append to a byte buffer.

@@ -1,6 +1,7 @@
 //! The built-in simulated LLM server: exact mode and engine presets.
 //!
-//! A real HTTP server (axum, on a real socket) that streams the way vLLM, Hugging Face TGI and
+//! A real HTTP server (its own HTTP/1.1 layer in `http1.rs` over axum's router, on a real
+//! socket) that streams the way vLLM, Hugging Face TGI and
 //! llama.cpp do. Two modes, picked by [`SimConfig::engine`] (usually via a [`Preset`]):
 //! - **exact mode** (`Preset::Exact`, [`SimConfig::default`]): a deterministic and exactly
 //!   known schedule, so it can serve as ground truth when measuring the benchmark client's
@@ -11,7 +12,8 @@
 //!
 //! # What it owns
 //! - [`SimConfig`] / [`FaultConfig`]: the schedule, the simulated model and the fault rates.
-//! - [`router`] / [`spawn`] / [`SimServer`]: the HTTP surface and its lifecycle.
+//! - [`router`] / [`spawn`] / [`SimServer`]: the HTTP surface and its lifecycle; `http1.rs`
+//!   serves it, and `sched.rs` is the one thread that writes every exact-mode stream.
 //! - [`SimStats`]: what the server did, including whether it kept its own schedule.
 //!
 //! # What it must not touch
@@ -103,9 +105,11 @@
 mod apis;
 mod engine;
 mod faults;
+mod http1;
 mod metrics;
 mod precise;
 mod presets;
+mod sched;
 mod stream;
 mod text;
 
@@ -119,7 +123,6 @@ use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use axum::Router;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -507,17 +510,8 @@ pub async fn spawn(config: SimConfig, addr: SocketAddr) -> std::io::Result<SimSe
     let shared = Arc::new(Shared::new(config));
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local_addr = listener.local_addr()?;
-    let listener = listener.tap_io(|tcp| {
-        // Best effort: without it, small frames may wait for Nagle's algorithm.
-        let _ = tcp.set_nodelay(true);
-    });
     let app = build_router(shared.clone());
-    let signal_shared = shared.clone();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { signal_shared.shutdown.wait().await })
-            .await
-    });
+    let task = tokio::spawn(http1::serve(listener, shared.clone(), app));
     Ok(SimServer {
         local_addr,
         shared,

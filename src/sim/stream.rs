@@ -7,10 +7,17 @@
 //!   as soon as the engine has produced their tokens ([`engine_sse_response`],
 //!   [`engine_non_stream_response`]).
 //!
+//! Both sources drive one state machine ([`Machine`], with a [`Pace`] per source): chunk
+//! boundaries, the in-stream fault and the trailer are written once. A machine never blocks;
+//! it is driven either as an async response body, or — exact mode with the real clock, under
+//! `http1.rs` — by the scheduler thread (`sched.rs`), which takes it out of the response
+//! through the [`Handoff`] extension.
+//!
 //! It knows nothing about any API's JSON; the framers in `apis.rs` do. It must not use any of
 //! servebench's client code. To support a new wire format, implement [`Framer`]; the schedule,
 //! faults and statistics come for free.
 
+use std::future::Future;
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -43,11 +50,6 @@ pub(crate) trait Framer: Send + 'static {
 
     /// Appends what follows the last content chunk (finish, usage, terminator) to `out`.
     fn trailer(&mut self, out: &mut Vec<u8>);
-
-    /// Rough size of one content chunk of `tokens` tokens, to size buffers.
-    fn size_hint(&self, tokens: u32) -> usize {
-        256 + tokens as usize * 64
-    }
 }
 
 /// The schedule and fault of one request.
@@ -109,8 +111,8 @@ async fn wait_until(shared: &Shared, deadline: Instant) -> bool {
     !shared.shutdown.is_triggered()
 }
 
-fn record_lateness(stats: &Counters, deadline: Instant) {
-    stats.record_lateness(Instant::now().saturating_duration_since(deadline));
+fn record_lateness(stats: &Counters, now: Instant, deadline: Instant) {
+    stats.record_lateness(now.saturating_duration_since(deadline));
 }
 
 /// Exact mode's server metrics for one request: counted as running while alive; its tokens
@@ -154,144 +156,340 @@ impl Drop for Active {
     }
 }
 
+/// What a stream does next, as decided by [`Machine::step`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Bytes were appended to the output; call `step` again.
+    Sent,
+    /// Nothing more can go out before this happens; then call `step` again.
+    Wait(Wait),
+    /// Cut the connection (a simulated disconnect) once what was appended is flushed.
+    Cut,
+    /// The stream is complete once what was appended is flushed.
+    End,
+}
+
+/// What a waiting stream waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// An instant on the schedule.
+    Until(Instant),
+    /// More tokens from the engine.
+    Tokens,
+}
+
+/// Where a stream's chunks come from and when they are due: the exact schedule
+/// ([`ExactPace`]) or the engine's token events ([`EnginePace`]).
+pub(crate) trait Pace: Send + 'static {
+    /// Whether content chunk `c`, which ends at token `end`, can go out at `now`: the instant
+    /// it became due (its lateness is measured from there), or what to wait for.
+    fn due(&self, c: u32, end: u32, now: Instant) -> Result<Instant, Wait>;
+    /// A stall fault after content chunk `next - 1`: when the stream resumes.
+    fn stall(&mut self, next: u32, now: Instant) -> Instant;
+    /// Content up to token `end` was handed over.
+    fn sent(&mut self, _end: u32) {}
+    /// Every content chunk was handed over.
+    fn finished(&mut self) {}
+    /// Waits for `wait`; false if the server is shutting down (or the engine went away).
+    fn wait(&mut self, shared: &Shared, wait: Wait) -> impl Future<Output = bool> + Send;
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Preamble,
     Content,
     Fault,
+    Stalled(Instant),
+    CutWhenDue,
     Resume,
+    Cut,
     Done,
 }
 
-struct StreamState<F> {
+/// One streamed response as a synchronous state machine: its chunk boundaries, in-stream
+/// fault and trailer, for either [`Pace`]. It never blocks: [`Machine::step`] says what to
+/// wait for, and a driver waits — the async body ([`machine_body`]) or the exact-mode
+/// scheduler thread (`sched.rs`), which serves every due stream from one loop.
+pub(crate) struct Machine<F, P> {
     shared: Arc<Shared>,
-    plan: Plan,
     framer: F,
+    pace: P,
+    fault: Fault,
+    tokens: u32,
+    tokens_per_chunk: u32,
     phase: Phase,
     /// Next content chunk to send.
     next: u32,
     chunks: u32,
     /// The in-stream fault fires after this many content chunks.
     fault_after: u32,
-    /// Total time the schedule was pushed back by a stall.
-    shift: Duration,
-    active: Active,
 }
 
-impl<F: Framer> StreamState<F> {
-    fn deadline(&self, c: u32) -> Instant {
-        offset(self.plan.deadline(c), self.shift)
-    }
-
-    fn abort(&mut self) -> Option<io::Result<Bytes>> {
-        self.phase = Phase::Done;
-        Some(Err(io::Error::new(
-            io::ErrorKind::ConnectionAborted,
-            "simulated server shutting down",
-        )))
-    }
-
-    fn finished(&mut self) {
-        self.active.ok = true;
-        if self.plan.fault == Fault::None {
-            Counters::bump(&self.shared.stats.ok);
+impl<F: Framer, P: Pace> Machine<F, P> {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        framer: F,
+        pace: P,
+        tokens: u32,
+        tokens_per_chunk: u32,
+        fault: Fault,
+    ) -> Self {
+        let tokens_per_chunk = tokens_per_chunk.max(1);
+        let chunks = tokens.div_ceil(tokens_per_chunk).max(1);
+        Self {
+            shared,
+            framer,
+            pace,
+            fault,
+            tokens,
+            tokens_per_chunk,
+            phase: Phase::Preamble,
+            next: 0,
+            chunks,
+            fault_after: chunks.div_ceil(2),
         }
     }
 
-    async fn step(&mut self) -> Option<io::Result<Bytes>> {
+    /// First token after content chunk `c`.
+    fn chunk_end(&self, c: u32) -> u32 {
+        c.saturating_add(1)
+            .saturating_mul(self.tokens_per_chunk)
+            .min(self.tokens)
+    }
+
+    fn trailer(&mut self, out: &mut Vec<u8>) {
+        self.framer.trailer(out);
+        self.pace.finished();
+        if self.fault == Fault::None {
+            Counters::bump(&self.shared.stats.ok);
+        }
+        self.phase = Phase::Done;
+    }
+
+    /// Advances the stream at `now`, appending what goes out to `out`. Waiting states do not
+    /// change on repeated calls, so a driver may call again after a spurious wake-up.
+    pub(crate) fn step(&mut self, now: Instant, out: &mut Vec<u8>) -> Step {
         loop {
             match self.phase {
                 Phase::Preamble => {
                     self.phase = Phase::Content;
                     if let Some(bytes) = self.framer.preamble() {
-                        return Some(Ok(bytes));
+                        out.extend_from_slice(&bytes);
+                        return Step::Sent;
                     }
                 }
                 Phase::Content => {
                     let c = self.next;
-                    let deadline = self.deadline(c);
-                    if !wait_until(&self.shared, deadline).await {
-                        return self.abort();
-                    }
-                    record_lateness(&self.shared.stats, deadline);
-                    let k = self.plan.tokens_per_chunk.max(1);
-                    let start = c.saturating_mul(k).min(self.plan.tokens);
-                    let end = start.saturating_add(k).min(self.plan.tokens);
+                    let end = self.chunk_end(c);
+                    let due = match self.pace.due(c, end, now) {
+                        Ok(due) => due,
+                        Err(wait) => return Step::Wait(wait),
+                    };
+                    record_lateness(&self.shared.stats, now, due);
+                    let start = c.saturating_mul(self.tokens_per_chunk).min(self.tokens);
                     self.next = c + 1;
-                    self.active.generated = end;
+                    self.pace.sent(end);
                     let last = self.next >= self.chunks;
-                    let mut buf = Vec::with_capacity(self.framer.size_hint(end - start));
-                    self.framer.content(&mut buf, c, start, end, last);
-                    if self.plan.fault.in_stream() && self.next == self.fault_after {
+                    self.framer.content(out, c, start, end, last);
+                    if self.fault.in_stream() && self.next == self.fault_after {
                         self.phase = Phase::Fault;
                     } else if last {
-                        self.framer.trailer(&mut buf);
-                        self.finished();
-                        self.phase = Phase::Done;
+                        self.trailer(out);
                     }
-                    return Some(Ok(Bytes::from(buf)));
+                    return Step::Sent;
                 }
                 Phase::Fault => {
                     self.phase = Phase::Resume;
-                    match self.plan.fault {
+                    let stats = &self.shared.stats;
+                    match self.fault {
+                        // Cut when the next chunk would have gone out.
                         Fault::Disconnect => {
-                            Counters::bump(&self.shared.stats.disconnected);
-                            // Cut when the next chunk would have been due, after giving hyper
-                            // a chance to flush what was already handed over (an error from
-                            // the body drops its unflushed buffer).
-                            let cut_at = self.deadline(self.next);
-                            if !wait_until(&self.shared, cut_at).await {
-                                return self.abort();
-                            }
-                            tokio::task::yield_now().await;
-                            self.phase = Phase::Done;
-                            return Some(Err(io::Error::new(
-                                io::ErrorKind::ConnectionReset,
-                                "simulated disconnect",
-                            )));
+                            Counters::bump(&stats.disconnected);
+                            self.phase = Phase::CutWhenDue;
                         }
                         Fault::Stall => {
-                            Counters::bump(&self.shared.stats.stalled);
-                            let last_sent = self.deadline(self.next.saturating_sub(1));
-                            if !wait_until(&self.shared, offset(last_sent, self.plan.stall)).await {
-                                return self.abort();
-                            }
-                            self.shift = self.shift.saturating_add(self.plan.stall);
+                            Counters::bump(&stats.stalled);
+                            self.phase = Phase::Stalled(self.pace.stall(self.next, now));
                         }
                         Fault::Malformed => {
-                            Counters::bump(&self.shared.stats.malformed);
-                            return Some(Ok(Bytes::from_static(MALFORMED_EVENT)));
+                            Counters::bump(&stats.malformed);
+                            out.extend_from_slice(MALFORMED_EVENT);
+                            return Step::Sent;
                         }
                         Fault::None | Fault::Error500 | Fault::RateLimit => {}
                     }
                 }
+                Phase::Stalled(until) => {
+                    if now < until {
+                        return Step::Wait(Wait::Until(until));
+                    }
+                    self.phase = Phase::Resume;
+                }
+                Phase::CutWhenDue => {
+                    if let Err(wait) = self.pace.due(self.next, self.chunk_end(self.next), now) {
+                        return Step::Wait(wait);
+                    }
+                    self.phase = Phase::Cut;
+                }
                 Phase::Resume => {
                     if self.next < self.chunks {
                         self.phase = Phase::Content;
-                        continue;
-                    }
-                    self.phase = Phase::Done;
-                    let mut buf = Vec::new();
-                    self.framer.trailer(&mut buf);
-                    self.finished();
-                    if !buf.is_empty() {
-                        return Some(Ok(Bytes::from(buf)));
+                    } else {
+                        self.trailer(out);
+                        return Step::Sent;
                     }
                 }
-                Phase::Done => return None,
+                Phase::Cut => return Step::Cut,
+                Phase::Done => return Step::End,
             }
         }
     }
 }
 
-/// Headers shared by all streamed responses.
-fn sse_headers(response: &mut Response) {
+/// A response body driven by `machine` on the async runtime: each burst of chunks that are
+/// due together is one body frame.
+/// The machine comes from `source` at the first poll (`None`: the body is empty).
+fn machine_body<F, P, S>(source: S) -> Body
+where
+    F: Framer,
+    P: Pace,
+    S: FnOnce() -> Option<Machine<F, P>> + Send + 'static,
+{
+    let stream = futures_util::stream::unfold((Some(source), None), |state| async move {
+        let (source, machine) = state;
+        let mut m = match machine {
+            Some(m) => m,
+            None => source?()?,
+        };
+        let mut out = Vec::new();
+        loop {
+            let step = m.step(Instant::now(), &mut out);
+            if step == Step::Sent {
+                continue;
+            }
+            if !out.is_empty() {
+                // Hand over what is ready first; the next call finds the same step again.
+                return Some((Ok(Bytes::from(out)), (None, Some(m))));
+            }
+            let cut = |kind, why| Some((Err(io::Error::new(kind, why)), (None, None)));
+            match step {
+                Step::Sent => {}
+                Step::Wait(wait) => {
+                    let shared = m.shared.clone();
+                    if !m.pace.wait(&shared, wait).await {
+                        return cut(
+                            io::ErrorKind::ConnectionAborted,
+                            "simulated server shutting down",
+                        );
+                    }
+                }
+                Step::Cut => {
+                    // Give hyper a chance to flush what was already handed over (an error
+                    // from the body drops its unflushed buffer).
+                    tokio::task::yield_now().await;
+                    return cut(io::ErrorKind::ConnectionReset, "simulated disconnect");
+                }
+                Step::End => return None,
+            }
+        }
+    });
+    Body::from_stream(stream)
+}
+
+/// A stream machine with its framer and pace erased, for the scheduler thread.
+pub(crate) trait Drive: Send {
+    fn step(&mut self, now: Instant, out: &mut Vec<u8>) -> Step;
+}
+
+impl<F: Framer, P: Pace> Drive for Machine<F, P> {
+    fn step(&mut self, now: Instant, out: &mut Vec<u8>) -> Step {
+        Machine::step(self, now, out)
+    }
+}
+
+/// Attached to an exact-mode streamed response (as a response extension): lets the lean
+/// HTTP/1.1 server (`http1.rs`) take the stream's machine and drive it from the scheduler
+/// thread instead of polling the body. Whoever takes the machine first drives it; the body
+/// then ends without a byte.
+#[derive(Clone)]
+pub(crate) struct Handoff(Arc<dyn Fn() -> Option<Box<dyn Drive>> + Send + Sync>);
+
+impl Handoff {
+    pub(crate) fn take(&self) -> Option<Box<dyn Drive>> {
+        (self.0)()
+    }
+}
+
+/// A response whose body is `machine`'s stream, with the SSE headers; with a [`Handoff`]
+/// when `handoff` is set.
+fn machine_response<F: Framer, P: Pace>(machine: Machine<F, P>, handoff: bool) -> Response {
+    let mut response = if handoff {
+        let slot = Arc::new(Mutex::new(Some(machine)));
+        let taker = slot.clone();
+        let take = move || {
+            let m = taker.lock().ok()?.take()?;
+            Some(Box::new(m) as Box<dyn Drive>)
+        };
+        let mut response = machine_body(move || slot.lock().ok()?.take()).into_response();
+        response.extensions_mut().insert(Handoff(Arc::new(take)));
+        response
+    } else {
+        machine_body(move || Some(machine)).into_response()
+    };
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/event-stream"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// The exact schedule of one request ([`Plan`]), pushed back by stalls, and its server
+/// metrics.
+pub(crate) struct ExactPace {
+    plan: Plan,
+    /// Total time the schedule was pushed back by a stall.
+    shift: Duration,
+    active: Active,
+}
+
+impl ExactPace {
+    fn deadline(&self, c: u32) -> Instant {
+        offset(self.plan.deadline(c), self.shift)
+    }
+}
+
+impl Pace for ExactPace {
+    fn due(&self, c: u32, _end: u32, now: Instant) -> Result<Instant, Wait> {
+        let at = self.deadline(c);
+        if now < at {
+            Err(Wait::Until(at))
+        } else {
+            Ok(at)
+        }
+    }
+
+    fn stall(&mut self, next: u32, _now: Instant) -> Instant {
+        let until = offset(self.deadline(next.saturating_sub(1)), self.plan.stall);
+        self.shift = self.shift.saturating_add(self.plan.stall);
+        until
+    }
+
+    fn sent(&mut self, end: u32) {
+        self.active.generated = end;
+    }
+
+    fn finished(&mut self) {
+        self.active.ok = true;
+    }
+
+    async fn wait(&mut self, shared: &Shared, wait: Wait) -> bool {
+        match wait {
+            Wait::Until(at) => wait_until(shared, at).await,
+            Wait::Tokens => false,
+        }
+    }
 }
 
 /// A `200 text/event-stream` response whose body follows `plan`, framed by `framer`.
@@ -301,25 +499,14 @@ pub(crate) fn sse_response<F: Framer>(
     framer: F,
     active: Active,
 ) -> Response {
-    let chunks = plan.chunks();
-    let state = StreamState {
-        active,
-        shared,
+    let pace = ExactPace {
         plan,
-        framer,
-        phase: Phase::Preamble,
-        next: 0,
-        chunks,
-        fault_after: chunks.div_ceil(2),
         shift: Duration::ZERO,
+        active,
     };
-    let stream = futures_util::stream::unfold(state, |mut st| async move {
-        let item = st.step().await;
-        item.map(|item| (item, st))
-    });
-    let mut response = Body::from_stream(stream).into_response();
-    sse_headers(&mut response);
-    response
+    let (tokens, per_chunk, fault) = (plan.tokens, plan.tokens_per_chunk, plan.fault);
+    let machine = Machine::new(shared, framer, pace, tokens, per_chunk, fault);
+    machine_response(machine, true)
 }
 
 /// A non-streamed JSON response, handed over when the whole generation would have finished
@@ -335,7 +522,7 @@ pub(crate) async fn non_stream_response(
     if !wait_until(&shared, end).await {
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     }
-    record_lateness(&shared.stats, end);
+    record_lateness(&shared.stats, Instant::now(), end);
     active.generated = plan.tokens;
     active.ok = true;
     whole_response(shared, plan.fault, end, body).await
@@ -401,154 +588,52 @@ pub(crate) struct EngineJob {
     pub(crate) fault: Fault,
 }
 
-struct EngineStream<F> {
-    shared: Arc<Shared>,
-    job: EngineJob,
-    framer: F,
-    phase: Phase,
-    next: u32,
-    chunks: u32,
-    fault_after: u32,
+/// The engine's token events for one request.
+pub(crate) struct EnginePace {
+    rx: mpsc::UnboundedReceiver<Event>,
+    stall: Duration,
     /// Output tokens the engine has produced so far, and when the last of them was.
     avail: u32,
     at: Option<Instant>,
 }
 
-impl<F: Framer> EngineStream<F> {
-    fn chunk_end(&self, c: u32) -> u32 {
-        c.saturating_add(1)
-            .saturating_mul(self.job.tokens_per_chunk.max(1))
-            .min(self.job.tokens)
-    }
-
+impl EnginePace {
     fn take(&mut self, event: Event) {
         if let Event::Tokens { upto, at } = event {
             self.avail = self.avail.max(upto);
             self.at = Some(at);
         }
     }
+}
 
-    /// Waits until the engine has produced `tokens` tokens; false if it went away.
-    async fn wait_for(&mut self, tokens: u32) -> bool {
-        while self.avail < tokens {
-            tokio::select! {
-                e = self.job.rx.recv() => match e {
-                    Some(e) => self.take(e),
-                    None => return false,
-                },
-                _ = self.shared.shutdown.wait() => return false,
+impl Pace for EnginePace {
+    fn due(&self, _c: u32, end: u32, now: Instant) -> Result<Instant, Wait> {
+        if self.avail < end {
+            return Err(Wait::Tokens);
+        }
+        Ok(self.at.unwrap_or(now))
+    }
+
+    fn stall(&mut self, _next: u32, now: Instant) -> Instant {
+        offset(now, self.stall)
+    }
+
+    async fn wait(&mut self, shared: &Shared, wait: Wait) -> bool {
+        match wait {
+            Wait::Until(at) => return wait_until(shared, at).await,
+            Wait::Tokens => {
+                let event = tokio::select! {
+                    e = self.rx.recv() => e,
+                    _ = shared.shutdown.wait() => None,
+                };
+                let Some(event) = event else { return false };
+                self.take(event);
             }
         }
-        while let Ok(e) = self.job.rx.try_recv() {
+        while let Ok(e) = self.rx.try_recv() {
             self.take(e);
         }
-        !self.shared.shutdown.is_triggered()
-    }
-
-    fn abort(&mut self) -> Option<io::Result<Bytes>> {
-        self.phase = Phase::Done;
-        Some(Err(io::Error::new(
-            io::ErrorKind::ConnectionAborted,
-            "simulated server shutting down",
-        )))
-    }
-
-    fn finished(&self) {
-        if self.job.fault == Fault::None {
-            Counters::bump(&self.shared.stats.ok);
-        }
-    }
-
-    async fn step(&mut self) -> Option<io::Result<Bytes>> {
-        loop {
-            match self.phase {
-                Phase::Preamble => {
-                    self.phase = Phase::Content;
-                    if let Some(bytes) = self.framer.preamble() {
-                        return Some(Ok(bytes));
-                    }
-                }
-                Phase::Content => {
-                    if !self.wait_for(self.chunk_end(self.next)).await {
-                        return self.abort();
-                    }
-                    if let Some(at) = self.at {
-                        record_lateness(&self.shared.stats, at);
-                    }
-                    // Every chunk whose tokens exist goes out in one write.
-                    let mut buf =
-                        Vec::with_capacity(self.framer.size_hint(self.job.tokens_per_chunk));
-                    loop {
-                        let c = self.next;
-                        let start = c
-                            .saturating_mul(self.job.tokens_per_chunk.max(1))
-                            .min(self.job.tokens);
-                        let end = self.chunk_end(c);
-                        self.next = c + 1;
-                        let last = self.next >= self.chunks;
-                        self.framer.content(&mut buf, c, start, end, last);
-                        if self.job.fault.in_stream() && self.next == self.fault_after {
-                            self.phase = Phase::Fault;
-                            break;
-                        }
-                        if last {
-                            self.framer.trailer(&mut buf);
-                            self.finished();
-                            self.phase = Phase::Done;
-                            break;
-                        }
-                        if self.avail < self.chunk_end(self.next) {
-                            break;
-                        }
-                    }
-                    return Some(Ok(Bytes::from(buf)));
-                }
-                Phase::Fault => {
-                    self.phase = Phase::Resume;
-                    match self.job.fault {
-                        Fault::Disconnect => {
-                            Counters::bump(&self.shared.stats.disconnected);
-                            // Cut when the next chunk would have gone out.
-                            if !self.wait_for(self.chunk_end(self.next)).await {
-                                return self.abort();
-                            }
-                            tokio::task::yield_now().await;
-                            self.phase = Phase::Done;
-                            return Some(Err(io::Error::new(
-                                io::ErrorKind::ConnectionReset,
-                                "simulated disconnect",
-                            )));
-                        }
-                        Fault::Stall => {
-                            Counters::bump(&self.shared.stats.stalled);
-                            let until = offset(Instant::now(), self.shared.real.stall);
-                            if !wait_until(&self.shared, until).await {
-                                return self.abort();
-                            }
-                        }
-                        Fault::Malformed => {
-                            Counters::bump(&self.shared.stats.malformed);
-                            return Some(Ok(Bytes::from_static(MALFORMED_EVENT)));
-                        }
-                        Fault::None | Fault::Error500 | Fault::RateLimit => {}
-                    }
-                }
-                Phase::Resume => {
-                    if self.next < self.chunks {
-                        self.phase = Phase::Content;
-                        continue;
-                    }
-                    self.phase = Phase::Done;
-                    let mut buf = Vec::new();
-                    self.framer.trailer(&mut buf);
-                    self.finished();
-                    if !buf.is_empty() {
-                        return Some(Ok(Bytes::from(buf)));
-                    }
-                }
-                Phase::Done => return None,
-            }
-        }
+        !shared.shutdown.is_triggered()
     }
 }
 
@@ -558,25 +643,15 @@ pub(crate) fn engine_sse_response<F: Framer>(
     job: EngineJob,
     framer: F,
 ) -> Response {
-    let chunks = job.tokens.div_ceil(job.tokens_per_chunk.max(1)).max(1);
-    let state = EngineStream {
-        shared,
-        job,
-        framer,
-        phase: Phase::Preamble,
-        next: 0,
-        chunks,
-        fault_after: chunks.div_ceil(2),
+    let pace = EnginePace {
+        rx: job.rx,
+        stall: shared.real.stall,
         avail: 0,
         at: None,
     };
-    let stream = futures_util::stream::unfold(state, |mut st| async move {
-        let item = st.step().await;
-        item.map(|item| (item, st))
-    });
-    let mut response = Body::from_stream(stream).into_response();
-    sse_headers(&mut response);
-    response
+    let (tokens, per_chunk, fault) = (job.tokens, job.tokens_per_chunk, job.fault);
+    let machine = Machine::new(shared, framer, pace, tokens, per_chunk, fault);
+    machine_response(machine, false)
 }
 
 /// A non-streamed answer once the engine has produced every token (faults as in
@@ -603,6 +678,6 @@ pub(crate) async fn engine_non_stream_response(
         }
     }
     let end = at.unwrap_or_else(Instant::now);
-    record_lateness(&shared.stats, end);
+    record_lateness(&shared.stats, Instant::now(), end);
     whole_response(shared, job.fault, end, body).await
 }

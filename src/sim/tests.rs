@@ -1392,3 +1392,158 @@ fn time_scale_is_validated() {
         .unwrap_err()
         .contains("vllm-llama-405b"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The HTTP/1.1 layer (`http1.rs`) and the exact-mode scheduler thread (`sched.rs`)
+
+/// Reads from `s` until `buf` holds `needle`; panics at end of stream.
+async fn read_until(s: &mut TcpStream, buf: &mut Vec<u8>, needle: &[u8]) -> usize {
+    let mut tmp = [0u8; 16 << 10];
+    loop {
+        if let Some(i) = find(buf, needle) {
+            return i + needle.len();
+        }
+        let n = s.read(&mut tmp).await.unwrap();
+        assert!(
+            n > 0,
+            "closed early; got {:?}",
+            String::from_utf8_lossy(buf)
+        );
+        buf.extend_from_slice(&tmp[..n]);
+    }
+}
+
+/// One kept-alive connection: a stream served by the scheduler thread (real clock), then a
+/// non-streamed request with a chunked body and `Expect: 100-continue`, then a pipelined pair;
+/// HTTP/1.0 gets a closing response, and a malformed request a 400.
+#[tokio::test]
+async fn http1_keep_alive_chunked_bodies_and_bad_requests() {
+    let server = spawn(fast(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = server.local_addr();
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let mut buf = Vec::new();
+
+    let body = r#"{"prompt":"a b","max_tokens":3,"stream":true}"#;
+    let head = format!(
+        "POST /v1/completions HTTP/1.1\r\nhost: sim\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let end = read_until(&mut s, &mut buf, b"\r\n0\r\n\r\n").await;
+    let text = String::from_utf8(buf.drain(..end).collect()).unwrap();
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+    assert!(text.contains("transfer-encoding: chunked\r\n"), "{text}");
+    assert!(!text.contains("connection: close"), "{text}");
+    // The `date` header (sharded runs estimate their clock offset from it).
+    let date = text.lines().find_map(|l| l.strip_prefix("date: ")).unwrap();
+    let age = std::time::SystemTime::now().duration_since(httpdate::parse_http_date(date).unwrap());
+    assert!(
+        age.unwrap_or_default() < std::time::Duration::from_secs(60),
+        "{date}"
+    );
+    assert_eq!(text.matches("\"text\":").count(), 3, "{text}");
+    assert!(text.contains("data: [DONE]\n\n\r\n0\r\n\r\n"), "{text}");
+
+    let body = r#"{"prompt":"a b","max_tokens":2}"#;
+    let (first, second) = body.split_at(10);
+    let head = "POST /v1/completions HTTP/1.1\r\nhost: sim\r\ntransfer-encoding: chunked\r\nexpect: 100-continue\r\n\r\n";
+    s.write_all(head.as_bytes()).await.unwrap();
+    let end = read_until(&mut s, &mut buf, b"\r\n\r\n").await;
+    assert_eq!(&buf[..end], b"HTTP/1.1 100 Continue\r\n\r\n");
+    buf.drain(..end);
+    let chunks = format!(
+        "{:x};ext=1\r\n{first}\r\n{:x}\r\n{second}\r\n0\r\n\r\n",
+        first.len(),
+        second.len()
+    );
+    s.write_all(chunks.as_bytes()).await.unwrap();
+    let end = read_until(&mut s, &mut buf, b"\r\n\r\n").await;
+    let head = String::from_utf8(buf.drain(..end).collect()).unwrap();
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    while buf.len() < len {
+        let mut tmp = [0u8; 4096];
+        let n = s.read(&mut tmp).await.unwrap();
+        buf.extend_from_slice(&tmp[..n]);
+    }
+    let json: Value = serde_json::from_slice(&buf[..len]).unwrap();
+    assert_eq!(json["usage"]["completion_tokens"], 2);
+    buf.drain(..len);
+
+    // Pipelined: both requests in one write, answered in order; the second closes.
+    s.write_all(b"GET /health HTTP/1.1\r\nhost: sim\r\n\r\nGET /v1/models HTTP/1.1\r\nhost: sim\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    s.read_to_end(&mut buf).await.unwrap();
+    let text = String::from_utf8(buf).unwrap();
+    assert_eq!(text.matches("HTTP/1.1 200 OK\r\n").count(), 2, "{text}");
+    assert!(text.contains("connection: close\r\n"), "{text}");
+    assert!(text.contains("servebench-sim"), "{text}");
+
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"GET /health HTTP/1.0\r\n\r\n").await.unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.unwrap();
+    assert!(out.starts_with("HTTP/1.1 200 OK\r\n"), "{out}");
+    assert!(out.contains("connection: close\r\n"), "{out}");
+
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"NOT A REQUEST\r\n\r\n").await.unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.unwrap();
+    assert!(out.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{out}");
+
+    let stats = server.stats();
+    assert_eq!((stats.requests, stats.ok), (2, 2));
+    server.shutdown().await;
+}
+
+/// Streams on the scheduler thread (real clock) keep the schedule's order and faults: a
+/// disconnect cuts the body without its terminating chunk, a stall delays the rest.
+#[tokio::test]
+async fn scheduler_streams_faults() {
+    for (faults, complete) in [
+        (
+            FaultConfig {
+                disconnect_rate: 1.0,
+                ..Default::default()
+            },
+            false,
+        ),
+        (
+            FaultConfig {
+                stall_rate: 1.0,
+                stall: Duration::from_millis(30),
+                ..Default::default()
+            },
+            true,
+        ),
+    ] {
+        let server = spawn(with_faults(faults), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let r = post(
+            server.local_addr(),
+            "/v1/completions",
+            r#"{"prompt":"x","max_tokens":4,"stream":true}"#,
+        )
+        .await;
+        assert_eq!(r.complete, complete);
+        let events = r.events();
+        if complete {
+            assert_eq!(events.len(), 5, "{events:?}");
+            // Chunk 3 comes after the stall: never before ttft + 2 itl + stall (5 + 2 + 30 ms)
+            // from the request (a lower bound; the server is never early).
+            let third = r.frames[2].0;
+            assert!(third >= Duration::from_millis(37), "{third:?}");
+        } else {
+            assert_eq!(events.len(), 2, "{events:?}");
+        }
+        server.shutdown().await;
+    }
+}

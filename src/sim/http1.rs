@@ -1,0 +1,467 @@
+//! The simulator's HTTP/1.1 server: reads requests with `httparse`, answers them through the
+//! axum [`Router`] (one route table for every way of serving it), and writes responses
+//! straight to the socket.
+//!
+//! Why not hyper: the simulator is the ground truth for measuring clients, so it must keep its
+//! schedule at thousands of concurrent streams on one core (`docs/performance.md`,
+//! "Simulator throughput"). With hyper every chunk of every stream passed through a task
+//! wake-up, the body stream and hyper's dispatcher and encoder. Here an exact-mode stream is
+//! taken out of its response (the [`Handoff`] extension) and handed to the scheduler thread
+//! (`sched.rs`), which writes its chunks itself; other responses are written from their body:
+//! with `content-length` when its size is known, else in chunked coding (each body frame one
+//! chunk, written as it comes).
+//!
+//! What it speaks: HTTP/1.1 with keep-alive and pipelining, `content-length` or chunked
+//! request bodies, `Expect: 100-continue`; HTTP/1.0 requests get one response each, the
+//! connection closing after it (a streamed body is then delimited by the close). A malformed
+//! request gets 400 (431 for an oversized head, 413 for an oversized body) and the connection
+//! is closed.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, HttpBody};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode};
+use axum::response::Response;
+use axum::Router;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tower_service::Service;
+
+use super::sched::{Outcome, Scheduler, Ticket};
+use super::stream::Handoff;
+use super::{Shared, MAX_BODY_BYTES};
+
+/// Largest request head (request line and headers).
+const MAX_HEAD_BYTES: usize = 64 << 10;
+const MAX_HEADERS: usize = 100;
+
+/// Accepts connections on `listener` until shutdown, then waits for open connections to end.
+/// Accepted connections get `TCP_NODELAY` (small frames must not wait for Nagle's algorithm).
+pub(crate) async fn serve(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    app: Router,
+) -> io::Result<()> {
+    // Exact mode with the real clock: streams are served by the scheduler thread.
+    let scheduler = if shared.engine.is_none() && shared.config.precise_timing {
+        Some(Arc::new(Scheduler::start(shared.clone())?))
+    } else {
+        None
+    };
+    let (alive, mut all_closed) = mpsc::channel::<()>(1);
+    let stop = shared.shutdown.wait();
+    tokio::pin!(stop);
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = &mut stop => break,
+        };
+        match accepted {
+            Ok((tcp, _)) => {
+                // Best effort: without it, small frames may wait for Nagle's algorithm.
+                let _ = tcp.set_nodelay(true);
+                let conn = Connection {
+                    sock: Arc::new(tcp),
+                    shared: shared.clone(),
+                    app: app.clone(),
+                    scheduler: scheduler.clone(),
+                    buf: Vec::new(),
+                };
+                let alive = alive.clone();
+                tokio::spawn(async move {
+                    conn.run().await;
+                    drop(alive);
+                });
+            }
+            // Out of file descriptors, or a connection reset before it was accepted: retry.
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+    drop(listener);
+    drop(alive);
+    if let Some(scheduler) = &scheduler {
+        scheduler.wake();
+    }
+    // Every connection task holds a sender; `None` once all have ended.
+    let _ = all_closed.recv().await;
+    Ok(())
+}
+
+/// A request that cannot be answered normally: its status and a one-line reason.
+struct Bad(StatusCode, String);
+
+/// A parsed request, with what the response needs to know about it.
+struct Incoming {
+    request: Request<Body>,
+    keep_alive: bool,
+    http11: bool,
+}
+
+struct Connection {
+    sock: Arc<TcpStream>,
+    shared: Arc<Shared>,
+    app: Router,
+    scheduler: Option<Arc<Scheduler>>,
+    /// Bytes read but not consumed yet (pipelined requests).
+    buf: Vec<u8>,
+}
+
+impl Connection {
+    async fn run(mut self) {
+        let shared = self.shared.clone();
+        let stop = shared.shutdown.wait();
+        tokio::pin!(stop);
+        loop {
+            let read = tokio::select! {
+                r = self.read_request() => r,
+                _ = &mut stop => return,
+            };
+            let incoming = match read {
+                Ok(Some(incoming)) => incoming,
+                Ok(None) => return,
+                Err(Bad(status, why)) => {
+                    let head = format!(
+                        "HTTP/1.1 {} {}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{why}\n",
+                        status.as_u16(),
+                        status.canonical_reason().unwrap_or(""),
+                        why.len() + 1
+                    );
+                    let _ = write_all(&self.sock, head.as_bytes()).await;
+                    return;
+                }
+            };
+            let head_only = incoming.request.method() == Method::HEAD;
+            let response = match self.app.call(incoming.request).await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            };
+            let keep_alive = incoming.keep_alive && !shared.shutdown.is_triggered();
+            let reusable = self
+                .respond(response, keep_alive, head_only, incoming.http11)
+                .await;
+            if !(reusable && keep_alive) {
+                return;
+            }
+        }
+    }
+
+    /// Reads more bytes into the buffer; 0 at end of stream.
+    async fn read_more(&mut self) -> io::Result<usize> {
+        loop {
+            self.sock.readable().await?;
+            self.buf.reserve(8 << 10);
+            match self.sock.try_read_buf(&mut self.buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                r => return r,
+            }
+        }
+    }
+
+    /// The next request, or `None` when the client closed the connection between requests.
+    async fn read_request(&mut self) -> Result<Option<Incoming>, Bad> {
+        let closed = || {
+            Bad(
+                StatusCode::BAD_REQUEST,
+                "connection closed mid-request".into(),
+            )
+        };
+        let (builder, head_len, http11) = loop {
+            if !self.buf.is_empty() {
+                if let Some(head) = parse_head(&self.buf)? {
+                    break head;
+                }
+                if self.buf.len() > MAX_HEAD_BYTES {
+                    return Err(Bad(
+                        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                        "request head too large".into(),
+                    ));
+                }
+            }
+            match self.read_more().await {
+                Ok(0) | Err(_) if self.buf.is_empty() => return Ok(None),
+                Ok(0) | Err(_) => return Err(closed()),
+                Ok(_) => {}
+            }
+        };
+        self.buf.drain(..head_len);
+        let headers = builder.headers_ref().cloned().unwrap_or_default();
+        let keep_alive = http11 && !has_token(&headers, header::CONNECTION, "close");
+        if has_token(&headers, header::EXPECT, "100-continue") {
+            let _ = write_all(&self.sock, b"HTTP/1.1 100 Continue\r\n\r\n").await;
+        }
+        let body = if has_token(&headers, header::TRANSFER_ENCODING, "chunked") {
+            self.read_chunked().await?
+        } else {
+            let len = match headers.get(header::CONTENT_LENGTH) {
+                None => 0,
+                Some(v) => v
+                    .to_str()
+                    .ok()
+                    .and_then(|s| s.trim().parse::<usize>().ok())
+                    .ok_or_else(|| Bad(StatusCode::BAD_REQUEST, "invalid content-length".into()))?,
+            };
+            if len > MAX_BODY_BYTES {
+                return Err(too_large());
+            }
+            while self.buf.len() < len {
+                if !matches!(self.read_more().await, Ok(n) if n > 0) {
+                    return Err(closed());
+                }
+            }
+            Bytes::from(self.buf.drain(..len).collect::<Vec<u8>>())
+        };
+        let request = builder
+            .body(Body::from(body))
+            .map_err(|e| Bad(StatusCode::BAD_REQUEST, format!("invalid request: {e}")))?;
+        Ok(Some(Incoming {
+            request,
+            keep_alive,
+            http11,
+        }))
+    }
+
+    /// A chunked request body (chunk extensions and trailers are skipped).
+    async fn read_chunked(&mut self) -> Result<Bytes, Bad> {
+        let bad = |why: &str| Bad(StatusCode::BAD_REQUEST, format!("bad chunked body: {why}"));
+        let mut body = Vec::new();
+        let mut pos = 0;
+        loop {
+            // A chunk header, or (after the last chunk) a trailer line.
+            let parsed = match httparse::parse_chunk_size(&self.buf[pos..]) {
+                Ok(httparse::Status::Complete((n, size))) => Some((n, size)),
+                Ok(httparse::Status::Partial) => None,
+                Err(_) => return Err(bad("invalid chunk size")),
+            };
+            match parsed {
+                Some((n, 0)) => {
+                    // Last chunk: skip trailer lines up to the empty line.
+                    pos += n;
+                    loop {
+                        match find(&self.buf[pos..], b"\r\n") {
+                            Some(0) => {
+                                self.buf.drain(..pos + 2);
+                                return Ok(Bytes::from(body));
+                            }
+                            Some(i) => pos += i + 2,
+                            None => self.more_or(bad("truncated")).await?,
+                        }
+                    }
+                }
+                Some((n, size)) => {
+                    let size = usize::try_from(size).map_err(|_| too_large())?;
+                    if body.len().saturating_add(size) > MAX_BODY_BYTES {
+                        return Err(too_large());
+                    }
+                    while self.buf.len() < pos + n + size + 2 {
+                        self.more_or(bad("truncated")).await?;
+                    }
+                    let data = pos + n;
+                    if &self.buf[data + size..data + size + 2] != b"\r\n" {
+                        return Err(bad("missing CRLF after chunk data"));
+                    }
+                    body.extend_from_slice(&self.buf[data..data + size]);
+                    pos = data + size + 2;
+                }
+                None => self.more_or(bad("truncated")).await?,
+            }
+        }
+    }
+
+    /// Reads more; `err` at end of stream.
+    async fn more_or(&mut self, err: Bad) -> Result<(), Bad> {
+        match self.read_more().await {
+            Ok(n) if n > 0 => Ok(()),
+            _ => Err(err),
+        }
+    }
+
+    /// Writes `response`; false if the connection cannot be used any more.
+    async fn respond(
+        &mut self,
+        response: Response,
+        keep_alive: bool,
+        head_only: bool,
+        http11: bool,
+    ) -> bool {
+        let (parts, body) = response.into_parts();
+        let status = parts.status;
+        let no_body = head_only
+            || status.is_informational()
+            || status == StatusCode::NO_CONTENT
+            || status == StatusCode::NOT_MODIFIED;
+        let length = body.size_hint().exact();
+        let chunked = http11 && length.is_none() && !no_body;
+        // Without chunked coding, an unsized body ends when the connection closes.
+        let keep_alive = keep_alive && (length.is_some() || chunked || no_body);
+        let mut head = Vec::with_capacity(256);
+        head.extend_from_slice(
+            format!(
+                "HTTP/1.1 {} {}\r\n",
+                status.as_u16(),
+                status.canonical_reason().unwrap_or("")
+            )
+            .as_bytes(),
+        );
+        // A `date` header as real servers send (RFC 9110 §6.6.1): sharded runs estimate their
+        // clock offset from it (`shard::probe_clock_offset`).
+        let date = httpdate::fmt_http_date(std::time::SystemTime::now());
+        head.extend_from_slice(format!("date: {date}\r\n").as_bytes());
+        for (name, value) in &parts.headers {
+            if [
+                header::CONTENT_LENGTH,
+                header::TRANSFER_ENCODING,
+                header::CONNECTION,
+            ]
+            .contains(name)
+            {
+                continue;
+            }
+            head.extend_from_slice(name.as_str().as_bytes());
+            head.extend_from_slice(b": ");
+            head.extend_from_slice(value.as_bytes());
+            head.extend_from_slice(b"\r\n");
+        }
+        if let Some(len) = length.filter(|_| !status.is_informational()) {
+            head.extend_from_slice(format!("content-length: {len}\r\n").as_bytes());
+        } else if chunked {
+            head.extend_from_slice(b"transfer-encoding: chunked\r\n");
+        }
+        if !keep_alive {
+            head.extend_from_slice(b"connection: close\r\n");
+        }
+        head.extend_from_slice(b"\r\n");
+
+        if no_body {
+            return write_all(&self.sock, &head).await.is_ok();
+        }
+        if length.is_some() {
+            let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+                return false;
+            };
+            head.extend_from_slice(&bytes);
+            return write_all(&self.sock, &head).await.is_ok();
+        }
+        if write_all(&self.sock, &head).await.is_err() {
+            return false;
+        }
+        let scheduled = self.scheduler.as_ref().and_then(|scheduler| {
+            let machine = parts.extensions.get::<Handoff>()?.take()?;
+            Some((scheduler, machine))
+        });
+        if let Some((scheduler, machine)) = scheduled {
+            let mut ticket = Ticket::new(machine, self.sock.clone(), chunked);
+            loop {
+                let Some((back, outcome)) = scheduler.serve(ticket).await else {
+                    return false;
+                };
+                ticket = back;
+                match outcome {
+                    Outcome::End => return true,
+                    Outcome::Cut | Outcome::Closed => return false,
+                    Outcome::Blocked => {
+                        if write_all(&self.sock, &ticket.pending).await.is_err() {
+                            return false;
+                        }
+                        ticket.pending.clear();
+                    }
+                }
+            }
+        }
+        let mut frames = body.into_data_stream();
+        let mut wire = Vec::new();
+        while let Some(frame) = frames.next().await {
+            // A body error (a simulated disconnect) cuts the connection.
+            let Ok(data) = frame else { return false };
+            if data.is_empty() {
+                continue;
+            }
+            wire.clear();
+            if chunked {
+                wire.extend_from_slice(format!("{:X}\r\n", data.len()).as_bytes());
+            }
+            wire.extend_from_slice(&data);
+            if chunked {
+                wire.extend_from_slice(b"\r\n");
+            }
+            if write_all(&self.sock, &wire).await.is_err() {
+                return false;
+            }
+        }
+        !chunked || write_all(&self.sock, b"0\r\n\r\n").await.is_ok()
+    }
+}
+
+/// Parses a complete request head: the request without its body, the head's length and
+/// whether it is HTTP/1.1. `None` if the head is incomplete.
+fn parse_head(buf: &[u8]) -> Result<Option<(axum::http::request::Builder, usize, bool)>, Bad> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut headers);
+    let len = match req.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(Bad(
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "too many headers".into(),
+            ))
+        }
+        Err(e) => return Err(Bad(StatusCode::BAD_REQUEST, format!("bad request: {e}"))),
+    };
+    let http11 = req.version == Some(1);
+    let method = Method::from_bytes(req.method.unwrap_or("").as_bytes())
+        .map_err(|_| Bad(StatusCode::BAD_REQUEST, "invalid method".into()))?;
+    let mut builder = Request::builder()
+        .method(method)
+        .uri(req.path.unwrap_or("/"))
+        .version(if http11 {
+            axum::http::Version::HTTP_11
+        } else {
+            axum::http::Version::HTTP_10
+        });
+    for h in req.headers.iter() {
+        let name = HeaderName::from_bytes(h.name.as_bytes());
+        let value = HeaderValue::from_bytes(h.value);
+        let (Ok(name), Ok(value)) = (name, value) else {
+            return Err(Bad(StatusCode::BAD_REQUEST, "invalid header".into()));
+        };
+        builder = builder.header(name, value);
+    }
+    Ok(Some((builder, len, http11)))
+}
+
+/// Whether a comma-separated header has `token` (case-insensitive).
+fn has_token(headers: &HeaderMap, name: HeaderName, token: &str) -> bool {
+    headers.get_all(name).iter().any(|v| {
+        v.to_str()
+            .is_ok_and(|s| s.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+    })
+}
+
+fn too_large() -> Bad {
+    Bad(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("request body larger than {MAX_BODY_BYTES} bytes"),
+    )
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Writes all of `buf`, waiting for the socket as needed.
+async fn write_all(sock: &TcpStream, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        sock.writable().await?;
+        match sock.try_write(buf) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => buf = &buf[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
