@@ -9,10 +9,12 @@
 //! read together share one timestamp.
 
 pub mod api;
+mod http1;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
@@ -53,6 +55,9 @@ fn install_crypto_provider() {
 /// Sends requests to one server and records what happens.
 pub struct Client {
     http: reqwest::Client,
+    /// The lean transport for measured requests when the URL is plain `http://` (`http1`);
+    /// `None`: they go through reqwest (HTTPS).
+    lean: Option<http1::Endpoint>,
     url: String,
     api: Box<dyn Api>,
     model: String,
@@ -94,9 +99,24 @@ impl Client {
             .tls_danger_accept_invalid_certs(cfg.insecure)
             .build()
             .map_err(|e| RunError::Client(e.to_string()))?;
+        // The same headers for the lean transport (validated above); a user's header replaces
+        // the default of the same name, as in reqwest's default-header map.
+        let user = |name: &str| {
+            secrets
+                .headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case(name))
+        };
+        let mut lean_headers = Vec::new();
+        if let Some(key) = secrets.api_key.as_ref().filter(|_| !user("authorization")) {
+            lean_headers.push(("authorization".to_string(), format!("Bearer {key}")));
+        }
+        lean_headers.extend(secrets.headers.iter().cloned());
+        let url = cfg.url();
         Ok(Arc::new(Client {
             http,
-            url: cfg.url(),
+            lean: http1::Endpoint::new(&url, &lean_headers),
+            url,
             api: api::for_backend(cfg.backend),
             model: cfg.model.clone(),
             ignore_eos: cfg.ignore_eos,
@@ -192,7 +212,8 @@ impl Client {
         let body = serde_json::to_vec(&body).unwrap_or_default();
         let keep_text = self.save_text || self.tokenizer.is_some();
         let mut state = Stream::new(spec, scheduled_ns, keep_text);
-        let request = self.http.post(&self.url).body(body);
+        // A lean response read to the server's final event, for its connection's reuse.
+        let mut finished = None;
         state.rec.sent_ns = clock.now_ns();
         let deadline = clock.instant_at(state.rec.sent_ns) + self.timeout;
         let outcome = tokio::select! {
@@ -202,7 +223,7 @@ impl Client {
                 FailureKind::Timeout,
                 format!("no complete answer within {:.1} s", self.timeout.as_secs_f64()),
             ),
-            o = self.exchange(request, &mut state, clock) => o,
+            o = self.exchange(body, &mut state, clock, &mut finished) => o,
         };
         let end_ns = clock.now_ns();
         // Everything after the last chunk's timestamp (counting the text with the tokenizer,
@@ -211,6 +232,11 @@ impl Client {
         // chunks are then all timestamped before any of that work (it made the last chunk's
         // timestamp 0.2-0.5 ms late on average at 64 streams; docs/performance.md).
         tokio::task::yield_now().await;
+        if let (Some(lean), Some(response)) = (&self.lean, finished) {
+            if let Some(conn) = http1::Response::into_reusable(response) {
+                lean.put_back(conn);
+            }
+        }
         let mut record = state.finish(outcome, self.tokenizer.as_ref());
         record.end_ns = end_ns;
         if !self.save_text {
@@ -219,35 +245,33 @@ impl Client {
         record
     }
 
+    /// Sends the request and reads its response; a lean response that reached the server's
+    /// final event is left in `finished`.
     async fn exchange(
         &self,
-        request: reqwest::RequestBuilder,
+        request: Vec<u8>,
         state: &mut Stream,
         clock: &Clock,
+        finished: &mut Option<http1::Response>,
     ) -> Outcome {
-        let retry = request.try_clone();
-        let mut response = match request.send().await {
-            Ok(r) => r,
-            // A kept-alive connection the server had already closed (llama.cpp closes after
-            // every stream although it announces keep-alive): the request never reached the
-            // server, so it is sent once more on a new connection, and the record says so.
-            Err(e) if is_stale_connection(&e) && retry.is_some() => {
-                state.rec.connection_retries += 1;
-                match retry.map(|r| r.send()) {
-                    Some(fut) => match fut.await {
-                        Ok(r) => r,
-                        Err(e) => return Outcome::failed(classify(&e), describe(&e)),
-                    },
-                    None => return Outcome::failed(classify(&e), describe(&e)),
-                }
-            }
-            Err(e) => return Outcome::failed(classify(&e), describe(&e)),
+        let mut body = match &self.lean {
+            Some(lean) => match lean.post(&request, &mut state.rec.connection_retries).await {
+                Ok(r) => Body::Lean(r),
+                Err(e) => return lean_failure(e),
+            },
+            None => match self.send_reqwest(request, state).await {
+                Ok(r) => Body::Reqwest(r, Bytes::new()),
+                Err(e) => return Outcome::failed(classify(&e), describe(&e)),
+            },
         };
-        let status = response.status();
-        state.rec.http_status = Some(status.as_u16());
-        if !status.is_success() {
-            let text = response.text().await.unwrap_or_default();
+        let status = body.status();
+        state.rec.http_status = Some(status);
+        if !(200..300).contains(&status) {
+            let text = body.error_text().await;
             let excerpt: String = text.chars().take(200).collect();
+            // As reqwest's status shows: the code and its standard reason.
+            let status = reqwest::StatusCode::from_u16(status)
+                .map_or_else(|_| status.to_string(), |s| s.to_string());
             return Outcome::failed(
                 FailureKind::HttpStatus,
                 format!("HTTP {status}: {}", excerpt.trim()),
@@ -256,15 +280,15 @@ impl Client {
         let mut parser = SseParser::new();
         let api = self.api.as_ref();
         loop {
-            match response.chunk().await {
+            match body.next_chunk().await {
                 Ok(Some(bytes)) => {
                     let t = clock.now_ns();
-                    let fed =
-                        parser.feed(&bytes, &mut |name, data| state.event(api, name, data, t));
+                    let fed = parser.feed(bytes, &mut |name, data| state.event(api, name, data, t));
                     if let Err((kind, msg)) = fed {
                         return Outcome::failed(kind, msg);
                     }
                     if state.done {
+                        body.keep(finished);
                         return Outcome::Ok;
                     }
                 }
@@ -276,6 +300,7 @@ impl Client {
                             Err((kind, msg)) => return Outcome::failed(kind, msg),
                         };
                     return if state.done {
+                        body.keep(finished);
                         Outcome::Ok
                     } else if truncated {
                         Outcome::failed(
@@ -289,15 +314,101 @@ impl Client {
                         )
                     };
                 }
+                Err(failure) => return failure,
+            }
+        }
+    }
+
+    /// The request through reqwest (HTTPS).
+    async fn send_reqwest(
+        &self,
+        body: Vec<u8>,
+        state: &mut Stream,
+    ) -> Result<reqwest::Response, reqwest::Error> {
+        let request = self.http.post(&self.url).body(body);
+        let retry = request.try_clone();
+        match request.send().await {
+            // A kept-alive connection the server had already closed (llama.cpp closes after
+            // every stream although it announces keep-alive): the request never reached the
+            // server, so it is sent once more on a new connection, and the record says so.
+            Err(e) if is_stale_connection(&e) => match retry {
+                Some(retry) => {
+                    state.rec.connection_retries += 1;
+                    retry.send().await
+                }
+                None => Err(e),
+            },
+            r => r,
+        }
+    }
+}
+
+/// A response body being read, from either transport: one read loop for both.
+enum Body {
+    Lean(http1::Response),
+    /// The response and the piece last read from it.
+    Reqwest(reqwest::Response, Bytes),
+}
+
+impl Body {
+    fn status(&self) -> u16 {
+        match self {
+            Body::Lean(r) => r.status,
+            Body::Reqwest(r, _) => r.status().as_u16(),
+        }
+    }
+
+    /// The next piece of the body as read; `None` at its end; a failure as the outcome.
+    async fn next_chunk(&mut self) -> Result<Option<&[u8]>, Outcome> {
+        match self {
+            Body::Lean(r) => r.next_chunk().await.map_err(lean_failure),
+            Body::Reqwest(r, last) => match r.chunk().await {
+                Ok(Some(bytes)) => {
+                    *last = bytes;
+                    Ok(Some(&last[..]))
+                }
+                Ok(None) => Ok(None),
                 Err(e) => {
                     let kind = if e.is_timeout() {
                         FailureKind::Timeout
                     } else {
                         FailureKind::StreamBroken
                     };
-                    return Outcome::failed(kind, format!("stream broken: {}", describe(&e)));
+                    Err(Outcome::failed(
+                        kind,
+                        format!("stream broken: {}", describe(&e)),
+                    ))
                 }
-            }
+            },
+        }
+    }
+
+    /// An error response's body, as text.
+    async fn error_text(self) -> String {
+        match self {
+            Body::Lean(mut r) => String::from_utf8_lossy(&r.error_body().await).into_owned(),
+            Body::Reqwest(r, _) => r.text().await.unwrap_or_default(),
+        }
+    }
+
+    /// Leaves a lean response in `slot` (its connection may serve another request).
+    fn keep(self, slot: &mut Option<http1::Response>) {
+        if let Body::Lean(r) = self {
+            *slot = Some(r);
+        }
+    }
+}
+
+/// The outcome of a lean-transport failure. A connection closed before any response byte (on a
+/// fresh connection) counts as a broken stream: the server cut the exchange off, as in a
+/// disconnect mid-body. Malformed HTTP framing is a broken stream too, not `malformed_stream`,
+/// which is about the SSE events carried inside a well-framed body (reqwest classed chunked
+/// coding errors as body errors, which were `stream_broken` as well).
+fn lean_failure(e: http1::Error) -> Outcome {
+    match e {
+        http1::Error::Connect(msg) => Outcome::failed(FailureKind::Connect, msg),
+        http1::Error::Closed(msg) | http1::Error::Broken(msg) => {
+            Outcome::failed(FailureKind::StreamBroken, format!("stream broken: {msg}"))
         }
     }
 }
