@@ -610,6 +610,65 @@ mod tests {
         ));
     }
 
+    /// Reads one request (the tests send the body `{}`) from `conn`.
+    async fn read_request(conn: &mut TcpStream) {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !(got.windows(4).any(|w| w == b"\r\n\r\n") && got.ends_with(b"{}")) {
+            let n = conn.read(&mut buf).await.unwrap();
+            assert!(n > 0, "request cut short");
+            got.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    /// A kept-alive connection is reused; one the server closed while idle is replaced once,
+    /// counted as a retry; `connection: close` keeps it out of the pool.
+    #[tokio::test]
+    async fn reuses_connections_and_retries_a_closed_one_once() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1/completions", listener.local_addr().unwrap());
+        let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
+        let server = tokio::spawn(async move {
+            let ok =
+                b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+            // Connection 1: two requests, then closed while idle.
+            let (mut c1, _) = listener.accept().await.unwrap();
+            for _ in 0..2 {
+                read_request(&mut c1).await;
+                c1.write_all(ok).await.unwrap();
+            }
+            drop(c1);
+            closed_tx.send(()).unwrap();
+            // Connection 2: the retried request, answered with `connection: close`.
+            let (mut c2, _) = listener.accept().await.unwrap();
+            read_request(&mut c2).await;
+            c2.write_all(b"HTTP/1.1 500 Internal Server Error\r\nconnection: close\r\ncontent-length: 4\r\n\r\noops")
+                .await
+                .unwrap();
+            // No third connection.
+            tokio::time::timeout(Duration::from_millis(200), listener.accept())
+                .await
+                .is_err()
+        });
+        let e = Endpoint::new(&url, &[]).unwrap();
+        let mut retries = 0;
+        for _ in 0..2 {
+            let mut r = e.post(b"{}", &mut retries).await.unwrap();
+            assert_eq!(r.status, 200);
+            assert_eq!(r.next_chunk().await.unwrap(), Some(&b"hello"[..]));
+            assert_eq!(r.next_chunk().await.unwrap(), None);
+            e.put_back(r.into_reusable().expect("kept alive"));
+        }
+        assert_eq!(retries, 0);
+        closed_rx.await.unwrap();
+        let mut r = e.post(b"{}", &mut retries).await.unwrap();
+        assert_eq!(retries, 1);
+        assert_eq!(r.status, 500);
+        assert_eq!(r.error_body().await, b"oops");
+        assert!(r.into_reusable().is_none(), "connection: close");
+        assert!(server.await.unwrap(), "no third connection expected");
+    }
+
     #[test]
     fn endpoint_builds_the_request_head() {
         let headers = vec![("X-Key".to_string(), "v".to_string())];
