@@ -4,7 +4,7 @@
 //! stream, sends garbage) ends up in the record's `outcome`. It does not aggregate, print,
 //! or retry. The wire formats live in [`api`]; the SSE framing in `crate::sse`. Measured
 //! requests to `http://` servers go over the lean HTTP/1.1 transport in `http1`, others over
-//! reqwest; both feed one body-reading loop ([`Body`]).
+//! reqwest; both feed one body-reading loop (`Body`).
 //!
 //! Timestamps: `sent_ns` is taken just before the request is handed to the connection; every
 //! output chunk's time is taken once, when the bytes that completed it were read, so events
