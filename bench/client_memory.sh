@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Client heap per in-flight stream: `valgrind --tool=massif` on `servebench run` against the
+# exact-mode simulator (TTFT 50 ms, a chunk every 10 ms, 200 tokens), at 1 stream (the base)
+# and at N streams (N warm-ups, then N measured requests, N in flight). Prints the peak of
+# heap + allocator overhead for each and (peak(N) − peak(1)) / (N − 1), the figure issue 7
+# bounds at 16 KiB. The simulator runs on CPU 0, the client under valgrind on CPU 1.
+#
+# Usage: bench/client_memory.sh [N]      (default 256)
+# Needs: Linux, taskset, valgrind, python3, 2+ CPUs.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+N="${1:-256}"
+ulimit -n 65536 2>/dev/null || true
+command -v valgrind >/dev/null || { echo "needs valgrind" >&2; exit 2; }
+cargo build --release --quiet --bin servebench
+OUT="$(mktemp -d)"
+SIM_PID=
+cleanup() { if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi; rm -rf "$OUT"; }
+trap cleanup EXIT
+
+taskset -c 0 target/release/servebench sim --threads 1 --ttft-ms 50 --itl-ms 10 >"$OUT/sim.log" 2>&1 &
+SIM_PID=$!
+URL=
+for _ in $(seq 100); do
+    URL="$(grep -o 'http://[0-9.:]*' "$OUT/sim.log" 2>/dev/null || true)"
+    [ -n "$URL" ] && break
+    sleep 0.1
+done
+[ -n "$URL" ] || { echo "sim did not start" >&2; cat "$OUT/sim.log" >&2; exit 2; }
+
+for C in 1 "$N"; do
+    taskset -c 1 valgrind --tool=massif --massif-out-file="$OUT/massif.$C" \
+        target/release/servebench run --base-url "$URL" --tokenizer words --num-prompts "$C" \
+        --max-concurrency "$C" --input-len 32 --output-len 200 --num-warmups "$C" \
+        --no-preflight -q --result-dir "$OUT/r$C" >/dev/null 2>"$OUT/valgrind.$C" ||
+        { tail "$OUT/valgrind.$C" >&2; exit 1; }
+done
+python3 - "$OUT/massif.1" "$OUT/massif.$N" "$N" <<'PY'
+import re, sys
+def peak(path):
+    best, cur = 0, 0
+    for line in open(path):
+        m = re.match(r"mem_heap(_extra)?_B=(\d+)", line)
+        if m:
+            cur = int(m.group(2)) if not m.group(1) else cur + int(m.group(2))
+            best = max(best, cur)
+    return best
+base, top, n = peak(sys.argv[1]), peak(sys.argv[2]), int(sys.argv[3])
+print(f"peak heap: {base / 1e6:.2f} MB at 1 stream, {top / 1e6:.2f} MB at {n} streams")
+print(f"per in-flight stream: {(top - base) / (n - 1) / 1024:.1f} KiB")
+PY
