@@ -83,9 +83,9 @@ fn simulate(cfg: &EngineConfig, reqs: &[Req]) -> (Vec<Seen>, ServerMetrics) {
             };
             while let Ok(e) = rx.try_recv() {
                 match e {
-                    Event::Scheduled => s.scheduled = true,
+                    Event::Scheduled { .. } => s.scheduled = true,
                     Event::QueueTimeout => s.timed_out = true,
-                    Event::Tokens { upto, at } => {
+                    Event::Tokens { upto, at, .. } => {
                         s.events.push((at - base - r.at, upto - s.tokens));
                         s.tokens = upto;
                     }
@@ -335,9 +335,14 @@ async fn driver_delivers_tokens_at_step_ends() {
     let engine = EngineHandle::new(small(), 1, 2.0, false, metrics.clone(), shutdown);
     let t0 = Instant::now();
     let mut rx = engine.submit(100, 3);
-    assert_eq!(rx.recv().await, Some(Event::Scheduled));
+    assert_eq!(
+        rx.recv().await,
+        Some(Event::Scheduled {
+            sim: Duration::ZERO
+        })
+    );
     let mut got = Vec::new();
-    while let Some(Event::Tokens { upto, at }) = rx.recv().await {
+    while let Some(Event::Tokens { upto, at, .. }) = rx.recv().await {
         got.push((upto, at - t0, Instant::now() - t0));
         if upto == 3 {
             break;
