@@ -11,7 +11,7 @@
 #
 # Usage: bench/calibrate.sh [K]     (K defaults to 20; environment: COUNTS="1 16 256 2048",
 #        LONG="10000 16000 32000 64000 128000"; either may be empty to skip those rows)
-# Needs: a release build (built here if missing), python3. Takes about two minutes at K=20.
+# Needs: a release build (built here if missing), python3. Takes under two minutes at K=20.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -40,7 +40,7 @@ start_sim() { # preset -> sets URL, SIM_PID
 stop_sim() { kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=; }
 
 run_client() { # backend n input_len name
-    "$BIN" run --quiet --base-url "$URL" --backend "$1" --num-prompts "$2" --input-len "$3" \
+    "$BIN" run --quiet --base-url "$URL" --tokenizer words --backend "$1" --num-prompts "$2" --input-len "$3" \
         --output-len 256 --timeout 3600 --result-dir "$OUT" --result-filename "$4.json"
 }
 
