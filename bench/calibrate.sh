@@ -7,13 +7,17 @@
 # `--request-rate inf`), converts the client's figures back to simulated time (times × K,
 # throughput ÷ K) and prints measured vs seed with the ratio, as a Markdown table.
 #
-# Usage: bench/calibrate.sh [K]     (K defaults to 20; environment: COUNTS="1 16 256 2048")
-# Needs: a release build (built here if missing), python3. Takes about a minute at K=20.
+# Then vLLM with one long prompt at a time (seed 002's single-prompt rows: TTFT only).
+#
+# Usage: bench/calibrate.sh [K]     (K defaults to 20; environment: COUNTS="1 16 256 2048",
+#        LONG="10000 16000 32000 64000 128000"; either may be empty to skip those rows)
+# Needs: a release build (built here if missing), python3. Takes under two minutes at K=20.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 K="${1:-20}"
-COUNTS="${COUNTS:-1 16 256 2048}"
+COUNTS="${COUNTS-1 16 256 2048}"
+LONG="${LONG-10000 16000 32000 64000 128000}"
 BIN=target/release/servebench
 [ -x "$BIN" ] || cargo build --release
 OUT="$(mktemp -d)"
@@ -36,7 +40,7 @@ start_sim() { # preset -> sets URL, SIM_PID
 stop_sim() { kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=; }
 
 run_client() { # backend n input_len name
-    "$BIN" run --quiet --base-url "$URL" --backend "$1" --num-prompts "$2" --input-len "$3" \
+    "$BIN" run --quiet --base-url "$URL" --tokenizer words --backend "$1" --num-prompts "$2" --input-len "$3" \
         --output-len 256 --timeout 3600 --result-dir "$OUT" --result-filename "$4.json"
 }
 
@@ -45,14 +49,16 @@ calibrate() {
     local preset=$1 backend=$2 seed=$3; shift 3
     start_sim "$preset"
     for n in $COUNTS; do run_client "$backend" "$n" 80 "$preset-$n"; done
-    if [ "$preset" = vllm-llama-405b ]; then run_client "$backend" 1 10000 "$preset-10k"; fi
+    if [ "$preset" = vllm-llama-405b ]; then
+        for len in $LONG; do run_client "$backend" 1 "$len" "$preset-$len"; done
+    fi
     stop_sim
 }
 
 calibrate tgi-llama-405b tgi 001
 calibrate vllm-llama-405b openai 002
 
-python3 - "$OUT" "$K" "$COUNTS" <<'PY'
+python3 - "$OUT" "$K" "$COUNTS" "$LONG" <<'PY'
 import json, sys, os
 out, k, counts = sys.argv[1], float(sys.argv[2]), [int(c) for c in sys.argv[3].split()]
 # The seeds' figures: output tok/s, mean TTFT ms, mean TPOT ms (80-token book prompts).
@@ -80,9 +86,11 @@ for (preset, seed), rows in seeds.items():
         cells = [cell(thr, w[0], limits["thr"]), cell(ttft, w[1], limits["ttft"]), cell(tpot, w[2], limits["tpot"])]
         bad += sum("✗" in c for c in cells)
         print(f"| {preset} ({seed}) | {n} | " + " | ".join(cells) + " |")
-r = json.load(open(os.path.join(out, "vllm-llama-405b-10k.json")))
-ttft = r["mean_ttft_ms"] * k
-c = cell(ttft, 12286.18, limits["ttft"]); bad += "✗" in c
-print(f"| vllm-llama-405b (002) | 1 × 10,000-token prompt | | | {c} | | |")
+# Seed 002's single long prompts: input tokens, mean TTFT ms.
+long = {10000: 12286.18, 16000: 23828.07, 32000: 66549.57, 64000: 209674.58, 128000: 734188.96}
+for n in [int(x) for x in sys.argv[4].split()]:
+    r = json.load(open(os.path.join(out, f"vllm-llama-405b-{n}.json")))
+    c = cell(r["mean_ttft_ms"] * k, long[n], limits["ttft"]); bad += "✗" in c
+    print(f"| vllm-llama-405b (002) | 1 × {n:,}-token prompt | | | {c} | | |")
 print(f"\nlimits: throughput ±25%, TTFT and TPOT ±35%; {'all within' if bad == 0 else f'{bad} outside (✗)'}")
 PY

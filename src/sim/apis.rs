@@ -29,7 +29,7 @@ use super::engine::{output_length, Event};
 use super::faults::{self, Fault, ERROR_429_BODY, ERROR_500_BODY};
 use super::stream::{
     engine_non_stream_response, engine_sse_response, json_response, non_stream_response,
-    sse_response, Active, EngineJob, Framer, Plan,
+    sse_response, Active, EngineJob, Framer, Plan, ServerTimes,
 };
 use super::text::{count_words, splitmix64, TokenGen};
 use super::{Counters, Shared, MAX_TOKENS_LIMIT};
@@ -252,13 +252,17 @@ async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
     }
     let prompt = u32::try_from(gen.prompt_tokens).unwrap_or(u32::MAX);
     let mut rx = engine.submit(prompt, gen.tokens);
+    let scheduled;
     loop {
         let event = tokio::select! {
             e = rx.recv() => e,
             _ = shared.shutdown.wait() => None,
         };
         match event {
-            Some(Event::Scheduled) => break,
+            Some(Event::Scheduled { sim }) => {
+                scheduled = sim;
+                break;
+            }
             Some(Event::QueueTimeout) => {
                 Counters::bump(&shared.stats.queue_timeouts);
                 if let Ok(mut m) = shared.metrics.lock() {
@@ -272,6 +276,7 @@ async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
     }
     Ok(EngineJob {
         rx,
+        scheduled,
         tokens: gen.tokens,
         tokens_per_chunk: shared.config.tokens_per_chunk,
         fault: gen.fault,
@@ -290,7 +295,11 @@ async fn stream_answer<F: Framer>(shared: Arc<Shared>, gen: &Gen, framer: F) -> 
 }
 
 /// The non-streamed answer, when the whole generation is done.
-async fn whole_answer(shared: Arc<Shared>, gen: &Gen, body: impl FnOnce() -> String) -> Answer {
+async fn whole_answer(
+    shared: Arc<Shared>,
+    gen: &Gen,
+    body: impl FnOnce(&ServerTimes) -> String,
+) -> Answer {
     if shared.engine.is_some() {
         let job = admit(&shared, gen).await?;
         return Ok(engine_non_stream_response(shared, job, body).await);
@@ -367,7 +376,7 @@ impl Framer for CompletionsFramer {
         out.extend_from_slice(b"\n\n");
     }
 
-    fn trailer(&mut self, out: &mut Vec<u8>) {
+    fn trailer(&mut self, out: &mut Vec<u8>, _times: &ServerTimes) {
         if let Some(usage) = &self.usage {
             out.extend_from_slice(usage.as_bytes());
         }
@@ -421,7 +430,7 @@ pub(crate) async fn completions(State(shared): AppState, body: Bytes) -> Answer 
         .usage
         .then(|| usage_value(prompt_tokens, tokens));
     let model = shared.config.model.clone();
-    whole_answer(shared.clone(), &r, move || {
+    whole_answer(shared.clone(), &r, move |_| {
         json!({
             "id": id,
             "object": "text_completion",
@@ -512,7 +521,7 @@ impl Framer for ChatFramer {
         out.extend_from_slice(b"\n\n");
     }
 
-    fn trailer(&mut self, out: &mut Vec<u8>) {
+    fn trailer(&mut self, out: &mut Vec<u8>, _times: &ServerTimes) {
         out.extend_from_slice(self.head.as_bytes());
         out.extend_from_slice(br#"{},"logprobs":null,"finish_reason":""#);
         out.extend_from_slice(self.finish.as_bytes());
@@ -582,7 +591,7 @@ pub(crate) async fn chat_completions(State(shared): AppState, body: Bytes) -> An
         .usage
         .then(|| usage_value(prompt_tokens, tokens));
     let model = shared.config.model.clone();
-    whole_answer(shared.clone(), &r, move || {
+    whole_answer(shared.clone(), &r, move |_| {
         let reasoning_content = (reasoning > 0).then(|| gen.text(0, reasoning));
         json!({
             "id": id,
@@ -653,7 +662,7 @@ impl Framer for TgiFramer {
         }
     }
 
-    fn trailer(&mut self, _out: &mut Vec<u8>) {}
+    fn trailer(&mut self, _out: &mut Vec<u8>, _times: &ServerTimes) {}
 }
 
 /// Lets `write!` append to a byte buffer.
@@ -704,7 +713,7 @@ pub(crate) async fn tgi_generate(State(shared): AppState, body: Bytes) -> Answer
     let (r, details) = tgi_setup(&shared, t0, &body)?;
     let (tokens, prompt_tokens, finish) = (r.tokens, r.prompt_tokens, r.finish.tgi());
     let gen = TokenGen::new(shared.config.seed, r.n);
-    whole_answer(shared.clone(), &r, move || {
+    whole_answer(shared.clone(), &r, move |_| {
         let mut v = json!({ "generated_text": gen.text(0, tokens) });
         if details {
             v["details"] = json!({
@@ -759,12 +768,11 @@ struct LlamaRequest {
     ignore_eos: Option<bool>,
 }
 
-/// Fields of llama.cpp's final event that depend only on the schedule.
+/// Fields of llama.cpp's final event known when the request starts.
 struct LlamaFinal {
     model_json: String,
     tokens: u32,
     prompt_tokens: u64,
-    timings: String,
     stop_type: &'static str,
 }
 
@@ -796,13 +804,17 @@ impl Framer for LlamaFramer {
         }
     }
 
-    fn trailer(&mut self, out: &mut Vec<u8>) {
+    fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes) {
         let f = &self.fin;
         let _ = if self.usage {
             write!(
                 ByteSink(out),
                 "data: {{\"index\":0,\"content\":\"\",\"tokens\":[],\"stop\":true,\"id_slot\":0,\"model\":{},\"tokens_predicted\":{},\"tokens_evaluated\":{},\"stop_type\":\"{}\",\"timings\":{}}}\n\n",
-                f.model_json, f.tokens, f.prompt_tokens, f.stop_type, f.timings
+                f.model_json,
+                f.tokens,
+                f.prompt_tokens,
+                f.stop_type,
+                llama_timings(times, f.prompt_tokens, f.tokens)
             )
         } else {
             write!(
@@ -814,11 +826,20 @@ impl Framer for LlamaFramer {
     }
 }
 
-/// llama.cpp's `timings` object, derived from the schedule.
-fn llama_timings(shared: &Shared, prompt_tokens: u64, tokens: u32) -> Value {
-    let c = &shared.config;
-    let prompt_ms = c.ttft.as_secs_f64() * 1000.0;
-    let per_token_ms = c.itl.as_secs_f64() * 1000.0 / f64::from(c.tokens_per_chunk.max(1));
+/// llama.cpp's `timings` object for a request of `prompt_tokens` prompt and `tokens` output
+/// tokens that took `times` (see [`ServerTimes`] for what each span covers), in ms:
+/// `prompt_ms` = the prompt span, `predicted_ms` = first to last output token,
+/// `predicted_per_token_ms` = `predicted_ms / (tokens - 1)` (0 for a single token), the
+/// `*_per_second` fields their rates (`prompt_n / prompt_ms`, `1 / predicted_per_token_ms`).
+fn llama_timings(times: &ServerTimes, prompt_tokens: u64, tokens: u32) -> Value {
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    let prompt_ms = ms(times.prompt);
+    let predicted_ms = ms(times.predicted);
+    let per_token_ms = if tokens > 1 {
+        predicted_ms / f64::from(tokens - 1)
+    } else {
+        0.0
+    };
     let per_second = |n: f64, ms: f64| if ms > 0.0 { n * 1000.0 / ms } else { 0.0 };
     let prompt_n = prompt_tokens as f64;
     json!({
@@ -827,7 +848,7 @@ fn llama_timings(shared: &Shared, prompt_tokens: u64, tokens: u32) -> Value {
         "prompt_per_token_ms": if prompt_tokens > 0 { prompt_ms / prompt_n } else { 0.0 },
         "prompt_per_second": per_second(prompt_n, prompt_ms),
         "predicted_n": tokens,
-        "predicted_ms": per_token_ms * f64::from(tokens),
+        "predicted_ms": predicted_ms,
         "predicted_per_token_ms": per_token_ms,
         "predicted_per_second": per_second(1.0, per_token_ms),
     })
@@ -852,7 +873,6 @@ pub(crate) async fn llama_completion(State(shared): AppState, body: Bytes) -> An
     let tokens = r.tokens;
     let stop_type = r.finish.llama();
     let gen = TokenGen::new(shared.config.seed, r.n);
-    let timings = llama_timings(&shared, prompt_tokens, tokens);
     let usage = shared.config.usage;
 
     if req.stream.unwrap_or(false) {
@@ -863,7 +883,6 @@ pub(crate) async fn llama_completion(State(shared): AppState, body: Bytes) -> An
                 model_json: shared.model_json.clone(),
                 tokens,
                 prompt_tokens,
-                timings: timings.to_string(),
                 stop_type,
             },
         };
@@ -871,7 +890,7 @@ pub(crate) async fn llama_completion(State(shared): AppState, body: Bytes) -> An
     }
 
     let model = shared.config.model.clone();
-    whole_answer(shared.clone(), &r, move || {
+    whole_answer(shared.clone(), &r, move |times| {
         let mut v = json!({
             "index": 0,
             "content": gen.text(0, tokens),
@@ -884,7 +903,7 @@ pub(crate) async fn llama_completion(State(shared): AppState, body: Bytes) -> An
             v["tokens"] = json!([]);
             v["tokens_predicted"] = json!(tokens);
             v["tokens_evaluated"] = json!(prompt_tokens);
-            v["timings"] = timings;
+            v["timings"] = llama_timings(times, prompt_tokens, tokens);
         }
         v.to_string()
     })

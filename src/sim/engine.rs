@@ -198,10 +198,16 @@ pub(crate) fn output_length(seed: u64, request: u64, mean: u32) -> u32 {
 /// What a request's channel receives from the engine.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Event {
-    /// The request was scheduled for the first time (its prefill starts now).
-    Scheduled,
-    /// Output tokens `[0, upto)` exist; the step that produced the last ones ended at `at`.
-    Tokens { upto: u32, at: Instant },
+    /// The request was scheduled for the first time: its prefill starts at simulated time
+    /// `sim` (the start of the step that carries its first chunk).
+    Scheduled { sim: Duration },
+    /// Output tokens `[0, upto)` exist; the step that produced the last ones ended at `at`
+    /// (simulated time `sim`).
+    Tokens {
+        upto: u32,
+        at: Instant,
+        sim: Duration,
+    },
     /// The request waited longer than the queue timeout without being scheduled.
     QueueTimeout,
 }
@@ -340,14 +346,16 @@ impl Core {
         }
     }
 
-    fn admit_front(&mut self, chunk: u32) {
+    /// Admits the front of the queue with a first chunk of `chunk` tokens, in the step that
+    /// starts at `now`.
+    fn admit_front(&mut self, chunk: u32, now: Duration) {
         if let Some(mut s) = self.waiting.pop_front() {
             s.work = chunk;
             s.kv += chunk;
             self.kv_used += u64::from(chunk);
             if !s.scheduled {
                 s.scheduled = true;
-                let _ = s.events.send(Event::Scheduled);
+                let _ = s.events.send(Event::Scheduled { sim: now });
             }
             self.running.push(s);
         }
@@ -358,11 +366,11 @@ impl Core {
     pub(crate) fn plan(&mut self, now: Duration) -> Option<Duration> {
         self.sweep(now);
         match self.cfg.scheduler {
-            SchedulerKind::ChunkedPrefill => self.plan_chunked(),
+            SchedulerKind::ChunkedPrefill => self.plan_chunked(now),
             SchedulerKind::PrefillFirst {
                 max_waiting_steps,
                 waiting_served_ratio,
-            } => self.plan_prefill_first(max_waiting_steps, waiting_served_ratio),
+            } => self.plan_prefill_first(max_waiting_steps, waiting_served_ratio, now),
         }
         self.step_duration()
     }
@@ -387,7 +395,7 @@ impl Core {
         true
     }
 
-    fn plan_chunked(&mut self) {
+    fn plan_chunked(&mut self, now: Duration) {
         let mut budget = self.cfg.max_batched_tokens;
         let mut preempted = false;
         // Decodes first (one token each), then chunks of running prefills.
@@ -434,12 +442,12 @@ impl Core {
             if self.free_kv() < u64::from(chunk) {
                 break;
             }
-            self.admit_front(chunk);
+            self.admit_front(chunk, now);
             budget -= chunk;
         }
     }
 
-    fn plan_prefill_first(&mut self, max_waiting_steps: u32, ratio: f64) {
+    fn plan_prefill_first(&mut self, max_waiting_steps: u32, ratio: f64, now: Duration) {
         if !self.waiting.is_empty() {
             let running = self.running.len();
             let force = running == 0 || self.steps_since_prefill >= max_waiting_steps;
@@ -465,7 +473,7 @@ impl Core {
             if n > 0 && n >= min_size {
                 for _ in 0..n {
                     let chunk = self.waiting.front().map_or(0, Seq::to_prefill);
-                    self.admit_front(chunk);
+                    self.admit_front(chunk, now);
                 }
                 self.steps_since_prefill = 0;
                 return;
@@ -540,6 +548,7 @@ impl Core {
             let _ = s.events.send(Event::Tokens {
                 upto: s.generated,
                 at,
+                sim: end,
             });
             if s.generated >= s.target {
                 freed += u64::from(s.kv);

@@ -83,9 +83,9 @@ fn simulate(cfg: &EngineConfig, reqs: &[Req]) -> (Vec<Seen>, ServerMetrics) {
             };
             while let Ok(e) = rx.try_recv() {
                 match e {
-                    Event::Scheduled => s.scheduled = true,
+                    Event::Scheduled { .. } => s.scheduled = true,
                     Event::QueueTimeout => s.timed_out = true,
-                    Event::Tokens { upto, at } => {
+                    Event::Tokens { upto, at, .. } => {
                         s.events.push((at - base - r.at, upto - s.tokens));
                         s.tokens = upto;
                     }
@@ -335,9 +335,14 @@ async fn driver_delivers_tokens_at_step_ends() {
     let engine = EngineHandle::new(small(), 1, 2.0, false, metrics.clone(), shutdown);
     let t0 = Instant::now();
     let mut rx = engine.submit(100, 3);
-    assert_eq!(rx.recv().await, Some(Event::Scheduled));
+    assert_eq!(
+        rx.recv().await,
+        Some(Event::Scheduled {
+            sim: Duration::ZERO
+        })
+    );
     let mut got = Vec::new();
-    while let Some(Event::Tokens { upto, at }) = rx.recv().await {
+    while let Some(Event::Tokens { upto, at, .. }) = rx.recv().await {
         got.push((upto, at - t0, Instant::now() - t0));
         if upto == 3 {
             break;
@@ -355,6 +360,25 @@ async fn driver_delivers_tokens_at_step_ends() {
         assert!(*now >= want[i] && *now < want[i] + Duration::from_millis(2));
     }
     assert_eq!(metrics.lock().unwrap().generation_tokens, 3);
+}
+
+/// Seed 002's single long prompts: `vllm-llama-405b`'s TTFT on the virtual clock stays within
+/// 10% of the seed from 10k to 128k tokens (chunked prefill's attention over the context so
+/// far makes it superlinear; docs/performance.md has the table).
+#[test]
+fn vllm_405b_long_prompt_ttft_follows_seed_002() {
+    let cfg = Preset::VllmLlama405b.engine().unwrap();
+    for (len, seed_ttft_ms) in [
+        (10_000u32, 12286.18),
+        (16_000, 23828.07),
+        (32_000, 66549.57),
+        (64_000, 209674.58),
+        (128_000, 734188.96),
+    ] {
+        let (seen, _) = simulate(&cfg, &burst(&cfg, 1, len, 150));
+        let ratio = figures(&cfg, &seen).ttft_ms / seed_ttft_ms;
+        assert!((0.9..=1.1).contains(&ratio), "{len} tokens: {ratio:.3}");
+    }
 }
 
 /// Prints the presets' figures for the seeds' workloads, computed on the virtual clock (no

@@ -56,7 +56,7 @@
 //! | preset | scheduler | max_num_seqs | step budget | KV tokens | overhead | prefill/token | decode/seq | attention pair / ctx token | front-end | mean output |
 //! |---|---|---|---|---|---|---|---|---|---|---|
 //! | `tgi-llama-405b` | prefill-first (20 steps, ratio 1.2) | 768 | 45,000 | 300,000 | 48 ms | 0.34 ms | 0.58 ms | 70 ns / 600 ns | 53 ms | 57 |
-//! | `vllm-llama-405b` | chunked prefill | 256 | 512 | 300,000 | 48 ms | 0.85 ms | 0.85 ms | 55 ns / 600 ns | 200 ms | 59 |
+//! | `vllm-llama-405b` | chunked prefill | 256 | 512 | 300,000 | 48 ms | 0.85 ms | 0.85 ms | 71 ns / 600 ns | 200 ms | 59 |
 //! | `vllm-llama-8b-rtx4090` | chunked prefill | 256 | 2,048 | 90,000 | 12 ms | 0.08 ms | 0.08 ms | 3 ns / 140 ns | 5 ms | 256 |
 //! | `llamacpp-llama-8b-rtx4090` | chunked prefill | 4 (slots) | 2,048 | 16,384 | 7 ms | 0.12 ms | 0.30 ms | 3 ns / 140 ns | 1 ms | 256 |
 //!

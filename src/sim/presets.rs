@@ -100,7 +100,7 @@ impl Preset {
                 step_overhead: ms(48),
                 prefill_per_token: us(850),
                 decode_per_seq: us(850),
-                prefill_attention_per_pair: ns(55),
+                prefill_attention_per_pair: ns(71),
                 decode_attention_per_token: ns(600),
                 frontend_latency: ms(200),
                 mean_output_tokens: Some(59),

@@ -49,7 +49,35 @@ pub(crate) trait Framer: Send + 'static {
     fn content(&mut self, out: &mut Vec<u8>, chunk: u32, start: u32, end: u32, last: bool);
 
     /// Appends what follows the last content chunk (finish, usage, terminator) to `out`.
-    fn trailer(&mut self, out: &mut Vec<u8>);
+    /// `times`: what the server spent on the request (llama.cpp reports it).
+    fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes);
+}
+
+/// What the server spent on one request, in simulated time: the source of llama.cpp's
+/// `timings` (`apis.rs::llama_timings`). Defined as llama.cpp measures them:
+/// - `prompt`: from when the request's prompt processing started (engine mode: the start of
+///   the step that carried its first prefill chunk, so time spent waiting for a slot or in the
+///   queue is not in it; exact mode: the arrival) to its first output token;
+/// - `predicted`: from the first output token to the last (zero for one token).
+///
+/// Exact mode reports its schedule (`ttft`, and `itl / tokens_per_chunk` per token after the
+/// first); engine mode what the engine did for that request (see [`EnginePace`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ServerTimes {
+    pub(crate) prompt: Duration,
+    pub(crate) predicted: Duration,
+}
+
+impl ServerTimes {
+    /// Exact mode's times for a request of `tokens` output tokens.
+    pub(crate) fn schedule(shared: &Shared, tokens: u32) -> Self {
+        let c = &shared.config;
+        let per_token = c.itl / c.tokens_per_chunk.max(1);
+        Self {
+            prompt: c.ttft,
+            predicted: mul(per_token, tokens.saturating_sub(1)),
+        }
+    }
 }
 
 /// The schedule and fault of one request.
@@ -190,6 +218,8 @@ pub(crate) trait Pace: Send + 'static {
     fn sent(&mut self, _end: u32) {}
     /// Every content chunk was handed over.
     fn finished(&mut self) {}
+    /// What the server spent on the request (called once every content chunk went out).
+    fn times(&self, shared: &Shared, tokens: u32) -> ServerTimes;
     /// Waits for `wait`; false if the server is shutting down (or the engine went away).
     fn wait(&mut self, shared: &Shared, wait: Wait) -> impl Future<Output = bool> + Send;
 }
@@ -258,7 +288,8 @@ impl<F: Framer, P: Pace> Machine<F, P> {
     }
 
     fn trailer(&mut self, out: &mut Vec<u8>) {
-        self.framer.trailer(out);
+        let times = self.pace.times(&self.shared, self.tokens);
+        self.framer.trailer(out, &times);
         self.pace.finished();
         if self.fault == Fault::None {
             Counters::bump(&self.shared.stats.ok);
@@ -484,6 +515,10 @@ impl Pace for ExactPace {
         self.active.ok = true;
     }
 
+    fn times(&self, shared: &Shared, tokens: u32) -> ServerTimes {
+        ServerTimes::schedule(shared, tokens)
+    }
+
     async fn wait(&mut self, shared: &Shared, wait: Wait) -> bool {
         match wait {
             Wait::Until(at) => wait_until(shared, at).await,
@@ -516,7 +551,7 @@ pub(crate) async fn non_stream_response(
     shared: Arc<Shared>,
     plan: Plan,
     mut active: Active,
-    body: impl FnOnce() -> String,
+    body: impl FnOnce(&ServerTimes) -> String,
 ) -> Response {
     let end = plan.deadline(plan.chunks() - 1);
     if !wait_until(&shared, end).await {
@@ -525,7 +560,8 @@ pub(crate) async fn non_stream_response(
     record_lateness(&shared.stats, Instant::now(), end);
     active.generated = plan.tokens;
     active.ok = true;
-    whole_response(shared, plan.fault, end, body).await
+    let times = ServerTimes::schedule(&shared, plan.tokens);
+    whole_response(shared, plan.fault, end, move || body(&times)).await
 }
 
 /// The answer of a non-streamed request whose generation ended at `end`, with its fault.
@@ -579,10 +615,11 @@ pub(crate) fn json_response(status: StatusCode, body: Body) -> Response {
 // ---------------------------------------------------------------------------------------------
 // Engine mode: chunks follow the engine's token events.
 
-/// A request served by the engine: its channel (already past `Event::Scheduled`), its
-/// output length, tokens per chunk and fault.
+/// A request served by the engine: its channel (already past `Event::Scheduled`), when its
+/// prefill started (simulated), its output length, tokens per chunk and fault.
 pub(crate) struct EngineJob {
     pub(crate) rx: mpsc::UnboundedReceiver<Event>,
+    pub(crate) scheduled: Duration,
     pub(crate) tokens: u32,
     pub(crate) tokens_per_chunk: u32,
     pub(crate) fault: Fault,
@@ -595,13 +632,46 @@ pub(crate) struct EnginePace {
     /// Output tokens the engine has produced so far, and when the last of them was.
     avail: u32,
     at: Option<Instant>,
+    /// The request's simulated times: prefill start, first and last output token.
+    sim: SimTimes,
+}
+
+/// A request's simulated times in the engine, from its events.
+#[derive(Clone, Copy, Debug, Default)]
+struct SimTimes {
+    scheduled: Duration,
+    first: Option<Duration>,
+    last: Duration,
+}
+
+impl SimTimes {
+    fn new(scheduled: Duration) -> Self {
+        Self {
+            scheduled,
+            ..Self::default()
+        }
+    }
+
+    fn take(&mut self, sim: Duration) {
+        self.first.get_or_insert(sim);
+        self.last = sim;
+    }
+
+    fn times(&self) -> ServerTimes {
+        let first = self.first.unwrap_or(self.scheduled);
+        ServerTimes {
+            prompt: first.saturating_sub(self.scheduled),
+            predicted: self.last.saturating_sub(first),
+        }
+    }
 }
 
 impl EnginePace {
     fn take(&mut self, event: Event) {
-        if let Event::Tokens { upto, at } = event {
+        if let Event::Tokens { upto, at, sim } = event {
             self.avail = self.avail.max(upto);
             self.at = Some(at);
+            self.sim.take(sim);
         }
     }
 }
@@ -616,6 +686,10 @@ impl Pace for EnginePace {
 
     fn stall(&mut self, _next: u32, now: Instant) -> Instant {
         offset(now, self.stall)
+    }
+
+    fn times(&self, _shared: &Shared, _tokens: u32) -> ServerTimes {
+        self.sim.times()
     }
 
     async fn wait(&mut self, shared: &Shared, wait: Wait) -> bool {
@@ -648,6 +722,7 @@ pub(crate) fn engine_sse_response<F: Framer>(
         stall: shared.real.stall,
         avail: 0,
         at: None,
+        sim: SimTimes::new(job.scheduled),
     };
     let (tokens, per_chunk, fault) = (job.tokens, job.tokens_per_chunk, job.fault);
     let machine = Machine::new(shared, framer, pace, tokens, per_chunk, fault);
@@ -659,19 +734,25 @@ pub(crate) fn engine_sse_response<F: Framer>(
 pub(crate) async fn engine_non_stream_response(
     shared: Arc<Shared>,
     mut job: EngineJob,
-    body: impl FnOnce() -> String,
+    body: impl FnOnce(&ServerTimes) -> String,
 ) -> Response {
     let mut at = None;
     let mut avail = 0;
+    let mut sim = SimTimes::new(job.scheduled);
     while avail < job.tokens {
         let e = tokio::select! {
             e = job.rx.recv() => e,
             _ = shared.shutdown.wait() => None,
         };
         match e {
-            Some(Event::Tokens { upto, at: t }) => {
+            Some(Event::Tokens {
+                upto,
+                at: t,
+                sim: s,
+            }) => {
                 avail = upto;
                 at = Some(t);
+                sim.take(s);
             }
             Some(_) => {}
             None => return StatusCode::SERVICE_UNAVAILABLE.into_response(),
@@ -679,5 +760,6 @@ pub(crate) async fn engine_non_stream_response(
     }
     let end = at.unwrap_or_else(Instant::now);
     record_lateness(&shared.stats, Instant::now(), end);
-    whole_response(shared, job.fault, end, body).await
+    let times = sim.times();
+    whole_response(shared, job.fault, end, move || body(&times)).await
 }

@@ -1275,6 +1275,79 @@ async fn engine_mode_keeps_the_faults() {
     server.shutdown().await;
 }
 
+/// llama.cpp's `timings` in engine mode are what the engine spent on that request: the
+/// decode time per token is the gap between its chunks, and the prompt time is its prefill
+/// alone, without the time it waited for the single slot.
+#[tokio::test(start_paused = true)]
+async fn engine_llama_timings_follow_the_engine() {
+    let mut config = small_engine();
+    if let Some(e) = config.engine.as_mut() {
+        e.max_num_seqs = 1;
+        // Whole-ms steps: the paused clock's timers have 1 ms resolution.
+        e.prefill_per_token = Duration::from_micros(200);
+        e.decode_per_seq = Duration::from_millis(1);
+    }
+    let server = start(config).await;
+    let addr = server.local_addr();
+    let body = r#"{"prompt":"a b c d e f g h i j","n_predict":8,"ignore_eos":true,"stream":true}"#;
+    let first = tokio::spawn(async move { post(addr, "/completion", body).await });
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let second = tokio::spawn(async move { post(addr, "/completion", body).await });
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
+    for (i, r) in [first.await.unwrap(), second.await.unwrap()]
+        .iter()
+        .enumerate()
+    {
+        let events = r.events();
+        assert_eq!(events.len(), 8 + 1, "{events:?}");
+        let t = &parse(&events[8])["timings"];
+        // One frame per token (the last one carries the stop event too).
+        let times: Vec<f64> = r.frames.iter().map(|(at, _)| ms(*at)).collect();
+        assert_eq!(times.len(), 8);
+        let per_token = t["predicted_per_token_ms"].as_f64().unwrap();
+        for gap in times.windows(2).map(|w| w[1] - w[0]) {
+            assert!(
+                close(gap, per_token),
+                "request {i}: gap {gap} vs {t} {times:?}"
+            );
+        }
+        assert!(close(
+            t["predicted_ms"].as_f64().unwrap(),
+            times[7] - times[0]
+        ));
+        assert!(close(per_token, 2.0), "one decode: 1 ms + 1 ms, {t}");
+        assert!(close(t["predicted_per_second"].as_f64().unwrap(), 500.0));
+        assert_eq!(t["predicted_n"], 8);
+        assert_eq!(t["prompt_n"], 10);
+        // The prefill step: 1 ms + 10 × 0.2 ms, whatever the wait before it.
+        let prompt_ms = t["prompt_ms"].as_f64().unwrap();
+        assert!(close(prompt_ms, 3.0), "request {i}: {t}");
+        assert!(close(t["prompt_per_token_ms"].as_f64().unwrap(), 0.3));
+        let waited = times[0] - prompt_ms - 2.0;
+        if i == 0 {
+            assert!(
+                close(waited, 0.0),
+                "front end 2 ms, then the prefill: {times:?}"
+            );
+        } else {
+            // It waited for the first request's prefill and 7 decodes (less the 1 ms head start).
+            assert!(waited >= 3.0 + 7.0 * 2.0 - 1.0, "{times:?}");
+        }
+    }
+    // The non-streamed answer reports the same spans.
+    let r = post(
+        addr,
+        "/completion",
+        r#"{"prompt":"a b c d e f g h i j","n_predict":8,"ignore_eos":true}"#,
+    )
+    .await;
+    let t = &r.json()["timings"];
+    assert!(close(t["prompt_ms"].as_f64().unwrap(), 3.0), "{t}");
+    assert!(close(t["predicted_ms"].as_f64().unwrap(), 14.0), "{t}");
+    server.shutdown().await;
+}
+
 /// `/metrics`, `/tokenize`, `/sim/info` and TGI's `/info` over a real socket, all consistent
 /// with the one engine behind them.
 #[tokio::test(start_paused = true)]
