@@ -20,24 +20,7 @@ COUNTS="${COUNTS-1 16 256 2048}"
 LONG="${LONG-10000 16000 32000 64000 128000}"
 BIN=target/release/servebench
 [ -x "$BIN" ] || cargo build --release
-OUT="$(mktemp -d)"
-SIM_PID=
-cleanup() { if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi; rm -rf "$OUT"; }
-trap cleanup EXIT
-
-start_sim() { # preset -> sets URL, SIM_PID
-    local log="$OUT/sim-$1.log"
-    "$BIN" sim --preset "$1" --time-scale "$K" >"$log" 2>&1 &
-    SIM_PID=$!
-    for _ in $(seq 100); do
-        URL="$(grep -o 'http://[0-9.:]*' "$log" 2>/dev/null || true)"
-        [ -n "$URL" ] && return 0
-        sleep 0.1
-    done
-    echo "sim did not start" >&2; cat "$log" >&2; exit 2
-}
-
-stop_sim() { kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=; }
+source bench/lib.sh
 
 run_client() { # backend n input_len name
     "$BIN" run --quiet --base-url "$URL" --tokenizer words --backend "$1" --num-prompts "$2" --input-len "$3" \
@@ -47,7 +30,7 @@ run_client() { # backend n input_len name
 # preset, backend, seed file, then "n throughput ttft tpot" rows from the seed's tables.
 calibrate() {
     local preset=$1 backend=$2 seed=$3; shift 3
-    start_sim "$preset"
+    start_sim "$BIN" sim --preset "$preset" --time-scale "$K"
     for n in $COUNTS; do run_client "$backend" "$n" 80 "$preset-$n"; done
     if [ "$preset" = vllm-llama-405b ]; then
         for len in $LONG; do run_client "$backend" 1 "$len" "$preset-$len"; done

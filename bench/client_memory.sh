@@ -14,20 +14,9 @@ N="${1:-256}"
 ulimit -n 65536 2>/dev/null || true
 command -v valgrind >/dev/null || { echo "needs valgrind" >&2; exit 2; }
 cargo build --release --quiet --bin servebench
-OUT="$(mktemp -d)"
-SIM_PID=
-cleanup() { if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi; rm -rf "$OUT"; }
-trap cleanup EXIT
+source bench/lib.sh
 
-taskset -c 0 target/release/servebench sim --threads 1 --ttft-ms 50 --itl-ms 10 >"$OUT/sim.log" 2>&1 &
-SIM_PID=$!
-URL=
-for _ in $(seq 100); do
-    URL="$(grep -o 'http://[0-9.:]*' "$OUT/sim.log" 2>/dev/null || true)"
-    [ -n "$URL" ] && break
-    sleep 0.1
-done
-[ -n "$URL" ] || { echo "sim did not start" >&2; cat "$OUT/sim.log" >&2; exit 2; }
+start_sim taskset -c 0 target/release/servebench sim --threads 1 --ttft-ms 50 --itl-ms 10
 
 for C in 1 "$N"; do
     taskset -c 1 valgrind --tool=massif --massif-out-file="$OUT/massif.$C" \

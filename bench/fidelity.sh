@@ -32,22 +32,11 @@ TOKENS="${TOKENS:-200}"
 ulimit -n 65536 2>/dev/null || true
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)" >&2; exit 2; }
 cargo build --release --quiet --bin servebench
-OUT="$(mktemp -d)"
-SIM_PID=
-cleanup() { if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi; rm -rf "$OUT"; }
-trap cleanup EXIT
+source bench/lib.sh
 
 PRIO=()
 if chrt -f 10 true 2>/dev/null; then PRIO=(chrt -f 10); fi
-"${PRIO[@]}" taskset -c 0 target/release/servebench sim --threads 1 --ttft-ms 50 --itl-ms 10 >"$OUT/sim.log" 2>&1 &
-SIM_PID=$!
-URL=
-for _ in $(seq 100); do
-    URL="$(grep -o 'http://[0-9.:]*' "$OUT/sim.log" 2>/dev/null || true)"
-    [ -n "$URL" ] && break
-    sleep 0.1
-done
-[ -n "$URL" ] || { echo "sim did not start" >&2; cat "$OUT/sim.log" >&2; exit 2; }
+start_sim "${PRIO[@]}" taskset -c 0 target/release/servebench sim --threads 1 --ttft-ms 50 --itl-ms 10
 
 echo "client and simulator priority: ${PRIO[*]:-normal (chrt not permitted)}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| concurrency | requests | TTFT err mean / p50 / p99 (ms) | ITL err mean / p50 / p99 (ms) | E2EL err mean / p50 / p99 (ms) | client µs per event | client peak RSS (MiB) | server late chunks | verdict |"

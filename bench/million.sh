@@ -21,20 +21,9 @@ if [ -z "${BIN:-}" ]; then
     cargo build --release --quiet --bin servebench
     BIN=target/release/servebench
 fi
-OUT="$(mktemp -d)"
-SIM_PID=
-cleanup() { if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi; rm -rf "$OUT"; }
-trap cleanup EXIT
+source bench/lib.sh
 
-"$BIN" sim --threads 1 --ttft-ms 10 --itl-ms 2 --time-scale 100 >"$OUT/sim.log" 2>&1 &
-SIM_PID=$!
-URL=
-for _ in $(seq 100); do
-    URL="$(grep -o 'http://[0-9.:]*' "$OUT/sim.log" 2>/dev/null || true)"
-    [ -n "$URL" ] && break
-    sleep 0.1
-done
-[ -n "$URL" ] || { echo "sim did not start" >&2; cat "$OUT/sim.log" >&2; exit 2; }
+start_sim "$BIN" sim --threads 1 --ttft-ms 10 --itl-ms 2 --time-scale 100
 
 /usr/bin/time -f "%M %e %U %S" -o "$OUT/time" "$BIN" run --base-url "$URL" --tokenizer words \
     --num-prompts "$N" --max-concurrency "$C" --input-len 16 --output-len 4 --num-warmups 0 \

@@ -21,20 +21,8 @@ TOKENS="${TOKENS:-200}"
 ITL_MS="${ITL_MS:-20}"
 ulimit -n $((STREAMS * 2 + 256)) 2>/dev/null || true
 cargo build --release --quiet --bin servebench --example sim_load
-LOG="$(mktemp)"
-SIM_PID=
-cleanup() { if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi; rm -f "$LOG"; }
-trap cleanup EXIT
-
-taskset -c 0 "${SIM_BIN:-target/release/servebench}" sim --threads "${SIM_THREADS:-1}" --ttft-ms 20 --itl-ms "$ITL_MS" >"$LOG" 2>&1 &
-SIM_PID=$!
-URL=
-for _ in $(seq 100); do
-    URL="$(grep -o 'http://[0-9.:]*' "$LOG" 2>/dev/null || true)"
-    [ -n "$URL" ] && break
-    sleep 0.1
-done
-[ -n "$URL" ] || { echo "sim did not start" >&2; cat "$LOG" >&2; exit 2; }
+source bench/lib.sh
+start_sim taskset -c 0 "${SIM_BIN:-target/release/servebench}" sim --threads "${SIM_THREADS:-1}" --ttft-ms 20 --itl-ms "$ITL_MS"
 cpu() { awk '{print $14 + $15}' "/proc/$SIM_PID/stat"; }
 switches() { cat /proc/"$SIM_PID"/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n}'; }
 TICKS=$(getconf CLK_TCK)
