@@ -2,10 +2,11 @@
 //! simulator, the report layout against the seeds' reports, re-reporting a saved result, a
 //! separate `servebench sim` process, and one-line errors with exit code 2 for bad input.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use assert_cmd::cargo::cargo_bin;
+
+mod common;
 
 fn servebench() -> Command {
     Command::new(cargo_bin("servebench"))
@@ -277,12 +278,8 @@ fn separate_sim_process_serves_a_run_and_stops_on_sigterm() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(sim.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+    let url = common::sim_url(&mut sim);
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     let dir = tempfile::tempdir().unwrap();
     let (stdout, _) = run_ok(&[
         "run",

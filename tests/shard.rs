@@ -5,13 +5,14 @@
 //! (root only; skipped, saying why, where namespaces cannot be made).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use assert_cmd::cargo::cargo_bin;
 use servebench::record::RequestRecord;
 use servebench::results::BenchResult;
+
+mod common;
 
 /// Medians of TTFT, TPOT, ITL and E2EL of the merged run and of the one-process run agree
 /// within this, ms: the accuracy of each against the simulator's exact schedule
@@ -50,12 +51,7 @@ impl Sim {
             None => Command::new(&bin),
         };
         let mut child = cmd.args(args).stdout(Stdio::piped()).spawn().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().rsplit(' ').next().unwrap().to_string();
-        assert!(url.starts_with("http://"), "sim printed {line:?}");
+        let url = common::sim_url(&mut child);
         Sim { child, url }
     }
 }

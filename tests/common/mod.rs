@@ -3,3 +3,16 @@
 #![allow(dead_code)]
 
 pub mod real_server;
+
+/// The URL a `servebench sim` child (started with its stdout piped) prints on its first line,
+/// `... listening on http://HOST:PORT`.
+pub fn sim_url(child: &mut std::process::Child) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("sim's stdout is piped"))
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(url.starts_with("http://"), "sim printed {line:?}");
+    url
+}
