@@ -25,6 +25,7 @@ pub mod record;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod rxtime;
 pub mod scrape;
 pub mod search;
 pub mod shard;
