@@ -5,8 +5,13 @@
 # heap + allocator overhead for each and (peak(N) − peak(1)) / (N − 1), the figure issue 7
 # bounds at 16 KiB. The simulator runs on CPU 0, the client under valgrind on CPU 1.
 #
+# Then the same for peak RSS (GNU time, no valgrind): 2N measured requests at concurrency
+# LOW (default 64) and at N, so both runs keep the same per-request data (the summary's
+# samples, the per-request arrays built at the end) and the difference is what N − LOW more
+# streams in flight cost: (RSS(N) − RSS(LOW)) / (N − LOW).
+#
 # Usage: bench/client_memory.sh [N]      (default 256)
-# Needs: Linux, taskset, valgrind, python3, 2+ CPUs.
+# Needs: Linux, taskset, valgrind, GNU time, python3, 2+ CPUs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -39,3 +44,15 @@ base, top, n = peak(sys.argv[1]), peak(sys.argv[2]), int(sys.argv[3])
 print(f"peak heap: {base / 1e6:.2f} MB at 1 stream, {top / 1e6:.2f} MB at {n} streams")
 print(f"per in-flight stream: {(top - base) / (n - 1) / 1024:.1f} KiB")
 PY
+
+LOW="${LOW:-64}"
+for C in "$LOW" "$N"; do
+    /usr/bin/time -f "%M" -o "$OUT/rss.$C" taskset -c 1 target/release/servebench run \
+        --base-url "$URL" --tokenizer words --num-prompts $((2 * N)) --max-concurrency "$C" \
+        --input-len 32 --output-len 200 --num-warmups 0 --no-preflight -q \
+        --result-dir "$OUT/rss$C" >/dev/null
+done
+low=$(tail -1 "$OUT/rss.$LOW") high=$(tail -1 "$OUT/rss.$N")
+echo "peak RSS, $((2 * N)) requests: ${low} KiB at $LOW streams, ${high} KiB at $N streams"
+awk -v l="$low" -v h="$high" -v n="$N" -v lo="$LOW" \
+    'BEGIN { printf "per in-flight stream (RSS): %.1f KiB\n", (h - l) / (n - lo) }'
