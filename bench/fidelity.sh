@@ -8,7 +8,10 @@
 # measured requests with at most C in flight, and prints, against the truth:
 # reported − true TTFT, ITL and E2EL (mean, p50, p99, ms); client CPU per streamed event
 # (µs); client peak RSS; whether the server kept its schedule (its own count of chunks handed
-# over > 1 ms late, GET /sim/stats); and servebench's validity verdict for the run.
+# over > 1 ms late, GET /sim/stats; and its requests read > 1 ms after the kernel received
+# them, with the largest such delay: they keep their schedule from the arrival, see
+# src/sim/mod.rs, but show the one-thread simulator falling behind); and servebench's
+# validity verdict for the run.
 #
 # Both processes run under real-time priority (SCHED_FIFO 10, `chrt`) when the user may set
 # it (root or CAP_SYS_NICE): on a machine shared with other work, a compiler preempting the
@@ -39,8 +42,8 @@ if chrt -f 10 true 2>/dev/null; then PRIO=(chrt -f 10); fi
 start_sim "${PRIO[@]}" taskset -c 0 target/release/servebench sim --threads 1 --ttft-ms 50 --itl-ms 10
 
 echo "client and simulator priority: ${PRIO[*]:-normal (chrt not permitted)}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "| concurrency | requests | TTFT err mean / p50 / p99 (ms) | ITL err mean / p50 / p99 (ms) | E2EL err mean / p50 / p99 (ms) | client µs per event | client peak RSS (MiB) | server late chunks | verdict |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| concurrency | requests | TTFT err mean / p50 / p99 (ms) | ITL err mean / p50 / p99 (ms) | E2EL err mean / p50 / p99 (ms) | client µs per event | client peak RSS (MiB) | server late chunks | server late intakes (max ms) | verdict |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for C in "${LEVELS[@]}"; do
     N=$((C * ROUNDS))
     /usr/bin/time -f "%M %U %S" -o "$OUT/time.$C" "${PRIO[@]}" taskset -c 1 target/release/servebench run \
@@ -60,8 +63,10 @@ def err(m):
 events = (r["summary"]["total_output_chunks"] * (n + c) / n) or 1
 cpu_us = (float(user) + float(sys_s)) / events * 1e6
 v = r.get("validity") or {}
-late = (v.get("server_stats") or {}).get("late_chunks", "?")
-print(f"| {c} | {n} ({r['completed']} ok) | {err('ttft')} | {err('itl')} | {err('e2el')} | {cpu_us:.2f} | {int(rss_kib)/1024:.0f} | {late} | {v.get('verdict', '?')} |")
+ss = v.get("server_stats") or {}
+late = ss.get("late_chunks", "?")
+intakes = f"{ss.get('late_intakes', '?')} ({ss.get('max_intake_us', 0) / 1000:.1f})"
+print(f"| {c} | {n} ({r['completed']} ok) | {err('ttft')} | {err('itl')} | {err('e2el')} | {cpu_us:.2f} | {int(rss_kib)/1024:.0f} | {late} | {intakes} | {v.get('verdict', '?')} |")
 PY
     if [ "${PEERS:-}" = guidellm ]; then
         ROUNDS="$ROUNDS" TOKENS="$TOKENS" bench/fidelity_peers.sh "$URL" "$OUT" "${PRIO[*]} taskset -c 1" "$C"

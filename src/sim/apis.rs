@@ -27,6 +27,7 @@ use tokio::time::Instant;
 
 use super::engine::{output_length, Event};
 use super::faults::{self, Fault, ERROR_429_BODY, ERROR_500_BODY};
+use super::http1::Arrival;
 use super::stream::{
     engine_non_stream_response, engine_sse_response, json_response, non_stream_response,
     sse_response, Active, EngineJob, Framer, Plan, ServerTimes,
@@ -384,8 +385,11 @@ impl Framer for CompletionsFramer {
     }
 }
 
-pub(crate) async fn completions(State(shared): AppState, body: Bytes) -> Answer {
-    let t0 = Instant::now();
+pub(crate) async fn completions(
+    State(shared): AppState,
+    Arrival(t0): Arrival,
+    body: Bytes,
+) -> Answer {
     let req: CompletionRequest = parse_body(&body)?;
     let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
     let prompt_tokens = req.prompt.as_ref().map(count_prompt).unwrap_or(0);
@@ -534,8 +538,11 @@ impl Framer for ChatFramer {
     }
 }
 
-pub(crate) async fn chat_completions(State(shared): AppState, body: Bytes) -> Answer {
-    let t0 = Instant::now();
+pub(crate) async fn chat_completions(
+    State(shared): AppState,
+    Arrival(t0): Arrival,
+    body: Bytes,
+) -> Answer {
     let req: ChatRequest = parse_body(&body)?;
     let (field, requested) = match req.max_completion_tokens {
         Some(n) => ("max_completion_tokens", Some(n)),
@@ -691,8 +698,11 @@ fn tgi_setup(shared: &Shared, t0: Instant, body: &Bytes) -> Result<(Gen, bool), 
     Ok((r, details))
 }
 
-pub(crate) async fn tgi_generate_stream(State(shared): AppState, body: Bytes) -> Answer {
-    let t0 = Instant::now();
+pub(crate) async fn tgi_generate_stream(
+    State(shared): AppState,
+    Arrival(t0): Arrival,
+    body: Bytes,
+) -> Answer {
     let (r, details) = tgi_setup(&shared, t0, &body)?;
     let (tokens, prompt_tokens, finish) = (r.tokens, r.prompt_tokens, r.finish.tgi());
     let details = details.then(|| {
@@ -708,8 +718,11 @@ pub(crate) async fn tgi_generate_stream(State(shared): AppState, body: Bytes) ->
     stream_answer(shared, &r, framer).await
 }
 
-pub(crate) async fn tgi_generate(State(shared): AppState, body: Bytes) -> Answer {
-    let t0 = Instant::now();
+pub(crate) async fn tgi_generate(
+    State(shared): AppState,
+    Arrival(t0): Arrival,
+    body: Bytes,
+) -> Answer {
     let (r, details) = tgi_setup(&shared, t0, &body)?;
     let (tokens, prompt_tokens, finish) = (r.tokens, r.prompt_tokens, r.finish.tgi());
     let gen = TokenGen::new(shared.config.seed, r.n);
@@ -854,8 +867,11 @@ fn llama_timings(times: &ServerTimes, prompt_tokens: u64, tokens: u32) -> Value 
     })
 }
 
-pub(crate) async fn llama_completion(State(shared): AppState, body: Bytes) -> Answer {
-    let t0 = Instant::now();
+pub(crate) async fn llama_completion(
+    State(shared): AppState,
+    Arrival(t0): Arrival,
+    body: Bytes,
+) -> Answer {
     let req: LlamaRequest = parse_body(&body)?;
     let requested = req
         .n_predict

@@ -16,12 +16,19 @@
 //! connection closing after it (a streamed body is then delimited by the close). A malformed
 //! request gets 400 (431 for an oversized head, 413 for an oversized body) and the connection
 //! is closed.
+//!
+//! Arrival: accepted sockets ask the kernel for receive timestamps (`rxtime.rs`), and each
+//! request carries the stamp of the read that completed it as an [`Arrival`] extension; the
+//! handlers start the request's schedule there (see "The schedule" in `mod.rs`), so time a
+//! request spent waiting for this one thread to get round to it is not added to its TTFT.
 
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, HttpBody};
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode};
 use axum::response::Response;
 use axum::Router;
@@ -29,11 +36,31 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tower_service::Service;
 
 use super::sched::{Outcome, Scheduler, Ticket};
 use super::stream::Handoff;
 use super::{Shared, MAX_BODY_BYTES};
+use crate::rxtime;
+
+/// When a request arrived (see the module docs); a handler's extractor. Requests that did not
+/// come through this server (or came without a stamp) arrive when the server finished reading
+/// them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Arrival(pub(crate) Instant);
+
+impl<S: Send + Sync> FromRequestParts<S> for Arrival {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts
+            .extensions
+            .get::<Arrival>()
+            .copied()
+            .unwrap_or(Arrival(Instant::now())))
+    }
+}
 
 /// Largest request head (request line and headers).
 const MAX_HEAD_BYTES: usize = 64 << 10;
@@ -64,12 +91,17 @@ pub(crate) async fn serve(
             Ok((tcp, _)) => {
                 // Best effort: without it, small frames may wait for Nagle's algorithm.
                 let _ = tcp.set_nodelay(true);
+                // Stamps are on the real clock: useless when tokio's clock is paused (tests).
+                if shared.config.precise_timing {
+                    rxtime::enable(&tcp);
+                }
                 let conn = Connection {
                     sock: Arc::new(tcp),
                     shared: shared.clone(),
                     app: app.clone(),
                     scheduler: scheduler.clone(),
                     buf: Vec::new(),
+                    stamp: None,
                 };
                 let alive = alive.clone();
                 tokio::spawn(async move {
@@ -108,6 +140,8 @@ struct Connection {
     scheduler: Option<Arc<Scheduler>>,
     /// Bytes read but not consumed yet (pipelined requests).
     buf: Vec<u8>,
+    /// The kernel's arrival stamp of the latest read, if it had one.
+    stamp: Option<Instant>,
 }
 
 impl Connection {
@@ -149,16 +183,16 @@ impl Connection {
         }
     }
 
-    /// Reads more bytes into the buffer; 0 at end of stream.
+    /// Reads more bytes into the buffer, keeping their arrival stamp; 0 at end of stream.
     async fn read_more(&mut self) -> io::Result<usize> {
-        loop {
-            self.sock.readable().await?;
-            self.buf.reserve(8 << 10);
-            match self.sock.try_read_buf(&mut self.buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                r => return r,
-            }
-        }
+        let len = self.buf.len();
+        self.buf.resize(len + (8 << 10), 0);
+        let read = rxtime::recv(&self.sock, &mut self.buf[len..]).await;
+        let n = read.as_ref().map_or(0, |(n, _)| *n);
+        self.buf.truncate(len + n);
+        let (n, stamp) = read?;
+        self.stamp = stamp.map(rxtime::Stamp::instant);
+        Ok(n)
     }
 
     /// The next request, or `None` when the client closed the connection between requests.
@@ -214,9 +248,20 @@ impl Connection {
             }
             Bytes::from(self.buf.drain(..len).collect::<Vec<u8>>())
         };
-        let request = builder
+        let mut request = builder
             .body(Body::from(body))
             .map_err(|e| Bad(StatusCode::BAD_REQUEST, format!("invalid request: {e}")))?;
+        let now = Instant::now();
+        let arrival = match self.stamp {
+            Some(at) => {
+                self.shared
+                    .stats
+                    .record_intake(now.saturating_duration_since(at));
+                at.min(now)
+            }
+            None => now,
+        };
+        request.extensions_mut().insert(Arrival(arrival));
         Ok(Some(Incoming {
             request,
             keep_alive,

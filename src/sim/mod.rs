@@ -22,8 +22,14 @@
 //! its wire formats itself with its own types and `serde_json` only.
 //!
 //! # The schedule
-//! Let `t0` be the instant the handler starts for a request and `N` the request's token
-//! budget (`max_tokens`, also `max_completion_tokens` for chat; `parameters.max_new_tokens`
+//! Let `t0` be the request's arrival: when the kernel received the packet that completed it
+//! (`SO_TIMESTAMPNS`, `rxtime.rs`), so a request that waited in the simulator's intake
+//! (accept, read, parse, route: one thread for thousands of connections) keeps its schedule,
+//! or has its first chunk counted late if that instant has passed. Without a stamp (not
+//! Linux; the kernel's first packets after stamping was turned on; a paused tokio clock in
+//! tests, where `precise_timing` is off) `t0` is when the server finished reading the
+//! request. The delay between the two is counted in [`SimStats::late_intakes`]. `N` is the
+//! request's token budget (`max_tokens`, also `max_completion_tokens` for chat; `parameters.max_new_tokens`
 //! for TGI; `n_predict` for llama.cpp; otherwise [`SimConfig::output_tokens`]). The simulator
 //! always produces exactly `N` tokens, as if `ignore_eos` were set. With
 //! `k = tokens_per_chunk`, content chunk `c` carries tokens `[c*k, min((c+1)*k, N))` and is
@@ -31,7 +37,7 @@
 //! `tokio::time::sleep_until`, so no drift accumulates). Hence the truth for every request is
 //! TTFT = `ttft`, gaps between content chunks = `itl`, and E2E = `ttft + (ceil(N/k)-1)*itl`.
 //! Everything else (finish chunk, usage chunk, `[DONE]`, llama.cpp's stop event) goes out in
-//! the same write as the last content chunk. The chat role-only chunk goes out at `t0`, on
+//! the same write as the last content chunk. The chat role-only chunk goes out at once, on
 //! purpose: a client that counts it as a token reports a wrong TTFT.
 //!
 //! Token text is deterministic from (seed, request number): each token is a word with a
@@ -270,6 +276,14 @@ pub struct SimStats {
     /// Requests answered HTTP 503 because they waited longer than the queue timeout.
     #[serde(default)]
     pub queue_timeouts: u64,
+    /// Requests the server finished reading more than 1 ms after the kernel received their
+    /// last byte (they waited in the simulator's intake; their schedule still starts at the
+    /// arrival, see "The schedule"). Only requests the kernel stamped are counted.
+    #[serde(default)]
+    pub late_intakes: u64,
+    /// Largest such intake delay (read − arrival), in microseconds.
+    #[serde(default)]
+    pub max_intake_us: u64,
 }
 
 /// Live counters behind [`SimStats`].
@@ -287,6 +301,8 @@ pub(crate) struct Counters {
     pub(crate) chunks: AtomicU64,
     pub(crate) total_lateness_us: AtomicU64,
     pub(crate) queue_timeouts: AtomicU64,
+    pub(crate) late_intakes: AtomicU64,
+    pub(crate) max_intake_us: AtomicU64,
 }
 
 impl Counters {
@@ -305,6 +321,8 @@ impl Counters {
             chunks: r(&self.chunks),
             total_lateness_us: r(&self.total_lateness_us),
             queue_timeouts: r(&self.queue_timeouts),
+            late_intakes: r(&self.late_intakes),
+            max_intake_us: r(&self.max_intake_us),
         }
     }
 
@@ -319,6 +337,15 @@ impl Counters {
         if us > self.max_lateness_us.load(Ordering::Relaxed) {
             self.max_lateness_us.fetch_max(us, Ordering::Relaxed);
         }
+    }
+
+    /// Records how long a request waited between its arrival and the end of its parsing.
+    pub(crate) fn record_intake(&self, delay: Duration) {
+        let us = u64::try_from(delay.as_micros()).unwrap_or(u64::MAX);
+        if us > 1000 {
+            self.late_intakes.fetch_add(1, Ordering::Relaxed);
+        }
+        self.max_intake_us.fetch_max(us, Ordering::Relaxed);
     }
 
     pub(crate) fn bump(counter: &AtomicU64) {

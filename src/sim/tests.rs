@@ -1620,3 +1620,75 @@ async fn scheduler_streams_faults() {
         server.shutdown().await;
     }
 }
+
+/// A request whose bytes reach the host while the simulator is busy still gets its first
+/// chunk at arrival + TTFT (issue 7): the simulator runs on this test's one-thread runtime,
+/// which is blocked for 300 ms right after the request was written (from another thread), so
+/// the request is read and parsed about 300 ms after it arrived. With TTFT 400 ms its first
+/// chunk is due 100 ms after the runtime is free again: on time when the schedule starts at
+/// the kernel's arrival stamp, 300 ms late when it starts at the parse.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn schedule_starts_at_kernel_arrival() {
+    use std::io::{Read, Write};
+    let ttft = Duration::from_millis(400);
+    let blocked = Duration::from_millis(300);
+    let config = SimConfig {
+        ttft,
+        itl: Duration::from_millis(1),
+        ..SimConfig::default()
+    };
+    let server = spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = server.local_addr();
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let client = std::thread::spawn(move || {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = Vec::new();
+        let read_until = |s: &mut std::net::TcpStream, buf: &mut Vec<u8>, needle: &[u8]| {
+            let mut chunk = [0u8; 4096];
+            while find(buf, needle).is_none() {
+                let n = s.read(&mut chunk).unwrap();
+                assert!(n > 0, "closed early: {}", String::from_utf8_lossy(buf));
+                buf.extend_from_slice(&chunk[..n]);
+            }
+        };
+        // A first request on the connection: the socket was accepted and asked for stamps;
+        // Linux turns stamping on from a work queue, so give it a moment.
+        s.write_all(b"GET /sim/info HTTP/1.1\r\nhost: sim\r\n\r\n")
+            .unwrap();
+        read_until(&mut s, &mut buf, b"}");
+        std::thread::sleep(Duration::from_millis(50));
+        ready_tx.send(()).unwrap();
+        go_rx.recv().unwrap();
+        let body = r#"{"prompt":"x","max_tokens":2,"stream":true}"#;
+        let head = format!(
+            "POST /v1/completions HTTP/1.1\r\nhost: sim\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        let sent = std::time::Instant::now();
+        buf.clear();
+        read_until(&mut s, &mut buf, b"data: ");
+        let first = sent.elapsed();
+        read_until(&mut s, &mut buf, b"0\r\n\r\n");
+        first
+    });
+    ready_rx.await.unwrap();
+    go_tx.send(()).unwrap();
+    // Block the simulator's only runtime thread: the request waits in the socket unread.
+    std::thread::sleep(blocked);
+    let first = tokio::task::spawn_blocking(move || client.join().unwrap())
+        .await
+        .unwrap();
+    let stats = server.stats();
+    assert!(
+        first >= ttft - Duration::from_millis(5) && first < ttft + Duration::from_millis(150),
+        "first chunk {first:?} after the request was written; TTFT {ttft:?}; {stats:?}"
+    );
+    assert_eq!(stats.late_intakes, 1, "{stats:?}");
+    assert!(stats.max_intake_us >= 250_000, "{stats:?}");
+    assert_eq!(stats.late_chunks, 0, "{stats:?}");
+    server.shutdown().await;
+}
