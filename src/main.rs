@@ -27,6 +27,14 @@ fn main() -> ExitCode {
     {
         builder.worker_threads((*n).max(1));
     }
+    let run_args = match &cli.command {
+        Command::Run(args) => Some(&**args),
+        Command::Search(args) => Some(&args.run),
+        _ => None,
+    };
+    if let Some(args) = run_args {
+        servebench::wake::batch_wakes(&mut builder, Duration::from_micros(args.wake_batch_us));
+    }
     let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
