@@ -1,21 +1,20 @@
 //! Batched wake-ups: fewer, fuller `epoll_wait` returns when streamed events come fast.
 //!
-//! Each streamed chunk that arrives alone wakes the client's runtime: one wake-up, one
-//! `epoll_wait` and one read per event, and on the VMs measured a wake-up costs about 10 µs of
-//! kernel time, several times the user-space work of the event (docs/performance.md, "Client
-//! CPU per streamed event"). Since chunk timestamps are the kernel's receive stamps
-//! ([`crate::rxtime`]), they no longer depend on when the runtime gets round to a socket, so
-//! the runtime may wait a little before it parks and then find many sockets ready at once.
+//! A chunk that arrives alone wakes the client's runtime: a wake-up and an `epoll_wait` for
+//! that one event. Since chunk timestamps are the kernel's receive stamps ([`crate::rxtime`]),
+//! they no longer depend on when the runtime gets round to a socket, so the runtime may wait a
+//! little before it parks and then find many sockets ready at once.
 //!
 //! The wait is adaptive: a worker about to park waits `window` first only when its previous
 //! park ended sooner than `window` after it began, i.e. when events come more often than once
 //! per window. At one stream, or at any load where the runtime idles longer than the window
 //! between events, it parks at once, exactly as without batching.
 //!
-//! What the wait delays is the work, never a measured time: a timer (the request schedule of
-//! `--request-rate`, `--max-concurrency`'s next request after a stream's end) can fire up to
+//! What the wait delays is work, never a measured time on `http://`: a request of
+//! `--request-rate`'s schedule, or the next one `--max-concurrency` lets in, can leave up to
 //! `window` late, which the run's schedule lag (`crate::monitor`) reports; `sent_ns` is taken
-//! when the request is really written, so TTFT and E2EL are not shifted by it.
+//! when the request is really written, so TTFT and E2EL are not shifted by it. On `https://`
+//! chunk times are read times, which the wait would delay, so `main` refuses the option there.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
