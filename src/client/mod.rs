@@ -588,7 +588,7 @@ mod tests {
     /// Answers two requests on one kept-alive connection with an SSE stream of three output
     /// events, each written `GAP` after the previous one; sends the instant before each write.
     fn serve_slowly(listener: std::net::TcpListener, sent: std::sync::mpsc::Sender<Vec<Instant>>) {
-        const GAP: Duration = Duration::from_millis(30);
+        const GAP: Duration = Duration::from_millis(60);
         let (mut conn, _) = listener.accept().unwrap();
         conn.set_nodelay(true).unwrap();
         for _ in 0..2 {
@@ -628,9 +628,9 @@ mod tests {
     }
 
     /// A chunk's time is when it reached the host, not when the client got round to reading
-    /// it: the only runtime thread is blocked from 5 to 45 ms after the request, the first
-    /// chunk is written at 30 ms and still timestamped within 3 ms of its write (a read time
-    /// would be ~15 ms late).
+    /// it: the only runtime thread is blocked from 5 to 95 ms after the request, the first
+    /// chunk is written at 60 ms (the next at 120) and still timestamped within 3 ms of its
+    /// write (a read time would be ~35 ms late).
     #[test]
     fn lean_chunk_times_are_kernel_arrivals() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -661,7 +661,7 @@ mod tests {
                 let busy = tokio::spawn(async {
                     tokio::time::sleep(Duration::from_millis(5)).await;
                     let from = Instant::now();
-                    std::thread::sleep(Duration::from_millis(40));
+                    std::thread::sleep(Duration::from_millis(90));
                     (from, Instant::now())
                 });
                 let cancel = CancellationToken::new();
