@@ -24,6 +24,7 @@
 # same way, and prints its rows in the same table.
 #
 # Usage: bench/fidelity.sh [LEVELS...]      environment: ROUNDS=2 TOKENS=200 PEERS=
+#        CLIENT_ARGS= (extra `servebench run` options, e.g. "--wake-batch-us 500")
 # Needs: Linux, taskset, /usr/bin/time (GNU time: apt-get install time), python3, 2+ CPUs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -50,7 +51,7 @@ for C in "${LEVELS[@]}"; do
         --base-url "$URL" --tokenizer words --num-prompts "$N" --max-concurrency "$C" \
         --input-len 32 --output-len "$TOKENS" --num-warmups "$C" --metric-percentiles 50,99 \
         --percentile-metrics ttft,tpot,itl,e2el --result-dir "$OUT" --result-filename "c$C.json" \
-        --no-preflight -q || true
+        --no-preflight -q ${CLIENT_ARGS:-} || true
     python3 - "$OUT/c$C.json" "$OUT/time.$C" "$C" "$N" "$TOKENS" <<'PY'
 import json, sys
 path, timef, c, n, tokens = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])

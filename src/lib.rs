@@ -35,4 +35,5 @@ pub mod stats;
 pub mod sweep;
 pub mod tokenizer;
 pub mod view;
+pub mod wake;
 pub mod workload;

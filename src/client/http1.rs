@@ -7,6 +7,10 @@
 //! the measuring task reads the socket itself into one 4 KiB buffer per stream (it grows only
 //! for a larger response head) and decodes the chunked coding in place.
 //!
+//! Every read goes through [`rxtime::recv`], and a response keeps when the bytes of its latest
+//! read reached the host (the kernel's receive stamp; the read time where there is none), so
+//! the caller's chunk timestamps do not depend on when its task got round to reading.
+//!
 //! What it speaks: one POST at a time per connection (no pipelining); responses framed by
 //! `transfer-encoding: chunked`, `content-length`, or the connection's end. Connections are kept
 //! alive when the server allows it and the body was read to its end.
@@ -15,8 +19,11 @@ use std::io;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+use crate::rxtime;
 
 /// Bytes read per socket read; also the starting size of a response head's buffer.
 const BUF_SIZE: usize = 4096;
@@ -116,6 +123,8 @@ impl Endpoint {
             .map_err(|_| fail(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))?
             .map_err(|e| fail(e.to_string()))?;
         stream.set_nodelay(true).map_err(|e| fail(e.to_string()))?;
+        // Where the kernel refuses, reads carry no stamp and their time is taken instead.
+        rxtime::enable(&stream);
         Ok(stream)
     }
 }
@@ -157,13 +166,22 @@ pub struct Response {
     keep_alive: bool,
     /// More bytes came than the body holds: the connection is out of step.
     overrun: bool,
+    /// When the newest byte of the latest read reached the host.
+    arrived: Instant,
     pub status: u16,
 }
 
+/// One read: the byte count and when its newest byte arrived (the read time if unstamped).
+async fn read(stream: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, Instant)> {
+    let (n, stamp) = rxtime::recv(stream, buf).await?;
+    Ok((n, stamp.map_or_else(Instant::now, rxtime::Stamp::instant)))
+}
+
 impl Response {
-    async fn read_head(mut stream: TcpStream) -> Result<Response, Error> {
+    async fn read_head(stream: TcpStream) -> Result<Response, Error> {
         let mut buf = vec![0u8; BUF_SIZE];
         let mut end = 0;
+        let mut arrived = Instant::now();
         loop {
             if end > 0 {
                 if let Some((len, head)) = parse_head(&buf[..end])? {
@@ -181,6 +199,7 @@ impl Response {
                         framing: head.framing,
                         keep_alive: head.keep_alive,
                         overrun: false,
+                        arrived,
                         status: head.status,
                     });
                 }
@@ -194,8 +213,11 @@ impl Response {
                 }
                 buf.resize(buf.len() * 2, 0);
             }
-            let n = match stream.read(&mut buf[end..]).await {
-                Ok(n) => n,
+            let n = match read(&stream, &mut buf[end..]).await {
+                Ok((n, at)) => {
+                    arrived = at;
+                    n
+                }
                 Err(e) if end == 0 => return Err(Error::Closed(format!("connection lost: {e}"))),
                 Err(e) => return Err(broken(&e)),
             };
@@ -211,8 +233,9 @@ impl Response {
     }
 
     /// The next piece of body data as it was read from the socket (several chunks of the
-    /// chunked coding that arrived together come as one piece); `None` at the body's end.
-    pub async fn next_chunk(&mut self) -> Result<Option<&[u8]>, Error> {
+    /// chunked coding that arrived together come as one piece) and when the read that completed
+    /// it arrived; `None` at the body's end.
+    pub async fn next_chunk(&mut self) -> Result<Option<(&[u8], Instant)>, Error> {
         loop {
             if self.start == self.end {
                 if self.framing.finished() {
@@ -221,8 +244,8 @@ impl Response {
                 // The buffer only grew for a large head; bodies are read in BUF_SIZE pieces.
                 let n = self.buf.len().min(BUF_SIZE);
                 self.start = 0;
-                self.end = match self.stream.read(&mut self.buf[..n]).await {
-                    Ok(n) => n,
+                (self.end, self.arrived) = match read(&self.stream, &mut self.buf[..n]).await {
+                    Ok(read) => read,
                     Err(e) => return Err(broken(&e)),
                 };
                 if self.end == 0 {
@@ -236,7 +259,7 @@ impl Response {
                 }
             }
             if let Some(range) = self.take_buffered()? {
-                return Ok(Some(&self.buf[range]));
+                return Ok(Some((&self.buf[range], self.arrived)));
             }
         }
     }
@@ -265,7 +288,7 @@ impl Response {
         let mut text = Vec::new();
         while text.len() < MAX_ERROR_BODY {
             match self.next_chunk().await {
-                Ok(Some(b)) => text.extend_from_slice(b),
+                Ok(Some((b, _))) => text.extend_from_slice(b),
                 _ => break,
             }
         }
@@ -482,6 +505,7 @@ fn hex_value(b: u8) -> Option<u64> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use tokio::io::AsyncReadExt;
 
     /// Decodes `wire` fed in the given pieces: the data, and whether the body ended.
     fn decode_in_pieces(wire: &[u8], cuts: &[usize]) -> Result<(Vec<u8>, bool), &'static str> {
@@ -655,7 +679,7 @@ mod tests {
         for _ in 0..2 {
             let mut r = e.post(b"{}", &mut retries).await.unwrap();
             assert_eq!(r.status, 200);
-            assert_eq!(r.next_chunk().await.unwrap(), Some(&b"hello"[..]));
+            assert_eq!(r.next_chunk().await.unwrap().unwrap().0, b"hello");
             assert_eq!(r.next_chunk().await.unwrap(), None);
             e.put_back(r.into_reusable().expect("kept alive"));
         }
