@@ -19,12 +19,18 @@
 # stream in flight, and that, not the client, was most of the error measured at 64 streams.
 # The line before the table says which was used, and the load average.
 #
+# Reference row: at each level, a minimal tokio client (examples/sim_load: one thread, no HTTP
+# library, no parsing beyond counting SSE events, no timestamps) streams C × (ROUNDS + 1)
+# requests of the same shape from the same simulator, pinned the same way; its CPU per event
+# is what reading C streams costs on this machine before any measurement work, so
+# servebench's figure is read against it.
+#
 # PEERS=guidellm also runs GuideLLM (bench/fidelity_peers.sh: a throwaway virtualenv outside
 # the repository) against the same simulator right after servebench at each level, pinned the
 # same way, and prints its rows in the same table.
 #
 # Usage: bench/fidelity.sh [LEVELS...]      environment: ROUNDS=2 TOKENS=200 PEERS=
-#        CLIENT_ARGS= (extra `servebench run` options, e.g. "--wake-batch-us 500")
+#        CLIENT_ARGS= (extra `servebench run` options, e.g. "--backend openai-chat")
 # Needs: Linux, taskset, /usr/bin/time (GNU time: apt-get install time), python3, 2+ CPUs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -35,7 +41,7 @@ ROUNDS="${ROUNDS:-2}"
 TOKENS="${TOKENS:-200}"
 ulimit -n 65536 2>/dev/null || true
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)" >&2; exit 2; }
-cargo build --release --quiet --bin servebench
+cargo build --release --quiet --bin servebench --example sim_load
 source bench/lib.sh
 
 PRIO=()
@@ -68,6 +74,16 @@ ss = v.get("server_stats") or {}
 late = ss.get("late_chunks", "?")
 intakes = f"{ss.get('late_intakes', '?')} ({ss.get('max_intake_us', 0) / 1000:.1f})"
 print(f"| {c} | {n} ({r['completed']} ok) | {err('ttft')} | {err('itl')} | {err('e2el')} | {cpu_us:.2f} | {int(rss_kib)/1024:.0f} | {late} | {intakes} | {v.get('verdict', '?')} |")
+PY
+    /usr/bin/time -f "%M %U %S" -o "$OUT/rawtime.$C" "${PRIO[@]}" taskset -c 1 bash -c \
+        'for _ in $(seq 0 "$4"); do "$1" "$2" "$3" "$5" 0 || exit 1; done' _ \
+        target/release/examples/sim_load "${URL#http://}" "$C" "$ROUNDS" "$TOKENS" >"$OUT/raw.$C"
+    python3 - "$OUT/raw.$C" "$OUT/rawtime.$C" "$C" <<'PY'
+import re, sys
+out, timef, c = open(sys.argv[1]).read(), sys.argv[2], int(sys.argv[3])
+rss_kib, user, sys_s = open(timef).read().split()[-3:]
+events = sum(int(e) for e in re.findall(r"events=(\d+)", out)) or 1
+print(f"| {c} (minimal tokio client) | — | — | — | — | {(float(user) + float(sys_s)) / events * 1e6:.2f} | {int(rss_kib)/1024:.0f} | — | — | — |")
 PY
     if [ "${PEERS:-}" = guidellm ]; then
         ROUNDS="$ROUNDS" TOKENS="$TOKENS" bench/fidelity_peers.sh "$URL" "$OUT" "${PRIO[*]} taskset -c 1" "$C"

@@ -47,7 +47,7 @@ rss_kib, user, sys_s = open(timef).read().split()[-3:]
 try:
     b = json.load(open(path))["benchmarks"][0]
 except (OSError, ValueError, KeyError, IndexError) as e:
-    print(f"| {c} (GuideLLM) | {n} (no result: {type(e).__name__}) | | | | | {int(rss_kib)/1024:.0f} | | |")
+    print(f"| {c} (GuideLLM) | {n} (no result: {type(e).__name__}) | | | | | {int(rss_kib)/1024:.0f} | | | |")
     sys.exit()
 ok = b["requests"]["successful"]
 def pct(v, q):
@@ -64,6 +64,6 @@ e2el = [r["request_latency"] * 1e3 for r in ok]
 itl = [r["inter_token_latency_ms"] for r in ok if r.get("inter_token_latency_ms") is not None]
 events = sum(r["info"]["timings"]["token_iterations"] for r in ok) or 1
 cpu_us = (float(user) + float(sys_s)) / events * 1e6
-print(f"| {c} (GuideLLM) | {n} ({len(ok)} ok) | {err(ttft, 50.0)} | {err(itl, 10.0) if itl else '—'} | {err(e2el, 50.0 + (tokens - 1) * 10.0)} | {cpu_us:.2f} | {int(rss_kib)/1024:.0f} | | |")
+print(f"| {c} (GuideLLM) | {n} ({len(ok)} ok) | {err(ttft, 50.0)} | {err(itl, 10.0) if itl else '—'} | {err(e2el, 50.0 + (tokens - 1) * 10.0)} | {cpu_us:.2f} | {int(rss_kib)/1024:.0f} | | | |")
 PY
 done

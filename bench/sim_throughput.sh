@@ -27,12 +27,13 @@ cargo build --release --quiet --bin servebench --example sim_load --example send
 source bench/lib.sh
 start_sim taskset -c 0 "${SIM_BIN:-target/release/servebench}" sim --threads "${SIM_THREADS:-1}" --ttft-ms 20 --itl-ms "$ITL_MS"
 cpu() { awk '{print $14 + $15}' "/proc/$SIM_PID/stat"; }
+system() { awk '{print $15}' "/proc/$SIM_PID/stat"; }
 switches() { cat /proc/"$SIM_PID"/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n}'; }
 TICKS=$(getconf CLK_TCK)
-before=$(cpu)
+before=$(cpu) sys_before=$(system)
 sw_before=$(switches)
 taskset -c 1 target/release/examples/sim_load "${URL#http://}" "$STREAMS" "$TOKENS" "$ITL_MS"
-after=$(cpu)
+after=$(cpu) sys_after=$(system)
 sw_after=$(switches)
 # The simulator's mean chunk on the wire (chunk framing included), for the floor's events.
 EVENT_BYTES=$(( $(curl -s --raw -N -d "{\"prompt\":\"x\",\"max_tokens\":$TOKENS,\"stream\":true}" "$URL/v1/completions" | wc -c) / TOKENS ))
@@ -44,15 +45,15 @@ wait "$SIM_PID" || true
 SIM_PID=
 FLOOR_US=$(grep -o '[0-9.]* us per chunk' "$OUT/sim.log" | cut -d' ' -f1)
 echo "floor ($EVENT_BYTES-byte events): $(grep '^floor' "$OUT/sim.log")"
-python3 - "$OUT/stats.json" "$before" "$after" "$TICKS" "$STREAMS" "$TOKENS" "$ITL_MS" "$sw_before" "$sw_after" "$FLOOR_US" <<'PY'
+python3 - "$OUT/stats.json" "$before" "$after" "$TICKS" "$STREAMS" "$TOKENS" "$ITL_MS" "$sw_before" "$sw_after" "$FLOOR_US" "$sys_before" "$sys_after" <<'PY'
 import json, os, sys
-stats, before, after, hz, streams, tokens, itl, sw0, sw1, floor = sys.argv[1], *map(float, sys.argv[2:])
+stats, before, after, hz, streams, tokens, itl, sw0, sw1, floor, sys0, sys1 = sys.argv[1], *map(float, sys.argv[2:])
 s = json.load(open(stats))
 cpu = (after - before) / hz
 events = streams * (tokens + 1)  # content chunks + the [DONE] event written with the last one
 chunks = streams * tokens
 print(f"offered: {streams * 1000 / itl:,.0f} events/s ({streams:.0f} streams, ITL {itl:g} ms)")
-print(f"server CPU: {cpu:.2f} s for {chunks:,.0f} chunks = {chunks / max(cpu, 1e-9):,.0f} chunks per CPU-second = {1e6 * cpu / chunks:.2f} us per chunk")
+print(f"server CPU: {cpu:.2f} s for {chunks:,.0f} chunks = {chunks / max(cpu, 1e-9):,.0f} chunks per CPU-second = {1e6 * cpu / chunks:.2f} us per chunk, of which system (kernel) {1e6 * (sys1 - sys0) / hz / chunks:.2f} us")
 print(f"floor: {floor:.2f} us per chunk = {1e6 / floor:,.0f} chunks per CPU-second; simulator / floor = {1e6 * cpu / chunks / floor:.2f}")
 print(f"server context switches: {sw1 - sw0:,.0f} ({(sw1 - sw0) / chunks:.3f} per chunk)")
 print(f"late chunks (> 1 ms): {s['late_chunks']:,} of {chunks:,.0f} ({100 * s['late_chunks'] / chunks:.2f}%), max lateness {s['max_lateness_us'] / 1000:.1f} ms; ok streams {s['ok']}")

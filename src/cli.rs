@@ -165,13 +165,6 @@ pub struct RunArgs {
     /// Skip the pre-flight request that checks the server and endpoint before the run.
     #[arg(long)]
     pub no_preflight: bool,
-    /// Microseconds the client's runtime waits before it sleeps on its sockets when streamed
-    /// events come faster than that, so one wake-up reads many streams (less CPU per event;
-    /// chunk times are the kernel's arrival stamps on http://, so they are not delayed). The
-    /// wait can make a scheduled request leave up to this late (see the schedule lag). 0: off
-    /// (the default). Not with https:// (chunk times there are read times).
-    #[arg(long, default_value_t = crate::wake::DEFAULT_WINDOW_US, value_parser = clap::value_parser!(u64).range(0..=10_000))]
-    pub wake_batch_us: u64,
     /// After Ctrl-C, seconds in-flight requests may still finish.
     #[arg(long, default_value_t = 10.0)]
     pub grace: f64,

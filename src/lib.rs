@@ -35,5 +35,4 @@ pub mod stats;
 pub mod sweep;
 pub mod tokenizer;
 pub mod view;
-pub mod wake;
 pub mod workload;

@@ -27,25 +27,6 @@ fn main() -> ExitCode {
     {
         builder.worker_threads((*n).max(1));
     }
-    let run_args = match &cli.command {
-        Command::Run(args) => Some(&**args),
-        Command::Search(args) => Some(&args.run),
-        _ => None,
-    };
-    if let Some(args) = run_args {
-        let https = args
-            .base_url
-            .as_deref()
-            .is_some_and(|u| u.starts_with("https://"));
-        if args.wake_batch_us > 0 && https {
-            return fail(
-                "--wake-batch-us needs an http:// server: over https:// chunk times are read \
-                 times, which the wait would delay"
-                    .into(),
-            );
-        }
-        servebench::wake::batch_wakes(&mut builder, Duration::from_micros(args.wake_batch_us));
-    }
     let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),

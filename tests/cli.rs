@@ -199,17 +199,6 @@ fn bad_flags_name_what_is_wrong() {
         (vec!["run", "--metric-percentiles", "101"], "101"),
         (vec!["run", "--backend", "foo"], "foo"),
         (vec!["run", "--num-prompts", "0"], "--num-prompts"),
-        (vec!["run", "--wake-batch-us", "20000"], "--wake-batch-us"),
-        (
-            vec![
-                "run",
-                "--base-url",
-                "https://127.0.0.1:9",
-                "--wake-batch-us",
-                "500",
-            ],
-            "--wake-batch-us",
-        ),
         (
             vec!["report", "/nonexistent/result.json"],
             "/nonexistent/result.json",
