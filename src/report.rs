@@ -268,8 +268,23 @@ pub fn servebench_block(result: &BenchResult) -> String {
                 v.cores
             ),
         );
-        if let Some(late) = v.server_stats.as_ref().and_then(|s| s.get("late_chunks")) {
-            line(&mut out, "Simulator chunks late > 1 ms:", late);
+        if let Some(stats) = &v.server_stats {
+            if let Some(late) = stats.get("late_chunks") {
+                // An engine preset's chunks of one model step leave together, so many leave
+                // more than 1 ms after the step; only the exact mode's lateness is judged.
+                let engine =
+                    stats.get("mode").and_then(serde_json::Value::as_str) == Some("engine");
+                let note = if engine {
+                    " (engine model: reported, not judged)"
+                } else {
+                    ""
+                };
+                line(
+                    &mut out,
+                    "Simulator chunks late > 1 ms:",
+                    format!("{late}{note}"),
+                );
+            }
         }
         let verdict = match v.verdict {
             Verdict::Valid => "valid",
@@ -573,6 +588,50 @@ mod tests {
             "----------------End-to-end Latency----------------\n"
         );
         assert_eq!(rule("", '='), format!("{}\n", "=".repeat(50)));
+    }
+
+    /// The simulator's late-chunk count is printed in both modes; the engine model's says it
+    /// is not judged (its step bursts leave together), the exact mode's judges the run.
+    #[test]
+    fn simulator_lateness_line_says_whether_it_is_judged() {
+        use crate::monitor::{RunFacts, Validity};
+        use crate::stats::{summarize, SummaryOptions};
+        let report = |mode: &str| {
+            let facts = RunFacts {
+                wall_s: 1.0,
+                server_stats: Some(
+                    serde_json::json!({"late_chunks": 50, "chunks": 1000, "mode": mode}),
+                ),
+                ..RunFacts::default()
+            };
+            let summary = summarize(&[], &SummaryOptions::default());
+            let mut result = BenchResult::new(
+                Default::default(),
+                summary,
+                &[],
+                String::new(),
+                String::new(),
+                0,
+                None,
+            );
+            result.validity = Some(Validity::judge(&mut [0.1], 0.0, facts));
+            servebench_block(&result)
+        };
+        let late_line = |text: &str| {
+            let l = text
+                .lines()
+                .find(|l| l.starts_with("Simulator chunks late"));
+            l.unwrap().split_once(':').unwrap().1.trim().to_string()
+        };
+        let engine = report("engine");
+        assert_eq!(
+            late_line(&engine),
+            "50 (engine model: reported, not judged)"
+        );
+        assert!(engine.contains("Measurement:                             valid"));
+        let exact = report("exact");
+        assert_eq!(late_line(&exact), "50");
+        assert!(exact.contains("SERVER-LATE"));
     }
 
     #[test]
