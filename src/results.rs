@@ -6,8 +6,8 @@
 //! `mean_ttft_ms`, `p99_itl_ms`, `ttfts`, `itls`, ...), with the same names and units.
 //!
 //! The per-request arrays (`input_lens`, `output_lens`, `ttfts`, `itls`, `generated_texts`,
-//! `errors`) are written for runs of up to [`PER_REQUEST_ARRAYS_MAX`] measured requests; a
-//! larger run's document says in `per_request_arrays_omitted` that they are left out (the
+//! `errors`) are written for runs of up to [`PER_REQUEST_ARRAYS_MAX`] measured requests and
+//! [`PER_REQUEST_CHUNKS_MAX`] output chunks; a larger run's document says in `per_request_arrays_omitted` that they are left out (the
 //! records file has every request), so the document stays small and quick to re-read.
 //!
 //! Changing the shape of the document requires bumping [`SCHEMA_VERSION`]. Adding an optional
@@ -33,9 +33,15 @@ use crate::stats::{Distribution, RunSummary};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The most measured requests whose vLLM per-request arrays a result document holds (see the
-/// module doc). 100,000 requests of 200 chunks make about 200 MB of arrays in memory and a
-/// 400 MB document; beyond that the records file is the per-request source.
+/// module doc); beyond that the records file is the per-request source.
 pub const PER_REQUEST_ARRAYS_MAX: u64 = 100_000;
+
+/// The most output chunks (so inter-token gaps in `itls`) whose per-request arrays a result
+/// document holds. Each gap is a JSON value of 32 bytes while the document is built, so
+/// 8,000,000 chunks (4,096 prompts of 1,953 tokens, say) hold about 256 MB; 100,000 requests
+/// of 200 chunks (20,000,000, about 640 MB and a 400 MB document) would not fit the 1 GB a run
+/// may use with the rest.
+pub const PER_REQUEST_CHUNKS_MAX: u64 = 8_000_000;
 
 /// vLLM's per-request arrays, one value per measured request in id order.
 pub const PER_REQUEST_ARRAYS: [&str; 6] = [
@@ -113,9 +119,10 @@ impl BenchResult {
     }
 
     /// Whether the document holds the per-request arrays: at most [`PER_REQUEST_ARRAYS_MAX`]
-    /// measured requests.
+    /// measured requests and [`PER_REQUEST_CHUNKS_MAX`] output chunks.
     pub fn keeps_per_request_arrays(&self) -> bool {
         self.summary.completed + self.summary.failed <= PER_REQUEST_ARRAYS_MAX
+            && self.summary.total_output_chunks <= PER_REQUEST_CHUNKS_MAX
     }
 
     /// Sets vLLM's per-request arrays from the run's records (warm-ups skipped, ordered by id),
@@ -130,10 +137,17 @@ impl BenchResult {
             PER_REQUEST_ARRAYS.iter().for_each(|k| {
                 self.vllm.remove(*k);
             });
+            let requests = self.summary.completed + self.summary.failed;
+            let size = if requests > PER_REQUEST_ARRAYS_MAX {
+                format!("{requests} measured requests are more than {PER_REQUEST_ARRAYS_MAX}")
+            } else {
+                format!(
+                    "{} output chunks are more than {PER_REQUEST_CHUNKS_MAX}",
+                    self.summary.total_output_chunks
+                )
+            };
             let why = format!(
-                "{} measured requests are more than {PER_REQUEST_ARRAYS_MAX}: {} are in the \
-                 records file",
-                self.summary.completed + self.summary.failed,
+                "{size}: {} are in the records file",
                 PER_REQUEST_ARRAYS.join(", ")
             );
             self.vllm.insert(OMITTED.into(), json!(why));
@@ -339,5 +353,12 @@ mod tests {
         let why = big.vllm["per_request_arrays_omitted"].as_str().unwrap();
         assert!(why.starts_with("100001 measured requests"), "{why}");
         assert!(why.contains("records file"), "{why}");
+
+        let mut long = summarize(&records, &SummaryOptions::default());
+        long.total_output_chunks = PER_REQUEST_CHUNKS_MAX + 1;
+        let long = build(long);
+        assert!(!long.vllm.contains_key("itls"));
+        let why = long.vllm["per_request_arrays_omitted"].as_str().unwrap();
+        assert!(why.starts_with("8000001 output chunks"), "{why}");
     }
 }
