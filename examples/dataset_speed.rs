@@ -9,8 +9,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use servebench::dataset::{build, DatasetSpec};
 use servebench::tokenizer::Tokenizer;
+use servebench::workload::dataset::{build, DatasetSpec};
 
 fn pseudo_book(words: usize) -> String {
     const W: &[&str] = &[

@@ -1,38 +1,30 @@
 //! servebench: benchmark streaming LLM inference servers with one consistent set of metrics.
 //!
-//! Data flows one way: `cli` → `config` → `workload` + `load` → `client` (+ `sse`) →
-//! `record` → `stats` → `results` → `report`; `run` glues one benchmark run together.
-//! `view` reads results, sweeps and `import`ed files of other tools into one shape that
-//! `compare`, `plot` and `html` render.
-//! The simulated server in `sim` shares no code with the client side, so it is an independent
-//! check of the parser and the timing. Every figure is defined in `docs/metrics.md`.
+//! The crate is a stack of layers; each imports only the layers below it (the rule is
+//! checked by `tests/layers.rs`, and written down in `docs/architecture.md`):
+//!
+//! ```text
+//! cli                      clap types, and their conversion into config values
+//! render                   text report, compare, plot, HTML: read documents, compute nothing
+//! views                    open any saved or imported document into one view model
+//! drive                    run phases, arrival schedule, monitor, scraper, sweep, search
+//! results                  statistics, the result document and everything it saves, merge
+//! workload                 datasets and exact-length prompts → request specs
+//! measure                  clock, kernel timestamps, SSE, HTTP client → request records
+//! config                   pure validated values and every cross-flag rule
+//! tokenizer                the model's tokenizer (standalone: imports nothing of the crate)
+//! sim                      the simulated server (standalone but for `measure::rxtime`)
+//! ```
+//!
+//! Every figure is defined in `docs/metrics.md`.
 
 pub mod cli;
-pub mod client;
-pub mod clock;
-pub mod compare;
 pub mod config;
-pub mod dataset;
-pub mod error;
-pub mod html;
-pub mod import;
-pub mod load;
-pub mod merge;
-pub mod monitor;
-pub mod plot;
-pub mod progress;
-pub mod record;
-pub mod report;
+pub mod drive;
+pub mod measure;
+pub mod render;
 pub mod results;
-pub mod run;
-pub mod rxtime;
-pub mod scrape;
-pub mod search;
-pub mod shard;
 pub mod sim;
-pub mod sse;
-pub mod stats;
-pub mod sweep;
 pub mod tokenizer;
-pub mod view;
+pub mod views;
 pub mod workload;

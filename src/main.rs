@@ -9,12 +9,17 @@ use servebench::cli::{
     Cli, Command, CompareArgs, ImportArgs, MergeArgs, PlotArgs, ReportArgs, RunArgs, SearchArgs,
     SimArgs,
 };
+use servebench::config::search::SearchBy;
+use servebench::config::sweep::{SweepParameter, SweepValue};
+use servebench::config::ScrapeSpec;
 use servebench::config::{RequestRate, RunConfig};
-use servebench::progress::{Progress, ProgressMode};
-use servebench::scrape::ScrapeSpec;
-use servebench::search::{self, SearchBy};
-use servebench::sweep::{self, StepObserver, SweepParameter, SweepValue};
-use servebench::{report, results::BenchResult, run, sim};
+use servebench::drive::progress::{Progress, ProgressMode};
+use servebench::drive::run;
+use servebench::drive::search;
+use servebench::drive::sweep::{self, StepObserver};
+use servebench::render::report;
+use servebench::results::document::BenchResult;
+use servebench::sim;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -90,7 +95,7 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--shard and --start-at take a single run, not a sweep: run each step as its own sharded run");
     }
     let (server, cfg, scrape) = server_and_config(&args).await?;
-    let date = servebench::clock::Clock::start().started_at_compact();
+    let date = servebench::measure::clock::Clock::start().started_at_compact();
     let stem = match &args.result_filename {
         Some(name) => name.strip_suffix(".json").unwrap_or(name).to_string(),
         None => run::default_stem(&cfg, &date),
@@ -196,7 +201,7 @@ async fn server_and_config(
         None => {
             let sim = sim::spawn(sim_config.unwrap_or_default(), ([127, 0, 0, 1], 0).into())
                 .await
-                .map_err(servebench::error::RunError::Sim)?;
+                .map_err(|e| anyhow::anyhow!("cannot start the simulated server: {e}"))?;
             let url = sim.base_url();
             (Some(sim), url)
         }
@@ -220,7 +225,7 @@ async fn search_command(args: SearchArgs) -> anyhow::Result<ExitCode> {
             "search-{}",
             run::default_stem(
                 &cfg,
-                &servebench::clock::Clock::start().started_at_compact()
+                &servebench::measure::clock::Clock::start().started_at_compact()
             )
         ),
     };
@@ -241,7 +246,7 @@ async fn search_command(args: SearchArgs) -> anyhow::Result<ExitCode> {
                     SweepValue::Count(value as u64),
                 ),
             };
-            let step = sweep::step_config(&cfg, param, v);
+            let step = servebench::config::sweep::step_config(&cfg, param, v);
             let file = format!("{stem}-probe{i}.json");
             let opts = run::RunOptions {
                 scrape: scrape.clone(),
@@ -267,7 +272,7 @@ async fn search_command(args: SearchArgs) -> anyhow::Result<ExitCode> {
                     if p.passed { "pass" } else { "fail" }
                 );
             }
-            doc.save(&doc_path)
+            Ok(doc.save(&doc_path)?)
         },
     )
     .await;
@@ -364,21 +369,21 @@ async fn sim_command(args: SimArgs) -> anyhow::Result<ExitCode> {
 
 fn report_command(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(out) = &args.html {
-        let view = servebench::view::load(&args.file)?;
-        let text = if view.origin == servebench::view::Origin::Result {
+        let view = servebench::views::view::load(&args.file)?;
+        let text = if view.origin == servebench::views::view::Origin::Result {
             Some(report::text(&BenchResult::load(&args.file)?))
         } else {
             None
         };
-        servebench::html::write(&view, text.as_deref(), out)?;
+        servebench::render::html::write(&view, text.as_deref(), out)?;
         eprintln!("servebench: HTML report written to {}", out.display());
         return Ok(ExitCode::SUCCESS);
     }
-    if servebench::view::is_result_file(&args.file) {
+    if servebench::views::view::is_result_file(&args.file) {
         let result = BenchResult::load(&args.file)?;
         print!("{}", report::text(&result));
     } else {
-        let view = servebench::view::load(&args.file)?;
+        let view = servebench::views::view::load(&args.file)?;
         print!("{}", report::view_text(&view));
     }
     Ok(ExitCode::SUCCESS)
@@ -388,14 +393,14 @@ fn compare_command(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let views = args
         .files
         .iter()
-        .map(|f| servebench::view::load(f))
+        .map(|f| servebench::views::view::load(f))
         .collect::<Result<Vec<_>, _>>()?;
     let metrics = (!args.metrics.is_empty()).then_some(args.metrics.as_slice());
-    let c = servebench::compare::compare(&views, metrics);
+    let c = servebench::render::compare::compare(&views, metrics);
     if args.markdown {
-        print!("{}", servebench::compare::markdown(&c));
+        print!("{}", servebench::render::compare::markdown(&c));
     } else {
-        print!("{}", servebench::compare::text(&c));
+        print!("{}", servebench::render::compare::text(&c));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -404,10 +409,10 @@ fn plot_command(args: PlotArgs) -> anyhow::Result<ExitCode> {
     let views = args
         .inputs
         .iter()
-        .map(|f| servebench::view::load(f))
+        .map(|f| servebench::views::view::load(f))
         .collect::<Result<Vec<_>, _>>()?;
-    let formats = servebench::plot::Formats::parse(&args.format);
-    let written = servebench::plot::plot_all(&views, &args.out_dir, formats)?;
+    let formats = servebench::render::plot::Formats::parse(&args.format);
+    let written = servebench::render::plot::plot_all(&views, &args.out_dir, formats)?;
     for path in written {
         println!("{}", path.display());
     }
@@ -415,7 +420,7 @@ fn plot_command(args: PlotArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn merge_command(args: MergeArgs) -> anyhow::Result<ExitCode> {
-    let mut merged = servebench::merge::merge(&args.files, args.allow_missing)?;
+    let mut merged = servebench::results::merge::merge(&args.files, args.allow_missing)?;
     for w in &merged.warnings {
         eprintln!("servebench: warning: {w}");
     }
@@ -438,9 +443,12 @@ fn merge_command(args: MergeArgs) -> anyhow::Result<ExitCode> {
 fn import_command(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let several = args.files.len() > 1;
     for file in &args.files {
-        let out = servebench::import::output_path(file, args.output.as_deref(), several);
-        let view = servebench::import::import_file(file, &out)?;
-        print!("{}", servebench::import::summary_text(&view, &out));
+        let out = servebench::views::import::output_path(file, args.output.as_deref(), several);
+        let view = servebench::views::import::import_file(file, &out)?;
+        print!(
+            "{}",
+            servebench::render::report::import_summary(&view, &out)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -336,7 +336,7 @@ fn doubling_sweep_prints_a_block_per_step_and_saves_each_step() {
     assert_eq!(doc["steps"].as_array().unwrap().len(), 4);
     for step in doc["steps"].as_array().unwrap() {
         let file = dir.path().join(step["result"].as_str().unwrap());
-        let r = servebench::results::BenchResult::load(&file).unwrap();
+        let r = servebench::results::document::BenchResult::load(&file).unwrap();
         assert_eq!(r.config.load.num_prompts, step["value"].as_u64().unwrap());
     }
 }
@@ -376,7 +376,7 @@ fn killing_a_sweep_keeps_every_finished_step() {
     }
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     child.wait().unwrap();
-    let (doc, results) = servebench::sweep::SweepDoc::load(&doc_path).unwrap();
+    let (doc, results) = servebench::results::sweep::SweepDoc::load(&doc_path).unwrap();
     assert!(doc.steps.len() >= 2, "finished steps are on disk");
     assert!(!doc.complete);
     for r in &results {

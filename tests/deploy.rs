@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use servebench::cli::{Cli, Command};
-use servebench::shard::Shard;
+use servebench::config::shard::Shard;
 use yaml_rust2::{Yaml, YamlLoader};
 
 fn docs(file: &str) -> Vec<Yaml> {
@@ -126,7 +126,7 @@ fn the_indexed_job_runs_four_shards_of_one_run_and_the_merge_reads_their_results
         let start = run.start_at.expect("--start-at");
         assert_eq!(
             start,
-            servebench::shard::parse_start_at(&env["START_AT"]).unwrap()
+            servebench::config::shard::parse_start_at(&env["START_AT"]).unwrap()
         );
         assert!(run.base_url.is_some() && run.tokenizer.is_some());
         assert!(run.result_dir.starts_with("/results"));

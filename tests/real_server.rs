@@ -19,13 +19,14 @@ use std::time::Duration;
 
 use common::real_server::{http_request, process_exists, RealServer};
 use serde_json::{json, Value};
-use servebench::client::Secrets;
+use servebench::config::ScrapeSpec;
 use servebench::config::{BackendKind, LoadSpec, Metric, RunConfig, WorkloadSpec};
-use servebench::record::{FailureKind, RequestRecord, TokenSource};
-use servebench::results::BenchResult;
-use servebench::run::{execute, RunOptions};
-use servebench::scrape::{ScrapeSpec, ServerFamily};
-use servebench::stats::{itl_gaps_ns, RequestMetrics, RunSummary};
+use servebench::drive::run::{execute, RunOptions};
+use servebench::measure::client::Secrets;
+use servebench::measure::prom::ServerFamily;
+use servebench::measure::record::{FailureKind, RequestRecord, TokenSource};
+use servebench::results::document::BenchResult;
+use servebench::results::stats::{itl_gaps_ns, RequestMetrics, RunSummary};
 use tokio_util::sync::CancellationToken;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -116,11 +117,11 @@ fn read_records(path: &Path) -> Vec<RequestRecord> {
 /// and check everything else on the requests that completed.
 fn is_reuse_race(r: &RequestRecord) -> bool {
     match &r.outcome {
-        servebench::record::Outcome::Failed { kind, message } => {
+        servebench::measure::record::Outcome::Failed { kind, message } => {
             *kind == FailureKind::Other
                 && message.contains("connection closed before message completed")
         }
-        servebench::record::Outcome::Ok => false,
+        servebench::measure::record::Outcome::Ok => false,
     }
 }
 
@@ -256,7 +257,7 @@ fn each_backend_streams_exact_lengths_and_agrees_with_server_timings() {
             s.ttft_ms.as_ref().unwrap().median >= prompt.median,
             "{what}: TTFT below the server's prompt time"
         );
-        let report = servebench::report::text(&result);
+        let report = servebench::render::report::text(&result);
         assert!(
             report.contains("Median server decode/token (ms):"),
             "{report}"

@@ -5,13 +5,13 @@
 use std::path::Path;
 use std::time::Duration;
 
-use servebench::client::Secrets;
 use servebench::config::{BackendKind, LoadSpec, Metric, RunConfig, WorkloadSpec};
-use servebench::record::{FailureKind, RequestRecord, TokenSource};
-use servebench::results::BenchResult;
-use servebench::run::{execute, RunOptions};
+use servebench::drive::run::{execute, RunOptions};
+use servebench::measure::client::Secrets;
+use servebench::measure::record::{FailureKind, RequestRecord, TokenSource};
+use servebench::results::document::BenchResult;
+use servebench::results::stats::{itl_gaps_ns, RequestMetrics};
 use servebench::sim::{self, FaultConfig, SimConfig, SimServer};
-use servebench::stats::{itl_gaps_ns, RequestMetrics};
 use tokio_util::sync::CancellationToken;
 
 /// Heavy timing tests run one at a time so they do not disturb each other's clocks.

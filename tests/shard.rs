@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use assert_cmd::cargo::cargo_bin;
-use servebench::record::RequestRecord;
-use servebench::results::BenchResult;
+use servebench::measure::record::RequestRecord;
+use servebench::results::document::BenchResult;
 
 mod common;
 

@@ -7,9 +7,9 @@ use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin;
 use servebench::config::{Metric, RunConfig};
-use servebench::record::{RequestRecord, TokenSource};
-use servebench::results::BenchResult;
-use servebench::stats::{summarize, SummaryOptions};
+use servebench::measure::record::{RequestRecord, TokenSource};
+use servebench::results::document::BenchResult;
+use servebench::results::stats::{summarize, SummaryOptions};
 
 fn servebench() -> Command {
     Command::new(cargo_bin("servebench"))
@@ -371,7 +371,7 @@ fn plot_draws_sweeps_cdfs_and_a_timeline() {
 
 #[test]
 fn plot_png_when_a_font_exists() {
-    if servebench::plot::font_path().is_none() {
+    if servebench::render::plot::font_path().is_none() {
         eprintln!("no system font: PNG text cannot be drawn here; skipping");
         return;
     }

@@ -42,7 +42,7 @@ use tower_service::Service;
 use super::sched::{Outcome, Scheduler, Ticket};
 use super::stream::Handoff;
 use super::{Shared, MAX_BODY_BYTES};
-use crate::rxtime;
+use crate::measure::rxtime;
 
 /// When a request arrived (see the module docs); a handler's extractor. Requests that did not
 /// come through this server (or came without a stamp) arrive when the server finished reading

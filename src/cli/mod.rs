@@ -1,0 +1,675 @@
+//! The command line (clap derive). Flags keep the names of vLLM's `benchmark_serving.py`
+//! where the meaning is the same, so the seeds' commands carry over. This module turns flags
+//! into `config` and `sim` values; it does no I/O.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::search::{SearchBy, SearchSpec};
+use crate::config::shard::{parse_start_at, Shard};
+use crate::config::sweep::{SweepParameter, SweepValue};
+use crate::config::ScrapeSpec;
+use crate::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec};
+use crate::measure::client::Secrets;
+use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "servebench",
+    version,
+    about = "Benchmark streaming LLM inference servers with one consistent set of metrics"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Benchmark a server (the built-in simulated one when no --base-url is given).
+    Run(Box<RunArgs>),
+    /// Run the built-in simulated LLM server.
+    Sim(SimArgs),
+    /// Print the report of a saved result, sweep or import (or write it as HTML).
+    Report(ReportArgs),
+    /// Find the highest request rate (or concurrency) at which enough requests meet the SLOs.
+    Search(Box<SearchArgs>),
+    /// Compare results, sweeps or imports side by side, step by step.
+    Compare(CompareArgs),
+    /// Draw charts (SVG, PNG) of results, sweeps or imports.
+    Plot(PlotArgs),
+    /// Convert vLLM text/JSON or llmperf JSON results into servebench's imported document.
+    Import(ImportArgs),
+    /// Merge the results of a sharded run's shards (`run --shard I/N`) into one result.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' result files (each with its .records.jsonl next to it).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Merge even when some shards' results are missing (the result names them).
+    #[arg(long)]
+    pub allow_missing: bool,
+    /// The merged result file (its records are written next to it).
+    #[arg(long, short, default_value = "merged.json")]
+    pub output: PathBuf,
+    /// Print nothing but errors and warnings.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Server API: openai (aliases vllm, sglang), openai-chat, tgi, llamacpp.
+    #[arg(long, default_value = "openai", value_parser = parse_backend)]
+    pub backend: BackendKind,
+    /// Server base URL, e.g. http://127.0.0.1:8000. Without it the built-in simulator is used.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Endpoint path (default: the backend's, e.g. /v1/completions).
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// Model name sent in requests.
+    #[arg(long, default_value = "servebench-sim")]
+    pub model: String,
+    /// API key, sent as a bearer token.
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// Extra header NAME:VALUE (repeatable).
+    #[arg(long = "header", value_parser = parse_header)]
+    pub headers: Vec<(String, String)>,
+    /// JSON object merged into every request body.
+    #[arg(long, value_parser = parse_json_object)]
+    pub extra_body: Option<serde_json::Value>,
+    /// Ask the server to ignore end-of-sequence and generate exactly --output-len tokens.
+    #[arg(long)]
+    pub ignore_eos: bool,
+    /// Per-request time limit, seconds.
+    #[arg(long, default_value_t = 21600.0)]
+    pub timeout: f64,
+    /// Do not verify the server's TLS certificate.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Number of measured requests; a list (`1,2,4`) or range (`1,2,...,4096`) runs a sweep.
+    #[arg(long, alias = "num-prompt", default_value = "1000", value_parser = parse_counts)]
+    pub num_prompts: List<u64>,
+    /// Requests per second ('inf': all at once), or a list to sweep. Finite rates are Poisson
+    /// (or gamma, see --burstiness).
+    #[arg(long, default_value = "inf", value_parser = parse_rates)]
+    pub request_rate: List<RequestRate>,
+    /// Gamma shape of inter-arrival times (1 = Poisson; lower = burstier).
+    #[arg(long, default_value_t = 1.0)]
+    pub burstiness: f64,
+    /// At most this many requests in flight, or a list/range to sweep.
+    #[arg(long, value_parser = parse_counts)]
+    pub max_concurrency: Option<List<u64>>,
+    /// Requests sent one at a time before the run, excluded from every statistic.
+    #[arg(long, default_value_t = 0)]
+    pub num_warmups: u64,
+    /// Seed for prompts and arrival times.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The served model's tokenizer: a tokenizer.json (or a directory holding one), a GGUF
+    /// model file, or a tiktoken encoding name (cl100k_base, o200k_base, ...); `server` builds
+    /// random/book prompts with the server's own /tokenize and /detokenize; `words` counts
+    /// whitespace-separated words, as servebench's simulator does. Required with --base-url;
+    /// the built-in simulator defaults to `words`.
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// Dataset: random, book (a text file), sharegpt, jsonl, prefix (shared-prefix groups).
+    #[arg(long, default_value = "random", value_parser = ["random", "book", "sharegpt", "jsonl", "prefix"])]
+    pub dataset_name: String,
+    /// The dataset file (book, sharegpt, jsonl).
+    #[arg(long)]
+    pub dataset_path: Option<PathBuf>,
+    /// Prompt length, tokens (exact under --tokenizer).
+    #[arg(long, aliases = ["random-input-len", "book-input-len"], default_value_t = 128)]
+    pub input_len: u64,
+    /// Max output tokens per request (default 128; ShareGPT: each answer's length).
+    #[arg(long, alias = "random-output-len")]
+    pub output_len: Option<u64>,
+    /// Lengths uniform in [L(1-r), L(1+r)].
+    #[arg(long, alias = "random-range-ratio", default_value_t = 0.0)]
+    pub range_ratio: f64,
+    /// prefix dataset: tokens in each shared prefix.
+    #[arg(long, default_value_t = 0)]
+    pub prefix_len: u64,
+    /// prefix dataset: number of distinct prefixes.
+    #[arg(long, default_value_t = 1)]
+    pub num_prefixes: u64,
+    /// Metrics that get percentile lines: comma-separated ttft,tpot,itl,e2el.
+    #[arg(long, default_value = "ttft,tpot,itl", value_delimiter = ',', value_parser = parse_metric)]
+    pub percentile_metrics: Vec<Metric>,
+    /// Percentiles to report, comma-separated (e.g. 50,75,90,95,99).
+    #[arg(long, default_value = "99", value_delimiter = ',', value_parser = parse_percentile)]
+    pub metric_percentiles: Vec<f64>,
+    /// Goodput SLOs, e.g. `--goodput ttft:500 tpot:50`: a request is good when it meets all.
+    #[arg(long, num_args = 1.., value_parser = parse_slo)]
+    pub goodput: Vec<Slo>,
+    /// Directory for the result and records files.
+    #[arg(long, default_value = "servebench-results")]
+    pub result_dir: PathBuf,
+    /// Result file name (default: {backend}-{rate}qps[-concurrency{N}]-{model}-{date}.json).
+    #[arg(long)]
+    pub result_filename: Option<String>,
+    /// Accepted for vLLM compatibility: results are always saved.
+    #[arg(long)]
+    pub save_result: bool,
+    /// Keep each request's generated text in the records and result.
+    #[arg(long)]
+    pub save_generated_text: bool,
+    /// Skip the pre-flight request that checks the server and endpoint before the run.
+    #[arg(long)]
+    pub no_preflight: bool,
+    /// After Ctrl-C, seconds in-flight requests may still finish.
+    #[arg(long, default_value_t = 10.0)]
+    pub grace: f64,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Seconds to wait between sweep steps.
+    #[arg(long, default_value_t = 0.0)]
+    pub cooldown: f64,
+    /// Sample the server's Prometheus metrics during the run and summarize them in the report
+    /// (vLLM, SGLang, TGI, llama.cpp names). Without a URL: /metrics at --base-url.
+    #[arg(long, value_name = "URL", num_args = 0..=1, value_parser = parse_http_url)]
+    pub scrape_metrics: Option<Option<String>>,
+    /// Seconds between two metric scrapes (with --scrape-metrics).
+    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_interval)]
+    pub scrape_interval: Duration,
+    /// Preset of the built-in server (only without --base-url): exact, tgi-llama-405b,
+    /// vllm-llama-405b, vllm-llama-8b-rtx4090 (default), llamacpp-llama-8b-rtx4090.
+    #[arg(long, value_parser = parse_preset)]
+    pub sim_preset: Option<Preset>,
+    /// The built-in server's clock runs K times faster than real time (only without
+    /// --base-url). Default 1.
+    #[arg(long, value_parser = parse_time_scale)]
+    pub time_scale: Option<f64>,
+    /// Send only shard INDEX of COUNT of the run's schedule (requests whose number is INDEX
+    /// mod COUNT; the concurrency cap split between shards). In a Kubernetes Indexed Job:
+    /// `--shard $(JOB_COMPLETION_INDEX)/4`. Merge the shards with `servebench merge`.
+    #[arg(long, value_name = "INDEX/COUNT", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+    /// Start the measured load at this wall-clock time (RFC 3339, e.g. 2026-05-01T12:00:00Z),
+    /// after the workload, pre-flight and warm-ups: give every shard the same time.
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    pub start_at: Option<time::OffsetDateTime>,
+}
+
+impl RunArgs {
+    /// The run's config, with `base_url` set to `server` (the given one or the simulator's).
+    pub fn config(&self, base_url: String, simulated: bool) -> RunConfig {
+        RunConfig {
+            backend: self.backend,
+            base_url,
+            endpoint: self
+                .endpoint
+                .clone()
+                .unwrap_or_else(|| self.backend.default_endpoint().to_string()),
+            model: self.model.clone(),
+            header_names: self.headers.iter().map(|(k, _)| k.clone()).collect(),
+            extra_body: self.extra_body.clone(),
+            ignore_eos: self.ignore_eos,
+            insecure: self.insecure,
+            load: LoadSpec {
+                num_prompts: self.num_prompts.0[0],
+                request_rate: self.request_rate.0[0],
+                burstiness: self.burstiness,
+                max_concurrency: self.max_concurrency.as_ref().map(|c| c.0[0]),
+                num_warmups: self.num_warmups,
+                seed: self.seed,
+                timeout_s: self.timeout,
+                grace_s: self.grace,
+                shard: self.shard,
+            },
+            workload: WorkloadSpec {
+                dataset: self.dataset_name.clone(),
+                dataset_path: self.dataset_path.clone(),
+                input_len: self.input_len,
+                output_len: self.output_len.unwrap_or(128),
+                output_len_given: self.output_len.is_some(),
+                range_ratio: self.range_ratio,
+                prefix_len: self.prefix_len,
+                num_prefixes: self.num_prefixes,
+                tokenizer: self.tokenizer.clone().filter(|t| t != "words"),
+            },
+            metric_percentiles: self.metric_percentiles.clone(),
+            percentile_metrics: self.percentile_metrics.clone(),
+            goodput: self.goodput.clone(),
+            simulated,
+            save_generated_text: self.save_generated_text,
+            time_scale: if simulated {
+                self.time_scale.unwrap_or(1.0)
+            } else {
+                1.0
+            },
+            sim_preset: simulated.then(|| {
+                self.sim_preset
+                    .unwrap_or(Preset::RUN_DEFAULT)
+                    .name()
+                    .to_string()
+            }),
+        }
+    }
+
+    /// The swept parameter and its values, when one option was given several values.
+    pub fn sweep(&self) -> Result<Option<(SweepParameter, Vec<SweepValue>)>, String> {
+        let counts = |v: &[u64]| v.iter().map(|&n| SweepValue::Count(n)).collect::<Vec<_>>();
+        let mut swept = Vec::new();
+        if self.num_prompts.0.len() > 1 {
+            swept.push((SweepParameter::NumPrompts, counts(&self.num_prompts.0)));
+        }
+        if let Some(c) = self.max_concurrency.as_ref().filter(|c| c.0.len() > 1) {
+            swept.push((SweepParameter::MaxConcurrency, counts(&c.0)));
+        }
+        if self.request_rate.0.len() > 1 {
+            let rates = self
+                .request_rate
+                .0
+                .iter()
+                .map(|&r| SweepValue::Rate(r))
+                .collect();
+            swept.push((SweepParameter::RequestRate, rates));
+        }
+        match swept.len() {
+            0 | 1 => Ok(swept.pop()),
+            _ => Err("a sweep varies one parameter: give a list to only one of --num-prompts, --max-concurrency, --request-rate".into()),
+        }
+    }
+
+    /// What `--scrape-metrics` asks for, with the default URL resolved against `base_url` (the
+    /// given server or the simulator's); `None` without the flag.
+    pub fn scrape_spec(&self, base_url: &str) -> Option<ScrapeSpec> {
+        let url = self
+            .scrape_metrics
+            .as_ref()?
+            .clone()
+            .unwrap_or_else(|| format!("{}/metrics", base_url.trim_end_matches('/')));
+        Some(ScrapeSpec {
+            url,
+            interval: self.scrape_interval,
+            insecure: self.insecure,
+        })
+    }
+
+    /// The built-in server's configuration, or `None` when a server was given; an error when
+    /// simulator flags come with `--base-url`.
+    pub fn sim_config(&self) -> Result<Option<SimConfig>, String> {
+        if self.base_url.is_some() {
+            if self.sim_preset.is_some() {
+                return Err(
+                    "--sim-preset only applies to the built-in server (no --base-url)".into(),
+                );
+            }
+            if self.time_scale.is_some() {
+                return Err(
+                    "--time-scale only applies to the built-in server (no --base-url)".into(),
+                );
+            }
+            return Ok(None);
+        }
+        let mut cfg = SimConfig::from_preset(self.sim_preset.unwrap_or(Preset::RUN_DEFAULT));
+        cfg.time_scale = self.time_scale.unwrap_or(1.0);
+        cfg.validate()?;
+        Ok(Some(cfg))
+    }
+
+    pub fn secrets(&self) -> Secrets {
+        Secrets {
+            api_key: self.api_key.clone(),
+            headers: self.headers.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// Address to bind (loopback by default).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// Port (0: any free port; the address is printed).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Time to first token, ms.
+    #[arg(long, default_value_t = 50.0)]
+    pub ttft_ms: f64,
+    /// Interval between output chunks, ms.
+    #[arg(long, default_value_t = 10.0)]
+    pub itl_ms: f64,
+    /// Tokens per output chunk.
+    #[arg(long, default_value_t = 1)]
+    pub tokens_per_chunk: u32,
+    /// Output tokens when a request does not set max tokens.
+    #[arg(long, default_value_t = 128)]
+    pub output_tokens: u32,
+    /// Never report token usage (clients must count tokens themselves).
+    #[arg(long)]
+    pub no_usage: bool,
+    /// Model name served.
+    #[arg(long, default_value = "servebench-sim")]
+    pub model: String,
+    /// Seed for text and faults.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Fraction of requests answered HTTP 500.
+    #[arg(long, default_value_t = 0.0)]
+    pub error_rate: f64,
+    /// Fraction of requests answered HTTP 429.
+    #[arg(long, default_value_t = 0.0)]
+    pub rate_limit_rate: f64,
+    /// Fraction of streams cut off mid-way.
+    #[arg(long, default_value_t = 0.0)]
+    pub disconnect_rate: f64,
+    /// Fraction of streams that stall mid-way.
+    #[arg(long, default_value_t = 0.0)]
+    pub stall_rate: f64,
+    /// Fraction of streams with one malformed event.
+    #[arg(long, default_value_t = 0.0)]
+    pub malformed_rate: f64,
+    /// How long a stalled stream hangs, seconds.
+    #[arg(long, default_value_t = 3600.0)]
+    pub stall_s: f64,
+    /// Server model: exact (the fixed --ttft-ms/--itl-ms schedule), or an engine preset:
+    /// tgi-llama-405b, vllm-llama-405b, vllm-llama-8b-rtx4090, llamacpp-llama-8b-rtx4090.
+    #[arg(long, default_value = "exact", value_parser = parse_preset)]
+    pub preset: Preset,
+    /// The simulated clock runs K times faster than real time (every simulated duration is
+    /// divided by K; reported at GET /sim/info).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
+    pub time_scale: f64,
+    /// Engine presets: answer HTTP 503 to requests not scheduled within S simulated seconds.
+    #[arg(long)]
+    pub queue_timeout_s: Option<f64>,
+    /// Metric names at GET /metrics: vllm or llamacpp (default: the preset's).
+    #[arg(long, value_parser = parse_flavor)]
+    pub metrics_flavor: Option<MetricsFlavor>,
+    /// Engine presets: override the most sequences in a batch.
+    #[arg(long)]
+    pub max_num_seqs: Option<u32>,
+    /// Engine presets: override the per-step token budget.
+    #[arg(long)]
+    pub max_batched_tokens: Option<u32>,
+    /// Engine presets: override the KV cache capacity, tokens.
+    #[arg(long)]
+    pub kv_capacity_tokens: Option<u64>,
+    /// Engine presets: override the mean natural output length (0: always the token budget).
+    #[arg(long)]
+    pub mean_output_tokens: Option<u32>,
+    /// Worker threads of the server's runtime (default: one per CPU). One thread avoids
+    /// context switches when the server is pinned to one core (bench/sim_throughput.sh).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+impl SimArgs {
+    pub fn config(&self) -> Result<SimConfig, String> {
+        let dur = |name: &str, ms: f64| {
+            Duration::try_from_secs_f64(ms / 1000.0)
+                .map_err(|_| format!("invalid --{name}: {ms} is not a duration"))
+        };
+        let base = SimConfig::from_preset(self.preset);
+        let mut engine = base.engine.clone();
+        let engine_only = [
+            ("--queue-timeout-s", self.queue_timeout_s.is_some()),
+            ("--max-num-seqs", self.max_num_seqs.is_some()),
+            ("--max-batched-tokens", self.max_batched_tokens.is_some()),
+            ("--kv-capacity-tokens", self.kv_capacity_tokens.is_some()),
+            ("--mean-output-tokens", self.mean_output_tokens.is_some()),
+        ];
+        match engine.as_mut() {
+            None => {
+                if let Some((flag, _)) = engine_only.iter().find(|(_, set)| *set) {
+                    return Err(format!(
+                        "{flag} needs an engine preset (--preset {} has no engine)",
+                        self.preset
+                    ));
+                }
+            }
+            Some(e) => {
+                if let Some(s) = self.queue_timeout_s {
+                    e.queue_timeout = Some(dur("queue-timeout-s", s * 1000.0)?);
+                }
+                if let Some(v) = self.max_num_seqs {
+                    e.max_num_seqs = v;
+                }
+                if let Some(v) = self.max_batched_tokens {
+                    e.max_batched_tokens = v;
+                }
+                if let Some(v) = self.kv_capacity_tokens {
+                    e.kv_capacity_tokens = v;
+                }
+                if let Some(v) = self.mean_output_tokens {
+                    e.mean_output_tokens = (v > 0).then_some(v);
+                }
+            }
+        }
+        let cfg = SimConfig {
+            preset: self.preset,
+            engine,
+            time_scale: self.time_scale,
+            metrics_flavor: self.metrics_flavor.unwrap_or(base.metrics_flavor),
+            ttft: dur("ttft-ms", self.ttft_ms)?,
+            itl: dur("itl-ms", self.itl_ms)?,
+            tokens_per_chunk: self.tokens_per_chunk,
+            output_tokens: self.output_tokens,
+            usage: !self.no_usage,
+            model: self.model.clone(),
+            seed: self.seed,
+            faults: FaultConfig {
+                error_rate: self.error_rate,
+                rate_limit_rate: self.rate_limit_rate,
+                disconnect_rate: self.disconnect_rate,
+                stall_rate: self.stall_rate,
+                malformed_rate: self.malformed_rate,
+                stall: dur("stall-s", self.stall_s * 1000.0)?,
+            },
+            precise_timing: true,
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to vary: the request rate or the concurrency.
+    #[arg(long, default_value = "rate", value_parser = ["rate", "concurrency"])]
+    pub by: String,
+    /// Fraction of requests that must meet every --goodput SLO.
+    #[arg(long, default_value_t = 0.9)]
+    pub target: f64,
+    /// First value probed.
+    #[arg(long, default_value_t = 1.0)]
+    pub start: f64,
+    /// Highest value probed.
+    #[arg(long, default_value_t = 4096.0)]
+    pub max: f64,
+    /// Relative precision of the answer (rate searches).
+    #[arg(long, default_value_t = 0.05)]
+    pub precision: f64,
+    /// At most this many probes.
+    #[arg(long, default_value_t = 20)]
+    pub max_probes: u32,
+    /// The benchmark each probe runs (its --request-rate or --max-concurrency is set by the search).
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+impl SearchArgs {
+    pub fn spec(&self) -> Result<SearchSpec, String> {
+        let by = if self.by == "concurrency" {
+            SearchBy::Concurrency
+        } else {
+            SearchBy::Rate
+        };
+        if !(self.target > 0.0 && self.target <= 1.0) {
+            return Err(format!(
+                "invalid --target: {} is not in (0, 1]",
+                self.target
+            ));
+        }
+        if !(self.start > 0.0
+            && self.start.is_finite()
+            && self.max >= self.start
+            && self.max.is_finite())
+        {
+            return Err("invalid --start/--max: need 0 < start <= max".into());
+        }
+        if !(self.precision > 0.0 && self.precision < 1.0) {
+            return Err(format!(
+                "invalid --precision: {} is not in (0, 1)",
+                self.precision
+            ));
+        }
+        if self.run.goodput.is_empty() {
+            return Err(
+                "search needs SLOs: give --goodput, e.g. --goodput ttft:500 tpot:50".into(),
+            );
+        }
+        Ok(SearchSpec {
+            by,
+            start: self.start,
+            max: self.max,
+            precision: self.precision,
+            target: self.target,
+            max_probes: self.max_probes,
+        })
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A result, sweep or imported document (or a file `servebench import` reads).
+    pub file: PathBuf,
+    /// Write one self-contained HTML page (tables and inline SVG charts) to this file.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Results, sweeps or imports; the first is the baseline (A).
+    #[arg(required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+    /// Print Markdown tables instead of aligned text.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Only these metrics (vLLM key names, comma-separated, e.g. output_throughput,p99_ttft_ms).
+    #[arg(long, value_delimiter = ',')]
+    pub metrics: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// Results, sweeps or imports; each series is one line.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Directory for the charts (created if missing).
+    #[arg(long, short = 'o')]
+    pub out_dir: PathBuf,
+    /// Image format: svg, png or both.
+    #[arg(long, default_value = "both", value_parser = ["svg", "png", "both"])]
+    pub format: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// vLLM text reports or --save-result JSON, llmperf individual-responses or summary JSON.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output file (one input) or directory (several); default: NAME.imported.json here.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+}
+
+fn parse_preset(s: &str) -> Result<Preset, String> {
+    s.parse()
+}
+
+fn parse_flavor(s: &str) -> Result<MetricsFlavor, String> {
+    s.parse()
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
+    s.parse()
+}
+
+fn parse_time_scale(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(k) if k.is_finite() && k > 0.0 => Ok(k),
+        _ => Err(format!("'{s}' is not a time scale (a finite number > 0)")),
+    }
+}
+
+fn parse_backend(s: &str) -> Result<BackendKind, String> {
+    s.parse()
+}
+
+/// A comma-separated option value (see `sweep` for the syntax).
+#[derive(Clone, Debug, PartialEq)]
+pub struct List<T>(pub Vec<T>);
+
+fn parse_counts(s: &str) -> Result<List<u64>, String> {
+    crate::config::sweep::parse_counts(s).map(List)
+}
+
+fn parse_rates(s: &str) -> Result<List<RequestRate>, String> {
+    crate::config::sweep::parse_rates(s).map(List)
+}
+
+fn parse_slo(s: &str) -> Result<Slo, String> {
+    s.parse()
+}
+
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once(':')
+        .ok_or_else(|| format!("'{s}' is not NAME:VALUE"))?;
+    let k = k.trim();
+    if k.is_empty() {
+        return Err(format!("'{s}' has an empty header name"));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
+}
+
+fn parse_json_object(s: &str) -> Result<serde_json::Value, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(s).map_err(|e| format!("not valid JSON: {e}"))?;
+    if !v.is_object() {
+        return Err("must be a JSON object, e.g. '{\"top_k\": 5}'".into());
+    }
+    Ok(v)
+}
+
+fn parse_metric(s: &str) -> Result<Metric, String> {
+    s.parse()
+}
+
+fn parse_percentile(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("'{s}' is not a percentile in (0, 100]")),
+    }
+}
+
+fn parse_http_url(s: &str) -> Result<String, String> {
+    if s.starts_with("http://") || s.starts_with("https://") {
+        Ok(s.to_string())
+    } else {
+        Err(format!("'{s}' is not an http:// or https:// URL"))
+    }
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .and_then(|v| Duration::try_from_secs_f64(v).ok())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("'{s}' is not a positive number of seconds"))
+}

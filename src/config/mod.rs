@@ -1,0 +1,531 @@
+//! The validated, serializable run configuration, embedded in every result document.
+//!
+//! `cli` turns flags into a [`RunConfig`]; nothing here knows about clap. Everything a result
+//! needs to be reproduced or compared is here; secrets (API keys, header values) are not.
+//!
+//! To add an option: add the field with `#[serde(default)]` (old result files must still load),
+//! validate it in [`RunConfig::validate`], and set it in `cli`.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use self::error::ConfigError;
+use self::shard::Shard;
+
+pub mod error;
+pub mod search;
+pub mod shard;
+pub mod sweep;
+
+/// The server API spoken by the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackendKind {
+    /// OpenAI completions, `POST /v1/completions` (vLLM, SGLang, llama.cpp, TensorRT-LLM, ...).
+    Openai,
+    /// OpenAI chat completions, `POST /v1/chat/completions`.
+    OpenaiChat,
+    /// Hugging Face TGI, `POST /generate_stream`.
+    Tgi,
+    /// llama.cpp native, `POST /completion`.
+    Llamacpp,
+}
+
+impl BackendKind {
+    /// Default endpoint path for the API.
+    pub fn default_endpoint(self) -> &'static str {
+        match self {
+            BackendKind::Openai => "/v1/completions",
+            BackendKind::OpenaiChat => "/v1/chat/completions",
+            BackendKind::Tgi => "/generate_stream",
+            BackendKind::Llamacpp => "/completion",
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Openai => "openai",
+            BackendKind::OpenaiChat => "openai-chat",
+            BackendKind::Tgi => "tgi",
+            BackendKind::Llamacpp => "llamacpp",
+        }
+    }
+}
+
+impl FromStr for BackendKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "openai" | "vllm" | "sglang" => Ok(BackendKind::Openai),
+            "openai-chat" => Ok(BackendKind::OpenaiChat),
+            "tgi" => Ok(BackendKind::Tgi),
+            "llamacpp" | "llama.cpp" => Ok(BackendKind::Llamacpp),
+            other => Err(format!(
+                "unknown backend '{other}' (expected openai, vllm, sglang, openai-chat, tgi or llamacpp)"
+            )),
+        }
+    }
+}
+
+/// Requests per second: a finite rate, or all at once (`inf`, the default, as in the seeds).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(into = "String", try_from = "String")]
+pub enum RequestRate {
+    #[default]
+    Infinite,
+    PerSecond(f64),
+}
+
+impl fmt::Display for RequestRate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestRate::Infinite => f.write_str("inf"),
+            RequestRate::PerSecond(r) => write!(f, "{r}"),
+        }
+    }
+}
+
+impl FromStr for RequestRate {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.eq_ignore_ascii_case("inf") {
+            return Ok(RequestRate::Infinite);
+        }
+        match s.parse::<f64>() {
+            Ok(r) if r.is_infinite() && r > 0.0 => Ok(RequestRate::Infinite),
+            Ok(r) if r.is_finite() && r > 0.0 => Ok(RequestRate::PerSecond(r)),
+            _ => Err(format!(
+                "invalid request rate '{s}' (expected a positive number or 'inf')"
+            )),
+        }
+    }
+}
+
+impl From<RequestRate> for String {
+    fn from(r: RequestRate) -> String {
+        r.to_string()
+    }
+}
+
+impl TryFrom<String> for RequestRate {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+/// A latency metric that has per-request or per-gap samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Ttft,
+    Tpot,
+    Itl,
+    E2el,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 4] = [Metric::Ttft, Metric::Tpot, Metric::Itl, Metric::E2el];
+    /// The lowercase key used in JSON names (`mean_ttft_ms`) and on the command line.
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::Ttft => "ttft",
+            Metric::Tpot => "tpot",
+            Metric::Itl => "itl",
+            Metric::E2el => "e2el",
+        }
+    }
+}
+
+impl FromStr for Metric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "ttft" => Ok(Metric::Ttft),
+            "tpot" => Ok(Metric::Tpot),
+            "itl" => Ok(Metric::Itl),
+            "e2el" => Ok(Metric::E2el),
+            other => Err(format!(
+                "unknown metric '{other}' (expected ttft, tpot, itl or e2el)"
+            )),
+        }
+    }
+}
+
+/// One service-level objective for goodput: a request is good when every SLO holds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Slo {
+    pub metric: Metric,
+    /// Upper bound, milliseconds (as on vLLM's command line).
+    pub max_ms: f64,
+}
+
+impl FromStr for Slo {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (name, value) = s.split_once(':').ok_or_else(|| {
+            format!("invalid goodput SLO '{s}' (expected METRIC:MS, e.g. ttft:500)")
+        })?;
+        let metric: Metric = name.parse()?;
+        if metric == Metric::Itl {
+            return Err("goodput SLOs take ttft, tpot or e2el (ITL is not per request)".into());
+        }
+        let max_ms: f64 = value
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v > 0.0)
+            .ok_or_else(|| {
+                format!("invalid goodput SLO '{s}': '{value}' is not a positive number of ms")
+            })?;
+        Ok(Slo { metric, max_ms })
+    }
+}
+
+/// How requests are sent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadSpec {
+    /// Measured requests (warm-ups not included).
+    pub num_prompts: u64,
+    pub request_rate: RequestRate,
+    /// Gamma shape of inter-arrival times; 1.0 is a Poisson process (vLLM's `--burstiness`).
+    pub burstiness: f64,
+    /// At most this many requests in flight; `None` means no limit.
+    pub max_concurrency: Option<u64>,
+    /// Requests sent (one at a time) before the measured run, excluded from every statistic.
+    pub num_warmups: u64,
+    pub seed: u64,
+    /// Per-request time limit, seconds.
+    pub timeout_s: f64,
+    /// After Ctrl-C, how long in-flight requests may still finish, seconds.
+    pub grace_s: f64,
+    /// `--shard I/N`: this process sends only its share of the schedule (see `shard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+}
+
+impl Default for LoadSpec {
+    fn default() -> Self {
+        LoadSpec {
+            num_prompts: 100,
+            request_rate: RequestRate::Infinite,
+            burstiness: 1.0,
+            max_concurrency: None,
+            num_warmups: 0,
+            seed: 0,
+            timeout_s: 6.0 * 3600.0,
+            grace_s: 10.0,
+            shard: None,
+        }
+    }
+}
+
+impl LoadSpec {
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout_s)
+    }
+    pub fn grace(&self) -> Duration {
+        Duration::from_secs_f64(self.grace_s)
+    }
+    /// The concurrency cap of this process: `max_concurrency`, or a shard's share of it.
+    pub fn concurrency_cap(&self) -> Option<u64> {
+        let cap = self.max_concurrency?;
+        Some(self.shard.map_or(cap, |s| s.concurrency_share(cap)))
+    }
+}
+
+/// What is sent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    /// `random`, `book`, `sharegpt`, `jsonl` or `prefix` (see `dataset`).
+    pub dataset: String,
+    /// The dataset file (`book`, `sharegpt`, `jsonl`).
+    #[serde(default)]
+    pub dataset_path: Option<std::path::PathBuf>,
+    /// Prompt length, tokens (for `prefix`: the suffix after the shared prefix).
+    pub input_len: u64,
+    /// Max output tokens per request.
+    pub output_len: u64,
+    /// True when `output_len` was given explicitly (ShareGPT otherwise uses each answer's length).
+    #[serde(default)]
+    pub output_len_given: bool,
+    /// Lengths uniform in [L(1−r), L(1+r)] (vLLM's range ratio).
+    #[serde(default)]
+    pub range_ratio: f64,
+    /// `prefix`: tokens in each shared prefix, and how many prefixes.
+    #[serde(default)]
+    pub prefix_len: u64,
+    #[serde(default = "one")]
+    pub num_prefixes: u64,
+    /// The tokenizer that builds prompts and counts text (`tokenizer::Tokenizer::load` spec);
+    /// `None`: whitespace-separated words, the built-in simulator's own counting.
+    #[serde(default)]
+    pub tokenizer: Option<String>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            dataset: "random".into(),
+            dataset_path: None,
+            input_len: 128,
+            output_len: 128,
+            output_len_given: false,
+            range_ratio: 0.0,
+            prefix_len: 0,
+            num_prefixes: 1,
+            tokenizer: None,
+        }
+    }
+}
+
+/// Everything about one run, resolved and validated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub backend: BackendKind,
+    pub base_url: String,
+    pub endpoint: String,
+    pub model: String,
+    /// Names of extra headers sent (values are not saved: they often hold secrets).
+    #[serde(default)]
+    pub header_names: Vec<String>,
+    #[serde(default)]
+    pub extra_body: Option<serde_json::Value>,
+    #[serde(default)]
+    pub ignore_eos: bool,
+    #[serde(default)]
+    pub insecure: bool,
+    pub load: LoadSpec,
+    pub workload: WorkloadSpec,
+    /// Percentiles reported for each metric in `percentile_metrics`.
+    pub metric_percentiles: Vec<f64>,
+    pub percentile_metrics: Vec<Metric>,
+    #[serde(default)]
+    pub goodput: Vec<Slo>,
+    /// True when the server was servebench's own simulator.
+    #[serde(default)]
+    pub simulated: bool,
+    #[serde(default)]
+    pub save_generated_text: bool,
+    /// The built-in server's time scale: its clock ran this many times faster than real
+    /// time (1 for real servers and old results).
+    #[serde(default = "default_time_scale")]
+    pub time_scale: f64,
+    /// The built-in server's preset (`None` for real servers and old results).
+    #[serde(default)]
+    pub sim_preset: Option<String>,
+}
+
+fn default_time_scale() -> f64 {
+    1.0
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            backend: BackendKind::Openai,
+            base_url: "http://127.0.0.1:8000".into(),
+            endpoint: BackendKind::Openai.default_endpoint().into(),
+            model: "servebench-sim".into(),
+            header_names: Vec::new(),
+            extra_body: None,
+            ignore_eos: false,
+            insecure: false,
+            load: LoadSpec::default(),
+            workload: WorkloadSpec::default(),
+            metric_percentiles: vec![99.0],
+            percentile_metrics: vec![Metric::Ttft, Metric::Tpot, Metric::Itl],
+            goodput: Vec::new(),
+            simulated: false,
+            save_generated_text: false,
+            time_scale: 1.0,
+            sim_preset: None,
+        }
+    }
+}
+
+impl RunConfig {
+    /// The full URL requests are sent to.
+    pub fn url(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        if self.endpoint.starts_with('/') {
+            format!("{base}{}", self.endpoint)
+        } else {
+            format!("{base}/{}", self.endpoint)
+        }
+    }
+
+    /// Checks every field; the error names the option that is wrong.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |option: &str, why: String| {
+            Err(ConfigError::Invalid {
+                option: option.to_string(),
+                why,
+            })
+        };
+        if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
+            return bad(
+                "--base-url",
+                format!("'{}' must start with http:// or https://", self.base_url),
+            );
+        }
+        if self.load.num_prompts == 0 {
+            return bad("--num-prompts", "must be at least 1".into());
+        }
+        if !(self.load.burstiness.is_finite() && self.load.burstiness > 0.0) {
+            return bad("--burstiness", "must be a positive number".into());
+        }
+        if self.load.max_concurrency == Some(0) {
+            return bad("--max-concurrency", "must be at least 1".into());
+        }
+        if !(self.load.timeout_s.is_finite() && self.load.timeout_s > 0.0) {
+            return bad("--timeout", "must be a positive number of seconds".into());
+        }
+        if !(self.load.grace_s.is_finite() && self.load.grace_s >= 0.0) {
+            return bad("--grace", "must be zero or more seconds".into());
+        }
+        if self.workload.output_len == 0 {
+            return bad("--output-len", "must be at least 1".into());
+        }
+        if self.workload.input_len == 0 {
+            return bad("--input-len", "must be at least 1".into());
+        }
+        if !(0.0..1.0).contains(&self.workload.range_ratio) {
+            return bad("--range-ratio", "must be in [0, 1)".into());
+        }
+        let needs_file = matches!(
+            self.workload.dataset.as_str(),
+            "book" | "sharegpt" | "jsonl"
+        );
+        if needs_file && self.workload.dataset_path.is_none() {
+            return bad(
+                "--dataset-path",
+                format!("the {} dataset needs a file", self.workload.dataset),
+            );
+        }
+        if self.workload.dataset != "random" && self.workload.tokenizer.is_none() {
+            return bad(
+                "--tokenizer",
+                format!("the {} dataset needs the served model's tokenizer (a tokenizer.json, a directory holding one, a GGUF file, or a tiktoken encoding name)", self.workload.dataset),
+            );
+        }
+        if let Some(p) = self
+            .metric_percentiles
+            .iter()
+            .find(|p| !(p.is_finite() && **p > 0.0 && **p <= 100.0))
+        {
+            return bad("--metric-percentiles", format!("{p} is not in (0, 100]"));
+        }
+        if let Some(body) = &self.extra_body {
+            if !body.is_object() {
+                return bad("--extra-body", "must be a JSON object".into());
+            }
+        }
+        if let Some(s) = self.load.shard {
+            if s.index >= s.count {
+                return bad("--shard", format!("{s}: INDEX must be below COUNT"));
+            }
+            if self.load.num_prompts < s.count {
+                return bad(
+                    "--shard",
+                    format!(
+                        "{} requests cannot be split over {} shards (every shard needs one)",
+                        self.load.num_prompts, s.count
+                    ),
+                );
+            }
+            if let Some(c) = self.load.max_concurrency.filter(|&c| c < s.count) {
+                return bad(
+                    "--shard",
+                    format!("--max-concurrency {c} cannot be split over {} shards (every shard needs one slot; use at most {c} shards)", s.count),
+                );
+            }
+        }
+        if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
+            return bad("--time-scale", "must be a finite number > 0".into());
+        }
+        Ok(())
+    }
+}
+
+/// What to scrape and how often.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScrapeSpec {
+    /// The full URL of the metrics endpoint, e.g. `http://127.0.0.1:8000/metrics`.
+    pub url: String,
+    /// Time between two scrapes (at least 1 ms; `cli` rejects 0).
+    pub interval: Duration,
+    /// Do not verify the server's TLS certificate (as `--insecure` for requests).
+    pub insecure: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_parse() {
+        assert_eq!("inf".parse::<RequestRate>().unwrap(), RequestRate::Infinite);
+        assert_eq!(
+            "2.5".parse::<RequestRate>().unwrap(),
+            RequestRate::PerSecond(2.5)
+        );
+        assert!("0".parse::<RequestRate>().is_err());
+        assert!("-1".parse::<RequestRate>().is_err());
+        assert!("x".parse::<RequestRate>().is_err());
+    }
+
+    #[test]
+    fn backends_and_aliases_parse() {
+        assert_eq!("vllm".parse::<BackendKind>().unwrap(), BackendKind::Openai);
+        assert_eq!(
+            "sglang".parse::<BackendKind>().unwrap(),
+            BackendKind::Openai
+        );
+        assert_eq!("tgi".parse::<BackendKind>().unwrap(), BackendKind::Tgi);
+        let err = "foo".parse::<BackendKind>().unwrap_err();
+        assert!(err.contains("foo"));
+    }
+
+    #[test]
+    fn slos_parse_and_reject_bad_values() {
+        let s: Slo = "ttft:500".parse().unwrap();
+        assert_eq!(s.metric, Metric::Ttft);
+        assert_eq!(s.max_ms, 500.0);
+        assert!("ttft".parse::<Slo>().is_err());
+        assert!("itl:5".parse::<Slo>().is_err());
+        assert!("tpot:-5".parse::<Slo>().is_err());
+    }
+
+    #[test]
+    fn url_joins_base_and_endpoint() {
+        let c = RunConfig {
+            base_url: "http://h:1/".into(),
+            endpoint: "/v1/completions".into(),
+            ..RunConfig::default()
+        };
+        assert_eq!(c.url(), "http://h:1/v1/completions");
+    }
+
+    #[test]
+    fn validate_names_the_bad_option() {
+        let c = RunConfig {
+            metric_percentiles: vec![50.0, 101.0],
+            ..RunConfig::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("--metric-percentiles"));
+        let c = RunConfig {
+            base_url: "localhost:8000".into(),
+            ..RunConfig::default()
+        };
+        assert!(c.validate().unwrap_err().to_string().contains("--base-url"));
+    }
+}

@@ -1,0 +1,33 @@
+//! Why a run (or a sweep, or a search) stopped before it could save a result: each lower
+//! layer's error, and the two that belong to driving itself.
+
+/// A run could not start, or its results could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] crate::config::error::ConfigError),
+    #[error(transparent)]
+    Client(#[from] crate::measure::error::ClientError),
+    #[error(transparent)]
+    Workload(#[from] crate::workload::error::WorkloadError),
+    #[error(transparent)]
+    Results(#[from] crate::results::error::ResultsError),
+    /// The pre-flight request failed: the server is unreachable or the endpoint is wrong.
+    #[error("{0}")]
+    Preflight(String),
+    /// `--start-at` cannot be kept.
+    #[error("{0}")]
+    StartAt(String),
+}
+
+impl From<crate::tokenizer::TokenizerError> for RunError {
+    fn from(e: crate::tokenizer::TokenizerError) -> Self {
+        RunError::Workload(e.into())
+    }
+}
+
+impl From<crate::workload::dataset::DatasetError> for RunError {
+    fn from(e: crate::workload::dataset::DatasetError) -> Self {
+        RunError::Workload(e.into())
+    }
+}

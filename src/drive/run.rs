@@ -1,0 +1,419 @@
+//! One benchmark run, end to end: pre-flight check, warm-ups, the driven load, the records
+//! file written as requests finish, the summary, and the saved result document.
+//!
+//! This is the glue between `load`, `client`, `stats` and `results`; it prints nothing.
+//! What is measured is never lost: each record is appended to the JSON Lines file as soon as
+//! its request ends (flushed whenever no other record is waiting), and the result document is
+//! written atomically at the end, also when the run was stopped. Records are not kept in
+//! memory: the writer feeds each to the streaming summary (`stats::Summarizer`) and the
+//! validity facts as it writes it, and the result's per-request arrays (small runs only, see
+//! `results`) are read back from the file. With `RunOptions::scrape`, the
+//! server's metrics are sampled (`scrape`) while the measured load runs and saved with the
+//! result.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::RunConfig;
+use crate::config::ScrapeSpec;
+use crate::drive::error::RunError;
+use crate::drive::load::Sink;
+use crate::drive::monitor::Monitor;
+use crate::drive::progress::Live;
+use crate::drive::scrape::Scraper;
+use crate::measure::client::{Client, RequestSpec, Secrets};
+use crate::measure::clock::Clock;
+use crate::measure::record::{FailureKind, RequestRecord};
+use crate::results::document::BenchResult;
+use crate::results::error::ResultsError;
+use crate::results::stats::{SampleSet, Summarizer, SummaryOptions};
+use crate::results::validity::{RunFacts, Validity};
+use crate::tokenizer::Tokenizer;
+use crate::workload::error::WorkloadError;
+
+/// Where a run writes, and what it checks first.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The result document (JSON).
+    pub result_path: PathBuf,
+    /// The per-request records (JSON Lines).
+    pub records_path: PathBuf,
+    /// Send one short request first and stop with a clear error if the server cannot be
+    /// reached or rejects the request shape.
+    pub preflight: bool,
+    /// Live counters for progress display.
+    pub live: Arc<Live>,
+    /// Scrape the server's Prometheus metrics from the start of the measured load to its end
+    /// (`None`: do not). A failed scrape is counted in the result, never an error.
+    pub scrape: Option<ScrapeSpec>,
+    /// `--start-at`: start the measured load at this wall-clock instant (see `shard`).
+    pub start_at: Option<time::OffsetDateTime>,
+}
+
+impl RunOptions {
+    /// Options writing `result_path` and the records file beside it (`.records.jsonl`).
+    pub fn new(result_path: PathBuf, preflight: bool) -> RunOptions {
+        RunOptions {
+            records_path: result_path.with_extension("records.jsonl"),
+            result_path,
+            preflight,
+            live: Arc::default(),
+            scrape: None,
+            start_at: None,
+        }
+    }
+}
+
+/// Runs the benchmark described by `cfg`. Cancelling `stop` (Ctrl-C) stops new sends, lets
+/// in-flight requests finish within the grace period, and saves an incomplete result.
+pub async fn execute(
+    cfg: RunConfig,
+    secrets: &Secrets,
+    opts: &RunOptions,
+    stop: CancellationToken,
+) -> Result<BenchResult, RunError> {
+    cfg.validate()?;
+    let server_tokenizer = cfg.workload.tokenizer.as_deref() == Some(SERVER_TOKENIZER);
+    let tokenizer = match cfg.workload.tokenizer.as_deref() {
+        Some(spec) if !server_tokenizer => Some(load_tokenizer(spec)?),
+        _ => None,
+    };
+    let client = Client::new(&cfg, secrets, tokenizer.clone())?;
+    let seed = cfg.load.seed;
+    let (warmups, requests) = if server_tokenizer {
+        let build = |n, seed, warmup| {
+            crate::workload::server::build_requests(
+                &cfg.workload,
+                &client,
+                &cfg.base_url,
+                &cfg.model,
+                n,
+                seed,
+                warmup,
+            )
+        };
+        let warmups = build(cfg.load.num_warmups, seed ^ 0xA5A5, true).await;
+        let requests = build(cfg.load.num_prompts, seed, false).await;
+        let err = |e: String| RunError::Workload(WorkloadError::ServerTokenizer(e));
+        (warmups.map_err(err)?, requests.map_err(err)?)
+    } else {
+        let build = |n, seed, warmup| {
+            crate::workload::build_requests(&cfg.workload, tokenizer.as_ref(), n, 0, seed, warmup)
+        };
+        (
+            build(cfg.load.num_warmups, seed ^ 0xA5A5, true)?,
+            build(cfg.load.num_prompts, seed, false)?,
+        )
+    };
+    let requests = crate::drive::shard::own_requests(&cfg.load, requests);
+    let clock = Clock::start();
+    if opts.preflight {
+        preflight(&client, &cfg, &clock).await?;
+    }
+
+    let (tx, rx) = mpsc::unbounded_channel();
+    let summarizer = Summarizer::new(&SummaryOptions {
+        percentiles: cfg.metric_percentiles.clone(),
+        goodput: cfg.goodput.clone(),
+        time_scale: cfg.time_scale,
+    });
+    let writer = tokio::spawn(write_records(
+        rx,
+        opts.records_path.clone(),
+        opts.live.clone(),
+        summarizer,
+    ));
+    // Warm-ups run as many at a time as the measured load will (its concurrency limit), so the
+    // connection pool already holds that many connections when measuring starts: the first
+    // measured requests then time the server, not TCP connection setup.
+    let never = CancellationToken::new();
+    let warm_concurrency = cfg
+        .load
+        .concurrency_cap()
+        .unwrap_or(u64::MAX)
+        .clamp(1, 1024) as usize;
+    futures_util::stream::iter(&warmups)
+        .take_while(|_| std::future::ready(!stop.is_cancelled()))
+        .for_each_concurrent(warm_concurrency, |w| {
+            let (client, tx, never) = (&client, &tx, &never);
+            async move {
+                let now = clock.now_ns();
+                let _ = tx.send(client.send(w, now, &clock, never).await);
+            }
+        })
+        .await;
+    let timebase = crate::drive::shard::before_start(&client, &cfg, opts.start_at, &stop).await?;
+    let sim_before = simulator_snapshot(&client, &cfg.base_url).await;
+    let scraper = match &opts.scrape {
+        Some(spec) => Some(Scraper::start(spec.clone(), clock).await),
+        None => None,
+    };
+    let monitor = Monitor::start();
+    let start_ns = clock.now_ns();
+    let sink = Sink {
+        records: tx,
+        live: opts.live.clone(),
+        time_scale: cfg.time_scale,
+    };
+    let driven = crate::drive::load::drive(
+        client.clone(),
+        requests,
+        &cfg.load,
+        clock,
+        start_ns,
+        stop,
+        sink,
+    )
+    .await;
+    let wall_s = (clock.now_ns() - start_ns) as f64 / 1e9;
+    let (mut lags, cpu_s) = monitor.stop();
+    let server_metrics = match scraper {
+        Some(s) => Some(s.finish().await),
+        None => None,
+    };
+    let sim_after = simulator_snapshot(&client, &cfg.base_url).await;
+    let (summarizer, sends) = writer.await.map_err(|e| {
+        RunError::from(ResultsError::Write {
+            path: opts.records_path.clone(),
+            source: std::io::Error::other(e),
+        })
+    })??;
+
+    let facts = run_facts(&cfg, sends, wall_s, sim_before, sim_after);
+    let mut result = BenchResult::new(
+        cfg,
+        summarizer.finish(),
+        &[],
+        clock.started_at_rfc3339(),
+        clock.started_at_compact(),
+        driven.unsent,
+        Some(opts.records_path.clone()),
+    );
+    // The per-request arrays of a run small enough to keep them, read back from the records
+    // file rather than kept in memory during the run.
+    if result.keeps_per_request_arrays() {
+        let records = crate::measure::record::read_jsonl(&opts.records_path).map_err(|source| {
+            RunError::from(ResultsError::Read {
+                path: opts.records_path.clone(),
+                source,
+            })
+        })?;
+        result.set_per_request_arrays(records);
+    }
+    result.validity = Some(Validity::judge(&mut lags, cpu_s, facts));
+    result.server_metrics = server_metrics;
+    result.timebase = timebase.map(|t| t.anchored(&clock, start_ns));
+    result.save(&opts.result_path)?;
+    Ok(result)
+}
+
+/// The simulator's counters (`/sim/stats`) and its mode (`/sim/info`: the mode decides whether
+/// its lateness invalidates a run, see `monitor`); `None` when the server is not servebench's
+/// simulator.
+async fn simulator_snapshot(client: &Client, base_url: &str) -> Option<serde_json::Value> {
+    let mut stats = client.get_json(base_url, "/sim/stats").await?;
+    let info = client.get_json(base_url, "/sim/info").await;
+    if let (Some(map), Some(mode)) = (
+        stats.as_object_mut(),
+        info.and_then(|i| i.get("mode").cloned()),
+    ) {
+        map.insert("mode".into(), mode);
+    }
+    Some(stats)
+}
+
+/// `--tokenizer server`: the server's own `/tokenize` and `/detokenize` build the prompts.
+pub const SERVER_TOKENIZER: &str = "server";
+
+/// Loads a tokenizer once per process: sweeps and searches reuse it across steps.
+fn load_tokenizer(spec: &str) -> Result<Tokenizer, RunError> {
+    static CACHE: Mutex<BTreeMap<String, Tokenizer>> = Mutex::new(BTreeMap::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(t) = cache.get(spec) {
+        return Ok(t.clone());
+    }
+    let t = Tokenizer::load(spec)?;
+    cache.insert(spec.to_string(), t.clone());
+    Ok(t)
+}
+
+/// The sends of the measured requests, gathered as their records arrive: real-time schedule
+/// lag (ms), and the first and last send.
+struct Sends {
+    lags: SampleSet,
+    first: u64,
+    last: u64,
+    count: u64,
+}
+
+impl Sends {
+    fn new() -> Sends {
+        Sends {
+            lags: SampleSet::default(),
+            first: u64::MAX,
+            last: 0,
+            count: 0,
+        }
+    }
+
+    fn add(&mut self, r: &RequestRecord) {
+        if r.warmup {
+            return;
+        }
+        self.lags
+            .add(r.sent_ns.saturating_sub(r.scheduled_ns) as f64 / 1e6);
+        self.first = self.first.min(r.sent_ns);
+        self.last = self.last.max(r.sent_ns);
+        self.count += 1;
+    }
+}
+
+/// What validity judging needs from the run: schedule lag, offered vs achieved rate, and the
+/// simulator's counters over this run (the difference of two `/sim/stats` snapshots).
+fn run_facts(
+    cfg: &RunConfig,
+    sends: Sends,
+    wall_s: f64,
+    sim_before: Option<serde_json::Value>,
+    sim_after: Option<serde_json::Value>,
+) -> RunFacts {
+    let (first, last, sent) = (sends.first, sends.last, sends.count);
+    let achieved_rate =
+        (sent > 1 && last > first).then(|| (sent - 1) as f64 / ((last - first) as f64 / 1e9));
+    let server_stats = match (sim_before, sim_after) {
+        (Some(before), Some(serde_json::Value::Object(after))) => {
+            let diffed = after.into_iter().map(|(k, v)| {
+                let b = before.get(&k).and_then(serde_json::Value::as_u64);
+                let v = match (k.starts_with("max_"), v.as_u64(), b) {
+                    (false, Some(a), Some(b)) => serde_json::json!(a.saturating_sub(b)),
+                    _ => v,
+                };
+                (k, v)
+            });
+            Some(serde_json::Value::Object(diffed.collect()))
+        }
+        _ => None,
+    };
+    RunFacts {
+        wall_s,
+        schedule_lag_p99_ms: sends.lags.finish(&[99.0]).and_then(|d| d.at(99.0)),
+        // Only a finite rate promises send times; `inf` just means "as fast as possible".
+        open_loop: cfg.load.max_concurrency.is_none()
+            && matches!(
+                cfg.load.request_rate,
+                crate::config::RequestRate::PerSecond(_)
+            ),
+        offered_rate: match cfg.load.request_rate {
+            // A shard sends every Nth request of the schedule: 1/N of the rate.
+            crate::config::RequestRate::PerSecond(r) => {
+                Some(r / cfg.load.shard.map_or(1, |s| s.count) as f64)
+            }
+            crate::config::RequestRate::Infinite => None,
+        },
+        achieved_rate: achieved_rate.filter(|_| {
+            matches!(
+                cfg.load.request_rate,
+                crate::config::RequestRate::PerSecond(_)
+            )
+        }),
+        server_stats,
+    }
+}
+
+/// Appends each record as one JSON line as it arrives and feeds it to the summary and the
+/// send facts; keeps no record (memory does not grow with the run's length, up to the
+/// summary's exact samples, `stats::EXACT_SAMPLES_MAX` per metric).
+async fn write_records(
+    mut rx: mpsc::UnboundedReceiver<RequestRecord>,
+    path: PathBuf,
+    live: Arc<Live>,
+    mut summary: Summarizer,
+) -> Result<(Summarizer, Sends), RunError> {
+    let err = |source| {
+        RunError::from(ResultsError::Write {
+            path: path.clone(),
+            source,
+        })
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(err)?;
+    }
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).map_err(err)?);
+    let mut sends = Sends::new();
+    while let Some(r) = rx.recv().await {
+        serde_json::to_writer(&mut file, &r).map_err(|e| err(e.into()))?;
+        file.write_all(b"\n").map_err(err)?;
+        if rx.is_empty() {
+            file.flush().map_err(err)?;
+        }
+        live.record(&r);
+        summary.add(&r);
+        sends.add(&r);
+    }
+    file.flush().map_err(err)?;
+    Ok((summary, sends))
+}
+
+/// One short request before the run. Configuration mistakes (unreachable server, wrong
+/// endpoint or API, rejected body or credentials) stop the run with one clear line; a server
+/// that is merely busy or flaky (5xx, 429, a broken stream) does not.
+async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Result<(), RunError> {
+    let spec = RequestSpec {
+        id: u64::MAX,
+        prompt: "Hello".into(),
+        messages: None,
+        input_len: None,
+        output_len: cfg.workload.output_len.min(4),
+        warmup: true,
+    };
+    let r = client
+        .send(&spec, clock.now_ns(), clock, &CancellationToken::new())
+        .await;
+    let crate::measure::record::Outcome::Failed { kind, message } = &r.outcome else {
+        return Ok(());
+    };
+    let fatal = match kind {
+        FailureKind::Connect => true,
+        FailureKind::HttpStatus => r
+            .http_status
+            .is_some_and(|s| (400..500).contains(&s) && s != 429),
+        FailureKind::MalformedStream => true,
+        _ => false,
+    };
+    if !fatal {
+        return Ok(());
+    }
+    let hint = match kind {
+        FailureKind::Connect => "is the server running and --base-url right?",
+        FailureKind::MalformedStream => "does --backend match the server's API?",
+        _ => "check --backend, --endpoint, --model and the API key",
+    };
+    Err(RunError::Preflight(format!(
+        "pre-flight request to {} failed: {message} ({hint})",
+        client.url()
+    )))
+}
+
+/// The default result file stem, after vLLM's:
+/// `{backend}-{rate}qps[-concurrency{N}]-{model}-{date}`.
+pub fn default_stem(cfg: &RunConfig, date: &str) -> String {
+    let model = Path::new(&cfg.model)
+        .file_name()
+        .map_or_else(|| cfg.model.clone(), |s| s.to_string_lossy().into_owned());
+    let conc = cfg
+        .load
+        .max_concurrency
+        .map_or(String::new(), |c| format!("-concurrency{c}"));
+    format!(
+        "{}-{}qps{conc}-{model}-{date}",
+        cfg.backend.as_str(),
+        cfg.load.request_rate
+    )
+}

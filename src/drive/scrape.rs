@@ -1,0 +1,153 @@
+//! Sampling the server's Prometheus `/metrics` during the measured load.
+//!
+//! [`Scraper`] is a tokio task with its own HTTP client that samples one URL at a fixed
+//! interval from the start of the measured load to its end, stamping each sample with the
+//! run's clock. A failed scrape is counted and kept as a warning; it never fails the run.
+//! Parsing is `measure::prom`; the figures over the series are
+//! `results::server_metrics::summarize`. This module does not aggregate, print or write files.
+
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ScrapeSpec;
+use crate::measure::clock::Clock;
+use crate::measure::error::describe;
+use crate::measure::prom::{extract, parse, MetricsSample, ServerFamily};
+use crate::results::server_metrics::{summarize_server_metrics, ServerMetrics};
+
+/// At most this long for one scrape; a slower one counts as a failure.
+const SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Distinct failure messages kept in the result (all failures are counted).
+const MAX_ERRORS_KEPT: usize = 5;
+
+/// Scrapes a metrics endpoint in the background; see the module doc.
+pub struct Scraper {
+    task: JoinHandle<Series>,
+    stop: CancellationToken,
+}
+
+struct Series {
+    spec: ScrapeSpec,
+    http: Option<reqwest::Client>,
+    clock: Clock,
+    server: Option<ServerFamily>,
+    samples: Vec<MetricsSample>,
+    failures: u64,
+    errors: Vec<String>,
+}
+
+impl Series {
+    async fn scrape(&mut self) {
+        let at_ns = self.clock.now_ns();
+        match fetch(self.http.as_ref(), &self.spec.url).await {
+            Ok((family, mut sample)) => {
+                sample.at_ns = at_ns;
+                self.server = self.server.or(Some(family));
+                self.samples.push(sample);
+            }
+            Err(e) => {
+                self.failures += 1;
+                if self.errors.len() < MAX_ERRORS_KEPT && !self.errors.contains(&e) {
+                    self.errors.push(e);
+                }
+            }
+        }
+    }
+}
+
+async fn fetch(
+    http: Option<&reqwest::Client>,
+    url: &str,
+) -> Result<(ServerFamily, MetricsSample), String> {
+    let http = http.ok_or("cannot build an HTTP client for scraping")?;
+    let response = http
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| format!("GET {url}: {}", describe(&e)))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(format!("GET {url}: HTTP {status}"));
+    }
+    let text = response
+        .text()
+        .await
+        .map_err(|e| format!("GET {url}: {}", describe(&e)))?;
+    let exposition = parse(&text);
+    match extract(&exposition.samples) {
+        (Some(family), sample) => Ok((family, sample)),
+        (None, _) => Err(format!(
+            "GET {url}: no vLLM, SGLang, TGI or llama.cpp metric in the answer ({} samples, {} unreadable lines)",
+            exposition.samples.len(),
+            exposition.bad_lines.len()
+        )),
+    }
+}
+
+impl Scraper {
+    /// Takes a first sample (awaited, so it comes before any measured request) and then one
+    /// every `spec.interval` in a background task, until [`Scraper::finish`].
+    pub async fn start(spec: ScrapeSpec, clock: Clock) -> Scraper {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(SCRAPE_TIMEOUT)
+            .tls_danger_accept_invalid_certs(spec.insecure)
+            .build()
+            .ok();
+        let interval = spec.interval.max(Duration::from_millis(1));
+        let mut series = Series {
+            spec,
+            http,
+            clock,
+            server: None,
+            samples: Vec::new(),
+            failures: 0,
+            errors: Vec::new(),
+        };
+        series.scrape().await;
+        let stop = CancellationToken::new();
+        let token = stop.clone();
+        let task = tokio::spawn(async move {
+            let first = tokio::time::Instant::now() + interval;
+            let mut ticker = tokio::time::interval_at(first, interval);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = token.cancelled() => break,
+                    _ = ticker.tick() => {}
+                }
+                tokio::select! {
+                    biased;
+                    () = token.cancelled() => break,
+                    () = series.scrape() => {}
+                }
+            }
+            series
+        });
+        Scraper { task, stop }
+    }
+
+    /// Stops sampling, takes a last sample (so counters cover the whole load), and returns the
+    /// series with its summary.
+    pub async fn finish(self) -> ServerMetrics {
+        self.stop.cancel();
+        let mut series = match self.task.await {
+            Ok(series) => series,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        };
+        series.scrape().await;
+        ServerMetrics {
+            summary: summarize_server_metrics(&series.samples),
+            url: series.spec.url,
+            interval_s: series.spec.interval.as_secs_f64(),
+            server: series.server,
+            samples: series.samples,
+            failures: series.failures,
+            errors: series.errors,
+        }
+    }
+}

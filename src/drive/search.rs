@@ -1,0 +1,160 @@
+//! `servebench search`: the highest load at which a target fraction of requests meets every
+//! SLO.
+//!
+//! The search doubles the load (request rate, or concurrency) from a start value until a probe
+//! fails, then bisects between the last passing and the first failing value until the bracket
+//! is within the stated relative precision (or one step of concurrency). Each probe is a full
+//! run, saved as it finishes, and the search document is rewritten after every probe.
+//!
+//! A probe passes when good / sent ≥ target, where good requests meet every `--goodput` SLO
+//! and failed requests are never good. The answer comes with a 95% Wilson interval for the
+//! good fraction at the answer, and the bracket [answer, first failing value].
+
+use std::future::Future;
+use std::path::PathBuf;
+
+use crate::config::search::{SearchBy, SearchSpec};
+use crate::drive::error::RunError;
+use crate::results::search::{wilson95, Probe, SearchDoc};
+
+/// Runs the search. `probe(value, index)` runs one probe and returns (good, total, result
+/// file); `saved(doc)` is called after every probe so the caller can persist and print.
+pub async fn search<F, Fut>(
+    spec: &SearchSpec,
+    mut probe: F,
+    mut saved: impl FnMut(&SearchDoc) -> Result<(), RunError>,
+) -> Result<SearchDoc, RunError>
+where
+    F: FnMut(f64, u32) -> Fut,
+    Fut: Future<Output = Result<(u64, u64, PathBuf), RunError>>,
+{
+    let mut doc = SearchDoc {
+        schema_version: crate::results::document::SCHEMA_VERSION,
+        kind: "search".into(),
+        spec: spec.clone(),
+        probes: Vec::new(),
+        answer: None,
+        first_failing: None,
+        answer_good_fraction_ci95: None,
+        complete: false,
+    };
+    let round = |v: f64| match spec.by {
+        SearchBy::Concurrency => v.round().max(1.0),
+        SearchBy::Rate => v,
+    };
+    let mut next = Some(round(spec.start));
+    while let Some(value) = next {
+        if doc.probes.len() as u32 >= spec.max_probes {
+            break;
+        }
+        let (good, total, result) = probe(value, doc.probes.len() as u32).await?;
+        let good_fraction = if total > 0 {
+            good as f64 / total as f64
+        } else {
+            0.0
+        };
+        let passed = total > 0 && good_fraction >= spec.target;
+        doc.probes.push(Probe {
+            value,
+            good,
+            total,
+            good_fraction,
+            passed,
+            result,
+        });
+        if passed {
+            if doc.answer.is_none_or(|a| value > a) {
+                doc.answer = Some(value);
+                doc.answer_good_fraction_ci95 = wilson95(good, total);
+            }
+        } else if doc.first_failing.is_none_or(|f| value < f) {
+            doc.first_failing = Some(value);
+        }
+        next = match (doc.answer, doc.first_failing) {
+            // Still doubling.
+            (Some(pass), None) if pass < spec.max => Some(round((pass * 2.0).min(spec.max))),
+            (Some(_), None) => None,
+            // Nothing passes, even at the start.
+            (None, Some(_)) => None,
+            (Some(pass), Some(fail)) => {
+                let narrow = match spec.by {
+                    SearchBy::Concurrency => fail - pass <= 1.0,
+                    SearchBy::Rate => (fail - pass) / fail <= spec.precision,
+                };
+                (!narrow).then(|| round((pass + fail) / 2.0))
+            }
+            (None, None) => None,
+        };
+        doc.complete = next.is_none();
+        saved(&doc)?;
+    }
+    Ok(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(by: SearchBy) -> SearchSpec {
+        SearchSpec {
+            by,
+            start: 1.0,
+            max: 1024.0,
+            precision: 0.05,
+            target: 0.9,
+            max_probes: 30,
+        }
+    }
+
+    /// A server whose good fraction drops below 90% above a capacity.
+    async fn run(spec: &SearchSpec, capacity: f64) -> SearchDoc {
+        search(
+            spec,
+            |v, _| async move {
+                let good = if v <= capacity { 100 } else { 50 };
+                Ok((good, 100, PathBuf::from(format!("p{v}.json"))))
+            },
+            |_| Ok(()),
+        )
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn finds_the_rate_within_precision() {
+        let doc = run(&spec(SearchBy::Rate), 37.0).await;
+        let (answer, fail) = (doc.answer.unwrap(), doc.first_failing.unwrap());
+        assert!(
+            answer <= 37.0 && (fail - answer) / fail <= 0.05,
+            "{answer} {fail}"
+        );
+        assert!(fail > 37.0);
+        assert!(doc.complete);
+        // Doubling went 1, 2, ..., 64, then bisection.
+        assert_eq!(
+            doc.probes
+                .iter()
+                .take(7)
+                .map(|p| p.value)
+                .collect::<Vec<_>>(),
+            vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+        );
+    }
+
+    #[tokio::test]
+    async fn finds_the_exact_concurrency() {
+        let doc = run(&spec(SearchBy::Concurrency), 37.0).await;
+        assert_eq!((doc.answer, doc.first_failing), (Some(37.0), Some(38.0)));
+    }
+
+    #[tokio::test]
+    async fn reports_when_nothing_passes_or_everything_does() {
+        let doc = run(&spec(SearchBy::Rate), 0.5).await;
+        assert_eq!(
+            (doc.answer, doc.first_failing, doc.probes.len()),
+            (None, Some(1.0), 1)
+        );
+        let doc = run(&spec(SearchBy::Rate), 1e9).await;
+        assert_eq!((doc.answer, doc.first_failing), (Some(1024.0), None));
+    }
+}

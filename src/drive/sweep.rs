@@ -1,0 +1,100 @@
+//! Sweeps: the same benchmark at several load levels, one full run per step.
+//!
+//! A sweep varies exactly one load parameter (`num_prompts`, `max_concurrency` or
+//! `request_rate`). Each step is an ordinary run whose result is saved the moment it
+//! finishes (`<stem>-<parameter><value>.json` plus its records), and the sweep document
+//! (`<stem>.sweep.json`) is rewritten after every step, so a failure or Ctrl-C at step k keeps
+//! steps 1..k−1 on disk. This module runs steps and writes the sweep document; it prints
+//! nothing (the caller gets each step's result through a callback).
+//!
+//! The parameter and its value lists are `config::sweep`; the document is `results::sweep`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::sweep::{step_config, SweepParameter, SweepValue};
+use crate::config::RunConfig;
+use crate::drive::error::RunError;
+use crate::drive::run::{execute, RunOptions};
+use crate::measure::client::Secrets;
+use crate::results::document::{BenchResult, SCHEMA_VERSION};
+use crate::results::error::ResultsError;
+use crate::results::sweep::{SweepDoc, SweepStep};
+
+/// Where a sweep writes and how it paces itself.
+#[derive(Clone, Debug)]
+pub struct SweepOptions {
+    pub dir: PathBuf,
+    pub stem: String,
+    pub preflight: bool,
+    pub scrape: Option<crate::config::ScrapeSpec>,
+    pub cooldown: Duration,
+}
+
+/// Told about each step as it starts and when its result is saved (to show progress and
+/// print each step's report as it finishes).
+pub trait StepObserver {
+    fn started(&mut self, value: SweepValue, cfg: &RunConfig, opts: &RunOptions);
+    fn finished(&mut self, value: SweepValue, result: &BenchResult);
+}
+
+/// Runs every step in order, saving each as it finishes. Stops early (the document marked
+/// incomplete) when `stop` is cancelled or a step fails.
+pub async fn run_sweep(
+    base: &RunConfig,
+    param: SweepParameter,
+    values: &[SweepValue],
+    secrets: &Secrets,
+    opts: &SweepOptions,
+    stop: CancellationToken,
+    observer: &mut dyn StepObserver,
+) -> Result<SweepDoc, RunError> {
+    let doc_path = opts.dir.join(format!("{}.sweep.json", opts.stem));
+    std::fs::create_dir_all(&opts.dir).map_err(|source| {
+        RunError::from(ResultsError::Write {
+            path: opts.dir.clone(),
+            source,
+        })
+    })?;
+    let mut doc = SweepDoc {
+        schema_version: SCHEMA_VERSION,
+        kind: "sweep".into(),
+        servebench_version: env!("CARGO_PKG_VERSION").into(),
+        started_at: crate::measure::clock::Clock::start().started_at_rfc3339(),
+        parameter: param,
+        values: values.to_vec(),
+        steps: Vec::new(),
+        complete: false,
+    };
+    doc.save(&doc_path)?;
+    for (i, &value) in values.iter().enumerate() {
+        if stop.is_cancelled() {
+            break;
+        }
+        if i > 0 && !opts.cooldown.is_zero() {
+            tokio::select! {
+                () = tokio::time::sleep(opts.cooldown) => {}
+                () = stop.cancelled() => break,
+            }
+        }
+        let file = format!("{}-{}{}.json", opts.stem, param.file_tag(), value);
+        let run_opts = RunOptions {
+            scrape: opts.scrape.clone(),
+            ..RunOptions::new(opts.dir.join(&file), opts.preflight && i == 0)
+        };
+        let cfg = step_config(base, param, value);
+        observer.started(value, &cfg, &run_opts);
+        let result = execute(cfg, secrets, &run_opts, stop.clone()).await?;
+        observer.finished(value, &result);
+        doc.steps.push(SweepStep {
+            value,
+            result: file.into(),
+            complete: result.complete,
+        });
+        doc.complete = doc.steps.len() == values.len() && doc.steps.iter().all(|s| s.complete);
+        doc.save(&doc_path)?;
+    }
+    Ok(doc)
+}

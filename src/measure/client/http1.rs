@@ -1,0 +1,708 @@
+//! The lean HTTP/1.1 transport for measured streaming requests to plain `http://` servers.
+//!
+//! Why not reqwest/hyper here (README, "Hand-written, and why"): per connection hyper held about
+//! 37 KiB (16 KiB read buffer, a 9 KiB dispatch-channel block, another 8 KiB buffer, task
+//! cells), and every body chunk crossed a channel from hyper's connection task to the measuring
+//! task: one more wake per event, and a timestamp taken one hand-off after the socket read. Here
+//! the measuring task reads the socket itself into one 4 KiB buffer per stream (it grows only
+//! for a larger response head) and decodes the chunked coding in place.
+//!
+//! Every read goes through [`rxtime::recv`], and a response keeps when the bytes of its latest
+//! read reached the host (the kernel's receive stamp; the read time where there is none), so
+//! the caller's chunk timestamps do not depend on when its task got round to reading.
+//!
+//! What it speaks: one POST at a time per connection (no pipelining); responses framed by
+//! `transfer-encoding: chunked`, `content-length`, or the connection's end. Connections are kept
+//! alive when the server allows it and the body was read to its end.
+
+use std::io;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+use crate::measure::rxtime;
+
+/// Bytes read per socket read; also the starting size of a response head's buffer.
+const BUF_SIZE: usize = 4096;
+/// Largest response head accepted.
+const MAX_HEAD: usize = 64 * 1024;
+/// Most bytes of an error response's body kept for its message.
+const MAX_ERROR_BODY: usize = 16 * 1024;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why an exchange failed.
+#[derive(Debug, PartialEq)]
+pub enum Error {
+    /// No TCP connection could be made.
+    Connect(String),
+    /// The connection was closed or reset before any response byte (on a pooled connection: the
+    /// server had closed it while idle, and the request can be sent again).
+    Closed(String),
+    /// The response broke off or could not be framed.
+    Broken(String),
+}
+
+/// A plain-HTTP endpoint: where to connect, the request head's fixed part, idle connections.
+pub struct Endpoint {
+    addr: String,
+    /// `POST <path> HTTP/1.1` and every header but `content-length`, each ending in CRLF.
+    head: Vec<u8>,
+    idle: Mutex<Vec<TcpStream>>,
+}
+
+impl Endpoint {
+    /// For an `http://` URL; `headers` are sent with every request (already validated as header
+    /// names and values). `None` for any other scheme.
+    pub fn new(url: &str, headers: &[(String, String)]) -> Option<Endpoint> {
+        let url = reqwest::Url::parse(url).ok()?;
+        if url.scheme() != "http" {
+            return None;
+        }
+        let host = url.host_str()?;
+        let port = url.port_or_known_default()?;
+        let host_header = match url.port() {
+            Some(p) => format!("{host}:{p}"),
+            None => host.to_string(),
+        };
+        let mut path = url.path().to_string();
+        if let Some(q) = url.query() {
+            path.push('?');
+            path.push_str(q);
+        }
+        let given = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+        let mut head = format!("POST {path} HTTP/1.1\r\n");
+        if !given("host") {
+            head.push_str(&format!("host: {host_header}\r\n"));
+        }
+        if !given("content-type") {
+            head.push_str("content-type: application/json\r\n");
+        }
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        Some(Endpoint {
+            addr: format!("{host}:{port}"),
+            head: head.into_bytes(),
+            idle: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Sends `body` and reads the response head. A pooled connection that turns out closed
+    /// before any response byte is replaced by a fresh one once; `retried` counts that.
+    pub async fn post(&self, body: &[u8], retried: &mut u32) -> Result<Response, Error> {
+        let mut request = Vec::with_capacity(self.head.len() + 32 + body.len());
+        request.extend_from_slice(&self.head);
+        request.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+        request.extend_from_slice(body);
+        let pooled = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        if let Some(stream) = pooled {
+            match exchange(stream, &request).await {
+                Err(Error::Closed(_)) => *retried += 1,
+                other => return other,
+            }
+        }
+        let stream = self.connect().await?;
+        exchange(stream, &request).await
+    }
+
+    /// Keeps a connection whose response was read to its end for the next request.
+    pub fn put_back(&self, stream: TcpStream) {
+        self.idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(stream);
+    }
+
+    async fn connect(&self) -> Result<TcpStream, Error> {
+        let fail = |why: String| Error::Connect(format!("cannot connect to {}: {why}", self.addr));
+        let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&self.addr))
+            .await
+            .map_err(|_| fail(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))?
+            .map_err(|e| fail(e.to_string()))?;
+        stream.set_nodelay(true).map_err(|e| fail(e.to_string()))?;
+        // Where the kernel refuses, reads carry no stamp and their time is taken instead.
+        rxtime::enable(&stream);
+        Ok(stream)
+    }
+}
+
+async fn exchange(mut stream: TcpStream, request: &[u8]) -> Result<Response, Error> {
+    if let Err(e) = stream.write_all(request).await {
+        return Err(Error::Closed(format!("cannot send the request: {e}")));
+    }
+    Response::read_head(stream).await
+}
+
+/// How the body's end is known.
+#[derive(Debug)]
+enum Framing {
+    Chunked(Chunked),
+    Length(u64),
+    Close { ended: bool },
+}
+
+impl Framing {
+    fn finished(&self) -> bool {
+        match self {
+            Framing::Chunked(c) => c.is_done(),
+            Framing::Length(n) => *n == 0,
+            Framing::Close { ended } => *ended,
+        }
+    }
+}
+
+/// A response whose head has been read; its body is read with [`Response::next_chunk`].
+pub struct Response {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    /// Unread bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
+    framing: Framing,
+    /// The server allows the connection to be used again.
+    keep_alive: bool,
+    /// More bytes came than the body holds: the connection is out of step.
+    overrun: bool,
+    /// When the newest byte of the latest read reached the host.
+    arrived: Instant,
+    pub status: u16,
+}
+
+/// One read: the byte count and when its newest byte arrived (the read time if unstamped).
+async fn read(stream: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, Instant)> {
+    let (n, stamp) = rxtime::recv(stream, buf).await?;
+    Ok((n, stamp.map_or_else(Instant::now, rxtime::Stamp::instant)))
+}
+
+impl Response {
+    async fn read_head(stream: TcpStream) -> Result<Response, Error> {
+        let mut buf = vec![0u8; BUF_SIZE];
+        let mut end = 0;
+        let mut arrived = Instant::now();
+        loop {
+            if end > 0 {
+                if let Some((len, head)) = parse_head(&buf[..end])? {
+                    // An interim 1xx answer (100 Continue) is skipped; 101 is not expected.
+                    if (100..200).contains(&head.status) && head.status != 101 {
+                        buf.copy_within(len..end, 0);
+                        end -= len;
+                        continue;
+                    }
+                    return Ok(Response {
+                        stream,
+                        buf,
+                        start: len,
+                        end,
+                        framing: head.framing,
+                        keep_alive: head.keep_alive,
+                        overrun: false,
+                        arrived,
+                        status: head.status,
+                    });
+                }
+            }
+            if end == buf.len() {
+                if buf.len() >= MAX_HEAD {
+                    return Err(Error::Broken(format!(
+                        "response head larger than {} KiB",
+                        MAX_HEAD / 1024
+                    )));
+                }
+                buf.resize(buf.len() * 2, 0);
+            }
+            let n = match read(&stream, &mut buf[end..]).await {
+                Ok((n, at)) => {
+                    arrived = at;
+                    n
+                }
+                Err(e) if end == 0 => return Err(Error::Closed(format!("connection lost: {e}"))),
+                Err(e) => return Err(broken(&e)),
+            };
+            if n == 0 {
+                return Err(if end == 0 {
+                    Error::Closed("connection closed before the response".into())
+                } else {
+                    Error::Broken("connection closed in the middle of the response head".into())
+                });
+            }
+            end += n;
+        }
+    }
+
+    /// The next piece of body data as it was read from the socket (several chunks of the
+    /// chunked coding that arrived together come as one piece) and when the read that completed
+    /// it arrived; `None` at the body's end.
+    pub async fn next_chunk(&mut self) -> Result<Option<(&[u8], Instant)>, Error> {
+        loop {
+            if self.start == self.end {
+                if self.framing.finished() {
+                    return Ok(None);
+                }
+                // The buffer only grew for a large head; bodies are read in BUF_SIZE pieces.
+                let n = self.buf.len().min(BUF_SIZE);
+                self.start = 0;
+                (self.end, self.arrived) = match read(&self.stream, &mut self.buf[..n]).await {
+                    Ok(read) => read,
+                    Err(e) => return Err(broken(&e)),
+                };
+                if self.end == 0 {
+                    if let Framing::Close { ended } = &mut self.framing {
+                        *ended = true;
+                        return Ok(None);
+                    }
+                    return Err(Error::Broken(
+                        "connection closed in the middle of the body".into(),
+                    ));
+                }
+            }
+            if let Some(range) = self.take_buffered()? {
+                return Ok(Some((&self.buf[range], self.arrived)));
+            }
+        }
+    }
+
+    /// Decodes the buffered bytes; the data they hold, as a range of `buf`.
+    fn take_buffered(&mut self) -> Result<Option<std::ops::Range<usize>>, Error> {
+        let (s, e) = (self.start, self.end);
+        self.start = e;
+        let (used, data) = match &mut self.framing {
+            Framing::Close { .. } => (e - s, e - s),
+            Framing::Length(left) => {
+                let n = (*left).min((e - s) as u64);
+                *left -= n;
+                (n as usize, n as usize)
+            }
+            Framing::Chunked(c) => c
+                .decode(&mut self.buf[s..e])
+                .map_err(|why| Error::Broken(format!("malformed chunked body: {why}")))?,
+        };
+        self.overrun |= used < e - s;
+        Ok((data > 0).then_some(s..s + data))
+    }
+
+    /// The body's first bytes (at most 16 KiB), for an error response's message.
+    pub async fn error_body(&mut self) -> Vec<u8> {
+        let mut text = Vec::new();
+        while text.len() < MAX_ERROR_BODY {
+            match self.next_chunk().await {
+                Ok(Some((b, _))) => text.extend_from_slice(b),
+                _ => break,
+            }
+        }
+        text.truncate(MAX_ERROR_BODY);
+        text
+    }
+
+    /// The connection, when the response can be finished from what has arrived without waiting
+    /// (the chunked coding's last chunk usually follows the final event at once) and the server
+    /// allows another request on it.
+    pub fn into_reusable(mut self) -> Option<TcpStream> {
+        if !self.keep_alive {
+            return None;
+        }
+        loop {
+            if self.start < self.end {
+                self.take_buffered().ok()?;
+                continue;
+            }
+            if self.framing.finished() {
+                break;
+            }
+            let n = self.buf.len().min(BUF_SIZE);
+            match self.stream.try_read(&mut self.buf[..n]) {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => (self.start, self.end) = (0, n),
+            }
+        }
+        (!self.overrun).then_some(self.stream)
+    }
+}
+
+fn broken(e: &io::Error) -> Error {
+    Error::Broken(format!("connection lost: {e}"))
+}
+
+/// What a response head says.
+#[derive(Debug)]
+struct Head {
+    status: u16,
+    framing: Framing,
+    keep_alive: bool,
+}
+
+/// Parses a response head at the start of `bytes`: its length and content, or `None` when
+/// more bytes are needed.
+fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut resp = httparse::Response::new(&mut headers);
+    let len = match resp.parse(bytes) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => return Err(Error::Broken(format!("malformed response head: {e}"))),
+    };
+    let status = resp.code.unwrap_or(0);
+    let mut keep_alive = resp.version == Some(1);
+    let mut chunked = false;
+    let mut length = None;
+    for h in resp.headers.iter() {
+        let value = std::str::from_utf8(h.value).unwrap_or("");
+        let has = |token: &str| {
+            value
+                .split(',')
+                .any(|t| t.trim().eq_ignore_ascii_case(token))
+        };
+        if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = has("chunked");
+        } else if h.name.eq_ignore_ascii_case("content-length") {
+            let n = value.trim().parse::<u64>().map_err(|_| {
+                Error::Broken(format!("malformed response head: content-length '{value}'"))
+            })?;
+            length = Some(n);
+        } else if h.name.eq_ignore_ascii_case("connection") && has("close") {
+            keep_alive = false;
+        }
+    }
+    let framing = if status == 204 || status == 304 {
+        Framing::Length(0)
+    } else if chunked {
+        Framing::Chunked(Chunked::default())
+    } else if let Some(n) = length {
+        Framing::Length(n)
+    } else {
+        keep_alive = false;
+        Framing::Close { ended: false }
+    };
+    Ok(Some((
+        len,
+        Head {
+            status,
+            framing,
+            keep_alive,
+        },
+    )))
+}
+
+/// A decoder for the chunked transfer coding that works in place and keeps its state between
+/// reads, so a chunk may be split anywhere.
+#[derive(Debug, Default)]
+struct Chunked {
+    state: State,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+enum State {
+    /// In the size line's hex digits.
+    #[default]
+    SizeStart,
+    Size {
+        size: u64,
+    },
+    /// After the size: extensions or whitespace up to the line's end.
+    SizeRest {
+        size: u64,
+    },
+    /// The data still to come in this chunk.
+    Data {
+        left: u64,
+    },
+    /// The CRLF after a chunk's data.
+    DataEnd {
+        cr_seen: bool,
+    },
+    /// Trailer lines after the last chunk; `empty` while the current line has no byte yet.
+    Trailer {
+        empty: bool,
+    },
+    Done,
+}
+
+impl Chunked {
+    fn is_done(&self) -> bool {
+        self.state == State::Done
+    }
+
+    /// Decodes `buf` in place: returns how many of its bytes were consumed (all, unless the
+    /// body ended inside it) and how many data bytes now lie at its start.
+    fn decode(&mut self, buf: &mut [u8]) -> Result<(usize, usize), &'static str> {
+        let mut i = 0;
+        let mut out = 0;
+        while i < buf.len() {
+            let b = buf[i];
+            self.state = match self.state {
+                State::SizeStart | State::Size { .. } => {
+                    let size = match self.state {
+                        State::Size { size } => Some(size),
+                        _ => None,
+                    };
+                    match (hex_value(b), size) {
+                        (Some(d), s) => {
+                            let s = s.unwrap_or(0);
+                            if s >> 60 != 0 {
+                                return Err("chunk size too large");
+                            }
+                            State::Size { size: s << 4 | d }
+                        }
+                        (None, None) => return Err("chunk size missing"),
+                        (None, Some(size)) => match b {
+                            b'\n' => end_of_size(size),
+                            b';' | b' ' | b'\t' | b'\r' => State::SizeRest { size },
+                            _ => return Err("invalid chunk size"),
+                        },
+                    }
+                }
+                State::SizeRest { size } => match b {
+                    b'\n' => end_of_size(size),
+                    _ => State::SizeRest { size },
+                },
+                State::Data { left } => {
+                    let n = (left as usize).min(buf.len() - i);
+                    buf.copy_within(i..i + n, out);
+                    out += n;
+                    i += n;
+                    let left = left - n as u64;
+                    self.state = if left == 0 {
+                        State::DataEnd { cr_seen: false }
+                    } else {
+                        State::Data { left }
+                    };
+                    continue;
+                }
+                State::DataEnd { cr_seen } => match b {
+                    b'\r' if !cr_seen => State::DataEnd { cr_seen: true },
+                    b'\n' => State::SizeStart,
+                    _ => return Err("missing CRLF after chunk data"),
+                },
+                State::Trailer { empty } => match b {
+                    b'\n' if empty => State::Done,
+                    b'\n' => State::Trailer { empty: true },
+                    b'\r' => State::Trailer { empty },
+                    _ => State::Trailer { empty: false },
+                },
+                State::Done => break,
+            };
+            i += 1;
+        }
+        Ok((i, out))
+    }
+}
+
+fn end_of_size(size: u64) -> State {
+    if size == 0 {
+        State::Trailer { empty: true }
+    } else {
+        State::Data { left: size }
+    }
+}
+
+fn hex_value(b: u8) -> Option<u64> {
+    (b as char).to_digit(16).map(u64::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use tokio::io::AsyncReadExt;
+
+    /// Decodes `wire` fed in the given pieces: the data, and whether the body ended.
+    fn decode_in_pieces(wire: &[u8], cuts: &[usize]) -> Result<(Vec<u8>, bool), &'static str> {
+        let mut d = Chunked::default();
+        let mut data = Vec::new();
+        let mut at = 0;
+        for &cut in cuts.iter().chain(std::iter::once(&wire.len())) {
+            let cut = cut.clamp(at, wire.len());
+            let mut piece = wire[at..cut].to_vec();
+            let (used, out) = d.decode(&mut piece)?;
+            data.extend_from_slice(&piece[..out]);
+            if d.is_done() {
+                assert_eq!(used, piece.len(), "nothing follows the body here");
+            }
+            at = cut;
+        }
+        Ok((data, d.is_done()))
+    }
+
+    fn encode(chunks: &[Vec<u8>]) -> Vec<u8> {
+        let mut wire = Vec::new();
+        for c in chunks.iter().filter(|c| !c.is_empty()) {
+            wire.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+            wire.extend_from_slice(c);
+            wire.extend_from_slice(b"\r\n");
+        }
+        wire.extend_from_slice(b"0\r\n\r\n");
+        wire
+    }
+
+    #[test]
+    fn chunked_split_at_every_byte_boundary() {
+        let wire =
+            b"5;ext=1\r\nhello\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nx-trailer: 1\r\n\r\n";
+        let want = b"helloabcdefghijklmnopqrstuvwxyz".to_vec();
+        for i in 0..=wire.len() {
+            for j in i..=wire.len() {
+                let (data, done) = decode_in_pieces(wire, &[i, j]).unwrap();
+                assert_eq!(data, want, "cut at {i}, {j}");
+                assert!(done);
+            }
+        }
+    }
+
+    #[test]
+    fn chunked_stops_at_the_end_of_the_body() {
+        let mut wire = b"3\r\nabc\r\n0\r\n\r\nHTTP/1.1 200 OK".to_vec();
+        let mut d = Chunked::default();
+        let (used, out) = d.decode(&mut wire).unwrap();
+        assert_eq!((used, &wire[..out]), (13, &b"abc"[..]));
+        assert!(d.is_done());
+    }
+
+    #[test]
+    fn chunked_rejects_bad_framing() {
+        for (wire, why) in [
+            (&b"zz\r\n"[..], "chunk size missing"),
+            (b"3x\r\n", "invalid chunk size"),
+            (b"3\r\nabcX", "missing CRLF after chunk data"),
+            (b"fffffffffffffffff\r\n", "chunk size too large"),
+        ] {
+            assert_eq!(decode_in_pieces(wire, &[]), Err(why));
+        }
+        // Cut short: no error, but not done either.
+        assert_eq!(
+            decode_in_pieces(b"3\r\nab", &[]),
+            Ok((b"ab".to_vec(), false))
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn chunked_round_trips_any_split(
+            chunks in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..40), 0..6),
+            cuts in prop::collection::vec(0usize..300, 0..8),
+        ) {
+            let wire = encode(&chunks);
+            let mut cuts = cuts;
+            cuts.sort_unstable();
+            let (data, done) = decode_in_pieces(&wire, &cuts).unwrap();
+            prop_assert_eq!(data, chunks.concat());
+            prop_assert!(done);
+        }
+    }
+
+    fn head(text: &str) -> Head {
+        parse_head(text.as_bytes()).unwrap().unwrap().1
+    }
+
+    #[test]
+    fn head_gives_status_framing_and_keep_alive() {
+        let h = head("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+        assert_eq!(h.status, 200);
+        assert!(matches!(h.framing, Framing::Chunked(_)) && h.keep_alive);
+        let h = head("HTTP/1.1 500 Oops\r\ncontent-length: 12\r\nConnection: close\r\n\r\n");
+        assert_eq!(h.status, 500);
+        assert!(matches!(h.framing, Framing::Length(12)) && !h.keep_alive);
+        // No length: the body ends with the connection, which cannot be reused.
+        let h = head("HTTP/1.1 200 OK\r\n\r\n");
+        assert!(matches!(h.framing, Framing::Close { .. }) && !h.keep_alive);
+        // HTTP/1.0 does not keep the connection by default.
+        assert!(!head("HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n").keep_alive);
+        assert!(matches!(
+            head("HTTP/1.1 204 No Content\r\n\r\n").framing,
+            Framing::Length(0)
+        ));
+    }
+
+    #[test]
+    fn head_partial_and_malformed() {
+        let full = "HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc";
+        for i in 0..full.len() - 3 {
+            assert!(parse_head(&full.as_bytes()[..i]).unwrap().is_none(), "{i}");
+        }
+        assert_eq!(
+            parse_head(full.as_bytes()).unwrap().unwrap().0,
+            full.len() - 3
+        );
+        assert!(matches!(
+            parse_head(b"HTTX/1.1 200 OK\r\n\r\n"),
+            Err(Error::Broken(_))
+        ));
+        assert!(matches!(
+            parse_head(b"HTTP/1.1 200 OK\r\ncontent-length: x\r\n\r\n"),
+            Err(Error::Broken(_))
+        ));
+    }
+
+    /// Reads one request (the tests send the body `{}`) from `conn`.
+    async fn read_request(conn: &mut TcpStream) {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !(got.windows(4).any(|w| w == b"\r\n\r\n") && got.ends_with(b"{}")) {
+            let n = conn.read(&mut buf).await.unwrap();
+            assert!(n > 0, "request cut short");
+            got.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    /// A kept-alive connection is reused; one the server closed while idle is replaced once,
+    /// counted as a retry; `connection: close` keeps it out of the pool.
+    #[tokio::test]
+    async fn reuses_connections_and_retries_a_closed_one_once() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1/completions", listener.local_addr().unwrap());
+        let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
+        let server = tokio::spawn(async move {
+            let ok =
+                b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+            // Connection 1: two requests, then closed while idle.
+            let (mut c1, _) = listener.accept().await.unwrap();
+            for _ in 0..2 {
+                read_request(&mut c1).await;
+                c1.write_all(ok).await.unwrap();
+            }
+            drop(c1);
+            closed_tx.send(()).unwrap();
+            // Connection 2: the retried request, answered with `connection: close`.
+            let (mut c2, _) = listener.accept().await.unwrap();
+            read_request(&mut c2).await;
+            c2.write_all(b"HTTP/1.1 500 Internal Server Error\r\nconnection: close\r\ncontent-length: 4\r\n\r\noops")
+                .await
+                .unwrap();
+            // No third connection.
+            tokio::time::timeout(Duration::from_millis(200), listener.accept())
+                .await
+                .is_err()
+        });
+        let e = Endpoint::new(&url, &[]).unwrap();
+        let mut retries = 0;
+        for _ in 0..2 {
+            let mut r = e.post(b"{}", &mut retries).await.unwrap();
+            assert_eq!(r.status, 200);
+            assert_eq!(r.next_chunk().await.unwrap().unwrap().0, b"hello");
+            assert_eq!(r.next_chunk().await.unwrap(), None);
+            e.put_back(r.into_reusable().expect("kept alive"));
+        }
+        assert_eq!(retries, 0);
+        closed_rx.await.unwrap();
+        let mut r = e.post(b"{}", &mut retries).await.unwrap();
+        assert_eq!(retries, 1);
+        assert_eq!(r.status, 500);
+        assert_eq!(r.error_body().await, b"oops");
+        assert!(r.into_reusable().is_none(), "connection: close");
+        assert!(server.await.unwrap(), "no third connection expected");
+    }
+
+    #[test]
+    fn endpoint_builds_the_request_head() {
+        let headers = vec![("X-Key".to_string(), "v".to_string())];
+        let e = Endpoint::new("http://127.0.0.1:8080/v1/completions?a=1", &headers).unwrap();
+        assert_eq!(e.addr, "127.0.0.1:8080");
+        assert_eq!(
+            String::from_utf8(e.head).unwrap(),
+            "POST /v1/completions?a=1 HTTP/1.1\r\nhost: 127.0.0.1:8080\r\n\
+             content-type: application/json\r\nX-Key: v\r\n"
+        );
+        assert!(Endpoint::new("https://example.com/v1", &[]).is_none());
+    }
+}

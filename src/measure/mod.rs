@@ -1,0 +1,14 @@
+//! Measuring one request: the clock, kernel receive timestamps, the SSE parser, the HTTP
+//! client and its backends, and the raw per-request record they produce.
+//!
+//! Imports only `config` and `tokenizer` (the client counts output tokens with the model's
+//! tokenizer). Nothing here decides when a request is sent (`drive`) or what a run's figures
+//! are (`results`).
+
+pub mod client;
+pub mod clock;
+pub mod error;
+pub mod prom;
+pub mod record;
+pub mod rxtime;
+pub mod sse;

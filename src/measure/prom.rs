@@ -1,0 +1,616 @@
+//! The server's own metrics as it exposes them: a parser of the Prometheus text exposition
+//! format, and the names vLLM, SGLang, TGI and llama.cpp use, mapped to servebench's common
+//! names.
+//!
+//! - [`parse`]: sample lines `name{label="value",...} value [timestamp]`, `# HELP` / `# TYPE`
+//!   and other comments. Pure.
+//! - [`extract`]: built-in name maps from vLLM, SGLang, TGI and llama.cpp to servebench's
+//!   common names (running, waiting, KV-cache usage, prompt and generation token counters),
+//!   giving one [`MetricsSample`]. Pure.
+//!
+//! Sampling during a run is `drive::scrape`; the figures over a run are
+//! `results::server_metrics`. To support another server: add its metric names to [`SOURCES`]
+//! and a fixture test with a piece of its real `/metrics` text.
+
+use serde::{Deserialize, Serialize};
+
+/// One sample line of the exposition: a series (name and labels) and its value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PromSample {
+    pub name: String,
+    /// Label pairs in the order written, values unescaped.
+    pub labels: Vec<(String, String)>,
+    pub value: f64,
+    /// The optional timestamp, milliseconds since the Unix epoch.
+    pub timestamp_ms: Option<i64>,
+}
+
+/// What [`parse`] read from one exposition.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Exposition {
+    pub samples: Vec<PromSample>,
+    /// Lines that are neither samples nor comments: `(line number from 1, why)`.
+    pub bad_lines: Vec<(usize, String)>,
+}
+
+/// Parses the Prometheus text format. Blank lines and `#` lines (`# HELP`, `# TYPE`, other
+/// comments) carry no samples; a line that cannot be read is reported in `bad_lines` and the
+/// rest are still read.
+pub fn parse(text: &str) -> Exposition {
+    let mut out = Exposition::default();
+    for (i, line) in text.lines().enumerate() {
+        match parse_line(line) {
+            Ok(Some(s)) => out.samples.push(s),
+            Ok(None) => {}
+            Err(why) => out.bad_lines.push((i + 1, why)),
+        }
+    }
+    out
+}
+
+/// Parses one line: `Ok(None)` for blank and comment lines.
+pub fn parse_line(line: &str) -> Result<Option<PromSample>, String> {
+    let line = line.trim_matches(|c| c == ' ' || c == '\t' || c == '\r');
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    let name_end = line.find(|c: char| !is_name_char(c)).unwrap_or(line.len());
+    let name = &line[..name_end];
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(format!("no metric name at the start of {line:?}"));
+    }
+    let mut rest = &line[name_end..];
+    let mut labels = Vec::new();
+    if let Some(after) = rest.strip_prefix('{') {
+        rest = parse_labels(after, &mut labels)?;
+    }
+    let mut fields = rest.split([' ', '\t']).filter(|f| !f.is_empty());
+    let value = fields
+        .next()
+        .ok_or_else(|| format!("no value in {line:?}"))?;
+    let value = parse_value(value).ok_or_else(|| format!("bad value {value:?} in {line:?}"))?;
+    let timestamp_ms = match fields.next() {
+        None => None,
+        Some(t) => Some(
+            t.parse::<i64>()
+                .map_err(|_| format!("bad timestamp {t:?} in {line:?}"))?,
+        ),
+    };
+    if let Some(extra) = fields.next() {
+        return Err(format!("unexpected {extra:?} after the value in {line:?}"));
+    }
+    Ok(Some(PromSample {
+        name: name.to_string(),
+        labels,
+        value,
+        timestamp_ms,
+    }))
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == ':'
+}
+
+/// Reads `name="value", ...}` (the part after `{`); returns what follows the `}`.
+fn parse_labels<'a>(mut s: &'a str, labels: &mut Vec<(String, String)>) -> Result<&'a str, String> {
+    loop {
+        s = s.trim_start_matches([' ', '\t']);
+        if let Some(rest) = s.strip_prefix('}') {
+            return Ok(rest);
+        }
+        let end = s.find(|c: char| !is_name_char(c)).unwrap_or(s.len());
+        let key = &s[..end];
+        if key.is_empty() {
+            return Err(format!("expected a label name at {s:?}"));
+        }
+        s = s[end..].trim_start_matches([' ', '\t']);
+        s = s
+            .strip_prefix('=')
+            .ok_or_else(|| format!("expected '=' after label {key:?}"))?
+            .trim_start_matches([' ', '\t']);
+        s = s
+            .strip_prefix('"')
+            .ok_or_else(|| format!("expected '\"' to open the value of label {key:?}"))?;
+        let mut value = String::new();
+        let mut chars = s.char_indices();
+        let close = loop {
+            match chars.next() {
+                None => return Err(format!("unterminated value of label {key:?}")),
+                Some((i, '"')) => break i,
+                Some((_, '\\')) => match chars.next() {
+                    Some((_, 'n')) => value.push('\n'),
+                    Some((_, c)) => value.push(c), // \\ and \" (and anything else, literally)
+                    None => return Err(format!("unterminated value of label {key:?}")),
+                },
+                Some((_, c)) => value.push(c),
+            }
+        };
+        labels.push((key.to_string(), value));
+        s = s[close + 1..].trim_start_matches([' ', '\t']);
+        if let Some(rest) = s.strip_prefix(',') {
+            s = rest;
+        } else if !s.starts_with('}') {
+            return Err(format!("expected ',' or '}}' after label {key:?}"));
+        }
+    }
+}
+
+/// A sample value: a float, `NaN`, `+Inf` or `-Inf` (any case).
+fn parse_value(s: &str) -> Option<f64> {
+    s.parse::<f64>().ok()
+}
+
+/// A server whose metric names servebench knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerFamily {
+    Vllm,
+    Sglang,
+    Tgi,
+    Llamacpp,
+}
+
+impl ServerFamily {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerFamily::Vllm => "vllm",
+            ServerFamily::Sglang => "sglang",
+            ServerFamily::Tgi => "tgi",
+            ServerFamily::Llamacpp => "llamacpp",
+        }
+    }
+}
+
+/// servebench's common names for what servers report about themselves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Common {
+    /// Requests being processed now (in a running batch / a busy slot). Gauge.
+    Running,
+    /// Requests waiting for a slot or a batch. Gauge.
+    Waiting,
+    /// Fraction (0..=1) of the KV cache in use. Gauge.
+    KvCacheUsage,
+    /// Prompt tokens processed since the server started. Counter.
+    PromptTokensTotal,
+    /// Output tokens generated since the server started. Counter.
+    GenerationTokensTotal,
+}
+
+/// The built-in name maps: for each common name, the metric names that feed it, in order of
+/// preference (the first present in an exposition is used). Series of one name with different
+/// labels (several models or engines) are summed, except KV-cache usage, where the largest is
+/// taken. A histogram's `_sum` is the total of what it observed (TGI counts tokens that way).
+///
+/// - vLLM: `vllm:num_requests_running`, `vllm:num_requests_waiting`,
+///   `vllm:kv_cache_usage_perc` (V1) or `vllm:gpu_cache_usage_perc` (V0) — both fractions
+///   despite the name —, `vllm:prompt_tokens_total`, `vllm:generation_tokens_total`.
+/// - SGLang: `sglang:num_running_reqs`, `sglang:num_queue_reqs`, `sglang:token_usage`,
+///   `sglang:prompt_tokens_total`, `sglang:generation_tokens_total`.
+/// - TGI: `tgi_batch_current_size`, `tgi_queue_size`, and the histograms
+///   `tgi_request_input_length` and `tgi_request_generated_tokens` (their `_sum`). TGI reports
+///   no KV-cache usage.
+/// - llama.cpp: `llamacpp:requests_processing`, `llamacpp:requests_deferred`,
+///   `llamacpp:kv_cache_usage_ratio` (older servers only), `llamacpp:prompt_tokens_total`
+///   (which leaves out prompt tokens reused from its cache), `llamacpp:tokens_predicted_total`.
+pub const SOURCES: &[(Common, ServerFamily, &str)] = &[
+    (
+        Common::Running,
+        ServerFamily::Vllm,
+        "vllm:num_requests_running",
+    ),
+    (
+        Common::Running,
+        ServerFamily::Sglang,
+        "sglang:num_running_reqs",
+    ),
+    (Common::Running, ServerFamily::Tgi, "tgi_batch_current_size"),
+    (
+        Common::Running,
+        ServerFamily::Llamacpp,
+        "llamacpp:requests_processing",
+    ),
+    (
+        Common::Waiting,
+        ServerFamily::Vllm,
+        "vllm:num_requests_waiting",
+    ),
+    (
+        Common::Waiting,
+        ServerFamily::Sglang,
+        "sglang:num_queue_reqs",
+    ),
+    (Common::Waiting, ServerFamily::Tgi, "tgi_queue_size"),
+    (
+        Common::Waiting,
+        ServerFamily::Llamacpp,
+        "llamacpp:requests_deferred",
+    ),
+    (
+        Common::KvCacheUsage,
+        ServerFamily::Vllm,
+        "vllm:kv_cache_usage_perc",
+    ),
+    (
+        Common::KvCacheUsage,
+        ServerFamily::Vllm,
+        "vllm:gpu_cache_usage_perc",
+    ),
+    (
+        Common::KvCacheUsage,
+        ServerFamily::Sglang,
+        "sglang:token_usage",
+    ),
+    (
+        Common::KvCacheUsage,
+        ServerFamily::Llamacpp,
+        "llamacpp:kv_cache_usage_ratio",
+    ),
+    (
+        Common::PromptTokensTotal,
+        ServerFamily::Vllm,
+        "vllm:prompt_tokens_total",
+    ),
+    (
+        Common::PromptTokensTotal,
+        ServerFamily::Sglang,
+        "sglang:prompt_tokens_total",
+    ),
+    (
+        Common::PromptTokensTotal,
+        ServerFamily::Tgi,
+        "tgi_request_input_length_sum",
+    ),
+    (
+        Common::PromptTokensTotal,
+        ServerFamily::Llamacpp,
+        "llamacpp:prompt_tokens_total",
+    ),
+    (
+        Common::GenerationTokensTotal,
+        ServerFamily::Vllm,
+        "vllm:generation_tokens_total",
+    ),
+    (
+        Common::GenerationTokensTotal,
+        ServerFamily::Sglang,
+        "sglang:generation_tokens_total",
+    ),
+    (
+        Common::GenerationTokensTotal,
+        ServerFamily::Tgi,
+        "tgi_request_generated_tokens_sum",
+    ),
+    (
+        Common::GenerationTokensTotal,
+        ServerFamily::Llamacpp,
+        "llamacpp:tokens_predicted_total",
+    ),
+];
+
+/// One scrape, in common names. Each figure is absent when the server does not report it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MetricsSample {
+    /// When the scrape was sent, nanoseconds on the run's clock (as a record's `sent_ns`).
+    pub at_ns: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<f64>,
+    /// Fraction, 0..=1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_usage: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens_total: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation_tokens_total: Option<f64>,
+}
+
+impl MetricsSample {
+    fn slot(&mut self, c: Common) -> &mut Option<f64> {
+        match c {
+            Common::Running => &mut self.running,
+            Common::Waiting => &mut self.waiting,
+            Common::KvCacheUsage => &mut self.kv_cache_usage,
+            Common::PromptTokensTotal => &mut self.prompt_tokens_total,
+            Common::GenerationTokensTotal => &mut self.generation_tokens_total,
+        }
+    }
+
+    /// The value of a common figure.
+    pub fn get(&self, c: Common) -> Option<f64> {
+        match c {
+            Common::Running => self.running,
+            Common::Waiting => self.waiting,
+            Common::KvCacheUsage => self.kv_cache_usage,
+            Common::PromptTokensTotal => self.prompt_tokens_total,
+            Common::GenerationTokensTotal => self.generation_tokens_total,
+        }
+    }
+}
+
+/// Maps parsed samples to the common names (see [`SOURCES`]). Returns the family of the first
+/// name that matched, or `None` (and an empty sample) when no known name is present.
+/// Non-finite values (NaN, ±Inf) are left out.
+pub fn extract(samples: &[PromSample]) -> (Option<ServerFamily>, MetricsSample) {
+    let mut out = MetricsSample::default();
+    let mut family = None;
+    let mut done: Vec<Common> = Vec::new();
+    for &(common, fam, name) in SOURCES {
+        if done.contains(&common) {
+            continue;
+        }
+        let values = samples
+            .iter()
+            .filter(|s| s.name == name && s.value.is_finite())
+            .map(|s| s.value);
+        let value = match common {
+            Common::KvCacheUsage => values.reduce(f64::max),
+            _ => values.reduce(|a, b| a + b),
+        };
+        if let Some(v) = value {
+            *out.slot(common) = Some(v);
+            done.push(common);
+            family.get_or_insert(fam);
+        }
+    }
+    (family, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sample(name: &str, labels: &[(&str, &str)], value: f64) -> PromSample {
+        PromSample {
+            name: name.into(),
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            value,
+            timestamp_ms: None,
+        }
+    }
+
+    #[test]
+    fn parses_samples_labels_comments_and_timestamps() {
+        let text = "# HELP http_requests_total The total number of HTTP requests.\n\
+            # TYPE http_requests_total counter\n\
+            http_requests_total{method=\"post\",code=\"200\"} 1027 1395066363000\n\
+            http_requests_total{method=\"post\",code=\"400\"}    3 1395066363000\n\
+            \n\
+            # A comment\n\
+            msdos_file_access_time_seconds{path=\"C:\\\\DIR\\\\FILE.TXT\",error=\"Cannot find file:\\n\\\"FILE.TXT\\\"\"} 1.458255915e9\n\
+            metric_without_timestamp_and_labels 12.47\n\
+            something_weird{problem=\"division by zero\"} +Inf -3982045\n\
+            trailing_comma{a=\"1\",} NaN\n\
+            rpc_duration_seconds_bucket{le=\"+Inf\"} 2693\n";
+        let e = parse(text);
+        assert!(e.bad_lines.is_empty(), "{:?}", e.bad_lines);
+        assert_eq!(e.samples.len(), 7);
+        assert_eq!(
+            e.samples[0],
+            PromSample {
+                timestamp_ms: Some(1395066363000),
+                ..sample(
+                    "http_requests_total",
+                    &[("method", "post"), ("code", "200")],
+                    1027.0
+                )
+            }
+        );
+        assert_eq!(e.samples[1].value, 3.0);
+        assert_eq!(
+            e.samples[2].labels,
+            vec![
+                ("path".to_string(), "C:\\DIR\\FILE.TXT".to_string()),
+                (
+                    "error".to_string(),
+                    "Cannot find file:\n\"FILE.TXT\"".to_string()
+                )
+            ]
+        );
+        assert_eq!(e.samples[2].value, 1.458255915e9);
+        assert_eq!(e.samples[3].labels, vec![]);
+        assert_eq!(e.samples[4].value, f64::INFINITY);
+        assert_eq!(e.samples[4].timestamp_ms, Some(-3982045));
+        assert!(e.samples[5].value.is_nan());
+        assert_eq!(e.samples[6].labels[0].1, "+Inf");
+    }
+
+    #[test]
+    fn bad_lines_are_reported_and_the_rest_read() {
+        let e = parse("good 1\n{a=\"b\"} 2\nno_value\nbad{a=b} 3\nx 1 2 3\nunterminated{a=\"b} 1\nalso_good 2\n");
+        assert_eq!(e.samples.len(), 2);
+        let lines: Vec<usize> = e.bad_lines.iter().map(|(l, _)| *l).collect();
+        assert_eq!(lines, vec![2, 3, 4, 5, 6]);
+    }
+
+    /// A piece of each server's real `/metrics` text, and what servebench reads from it.
+    #[test]
+    fn vllm_names_map_to_common_names() {
+        let text = r#"# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 3.0
+vllm:num_requests_running{engine="1",model_name="meta-llama/Llama-3.1-8B-Instruct"} 2.0
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 7.0
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 0.25
+vllm:kv_cache_usage_perc{engine="1",model_name="meta-llama/Llama-3.1-8B-Instruct"} 0.5
+# TYPE vllm:prompt_tokens_total counter
+vllm:prompt_tokens_total{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 1024.0
+vllm:prompt_tokens_created{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 1.7e9
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 512.0
+# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_bucket{le="0.001",model_name="m"} 0.0
+"#;
+        let (family, s) = extract(&parse(text).samples);
+        assert_eq!(family, Some(ServerFamily::Vllm));
+        assert_eq!(
+            s,
+            MetricsSample {
+                at_ns: 0,
+                running: Some(5.0),
+                waiting: Some(7.0),
+                kv_cache_usage: Some(0.5),
+                prompt_tokens_total: Some(1024.0),
+                generation_tokens_total: Some(512.0),
+            }
+        );
+        // vLLM V0 names its KV-cache gauge differently.
+        let (_, old) = extract(
+            &parse("vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.125\nvllm:num_requests_running{model_name=\"m\"} 1\n").samples,
+        );
+        assert_eq!(old.kv_cache_usage, Some(0.125));
+    }
+
+    #[test]
+    fn sglang_names_map_to_common_names() {
+        let text = r#"# HELP sglang:num_running_reqs The number of running requests.
+# TYPE sglang:num_running_reqs gauge
+sglang:num_running_reqs{model_name="qwen/qwen2.5-7b"} 12.0
+# TYPE sglang:num_queue_reqs gauge
+sglang:num_queue_reqs{model_name="qwen/qwen2.5-7b"} 4.0
+# TYPE sglang:token_usage gauge
+sglang:token_usage{model_name="qwen/qwen2.5-7b"} 0.31
+# TYPE sglang:prompt_tokens_total counter
+sglang:prompt_tokens_total{model_name="qwen/qwen2.5-7b"} 8.0e+04
+# TYPE sglang:generation_tokens_total counter
+sglang:generation_tokens_total{model_name="qwen/qwen2.5-7b"} 2.5e+04
+"#;
+        let (family, s) = extract(&parse(text).samples);
+        assert_eq!(family, Some(ServerFamily::Sglang));
+        assert_eq!(
+            (s.running, s.waiting, s.kv_cache_usage),
+            (Some(12.0), Some(4.0), Some(0.31))
+        );
+        assert_eq!(
+            (s.prompt_tokens_total, s.generation_tokens_total),
+            (Some(80000.0), Some(25000.0))
+        );
+    }
+
+    #[test]
+    fn tgi_names_map_to_common_names() {
+        let text = r#"# TYPE tgi_batch_current_size gauge
+tgi_batch_current_size 6
+# TYPE tgi_queue_size gauge
+tgi_queue_size 2
+# TYPE tgi_request_input_length histogram
+tgi_request_input_length_bucket{le="1024"} 10
+tgi_request_input_length_bucket{le="+Inf"} 10
+tgi_request_input_length_sum 3210
+tgi_request_input_length_count 10
+# TYPE tgi_request_generated_tokens histogram
+tgi_request_generated_tokens_bucket{le="+Inf"} 10
+tgi_request_generated_tokens_sum 1280
+tgi_request_generated_tokens_count 10
+"#;
+        let (family, s) = extract(&parse(text).samples);
+        assert_eq!(family, Some(ServerFamily::Tgi));
+        assert_eq!(
+            s,
+            MetricsSample {
+                at_ns: 0,
+                running: Some(6.0),
+                waiting: Some(2.0),
+                kv_cache_usage: None,
+                prompt_tokens_total: Some(3210.0),
+                generation_tokens_total: Some(1280.0),
+            }
+        );
+    }
+
+    #[test]
+    fn llamacpp_names_map_to_common_names() {
+        // As the real server's /metrics answers (xllamacpp 2026.10), plus the KV-cache gauge
+        // of older llama.cpp servers.
+        let text = r#"# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed, excluding cached tokens
+# TYPE llamacpp:prompt_tokens_total counter
+llamacpp:prompt_tokens_total 431
+# HELP llamacpp:tokens_predicted_total Number of generation tokens processed
+# TYPE llamacpp:tokens_predicted_total counter
+llamacpp:tokens_predicted_total 256
+# TYPE llamacpp:predicted_tokens_seconds gauge
+llamacpp:predicted_tokens_seconds 70.5
+# HELP llamacpp:requests_processing Number of requests processing
+# TYPE llamacpp:requests_processing gauge
+llamacpp:requests_processing 4
+# HELP llamacpp:requests_deferred Number of requests deferred
+# TYPE llamacpp:requests_deferred gauge
+llamacpp:requests_deferred 3
+# TYPE llamacpp:kv_cache_usage_ratio gauge
+llamacpp:kv_cache_usage_ratio 0.0625
+"#;
+        let (family, s) = extract(&parse(text).samples);
+        assert_eq!(family, Some(ServerFamily::Llamacpp));
+        assert_eq!(
+            s,
+            MetricsSample {
+                at_ns: 0,
+                running: Some(4.0),
+                waiting: Some(3.0),
+                kv_cache_usage: Some(0.0625),
+                prompt_tokens_total: Some(431.0),
+                generation_tokens_total: Some(256.0),
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_names_and_non_finite_values_are_left_out() {
+        let (family, s) = extract(&parse("process_cpu_seconds_total 3\nup 1\n").samples);
+        assert_eq!((family, s), (None, MetricsSample::default()));
+        let (family, s) =
+            extract(&parse("vllm:num_requests_running NaN\nvllm:num_requests_waiting 1\n").samples);
+        assert_eq!(family, Some(ServerFamily::Vllm));
+        assert_eq!((s.running, s.waiting), (None, Some(1.0)));
+    }
+
+    fn escape(v: &str) -> String {
+        v.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n")
+    }
+
+    proptest! {
+        /// Whatever samples are written in the text format, with any spacing, comments and
+        /// escapes, the parser reads the same samples back.
+        #[test]
+        fn written_samples_read_back(
+            series in proptest::collection::vec((
+                "[a-zA-Z_:][a-zA-Z0-9_:]{0,20}",
+                proptest::collection::vec(("[a-zA-Z_][a-zA-Z0-9_]{0,8}", "[ -~\n]{0,12}"), 0..4),
+                -1e12f64..1e12,
+                proptest::option::of(any::<i64>()),
+                "[ \t]{1,3}",
+                any::<bool>(),
+            ), 0..20),
+        ) {
+            let mut text = String::new();
+            let mut expect = Vec::new();
+            for (name, labels, value, ts, gap, comment) in series {
+                if comment {
+                    text.push_str(&format!("# HELP {name} some help\n# TYPE {name} gauge\n"));
+                }
+                text.push_str(&name);
+                if !labels.is_empty() {
+                    let pairs: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", escape(v))).collect();
+                    text.push_str(&format!("{{{}}}", pairs.join(",")));
+                }
+                text.push_str(&format!("{gap}{value:?}"));
+                if let Some(t) = ts {
+                    text.push_str(&format!("{gap}{t}"));
+                }
+                text.push('\n');
+                expect.push(PromSample { name, labels, value, timestamp_ms: ts });
+            }
+            let e = parse(&text);
+            prop_assert!(e.bad_lines.is_empty(), "{:?}\n{}", e.bad_lines, text);
+            prop_assert_eq!(e.samples, expect);
+        }
+    }
+}

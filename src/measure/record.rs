@@ -1,0 +1,225 @@
+//! The raw per-request record: what happened to one request, with every timestamp kept.
+//!
+//! A [`RequestRecord`] is data, not behaviour: the client fills it, the run writes it to the
+//! JSON Lines file the moment the request ends, and `stats` derives every figure from it.
+//! Times are integer nanoseconds since the run's anchor (see `clock`), so sums of gaps are
+//! exact: TTFT + Σ ITL = E2EL holds with no rounding.
+//!
+//! To add a field: add it here with `#[serde(default)]` so older record files still load,
+//! and fill it in `client`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Where a token count came from. Every count in servebench carries one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenSource {
+    /// The server's own count (`usage`, TGI `details`, llama.cpp `tokens_predicted`).
+    ServerUsage,
+    /// The served model's tokenizer, run by servebench on the text.
+    Tokenizer,
+    /// Fallback: the number of output chunks. Labelled everywhere it is used, because a chunk
+    /// can carry more than one token.
+    ChunkCount,
+    /// The length servebench asked for (prompt lengths of a built workload).
+    Requested,
+}
+
+impl TokenSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenSource::ServerUsage => "server_usage",
+            TokenSource::Tokenizer => "tokenizer",
+            TokenSource::ChunkCount => "chunk_count",
+            TokenSource::Requested => "requested",
+        }
+    }
+}
+
+/// Why a request failed. Failures are data: counted by kind, never dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// TCP/TLS connection could not be made.
+    Connect,
+    /// The request did not finish within the request timeout.
+    Timeout,
+    /// The server answered with a non-2xx status.
+    HttpStatus,
+    /// The body stream ended or broke before the server said it was done.
+    StreamBroken,
+    /// An SSE event could not be understood (bad JSON, unexpected shape).
+    MalformedStream,
+    /// The server sent an error inside the stream.
+    ServerError,
+    /// The stream finished without a single output token.
+    NoOutput,
+    /// The run was stopped (Ctrl-C) while the request was in flight.
+    Cancelled,
+    /// Anything else (request could not be built or sent).
+    Other,
+}
+
+impl FailureKind {
+    pub const ALL: [FailureKind; 9] = [
+        FailureKind::Connect,
+        FailureKind::Timeout,
+        FailureKind::HttpStatus,
+        FailureKind::StreamBroken,
+        FailureKind::MalformedStream,
+        FailureKind::ServerError,
+        FailureKind::NoOutput,
+        FailureKind::Cancelled,
+        FailureKind::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Connect => "connect",
+            FailureKind::Timeout => "timeout",
+            FailureKind::HttpStatus => "http_status",
+            FailureKind::StreamBroken => "stream_broken",
+            FailureKind::MalformedStream => "malformed_stream",
+            FailureKind::ServerError => "server_error",
+            FailureKind::NoOutput => "no_output",
+            FailureKind::Cancelled => "cancelled",
+            FailureKind::Other => "other",
+        }
+    }
+}
+
+/// How a request ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum Outcome {
+    #[default]
+    Ok,
+    Failed {
+        kind: FailureKind,
+        message: String,
+    },
+}
+
+impl Outcome {
+    pub fn failed(kind: FailureKind, message: impl Into<String>) -> Self {
+        Outcome::Failed {
+            kind,
+            message: message.into(),
+        }
+    }
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Outcome::Ok)
+    }
+    pub fn failure_kind(&self) -> Option<FailureKind> {
+        match self {
+            Outcome::Ok => None,
+            Outcome::Failed { kind, .. } => Some(*kind),
+        }
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One request, as it happened.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// Position in the run's schedule (warm-ups have their own numbering, before the run).
+    pub id: u64,
+    /// Warm-up requests are written to the records file but excluded from every statistic.
+    #[serde(default)]
+    pub warmup: bool,
+    /// When the load schedule wanted the request sent.
+    pub scheduled_ns: u64,
+    /// When the request was actually handed to the connection (after any concurrency gate).
+    pub sent_ns: u64,
+    /// Times the request was re-sent because a kept-alive connection turned out closed before
+    /// the request reached the server (its latencies still count from `sent_ns`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub connection_retries: u32,
+    /// Arrival time of every chunk that carried output (content or reasoning), in order.
+    /// Role-only deltas, empty finish chunks and usage-only chunks are not here.
+    pub chunk_ns: Vec<u64>,
+    /// Tokens in each output chunk, when the server says so per chunk (TGI: one event per
+    /// token; llama.cpp native: its `tokens` array). Same length as `chunk_ns` when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_tokens: Option<Vec<u32>>,
+    /// First chunk with reasoning output (`reasoning_content`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_reasoning_ns: Option<u64>,
+    /// First chunk with answer output (`content`/`text`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_answer_ns: Option<u64>,
+    /// When the stream ended (terminator, end of body, or failure).
+    pub end_ns: u64,
+    /// HTTP status of the response, when one arrived.
+    pub http_status: Option<u16>,
+    pub outcome: Outcome,
+    /// Prompt length servebench built (under its tokenizer), when known.
+    #[serde(default)]
+    pub input_len_requested: Option<u64>,
+    /// Prompt tokens and where the count came from.
+    pub prompt_tokens: Option<u64>,
+    pub prompt_tokens_source: Option<TokenSource>,
+    /// Output tokens max requested.
+    #[serde(default)]
+    pub output_len_requested: Option<u64>,
+    /// N, the output token count used by every metric, and its one source.
+    pub output_tokens: Option<u64>,
+    pub output_tokens_source: Option<TokenSource>,
+    /// The server's own output count, kept even when it is not the chosen source.
+    #[serde(default)]
+    pub usage_output_tokens: Option<u64>,
+    /// The tokenizer's count of the output text, when a tokenizer was given.
+    #[serde(default)]
+    pub tokenizer_output_tokens: Option<u64>,
+    /// Timings the server reported about itself (llama.cpp `timings`), verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_timings: Option<serde_json::Value>,
+    /// Generated text, kept only when asked for (`--save-generated-text`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated_text: Option<String>,
+}
+
+impl RequestRecord {
+    /// True when the request succeeded (and so enters the latency statistics).
+    pub fn is_ok(&self) -> bool {
+        self.outcome.is_ok()
+    }
+    /// First output chunk arrival, if any.
+    pub fn first_chunk_ns(&self) -> Option<u64> {
+        self.chunk_ns.first().copied()
+    }
+    /// Last output chunk arrival, if any.
+    pub fn last_chunk_ns(&self) -> Option<u64> {
+        self.chunk_ns.last().copied()
+    }
+    /// True when both the server and the tokenizer counted the output and disagree.
+    pub fn output_count_disagrees(&self) -> bool {
+        matches!((self.usage_output_tokens, self.tokenizer_output_tokens), (Some(a), Some(b)) if a != b)
+    }
+}
+
+/// The records file of a result: `<stem>.records.jsonl` next to it, else the path it names.
+pub fn records_next_to(result: &Path, named: Option<&Path>) -> Option<PathBuf> {
+    let sibling = result.with_extension("records.jsonl");
+    if sibling.is_file() {
+        return Some(sibling);
+    }
+    named.filter(|p| p.is_file()).map(Path::to_path_buf)
+}
+
+/// The records of a JSON Lines records file, read one line at a time (memory does not grow
+/// with the file). Lines that do not parse as a record (blank, or the torn last line of a
+/// killed run) are skipped; an I/O error ends the iteration.
+pub fn read_jsonl(path: &std::path::Path) -> std::io::Result<impl Iterator<Item = RequestRecord>> {
+    use std::io::BufRead;
+    let file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
+    Ok(file
+        .split(b'\n')
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_slice(&line).ok()))
+}

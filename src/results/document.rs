@@ -1,0 +1,364 @@
+//! The versioned result document: what a run saves, and what every report is rendered from.
+//!
+//! A [`BenchResult`] holds the full config, the computed [`RunSummary`], run facts
+//! (complete or interrupted), and — so tools written for vLLM read it unchanged — the top-level
+//! keys vLLM's `--save-result` writes for the same quantities (`duration`, `completed`,
+//! `mean_ttft_ms`, `p99_itl_ms`, `ttfts`, `itls`, ...), with the same names and units.
+//!
+//! The per-request arrays (`input_lens`, `output_lens`, `ttfts`, `itls`, `generated_texts`,
+//! `errors`) are written for runs of up to [`PER_REQUEST_ARRAYS_MAX`] measured requests and
+//! [`PER_REQUEST_CHUNKS_MAX`] output chunks; a larger run's document says in `per_request_arrays_omitted` that they are left out (the
+//! records file has every request), so the document stays small and quick to re-read.
+//!
+//! Changing the shape of the document requires bumping [`SCHEMA_VERSION`]. Adding an optional
+//! field that older documents lack (`#[serde(default)]`) does not change the shape: old
+//! documents still load, and readers of version 1 that ignore unknown keys read new ones.
+
+use std::borrow::Borrow;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::config::{RequestRate, RunConfig};
+use crate::measure::record::RequestRecord;
+use crate::results::error::ResultsError;
+use crate::results::server_metrics::ServerMetrics;
+use crate::results::shard::{MergedFrom, Timebase};
+use crate::results::stats::{Distribution, RunSummary};
+use crate::results::validity::Validity;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The most measured requests whose vLLM per-request arrays a result document holds (see the
+/// module doc); beyond that the records file is the per-request source.
+pub const PER_REQUEST_ARRAYS_MAX: u64 = 100_000;
+
+/// The most output chunks (so inter-token gaps in `itls`) whose per-request arrays a result
+/// document holds. Each gap is a JSON value of 32 bytes while the document is built, so
+/// 8,000,000 chunks (4,096 prompts of 1,953 tokens, say) hold about 256 MB; 100,000 requests
+/// of 200 chunks (20,000,000, about 640 MB and a 400 MB document) would not fit the 1 GB a run
+/// may use with the rest.
+pub const PER_REQUEST_CHUNKS_MAX: u64 = 8_000_000;
+
+/// vLLM's per-request arrays, one value per measured request in id order.
+pub const PER_REQUEST_ARRAYS: [&str; 6] = [
+    "input_lens",
+    "output_lens",
+    "ttfts",
+    "itls",
+    "generated_texts",
+    "errors",
+];
+
+/// One run's saved result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    pub schema_version: u32,
+    pub servebench_version: String,
+    /// Start of the run, RFC 3339.
+    pub started_at: String,
+    /// False when the run was stopped before every request was sent and answered.
+    pub complete: bool,
+    /// Requests never sent because the run was stopped.
+    pub unsent: u64,
+    /// Path of the per-request JSON Lines file.
+    pub records_file: Option<PathBuf>,
+    pub config: RunConfig,
+    pub summary: RunSummary,
+    /// Whether the measurement can be trusted (absent in imported or older results).
+    #[serde(default)]
+    pub validity: Option<Validity>,
+    /// The server's own metrics, scraped during the run (`--scrape-metrics`): the series and
+    /// its summary. Optional and absent from older documents, so `SCHEMA_VERSION` stays 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_metrics: Option<ServerMetrics>,
+    /// Sharded runs (`--shard`, `--start-at`): where the records lie on the shared wall clock,
+    /// and this machine's clock against the server's. Optional, absent from older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timebase: Option<Timebase>,
+    /// A `servebench merge` result: the shards it was merged from, and those missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<MergedFrom>,
+    /// vLLM-compatible keys (see the module doc).
+    #[serde(flatten)]
+    pub vllm: BTreeMap<String, Value>,
+}
+
+impl BenchResult {
+    /// Builds the document, vLLM-compatible keys included, from a run's records.
+    pub fn new(
+        config: RunConfig,
+        summary: RunSummary,
+        records: &[RequestRecord],
+        started_at: String,
+        date: String,
+        unsent: u64,
+        records_file: Option<PathBuf>,
+    ) -> BenchResult {
+        let vllm = vllm_keys(&config, &summary, date);
+        let mut result = BenchResult {
+            schema_version: SCHEMA_VERSION,
+            servebench_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at,
+            complete: unsent == 0 && !summary.failures_by_kind.contains_key("cancelled"),
+            unsent,
+            records_file,
+            config,
+            summary,
+            validity: None,
+            server_metrics: None,
+            timebase: None,
+            merged_from: None,
+            vllm,
+        };
+        result.set_per_request_arrays(records);
+        result
+    }
+
+    /// Whether the document holds the per-request arrays: at most [`PER_REQUEST_ARRAYS_MAX`]
+    /// measured requests and [`PER_REQUEST_CHUNKS_MAX`] output chunks.
+    pub fn keeps_per_request_arrays(&self) -> bool {
+        self.summary.completed + self.summary.failed <= PER_REQUEST_ARRAYS_MAX
+            && self.summary.total_output_chunks <= PER_REQUEST_CHUNKS_MAX
+    }
+
+    /// Sets vLLM's per-request arrays from the run's records (warm-ups skipped, ordered by id),
+    /// or, when the run is too large to keep them, says they are omitted without reading
+    /// `records`.
+    pub fn set_per_request_arrays<R: Borrow<RequestRecord>>(
+        &mut self,
+        records: impl IntoIterator<Item = R>,
+    ) {
+        const OMITTED: &str = "per_request_arrays_omitted";
+        if !self.keeps_per_request_arrays() {
+            PER_REQUEST_ARRAYS.iter().for_each(|k| {
+                self.vllm.remove(*k);
+            });
+            let requests = self.summary.completed + self.summary.failed;
+            let size = if requests > PER_REQUEST_ARRAYS_MAX {
+                format!("{requests} measured requests are more than {PER_REQUEST_ARRAYS_MAX}")
+            } else {
+                format!(
+                    "{} output chunks are more than {PER_REQUEST_CHUNKS_MAX}",
+                    self.summary.total_output_chunks
+                )
+            };
+            let why = format!(
+                "{size}: {} are in the records file",
+                PER_REQUEST_ARRAYS.join(", ")
+            );
+            self.vllm.insert(OMITTED.into(), json!(why));
+            return;
+        }
+        self.vllm.remove(OMITTED);
+        // In the server's time: a simulator at `--time-scale k` ran k times faster than real
+        // time.
+        let k = self.config.time_scale;
+        let secs = |ns: u64| ns as f64 * k / 1e9;
+        let mut rows: Vec<(u64, [Value; 6])> = records
+            .into_iter()
+            .filter(|r| !r.borrow().warmup)
+            .map(|r| {
+                let r = r.borrow();
+                let ok = r.is_ok();
+                let row = [
+                    json!(r.prompt_tokens.unwrap_or(0)),
+                    json!(if ok { r.output_tokens.unwrap_or(0) } else { 0 }),
+                    json!(r
+                        .first_chunk_ns()
+                        .filter(|_| ok)
+                        .map_or(0.0, |t| secs(t - r.sent_ns))),
+                    json!(if ok {
+                        crate::results::stats::itl_gaps_ns(r).map(secs).collect()
+                    } else {
+                        Vec::<f64>::new()
+                    }),
+                    json!(r.generated_text.clone().unwrap_or_default()),
+                    match &r.outcome {
+                        crate::measure::record::Outcome::Ok => json!(""),
+                        crate::measure::record::Outcome::Failed { kind, message } => {
+                            json!(format!("{}: {message}", kind.as_str()))
+                        }
+                    },
+                ];
+                (r.id, row)
+            })
+            .collect();
+        rows.sort_by_key(|(id, _)| *id);
+        let mut columns: [Vec<Value>; 6] = Default::default();
+        for (_, row) in rows {
+            for (col, v) in columns.iter_mut().zip(row) {
+                col.push(v);
+            }
+        }
+        for (key, col) in PER_REQUEST_ARRAYS.into_iter().zip(columns) {
+            self.vllm.insert(key.into(), Value::Array(col));
+        }
+    }
+
+    /// Writes the document as pretty JSON, atomically.
+    pub fn save(&self, path: &Path) -> Result<(), ResultsError> {
+        save_json(path, self)
+    }
+
+    /// Reads a saved document; the error says what is wrong with the file.
+    pub fn load(path: &Path) -> Result<BenchResult, ResultsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let bad = |why: String| ResultsError::BadResult {
+            path: path.to_path_buf(),
+            why,
+        };
+        let value: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        match value.get("schema_version").and_then(Value::as_u64) {
+            Some(v) if v == SCHEMA_VERSION as u64 => {}
+            Some(v) => {
+                return Err(bad(format!(
+                    "schema_version {v} is not supported (this build reads {SCHEMA_VERSION})"
+                )))
+            }
+            None => return Err(bad("no schema_version".into())),
+        }
+        serde_json::from_value(value).map_err(|e| bad(e.to_string()))
+    }
+}
+
+/// Writes `value` as pretty JSON to `path` atomically (a temporary file, synced, then renamed
+/// over it), creating the directory: a crash never leaves a half-written document.
+pub fn save_json(path: &Path, value: &impl Serialize) -> Result<(), ResultsError> {
+    let write_err = |source| ResultsError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(write_err)?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(write_err)?);
+    serde_json::to_writer_pretty(&mut f, value).map_err(|e| write_err(e.into()))?;
+    f.write_all(b"\n").map_err(write_err)?;
+    f.into_inner()
+        .map_err(|e| write_err(e.into_error()))?
+        .sync_all()
+        .map_err(write_err)?;
+    std::fs::rename(&tmp, path).map_err(write_err)
+}
+
+/// The suffix vLLM uses for a percentile: `99` for 99.0, `99.9` otherwise.
+pub fn percentile_word(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{}", p as i64)
+    } else {
+        format!("{p}")
+    }
+}
+
+fn distribution_keys(
+    out: &mut BTreeMap<String, Value>,
+    key: &str,
+    d: Option<&Distribution>,
+    ps: &[f64],
+) {
+    let get = |f: fn(&Distribution) -> f64| d.map(f).map_or(Value::Null, |v| json!(v));
+    out.insert(format!("mean_{key}_ms"), get(|d| d.mean));
+    out.insert(format!("median_{key}_ms"), get(|d| d.median));
+    out.insert(format!("std_{key}_ms"), get(|d| d.std));
+    for &p in ps {
+        let v = d.and_then(|d| d.at(p)).map_or(Value::Null, |v| json!(v));
+        out.insert(format!("p{}_{key}_ms", percentile_word(p)), v);
+    }
+}
+
+/// The run-level vLLM keys (the per-request arrays are set by
+/// [`BenchResult::set_per_request_arrays`]).
+fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    let rate = match config.load.request_rate {
+        RequestRate::Infinite => json!("inf"),
+        RequestRate::PerSecond(r) => json!(r),
+    };
+    let fields = [
+        ("date", json!(date)),
+        ("backend", json!(config.backend.as_str())),
+        ("model_id", json!(config.model)),
+        ("tokenizer_id", Value::Null),
+        ("num_prompts", json!(config.load.num_prompts)),
+        ("request_rate", rate),
+        ("burstiness", json!(config.load.burstiness)),
+        ("max_concurrency", json!(config.load.max_concurrency)),
+        ("duration", json!(s.duration_s)),
+        ("completed", json!(s.completed)),
+        ("failed", json!(s.failed)),
+        ("total_input_tokens", json!(s.total_input_tokens)),
+        ("total_output_tokens", json!(s.total_output_tokens)),
+        ("request_throughput", json!(s.request_throughput)),
+        ("request_goodput", json!(s.request_goodput)),
+        ("output_throughput", json!(s.output_throughput)),
+        ("total_token_throughput", json!(s.total_token_throughput)),
+    ];
+    out.extend(fields.into_iter().map(|(k, v)| (k.to_string(), v)));
+    for m in crate::config::Metric::ALL {
+        distribution_keys(&mut out, m.key(), s.metric(m), &config.metric_percentiles);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::stats::{summarize, SummaryOptions};
+
+    #[test]
+    fn per_request_arrays_are_omitted_beyond_the_cap() {
+        const MS: u64 = 1_000_000;
+        let rec = |id, ttft_ms| RequestRecord {
+            id,
+            chunk_ns: vec![ttft_ms * MS, (ttft_ms + 4) * MS],
+            end_ns: (ttft_ms + 5) * MS,
+            output_tokens: Some(2),
+            ..RequestRecord::default()
+        };
+        // Completion order differs from id order; the arrays follow ids.
+        let records = vec![rec(1, 30), rec(0, 10)];
+        let mut summary = summarize(&records, &SummaryOptions::default());
+        let build = |summary| {
+            let dir = String::new();
+            BenchResult::new(
+                RunConfig::default(),
+                summary,
+                &records,
+                dir.clone(),
+                dir,
+                0,
+                None,
+            )
+        };
+        let small = build(summary.clone());
+        assert_eq!(small.vllm["ttfts"], json!([0.01, 0.03]));
+        assert_eq!(small.vllm["itls"], json!([[0.004], [0.004]]));
+        assert_eq!(small.vllm["output_lens"], json!([2, 2]));
+        assert!(!small.vllm.contains_key("per_request_arrays_omitted"));
+
+        summary.completed = PER_REQUEST_ARRAYS_MAX + 1;
+        let big = build(summary);
+        assert!(!big.keeps_per_request_arrays());
+        for key in PER_REQUEST_ARRAYS {
+            assert!(!big.vllm.contains_key(key), "{key}");
+        }
+        let why = big.vllm["per_request_arrays_omitted"].as_str().unwrap();
+        assert!(why.starts_with("100001 measured requests"), "{why}");
+        assert!(why.contains("records file"), "{why}");
+
+        let mut long = summarize(&records, &SummaryOptions::default());
+        long.total_output_chunks = PER_REQUEST_CHUNKS_MAX + 1;
+        let long = build(long);
+        assert!(!long.vllm.contains_key("itls"));
+        let why = long.vllm["per_request_arrays_omitted"].as_str().unwrap();
+        assert!(why.starts_with("8000001 output chunks"), "{why}");
+    }
+}

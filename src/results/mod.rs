@@ -1,0 +1,15 @@
+//! What a run saves and what it computes from its records: statistics (pure and mergeable),
+//! the versioned result document and every type it saves, and the exact merge of shards.
+//!
+//! Imports `config`, `measure` (the records) and nothing above. Nothing here sends a request
+//! or prints.
+
+pub mod document;
+pub mod error;
+pub mod merge;
+pub mod search;
+pub mod server_metrics;
+pub mod shard;
+pub mod stats;
+pub mod sweep;
+pub mod validity;

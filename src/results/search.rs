@@ -1,0 +1,76 @@
+//! The search document (`<stem>.search.json`): every probe and the answer, with a 95% Wilson
+//! interval for the good fraction at the answer.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::search::SearchSpec;
+use crate::results::error::ResultsError;
+
+/// One probe's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    pub value: f64,
+    pub good: u64,
+    pub total: u64,
+    pub good_fraction: f64,
+    pub passed: bool,
+    /// The probe's result file, relative to the search document.
+    pub result: PathBuf,
+}
+
+/// The search document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchDoc {
+    pub schema_version: u32,
+    /// Always `"search"`.
+    pub kind: String,
+    pub spec: SearchSpec,
+    pub probes: Vec<Probe>,
+    /// The highest passing value, when one passed.
+    pub answer: Option<f64>,
+    /// The lowest failing value above the answer, when one failed.
+    pub first_failing: Option<f64>,
+    /// 95% Wilson interval of the good fraction at the answer.
+    pub answer_good_fraction_ci95: Option<(f64, f64)>,
+    pub complete: bool,
+}
+
+impl SearchDoc {
+    pub fn save(&self, path: &Path) -> Result<(), ResultsError> {
+        crate::results::document::save_json(path, self)
+    }
+}
+
+/// 95% Wilson score interval for `good` successes out of `total`.
+pub fn wilson95(good: u64, total: u64) -> Option<(f64, f64)> {
+    if total == 0 {
+        return None;
+    }
+    let (n, p, z) = (
+        total as f64,
+        good as f64 / total as f64,
+        1.959_963_984_540_054,
+    );
+    let denom = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denom;
+    let half = z * ((p * (1.0 - p) / n) + z * z / (4.0 * n * n)).sqrt() / denom;
+    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_interval_matches_a_hand_computed_value() {
+        // 90 of 100: Wilson 95% interval ≈ (0.8256, 0.9448).
+        let (lo, hi) = wilson95(90, 100).unwrap();
+        assert!(
+            (lo - 0.8256).abs() < 1e-3 && (hi - 0.9448).abs() < 1e-3,
+            "{lo} {hi}"
+        );
+        assert_eq!(wilson95(0, 0), None);
+    }
+}

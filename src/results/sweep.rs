@@ -1,0 +1,59 @@
+//! The sweep document (`<stem>.sweep.json`): the swept parameter, its values and the step
+//! results it links, rewritten after every step by `drive::sweep`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::sweep::{SweepParameter, SweepValue};
+use crate::results::document::BenchResult;
+use crate::results::error::ResultsError;
+
+/// One finished step in the sweep document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepStep {
+    pub value: SweepValue,
+    /// The step's result file, relative to the sweep document's directory.
+    pub result: PathBuf,
+    pub complete: bool,
+}
+
+/// The sweep document: links the step results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepDoc {
+    pub schema_version: u32,
+    /// Always `"sweep"`.
+    pub kind: String,
+    pub servebench_version: String,
+    pub started_at: String,
+    pub parameter: SweepParameter,
+    pub values: Vec<SweepValue>,
+    pub steps: Vec<SweepStep>,
+    /// True when every value ran to completion.
+    pub complete: bool,
+}
+
+impl SweepDoc {
+    pub fn save(&self, path: &Path) -> Result<(), ResultsError> {
+        crate::results::document::save_json(path, self)
+    }
+
+    /// Reads a sweep document and the step results it links.
+    pub fn load(path: &Path) -> Result<(SweepDoc, Vec<BenchResult>), ResultsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let doc: SweepDoc = serde_json::from_str(&text).map_err(|e| ResultsError::BadResult {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        })?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let steps = doc
+            .steps
+            .iter()
+            .map(|s| BenchResult::load(&dir.join(&s.result)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((doc, steps))
+    }
+}
