@@ -19,6 +19,7 @@
 //! Every figure is defined in `docs/metrics.md`.
 
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod drive;
 pub mod measure;

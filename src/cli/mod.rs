@@ -256,7 +256,8 @@ impl RunArgs {
         }
     }
 
-    /// The swept parameter and its values, when one option was given several values.
+    /// The swept parameter and its values, when one option was given several values; an error
+    /// when several are, or when a sweep comes with `--shard` or `--start-at`.
     pub fn sweep(&self) -> Result<Option<(SweepParameter, Vec<SweepValue>)>, String> {
         let counts = |v: &[u64]| v.iter().map(|&n| SweepValue::Count(n)).collect::<Vec<_>>();
         let mut swept = Vec::new();
@@ -275,10 +276,14 @@ impl RunArgs {
                 .collect();
             swept.push((SweepParameter::RequestRate, rates));
         }
-        match swept.len() {
-            0 | 1 => Ok(swept.pop()),
-            _ => Err("a sweep varies one parameter: give a list to only one of --num-prompts, --max-concurrency, --request-rate".into()),
+        let sweep = match swept.len() {
+            0 | 1 => swept.pop(),
+            _ => return Err("a sweep varies one parameter: give a list to only one of --num-prompts, --max-concurrency, --request-rate".into()),
+        };
+        if sweep.is_some() && (self.shard.is_some() || self.start_at.is_some()) {
+            return Err("--shard and --start-at take a single run, not a sweep: run each step as its own sharded run".into());
         }
+        Ok(sweep)
     }
 
     /// What `--scrape-metrics` asks for, with the default URL resolved against `base_url` (the
@@ -297,7 +302,7 @@ impl RunArgs {
     }
 
     /// The built-in server's configuration, or `None` when a server was given; an error when
-    /// simulator flags come with `--base-url`.
+    /// simulator flags come with `--base-url`, or a given server comes without `--tokenizer`.
     pub fn sim_config(&self) -> Result<Option<SimConfig>, String> {
         if self.base_url.is_some() {
             if self.sim_preset.is_some() {
@@ -309,6 +314,9 @@ impl RunArgs {
                 return Err(
                     "--time-scale only applies to the built-in server (no --base-url)".into(),
                 );
+            }
+            if self.tokenizer.is_none() {
+                return Err("--tokenizer is required with --base-url: give the served model's tokenizer (a tokenizer.json or its directory, a GGUF file, or a tiktoken encoding name such as cl100k_base), or `words` for a servebench sim".into());
             }
             return Ok(None);
         }
@@ -529,6 +537,9 @@ impl SearchArgs {
             return Err(
                 "search needs SLOs: give --goodput, e.g. --goodput ttft:500 tpot:50".into(),
             );
+        }
+        if self.run.shard.is_some() || self.run.start_at.is_some() {
+            return Err("--shard and --start-at take a single run, not a search".into());
         }
         Ok(SearchSpec {
             by,

@@ -11,11 +11,8 @@
 //! server's metrics are sampled (`scrape`) while the measured load runs and saved with the
 //! result.
 
-use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::Mutex;
 
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
@@ -30,13 +27,14 @@ use crate::drive::progress::Live;
 use crate::drive::scrape::Scraper;
 use crate::measure::client::{Client, RequestSpec, Secrets};
 use crate::measure::clock::Clock;
-use crate::measure::record::{FailureKind, RequestRecord};
+use crate::measure::record::{FailureKind, RecordsWriter, RequestRecord};
 use crate::results::document::BenchResult;
 use crate::results::error::ResultsError;
+use crate::results::server_metrics::ServerMetrics;
+use crate::results::shard::Timebase;
 use crate::results::stats::{SampleSet, Summarizer, SummaryOptions};
 use crate::results::validity::{RunFacts, Validity};
-use crate::tokenizer::Tokenizer;
-use crate::workload::error::WorkloadError;
+use crate::workload::{self, PromptTokenizer};
 
 /// Where a run writes, and what it checks first.
 #[derive(Clone, Debug)]
@@ -71,85 +69,149 @@ impl RunOptions {
     }
 }
 
-/// Runs the benchmark described by `cfg`. Cancelling `stop` (Ctrl-C) stops new sends, lets
-/// in-flight requests finish within the grace period, and saves an incomplete result.
+/// Runs the benchmark described by `cfg`, resolving its tokenizer first (see [`execute_with`]).
 pub async fn execute(
     cfg: RunConfig,
     secrets: &Secrets,
     opts: &RunOptions,
     stop: CancellationToken,
 ) -> Result<BenchResult, RunError> {
+    let tokenizer = PromptTokenizer::resolve(cfg.workload.tokenizer.as_deref())?;
+    execute_with(cfg, &tokenizer, secrets, opts, stop).await
+}
+
+/// Runs the benchmark described by `cfg` with prompts built by `tokenizer`, in four phases:
+/// [`prepare`] (client and requests), [`warm_up`] (after the pre-flight check), [`measure`]
+/// (the driven load, with the monitor and the scraper around it) and [`finish`] (summary,
+/// validity, the saved result). Cancelling `stop` (Ctrl-C) stops new sends, lets in-flight
+/// requests finish within the grace period, and saves an incomplete result.
+pub async fn execute_with(
+    cfg: RunConfig,
+    tokenizer: &PromptTokenizer,
+    secrets: &Secrets,
+    opts: &RunOptions,
+    stop: CancellationToken,
+) -> Result<BenchResult, RunError> {
     cfg.validate()?;
-    let server_tokenizer = cfg.workload.tokenizer.as_deref() == Some(SERVER_TOKENIZER);
-    let tokenizer = match cfg.workload.tokenizer.as_deref() {
-        Some(spec) if !server_tokenizer => Some(load_tokenizer(spec)?),
-        _ => None,
-    };
-    let client = Client::new(&cfg, secrets, tokenizer.clone())?;
-    let seed = cfg.load.seed;
-    let (warmups, requests) = if server_tokenizer {
-        let build = |n, seed, warmup| {
-            crate::workload::server::build_requests(
-                &cfg.workload,
-                &client,
-                &cfg.base_url,
-                &cfg.model,
-                n,
-                seed,
-                warmup,
-            )
-        };
-        let warmups = build(cfg.load.num_warmups, seed ^ 0xA5A5, true).await;
-        let requests = build(cfg.load.num_prompts, seed, false).await;
-        let err = |e: String| RunError::Workload(WorkloadError::ServerTokenizer(e));
-        (warmups.map_err(err)?, requests.map_err(err)?)
-    } else {
-        let build = |n, seed, warmup| {
-            crate::workload::build_requests(&cfg.workload, tokenizer.as_ref(), n, 0, seed, warmup)
-        };
-        (
-            build(cfg.load.num_warmups, seed ^ 0xA5A5, true)?,
-            build(cfg.load.num_prompts, seed, false)?,
-        )
-    };
-    let requests = crate::drive::shard::own_requests(&cfg.load, requests);
+    let prepared = prepare(&cfg, tokenizer, secrets).await?;
     let clock = Clock::start();
     if opts.preflight {
-        preflight(&client, &cfg, &clock).await?;
+        preflight(&prepared.client, &cfg, &clock).await?;
     }
-
-    let (tx, rx) = mpsc::unbounded_channel();
     let summarizer = Summarizer::new(&SummaryOptions {
         percentiles: cfg.metric_percentiles.clone(),
         goodput: cfg.goodput.clone(),
         time_scale: cfg.time_scale,
     });
+    let (tx, rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_records(
         rx,
         opts.records_path.clone(),
         opts.live.clone(),
         summarizer,
     ));
-    // Warm-ups run as many at a time as the measured load will (its concurrency limit), so the
-    // connection pool already holds that many connections when measuring starts: the first
-    // measured requests then time the server, not TCP connection setup.
+    warm_up(&prepared, &cfg, clock, &tx, &stop).await;
+    let measured = measure(&cfg, prepared, opts, clock, tx, stop).await?;
+    let (summarizer, sends) = writer.await.map_err(|e| {
+        RunError::from(ResultsError::Write {
+            path: opts.records_path.clone(),
+            source: std::io::Error::other(e),
+        })
+    })??;
+    finish(cfg, opts, clock, measured, summarizer, sends)
+}
+
+/// What a run sends: its client, and its warm-up and measured requests (this shard's share).
+struct Prepared {
+    client: Arc<Client>,
+    warmups: Vec<RequestSpec>,
+    requests: Vec<RequestSpec>,
+}
+
+/// Builds the client and the requests (before the clock starts: building prompts is not
+/// part of the run).
+async fn prepare(
+    cfg: &RunConfig,
+    tokenizer: &PromptTokenizer,
+    secrets: &Secrets,
+) -> Result<Prepared, RunError> {
+    let client = Client::new(cfg, secrets, tokenizer.local().cloned())?;
+    let seed = cfg.load.seed;
+    let build = |n, seed, warmup| {
+        workload::build_for(
+            &cfg.workload,
+            tokenizer,
+            &client,
+            &cfg.base_url,
+            &cfg.model,
+            n,
+            seed,
+            warmup,
+        )
+    };
+    let warmups = build(cfg.load.num_warmups, seed ^ 0xA5A5, true).await?;
+    let requests = build(cfg.load.num_prompts, seed, false).await?;
+    let requests = crate::drive::shard::own_requests(&cfg.load, requests);
+    Ok(Prepared {
+        client,
+        warmups,
+        requests,
+    })
+}
+
+/// Sends the warm-ups, as many at a time as the measured load will (its concurrency limit), so
+/// the connection pool already holds that many connections when measuring starts: the first
+/// measured requests then time the server, not TCP connection setup.
+async fn warm_up(
+    prepared: &Prepared,
+    cfg: &RunConfig,
+    clock: Clock,
+    records: &mpsc::UnboundedSender<RequestRecord>,
+    stop: &CancellationToken,
+) {
     let never = CancellationToken::new();
     let warm_concurrency = cfg
         .load
         .concurrency_cap()
         .unwrap_or(u64::MAX)
         .clamp(1, 1024) as usize;
-    futures_util::stream::iter(&warmups)
+    futures_util::stream::iter(&prepared.warmups)
         .take_while(|_| std::future::ready(!stop.is_cancelled()))
         .for_each_concurrent(warm_concurrency, |w| {
-            let (client, tx, never) = (&client, &tx, &never);
+            let (client, never) = (&prepared.client, &never);
             async move {
                 let now = clock.now_ns();
-                let _ = tx.send(client.send(w, now, &clock, never).await);
+                let _ = records.send(client.send(w, now, &clock, never).await);
             }
         })
         .await;
-    let timebase = crate::drive::shard::before_start(&client, &cfg, opts.start_at, &stop).await?;
+}
+
+/// What the measured phase saw besides the records.
+struct Measured {
+    start_ns: u64,
+    wall_s: f64,
+    unsent: u64,
+    lags: Vec<f64>,
+    cpu_s: f64,
+    timebase: Option<Timebase>,
+    server_metrics: Option<ServerMetrics>,
+    sim_before: Option<serde_json::Value>,
+    sim_after: Option<serde_json::Value>,
+}
+
+/// The measured load: waits for `--start-at` (sharded runs), snapshots the simulator, starts
+/// the scraper and the monitor, drives the schedule, and stops them again.
+async fn measure(
+    cfg: &RunConfig,
+    prepared: Prepared,
+    opts: &RunOptions,
+    clock: Clock,
+    records: mpsc::UnboundedSender<RequestRecord>,
+    stop: CancellationToken,
+) -> Result<Measured, RunError> {
+    let client = prepared.client;
+    let timebase = crate::drive::shard::before_start(&client, cfg, opts.start_at, &stop).await?;
     let sim_before = simulator_snapshot(&client, &cfg.base_url).await;
     let scraper = match &opts.scrape {
         Some(spec) => Some(Scraper::start(spec.clone(), clock).await),
@@ -158,13 +220,13 @@ pub async fn execute(
     let monitor = Monitor::start();
     let start_ns = clock.now_ns();
     let sink = Sink {
-        records: tx,
+        records,
         live: opts.live.clone(),
         time_scale: cfg.time_scale,
     };
     let driven = crate::drive::load::drive(
         client.clone(),
-        requests,
+        prepared.requests,
         &cfg.load,
         clock,
         start_ns,
@@ -173,27 +235,48 @@ pub async fn execute(
     )
     .await;
     let wall_s = (clock.now_ns() - start_ns) as f64 / 1e9;
-    let (mut lags, cpu_s) = monitor.stop();
+    let (lags, cpu_s) = monitor.stop();
     let server_metrics = match scraper {
         Some(s) => Some(s.finish().await),
         None => None,
     };
     let sim_after = simulator_snapshot(&client, &cfg.base_url).await;
-    let (summarizer, sends) = writer.await.map_err(|e| {
-        RunError::from(ResultsError::Write {
-            path: opts.records_path.clone(),
-            source: std::io::Error::other(e),
-        })
-    })??;
+    Ok(Measured {
+        start_ns,
+        wall_s,
+        unsent: driven.unsent,
+        lags,
+        cpu_s,
+        timebase,
+        server_metrics,
+        sim_before,
+        sim_after,
+    })
+}
 
-    let facts = run_facts(&cfg, sends, wall_s, sim_before, sim_after);
+/// The result document from the summary and what the measured phase saw, saved.
+fn finish(
+    cfg: RunConfig,
+    opts: &RunOptions,
+    clock: Clock,
+    mut measured: Measured,
+    summarizer: Summarizer,
+    sends: Sends,
+) -> Result<BenchResult, RunError> {
+    let facts = run_facts(
+        &cfg,
+        sends,
+        measured.wall_s,
+        measured.sim_before,
+        measured.sim_after,
+    );
     let mut result = BenchResult::new(
         cfg,
         summarizer.finish(),
         &[],
         clock.started_at_rfc3339(),
         clock.started_at_compact(),
-        driven.unsent,
+        measured.unsent,
         Some(opts.records_path.clone()),
     );
     // The per-request arrays of a run small enough to keep them, read back from the records
@@ -207,9 +290,11 @@ pub async fn execute(
         })?;
         result.set_per_request_arrays(records);
     }
-    result.validity = Some(Validity::judge(&mut lags, cpu_s, facts));
-    result.server_metrics = server_metrics;
-    result.timebase = timebase.map(|t| t.anchored(&clock, start_ns));
+    result.validity = Some(Validity::judge(&mut measured.lags, measured.cpu_s, facts));
+    result.server_metrics = measured.server_metrics;
+    result.timebase = measured
+        .timebase
+        .map(|t| t.anchored(&clock, measured.start_ns));
     result.save(&opts.result_path)?;
     Ok(result)
 }
@@ -227,21 +312,6 @@ async fn simulator_snapshot(client: &Client, base_url: &str) -> Option<serde_jso
         map.insert("mode".into(), mode);
     }
     Some(stats)
-}
-
-/// `--tokenizer server`: the server's own `/tokenize` and `/detokenize` build the prompts.
-pub const SERVER_TOKENIZER: &str = "server";
-
-/// Loads a tokenizer once per process: sweeps and searches reuse it across steps.
-fn load_tokenizer(spec: &str) -> Result<Tokenizer, RunError> {
-    static CACHE: Mutex<BTreeMap<String, Tokenizer>> = Mutex::new(BTreeMap::new());
-    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(t) = cache.get(spec) {
-        return Ok(t.clone());
-    }
-    let t = Tokenizer::load(spec)?;
-    cache.insert(spec.to_string(), t.clone());
-    Ok(t)
 }
 
 /// The sends of the measured requests, gathered as their records arrive: real-time schedule
@@ -342,14 +412,10 @@ async fn write_records(
             source,
         })
     };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(err)?;
-    }
-    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).map_err(err)?);
+    let mut file = RecordsWriter::create(&path).map_err(err)?;
     let mut sends = Sends::new();
     while let Some(r) = rx.recv().await {
-        serde_json::to_writer(&mut file, &r).map_err(|e| err(e.into()))?;
-        file.write_all(b"\n").map_err(err)?;
+        file.write(&r).map_err(err)?;
         if rx.is_empty() {
             file.flush().map_err(err)?;
         }

@@ -13,9 +13,16 @@
 use std::future::Future;
 use std::path::PathBuf;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::config::search::{SearchBy, SearchSpec};
+use crate::config::sweep::{step_config, SweepParameter, SweepValue};
+use crate::config::{RequestRate, RunConfig, ScrapeSpec};
 use crate::drive::error::RunError;
+use crate::drive::run::{execute_with, RunOptions};
+use crate::measure::client::Secrets;
 use crate::results::search::{wilson95, Probe, SearchDoc};
+use crate::workload::PromptTokenizer;
 
 /// Runs the search. `probe(value, index)` runs one probe and returns (good, total, result
 /// file); `saved(doc)` is called after every probe so the caller can persist and print.
@@ -89,6 +96,68 @@ where
         saved(&doc)?;
     }
     Ok(doc)
+}
+
+/// What every probe of a search runs with, and where the search writes: probe `i` saves its
+/// result as `<stem>-probe<i>.json` and the document is `<stem>.search.json`, both in `dir`.
+pub struct Probes<'a> {
+    pub base: &'a RunConfig,
+    pub tokenizer: &'a PromptTokenizer,
+    pub secrets: &'a Secrets,
+    pub dir: PathBuf,
+    pub stem: String,
+    pub scrape: Option<ScrapeSpec>,
+    /// Send the pre-flight request before the first probe.
+    pub preflight: bool,
+}
+
+impl Probes<'_> {
+    pub fn doc_path(&self) -> PathBuf {
+        self.dir.join(format!("{}.search.json", self.stem))
+    }
+}
+
+/// Runs the search with a full benchmark run per probe, saving the document after every probe
+/// and then calling `probed(doc)` (to print progress).
+pub async fn run_search(
+    spec: &SearchSpec,
+    probes: &Probes<'_>,
+    stop: CancellationToken,
+    mut probed: impl FnMut(&SearchDoc),
+) -> Result<SearchDoc, RunError> {
+    let doc_path = probes.doc_path();
+    search(
+        spec,
+        |value, i| {
+            let (param, v) = match spec.by {
+                SearchBy::Rate => (
+                    SweepParameter::RequestRate,
+                    SweepValue::Rate(RequestRate::PerSecond(value)),
+                ),
+                SearchBy::Concurrency => (
+                    SweepParameter::MaxConcurrency,
+                    SweepValue::Count(value as u64),
+                ),
+            };
+            let step = step_config(probes.base, param, v);
+            let file = format!("{}-probe{i}.json", probes.stem);
+            let opts = RunOptions {
+                scrape: probes.scrape.clone(),
+                ..RunOptions::new(probes.dir.join(&file), probes.preflight && i == 0)
+            };
+            let stop = stop.clone();
+            async move {
+                let r = execute_with(step, probes.tokenizer, probes.secrets, &opts, stop).await?;
+                let good = r.summary.good_requests.unwrap_or(0);
+                Ok((good, r.summary.completed + r.summary.failed, file.into()))
+            }
+        },
+        |doc| {
+            probed(doc);
+            Ok(doc.save(&doc_path)?)
+        },
+    )
+    .await
 }
 
 #[cfg(test)]

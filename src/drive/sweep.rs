@@ -17,11 +17,12 @@ use tokio_util::sync::CancellationToken;
 use crate::config::sweep::{step_config, SweepParameter, SweepValue};
 use crate::config::RunConfig;
 use crate::drive::error::RunError;
-use crate::drive::run::{execute, RunOptions};
+use crate::drive::run::{execute_with, RunOptions};
 use crate::measure::client::Secrets;
 use crate::results::document::{BenchResult, SCHEMA_VERSION};
 use crate::results::error::ResultsError;
 use crate::results::sweep::{SweepDoc, SweepStep};
+use crate::workload::PromptTokenizer;
 
 /// Where a sweep writes and how it paces itself.
 #[derive(Clone, Debug)]
@@ -51,6 +52,7 @@ pub async fn run_sweep(
     stop: CancellationToken,
     observer: &mut dyn StepObserver,
 ) -> Result<SweepDoc, RunError> {
+    let tokenizer = PromptTokenizer::resolve(base.workload.tokenizer.as_deref())?;
     let doc_path = opts.dir.join(format!("{}.sweep.json", opts.stem));
     std::fs::create_dir_all(&opts.dir).map_err(|source| {
         RunError::from(ResultsError::Write {
@@ -86,7 +88,7 @@ pub async fn run_sweep(
         };
         let cfg = step_config(base, param, value);
         observer.started(value, &cfg, &run_opts);
-        let result = execute(cfg, secrets, &run_opts, stop.clone()).await?;
+        let result = execute_with(cfg, &tokenizer, secrets, &run_opts, stop.clone()).await?;
         observer.finished(value, &result);
         doc.steps.push(SweepStep {
             value,

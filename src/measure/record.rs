@@ -203,6 +203,37 @@ impl RequestRecord {
     }
 }
 
+/// The one writer of records files: one JSON object per line, appended as records arrive.
+/// Creates the file's directory; flushing is the caller's choice (the run flushes whenever no
+/// other record is waiting, so a killed run loses at most the record being written).
+pub struct RecordsWriter {
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl RecordsWriter {
+    /// Creates (or truncates) `path`, and its directory.
+    pub fn create(path: &Path) -> std::io::Result<RecordsWriter> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        Ok(RecordsWriter {
+            file: std::io::BufWriter::new(std::fs::File::create(path)?),
+        })
+    }
+
+    /// Appends `r` as one line.
+    pub fn write(&mut self, r: &RequestRecord) -> std::io::Result<()> {
+        use std::io::Write;
+        serde_json::to_writer(&mut self.file, r)?;
+        self.file.write_all(b"\n")
+    }
+
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        use std::io::Write;
+        self.file.flush()
+    }
+}
+
 /// The records file of a result: `<stem>.records.jsonl` next to it, else the path it names.
 pub fn records_next_to(result: &Path, named: Option<&Path>) -> Option<PathBuf> {
     let sibling = result.with_extension("records.jsonl");
@@ -215,7 +246,7 @@ pub fn records_next_to(result: &Path, named: Option<&Path>) -> Option<PathBuf> {
 /// The records of a JSON Lines records file, read one line at a time (memory does not grow
 /// with the file). Lines that do not parse as a record (blank, or the torn last line of a
 /// killed run) are skipped; an I/O error ends the iteration.
-pub fn read_jsonl(path: &std::path::Path) -> std::io::Result<impl Iterator<Item = RequestRecord>> {
+pub fn read_jsonl(path: &Path) -> std::io::Result<impl Iterator<Item = RequestRecord>> {
     use std::io::BufRead;
     let file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
     Ok(file

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::config::shard::Shard;
 use crate::config::RequestRate;
-use crate::measure::record::RequestRecord;
+use crate::measure::record::{RecordsWriter, RequestRecord};
 use crate::results::document::BenchResult;
 use crate::results::error::ResultsError;
 use crate::results::shard::{MergedFrom, MergedShard, Timebase};
@@ -58,15 +58,11 @@ impl Merged {
             path: records_path.clone(),
             source,
         };
-        let mut lines = Vec::new();
+        let mut writer = RecordsWriter::create(&records_path).map_err(write_err)?;
         for r in &self.records {
-            serde_json::to_writer(&mut lines, r).map_err(|e| write_err(e.into()))?;
-            lines.push(b'\n');
+            writer.write(r).map_err(write_err)?;
         }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(write_err)?;
-        }
-        std::fs::write(&records_path, lines).map_err(write_err)?;
+        writer.flush().map_err(write_err)?;
         self.result.records_file = Some(records_path);
         self.result.save(path)
     }

@@ -1,0 +1,28 @@
+//! `servebench merge`: shard results into one result, as if one process had run them.
+
+use std::process::ExitCode;
+
+use crate::cli::MergeArgs;
+use crate::render::report;
+use crate::results::merge;
+
+pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let mut merged = merge::merge(&args.files, args.allow_missing)?;
+    for w in &merged.warnings {
+        eprintln!("servebench: warning: {w}");
+    }
+    merged.save(&args.output)?;
+    if !args.quiet {
+        super::out(&report::text(&merged.result))?;
+        eprintln!(
+            "servebench: {} shards merged into {}",
+            merged
+                .result
+                .merged_from
+                .as_ref()
+                .map_or(0, |m| m.shards.len()),
+            args.output.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,119 @@
+//! One file per subcommand: turn the parsed command line into library calls, print what the
+//! user reads, and choose the exit code. The only place besides `main` that uses `anyhow`
+//! and prints.
+//!
+//! Exit codes: 0 ok (also when stdout is a closed pipe: `servebench report x.json | head`);
+//! 1 the run finished but no request succeeded, or the search found no passing load; 2 usage,
+//! configuration, connection or I/O error.
+//!
+//! To add a subcommand: its `clap` arguments in `cli`, a file here with
+//! `pub fn NAME(args) -> anyhow::Result<ExitCode>` (async when it drives a server), and one
+//! arm in [`dispatch`].
+
+mod compare;
+mod import;
+mod merge;
+mod plot;
+mod report;
+mod run;
+mod search;
+mod sim;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{Cli, Command, SimArgs};
+
+/// Runs the parsed command line and returns the process's exit code.
+pub fn dispatch(cli: Cli) -> ExitCode {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Command::Sim(SimArgs {
+        threads: Some(n), ..
+    }) = &cli.command
+    {
+        builder.worker_threads((*n).max(1));
+    }
+    let runtime = match builder.enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(format!("cannot start the async runtime: {e}")),
+    };
+    let outcome = runtime.block_on(async {
+        match cli.command {
+            Command::Run(args) => run::run(*args).await,
+            Command::Sim(args) => sim::sim(args).await,
+            Command::Report(args) => report::report(args),
+            Command::Search(args) => search::search(*args).await,
+            Command::Compare(args) => compare::compare(args),
+            Command::Plot(args) => plot::plot(args),
+            Command::Import(args) => import::import(args),
+            Command::Merge(args) => merge::merge(args),
+        }
+    });
+    match outcome {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => fail(format!("{e:#}")),
+    }
+}
+
+fn fail(message: String) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(2)
+}
+
+/// True when the error is stdout's reader having gone away (`| head`): not a failure.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Writes `text` to stdout. A closed pipe is an error [`dispatch`] turns into a quiet exit 0
+/// (`print!` would panic instead).
+fn out(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// Cancels the token on the first Ctrl-C or SIGTERM.
+fn stop_on_signal() -> CancellationToken {
+    let stop = CancellationToken::new();
+    let token = stop.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        eprintln!("servebench: stopping: no new requests; waiting for those in flight (Ctrl-C again to abort)");
+        token.cancel();
+        wait_for_signal().await;
+        eprintln!("servebench: aborted");
+        std::process::exit(130);
+    });
+    stop
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// The result file stem: `--result-filename` without its `.json`, else `default()`.
+fn result_stem(name: Option<&str>, default: impl FnOnce() -> String) -> String {
+    match name {
+        Some(name) => name.strip_suffix(".json").unwrap_or(name).to_string(),
+        None => default(),
+    }
+}

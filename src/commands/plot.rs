@@ -1,0 +1,21 @@
+//! `servebench plot`: the charts of one or more documents; prints the files written.
+
+use std::process::ExitCode;
+
+use crate::cli::PlotArgs;
+use crate::render::plot;
+use crate::views::view;
+
+pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
+    let views = args
+        .inputs
+        .iter()
+        .map(|f| view::load(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let formats = plot::Formats::parse(&args.format);
+    let written = plot::plot_all(&views, &args.out_dir, formats)?;
+    for path in written {
+        super::out(&format!("{}\n", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,188 @@
+//! `servebench run`: one benchmark run, or a sweep of runs, against the given server or the
+//! built-in simulator; prints each report as its run finishes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::cli::RunArgs;
+use crate::config::sweep::{SweepParameter, SweepValue};
+use crate::config::{RunConfig, ScrapeSpec};
+use crate::drive::progress::{Progress, ProgressMode};
+use crate::drive::run::{self, RunOptions};
+use crate::drive::sweep::{self, StepObserver};
+use crate::render::report;
+use crate::results::document::BenchResult;
+use crate::sim;
+use crate::workload::PromptTokenizer;
+
+pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let sweep = args.sweep().map_err(anyhow::Error::msg)?;
+    let (server, cfg, scrape) = server_and_config(&args).await?;
+    let date = crate::measure::clock::Clock::start().started_at_compact();
+    let stem = super::result_stem(args.result_filename.as_deref(), || {
+        run::default_stem(&cfg, &date)
+    });
+    if !args.quiet {
+        eprintln!(
+            "servebench: {} to {} ({}), rate {}, max concurrency {}",
+            match &sweep {
+                Some((param, values)) =>
+                    format!("sweep of {} over {} values", param.as_str(), values.len()),
+                None => format!("{} requests", cfg.load.num_prompts),
+            },
+            cfg.url(),
+            cfg.backend.as_str(),
+            cfg.load.request_rate,
+            cfg.load
+                .max_concurrency
+                .map_or("none".into(), |c| c.to_string())
+        );
+    }
+    let mut printer = Printer {
+        mode: ProgressMode::detect(args.quiet),
+        progress: None,
+        completed: 0,
+        sweep_param: sweep.as_ref().map(|(p, _)| *p),
+        result_path: PathBuf::new(),
+    };
+    let stop = super::stop_on_signal();
+    let outcome = match &sweep {
+        None => {
+            let opts = RunOptions {
+                scrape,
+                start_at: args.start_at,
+                ..RunOptions::new(
+                    args.result_dir.join(format!("{stem}.json")),
+                    !args.no_preflight,
+                )
+            };
+            printer.started(SweepValue::Count(cfg.load.num_prompts), &cfg, &opts);
+            let result = run::execute(cfg, &args.secrets(), &opts, stop).await;
+            result.map(|r| printer.finished(SweepValue::Count(r.config.load.num_prompts), &r))
+        }
+        Some((param, values)) => {
+            let opts = sweep::SweepOptions {
+                dir: args.result_dir.clone(),
+                stem: stem.clone(),
+                preflight: !args.no_preflight,
+                scrape,
+                cooldown: Duration::try_from_secs_f64(args.cooldown)
+                    .map_err(|_| anyhow::anyhow!("invalid --cooldown: {}", args.cooldown))?,
+            };
+            let doc = sweep::run_sweep(
+                &cfg,
+                *param,
+                values,
+                &args.secrets(),
+                &opts,
+                stop,
+                &mut printer,
+            )
+            .await;
+            doc.map(|d| {
+                if !args.quiet {
+                    eprintln!(
+                        "servebench: sweep {} saved to {}",
+                        if d.complete {
+                            "complete,"
+                        } else {
+                            "incomplete,"
+                        },
+                        opts.dir.join(format!("{stem}.sweep.json")).display()
+                    );
+                }
+            })
+        }
+    };
+    if let Some(p) = printer.progress.take() {
+        p.finish();
+    }
+    if let Some(sim) = server {
+        sim.shutdown().await;
+    }
+    outcome?;
+    Ok(if printer.completed == 0 {
+        eprintln!("servebench: no request succeeded");
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The run's config and what to scrape, starting the built-in simulator when no --base-url
+/// was given.
+pub(super) async fn server_and_config(
+    args: &RunArgs,
+) -> anyhow::Result<(Option<sim::SimServer>, RunConfig, Option<ScrapeSpec>)> {
+    let sim_config = args.sim_config().map_err(anyhow::Error::msg)?;
+    let (server, base_url) = match (&args.base_url, sim_config) {
+        (Some(url), _) => (None, url.clone()),
+        (None, sim_config) => {
+            let sim = sim::spawn(sim_config.unwrap_or_default(), ([127, 0, 0, 1], 0).into())
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot start the simulated server: {e}"))?;
+            let url = sim.base_url();
+            (Some(sim), url)
+        }
+    };
+    let scrape = args.scrape_spec(&base_url);
+    let cfg = args.config(base_url, server.is_some());
+    cfg.validate()?;
+    Ok((server, cfg, scrape))
+}
+
+/// The prompt tokenizer of a search's runs, resolved once for all its probes.
+pub(super) fn tokenizer_of(cfg: &RunConfig) -> anyhow::Result<PromptTokenizer> {
+    Ok(PromptTokenizer::resolve(cfg.workload.tokenizer.as_deref())?)
+}
+
+/// Shows progress during each run and prints each report as soon as its run finishes.
+struct Printer {
+    mode: ProgressMode,
+    progress: Option<Progress>,
+    completed: u64,
+    sweep_param: Option<SweepParameter>,
+    /// Where the current step's result is saved.
+    result_path: PathBuf,
+}
+
+impl StepObserver for Printer {
+    fn started(&mut self, value: SweepValue, cfg: &RunConfig, opts: &RunOptions) {
+        self.result_path = opts.result_path.clone();
+        let label = match self.sweep_param {
+            Some(p) => format!("{}={value}", p.as_str()),
+            None => "run".to_string(),
+        };
+        self.progress = Some(Progress::start(
+            opts.live.clone(),
+            cfg.load.num_prompts,
+            label,
+            self.mode,
+        ));
+    }
+
+    fn finished(&mut self, value: SweepValue, result: &BenchResult) {
+        if let Some(p) = self.progress.take() {
+            p.finish();
+        }
+        self.completed += result.summary.completed;
+        if let Some(m) = result.server_metrics.as_ref().filter(|m| m.failures > 0) {
+            eprintln!(
+                "servebench: warning: {} of {} metric scrapes failed (first: {})",
+                m.failures,
+                m.failures + m.samples.len() as u64,
+                m.errors.first().map_or("?", String::as_str)
+            );
+        }
+        if self.mode == ProgressMode::Quiet {
+            return;
+        }
+        // A closed stdout must not stop a sweep whose results are still being saved.
+        let _ = super::out(&match self.sweep_param {
+            Some(p) => format!("{}: {value}\n{}\n", p.as_str(), report::text(result)),
+            None => report::text(result),
+        });
+        eprintln!("servebench: result saved to {}", self.result_path.display());
+    }
+}

@@ -1,0 +1,76 @@
+//! `servebench search`: the highest load that meets the SLOs; prints the answer.
+
+use std::process::ExitCode;
+
+use crate::cli::SearchArgs;
+use crate::config::search::SearchBy;
+use crate::drive::run;
+use crate::drive::search::{run_search, Probes};
+
+pub async fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
+    let spec = args.spec().map_err(anyhow::Error::msg)?;
+    let (server, cfg, scrape) = super::run::server_and_config(&args.run).await?;
+    let tokenizer = super::run::tokenizer_of(&cfg)?;
+    let stem = super::result_stem(args.run.result_filename.as_deref(), || {
+        format!(
+            "search-{}",
+            run::default_stem(
+                &cfg,
+                &crate::measure::clock::Clock::start().started_at_compact()
+            )
+        )
+    });
+    let secrets = args.run.secrets();
+    let probes = Probes {
+        base: &cfg,
+        tokenizer: &tokenizer,
+        secrets: &secrets,
+        dir: args.run.result_dir.clone(),
+        stem,
+        scrape,
+        preflight: !args.run.no_preflight,
+    };
+    let quiet = args.run.quiet;
+    let outcome = run_search(&spec, &probes, super::stop_on_signal(), |doc| {
+        if let (false, Some(p)) = (quiet, doc.probes.last()) {
+            eprintln!(
+                "servebench: probe {} at {} {}: {}/{} good ({:.1}%) -> {}",
+                doc.probes.len(),
+                args.by,
+                p.value,
+                p.good,
+                p.total,
+                100.0 * p.good_fraction,
+                if p.passed { "pass" } else { "fail" }
+            );
+        }
+    })
+    .await;
+    if let Some(sim) = server {
+        sim.shutdown().await;
+    }
+    let doc = outcome?;
+    let unit = match spec.by {
+        SearchBy::Rate => "req/s",
+        SearchBy::Concurrency => "concurrent requests",
+    };
+    super::out(&match (doc.answer, doc.answer_good_fraction_ci95) {
+        (Some(a), Some((lo, hi))) => format!(
+            "highest load meeting the SLOs for {:.0}% of requests: {a} {unit} (good fraction 95% CI {:.1}%..{:.1}%; first failing: {})\n",
+            100.0 * spec.target,
+            100.0 * lo,
+            100.0 * hi,
+            doc.first_failing.map_or("none up to --max".into(), |f| format!("{f} {unit}"))
+        ),
+        _ => format!("no load from {} {unit} up meets the SLOs for {:.0}% of requests\n", spec.start, 100.0 * spec.target),
+    })?;
+    eprintln!(
+        "servebench: search saved to {}",
+        probes.doc_path().display()
+    );
+    Ok(if doc.answer.is_some() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,20 @@
+//! `servebench sim`: the simulated server on its own, until Ctrl-C or SIGTERM.
+
+use std::process::ExitCode;
+
+use crate::cli::SimArgs;
+use crate::sim;
+
+pub async fn sim(args: SimArgs) -> anyhow::Result<ExitCode> {
+    let cfg = args.config().map_err(anyhow::Error::msg)?;
+    let server = sim::spawn(cfg, (args.host, args.port).into())
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot bind {}:{}: {e}", args.host, args.port))?;
+    super::out(&format!(
+        "servebench sim listening on {}\n",
+        server.base_url()
+    ))?;
+    super::wait_for_signal().await;
+    server.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,151 @@
+//! `--tokenizer server`: prompts built with the server's own tokenizer, through its
+//! `POST /tokenize` and `POST /detokenize` (llama.cpp's `content`/`tokens` form and vLLM's
+//! `prompt`/`tokens` form are both sent and read). `random` and `book` only: source text is
+//! tokenized by the server, the first L ids are detokenized, and the text is re-tokenized and
+//! adjusted until the server counts exactly L tokens.
+//!
+//! This is the one part of `workload` that does HTTP (through `measure::client`).
+
+use rand::{RngExt, SeedableRng};
+use serde_json::{json, Value};
+
+use crate::config::WorkloadSpec;
+use crate::measure::client::{Client, RequestSpec};
+use crate::workload::dataset::LengthSampler;
+
+/// At most this many detokenize/tokenize rounds to make one prompt exact.
+const MAX_ROUNDS: usize = 8;
+
+async fn tokenize(
+    client: &Client,
+    base: &str,
+    model: &str,
+    text: &str,
+) -> Result<Vec<u64>, String> {
+    let body = json!({"content": text, "prompt": text, "model": model, "add_special": false, "add_special_tokens": false});
+    let v = client.post_json(base, "/tokenize", &body).await?;
+    let ids = v
+        .get("tokens")
+        .and_then(Value::as_array)
+        .ok_or("the /tokenize answer has no `tokens`")?;
+    ids.iter()
+        .map(|t| t.as_u64().or_else(|| t.get("id").and_then(Value::as_u64)))
+        .collect::<Option<Vec<u64>>>()
+        .ok_or_else(|| "the /tokenize answer has a token that is not an id".to_string())
+}
+
+async fn detokenize(
+    client: &Client,
+    base: &str,
+    model: &str,
+    ids: &[u64],
+) -> Result<String, String> {
+    let v = client
+        .post_json(base, "/detokenize", &json!({"tokens": ids, "model": model}))
+        .await?;
+    v.get("content")
+        .or_else(|| v.get("prompt"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| "the /detokenize answer has no `content` or `prompt`".to_string())
+}
+
+/// Text whose server count is exactly `target`, from the ids of some source text.
+async fn exact(
+    client: &Client,
+    base: &str,
+    model: &str,
+    source: &[u64],
+    target: usize,
+) -> Result<String, String> {
+    let mut take = target.min(source.len());
+    for _ in 0..MAX_ROUNDS {
+        let text = detokenize(client, base, model, &source[..take]).await?;
+        let count = tokenize(client, base, model, &text).await?.len();
+        if count == target {
+            return Ok(text);
+        }
+        let next =
+            (take as i64 + target as i64 - count as i64).clamp(1, source.len() as i64) as usize;
+        if next == take {
+            break;
+        }
+        take = next;
+    }
+    Err(format!(
+        "could not make a prompt of exactly {target} tokens with the server's tokenizer"
+    ))
+}
+
+/// Builds `n` requests with exact lengths under the server's tokenizer.
+pub async fn build_requests(
+    spec: &WorkloadSpec,
+    client: &Client,
+    base: &str,
+    model: &str,
+    n: u64,
+    seed: u64,
+    warmup: bool,
+) -> Result<Vec<RequestSpec>, String> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5E4E_70C5);
+    let book = match spec.dataset.as_str() {
+        "book" => {
+            let path = spec
+                .dataset_path
+                .as_deref()
+                .ok_or("the book dataset needs --dataset-path")?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            Some(tokenize(client, base, model, &text).await?)
+        }
+        "random" => None,
+        other => {
+            return Err(format!(
+                "--tokenizer server builds random and book prompts, not {other}"
+            ))
+        }
+    };
+    // The same length draw as every other dataset (vLLM's range ratio, input and output).
+    let lens = LengthSampler::new(spec.input_len, spec.output_len, spec.range_ratio)
+        .map_err(|e| e.to_string())?;
+    let mut out = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let (target, output_len) = lens.draw(&mut rng);
+        let target = target as usize;
+        let source = match &book {
+            Some(ids) if ids.len() <= target => {
+                return Err(format!(
+                    "the book has {} tokens, fewer than the {target} asked for",
+                    ids.len()
+                ))
+            }
+            Some(ids) => {
+                let start = rng.random_range(0..ids.len() - target);
+                ids[start..(start + target + target / 4 + 8).min(ids.len())].to_vec()
+            }
+            None => {
+                let words = super::build(
+                    &WorkloadSpec {
+                        input_len: target as u64 * 2 + 16,
+                        ..spec.clone()
+                    },
+                    1,
+                    0,
+                    rng.random(),
+                    warmup,
+                );
+                tokenize(client, base, model, &words[0].prompt).await?
+            }
+        };
+        let prompt = exact(client, base, model, &source, target).await?;
+        out.push(RequestSpec {
+            id: i,
+            prompt,
+            messages: None,
+            input_len: Some(target as u64),
+            output_len,
+            warmup,
+        });
+    }
+    Ok(out)
+}
