@@ -483,3 +483,21 @@ fn scrape_failures_are_a_warning_not_a_failed_run() {
     assert_eq!(m["samples"].as_array().unwrap().len(), 0);
     assert_eq!(v["schema_version"], 1);
 }
+
+/// Issue 13: `servebench report X | head` is a quiet success, as for ripgrep: a reader that
+/// goes away is no error (and no panic with exit code 101).
+#[test]
+fn a_closed_stdout_pipe_is_a_quiet_success() {
+    let mut child = servebench()
+        .args(["report", "tests/fixtures/seed002_vllm.txt"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the only read end before the report is written: the write gets EPIPE.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(stderr.is_empty(), "{stderr}");
+}
