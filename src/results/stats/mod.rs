@@ -1,0 +1,27 @@
+//! Pure statistics: every figure servebench prints is computed here, from records (and from the
+//! server metrics scraped during a run), and only here.
+//!
+//! The definitions are in `docs/metrics.md`; each function names the one it implements.
+//! No async, no I/O, no formatting. Inputs are [`RequestRecord`]s; outputs are plain numbers in
+//! the units their names carry (`_ms`, `_s`, per second).
+//!
+//! Percentiles use one method everywhere: linear interpolation between order statistics
+//! (numpy's default `linear` method, so the same samples give the numbers vLLM prints).
+//!
+//! To add a figure: define it in `docs/metrics.md`, compute it in [`summarize`], add a field to
+//! [`RunSummary`] (with `#[serde(default)]`), and test it against a hand-computed value.
+//!
+//! Files: `distribution` (one set of samples, the percentile method), `request` (one
+//! record's figures), `samples` (exact-then-HDR sample sets), `summary` (a run's figures).
+
+mod distribution;
+mod request;
+mod samples;
+mod summary;
+#[cfg(test)]
+mod tests;
+
+pub use distribution::{percentile, Distribution, PercentileMethod};
+pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
+pub use samples::{SampleSet, EXACT_SAMPLES_MAX, HDR_RELATIVE_ERROR};
+pub use summary::{summarize, RunSummary, Summarizer, SummaryOptions};

@@ -1,0 +1,140 @@
+//! Per-request figures of one record: TTFT, TPOT, E2EL, its ITL gaps, and what the server
+//! said about its own timing.
+
+use super::distribution::{NS_PER_MS, NS_PER_S};
+use crate::config::{Metric, Slo};
+use crate::measure::record::RequestRecord;
+
+/// Per-request figures of one successful request (definitions in `docs/metrics.md`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestMetrics {
+    /// First output chunk − send.
+    pub ttft_ns: u64,
+    /// First output chunk − scheduled send (includes client-side queueing).
+    pub ttft_from_scheduled_ns: u64,
+    /// Last output chunk − send.
+    pub e2el_ns: u64,
+    /// N, output tokens, from the record's one source.
+    pub output_tokens: u64,
+    /// (E2EL − TTFT) / (N − 1), milliseconds; `None` when N < 2.
+    pub tpot_ms: Option<f64>,
+    /// N / E2EL, tokens per second.
+    pub output_throughput: f64,
+}
+
+impl RequestMetrics {
+    /// The figures of a successful record with at least one output chunk; `None` otherwise.
+    pub fn of(r: &RequestRecord) -> Option<RequestMetrics> {
+        if !r.is_ok() {
+            return None;
+        }
+        let first = r.first_chunk_ns()?;
+        let last = r.last_chunk_ns()?;
+        let ttft_ns = first.saturating_sub(r.sent_ns);
+        let e2el_ns = last.saturating_sub(r.sent_ns);
+        let n = r.output_tokens.unwrap_or(r.chunk_ns.len() as u64);
+        let tpot_ms = (n >= 2).then(|| (e2el_ns - ttft_ns) as f64 / NS_PER_MS / (n - 1) as f64);
+        let output_throughput = if e2el_ns > 0 {
+            n as f64 / (e2el_ns as f64 / NS_PER_S)
+        } else {
+            0.0
+        };
+        Some(RequestMetrics {
+            ttft_ns,
+            ttft_from_scheduled_ns: first.saturating_sub(r.scheduled_ns),
+            e2el_ns,
+            output_tokens: n,
+            tpot_ms,
+            output_throughput,
+        })
+    }
+
+    /// The figures in a clock `k` times slower (the simulated server's time, `--time-scale`).
+    pub fn scaled(self, k: f64) -> RequestMetrics {
+        if k == 1.0 {
+            return self;
+        }
+        let ns = |x: u64| (x as f64 * k) as u64;
+        RequestMetrics {
+            ttft_ns: ns(self.ttft_ns),
+            ttft_from_scheduled_ns: ns(self.ttft_from_scheduled_ns),
+            e2el_ns: ns(self.e2el_ns),
+            output_tokens: self.output_tokens,
+            tpot_ms: self.tpot_ms.map(|t| t * k),
+            output_throughput: self.output_throughput / k,
+        }
+    }
+
+    /// True when the request meets every SLO. A TPOT SLO cannot be broken by a one-token
+    /// request (TPOT is undefined for it).
+    pub fn meets(&self, slos: &[Slo]) -> bool {
+        slos.iter().all(|slo| {
+            let value = match slo.metric {
+                Metric::Ttft => Some(self.ttft_ns as f64 / NS_PER_MS),
+                Metric::E2el => Some(self.e2el_ns as f64 / NS_PER_MS),
+                Metric::Tpot => self.tpot_ms,
+                Metric::Itl => None,
+            };
+            value.is_none_or(|v| v <= slo.max_ms)
+        })
+    }
+}
+
+/// What the server said about its own timing of one request (llama.cpp's `timings` object),
+/// read from the record's verbatim `server_timings`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ServerTimings {
+    /// `predicted_per_token_ms`: decode time per output token, ms; `None` when absent, not a
+    /// finite number, or when the server predicted fewer than 2 tokens (then it is not a
+    /// per-token time: llama.cpp reports 0).
+    pub decode_per_token_ms: Option<f64>,
+    /// `prompt_ms`: prompt processing time, ms.
+    pub prompt_ms: Option<f64>,
+}
+
+impl ServerTimings {
+    /// Reads the figures from a record; all `None` when it has no server timings.
+    pub fn of(r: &RequestRecord) -> ServerTimings {
+        let Some(t) = r.server_timings.as_ref() else {
+            return ServerTimings::default();
+        };
+        let num = |key: &str| {
+            t.get(key)
+                .and_then(serde_json::Value::as_f64)
+                .filter(|v| v.is_finite())
+        };
+        let enough_tokens = num("predicted_n").is_none_or(|n| n >= 2.0);
+        ServerTimings {
+            decode_per_token_ms: num("predicted_per_token_ms").filter(|_| enough_tokens),
+            prompt_ms: num("prompt_ms"),
+        }
+    }
+}
+
+/// Inter-chunk gaps of a record, nanoseconds: `chunk[i] − chunk[i−1]`.
+pub fn itl_gaps_ns(r: &RequestRecord) -> impl Iterator<Item = u64> + '_ {
+    r.chunk_ns.windows(2).map(|w| w[1].saturating_sub(w[0]))
+}
+
+/// Per-token ITL samples of a record, nanoseconds, when its per-chunk token counts are known:
+/// the first chunk's extra tokens arrived with the first token (gaps of 0), and chunk i ≥ 1
+/// with k tokens contributes k gaps of (chunk[i] − chunk[i−1]) / k. So there are N − 1
+/// samples summing to E2EL − TTFT: their mean over a request is its TPOT.
+pub fn itl_per_token_ns(r: &RequestRecord) -> impl Iterator<Item = f64> + '_ {
+    let counts = r
+        .chunk_tokens
+        .as_deref()
+        .filter(|c| c.len() == r.chunk_ns.len() && !c.is_empty());
+    let first = counts.map_or(0, |c| c[0].saturating_sub(1) as usize);
+    let gaps = counts.into_iter().flat_map(move |c| {
+        c[1..]
+            .iter()
+            .zip(r.chunk_ns.windows(2))
+            .flat_map(|(&k, w)| {
+                let k = k.max(1);
+                let g = w[1].saturating_sub(w[0]) as f64 / k as f64;
+                std::iter::repeat_n(g, k as usize)
+            })
+    });
+    std::iter::repeat_n(0.0, first).chain(gaps)
+}

@@ -1,0 +1,420 @@
+//! A run's figures ([`RunSummary`]): computed in one pass over the records ([`Summarizer`]),
+//! mergeable across disjoint record sets, so a merged shard run equals one process.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::distribution::{Distribution, NS_PER_MS, NS_PER_S};
+use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
+use super::samples::{SampleSet, EXACT_SAMPLES_MAX};
+use crate::config::{Metric, Slo};
+use crate::measure::record::{RequestRecord, TokenSource};
+
+/// What `summarize` needs besides the records.
+#[derive(Clone, Debug)]
+pub struct SummaryOptions {
+    pub percentiles: Vec<f64>,
+    pub goodput: Vec<Slo>,
+    /// The simulated server's clock speed-up (`--time-scale`): every measured duration is
+    /// multiplied by it, so figures read in the simulated server's time. 1 for real servers.
+    pub time_scale: f64,
+}
+
+impl Default for SummaryOptions {
+    fn default() -> Self {
+        SummaryOptions {
+            percentiles: vec![99.0],
+            goodput: Vec::new(),
+            time_scale: 1.0,
+        }
+    }
+}
+
+/// Everything computed over one run (one load step).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Successful measured requests.
+    pub completed: u64,
+    /// Failed measured requests.
+    pub failed: u64,
+    /// Failed requests by kind (`FailureKind::as_str`).
+    pub failures_by_kind: BTreeMap<String, u64>,
+    /// First scheduled send → last request end, seconds.
+    pub duration_s: f64,
+    /// Σ prompt tokens over successful requests.
+    pub total_input_tokens: u64,
+    /// Σ N over successful requests.
+    pub total_output_tokens: u64,
+    /// completed / duration.
+    pub request_throughput: f64,
+    /// Requests meeting every SLO / duration; `None` when no SLO was given.
+    pub request_goodput: Option<f64>,
+    /// Requests meeting every SLO.
+    pub good_requests: Option<u64>,
+    /// total_output_tokens / duration.
+    pub output_throughput: f64,
+    /// (total_input_tokens + total_output_tokens) / duration.
+    pub total_token_throughput: f64,
+    /// Milliseconds, over successful requests (ITL: over all gaps of all successful requests).
+    pub ttft_ms: Option<Distribution>,
+    pub tpot_ms: Option<Distribution>,
+    pub itl_ms: Option<Distribution>,
+    pub e2el_ms: Option<Distribution>,
+    /// First output chunk − scheduled send, ms: TTFT with client-side queueing included.
+    pub ttft_from_scheduled_ms: Option<Distribution>,
+    /// Actual send − scheduled send, ms, over every measured request.
+    pub schedule_lag_ms: Option<Distribution>,
+    /// Time to the first reasoning chunk and to the first answer chunk, ms, over successful
+    /// requests that had one (reasoning models).
+    #[serde(default)]
+    pub time_to_first_reasoning_ms: Option<Distribution>,
+    #[serde(default)]
+    pub time_to_first_answer_ms: Option<Distribution>,
+    /// Successful requests by the source of their output count.
+    pub output_token_sources: BTreeMap<String, u64>,
+    /// Successful requests by the source of their prompt count.
+    #[serde(default)]
+    pub input_token_sources: BTreeMap<String, u64>,
+    /// Requests where the server's and the tokenizer's output counts differ.
+    pub output_count_disagreements: u64,
+    /// Output chunks of successful requests (ITL samples = chunks − completed).
+    pub total_output_chunks: u64,
+    /// The server's own decode time per output token (llama.cpp `timings.predicted_per_token_ms`),
+    /// ms, over successful requests that reported it with at least 2 predicted tokens.
+    #[serde(default)]
+    pub server_decode_per_token_ms: Option<Distribution>,
+    /// The server's own prompt processing time (llama.cpp `timings.prompt_ms`), ms, over
+    /// successful requests that reported it.
+    #[serde(default)]
+    pub server_prompt_ms: Option<Distribution>,
+    /// Per request, TPOT − the server's decode time per token, ms: what the client side (network,
+    /// HTTP, servebench) adds to each token. Over requests that have both.
+    #[serde(default)]
+    pub tpot_minus_server_decode_ms: Option<Distribution>,
+    /// Prompt lengths servebench built (exact under its tokenizer), tokens, successful requests.
+    #[serde(default)]
+    pub input_len_requested: Option<Distribution>,
+    /// Prompt lengths the server counted (usage), tokens: shows chat-template overhead.
+    #[serde(default)]
+    pub input_len_server: Option<Distribution>,
+    /// Requests whose server prompt count differs from the built length.
+    #[serde(default)]
+    pub input_len_disagreements: u64,
+    /// Max output tokens asked for, and N received, over successful requests.
+    #[serde(default)]
+    pub output_len_requested: Option<Distribution>,
+    #[serde(default)]
+    pub output_len_received: Option<Distribution>,
+    /// Per-token ITL, ms: each chunk's gap spread over its tokens (see docs/metrics.md), over
+    /// successful requests whose per-chunk token counts are known.
+    #[serde(default)]
+    pub itl_per_token_ms: Option<Distribution>,
+}
+
+impl RunSummary {
+    /// The distribution of a latency metric.
+    pub fn metric(&self, m: Metric) -> Option<&Distribution> {
+        match m {
+            Metric::Ttft => self.ttft_ms.as_ref(),
+            Metric::Tpot => self.tpot_ms.as_ref(),
+            Metric::Itl => self.itl_ms.as_ref(),
+            Metric::E2el => self.e2el_ms.as_ref(),
+        }
+    }
+
+    /// The figures (their field names) whose percentiles came from an HDR histogram.
+    pub fn hdr_figures(&self) -> Vec<&'static str> {
+        let all = [
+            ("ttft_ms", &self.ttft_ms),
+            ("tpot_ms", &self.tpot_ms),
+            ("itl_ms", &self.itl_ms),
+            ("e2el_ms", &self.e2el_ms),
+            ("ttft_from_scheduled_ms", &self.ttft_from_scheduled_ms),
+            ("schedule_lag_ms", &self.schedule_lag_ms),
+            (
+                "time_to_first_reasoning_ms",
+                &self.time_to_first_reasoning_ms,
+            ),
+            ("time_to_first_answer_ms", &self.time_to_first_answer_ms),
+            (
+                "server_decode_per_token_ms",
+                &self.server_decode_per_token_ms,
+            ),
+            ("server_prompt_ms", &self.server_prompt_ms),
+            (
+                "tpot_minus_server_decode_ms",
+                &self.tpot_minus_server_decode_ms,
+            ),
+            ("input_len_requested", &self.input_len_requested),
+            ("input_len_server", &self.input_len_server),
+            ("output_len_requested", &self.output_len_requested),
+            ("output_len_received", &self.output_len_received),
+            ("itl_per_token_ms", &self.itl_per_token_ms),
+        ];
+        all.into_iter()
+            .filter(|(_, d)| d.as_ref().is_some_and(|d| !d.percentile_method.is_exact()))
+            .map(|(name, _)| name)
+            .collect()
+    }
+}
+
+/// Computes a [`RunSummary`] over the measured (non-warm-up) records.
+pub fn summarize<'a>(
+    records: impl IntoIterator<Item = &'a RequestRecord>,
+    opts: &SummaryOptions,
+) -> RunSummary {
+    let mut s = Summarizer::new(opts);
+    records.into_iter().for_each(|r| s.add(r));
+    s.finish()
+}
+
+/// A [`RunSummary`] computed as records arrive, in memory bounded by [`EXACT_SAMPLES_MAX`] per
+/// metric: add records one at a time (warm-ups are skipped), merge summarizers of disjoint
+/// record sets, then finish.
+#[derive(Clone, Debug)]
+pub struct Summarizer {
+    opts: SummaryOptions,
+    completed: u64,
+    failed: u64,
+    failures_by_kind: BTreeMap<String, u64>,
+    first_scheduled: u64,
+    last_end: u64,
+    total_input_tokens: u64,
+    total_output_tokens: u64,
+    good: u64,
+    output_token_sources: BTreeMap<String, u64>,
+    input_token_sources: BTreeMap<String, u64>,
+    disagreements: u64,
+    total_output_chunks: u64,
+    in_disagree: u64,
+    ttft: SampleSet,
+    tpot: SampleSet,
+    itl: SampleSet,
+    e2el: SampleSet,
+    ttft_sched: SampleSet,
+    lag: SampleSet,
+    first_reasoning: SampleSet,
+    first_answer: SampleSet,
+    server_decode: SampleSet,
+    server_prompt: SampleSet,
+    tpot_minus_decode: SampleSet,
+    in_req: SampleSet,
+    in_server: SampleSet,
+    out_req: SampleSet,
+    out_got: SampleSet,
+    itl_token: SampleSet,
+}
+
+impl Summarizer {
+    pub fn new(opts: &SummaryOptions) -> Summarizer {
+        Summarizer::with_exact_limit(opts, EXACT_SAMPLES_MAX)
+    }
+
+    /// A summarizer whose metrics keep up to `limit` exact samples each (tests use small ones).
+    pub fn with_exact_limit(opts: &SummaryOptions, limit: usize) -> Summarizer {
+        let set = || SampleSet::with_limit(limit);
+        Summarizer {
+            opts: opts.clone(),
+            completed: 0,
+            failed: 0,
+            failures_by_kind: BTreeMap::new(),
+            first_scheduled: u64::MAX,
+            last_end: 0,
+            total_input_tokens: 0,
+            total_output_tokens: 0,
+            good: 0,
+            output_token_sources: BTreeMap::new(),
+            input_token_sources: BTreeMap::new(),
+            disagreements: 0,
+            total_output_chunks: 0,
+            in_disagree: 0,
+            ttft: set(),
+            tpot: set(),
+            itl: set(),
+            e2el: set(),
+            ttft_sched: set(),
+            lag: set(),
+            first_reasoning: set(),
+            first_answer: set(),
+            server_decode: set(),
+            server_prompt: set(),
+            tpot_minus_decode: set(),
+            in_req: set(),
+            in_server: set(),
+            out_req: set(),
+            out_got: set(),
+            itl_token: set(),
+        }
+    }
+
+    /// The simulated server's clock speed-up, 1 when unset.
+    fn time_scale(&self) -> f64 {
+        if self.opts.time_scale > 0.0 {
+            self.opts.time_scale
+        } else {
+            1.0
+        }
+    }
+
+    pub fn add(&mut self, r: &RequestRecord) {
+        if r.warmup {
+            return;
+        }
+        let k = self.time_scale();
+        // `ms` converts figures already in the server's time (scaled `RequestMetrics`); `ms_k`
+        // converts raw record times.
+        let ms = |ns: u64| ns as f64 / NS_PER_MS;
+        let ms_k = |ns: u64| ns as f64 * k / NS_PER_MS;
+        self.first_scheduled = self.first_scheduled.min(r.scheduled_ns);
+        self.last_end = self.last_end.max(r.end_ns);
+        self.lag.add(ms_k(r.sent_ns.saturating_sub(r.scheduled_ns)));
+        let Some(m) = RequestMetrics::of(r).map(|m| m.scaled(k)) else {
+            self.failed += 1;
+            let kind = r.outcome.failure_kind().map_or("no_output", |k| k.as_str());
+            *self.failures_by_kind.entry(kind.to_string()).or_insert(0) += 1;
+            return;
+        };
+        self.completed += 1;
+        self.total_input_tokens += r.prompt_tokens.unwrap_or(0);
+        self.total_output_tokens += m.output_tokens;
+        self.total_output_chunks += r.chunk_ns.len() as u64;
+        self.ttft.add(ms(m.ttft_ns));
+        self.ttft_sched.add(ms(m.ttft_from_scheduled_ns));
+        self.e2el.add(ms(m.e2el_ns));
+        self.tpot.extend(m.tpot_ms);
+        self.itl.extend(itl_gaps_ns(r).map(ms_k));
+        if self.opts.goodput.is_empty() || m.meets(&self.opts.goodput) {
+            self.good += 1;
+        }
+        if let Some(t) = r.first_reasoning_ns {
+            self.first_reasoning.add(ms_k(t.saturating_sub(r.sent_ns)));
+        }
+        if let Some(t) = r.first_answer_ns.filter(|_| r.first_reasoning_ns.is_some()) {
+            self.first_answer.add(ms_k(t.saturating_sub(r.sent_ns)));
+        }
+        let source = r.output_tokens_source.unwrap_or(TokenSource::ChunkCount);
+        *self
+            .output_token_sources
+            .entry(source.as_str().to_string())
+            .or_insert(0) += 1;
+        if let Some(source) = r.prompt_tokens_source {
+            *self
+                .input_token_sources
+                .entry(source.as_str().to_string())
+                .or_insert(0) += 1;
+        }
+        self.disagreements += r.output_count_disagrees() as u64;
+        self.in_req.extend(r.input_len_requested.map(|n| n as f64));
+        if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
+            self.in_server.extend(r.prompt_tokens.map(|n| n as f64));
+            self.in_disagree += (r.input_len_requested.is_some()
+                && r.prompt_tokens != r.input_len_requested) as u64;
+        }
+        self.out_req
+            .extend(r.output_len_requested.map(|n| n as f64));
+        self.out_got.add(m.output_tokens as f64);
+        self.itl_token
+            .extend(itl_per_token_ns(r).map(|g| g * k / NS_PER_MS));
+        let server = ServerTimings::of(r);
+        self.server_prompt.extend(server.prompt_ms);
+        if let Some(decode) = server.decode_per_token_ms {
+            self.server_decode.add(decode);
+            self.tpot_minus_decode.extend(m.tpot_ms.map(|t| t - decode));
+        }
+    }
+
+    /// Adds everything `other` was given (same options), as if each record had been added here.
+    pub fn merge(&mut self, other: Summarizer) {
+        let add_counts = |a: &mut BTreeMap<String, u64>, b: BTreeMap<String, u64>| {
+            b.into_iter()
+                .for_each(|(k, n)| *a.entry(k).or_insert(0) += n)
+        };
+        self.completed += other.completed;
+        self.failed += other.failed;
+        add_counts(&mut self.failures_by_kind, other.failures_by_kind);
+        self.first_scheduled = self.first_scheduled.min(other.first_scheduled);
+        self.last_end = self.last_end.max(other.last_end);
+        self.total_input_tokens += other.total_input_tokens;
+        self.total_output_tokens += other.total_output_tokens;
+        self.good += other.good;
+        add_counts(&mut self.output_token_sources, other.output_token_sources);
+        add_counts(&mut self.input_token_sources, other.input_token_sources);
+        self.disagreements += other.disagreements;
+        self.total_output_chunks += other.total_output_chunks;
+        self.in_disagree += other.in_disagree;
+        self.ttft.merge(other.ttft);
+        self.tpot.merge(other.tpot);
+        self.itl.merge(other.itl);
+        self.e2el.merge(other.e2el);
+        self.ttft_sched.merge(other.ttft_sched);
+        self.lag.merge(other.lag);
+        self.first_reasoning.merge(other.first_reasoning);
+        self.first_answer.merge(other.first_answer);
+        self.server_decode.merge(other.server_decode);
+        self.server_prompt.merge(other.server_prompt);
+        self.tpot_minus_decode.merge(other.tpot_minus_decode);
+        self.in_req.merge(other.in_req);
+        self.in_server.merge(other.in_server);
+        self.out_req.merge(other.out_req);
+        self.out_got.merge(other.out_got);
+        self.itl_token.merge(other.itl_token);
+    }
+
+    /// Measured requests added so far, successful or not.
+    pub fn measured(&self) -> u64 {
+        self.completed + self.failed
+    }
+
+    pub fn finish(self) -> RunSummary {
+        let ps = &self.opts.percentiles;
+        let duration_s = if self.last_end > self.first_scheduled {
+            (self.last_end - self.first_scheduled) as f64 * self.time_scale() / NS_PER_S
+        } else {
+            0.0
+        };
+        let per_s = |x: f64| {
+            if duration_s > 0.0 {
+                x / duration_s
+            } else {
+                0.0
+            }
+        };
+        let has_slos = !self.opts.goodput.is_empty();
+        let (input, output) = (self.total_input_tokens, self.total_output_tokens);
+        RunSummary {
+            completed: self.completed,
+            failed: self.failed,
+            failures_by_kind: self.failures_by_kind,
+            duration_s,
+            total_input_tokens: input,
+            total_output_tokens: output,
+            request_throughput: per_s(self.completed as f64),
+            request_goodput: has_slos.then(|| per_s(self.good as f64)),
+            good_requests: has_slos.then_some(self.good),
+            output_throughput: per_s(output as f64),
+            total_token_throughput: per_s((input + output) as f64),
+            ttft_ms: self.ttft.finish(ps),
+            tpot_ms: self.tpot.finish(ps),
+            itl_ms: self.itl.finish(ps),
+            e2el_ms: self.e2el.finish(ps),
+            ttft_from_scheduled_ms: self.ttft_sched.finish(ps),
+            schedule_lag_ms: self.lag.finish(ps),
+            time_to_first_reasoning_ms: self.first_reasoning.finish(ps),
+            time_to_first_answer_ms: self.first_answer.finish(ps),
+            output_token_sources: self.output_token_sources,
+            input_token_sources: self.input_token_sources,
+            output_count_disagreements: self.disagreements,
+            total_output_chunks: self.total_output_chunks,
+            server_decode_per_token_ms: self.server_decode.finish(ps),
+            server_prompt_ms: self.server_prompt.finish(ps),
+            tpot_minus_server_decode_ms: self.tpot_minus_decode.finish(ps),
+            input_len_requested: self.in_req.finish(ps),
+            input_len_server: self.in_server.finish(ps),
+            input_len_disagreements: self.in_disagree,
+            output_len_requested: self.out_req.finish(ps),
+            output_len_received: self.out_got.finish(ps),
+            itl_per_token_ms: self.itl_token.finish(ps),
+        }
+    }
+}
