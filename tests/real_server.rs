@@ -20,7 +20,7 @@ use std::time::Duration;
 use common::real_server::{http_request, process_exists, RealServer};
 use serde_json::{json, Value};
 use servebench::config::ScrapeSpec;
-use servebench::config::{BackendKind, LoadSpec, Metric, RunConfig, WorkloadSpec};
+use servebench::config::{BackendKind, DatasetKind, LoadSpec, Metric, RunConfig, WorkloadSpec};
 use servebench::drive::run::{execute, RunOptions};
 use servebench::measure::client::Secrets;
 use servebench::measure::prom::ServerFamily;
@@ -599,19 +599,23 @@ fn gguf_tokenizer_counts_match_the_server() {
     };
     let gguf = RealServer::gguf_path().expect("the GGUF ships with the real server");
     for (backend, dataset) in [
-        (BackendKind::Openai, "random"),
-        (BackendKind::Llamacpp, "prefix"),
+        (BackendKind::Openai, DatasetKind::Random),
+        (BackendKind::Llamacpp, DatasetKind::Prefix),
     ] {
         let mut cfg = config(&server, backend, 6, 2, 48, 24, 5);
         cfg.workload.tokenizer = Some(gguf.display().to_string());
-        cfg.workload.dataset = dataset.into();
+        cfg.workload.dataset = dataset;
         cfg.workload.prefix_len = 16;
         cfg.workload.num_prefixes = 2;
         let (result, records) = run(cfg, None);
         let what = format!("{backend:?}/{dataset}");
         assert_completed(&what, &result.summary, &records, 6);
         assert_invariants_and_lengths(&what, &records, 24);
-        let built = if dataset == "prefix" { 16 + 48 } else { 48 };
+        let built = if dataset == DatasetKind::Prefix {
+            16 + 48
+        } else {
+            48
+        };
         for r in records.iter().filter(|r| r.is_ok()) {
             assert_eq!(r.input_len_requested, Some(built), "{what}: built length");
             assert_eq!(
@@ -643,13 +647,13 @@ fn server_tokenizer_builds_exact_prompts() {
         .map(|i| format!("Chapter {i}: the river ran past the old house, and 42 birds sang. "))
         .collect();
     std::fs::write(&book, text).expect("book written");
-    for dataset in ["book", "random"] {
+    for dataset in [DatasetKind::Book, DatasetKind::Random] {
         let mut cfg = config(&server, BackendKind::Openai, 4, 2, 80, 8, 3);
         cfg.workload.tokenizer = Some("server".into());
-        cfg.workload.dataset = dataset.into();
+        cfg.workload.dataset = dataset;
         cfg.workload.dataset_path = Some(book.clone());
         let (result, records) = run(cfg, None);
-        assert_completed(dataset, &result.summary, &records, 4);
+        assert_completed(dataset.as_str(), &result.summary, &records, 4);
         for r in records.iter().filter(|r| r.is_ok()) {
             assert_eq!(
                 (r.input_len_requested, r.prompt_tokens),

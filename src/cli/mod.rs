@@ -11,7 +11,9 @@ use crate::config::search::{SearchBy, SearchSpec};
 use crate::config::shard::{parse_start_at, Shard};
 use crate::config::sweep::{SweepParameter, SweepValue};
 use crate::config::ScrapeSpec;
-use crate::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec};
+use crate::config::{
+    BackendKind, DatasetKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec,
+};
 use crate::measure::client::Secrets;
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 
@@ -121,8 +123,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub tokenizer: Option<String>,
     /// Dataset: random, book (a text file), sharegpt, jsonl, prefix (shared-prefix groups).
-    #[arg(long, default_value = "random", value_parser = ["random", "book", "sharegpt", "jsonl", "prefix"])]
-    pub dataset_name: String,
+    #[arg(long, value_enum, default_value_t = DatasetKind::Random)]
+    pub dataset_name: DatasetKind,
     /// The dataset file (book, sharegpt, jsonl).
     #[arg(long)]
     pub dataset_path: Option<PathBuf>,
@@ -227,7 +229,7 @@ impl RunArgs {
                 shard: self.shard,
             },
             workload: WorkloadSpec {
-                dataset: self.dataset_name.clone(),
+                dataset: self.dataset_name,
                 dataset_path: self.dataset_path.clone(),
                 input_len: self.input_len,
                 output_len: self.output_len.unwrap_or(128),

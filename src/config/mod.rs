@@ -234,11 +234,44 @@ impl LoadSpec {
     }
 }
 
+/// Where prompts come from (`--dataset-name`; `workload::dataset` builds each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum DatasetKind {
+    /// Random text of exact lengths.
+    Random,
+    /// Passages of a text file (`--dataset-path`).
+    Book,
+    /// ShareGPT conversations (a JSON file).
+    Sharegpt,
+    /// One prompt per line of a JSON Lines file.
+    Jsonl,
+    /// Groups of prompts sharing a prefix.
+    Prefix,
+}
+
+impl DatasetKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DatasetKind::Random => "random",
+            DatasetKind::Book => "book",
+            DatasetKind::Sharegpt => "sharegpt",
+            DatasetKind::Jsonl => "jsonl",
+            DatasetKind::Prefix => "prefix",
+        }
+    }
+}
+
+impl fmt::Display for DatasetKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What is sent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadSpec {
-    /// `random`, `book`, `sharegpt`, `jsonl` or `prefix` (see `dataset`).
-    pub dataset: String,
+    pub dataset: DatasetKind,
     /// The dataset file (`book`, `sharegpt`, `jsonl`).
     #[serde(default)]
     pub dataset_path: Option<std::path::PathBuf>,
@@ -270,7 +303,7 @@ fn one() -> u64 {
 impl Default for WorkloadSpec {
     fn default() -> Self {
         WorkloadSpec {
-            dataset: "random".into(),
+            dataset: DatasetKind::Random,
             dataset_path: None,
             input_len: 128,
             output_len: 128,
@@ -398,8 +431,8 @@ impl RunConfig {
             return bad("--range-ratio", "must be in [0, 1)".into());
         }
         let needs_file = matches!(
-            self.workload.dataset.as_str(),
-            "book" | "sharegpt" | "jsonl"
+            self.workload.dataset,
+            DatasetKind::Book | DatasetKind::Sharegpt | DatasetKind::Jsonl
         );
         if needs_file && self.workload.dataset_path.is_none() {
             return bad(
@@ -407,7 +440,7 @@ impl RunConfig {
                 format!("the {} dataset needs a file", self.workload.dataset),
             );
         }
-        if self.workload.dataset != "random" && self.workload.tokenizer.is_none() {
+        if self.workload.dataset != DatasetKind::Random && self.workload.tokenizer.is_none() {
             return bad(
                 "--tokenizer",
                 format!("the {} dataset needs the served model's tokenizer (a tokenizer.json, a directory holding one, a GGUF file, or a tiktoken encoding name)", self.workload.dataset),

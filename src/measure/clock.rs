@@ -1,4 +1,10 @@
-//! The one place that reads the clock.
+//! The run's time axis: every timestamp in a record is read through a [`Clock`].
+//!
+//! Other modules read the clock for their own purposes, never for a record's timestamps:
+//! `measure::rxtime` converts the kernel's receive stamps onto this axis, the client's
+//! transports time out and pace reads, `drive::load` sleeps until send times, the monitor
+//! samples the runtime's lag, the progress line and the scraper pace themselves, and
+//! `drive::shard` reads the wall clock for `--start-at` and the server clock probe.
 //!
 //! A [`Clock`] is a monotonic anchor (tokio's `Instant`, so tests can pause time) plus one
 //! wall-clock stamp taken at the same moment. Every timestamp in a record is nanoseconds since

@@ -564,7 +564,7 @@ pub fn from_result(path: &Path, r: &BenchResult) -> View {
         workload: Workload {
             model: Some(c.model.clone()),
             backend: Some(c.backend.as_str().to_string()),
-            dataset: Some(c.workload.dataset.clone()),
+            dataset: Some(c.workload.dataset.to_string()),
             input_len: Some(c.workload.input_len),
             output_len: Some(c.workload.output_len),
             mean_input_tokens: (r.summary.completed > 0)

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use rand::{RngExt, SeedableRng};
 
-use crate::config::WorkloadSpec;
+use crate::config::{DatasetKind, WorkloadSpec};
 use crate::measure::client::{Client, RequestSpec};
 use crate::tokenizer::{Tokenizer, TokenizerError};
 use crate::workload::dataset::{DatasetError, DatasetSpec};
@@ -91,37 +91,32 @@ fn dataset_spec(spec: &WorkloadSpec) -> Result<DatasetSpec, DatasetError> {
             .unwrap_or_else(|| PathBuf::from("-"))
     };
     let (input_len, output_len, range_ratio) = (spec.input_len, spec.output_len, spec.range_ratio);
-    Ok(match spec.dataset.as_str() {
-        "random" => DatasetSpec::Random {
+    Ok(match spec.dataset {
+        DatasetKind::Random => DatasetSpec::Random {
             input_len,
             output_len,
             range_ratio,
         },
-        "book" => DatasetSpec::Book {
+        DatasetKind::Book => DatasetSpec::Book {
             path: path(),
             input_len,
             output_len,
             range_ratio,
         },
-        "sharegpt" => DatasetSpec::ShareGpt {
+        DatasetKind::Sharegpt => DatasetSpec::ShareGpt {
             path: path(),
             output_len: spec.output_len_given.then_some(output_len),
         },
-        "jsonl" => DatasetSpec::Jsonl {
+        DatasetKind::Jsonl => DatasetSpec::Jsonl {
             path: path(),
             output_len,
         },
-        "prefix" => DatasetSpec::Prefix {
+        DatasetKind::Prefix => DatasetSpec::Prefix {
             prefix_len: spec.prefix_len,
             input_len,
             output_len,
             num_prefixes: spec.num_prefixes,
         },
-        other => {
-            return Err(DatasetError::InvalidSpec(format!(
-                "unknown dataset '{other}' (expected random, book, sharegpt, jsonl or prefix)"
-            )))
-        }
     })
 }
 

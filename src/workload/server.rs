@@ -9,7 +9,7 @@
 use rand::{RngExt, SeedableRng};
 use serde_json::{json, Value};
 
-use crate::config::WorkloadSpec;
+use crate::config::{DatasetKind, WorkloadSpec};
 use crate::measure::client::{Client, RequestSpec};
 use crate::workload::dataset::LengthSampler;
 
@@ -88,8 +88,8 @@ pub async fn build_requests(
     warmup: bool,
 ) -> Result<Vec<RequestSpec>, String> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5E4E_70C5);
-    let book = match spec.dataset.as_str() {
-        "book" => {
+    let book = match spec.dataset {
+        DatasetKind::Book => {
             let path = spec
                 .dataset_path
                 .as_deref()
@@ -98,7 +98,7 @@ pub async fn build_requests(
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             Some(tokenize(client, base, model, &text).await?)
         }
-        "random" => None,
+        DatasetKind::Random => None,
         other => {
             return Err(format!(
                 "--tokenizer server builds random and book prompts, not {other}"
