@@ -31,6 +31,8 @@
 #
 # Usage: bench/fidelity.sh [LEVELS...]      environment: ROUNDS=2 TOKENS=200 PEERS=
 #        CLIENT_ARGS= (extra `servebench run` options, e.g. "--backend openai-chat")
+#        CLIENT_BIN= (another servebench binary as the client, e.g. an older build to compare
+#        with; the simulator is always this tree's)
 # Needs: Linux, taskset, /usr/bin/time (GNU time: apt-get install time), python3, 2+ CPUs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -53,7 +55,7 @@ echo "| concurrency | requests | TTFT err mean / p50 / p99 (ms) | ITL err mean /
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for C in "${LEVELS[@]}"; do
     N=$((C * ROUNDS))
-    /usr/bin/time -f "%M %U %S" -o "$OUT/time.$C" "${PRIO[@]}" taskset -c 1 target/release/servebench run \
+    /usr/bin/time -f "%M %U %S" -o "$OUT/time.$C" "${PRIO[@]}" taskset -c 1 "${CLIENT_BIN:-target/release/servebench}" run \
         --base-url "$URL" --tokenizer words --num-prompts "$N" --max-concurrency "$C" \
         --input-len 32 --output-len "$TOKENS" --num-warmups "$C" --metric-percentiles 50,99 \
         --percentile-metrics ttft,tpot,itl,e2el --result-dir "$OUT" --result-filename "c$C.json" \

@@ -1,7 +1,9 @@
-//! One benchmark run, end to end: pre-flight check, warm-ups, the driven load, the records
-//! file written as requests finish, the summary, and the saved result document.
+//! One benchmark run, end to end, in named phases: `prepare` (the client and the requests),
+//! the pre-flight check, `warm_up`, `measure` (the driven load, with the monitor, the scraper
+//! and the simulator's counters around it) and `finish` (summary, validity, the saved result).
 //!
-//! This is the glue between `load`, `client`, `stats` and `results`; it prints nothing.
+//! This is the glue between `drive::load`, `measure::client`, `results::stats` and
+//! `results::document`; it prints nothing.
 //! What is measured is never lost: each record is appended to the JSON Lines file as soon as
 //! its request ends (flushed whenever no other record is waiting), and the result document is
 //! written atomically at the end, also when the run was stopped. Records are not kept in
