@@ -199,6 +199,10 @@ fn bad_flags_name_what_is_wrong() {
         (vec!["run", "--metric-percentiles", "101"], "101"),
         (vec!["run", "--backend", "foo"], "foo"),
         (vec!["run", "--num-prompts", "0"], "--num-prompts"),
+        // Issue 14: absurd waits are refused, not a panic converting them to a Duration.
+        (vec!["run", "--timeout", "1e20"], "--timeout"),
+        (vec!["run", "--grace", "1e20"], "--grace"),
+        (vec!["run", "--timeout", "NaN"], "--timeout"),
         (
             vec!["report", "/nonexistent/result.json"],
             "/nonexistent/result.json",

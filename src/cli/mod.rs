@@ -59,6 +59,9 @@ pub struct MergeArgs {
     /// The merged result file (its records are written next to it).
     #[arg(long, short, default_value = "merged.json")]
     pub output: PathBuf,
+    /// Replace an existing output file (otherwise merge refuses, before it writes anything).
+    #[arg(long)]
+    pub overwrite: bool,
     /// Print nothing but errors and warnings.
     #[arg(long, short)]
     pub quiet: bool,
@@ -167,6 +170,10 @@ pub struct RunArgs {
     /// Skip the pre-flight request that checks the server and endpoint before the run.
     #[arg(long)]
     pub no_preflight: bool,
+    /// Replace existing result and records files of the same name (otherwise the run refuses
+    /// to start, before it touches any file).
+    #[arg(long)]
+    pub overwrite: bool,
     /// After Ctrl-C, seconds in-flight requests may still finish.
     #[arg(long, default_value_t = 10.0)]
     pub grace: f64,

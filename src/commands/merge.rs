@@ -7,6 +7,8 @@ use crate::render::report;
 use crate::results::merge;
 
 pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let records = args.output.with_extension("records.jsonl");
+    crate::results::document::refuse_existing(args.overwrite, [&args.output, &records])?;
     let mut merged = merge::merge(&args.files, args.allow_missing)?;
     for w in &merged.warnings {
         eprintln!("servebench: warning: {w}");

@@ -80,19 +80,32 @@ fn out(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Cancels the token on the first Ctrl-C or SIGTERM.
-fn stop_on_signal() -> CancellationToken {
-    let stop = CancellationToken::new();
-    let token = stop.clone();
+/// What Ctrl-C and SIGTERM have asked for.
+#[derive(Clone, Default)]
+struct Signals {
+    /// First signal: send no new request, let those in flight finish within `--grace`.
+    stop: CancellationToken,
+    /// Second signal: cancel those in flight now; what was measured is still written and saved.
+    abort: CancellationToken,
+}
+
+/// Watches for Ctrl-C and SIGTERM: the first stops new sends, the second cancels the requests
+/// in flight (records flushed, result saved), the third exits at once.
+fn stop_on_signal() -> Signals {
+    let signals = Signals::default();
+    let tokens = signals.clone();
     tokio::spawn(async move {
         wait_for_signal().await;
         eprintln!("servebench: stopping: no new requests; waiting for those in flight (Ctrl-C again to abort)");
-        token.cancel();
+        tokens.stop.cancel();
+        wait_for_signal().await;
+        eprintln!("servebench: aborting: requests in flight cancelled; saving what was measured (Ctrl-C again to exit at once)");
+        tokens.abort.cancel();
         wait_for_signal().await;
         eprintln!("servebench: aborted");
         std::process::exit(130);
     });
-    stop
+    signals
 }
 
 async fn wait_for_signal() {

@@ -46,19 +46,21 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         sweep_param: sweep.as_ref().map(|(p, _)| *p),
         result_path: PathBuf::new(),
     };
-    let stop = super::stop_on_signal();
+    let signals = super::stop_on_signal();
     let outcome = match &sweep {
         None => {
             let opts = RunOptions {
                 scrape,
                 start_at: args.start_at,
+                overwrite: args.overwrite,
+                abort: signals.abort.clone(),
                 ..RunOptions::new(
                     args.result_dir.join(format!("{stem}.json")),
                     !args.no_preflight,
                 )
             };
             printer.started(SweepValue::Count(cfg.load.num_prompts), &cfg, &opts);
-            let result = run::execute(cfg, &args.secrets(), &opts, stop).await;
+            let result = run::execute(cfg, &args.secrets(), &opts, signals.stop).await;
             result.map(|r| printer.finished(SweepValue::Count(r.config.load.num_prompts), &r))
         }
         Some((param, values)) => {
@@ -69,6 +71,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 scrape,
                 cooldown: Duration::try_from_secs_f64(args.cooldown)
                     .map_err(|_| anyhow::anyhow!("invalid --cooldown: {}", args.cooldown))?,
+                overwrite: args.overwrite,
+                abort: signals.abort.clone(),
             };
             let doc = sweep::run_sweep(
                 &cfg,
@@ -76,7 +80,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 values,
                 &args.secrets(),
                 &opts,
-                stop,
+                signals.stop,
                 &mut printer,
             )
             .await;

@@ -21,6 +21,7 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
         )
     });
     let secrets = args.run.secrets();
+    let signals = super::stop_on_signal();
     let probes = Probes {
         base: &cfg,
         tokenizer: &tokenizer,
@@ -29,9 +30,11 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
         stem,
         scrape,
         preflight: !args.run.no_preflight,
+        overwrite: args.run.overwrite,
+        abort: signals.abort.clone(),
     };
     let quiet = args.run.quiet;
-    let outcome = run_search(&spec, &probes, super::stop_on_signal(), |doc| {
+    let outcome = run_search(&spec, &probes, signals.stop.clone(), |doc| {
         if let (false, Some(p)) = (quiet, doc.probes.last()) {
             eprintln!(
                 "servebench: probe {} at {} {}: {}/{} good ({:.1}%) -> {}",

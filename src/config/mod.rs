@@ -221,11 +221,12 @@ impl Default for LoadSpec {
 }
 
 impl LoadSpec {
+    /// The request timeout (saturating: a saved document may hold any number).
     pub fn timeout(&self) -> Duration {
-        Duration::from_secs_f64(self.timeout_s)
+        Duration::try_from_secs_f64(self.timeout_s).unwrap_or(Duration::MAX)
     }
     pub fn grace(&self) -> Duration {
-        Duration::from_secs_f64(self.grace_s)
+        Duration::try_from_secs_f64(self.grace_s).unwrap_or(Duration::ZERO)
     }
     /// The concurrency cap of this process: `max_concurrency`, or a shard's share of it.
     pub fn concurrency_cap(&self) -> Option<u64> {
@@ -315,6 +316,10 @@ impl Default for WorkloadSpec {
         }
     }
 }
+
+/// The longest wait a flag may ask for, seconds (a week): a longer one is surely a typo, and
+/// past about 1.8e19 a `Duration` cannot hold it.
+pub const MAX_WAIT_S: f64 = 604_800.0;
 
 /// Everything about one run, resolved and validated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -418,8 +423,20 @@ impl RunConfig {
         if !(self.load.timeout_s.is_finite() && self.load.timeout_s > 0.0) {
             return bad("--timeout", "must be a positive number of seconds".into());
         }
+        if self.load.timeout_s > MAX_WAIT_S {
+            return bad(
+                "--timeout",
+                format!("must be at most {MAX_WAIT_S} seconds (a week)"),
+            );
+        }
         if !(self.load.grace_s.is_finite() && self.load.grace_s >= 0.0) {
             return bad("--grace", "must be zero or more seconds".into());
+        }
+        if self.load.grace_s > MAX_WAIT_S {
+            return bad(
+                "--grace",
+                format!("must be at most {MAX_WAIT_S} seconds (a week)"),
+            );
         }
         if self.workload.output_len == 0 {
             return bad("--output-len", "must be at least 1".into());

@@ -18,6 +18,16 @@ pub enum RunError {
     /// `--start-at` cannot be kept.
     #[error("{0}")]
     StartAt(String),
+    /// Stopped (Ctrl-C, SIGTERM) before the measured load began: nothing was measured or
+    /// written.
+    #[error("stopped before the measured load began: nothing was measured or written")]
+    Stopped,
+    /// The run stopped sending early and saved what it measured, marked incomplete.
+    #[error("{why}; the run stopped sending and saved what it had measured to {}, marked incomplete", result.display())]
+    Incomplete {
+        why: String,
+        result: std::path::PathBuf,
+    },
 }
 
 impl From<crate::tokenizer::TokenizerError> for RunError {

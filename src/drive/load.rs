@@ -55,6 +55,8 @@ pub struct Sink {
     pub live: Arc<Live>,
     /// The simulated server's clock speed-up (`--time-scale`); 1 for real servers.
     pub time_scale: f64,
+    /// Cancelled to end the grace period at once (a second Ctrl-C).
+    pub abort: CancellationToken,
 }
 
 /// What the driver did.
@@ -103,7 +105,7 @@ pub async fn drive(
         };
         // The schedule is in the server's time: a simulator running `time_scale` times faster
         // than real time gets it compressed by the same factor.
-        let scheduled_ns = start_ns + (offset as f64 / time_scale) as u64;
+        let scheduled_ns = start_ns.saturating_add((offset as f64 / time_scale) as u64);
         let at = clock.instant_at(scheduled_ns);
         if at > tokio::time::Instant::now() {
             tokio::select! {
@@ -142,6 +144,7 @@ pub async fn drive(
             tokio::select! {
                 joined = tasks.join_next() => if joined.is_none() { break },
                 () = &mut grace => { cancel.cancel(); break }
+                () = sink.abort.cancelled() => { cancel.cancel(); break }
             }
         }
     }

@@ -14,7 +14,7 @@
 //! result.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
@@ -55,6 +55,12 @@ pub struct RunOptions {
     pub scrape: Option<ScrapeSpec>,
     /// `--start-at`: start the measured load at this wall-clock instant (see `shard`).
     pub start_at: Option<time::OffsetDateTime>,
+    /// Replace an existing result or records file (`--overwrite`); otherwise the run refuses
+    /// to start, before it touches anything.
+    pub overwrite: bool,
+    /// Cancelled on a second Ctrl-C: in-flight requests are cancelled at once instead of
+    /// after the grace period; what was measured is still saved.
+    pub abort: CancellationToken,
 }
 
 impl RunOptions {
@@ -67,7 +73,17 @@ impl RunOptions {
             live: Arc::default(),
             scrape: None,
             start_at: None,
+            overwrite: false,
+            abort: CancellationToken::new(),
         }
+    }
+
+    /// Refuses to start when a file this run would write already exists (unless `overwrite`).
+    pub fn check_targets(&self) -> Result<(), ResultsError> {
+        crate::results::document::refuse_existing(
+            self.overwrite,
+            [&self.result_path, &self.records_path],
+        )
     }
 }
 
@@ -95,32 +111,33 @@ pub async fn execute_with(
     stop: CancellationToken,
 ) -> Result<BenchResult, RunError> {
     cfg.validate()?;
-    let prepared = prepare(&cfg, tokenizer, secrets).await?;
-    let clock = Clock::start();
-    if opts.preflight {
-        preflight(&prepared.client, &cfg, &clock).await?;
+    opts.check_targets()?;
+    // Nothing is written until the measured load starts: a run stopped or refused before
+    // then (Ctrl-C, a failed pre-flight, a --start-at already past) leaves no file behind.
+    let before = async {
+        let prepared = prepare(&cfg, tokenizer, secrets).await?;
+        let clock = Clock::start();
+        if opts.preflight {
+            preflight(&prepared.client, &cfg, &clock).await?;
+        }
+        let warmups = warm_up(&prepared, &cfg, clock, &opts.live, &stop).await;
+        Ok::<_, RunError>((prepared, clock, warmups))
+    };
+    let (prepared, clock, warmups) = tokio::select! {
+        biased;
+        () = stop.cancelled() => return Err(RunError::Stopped),
+        r = before => r?,
+    };
+    let measured = measure(&cfg, prepared, opts, clock, warmups, stop).await?;
+    let lost = measured.records_error.as_ref().map(ToString::to_string);
+    let result = finish(cfg, opts, clock, measured)?;
+    match lost {
+        Some(why) => Err(RunError::Incomplete {
+            why,
+            result: opts.result_path.clone(),
+        }),
+        None => Ok(result),
     }
-    let summarizer = Summarizer::new(&SummaryOptions {
-        percentiles: cfg.metric_percentiles.clone(),
-        goodput: cfg.goodput.clone(),
-        time_scale: cfg.time_scale,
-    });
-    let (tx, rx) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(write_records(
-        rx,
-        opts.records_path.clone(),
-        opts.live.clone(),
-        summarizer,
-    ));
-    warm_up(&prepared, &cfg, clock, &tx, &stop).await;
-    let measured = measure(&cfg, prepared, opts, clock, tx, stop).await?;
-    let (summarizer, sends) = writer.await.map_err(|e| {
-        RunError::from(ResultsError::Write {
-            path: opts.records_path.clone(),
-            source: std::io::Error::other(e),
-        })
-    })??;
-    finish(cfg, opts, clock, measured, summarizer, sends)
 }
 
 /// What a run sends: its client, and its warm-up and measured requests (this shard's share).
@@ -163,30 +180,35 @@ async fn prepare(
 
 /// Sends the warm-ups, as many at a time as the measured load will (its concurrency limit), so
 /// the connection pool already holds that many connections when measuring starts: the first
-/// measured requests then time the server, not TCP connection setup.
+/// measured requests then time the server, not TCP connection setup. Their records are kept
+/// until the records file is created, when the measured load starts.
 async fn warm_up(
     prepared: &Prepared,
     cfg: &RunConfig,
     clock: Clock,
-    records: &mpsc::UnboundedSender<RequestRecord>,
+    live: &Live,
     stop: &CancellationToken,
-) {
+) -> Vec<RequestRecord> {
     let never = CancellationToken::new();
     let warm_concurrency = cfg
         .load
         .concurrency_cap()
         .unwrap_or(u64::MAX)
         .clamp(1, 1024) as usize;
+    let records = Mutex::new(Vec::with_capacity(prepared.warmups.len()));
     futures_util::stream::iter(&prepared.warmups)
         .take_while(|_| std::future::ready(!stop.is_cancelled()))
         .for_each_concurrent(warm_concurrency, |w| {
-            let (client, never) = (&prepared.client, &never);
+            let (client, never, records) = (&prepared.client, &never, &records);
             async move {
                 let now = clock.now_ns();
-                let _ = records.send(client.send(w, now, &clock, never).await);
+                let r = client.send(w, now, &clock, never).await;
+                live.record(&r);
+                records.lock().unwrap_or_else(|p| p.into_inner()).push(r);
             }
         })
         .await;
+    records.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
 /// What the measured phase saw besides the records.
@@ -200,6 +222,10 @@ struct Measured {
     server_metrics: Option<ServerMetrics>,
     sim_before: Option<serde_json::Value>,
     sim_after: Option<serde_json::Value>,
+    summarizer: Summarizer,
+    sends: Sends,
+    /// The records file could not be written: the run stopped sending when it happened.
+    records_error: Option<ResultsError>,
 }
 
 /// The measured load: waits for `--start-at` (sharded runs), snapshots the simulator, starts
@@ -209,11 +235,27 @@ async fn measure(
     prepared: Prepared,
     opts: &RunOptions,
     clock: Clock,
-    records: mpsc::UnboundedSender<RequestRecord>,
+    warmups: Vec<RequestRecord>,
     stop: CancellationToken,
 ) -> Result<Measured, RunError> {
     let client = prepared.client;
     let timebase = crate::drive::shard::before_start(&client, cfg, opts.start_at, &stop).await?;
+    // The run starts here: from now on every record is written as it arrives.
+    let halt = stop.child_token();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let summarizer = Summarizer::new(&SummaryOptions {
+        percentiles: cfg.metric_percentiles.clone(),
+        goodput: cfg.goodput.clone(),
+        time_scale: cfg.time_scale,
+    });
+    let writer = tokio::spawn(write_records(
+        rx,
+        warmups,
+        opts.records_path.clone(),
+        opts.live.clone(),
+        summarizer,
+        halt.clone(),
+    ));
     let sim_before = simulator_snapshot(&client, &cfg.base_url).await;
     let scraper = match &opts.scrape {
         Some(spec) => Some(Scraper::start(spec.clone(), clock).await),
@@ -222,9 +264,10 @@ async fn measure(
     let monitor = Monitor::start();
     let start_ns = clock.now_ns();
     let sink = Sink {
-        records,
+        records: tx,
         live: opts.live.clone(),
         time_scale: cfg.time_scale,
+        abort: opts.abort.clone(),
     };
     let driven = crate::drive::load::drive(
         client.clone(),
@@ -232,7 +275,7 @@ async fn measure(
         &cfg.load,
         clock,
         start_ns,
-        stop,
+        halt,
         sink,
     )
     .await;
@@ -243,6 +286,12 @@ async fn measure(
         None => None,
     };
     let sim_after = simulator_snapshot(&client, &cfg.base_url).await;
+    let (summarizer, sends, records_error) = writer.await.map_err(|e| {
+        RunError::from(ResultsError::Write {
+            path: opts.records_path.clone(),
+            source: std::io::Error::other(e),
+        })
+    })?;
     Ok(Measured {
         start_ns,
         wall_s,
@@ -253,6 +302,9 @@ async fn measure(
         server_metrics,
         sim_before,
         sim_after,
+        summarizer,
+        sends,
+        records_error,
     })
 }
 
@@ -262,19 +314,17 @@ fn finish(
     opts: &RunOptions,
     clock: Clock,
     mut measured: Measured,
-    summarizer: Summarizer,
-    sends: Sends,
 ) -> Result<BenchResult, RunError> {
     let facts = run_facts(
         &cfg,
-        sends,
+        measured.sends,
         measured.wall_s,
         measured.sim_before,
         measured.sim_after,
     );
     let mut result = BenchResult::new(
         cfg,
-        summarizer.finish(),
+        measured.summarizer.finish(),
         &[],
         clock.started_at_rfc3339(),
         clock.started_at_compact(),
@@ -297,6 +347,10 @@ fn finish(
     result.timebase = measured
         .timebase
         .map(|t| t.anchored(&clock, measured.start_ns));
+    if let Some(e) = &measured.records_error {
+        result.complete = false;
+        result.error = Some(e.to_string());
+    }
     result.save(&opts.result_path)?;
     Ok(result)
 }
@@ -399,34 +453,61 @@ fn run_facts(
     }
 }
 
-/// Appends each record as one JSON line as it arrives and feeds it to the summary and the
-/// send facts; keeps no record (memory does not grow with the run's length, up to the
-/// summary's exact samples, `stats::EXACT_SAMPLES_MAX` per metric).
+/// Appends each record (the kept warm-ups first) as one JSON line as it arrives and feeds it
+/// to the summary and the send facts; keeps no record (memory does not grow with the run's
+/// length, up to the summary's exact samples, `stats::EXACT_SAMPLES_MAX` per metric). A write
+/// that fails (a full disk) cancels `halt`, so no new request is sent; the records still
+/// arriving are summarized, and the error is returned beside the summary.
 async fn write_records(
     mut rx: mpsc::UnboundedReceiver<RequestRecord>,
+    warmups: Vec<RequestRecord>,
     path: PathBuf,
     live: Arc<Live>,
     mut summary: Summarizer,
-) -> Result<(Summarizer, Sends), RunError> {
-    let err = |source| {
-        RunError::from(ResultsError::Write {
-            path: path.clone(),
-            source,
-        })
+    halt: CancellationToken,
+) -> (Summarizer, Sends, Option<ResultsError>) {
+    let err = |source| ResultsError::Write {
+        path: path.clone(),
+        source,
     };
-    let mut file = RecordsWriter::create(&path).map_err(err)?;
     let mut sends = Sends::new();
-    while let Some(r) = rx.recv().await {
-        file.write(&r).map_err(err)?;
-        if rx.is_empty() {
-            file.flush().map_err(err)?;
+    let mut file = match RecordsWriter::create(&path) {
+        Ok(f) => Some(f),
+        Err(e) => {
+            halt.cancel();
+            return (summary, sends, Some(err(e)));
         }
-        live.record(&r);
+    };
+    let mut error = None;
+    let mut pending = warmups.into_iter();
+    loop {
+        let r = match pending.next() {
+            Some(r) => r,
+            None => match rx.recv().await {
+                Some(r) => {
+                    live.record(&r);
+                    r
+                }
+                None => break,
+            },
+        };
+        if let Some(f) = &mut file {
+            let written = f
+                .write(&r)
+                .and_then(|()| if rx.is_empty() { f.flush() } else { Ok(()) });
+            if let Err(e) = written {
+                halt.cancel();
+                error = Some(err(e));
+                file = None;
+            }
+        }
         summary.add(&r);
         sends.add(&r);
     }
-    file.flush().map_err(err)?;
-    Ok((summary, sends))
+    if let Some(Err(e)) = file.as_mut().map(RecordsWriter::flush) {
+        error = Some(err(e));
+    }
+    (summary, sends, error)
 }
 
 /// One short request before the run. Configuration mistakes (unreachable server, wrong

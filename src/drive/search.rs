@@ -21,6 +21,7 @@ use crate::config::{RequestRate, RunConfig, ScrapeSpec};
 use crate::drive::error::RunError;
 use crate::drive::run::{execute_with, RunOptions};
 use crate::measure::client::Secrets;
+use crate::results::document::refuse_existing;
 use crate::results::search::{wilson95, Probe, SearchDoc};
 use crate::workload::PromptTokenizer;
 
@@ -109,11 +110,21 @@ pub struct Probes<'a> {
     pub scrape: Option<ScrapeSpec>,
     /// Send the pre-flight request before the first probe.
     pub preflight: bool,
+    /// Replace existing files (`--overwrite`); otherwise the search refuses to start when its
+    /// document or a probe's files exist.
+    pub overwrite: bool,
+    /// Cancelled on a second Ctrl-C (see `RunOptions::abort`).
+    pub abort: CancellationToken,
 }
 
 impl Probes<'_> {
     pub fn doc_path(&self) -> PathBuf {
         self.dir.join(format!("{}.search.json", self.stem))
+    }
+
+    /// The result file of probe `i`.
+    fn probe_file(&self, i: u32) -> String {
+        format!("{}-probe{i}.json", self.stem)
     }
 }
 
@@ -126,6 +137,16 @@ pub async fn run_search(
     mut probed: impl FnMut(&SearchDoc),
 ) -> Result<SearchDoc, RunError> {
     let doc_path = probes.doc_path();
+    let probe_files: Vec<PathBuf> = (0..spec.max_probes)
+        .flat_map(|i| {
+            let result = probes.dir.join(probes.probe_file(i));
+            [result.with_extension("records.jsonl"), result]
+        })
+        .collect();
+    refuse_existing(
+        probes.overwrite,
+        std::iter::once(&doc_path).chain(&probe_files),
+    )?;
     search(
         spec,
         |value, i| {
@@ -140,9 +161,11 @@ pub async fn run_search(
                 ),
             };
             let step = step_config(probes.base, param, v);
-            let file = format!("{}-probe{i}.json", probes.stem);
+            let file = probes.probe_file(i);
             let opts = RunOptions {
                 scrape: probes.scrape.clone(),
+                overwrite: probes.overwrite,
+                abort: probes.abort.clone(),
                 ..RunOptions::new(probes.dir.join(&file), probes.preflight && i == 0)
             };
             let stop = stop.clone();

@@ -58,6 +58,9 @@ pub async fn before_start(
     let clock_offset = probe_clock_offset(client, &cfg.base_url).await;
     if let Some(at) = start_at {
         wait_until(at, stop).await?;
+        if stop.is_cancelled() {
+            return Err(RunError::Stopped);
+        }
     }
     Ok(Some(Timebase {
         start_at: start_at.and_then(|t| t.format(&Rfc3339).ok()),

@@ -19,7 +19,7 @@ use crate::config::RunConfig;
 use crate::drive::error::RunError;
 use crate::drive::run::{execute_with, RunOptions};
 use crate::measure::client::Secrets;
-use crate::results::document::{BenchResult, SCHEMA_VERSION};
+use crate::results::document::{refuse_existing, BenchResult, SCHEMA_VERSION};
 use crate::results::error::ResultsError;
 use crate::results::sweep::{SweepDoc, SweepStep};
 use crate::workload::PromptTokenizer;
@@ -32,6 +32,18 @@ pub struct SweepOptions {
     pub preflight: bool,
     pub scrape: Option<crate::config::ScrapeSpec>,
     pub cooldown: Duration,
+    /// Replace existing files (`--overwrite`); otherwise the sweep refuses to start when its
+    /// document or any step's result or records file exists.
+    pub overwrite: bool,
+    /// Cancelled on a second Ctrl-C (see `RunOptions::abort`).
+    pub abort: CancellationToken,
+}
+
+impl SweepOptions {
+    /// The result file of step `value`.
+    fn step_file(&self, param: SweepParameter, value: SweepValue) -> String {
+        format!("{}-{}{}.json", self.stem, param.file_tag(), value)
+    }
 }
 
 /// Told about each step as it starts and when its result is saved (to show progress and
@@ -52,8 +64,22 @@ pub async fn run_sweep(
     stop: CancellationToken,
     observer: &mut dyn StepObserver,
 ) -> Result<SweepDoc, RunError> {
-    let tokenizer = PromptTokenizer::resolve(base.workload.tokenizer.as_deref())?;
     let doc_path = opts.dir.join(format!("{}.sweep.json", opts.stem));
+    let step_results: Vec<PathBuf> = values
+        .iter()
+        .map(|&v| opts.dir.join(opts.step_file(param, v)))
+        .collect();
+    let step_records: Vec<PathBuf> = step_results
+        .iter()
+        .map(|p| p.with_extension("records.jsonl"))
+        .collect();
+    refuse_existing(
+        opts.overwrite,
+        std::iter::once(&doc_path)
+            .chain(&step_results)
+            .chain(&step_records),
+    )?;
+    let tokenizer = PromptTokenizer::resolve(base.workload.tokenizer.as_deref())?;
     std::fs::create_dir_all(&opts.dir).map_err(|source| {
         RunError::from(ResultsError::Write {
             path: opts.dir.clone(),
@@ -81,9 +107,11 @@ pub async fn run_sweep(
                 () = stop.cancelled() => break,
             }
         }
-        let file = format!("{}-{}{}.json", opts.stem, param.file_tag(), value);
+        let file = opts.step_file(param, value);
         let run_opts = RunOptions {
             scrape: opts.scrape.clone(),
+            overwrite: opts.overwrite,
+            abort: opts.abort.clone(),
             ..RunOptions::new(opts.dir.join(&file), opts.preflight && i == 0)
         };
         let cfg = step_config(base, param, value);

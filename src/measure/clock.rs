@@ -40,8 +40,13 @@ impl Clock {
     }
 
     /// The instant `ns` nanoseconds after the anchor.
+    /// The instant `ns` nanoseconds after the anchor (a far-off instant, never a panic, for a
+    /// time past what `Instant` can hold).
     pub fn instant_at(&self, ns: u64) -> Instant {
-        self.anchor + std::time::Duration::from_nanos(ns)
+        let d = std::time::Duration::from_nanos(ns);
+        self.anchor
+            .checked_add(d)
+            .unwrap_or_else(|| self.anchor + std::time::Duration::from_secs(86_400 * 365 * 30))
     }
 
     /// Unix time of the instant `ns` nanoseconds after the anchor, ns (this machine's clock).

@@ -244,13 +244,100 @@ pub fn records_next_to(result: &Path, named: Option<&Path>) -> Option<PathBuf> {
 }
 
 /// The records of a JSON Lines records file, read one line at a time (memory does not grow
-/// with the file). Lines that do not parse as a record (blank, or the torn last line of a
-/// killed run) are skipped; an I/O error ends the iteration.
-pub fn read_jsonl(path: &Path) -> std::io::Result<impl Iterator<Item = RequestRecord>> {
+/// with the file). Lines that do not parse as a record (the torn last line of a killed run, a
+/// line edited by hand) are skipped and counted ([`RecordLines::skipped`]), never dropped
+/// silently; an I/O error ends the iteration.
+pub fn read_jsonl(path: &Path) -> std::io::Result<RecordLines> {
     use std::io::BufRead;
     let file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
-    Ok(file
-        .split(b'\n')
-        .map_while(Result::ok)
-        .filter_map(|line| serde_json::from_slice(&line).ok()))
+    Ok(RecordLines {
+        lines: Box::new(file.split(b'\n')),
+        line: 0,
+        skipped: Skipped::default(),
+    })
+}
+
+/// Lines of a records file that were not records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    pub count: u64,
+    /// 1-based number of the first such line.
+    pub first_line: Option<u64>,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} line(s) that are not records skipped", self.count)?;
+        if let Some(l) = self.first_line {
+            write!(f, " (the first is line {l})")?;
+        }
+        Ok(())
+    }
+}
+
+/// The iterator of [`read_jsonl`].
+pub struct RecordLines {
+    lines: Box<dyn Iterator<Item = std::io::Result<Vec<u8>>> + Send>,
+    line: u64,
+    skipped: Skipped,
+}
+
+impl RecordLines {
+    /// The lines skipped so far (all of them once the iteration has ended).
+    pub fn skipped(&self) -> Skipped {
+        self.skipped
+    }
+}
+
+impl Iterator for RecordLines {
+    type Item = RequestRecord;
+    fn next(&mut self) -> Option<RequestRecord> {
+        loop {
+            let line = self.lines.next()?.ok()?;
+            self.line += 1;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice(&line) {
+                Ok(r) => return Some(r),
+                Err(_) => {
+                    self.skipped.count += 1;
+                    self.skipped.first_line.get_or_insert(self.line);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 14: lines that are not records are counted, with the first one's number.
+    #[test]
+    fn unreadable_lines_are_counted_not_dropped_silently() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.records.jsonl");
+        let rec = RequestRecord {
+            id: 3,
+            ..RequestRecord::default()
+        };
+        let good = serde_json::to_string(&rec).unwrap();
+        let text = format!(
+            "{good}\n\nnot json\n{good}\n{{\"id\": \"x\"}}\n{}",
+            &good[..10]
+        );
+        std::fs::write(&path, text).unwrap();
+        let mut lines = read_jsonl(&path).unwrap();
+        let ids: Vec<u64> = lines.by_ref().map(|r| r.id).collect();
+        assert_eq!(ids, [3, 3]);
+        assert_eq!(
+            lines.skipped(),
+            Skipped {
+                count: 3,
+                first_line: Some(3)
+            }
+        );
+        assert!(lines.skipped().to_string().contains("line 3"));
+    }
 }

@@ -64,6 +64,10 @@ pub struct BenchResult {
     pub complete: bool,
     /// Requests never sent because the run was stopped.
     pub unsent: u64,
+    /// Why the run stopped early, when something failed during it (a records file that could
+    /// not be written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// Path of the per-request JSON Lines file.
     pub records_file: Option<PathBuf>,
     pub config: RunConfig,
@@ -105,6 +109,7 @@ impl BenchResult {
             started_at,
             complete: unsent == 0 && !summary.failures_by_kind.contains_key("cancelled"),
             unsent,
+            error: None,
             records_file,
             config,
             summary,
@@ -225,6 +230,17 @@ impl BenchResult {
             None => return Err(bad("no schema_version".into())),
         }
         serde_json::from_value(value).map_err(|e| bad(e.to_string()))
+    }
+}
+
+/// An error naming the first of `paths` that exists, unless `overwrite`.
+pub fn refuse_existing<'a>(
+    overwrite: bool,
+    paths: impl IntoIterator<Item = &'a PathBuf>,
+) -> Result<(), ResultsError> {
+    match paths.into_iter().find(|p| !overwrite && p.exists()) {
+        Some(path) => Err(ResultsError::Exists { path: path.clone() }),
+        None => Ok(()),
     }
 }
 

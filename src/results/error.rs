@@ -21,6 +21,9 @@ pub enum ResultsError {
     /// A file that reads but breaks a rule (a shard result without a timebase, say).
     #[error("{path}: {why}")]
     Invalid { path: PathBuf, why: String },
+    /// A file the command would write exists (and `--overwrite` was not given).
+    #[error("{} exists: give --overwrite to replace it, or another --result-filename or --result-dir", path.display())]
+    Exists { path: PathBuf },
     /// Shard results that cannot be merged.
     #[error("{0}")]
     Merge(String),

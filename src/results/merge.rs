@@ -200,18 +200,19 @@ fn load(path: &Path) -> Result<Input, ResultsError> {
     let records_path =
         crate::measure::record::records_next_to(path, result.records_file.as_deref())
             .ok_or_else(|| bad("its records file (.records.jsonl) is not next to it"))?;
-    let records: Vec<RequestRecord> = crate::measure::record::read_jsonl(&records_path)
-        .map_err(|source| ResultsError::Read {
+    let mut lines =
+        crate::measure::record::read_jsonl(&records_path).map_err(|source| ResultsError::Read {
             path: records_path.clone(),
             source,
-        })?
-        .collect();
+        })?;
+    let records: Vec<RequestRecord> = lines.by_ref().collect();
     let measured = records.iter().filter(|r| !r.warmup).count() as u64;
     let counted = result.summary.completed + result.summary.failed;
-    if measured != counted {
+    let skipped = lines.skipped();
+    if measured != counted || skipped.count > 0 {
         return Err(ResultsError::Invalid {
             path: records_path,
-            why: format!("{measured} measured records, but its result counts {counted}"),
+            why: format!("{measured} measured records, but its result counts {counted}; {skipped}"),
         });
     }
     Ok(Input {

@@ -28,6 +28,12 @@ async fn tokenize(
         .get("tokens")
         .and_then(Value::as_array)
         .ok_or("the /tokenize answer has no `tokens`")?;
+    if ids.is_empty() && !text.trim().is_empty() {
+        return Err(format!(
+            "the /tokenize answer has no tokens for a text of {} bytes",
+            text.len()
+        ));
+    }
     ids.iter()
         .map(|t| t.as_u64().or_else(|| t.get("id").and_then(Value::as_u64)))
         .collect::<Option<Vec<u64>>>()
@@ -58,6 +64,12 @@ async fn exact(
     source: &[u64],
     target: usize,
 ) -> Result<String, String> {
+    if source.is_empty() || target == 0 {
+        return Err(format!(
+            "cannot build a prompt of {target} tokens from {} source tokens",
+            source.len()
+        ));
+    }
     let mut take = target.min(source.len());
     for _ in 0..MAX_ROUNDS {
         let text = detokenize(client, base, model, &source[..take]).await?;

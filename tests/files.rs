@@ -1,0 +1,223 @@
+//! Issue 14, "files are sacred", with the binary as a user runs it against the built-in
+//! simulator: nothing is written before a run is known to start, nothing is overwritten
+//! without `--overwrite`, a full disk stops the run and keeps what was measured, and a signal
+//! in any phase stops it without a hang.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::cargo_bin;
+
+fn servebench() -> Command {
+    Command::new(cargo_bin("servebench"))
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn error_lines(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("error:"))
+        .map(str::to_string)
+        .collect()
+}
+
+const QUICK: &[&str] = &[
+    "run",
+    "--sim-preset",
+    "exact",
+    "--output-len",
+    "4",
+    "--quiet",
+];
+
+/// `QUICK` with `n` requests, saved as `name` in `dir`, and more flags.
+fn quick(dir: &Path, name: &str, n: &str, more: &[&str]) -> Output {
+    servebench()
+        .args(QUICK)
+        .args([
+            "--result-dir",
+            dir.to_str().unwrap(),
+            "--result-filename",
+            name,
+        ])
+        .args(["--num-prompts", n])
+        .args(more)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn an_existing_result_is_never_overwritten_without_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let first = quick(d, "r.json", "5", &[]);
+    assert!(first.status.success(), "{first:?}");
+    let result = std::fs::read(dir.path().join("r.json")).unwrap();
+    let records = std::fs::read(dir.path().join("r.records.jsonl")).unwrap();
+
+    // Same name again: refused before anything is touched, naming the file.
+    let again = quick(d, "r.json", "2", &[]);
+    assert_eq!(again.status.code(), Some(2));
+    let errors = error_lines(&again);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("r.json exists") && errors[0].contains("--overwrite"),
+        "{errors:?}"
+    );
+    assert_eq!(std::fs::read(dir.path().join("r.json")).unwrap(), result);
+    assert_eq!(
+        std::fs::read(dir.path().join("r.records.jsonl")).unwrap(),
+        records
+    );
+
+    // A sweep whose step files exist is refused too, before its first step.
+    assert!(quick(d, "r-n1.json", "1", &[]).status.success());
+    let refused = quick(d, "r", "2,1", &[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(error_lines(&refused)[0].contains("r-n1.json exists"));
+    assert!(!dir.path().join("r.sweep.json").exists());
+
+    // --overwrite replaces them.
+    let replaced = quick(d, "r.json", "2", &["--overwrite"]);
+    assert!(replaced.status.success(), "{replaced:?}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["completed"], 2);
+}
+
+#[test]
+fn a_start_time_already_past_writes_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = quick(
+        dir.path(),
+        "r.json",
+        "5",
+        &["--start-at", "2020-01-01T00:00:00Z"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(error_lines(&out)[0].contains("--start-at"), "{out:?}");
+    assert_eq!(files_in(dir.path()), Vec::<String>::new());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_stops_the_run_and_saves_what_was_measured() {
+    use std::os::unix::process::CommandExt;
+    // The child may write files of at most LIMIT bytes; past it, a write fails with EFBIG (the
+    // SIGXFSZ that would kill it is ignored, as a full disk gives ENOSPC without a signal).
+    const LIMIT: u64 = 96 * 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = servebench();
+    cmd.args([
+        "run",
+        "--sim-preset",
+        "exact",
+        "--num-prompts",
+        "3000",
+        "--max-concurrency",
+        "16",
+        "--output-len",
+        "3",
+        "--quiet",
+        "--result-filename",
+        "full.json",
+        "--result-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let lim = libc::rlimit {
+                rlim_cur: LIMIT,
+                rlim_max: LIMIT,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{out:?} {:?}",
+        files_in(dir.path())
+    );
+    let errors = error_lines(&out);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("cannot write") && errors[0].contains("marked incomplete"),
+        "{errors:?}"
+    );
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("full.json")).unwrap()).unwrap();
+    assert_eq!(result["complete"], false);
+    assert!(result["error"].as_str().unwrap().contains("cannot write"));
+    // It stopped sending: most of the 3,000 requests were never sent.
+    assert!(
+        result["unsent"].as_u64().unwrap() > 1000,
+        "{}",
+        result["unsent"]
+    );
+    // Every record written before the disk filled is there, whole but perhaps the last.
+    let records = std::fs::read_to_string(dir.path().join("full.records.jsonl")).unwrap();
+    let lines: Vec<&str> = records.lines().collect();
+    assert!(lines.len() > 10, "{} lines", lines.len());
+    let whole = lines
+        .iter()
+        .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+        .count();
+    assert!(whole + 1 >= lines.len());
+}
+
+/// A server that accepts connections and never answers: Ctrl-C during the pre-flight request
+/// stops servebench at once, with one line and no file.
+#[cfg(unix)]
+#[test]
+fn a_signal_during_the_pre_flight_request_stops_without_a_file() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let child = servebench()
+        .args([
+            "run",
+            "--base-url",
+            &url,
+            "--tokenizer",
+            "words",
+            "--num-prompts",
+            "3",
+        ])
+        .args(["--result-dir", dir.path().to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the pre-flight request has connected (the listener's backlog holds it).
+    let (_conn, _) = silent.accept().unwrap();
+    let started = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let errors = error_lines(&out);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("stopped before the measured load"),
+        "{errors:?}"
+    );
+    assert_eq!(files_in(dir.path()), Vec::<String>::new());
+}
