@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
+/// The most shards a run may be split into: far more client machines than any run needs, and
+/// small enough that listing the missing ones stays short work.
+pub const MAX_SHARDS: u64 = 65_536;
+
 /// Shard `index` of `count` (0-based): it sends the requests whose id ≡ index (mod count).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shard {
@@ -48,6 +52,9 @@ impl FromStr for Shard {
         if count == 0 {
             return Err(bad("COUNT must be at least 1"));
         }
+        if count > MAX_SHARDS {
+            return Err(bad(&format!("COUNT must be at most {MAX_SHARDS}")));
+        }
         if index >= count {
             return Err(bad("INDEX counts from 0 and must be below COUNT"));
         }
@@ -55,10 +62,18 @@ impl FromStr for Shard {
     }
 }
 
-/// Shards `indices` of `count`, as `1/4, 2/4`.
+/// Shards `indices` of `count`, as `1/4, 2/4` (the first 20, then how many more).
 pub fn list(indices: &[u64], count: u64) -> String {
-    let shards: Vec<String> = indices.iter().map(|i| format!("{i}/{count}")).collect();
-    shards.join(", ")
+    const SHOWN: usize = 20;
+    let shards: Vec<String> = indices
+        .iter()
+        .take(SHOWN)
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    match indices.len().saturating_sub(SHOWN) {
+        0 => shards.join(", "),
+        more => format!("{} and {more} more", shards.join(", ")),
+    }
 }
 
 /// Parses `--start-at`: an RFC 3339 time, e.g. `2026-05-01T12:00:00Z`.

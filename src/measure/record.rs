@@ -197,6 +197,31 @@ impl RequestRecord {
     pub fn last_chunk_ns(&self) -> Option<u64> {
         self.chunk_ns.last().copied()
     }
+    /// True when the record's times are in the order they happen: scheduled ≤ sent ≤ every
+    /// chunk (in order) ≤ end. servebench's client always writes them so (one clock); a
+    /// records file edited by hand or corrupted may not.
+    pub fn times_are_ordered(&self) -> bool {
+        let chunks_ordered = self.chunk_ns.windows(2).all(|w| w[0] <= w[1]);
+        let first = self.chunk_ns.first().copied().unwrap_or(self.end_ns);
+        let last = self.chunk_ns.last().copied().unwrap_or(self.sent_ns);
+        self.scheduled_ns <= self.sent_ns
+            && self.sent_ns <= first
+            && chunks_ordered
+            && last <= self.end_ns
+    }
+
+    /// This record, failed as `malformed_stream`, when its times are out of order (see
+    /// [`RequestRecord::times_are_ordered`]): no figure is computed from impossible times.
+    pub fn with_ordered_times(mut self) -> RequestRecord {
+        if !self.times_are_ordered() {
+            self.outcome = Outcome::failed(
+                FailureKind::MalformedStream,
+                "its times are out of order (chunks before the send, or going backwards)",
+            );
+        }
+        self
+    }
+
     /// True when both the server and the tokenizer counted the output and disagree.
     pub fn output_count_disagrees(&self) -> bool {
         matches!((self.usage_output_tokens, self.tokenizer_output_tokens), (Some(a), Some(b)) if a != b)

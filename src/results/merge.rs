@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::config::shard::Shard;
+use crate::config::shard::{Shard, MAX_SHARDS};
 use crate::config::RequestRate;
 use crate::measure::record::{RecordsWriter, RequestRecord};
 use crate::results::document::BenchResult;
@@ -193,6 +193,11 @@ fn load(path: &Path) -> Result<Input, ResultsError> {
         .load
         .shard
         .ok_or_else(|| bad("not a shard's result (it was not run with --shard)"))?;
+    if shard.count > MAX_SHARDS || shard.index >= shard.count {
+        return Err(bad(&format!(
+            "shard {shard} is not a shard of a run (at most {MAX_SHARDS} shards)"
+        )));
+    }
     let timebase = result
         .timebase
         .clone()
@@ -205,7 +210,10 @@ fn load(path: &Path) -> Result<Input, ResultsError> {
             path: records_path.clone(),
             source,
         })?;
-    let records: Vec<RequestRecord> = lines.by_ref().collect();
+    let records: Vec<RequestRecord> = lines
+        .by_ref()
+        .map(RequestRecord::with_ordered_times)
+        .collect();
     let measured = records.iter().filter(|r| !r.warmup).count() as u64;
     let counted = result.summary.completed + result.summary.failed;
     let skipped = lines.skipped();
@@ -264,7 +272,7 @@ fn shifted(r: &RequestRecord, by: u64) -> RequestRecord {
         .chain(r.first_reasoning_ns.as_mut())
         .chain(r.first_answer_ns.as_mut())
     {
-        *t += by;
+        *t = t.saturating_add(by);
     }
     r
 }
@@ -497,5 +505,55 @@ mod tests {
         let q = save_shard(other_seed.path(), 1, 0, 8);
         let e = err(&[p[0].clone(), q, p[2].clone(), p[3].clone()]);
         assert!(e.contains("config.load.seed (7 vs 8)"), "{e}");
+    }
+
+    /// Issue 14, row 7: a crafted shard (a shard count of 10^12; chunk times going backwards)
+    /// is refused or its impossible request failed, never a hang or an absurd TPOT.
+    #[test]
+    fn crafted_shards_are_refused_or_their_bad_records_failed() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let paths: Vec<PathBuf> = (0..4).map(|i| save_shard(d, i, 0, 7)).collect();
+        let before = merge(&paths, false).unwrap().result.summary;
+
+        // Chunk times going backwards in one successful record of shard 1.
+        let records_path = paths[1].with_extension("records.jsonl");
+        let text = std::fs::read_to_string(&records_path).unwrap();
+        let mut lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let ok = lines
+            .iter()
+            .position(|v| {
+                v["outcome"]["status"] == "ok" && v["chunk_ns"].as_array().unwrap().len() > 1
+            })
+            .unwrap();
+        lines[ok]["chunk_ns"].as_array_mut().unwrap().reverse();
+        let crafted: Vec<String> = lines.iter().map(|v| v.to_string()).collect();
+        std::fs::write(&records_path, crafted.join("\n") + "\n").unwrap();
+        let merged = merge(&paths, false).unwrap();
+        let s = &merged.result.summary;
+        assert_eq!(
+            (s.completed, s.failed),
+            (before.completed - 1, before.failed + 1)
+        );
+        let malformed = |s: &crate::results::stats::RunSummary| {
+            s.failures_by_kind
+                .get("malformed_stream")
+                .copied()
+                .unwrap_or(0)
+        };
+        assert_eq!(malformed(s), malformed(&before) + 1);
+        let tpot = s.tpot_ms.as_ref().unwrap();
+        assert!(tpot.max < 1000.0, "{tpot:?}");
+
+        // A shard count of 10^12: refused at once.
+        let text = std::fs::read_to_string(&paths[2]).unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["config"]["load"]["shard"]["count"] = serde_json::json!(1_000_000_000_000u64);
+        std::fs::write(&paths[2], v.to_string()).unwrap();
+        let e = merge(&paths, false).unwrap_err().to_string();
+        assert!(e.contains("at most 65536 shards"), "{e}");
     }
 }

@@ -33,7 +33,8 @@ impl RequestMetrics {
         let ttft_ns = first.saturating_sub(r.sent_ns);
         let e2el_ns = last.saturating_sub(r.sent_ns);
         let n = r.output_tokens.unwrap_or(r.chunk_ns.len() as u64);
-        let tpot_ms = (n >= 2).then(|| (e2el_ns - ttft_ns) as f64 / NS_PER_MS / (n - 1) as f64);
+        let tpot_ms =
+            (n >= 2).then(|| e2el_ns.saturating_sub(ttft_ns) as f64 / NS_PER_MS / (n - 1) as f64);
         let output_throughput = if e2el_ns > 0 {
             n as f64 / (e2el_ns as f64 / NS_PER_S)
         } else {
