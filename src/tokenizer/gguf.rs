@@ -26,6 +26,11 @@ const MAX_ARRAY_DEPTH: u32 = 4;
 /// so that a corrupt count inside a large model file cannot make the reader walk into the
 /// weights and build gigabytes of values.
 const MAX_ARRAY_LEN: u64 = 1 << 24;
+/// Array elements decoded in one file, all arrays together. Each takes 32 bytes in memory
+/// whatever its encoded size (one byte for a u8), so this caps the metadata's memory at
+/// 128 MiB (plus string contents, bounded by the file's size). A real tokenizer holds about
+/// 600,000 (Llama 3: 128,256 tokens and types, 280,147 merges): seven times less.
+const MAX_TOTAL_ELEMENTS: u64 = 1 << 22;
 const MAX_STRING_LEN: u64 = 1 << 26;
 
 /// One metadata value.
@@ -144,6 +149,7 @@ pub fn read_metadata(path: &Path) -> Result<GgufMetadata, GgufError> {
         inner: BufReader::with_capacity(1 << 16, file),
         offset: 0,
         size,
+        elements_left: MAX_TOTAL_ELEMENTS,
     };
     r.read_header_and_kv()
 }
@@ -154,6 +160,7 @@ pub fn parse_metadata(bytes: &[u8]) -> Result<GgufMetadata, GgufError> {
         inner: bytes,
         offset: 0,
         size: bytes.len() as u64,
+        elements_left: MAX_TOTAL_ELEMENTS,
     };
     r.read_header_and_kv()
 }
@@ -162,6 +169,8 @@ struct Reader<R: Read> {
     inner: R,
     offset: u64,
     size: u64,
+    /// Array elements that may still be decoded ([`MAX_TOTAL_ELEMENTS`] in all).
+    elements_left: u64,
 }
 
 impl<R: Read> Reader<R> {
@@ -323,6 +332,13 @@ impl<R: Read> Reader<R> {
                         self.offset
                     )));
                 }
+                if count > self.elements_left {
+                    return Err(GgufError::Corrupt(format!(
+                        "more than {MAX_TOTAL_ELEMENTS} array elements in the metadata (at offset {})",
+                        self.offset
+                    )));
+                }
+                self.elements_left -= count;
                 let count = usize::try_from(count)
                     .map_err(|_| GgufError::Corrupt(format!("array count {count} too large")))?;
                 let mut items = Vec::with_capacity(count);
@@ -478,5 +494,36 @@ pub(crate) mod tests {
             parse_metadata(&bytes),
             Err(GgufError::UnsupportedVersion(1))
         ));
+    }
+
+    /// Issue 14, row 11: arrays of bytes may not expand a file 32-fold in memory without
+    /// bound. Four byte arrays of 2^20 elements (4 MiB of file, 128 MiB decoded) fill the
+    /// budget of 2^22 elements; one element more is refused.
+    #[test]
+    fn byte_arrays_are_bounded_in_total() {
+        let bytes_array = |n: usize| GgufValue::Array(vec![GgufValue::U8(7); n]);
+        let ok: Vec<(String, GgufValue)> = (0..4)
+            .map(|i| (format!("a{i}"), bytes_array(1 << 20)))
+            .collect();
+        let kv: Vec<(&str, GgufValue)> = ok.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        assert!(parse_metadata(&build(&kv)).is_ok());
+        let mut too_many = kv.clone();
+        too_many.push(("a4", bytes_array(1)));
+        let err = parse_metadata(&build(&too_many)).unwrap_err().to_string();
+        assert!(err.contains("array elements in the metadata"), "{err}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Issue 14, item 8: any bytes after a valid header are an error or metadata, never a
+        /// panic, and never more elements than the budget.
+        #[test]
+        fn arbitrary_bytes_never_panic(tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            let mut bytes = b"GGUF".to_vec();
+            bytes.extend_from_slice(&3u32.to_le_bytes());
+            bytes.extend_from_slice(&tail);
+            let _ = parse_metadata(&bytes);
+            let _ = parse_metadata(&tail);
+        }
     }
 }
