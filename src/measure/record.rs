@@ -365,4 +365,25 @@ mod tests {
         );
         assert!(lines.skipped().to_string().contains("line 3"));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+        /// Issue 14, item 8: any bytes in a records file read as records or counted skips,
+        /// never a panic; every line is one or the other.
+        #[test]
+        fn arbitrary_bytes_read_without_panic(
+            body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("r.records.jsonl");
+            std::fs::write(&path, &body).unwrap();
+            let mut lines = read_jsonl(&path).unwrap();
+            let read = lines.by_ref().count() as u64;
+            let non_blank = body
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+                .count() as u64;
+            proptest::prop_assert_eq!(read + lines.skipped().count, non_blank);
+        }
+    }
 }
