@@ -161,3 +161,50 @@ pub async fn build_requests(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RunConfig;
+    use crate::measure::client::Secrets;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A server whose every answer is `body` (HTTP/1.1, one request per connection).
+    async fn answering(body: &'static str) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let mut buf = vec![0u8; 64 * 1024];
+                let _ = s.read(&mut buf).await;
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = s.write_all(head.as_bytes()).await;
+                let _ = s.write_all(body.as_bytes()).await;
+            }
+        });
+        url
+    }
+
+    /// Issue 14, row 10: a `/tokenize` that answers no tokens is an error naming it, not a
+    /// panic.
+    #[tokio::test]
+    async fn an_empty_tokenize_answer_is_an_error() {
+        let url = answering(r#"{"tokens":[]}"#).await;
+        let cfg = RunConfig {
+            base_url: url.clone(),
+            ..RunConfig::default()
+        };
+        let client = Client::new(&cfg, &Secrets::default(), None).unwrap();
+        let spec = WorkloadSpec {
+            input_len: 8,
+            ..WorkloadSpec::default()
+        };
+        let e = build_requests(&spec, &client, &url, "m", 2, 1, false)
+            .await
+            .unwrap_err();
+        assert!(e.contains("no tokens"), "{e}");
+    }
+}
