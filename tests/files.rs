@@ -221,3 +221,50 @@ fn a_signal_during_the_pre_flight_request_stops_without_a_file() {
     );
     assert_eq!(files_in(dir.path()), Vec::<String>::new());
 }
+
+/// A second Ctrl-C ends the grace period at once: the requests in flight are cancelled and
+/// recorded, and the result is still saved.
+#[cfg(unix)]
+#[test]
+fn a_second_signal_cancels_the_requests_in_flight_and_still_saves() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each request streams for about 10 s (1,000 chunks 10 ms apart); the grace is a minute.
+    let child = servebench()
+        .args(["run", "--sim-preset", "exact", "--num-prompts", "8"])
+        .args(["--output-len", "1000", "--grace", "60", "--quiet"])
+        .args(["--result-dir", dir.path().to_str().unwrap()])
+        .args(["--result-filename", "r.json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let records = dir.path().join("r.records.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !records.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(300));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    // Well before the streams' own end (10 s) or the grace (60 s).
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("aborting"), "{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["complete"], false);
+    assert_eq!(
+        v["summary"]["failures_by_kind"]["cancelled"], 8,
+        "{}",
+        v["summary"]
+    );
+    let lines = std::fs::read_to_string(&records).unwrap();
+    assert_eq!(lines.lines().count(), 8);
+}

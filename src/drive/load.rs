@@ -137,15 +137,18 @@ pub async fn drive(
         while tasks.try_join_next().is_some() {}
     }
     let unsent = total - sent;
-    if stop.is_cancelled() {
-        let grace = tokio::time::sleep(spec.grace());
-        tokio::pin!(grace);
-        loop {
-            tokio::select! {
-                joined = tasks.join_next() => if joined.is_none() { break },
-                () = &mut grace => { cancel.cancel(); break }
-                () = sink.abort.cancelled() => { cancel.cancel(); break }
-            }
+    // In-flight requests run to their end; once `stop` is cancelled (now or later, also after
+    // every request was sent) they have the grace period, and `abort` ends it at once.
+    let grace = async {
+        stop.cancelled().await;
+        tokio::time::sleep(spec.grace()).await;
+    };
+    tokio::pin!(grace);
+    loop {
+        tokio::select! {
+            joined = tasks.join_next() => if joined.is_none() { break },
+            () = &mut grace => { cancel.cancel(); break }
+            () = sink.abort.cancelled() => { cancel.cancel(); break }
         }
     }
     while tasks.join_next().await.is_some() {}
