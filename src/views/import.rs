@@ -290,13 +290,13 @@ fn number_list(s: &str) -> Option<Vec<Vec<u64>>> {
     let mut candidates = Vec::new();
     if a > 0 && b > a && b % a == 0 {
         let r = b / a;
-        if head.windows(2).all(|w| w[1] == w[0] * r) {
+        if head.windows(2).all(|w| w[0].checked_mul(r) == Some(w[1])) {
             let mut v = vec![a];
             while let Some(&x) = v.last() {
-                if x >= last {
-                    break;
+                match x.checked_mul(r) {
+                    Some(next) if x < last => v.push(next),
+                    _ => break,
                 }
-                v.push(x * r);
             }
             if v.last() == Some(&last) {
                 candidates.push(v);
@@ -305,8 +305,13 @@ fn number_list(s: &str) -> Option<Vec<Vec<u64>>> {
     }
     if b > a {
         let step = b - a;
-        if head.windows(2).all(|w| w[1] == w[0] + step) && (last - a) % step == 0 {
-            let n = (last - a) / step + 1;
+        let span = last.checked_sub(a);
+        if head
+            .windows(2)
+            .all(|w| w[0].checked_add(step) == Some(w[1]))
+            && span.is_some_and(|s| s % step == 0)
+        {
+            let n = span.unwrap_or(0) / step + 1;
             if n <= 100_000 {
                 candidates.push((0..n).map(|i| a + i * step).collect());
             }
@@ -1074,6 +1079,16 @@ mod tests {
             vec![vec![10, 20, 30, 40, 50]]
         );
         assert!(number_list("a, b").is_none());
+    }
+
+    /// Issue 14, row 6: a range up to u64::MAX is no endless loop (it overflowed and wrapped).
+    #[test]
+    fn ranges_that_overflow_are_refused_quickly() {
+        assert_eq!(number_list("1, 2, ..., 18446744073709551615"), None);
+        assert_eq!(number_list("1, 3, ..., 18446744073709551615"), None);
+        assert_eq!(number_list("5, 6, ..., 2"), None);
+        let long = number_list("1, 2, ..., 9223372036854775808").unwrap();
+        assert_eq!(long[0].len(), 64);
     }
 
     #[test]
