@@ -267,7 +267,7 @@ impl Client {
                 Ok(r) => Body::Lean(r),
                 Err(e) => return lean_failure(e),
             },
-            None => match self.send_reqwest(request, state).await {
+            None => match self.send_reqwest(request).await {
                 Ok(r) => Body::Reqwest(r, Bytes::new()),
                 Err(e) => return Outcome::failed(classify(&e), describe(&e)),
             },
@@ -327,27 +327,11 @@ impl Client {
         }
     }
 
-    /// The request through reqwest (HTTPS).
-    async fn send_reqwest(
-        &self,
-        body: Vec<u8>,
-        state: &mut Stream,
-    ) -> Result<reqwest::Response, reqwest::Error> {
-        let request = self.http.post(&self.url).body(body);
-        let retry = request.try_clone();
-        match request.send().await {
-            // A kept-alive connection the server had already closed (llama.cpp closes after
-            // every stream although it announces keep-alive): the request never reached the
-            // server, so it is sent once more on a new connection, and the record says so.
-            Err(e) if is_stale_connection(&e) => match retry {
-                Some(retry) => {
-                    state.rec.connection_retries += 1;
-                    retry.send().await
-                }
-                None => Err(e),
-            },
-            r => r,
-        }
+    /// The request through reqwest (HTTPS). Never sent again here: hyper-util already resends
+    /// a request that never left (its connection found closed before the request was
+    /// written), and one that did may have reached the server.
+    async fn send_reqwest(&self, body: Vec<u8>) -> Result<reqwest::Response, reqwest::Error> {
+        self.http.post(&self.url).body(body).send().await
     }
 }
 
@@ -553,19 +537,6 @@ impl Stream {
         r.generated_text = self.text;
         self.rec
     }
-}
-
-/// True when sending failed because a pooled connection had been closed by the server before
-/// any response byte arrived (hyper's "connection closed before message completed").
-fn is_stale_connection(e: &reqwest::Error) -> bool {
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        if let Some(h) = cause.downcast_ref::<hyper::Error>() {
-            return h.is_incomplete_message();
-        }
-        source = cause.source();
-    }
-    false
 }
 
 fn classify(e: &reqwest::Error) -> FailureKind {
