@@ -10,12 +10,15 @@ use clap::{Args, Parser, Subcommand};
 use crate::config::search::{SearchBy, SearchSpec};
 use crate::config::shard::{parse_start_at, Shard};
 use crate::config::sweep::{SweepParameter, SweepValue};
+use crate::config::url::redact_url;
 use crate::config::ScrapeSpec;
 use crate::config::{
     BackendKind, DatasetKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec,
 };
 use crate::measure::client::Secrets;
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
+
+pub mod limits;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -200,18 +203,21 @@ pub struct RunArgs {
     /// after the workload, pre-flight and warm-ups: give every shard the same time.
     #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
     pub start_at: Option<time::OffsetDateTime>,
+    #[command(flatten)]
+    pub limits: limits::LimitsArgs,
 }
 
 impl RunArgs {
     /// The run's config, with `base_url` set to `server` (the given one or the simulator's).
     pub fn config(&self, base_url: String, simulated: bool) -> RunConfig {
-        RunConfig {
+        self.limits.apply(RunConfig {
             backend: self.backend,
-            base_url,
-            endpoint: self
-                .endpoint
-                .clone()
-                .unwrap_or_else(|| self.backend.default_endpoint().to_string()),
+            base_url: redact_url(&base_url),
+            endpoint: redact_url(
+                self.endpoint
+                    .as_deref()
+                    .unwrap_or(self.backend.default_endpoint()),
+            ),
             model: self.model.clone(),
             header_names: self.headers.iter().map(|(k, _)| k.clone()).collect(),
             extra_body: self.extra_body.clone(),
@@ -227,6 +233,7 @@ impl RunArgs {
                 timeout_s: self.timeout,
                 grace_s: self.grace,
                 shard: self.shard,
+                ..LoadSpec::default()
             },
             workload: WorkloadSpec {
                 dataset: self.dataset_name,
@@ -255,7 +262,8 @@ impl RunArgs {
                     .name()
                     .to_string()
             }),
-        }
+            ..RunConfig::default()
+        })
     }
 
     /// The swept parameter and its values, when one option was given several values; an error
@@ -332,6 +340,8 @@ impl RunArgs {
         Secrets {
             api_key: self.api_key.clone(),
             headers: self.headers.clone(),
+            base_url: self.base_url.clone(),
+            endpoint: self.endpoint.clone(),
         }
     }
 }

@@ -29,9 +29,6 @@ use crate::measure::rxtime;
 const BUF_SIZE: usize = 4096;
 /// Largest response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
-/// Most bytes of an error response's body kept for its message.
-const MAX_ERROR_BODY: usize = 16 * 1024;
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why an exchange failed.
 #[derive(Debug, PartialEq)]
@@ -51,12 +48,18 @@ pub struct Endpoint {
     /// `POST <path> HTTP/1.1` and every header but `content-length`, each ending in CRLF.
     head: Vec<u8>,
     idle: Mutex<Vec<TcpStream>>,
+    /// Longest wait for a new connection.
+    connect_timeout: Duration,
 }
 
 impl Endpoint {
     /// For an `http://` URL; `headers` are sent with every request (already validated as header
     /// names and values). `None` for any other scheme.
-    pub fn new(url: &str, headers: &[(String, String)]) -> Option<Endpoint> {
+    pub fn new(
+        url: &str,
+        headers: &[(String, String)],
+        connect_timeout: Duration,
+    ) -> Option<Endpoint> {
         let url = reqwest::Url::parse(url).ok()?;
         if url.scheme() != "http" {
             return None;
@@ -87,6 +90,7 @@ impl Endpoint {
             addr: format!("{host}:{port}"),
             head: head.into_bytes(),
             idle: Mutex::new(Vec::new()),
+            connect_timeout,
         })
     }
 
@@ -138,9 +142,15 @@ impl Endpoint {
 
     async fn connect(&self) -> Result<TcpStream, Error> {
         let fail = |why: String| Error::Connect(format!("cannot connect to {}: {why}", self.addr));
-        let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&self.addr))
+        let limit = self.connect_timeout;
+        let stream = tokio::time::timeout(limit, TcpStream::connect(&self.addr))
             .await
-            .map_err(|_| fail(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))?
+            .map_err(|_| {
+                fail(format!(
+                    "no answer within {:.1} s (--connect-timeout)",
+                    limit.as_secs_f64()
+                ))
+            })?
             .map_err(|e| fail(e.to_string()))?;
         stream.set_nodelay(true).map_err(|e| fail(e.to_string()))?;
         // Where the kernel refuses, reads carry no stamp and their time is taken instead.
@@ -205,6 +215,8 @@ pub struct Response {
     /// When the newest byte of the latest read reached the host.
     arrived: Instant,
     pub status: u16,
+    /// The `Location` header (a redirect's target), as sent.
+    pub location: Option<String>,
 }
 
 /// One read: the byte count and when its newest byte arrived (the read time if unstamped).
@@ -244,6 +256,7 @@ impl Response {
                         overrun: false,
                         arrived,
                         status: head.status,
+                        location: head.location,
                     });
                 }
             }
@@ -287,8 +300,10 @@ impl Response {
                     return Ok(None);
                 }
                 // The buffer only grew for a large head; bodies are read in BUF_SIZE pieces.
+                // Both ends reset before the read: a read cancelled by a timer leaves nothing
+                // to decode twice.
                 let n = self.buf.len().min(BUF_SIZE);
-                self.start = 0;
+                (self.start, self.end) = (0, 0);
                 (self.end, self.arrived) = match read(&self.stream, &mut self.buf[..n]).await {
                     Ok(read) => read,
                     Err(e) => return Err(broken(&e)),
@@ -328,16 +343,15 @@ impl Response {
         Ok((data > 0).then_some(s..s + data))
     }
 
-    /// The body's first bytes (at most 16 KiB), for an error response's message.
-    pub async fn error_body(&mut self) -> Vec<u8> {
+    /// The body's first bytes (at most `max`), for an error response's message.
+    pub async fn error_body(&mut self, max: usize) -> Vec<u8> {
         let mut text = Vec::new();
-        while text.len() < MAX_ERROR_BODY {
+        while text.len() < max {
             match self.next_chunk().await {
-                Ok(Some((b, _))) => text.extend_from_slice(b),
+                Ok(Some((b, _))) => text.extend_from_slice(&b[..b.len().min(max - text.len())]),
                 _ => break,
             }
         }
-        text.truncate(MAX_ERROR_BODY);
         text
     }
 
@@ -376,6 +390,7 @@ struct Head {
     status: u16,
     framing: Framing,
     keep_alive: bool,
+    location: Option<String>,
 }
 
 /// Parses a response head at the start of `bytes`: its length and content, or `None` when
@@ -392,6 +407,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
     let mut keep_alive = resp.version == Some(1);
     let mut chunked = false;
     let mut length = None;
+    let mut location = None;
     for h in resp.headers.iter() {
         let value = std::str::from_utf8(h.value).unwrap_or("");
         let has = |token: &str| {
@@ -414,6 +430,8 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
             length = Some(n);
         } else if h.name.eq_ignore_ascii_case("connection") && has("close") {
             keep_alive = false;
+        } else if h.name.eq_ignore_ascii_case("location") {
+            location = Some(String::from_utf8_lossy(h.value).into_owned());
         }
     }
     // Both framings at once is how request smuggling starts (RFC 9112, 6.1): the chunked coding
@@ -437,6 +455,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
             status,
             framing,
             keep_alive,
+            location,
         },
     )))
 }

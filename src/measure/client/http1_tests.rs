@@ -169,7 +169,7 @@ async fn reuses_connections_and_retries_a_closed_one_once() {
             .await
             .is_err()
     });
-    let e = Endpoint::new(&url, &[]).unwrap();
+    let e = Endpoint::new(&url, &[], Duration::from_secs(5)).unwrap();
     let mut retries = 0;
     for _ in 0..2 {
         let mut r = e.post(b"{}", &mut retries).await.unwrap();
@@ -183,7 +183,7 @@ async fn reuses_connections_and_retries_a_closed_one_once() {
     let mut r = e.post(b"{}", &mut retries).await.unwrap();
     assert_eq!(retries, 1);
     assert_eq!(r.status, 500);
-    assert_eq!(r.error_body().await, b"oops");
+    assert_eq!(r.error_body(1024).await, b"oops");
     assert!(r.into_reusable().is_none(), "connection: close");
     assert!(server.await.unwrap(), "no third connection expected");
 }
@@ -191,14 +191,19 @@ async fn reuses_connections_and_retries_a_closed_one_once() {
 #[test]
 fn endpoint_builds_the_request_head() {
     let headers = vec![("X-Key".to_string(), "v".to_string())];
-    let e = Endpoint::new("http://127.0.0.1:8080/v1/completions?a=1", &headers).unwrap();
+    let e = Endpoint::new(
+        "http://127.0.0.1:8080/v1/completions?a=1",
+        &headers,
+        Duration::from_secs(5),
+    )
+    .unwrap();
     assert_eq!(e.addr, "127.0.0.1:8080");
     assert_eq!(
         String::from_utf8(e.head).unwrap(),
         "POST /v1/completions?a=1 HTTP/1.1\r\nhost: 127.0.0.1:8080\r\n\
          content-type: application/json\r\nX-Key: v\r\n"
     );
-    assert!(Endpoint::new("https://example.com/v1", &[]).is_none());
+    assert!(Endpoint::new("https://example.com/v1", &[], Duration::from_secs(5)).is_none());
 }
 
 /// Issue 14, row 12: a kept-alive connection closed after the whole request was written is
@@ -221,7 +226,7 @@ async fn issue_14_a_request_written_on_a_reused_connection_is_never_sent_twice()
             .await
             .is_err()
     });
-    let e = Endpoint::new(&url, &[]).unwrap();
+    let e = Endpoint::new(&url, &[], Duration::from_secs(5)).unwrap();
     let mut retries = 0;
     let mut r = e.post(b"{}", &mut retries).await.unwrap();
     assert_eq!(r.next_chunk().await.unwrap().unwrap().0, b"ok");
