@@ -1,7 +1,7 @@
 //! `servebench run`'s limits on waiting and on what a server may send (issue 14): every wait of
 //! the client is bounded, and so is the memory a response can take. The defaults and why they
-//! are what they are: README ("Limits") and `docs/reliability.md`-style notes in
-//! `docs/metrics.md` (failure kinds).
+//! are what they are: the README's option table; the failure kinds they lead to:
+//! docs/metrics.md. Set into `RunConfig` by [`LimitsArgs::apply`].
 
 use clap::Args;
 
