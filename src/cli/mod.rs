@@ -10,12 +10,23 @@ use clap::{Args, Parser, Subcommand};
 use crate::config::search::{SearchBy, SearchSpec};
 use crate::config::shard::{parse_start_at, Shard};
 use crate::config::sweep::{SweepParameter, SweepValue};
+use crate::config::url::redact_url;
 use crate::config::ScrapeSpec;
 use crate::config::{
     BackendKind, DatasetKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec,
 };
 use crate::measure::client::Secrets;
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
+
+pub mod limits;
+mod parse;
+
+pub use parse::List;
+use parse::{
+    parse_backend, parse_counts, parse_flavor, parse_header, parse_http_url, parse_interval,
+    parse_json_object, parse_metric, parse_percentile, parse_preset, parse_rates, parse_shard,
+    parse_slo, parse_time_scale,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -207,18 +218,21 @@ pub struct RunArgs {
     /// after the workload, pre-flight and warm-ups: give every shard the same time.
     #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
     pub start_at: Option<time::OffsetDateTime>,
+    #[command(flatten)]
+    pub limits: limits::LimitsArgs,
 }
 
 impl RunArgs {
     /// The run's config, with `base_url` set to `server` (the given one or the simulator's).
     pub fn config(&self, base_url: String, simulated: bool) -> RunConfig {
-        RunConfig {
+        self.limits.apply(RunConfig {
             backend: self.backend,
-            base_url,
-            endpoint: self
-                .endpoint
-                .clone()
-                .unwrap_or_else(|| self.backend.default_endpoint().to_string()),
+            base_url: redact_url(&base_url),
+            endpoint: redact_url(
+                self.endpoint
+                    .as_deref()
+                    .unwrap_or(self.backend.default_endpoint()),
+            ),
             model: self.model.clone(),
             header_names: self.headers.iter().map(|(k, _)| k.clone()).collect(),
             extra_body: self.extra_body.clone(),
@@ -234,6 +248,7 @@ impl RunArgs {
                 timeout_s: self.timeout,
                 grace_s: self.grace,
                 shard: self.shard,
+                ..LoadSpec::default()
             },
             workload: WorkloadSpec {
                 dataset: self.dataset_name,
@@ -262,7 +277,8 @@ impl RunArgs {
                     .name()
                     .to_string()
             }),
-        }
+            ..RunConfig::default()
+        })
     }
 
     /// The swept parameter and its values, when one option was given several values; an error
@@ -339,6 +355,8 @@ impl RunArgs {
         Secrets {
             api_key: self.api_key.clone(),
             headers: self.headers.clone(),
+            base_url: self.base_url.clone(),
+            endpoint: self.endpoint.clone(),
         }
     }
 }
@@ -604,92 +622,4 @@ pub struct ImportArgs {
     /// Output file (one input) or directory (several); default: NAME.imported.json here.
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
-}
-
-fn parse_preset(s: &str) -> Result<Preset, String> {
-    s.parse()
-}
-
-fn parse_flavor(s: &str) -> Result<MetricsFlavor, String> {
-    s.parse()
-}
-
-fn parse_shard(s: &str) -> Result<Shard, String> {
-    s.parse()
-}
-
-fn parse_time_scale(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(k) if k.is_finite() && k > 0.0 => Ok(k),
-        _ => Err(format!("'{s}' is not a time scale (a finite number > 0)")),
-    }
-}
-
-fn parse_backend(s: &str) -> Result<BackendKind, String> {
-    s.parse()
-}
-
-/// A comma-separated option value (see `sweep` for the syntax).
-#[derive(Clone, Debug, PartialEq)]
-pub struct List<T>(pub Vec<T>);
-
-fn parse_counts(s: &str) -> Result<List<u64>, String> {
-    crate::config::sweep::parse_counts(s).map(List)
-}
-
-fn parse_rates(s: &str) -> Result<List<RequestRate>, String> {
-    crate::config::sweep::parse_rates(s).map(List)
-}
-
-fn parse_slo(s: &str) -> Result<Slo, String> {
-    s.parse()
-}
-
-fn parse_header(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s
-        .split_once(':')
-        .ok_or_else(|| format!("'{s}' is not NAME:VALUE"))?;
-    let k = k.trim();
-    if k.is_empty() {
-        return Err(format!("'{s}' has an empty header name"));
-    }
-    Ok((k.to_string(), v.trim().to_string()))
-}
-
-fn parse_json_object(s: &str) -> Result<serde_json::Value, String> {
-    let v: serde_json::Value =
-        serde_json::from_str(s).map_err(|e| format!("not valid JSON: {e}"))?;
-    if !v.is_object() {
-        return Err("must be a JSON object, e.g. '{\"top_k\": 5}'".into());
-    }
-    Ok(v)
-}
-
-fn parse_metric(s: &str) -> Result<Metric, String> {
-    s.parse()
-}
-
-fn parse_percentile(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
-        _ => Err(format!("'{s}' is not a percentile in (0, 100]")),
-    }
-}
-
-fn parse_http_url(s: &str) -> Result<String, String> {
-    if s.starts_with("http://") || s.starts_with("https://") {
-        Ok(s.to_string())
-    } else {
-        Err(format!("'{s}' is not an http:// or https:// URL"))
-    }
-}
-
-fn parse_interval(s: &str) -> Result<Duration, String> {
-    s.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .and_then(|v| Duration::try_from_secs_f64(v).ok())
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("'{s}' is not a positive number of seconds"))
 }

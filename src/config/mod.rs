@@ -18,6 +18,7 @@ pub mod error;
 pub mod search;
 pub mod shard;
 pub mod sweep;
+pub mod url;
 
 /// The server API spoken by the client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -202,6 +203,49 @@ pub struct LoadSpec {
     /// `--shard I/N`: this process sends only its share of the schedule (see `shard`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// Longest wait for a TCP (and TLS) connection, seconds.
+    #[serde(default = "default_connect_timeout_s")]
+    pub connect_timeout_s: f64,
+    /// Longest wait from a request's send to the first byte of its response body, seconds;
+    /// `None`: the request timeout (queueing and prefill can be long on a loaded server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte_timeout_s: Option<f64>,
+    /// Longest silence between two reads of a response body once it started, seconds (a
+    /// longer one is a `stall`).
+    #[serde(default = "default_idle_timeout_s")]
+    pub idle_timeout_s: f64,
+    /// Time limit of the pre-flight request, seconds.
+    #[serde(default = "default_preflight_timeout_s")]
+    pub preflight_timeout_s: f64,
+}
+
+fn default_connect_timeout_s() -> f64 {
+    10.0
+}
+fn default_idle_timeout_s() -> f64 {
+    60.0
+}
+fn default_preflight_timeout_s() -> f64 {
+    15.0
+}
+fn default_max_event_bytes() -> u64 {
+    1 << 20
+}
+fn default_max_error_body_bytes() -> u64 {
+    64 << 10
+}
+fn default_max_generated_text_bytes() -> u64 {
+    1 << 20
+}
+
+/// The longest wait a flag may ask for, seconds (a week): a longer one is surely a typo, and
+/// past about 1.8e19 a `Duration` cannot hold it.
+pub const MAX_WAIT_S: f64 = 604_800.0;
+
+/// A time limit in seconds as a `Duration`, at most [`MAX_WAIT_S`] (never a panic: a saved
+/// document may hold any number).
+pub fn limit(seconds: f64) -> Duration {
+    Duration::try_from_secs_f64(seconds.min(MAX_WAIT_S)).unwrap_or(Duration::ZERO)
 }
 
 impl Default for LoadSpec {
@@ -216,17 +260,33 @@ impl Default for LoadSpec {
             timeout_s: 6.0 * 3600.0,
             grace_s: 10.0,
             shard: None,
+            connect_timeout_s: default_connect_timeout_s(),
+            first_byte_timeout_s: None,
+            idle_timeout_s: default_idle_timeout_s(),
+            preflight_timeout_s: default_preflight_timeout_s(),
         }
     }
 }
 
 impl LoadSpec {
-    /// The request timeout (saturating: a saved document may hold any number).
     pub fn timeout(&self) -> Duration {
-        Duration::try_from_secs_f64(self.timeout_s).unwrap_or(Duration::MAX)
+        limit(self.timeout_s)
     }
     pub fn grace(&self) -> Duration {
-        Duration::try_from_secs_f64(self.grace_s).unwrap_or(Duration::ZERO)
+        limit(self.grace_s)
+    }
+    pub fn connect_timeout(&self) -> Duration {
+        limit(self.connect_timeout_s)
+    }
+    /// The first-byte limit, the request timeout unless one was given.
+    pub fn first_byte_timeout(&self) -> Duration {
+        limit(self.first_byte_timeout_s.unwrap_or(self.timeout_s))
+    }
+    pub fn idle_timeout(&self) -> Duration {
+        limit(self.idle_timeout_s)
+    }
+    pub fn preflight_timeout(&self) -> Duration {
+        limit(self.preflight_timeout_s)
     }
     /// The concurrency cap of this process: `max_concurrency`, or a shard's share of it.
     pub fn concurrency_cap(&self) -> Option<u64> {
@@ -317,10 +377,6 @@ impl Default for WorkloadSpec {
     }
 }
 
-/// The longest wait a flag may ask for, seconds (a week): a longer one is surely a typo, and
-/// past about 1.8e19 a `Duration` cannot hold it.
-pub const MAX_WAIT_S: f64 = 604_800.0;
-
 /// Everything about one run, resolved and validated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunConfig {
@@ -356,6 +412,15 @@ pub struct RunConfig {
     /// The built-in server's preset (`None` for real servers and old results).
     #[serde(default)]
     pub sim_preset: Option<String>,
+    /// Largest SSE line or event accepted from the server, bytes.
+    #[serde(default = "default_max_event_bytes")]
+    pub max_event_bytes: u64,
+    /// Most bytes of an error response's body read, bytes.
+    #[serde(default = "default_max_error_body_bytes")]
+    pub max_error_body_bytes: u64,
+    /// Most bytes of each request's generated text kept (`save_generated_text`).
+    #[serde(default = "default_max_generated_text_bytes")]
+    pub max_generated_text_bytes: u64,
 }
 
 fn default_time_scale() -> f64 {
@@ -382,19 +447,17 @@ impl Default for RunConfig {
             save_generated_text: false,
             time_scale: 1.0,
             sim_preset: None,
+            max_event_bytes: default_max_event_bytes(),
+            max_error_body_bytes: default_max_error_body_bytes(),
+            max_generated_text_bytes: default_max_generated_text_bytes(),
         }
     }
 }
 
 impl RunConfig {
-    /// The full URL requests are sent to.
+    /// The full URL requests are sent to (as saved: redacted where the user's held secrets).
     pub fn url(&self) -> String {
-        let base = self.base_url.trim_end_matches('/');
-        if self.endpoint.starts_with('/') {
-            format!("{base}{}", self.endpoint)
-        } else {
-            format!("{base}/{}", self.endpoint)
-        }
+        url::join_url(&self.base_url, &self.endpoint)
     }
 
     /// Checks every field; the error names the option that is wrong.
@@ -494,6 +557,27 @@ impl RunConfig {
                     format!("--max-concurrency {c} cannot be split over {} shards (every shard needs one slot; use at most {c} shards)", s.count),
                 );
             }
+        }
+        let limits = [
+            ("--connect-timeout", Some(self.load.connect_timeout_s)),
+            ("--first-byte-timeout", self.load.first_byte_timeout_s),
+            ("--idle-timeout", Some(self.load.idle_timeout_s)),
+            ("--preflight-timeout", Some(self.load.preflight_timeout_s)),
+        ];
+        for (option, s) in limits {
+            if s.is_some_and(|s| !(s.is_finite() && s > 0.0 && s <= MAX_WAIT_S)) {
+                let why =
+                    format!("must be a number of seconds > 0 and at most {MAX_WAIT_S:.0} (a week)");
+                return bad(option, why);
+            }
+        }
+        let sizes = [
+            ("--max-event-size", self.max_event_bytes),
+            ("--max-error-body", self.max_error_body_bytes),
+            ("--max-generated-text", self.max_generated_text_bytes),
+        ];
+        if let Some((option, _)) = sizes.iter().find(|(_, n)| *n == 0) {
+            return bad(option, "must be at least 1 byte".into());
         }
         if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
             return bad("--time-scale", "must be a finite number > 0".into());

@@ -161,7 +161,7 @@ async fn prepare(
             &cfg.workload,
             tokenizer,
             &client,
-            &cfg.base_url,
+            client.base_url(),
             &cfg.model,
             n,
             seed,
@@ -256,7 +256,7 @@ async fn measure(
         summarizer,
         halt.clone(),
     ));
-    let sim_before = simulator_snapshot(&client, &cfg.base_url).await;
+    let sim_before = simulator_snapshot(&client, client.base_url()).await;
     let scraper = match &opts.scrape {
         Some(spec) => Some(Scraper::start(spec.clone(), clock).await),
         None => None,
@@ -285,7 +285,7 @@ async fn measure(
         Some(s) => Some(s.finish().await),
         None => None,
     };
-    let sim_after = simulator_snapshot(&client, &cfg.base_url).await;
+    let sim_after = simulator_snapshot(&client, client.base_url()).await;
     let (summarizer, sends, records_error) = writer.await.map_err(|e| {
         RunError::from(ResultsError::Write {
             path: opts.records_path.clone(),
@@ -510,9 +510,10 @@ async fn write_records(
     (summary, sends, error)
 }
 
-/// One short request before the run. Configuration mistakes (unreachable server, wrong
-/// endpoint or API, rejected body or credentials) stop the run with one clear line; a server
-/// that is merely busy or flaky (5xx, 429, a broken stream) does not.
+/// One short request before the run, bounded by `--preflight-timeout`. Configuration mistakes
+/// (unreachable server, wrong endpoint or API, rejected body or credentials) and a server that
+/// does not answer within that limit stop the run with one clear line; a server that is merely
+/// busy or flaky (5xx, 429, a broken stream) does not.
 async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Result<(), RunError> {
     let spec = RequestSpec {
         id: u64::MAX,
@@ -522,8 +523,15 @@ async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Resu
         output_len: cfg.workload.output_len.min(4),
         warmup: true,
     };
+    let limit = cfg.load.preflight_timeout();
     let r = client
-        .send(&spec, clock.now_ns(), clock, &CancellationToken::new())
+        .send_within(
+            &spec,
+            clock.now_ns(),
+            clock,
+            &CancellationToken::new(),
+            limit,
+        )
         .await;
     let crate::measure::record::Outcome::Failed { kind, message } = &r.outcome else {
         return Ok(());
@@ -534,6 +542,8 @@ async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Resu
             .http_status
             .is_some_and(|s| (400..500).contains(&s) && s != 429),
         FailureKind::MalformedStream => true,
+        // A server that does not answer a 4-token request in time would hang every request.
+        FailureKind::Timeout | FailureKind::Stall => true,
         _ => false,
     };
     if !fatal {
@@ -542,6 +552,9 @@ async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Resu
     let hint = match kind {
         FailureKind::Connect => "is the server running and --base-url right?",
         FailureKind::MalformedStream => "does --backend match the server's API?",
+        FailureKind::Timeout | FailureKind::Stall => {
+            "is the server answering? raise --preflight-timeout if it is only slow"
+        }
         _ => "check --backend, --endpoint, --model and the API key",
     };
     Err(RunError::Preflight(format!(

@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::url::redact_url;
 use crate::config::ScrapeSpec;
 use crate::measure::clock::Clock;
 use crate::measure::error::describe;
@@ -62,24 +63,26 @@ async fn fetch(
     url: &str,
 ) -> Result<(ServerFamily, MetricsSample), String> {
     let http = http.ok_or("cannot build an HTTP client for scraping")?;
+    // Shown in errors and saved: redacted (the URL may hold credentials).
+    let shown = redact_url(url);
     let response = http
         .get(url)
         .send()
         .await
-        .map_err(|e| format!("GET {url}: {}", describe(&e)))?;
+        .map_err(|e| format!("GET {shown}: {}", describe(&e.without_url())))?;
     let status = response.status();
     if !status.is_success() {
-        return Err(format!("GET {url}: HTTP {status}"));
+        return Err(format!("GET {shown}: HTTP {status}"));
     }
     let text = response
         .text()
         .await
-        .map_err(|e| format!("GET {url}: {}", describe(&e)))?;
+        .map_err(|e| format!("GET {shown}: {}", describe(&e.without_url())))?;
     let exposition = parse(&text);
     match extract(&exposition.samples) {
         (Some(family), sample) => Ok((family, sample)),
         (None, _) => Err(format!(
-            "GET {url}: no vLLM, SGLang, TGI or llama.cpp metric in the answer ({} samples, {} unreadable lines)",
+            "GET {shown}: no vLLM, SGLang, TGI or llama.cpp metric in the answer ({} samples, {} unreadable lines)",
             exposition.samples.len(),
             exposition.bad_lines.len()
         )),
@@ -94,6 +97,7 @@ impl Scraper {
         let http = reqwest::Client::builder()
             .no_proxy()
             .timeout(SCRAPE_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
             .tls_danger_accept_invalid_certs(spec.insecure)
             .build()
             .ok();
@@ -142,7 +146,7 @@ impl Scraper {
         series.scrape().await;
         ServerMetrics {
             summary: summarize_server_metrics(&series.samples),
-            url: series.spec.url,
+            url: redact_url(&series.spec.url),
             interval_s: series.spec.interval.as_secs_f64(),
             server: series.server,
             samples: series.samples,

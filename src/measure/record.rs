@@ -60,10 +60,12 @@ pub enum FailureKind {
     Cancelled,
     /// Anything else (request could not be built or sent).
     Other,
+    /// The response body started and then went silent for longer than `--idle-timeout`.
+    Stall,
 }
 
 impl FailureKind {
-    pub const ALL: [FailureKind; 9] = [
+    pub const ALL: [FailureKind; 10] = [
         FailureKind::Connect,
         FailureKind::Timeout,
         FailureKind::HttpStatus,
@@ -73,6 +75,7 @@ impl FailureKind {
         FailureKind::NoOutput,
         FailureKind::Cancelled,
         FailureKind::Other,
+        FailureKind::Stall,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -86,6 +89,7 @@ impl FailureKind {
             FailureKind::NoOutput => "no_output",
             FailureKind::Cancelled => "cancelled",
             FailureKind::Other => "other",
+            FailureKind::Stall => "stall",
         }
     }
 }
@@ -179,9 +183,17 @@ pub struct RequestRecord {
     /// Timings the server reported about itself (llama.cpp `timings`), verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_timings: Option<serde_json::Value>,
-    /// Generated text, kept only when asked for (`--save-generated-text`).
+    /// Generated text, kept only when asked for (`--save-generated-text`), at most
+    /// `--max-generated-text` bytes of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated_text: Option<String>,
+    /// The generated text was longer than `--max-generated-text` and was cut.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub generated_text_truncated: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl RequestRecord {

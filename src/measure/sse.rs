@@ -16,7 +16,12 @@
 //! before (see docs/performance.md, "Client CPU per streamed event").
 
 /// Incremental parser state. Feed it every byte of the body, in order.
-#[derive(Debug, Default)]
+///
+/// Memory is bounded by [`SseParser::with_limit`]: a line, or an event's data, longer than the
+/// limit stops the parser (every later byte is dropped) and [`SseParser::too_long`] says so; the
+/// caller ends the stream. A server that sends one `data:` line that never ends, or never sends
+/// the blank line that ends an event, cannot grow the client's memory.
+#[derive(Debug)]
 pub struct SseParser {
     /// Bytes of a line not yet terminated.
     partial: Vec<u8>,
@@ -26,11 +31,41 @@ pub struct SseParser {
     has_event: bool,
     /// The previous read ended with CR: a leading LF in the next read belongs to it.
     skip_lf: bool,
+    /// Most bytes of one line, or of one event's data.
+    max: usize,
+    /// A line or event went over `max`: the parser has stopped.
+    too_long: bool,
+}
+
+impl Default for SseParser {
+    fn default() -> Self {
+        Self::with_limit(usize::MAX)
+    }
 }
 
 impl SseParser {
+    /// A parser without a size limit.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A parser that stops at a line or an event's data longer than `max` bytes.
+    pub fn with_limit(max: usize) -> Self {
+        SseParser {
+            partial: Vec::new(),
+            data: String::new(),
+            has_data: false,
+            event: String::new(),
+            has_event: false,
+            skip_lf: false,
+            max,
+            too_long: false,
+        }
+    }
+
+    /// True when a line or an event went over the limit; the parser then ignores every byte.
+    pub fn too_long(&self) -> bool {
+        self.too_long
     }
 
     /// Parses `bytes`, calling `on_event(event name, data)` for every event completed by them,
@@ -41,6 +76,9 @@ impl SseParser {
         mut bytes: &[u8],
         on_event: &mut impl FnMut(Option<&str>, &str) -> Result<(), E>,
     ) -> Result<(), E> {
+        if self.too_long {
+            return Ok(());
+        }
         if self.skip_lf {
             self.skip_lf = false;
             if let [b'\n', rest @ ..] = bytes {
@@ -61,6 +99,10 @@ impl SseParser {
             } else {
                 rest
             };
+            if self.partial.len() + line.len() > self.max {
+                self.stop();
+                return Ok(());
+            }
             if self.partial.is_empty() {
                 self.line(line, on_event)?;
             } else {
@@ -71,9 +113,25 @@ impl SseParser {
                 self.partial = whole;
                 r?;
             }
+            if self.data.len() > self.max {
+                self.stop();
+                return Ok(());
+            }
+        }
+        if self.partial.len() + bytes.len() > self.max {
+            self.stop();
+            return Ok(());
         }
         self.partial.extend_from_slice(bytes);
         Ok(())
+    }
+
+    /// Stops at a line or event over the limit, and frees what it held.
+    fn stop(&mut self) {
+        self.too_long = true;
+        self.partial = Vec::new();
+        self.data = String::new();
+        self.has_data = false;
     }
 
     /// Ends the stream. An event whose `data:` lines were complete but which was never
@@ -84,6 +142,9 @@ impl SseParser {
         &mut self,
         on_event: &mut impl FnMut(Option<&str>, &str) -> Result<(), E>,
     ) -> Result<bool, E> {
+        if self.too_long {
+            return Ok(false);
+        }
         let truncated = !self.partial.is_empty();
         self.partial.clear();
         self.dispatch(on_event)?;
@@ -244,6 +305,38 @@ mod tests {
     fn field_without_colon_and_empty_data() {
         let (events, _) = parse_all(&[b"data\n\ndata:\n\n"]);
         assert_eq!(events, vec![data(""), data("")]);
+    }
+
+    /// Issue 14, row 9: a line that never ends, or an event that never ends, stops the parser
+    /// at the limit; memory stays bounded, and nothing after it is parsed.
+    #[test]
+    fn issue_14_a_line_or_event_over_the_limit_stops_the_parser() {
+        let mut p = SseParser::with_limit(64);
+        let mut events = 0;
+        let mut count = |_: Option<&str>, _: &str| {
+            events += 1;
+            Ok::<(), ()>(())
+        };
+        p.feed(b"data: ok\n\ndata: ", &mut count).unwrap();
+        for _ in 0..1000 {
+            p.feed(b"xxxxxxxxxxxxxxxx", &mut count).unwrap();
+            assert!(p.partial.capacity() <= 128);
+        }
+        assert!(p.too_long());
+        p.feed(b"\n\ndata: late\n\n", &mut count).unwrap();
+        assert_eq!(p.finish(&mut count), Ok(false));
+        // Many short data lines and never a blank one: the event's data is bounded too.
+        let mut p = SseParser::with_limit(64);
+        for _ in 0..100 {
+            p.feed(b"data: 0123456789\n", &mut count).unwrap();
+        }
+        assert!(p.too_long() && p.data.capacity() <= 128);
+        assert_eq!(events, 1);
+        // At the limit exactly: still fine.
+        let mut p = SseParser::with_limit(14);
+        p.feed(b"data: 12345678\n\n", &mut |_, _| Ok::<(), ()>(()))
+            .unwrap();
+        assert!(!p.too_long());
     }
 
     proptest! {

@@ -29,17 +29,14 @@ use crate::measure::rxtime;
 const BUF_SIZE: usize = 4096;
 /// Largest response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
-/// Most bytes of an error response's body kept for its message.
-const MAX_ERROR_BODY: usize = 16 * 1024;
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why an exchange failed.
 #[derive(Debug, PartialEq)]
 pub enum Error {
     /// No TCP connection could be made.
     Connect(String),
-    /// The connection was closed or reset before any response byte (on a pooled connection: the
-    /// server had closed it while idle, and the request can be sent again).
+    /// The connection was closed or reset after the request was sent and before any response
+    /// byte. Not sent again: the server may have received it.
     Closed(String),
     /// The response broke off or could not be framed.
     Broken(String),
@@ -51,12 +48,18 @@ pub struct Endpoint {
     /// `POST <path> HTTP/1.1` and every header but `content-length`, each ending in CRLF.
     head: Vec<u8>,
     idle: Mutex<Vec<TcpStream>>,
+    /// Longest wait for a new connection.
+    connect_timeout: Duration,
 }
 
 impl Endpoint {
     /// For an `http://` URL; `headers` are sent with every request (already validated as header
     /// names and values). `None` for any other scheme.
-    pub fn new(url: &str, headers: &[(String, String)]) -> Option<Endpoint> {
+    pub fn new(
+        url: &str,
+        headers: &[(String, String)],
+        connect_timeout: Duration,
+    ) -> Option<Endpoint> {
         let url = reqwest::Url::parse(url).ok()?;
         if url.scheme() != "http" {
             return None;
@@ -87,25 +90,46 @@ impl Endpoint {
             addr: format!("{host}:{port}"),
             head: head.into_bytes(),
             idle: Mutex::new(Vec::new()),
+            connect_timeout,
         })
     }
 
-    /// Sends `body` and reads the response head. A pooled connection that turns out closed
-    /// before any response byte is replaced by a fresh one once; `retried` counts that.
+    /// Sends `body` and reads the response head. The request goes to another connection only
+    /// when the server provably never saw it (hyper-util's rule): a pooled connection found
+    /// closed (or holding stray bytes) before any byte of the request was written, or one whose
+    /// write failed (reset, broken pipe) before the request was complete; `retried` counts that
+    /// (once per request). A connection closed after the whole request was written is not sent
+    /// again: the server may have received it, and would run it twice.
     pub async fn post(&self, body: &[u8], retried: &mut u32) -> Result<Response, Error> {
         let mut request = Vec::with_capacity(self.head.len() + 32 + body.len());
         request.extend_from_slice(&self.head);
         request.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
         request.extend_from_slice(body);
-        let pooled = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        if let Some(stream) = pooled {
-            match exchange(stream, &request).await {
-                Err(Error::Closed(_)) => *retried += 1,
-                other => return other,
+        let mut stale = false;
+        while let Some(mut stream) = self.take_idle() {
+            if !usable_while_idle(&stream) {
+                stale = true;
+                continue;
+            }
+            match stream.write_all(&request).await {
+                Ok(()) => {
+                    *retried += u32::from(stale);
+                    return Response::read_head(stream, true).await;
+                }
+                // The server had closed it: an incomplete request is never processed.
+                Err(_) => stale = true,
             }
         }
-        let stream = self.connect().await?;
-        exchange(stream, &request).await
+        *retried += u32::from(stale);
+        let mut stream = self.connect().await?;
+        if let Err(e) = stream.write_all(&request).await {
+            return Err(Error::Broken(format!("cannot send the request: {e}")));
+        }
+        Response::read_head(stream, false).await
+    }
+
+    fn take_idle(&self) -> Option<TcpStream> {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()
     }
 
     /// Keeps a connection whose response was read to its end for the next request.
@@ -118,9 +142,15 @@ impl Endpoint {
 
     async fn connect(&self) -> Result<TcpStream, Error> {
         let fail = |why: String| Error::Connect(format!("cannot connect to {}: {why}", self.addr));
-        let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&self.addr))
+        let limit = self.connect_timeout;
+        let stream = tokio::time::timeout(limit, TcpStream::connect(&self.addr))
             .await
-            .map_err(|_| fail(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))?
+            .map_err(|_| {
+                fail(format!(
+                    "no answer within {:.1} s (--connect-timeout)",
+                    limit.as_secs_f64()
+                ))
+            })?
             .map_err(|e| fail(e.to_string()))?;
         stream.set_nodelay(true).map_err(|e| fail(e.to_string()))?;
         // Where the kernel refuses, reads carry no stamp and their time is taken instead.
@@ -129,11 +159,27 @@ impl Endpoint {
     }
 }
 
-async fn exchange(mut stream: TcpStream, request: &[u8]) -> Result<Response, Error> {
-    if let Err(e) = stream.write_all(request).await {
-        return Err(Error::Closed(format!("cannot send the request: {e}")));
-    }
-    Response::read_head(stream).await
+/// True when an idle pooled connection can carry a request: the server has not closed or
+/// reset it, and sent nothing since its last response (asked of the kernel, without waiting).
+#[cfg(unix)]
+fn usable_while_idle(stream: &TcpStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut byte = 0u8;
+    // SAFETY: a one-byte peek into a local buffer on a socket this stream owns.
+    let n = unsafe {
+        libc::recv(
+            stream.as_raw_fd(),
+            (&mut byte as *mut u8).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
+}
+
+#[cfg(not(unix))]
+fn usable_while_idle(_stream: &TcpStream) -> bool {
+    true
 }
 
 /// How the body's end is known.
@@ -169,6 +215,8 @@ pub struct Response {
     /// When the newest byte of the latest read reached the host.
     arrived: Instant,
     pub status: u16,
+    /// The `Location` header (a redirect's target), as sent.
+    pub location: Option<String>,
 }
 
 /// One read: the byte count and when its newest byte arrived (the read time if unstamped).
@@ -178,7 +226,14 @@ async fn read(stream: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, Instant)
 }
 
 impl Response {
-    async fn read_head(stream: TcpStream) -> Result<Response, Error> {
+    /// Reads the response head; `reused`: the request went over a kept-alive connection (named
+    /// in the message when it is closed before any response byte).
+    async fn read_head(stream: TcpStream, reused: bool) -> Result<Response, Error> {
+        let not_resent = if reused {
+            " on a kept-alive connection, after the request was sent (not sent again: the server may have received it)"
+        } else {
+            ""
+        };
         let mut buf = vec![0u8; BUF_SIZE];
         let mut end = 0;
         let mut arrived = Instant::now();
@@ -201,6 +256,7 @@ impl Response {
                         overrun: false,
                         arrived,
                         status: head.status,
+                        location: head.location,
                     });
                 }
             }
@@ -218,12 +274,14 @@ impl Response {
                     arrived = at;
                     n
                 }
-                Err(e) if end == 0 => return Err(Error::Closed(format!("connection lost: {e}"))),
+                Err(e) if end == 0 => {
+                    return Err(Error::Closed(format!("connection lost{not_resent}: {e}")))
+                }
                 Err(e) => return Err(broken(&e)),
             };
             if n == 0 {
                 return Err(if end == 0 {
-                    Error::Closed("connection closed before the response".into())
+                    Error::Closed(format!("connection closed before the response{not_resent}"))
                 } else {
                     Error::Broken("connection closed in the middle of the response head".into())
                 });
@@ -242,8 +300,10 @@ impl Response {
                     return Ok(None);
                 }
                 // The buffer only grew for a large head; bodies are read in BUF_SIZE pieces.
+                // Both ends reset before the read: a read cancelled by a timer leaves nothing
+                // to decode twice.
                 let n = self.buf.len().min(BUF_SIZE);
-                self.start = 0;
+                (self.start, self.end) = (0, 0);
                 (self.end, self.arrived) = match read(&self.stream, &mut self.buf[..n]).await {
                     Ok(read) => read,
                     Err(e) => return Err(broken(&e)),
@@ -283,16 +343,15 @@ impl Response {
         Ok((data > 0).then_some(s..s + data))
     }
 
-    /// The body's first bytes (at most 16 KiB), for an error response's message.
-    pub async fn error_body(&mut self) -> Vec<u8> {
+    /// The body's first bytes (at most `max`), for an error response's message.
+    pub async fn error_body(&mut self, max: usize) -> Vec<u8> {
         let mut text = Vec::new();
-        while text.len() < MAX_ERROR_BODY {
+        while text.len() < max {
             match self.next_chunk().await {
-                Ok(Some((b, _))) => text.extend_from_slice(b),
+                Ok(Some((b, _))) => text.extend_from_slice(&b[..b.len().min(max - text.len())]),
                 _ => break,
             }
         }
-        text.truncate(MAX_ERROR_BODY);
         text
     }
 
@@ -331,6 +390,7 @@ struct Head {
     status: u16,
     framing: Framing,
     keep_alive: bool,
+    location: Option<String>,
 }
 
 /// Parses a response head at the start of `bytes`: its length and content, or `None` when
@@ -347,6 +407,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
     let mut keep_alive = resp.version == Some(1);
     let mut chunked = false;
     let mut length = None;
+    let mut location = None;
     for h in resp.headers.iter() {
         let value = std::str::from_utf8(h.value).unwrap_or("");
         let has = |token: &str| {
@@ -357,13 +418,26 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
         if h.name.eq_ignore_ascii_case("transfer-encoding") {
             chunked = has("chunked");
         } else if h.name.eq_ignore_ascii_case("content-length") {
-            let n = value.trim().parse::<u64>().map_err(|_| {
-                Error::Broken(format!("malformed response head: content-length '{value}'"))
-            })?;
+            // Digits only, as RFC 9110 has it: `+5` or `5, 6` is refused, not guessed at.
+            let digits = value.trim();
+            let n = Some(digits)
+                .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|d| d.parse::<u64>().ok())
+                .filter(|n| length.is_none_or(|l| l == *n))
+                .ok_or_else(|| {
+                    Error::Broken(format!("malformed response head: content-length '{value}'"))
+                })?;
             length = Some(n);
         } else if h.name.eq_ignore_ascii_case("connection") && has("close") {
             keep_alive = false;
+        } else if h.name.eq_ignore_ascii_case("location") {
+            location = Some(String::from_utf8_lossy(h.value).into_owned());
         }
+    }
+    // Both framings at once is how request smuggling starts (RFC 9112, 6.1): the chunked coding
+    // wins, and the connection is not used again.
+    if chunked && length.is_some() {
+        keep_alive = false;
     }
     let framing = if status == 204 || status == 304 {
         Framing::Length(0)
@@ -381,6 +455,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
             status,
             framing,
             keep_alive,
+            location,
         },
     )))
 }

@@ -169,7 +169,7 @@ async fn reuses_connections_and_retries_a_closed_one_once() {
             .await
             .is_err()
     });
-    let e = Endpoint::new(&url, &[]).unwrap();
+    let e = Endpoint::new(&url, &[], Duration::from_secs(5)).unwrap();
     let mut retries = 0;
     for _ in 0..2 {
         let mut r = e.post(b"{}", &mut retries).await.unwrap();
@@ -183,7 +183,7 @@ async fn reuses_connections_and_retries_a_closed_one_once() {
     let mut r = e.post(b"{}", &mut retries).await.unwrap();
     assert_eq!(retries, 1);
     assert_eq!(r.status, 500);
-    assert_eq!(r.error_body().await, b"oops");
+    assert_eq!(r.error_body(1024).await, b"oops");
     assert!(r.into_reusable().is_none(), "connection: close");
     assert!(server.await.unwrap(), "no third connection expected");
 }
@@ -191,12 +191,79 @@ async fn reuses_connections_and_retries_a_closed_one_once() {
 #[test]
 fn endpoint_builds_the_request_head() {
     let headers = vec![("X-Key".to_string(), "v".to_string())];
-    let e = Endpoint::new("http://127.0.0.1:8080/v1/completions?a=1", &headers).unwrap();
+    let e = Endpoint::new(
+        "http://127.0.0.1:8080/v1/completions?a=1",
+        &headers,
+        Duration::from_secs(5),
+    )
+    .unwrap();
     assert_eq!(e.addr, "127.0.0.1:8080");
     assert_eq!(
         String::from_utf8(e.head).unwrap(),
         "POST /v1/completions?a=1 HTTP/1.1\r\nhost: 127.0.0.1:8080\r\n\
          content-type: application/json\r\nX-Key: v\r\n"
     );
-    assert!(Endpoint::new("https://example.com/v1", &[]).is_none());
+    assert!(Endpoint::new("https://example.com/v1", &[], Duration::from_secs(5)).is_none());
+}
+
+/// Issue 14, row 12: a kept-alive connection closed after the whole request was written is
+/// not sent again (the server may have run it); the request fails and names why.
+#[tokio::test]
+async fn issue_14_a_request_written_on_a_reused_connection_is_never_sent_twice() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1/completions", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        let (mut c1, _) = listener.accept().await.unwrap();
+        read_request(&mut c1).await;
+        c1.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+            .await
+            .unwrap();
+        // The second request arrives whole, and the server closes without answering.
+        read_request(&mut c1).await;
+        drop(c1);
+        // Nothing is sent again on a new connection.
+        tokio::time::timeout(Duration::from_millis(300), listener.accept())
+            .await
+            .is_err()
+    });
+    let e = Endpoint::new(&url, &[], Duration::from_secs(5)).unwrap();
+    let mut retries = 0;
+    let mut r = e.post(b"{}", &mut retries).await.unwrap();
+    assert_eq!(r.next_chunk().await.unwrap().unwrap().0, b"ok");
+    e.put_back(r.into_reusable().expect("kept alive"));
+    let err = e.post(b"{}", &mut retries).await.err().expect("fails");
+    assert_eq!(retries, 0);
+    match err {
+        Error::Closed(msg) => assert!(msg.contains("not sent again"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(server.await.unwrap(), "the request was sent a second time");
+}
+
+/// Issue 14: `+5` is no content-length, two different lengths are refused, and a response
+/// framed both ways is read as chunked and its connection not reused.
+#[test]
+fn issue_14_content_length_is_digits_and_both_framings_close_the_connection() {
+    for bad in [
+        "content-length: +5\r\n",
+        "content-length: 5, 6\r\n",
+        "content-length: \r\n",
+        "content-length: 5\r\ncontent-length: 6\r\n",
+    ] {
+        let text = format!("HTTP/1.1 200 OK\r\n{bad}\r\n");
+        assert!(
+            matches!(parse_head(text.as_bytes()), Err(Error::Broken(_))),
+            "{bad:?} accepted"
+        );
+    }
+    assert!(matches!(
+        head("HTTP/1.1 200 OK\r\ncontent-length: 5\r\ncontent-length: 5\r\n\r\n").framing,
+        Framing::Length(5)
+    ));
+    let h = head("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-length: 5\r\n\r\n");
+    assert!(matches!(h.framing, Framing::Chunked(_)));
+    assert!(
+        !h.keep_alive,
+        "a response framed both ways must not be reused"
+    );
 }

@@ -15,6 +15,7 @@
 
 pub mod api;
 mod http1;
+mod stream;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,13 +25,15 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::url::{join_url, redact_url};
 use crate::config::RunConfig;
 use crate::measure::clock::Clock;
 use crate::measure::error::{describe, ClientError};
-use crate::measure::record::{FailureKind, Outcome, RequestRecord, TokenSource};
+use crate::measure::record::{FailureKind, Outcome, RequestRecord};
 use crate::measure::sse::SseParser;
 use crate::tokenizer::Tokenizer;
-use api::{Api, BodySpec, EventError};
+use api::{Api, BodySpec};
+use stream::Stream;
 
 /// One request to send, as built by the workload.
 #[derive(Clone, Debug)]
@@ -51,6 +54,10 @@ pub struct Secrets {
     pub api_key: Option<String>,
     /// Extra headers, `(name, value)`.
     pub headers: Vec<(String, String)>,
+    /// `--base-url` and `--endpoint` as given, when they differ from the config's redacted
+    /// forms (userinfo, query parameters): requests go here, nothing shows it.
+    pub base_url: Option<String>,
+    pub endpoint: Option<String>,
 }
 
 /// Installs the TLS crypto provider once (reqwest is built without one to avoid C toolchains).
@@ -64,6 +71,11 @@ pub struct Client {
     /// The lean transport for measured requests when the URL is plain `http://` (`http1`);
     /// `None`: they go through reqwest (HTTPS).
     lean: Option<http1::Endpoint>,
+    /// Where measured requests go (may hold credentials: never shown).
+    target: String,
+    /// The server's base URL as given, for side channels (may hold credentials).
+    base_url: String,
+    /// `target` as shown: redacted.
     url: String,
     api: Box<dyn Api>,
     model: String,
@@ -73,6 +85,22 @@ pub struct Client {
     save_text: bool,
     /// Counts every answer's text, next to the server's own count.
     tokenizer: Option<Tokenizer>,
+    limits: Limits,
+}
+
+/// The bounds on one exchange besides the request timeout (`LoadSpec`, `RunConfig`).
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    /// From the send to the first byte of the response body.
+    first_byte: Duration,
+    /// Between two reads of a body that has started.
+    idle: Duration,
+    /// Bytes of one SSE line or event.
+    max_event: usize,
+    /// Bytes of an error response's body read.
+    max_error_body: usize,
+    /// Bytes of generated text kept per request.
+    max_text: usize,
 }
 
 impl Client {
@@ -101,7 +129,10 @@ impl Client {
             .no_proxy()
             .tcp_nodelay(true)
             .pool_max_idle_per_host(usize::MAX)
-            .connect_timeout(Duration::from_secs(30))
+            .connect_timeout(cfg.load.connect_timeout())
+            // A redirect is a failed request naming its target: following it would send the
+            // API key and custom headers to wherever the server points (issue 14).
+            .redirect(reqwest::redirect::Policy::none())
             .tls_danger_accept_invalid_certs(cfg.insecure)
             .build()
             .map_err(|e| ClientError(e.to_string()))?;
@@ -118,11 +149,17 @@ impl Client {
             lean_headers.push(("authorization".to_string(), format!("Bearer {key}")));
         }
         lean_headers.extend(secrets.headers.iter().cloned());
-        let url = cfg.url();
+        let base_url = secrets.base_url.clone().unwrap_or(cfg.base_url.clone());
+        let url = join_url(
+            &base_url,
+            secrets.endpoint.as_deref().unwrap_or(&cfg.endpoint),
+        );
         Ok(Arc::new(Client {
             http,
-            lean: http1::Endpoint::new(&url, &lean_headers),
-            url,
+            lean: http1::Endpoint::new(&url, &lean_headers, cfg.load.connect_timeout()),
+            url: redact_url(&url),
+            target: url,
+            base_url,
             api: api::for_backend(cfg.backend),
             model: cfg.model.clone(),
             ignore_eos: cfg.ignore_eos,
@@ -130,15 +167,20 @@ impl Client {
             timeout: cfg.load.timeout(),
             save_text: cfg.save_generated_text,
             tokenizer,
+            limits: Limits {
+                first_byte: cfg.load.first_byte_timeout(),
+                idle: cfg.load.idle_timeout(),
+                max_event: usize::try_from(cfg.max_event_bytes).unwrap_or(usize::MAX),
+                max_error_body: usize::try_from(cfg.max_error_body_bytes).unwrap_or(usize::MAX),
+                max_text: usize::try_from(cfg.max_generated_text_bytes).unwrap_or(usize::MAX),
+            },
         }))
     }
 
     /// GETs `path` on the server's base URL and parses JSON; `None` on any failure. Used for
     /// optional side channels (the simulator's `/sim/stats`), never for measured requests.
     pub async fn get_json(&self, base_url: &str, path: &str) -> Option<serde_json::Value> {
-        let resp = self
-            .get(&format!("{}{path}", base_url.trim_end_matches('/')))
-            .await?;
+        let resp = self.get(&join_url(base_url, path)).await?;
         if !resp.status().is_success() {
             return None;
         }
@@ -166,7 +208,8 @@ impl Client {
         path: &str,
         body: &serde_json::Value,
     ) -> Result<serde_json::Value, String> {
-        let url = format!("{}{path}", base_url.trim_end_matches('/'));
+        let url = join_url(base_url, path);
+        let shown = redact_url(&url);
         let body = serde_json::to_vec(body).map_err(|e| e.to_string())?;
         let resp = self
             .http
@@ -175,25 +218,31 @@ impl Client {
             .timeout(Duration::from_secs(60))
             .send()
             .await
-            .map_err(|e| format!("POST {url}: {}", describe(&e)))?;
+            .map_err(|e| format!("POST {shown}: {}", describe(&e.without_url())))?;
         let status = resp.status();
         let bytes = resp
             .bytes()
             .await
-            .map_err(|e| format!("POST {url}: {}", describe(&e)))?;
+            .map_err(|e| format!("POST {shown}: {}", describe(&e.without_url())))?;
         if !status.is_success() {
             let text = String::from_utf8_lossy(&bytes);
             return Err(format!(
-                "POST {url}: HTTP {status}: {}",
+                "POST {shown}: HTTP {status}: {}",
                 text.chars().take(200).collect::<String>()
             ));
         }
-        serde_json::from_slice(&bytes).map_err(|e| format!("POST {url}: not JSON: {e}"))
+        serde_json::from_slice(&bytes).map_err(|e| format!("POST {shown}: not JSON: {e}"))
     }
 
-    /// The URL requests go to.
+    /// The URL requests go to, as shown (redacted).
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The server's base URL as given (it may hold credentials: send to it, never show it),
+    /// for the side channels' `base_url`.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
     }
 
     /// Sends one request, streams the answer, and returns its record. `scheduled_ns` is when
@@ -204,6 +253,20 @@ impl Client {
         scheduled_ns: u64,
         clock: &Clock,
         cancel: &CancellationToken,
+    ) -> RequestRecord {
+        self.send_within(spec, scheduled_ns, clock, cancel, self.timeout)
+            .await
+    }
+
+    /// As [`Client::send`], with `limit` in place of the request timeout (the pre-flight
+    /// request's shorter one).
+    pub async fn send_within(
+        &self,
+        spec: &RequestSpec,
+        scheduled_ns: u64,
+        clock: &Clock,
+        cancel: &CancellationToken,
+        limit: Duration,
     ) -> RequestRecord {
         let mut body = self.api.body(&BodySpec {
             model: &self.model,
@@ -216,20 +279,27 @@ impl Client {
             api::merge_json(&mut body, extra);
         }
         let body = serde_json::to_vec(&body).unwrap_or_default();
-        let keep_text = self.save_text || self.tokenizer.is_some();
-        let mut state = Stream::new(spec, scheduled_ns, keep_text);
+        let saved = self.save_text.then_some(self.limits.max_text);
+        let mut state = Stream::new(
+            spec.id,
+            spec.warmup,
+            scheduled_ns,
+            (spec.input_len, spec.output_len),
+            saved,
+            self.tokenizer.as_ref(),
+        );
         // A lean response read to the server's final event, for its connection's reuse.
         let mut finished = None;
         state.rec.sent_ns = clock.now_ns();
-        let deadline = clock.instant_at(state.rec.sent_ns) + self.timeout;
+        let sent_at = clock.instant_at(state.rec.sent_ns);
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => Outcome::failed(FailureKind::Cancelled, "run stopped while the request was in flight"),
-            () = tokio::time::sleep_until(deadline) => Outcome::failed(
+            () = tokio::time::sleep_until(sent_at + limit) => Outcome::failed(
                 FailureKind::Timeout,
-                format!("no complete answer within {:.1} s", self.timeout.as_secs_f64()),
+                format!("no complete answer within {:.1} s", limit.as_secs_f64()),
             ),
-            o = self.exchange(body, &mut state, clock, &mut finished) => o,
+            o = self.exchange(body, &mut state, clock, &mut finished, sent_at) => o,
         };
         let end_ns = clock.now_ns();
         // Everything after the last chunk's timestamp (counting the text with the tokenizer,
@@ -245,7 +315,7 @@ impl Client {
                 lean.put_back(conn);
             }
         }
-        let mut record = state.finish(outcome, self.tokenizer.as_ref());
+        let mut record = state.finish(outcome);
         record.end_ns = end_ns;
         if !self.save_text {
             record.generated_text = None;
@@ -254,46 +324,100 @@ impl Client {
     }
 
     /// Sends the request and reads its response; a lean response that reached the server's
-    /// final event is left in `finished`.
+    /// final event is left in `finished`. Every wait is bounded: until the body's first byte by
+    /// the first-byte limit (from `sent_at`), after it by the idle limit between two reads (a
+    /// `stall`); one timer serves both, moved only when it fires (not once per read).
     async fn exchange(
         &self,
         request: Vec<u8>,
-        state: &mut Stream,
+        state: &mut Stream<'_>,
         clock: &Clock,
         finished: &mut Option<http1::Response>,
+        sent_at: Instant,
     ) -> Outcome {
-        let mut body = match &self.lean {
-            Some(lean) => match lean.post(&request, &mut state.rec.connection_retries).await {
-                Ok(r) => Body::Lean(r),
-                Err(e) => return lean_failure(e),
-            },
-            None => match self.send_reqwest(request, state).await {
-                Ok(r) => Body::Reqwest(r, Bytes::new()),
-                Err(e) => return Outcome::failed(classify(&e), describe(&e)),
-            },
+        let limits = self.limits;
+        let mut wait = std::pin::pin!(tokio::time::sleep_until(sent_at + limits.first_byte));
+        let opened = tokio::select! {
+            biased;
+            o = self.open(request, state) => o,
+            () = &mut wait => return no_first_byte(limits.first_byte),
+        };
+        let mut body = match opened {
+            Ok(body) => body,
+            Err(failure) => return failure,
         };
         let status = body.status();
         state.rec.http_status = Some(status);
         if !(200..300).contains(&status) {
-            let text = body.error_text().await;
+            let location = body.location();
+            let read = body.error_text(limits.max_error_body);
+            let text = tokio::time::timeout(limits.idle, read)
+                .await
+                .unwrap_or_default();
             let excerpt: String = text.chars().take(200).collect();
             // As reqwest's status shows: the code and its standard reason.
             let status = reqwest::StatusCode::from_u16(status)
                 .map_or_else(|_| status.to_string(), |s| s.to_string());
+            // No redirect is followed (it would carry the API key and headers elsewhere).
+            if let Some(target) = location {
+                return Outcome::failed(
+                    FailureKind::HttpStatus,
+                    format!(
+                        "HTTP {status}: redirect to {} not followed (servebench follows no redirect: give the final URL)",
+                        redact_url(&target)
+                    ),
+                );
+            }
             return Outcome::failed(
                 FailureKind::HttpStatus,
                 format!("HTTP {status}: {}", excerpt.trim()),
             );
         }
-        let mut parser = SseParser::new();
+        let mut parser = SseParser::with_limit(limits.max_event);
         let api = self.api.as_ref();
+        // The last read's arrival; `None` until the body's first byte.
+        let mut last_read: Option<Instant> = None;
         loop {
-            match body.next_chunk().await {
+            let next = tokio::select! {
+                biased;
+                next = body.next_chunk() => next,
+                () = &mut wait => {
+                    let Some(last) = last_read else {
+                        return no_first_byte(limits.first_byte);
+                    };
+                    let quiet = last.elapsed();
+                    if quiet >= limits.idle {
+                        return Outcome::failed(
+                            FailureKind::Stall,
+                            format!(
+                                "stream stalled: no data for {:.1} s (--idle-timeout)",
+                                quiet.as_secs_f64()
+                            ),
+                        );
+                    }
+                    wait.as_mut().reset(last + limits.idle);
+                    continue;
+                }
+            };
+            match next {
                 Ok(Some((bytes, arrived))) => {
+                    let at = arrived.unwrap_or_else(Instant::now);
+                    if last_read.replace(at).is_none() {
+                        wait.as_mut().reset(at + limits.idle);
+                    }
                     let t = arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at));
                     let fed = parser.feed(bytes, &mut |name, data| state.event(api, name, data, t));
                     if let Err((kind, msg)) = fed {
                         return Outcome::failed(kind, msg);
+                    }
+                    if parser.too_long() {
+                        return Outcome::failed(
+                            FailureKind::MalformedStream,
+                            format!(
+                                "an SSE line or event longer than {} bytes (--max-event-size)",
+                                limits.max_event
+                            ),
+                        );
                     }
                     if state.done {
                         body.keep(finished);
@@ -327,27 +451,29 @@ impl Client {
         }
     }
 
-    /// The request through reqwest (HTTPS).
-    async fn send_reqwest(
-        &self,
-        body: Vec<u8>,
-        state: &mut Stream,
-    ) -> Result<reqwest::Response, reqwest::Error> {
-        let request = self.http.post(&self.url).body(body);
-        let retry = request.try_clone();
-        match request.send().await {
-            // A kept-alive connection the server had already closed (llama.cpp closes after
-            // every stream although it announces keep-alive): the request never reached the
-            // server, so it is sent once more on a new connection, and the record says so.
-            Err(e) if is_stale_connection(&e) => match retry {
-                Some(retry) => {
-                    state.rec.connection_retries += 1;
-                    retry.send().await
-                }
-                None => Err(e),
+    /// Sends the request over either transport, up to the response head.
+    async fn open(&self, request: Vec<u8>, state: &mut Stream<'_>) -> Result<Body, Outcome> {
+        match &self.lean {
+            Some(lean) => match lean.post(&request, &mut state.rec.connection_retries).await {
+                Ok(r) => Ok(Body::Lean(r)),
+                Err(e) => Err(lean_failure(e)),
             },
-            r => r,
+            None => match self.send_reqwest(request).await {
+                Ok(r) => Ok(Body::Reqwest(r, Bytes::new())),
+                Err(e) => {
+                    // reqwest's message names the URL, which may hold credentials.
+                    let e = e.without_url();
+                    Err(Outcome::failed(classify(&e), describe(&e)))
+                }
+            },
         }
+    }
+
+    /// The request through reqwest (HTTPS). Never sent again here: hyper-util already resends
+    /// a request that never left (its connection found closed before the request was
+    /// written), and one that did may have reached the server.
+    async fn send_reqwest(&self, body: Vec<u8>) -> Result<reqwest::Response, reqwest::Error> {
+        self.http.post(&self.target).body(body).send().await
     }
 }
 
@@ -381,6 +507,7 @@ impl Body {
                 }
                 Ok(None) => Ok(None),
                 Err(e) => {
+                    let e = e.without_url();
                     let kind = if e.is_timeout() {
                         FailureKind::Timeout
                     } else {
@@ -395,12 +522,36 @@ impl Body {
         }
     }
 
-    /// An error response's body, as text.
-    async fn error_text(self) -> String {
-        match self {
-            Body::Lean(mut r) => String::from_utf8_lossy(&r.error_body().await).into_owned(),
-            Body::Reqwest(r, _) => r.text().await.unwrap_or_default(),
+    /// A redirect's target (`Location`), for a 3xx response.
+    fn location(&self) -> Option<String> {
+        if !(300..400).contains(&self.status()) {
+            return None;
         }
+        match self {
+            Body::Lean(r) => r.location.clone(),
+            Body::Reqwest(r, _) => r
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+        }
+    }
+
+    /// An error response's body (its first `max` bytes), as text.
+    async fn error_text(self, max: usize) -> String {
+        let bytes = match self {
+            Body::Lean(mut r) => r.error_body(max).await,
+            Body::Reqwest(mut r, _) => {
+                let mut text = Vec::new();
+                while text.len() < max {
+                    match r.chunk().await {
+                        Ok(Some(b)) => text.extend_from_slice(&b[..b.len().min(max - text.len())]),
+                        _ => break,
+                    }
+                }
+                text
+            }
+        };
+        String::from_utf8_lossy(&bytes).into_owned()
     }
 
     /// Leaves a lean response in `slot` (its connection may serve another request).
@@ -425,147 +576,15 @@ fn lean_failure(e: http1::Error) -> Outcome {
     }
 }
 
-/// Most chunk timestamps reserved per request before the stream starts (8 KiB); longer
-/// answers grow the vector as usual.
-const MAX_RESERVED_CHUNKS: u64 = 1024;
-
-/// A request's state while its stream is read.
-struct Stream {
-    rec: RequestRecord,
-    chunk_tokens: Vec<u32>,
-    all_chunk_tokens_known: bool,
-    usage_prompt: Option<u64>,
-    last_cumulative: Option<u64>,
-    text: Option<String>,
-    done: bool,
-}
-
-impl Stream {
-    fn new(spec: &RequestSpec, scheduled_ns: u64, save_text: bool) -> Self {
-        // Room for one timestamp per requested token up front (servers send at most one chunk
-        // per token), so the per-chunk push does not reallocate and copy; capped, so a huge
-        // `max_tokens` does not reserve memory the answer may never use.
-        let expected = spec.output_len.clamp(1, MAX_RESERVED_CHUNKS) as usize;
-        Stream {
-            rec: RequestRecord {
-                id: spec.id,
-                warmup: spec.warmup,
-                scheduled_ns,
-                input_len_requested: spec.input_len,
-                output_len_requested: Some(spec.output_len),
-                chunk_ns: Vec::with_capacity(expected),
-                ..RequestRecord::default()
-            },
-            chunk_tokens: Vec::new(),
-            all_chunk_tokens_known: true,
-            usage_prompt: None,
-            last_cumulative: None,
-            text: save_text.then(String::new),
-            done: false,
-        }
-    }
-
-    fn event(
-        &mut self,
-        api: &dyn Api,
-        name: Option<&str>,
-        data: &str,
-        t: u64,
-    ) -> Result<(), EventError> {
-        if self.done {
-            return Ok(()); // anything after the terminator is ignored
-        }
-        let p = api.parse(name, data)?;
-        if p.has_output() {
-            self.rec.chunk_ns.push(t);
-            if !p.reasoning.is_empty() {
-                self.rec.first_reasoning_ns.get_or_insert(t);
-            }
-            if !p.content.is_empty() {
-                self.rec.first_answer_ns.get_or_insert(t);
-            }
-            let tokens = p.tokens.or_else(|| {
-                let cum = p.cumulative_completion_tokens?;
-                let prev = self.last_cumulative.unwrap_or(0);
-                Some(cum.saturating_sub(prev) as u32)
-            });
-            match tokens {
-                Some(n) => self.chunk_tokens.push(n),
-                None => self.all_chunk_tokens_known = false,
-            }
-            if let Some(text) = &mut self.text {
-                text.push_str(&p.reasoning);
-                text.push_str(&p.content);
-            }
-        }
-        if let Some(c) = p.cumulative_completion_tokens {
-            self.last_cumulative = Some(c);
-        }
-        if let Some(u) = p.usage {
-            if u.completion_tokens.is_some() {
-                self.rec.usage_output_tokens = u.completion_tokens;
-            }
-            if u.prompt_tokens.is_some() {
-                self.usage_prompt = u.prompt_tokens;
-            }
-        }
-        if p.timings.is_some() {
-            self.rec.server_timings = p.timings;
-        }
-        self.done |= p.done;
-        Ok(())
-    }
-
-    fn finish(mut self, mut outcome: Outcome, tokenizer: Option<&Tokenizer>) -> RequestRecord {
-        let r = &mut self.rec;
-        if let (Some(tok), Some(text)) = (tokenizer, &self.text) {
-            r.tokenizer_output_tokens = Some(tok.count(text) as u64);
-        }
-        if outcome.is_ok() && r.chunk_ns.is_empty() {
-            outcome = Outcome::failed(FailureKind::NoOutput, "the stream carried no output token");
-        }
-        r.outcome = outcome;
-        if self.all_chunk_tokens_known && !self.chunk_tokens.is_empty() {
-            r.chunk_tokens = Some(self.chunk_tokens);
-        }
-        // N from one source: the server's count, else the model's tokenizer, else the chunks
-        // (a labelled fallback).
-        (r.output_tokens, r.output_tokens_source) =
-            match (r.usage_output_tokens, r.tokenizer_output_tokens) {
-                (Some(n), _) => (Some(n), Some(TokenSource::ServerUsage)),
-                (None, Some(n)) => (Some(n), Some(TokenSource::Tokenizer)),
-                (None, None) => {
-                    let n = r
-                        .chunk_tokens
-                        .as_ref()
-                        .map_or(r.chunk_ns.len() as u64, |c| {
-                            c.iter().map(|&x| x as u64).sum()
-                        });
-                    (Some(n), Some(TokenSource::ChunkCount))
-                }
-            };
-        (r.prompt_tokens, r.prompt_tokens_source) = match (self.usage_prompt, r.input_len_requested)
-        {
-            (Some(n), _) => (Some(n), Some(TokenSource::ServerUsage)),
-            (None, Some(n)) => (Some(n), Some(TokenSource::Requested)),
-            (None, None) => (None, None),
-        };
-        r.generated_text = self.text;
-        self.rec
-    }
-}
-
-/// True when sending failed because a pooled connection had been closed by the server before
-/// any response byte arrived (hyper's "connection closed before message completed").
-fn is_stale_connection(e: &reqwest::Error) -> bool {
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        if let Some(h) = cause.downcast_ref::<hyper::Error>() {
-            return h.is_incomplete_message();
-        }
-        source = cause.source();
-    }
-    false
+/// The failure of a response whose body did not start within the first-byte limit.
+fn no_first_byte(limit: Duration) -> Outcome {
+    Outcome::failed(
+        FailureKind::Timeout,
+        format!(
+            "no response within {:.1} s of sending (--first-byte-timeout)",
+            limit.as_secs_f64()
+        ),
+    )
 }
 
 fn classify(e: &reqwest::Error) -> FailureKind {
@@ -581,114 +600,4 @@ fn classify(e: &reqwest::Error) -> FailureKind {
 }
 
 #[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use super::*;
-    use std::io::{Read, Write};
-
-    /// Answers two requests on one kept-alive connection with an SSE stream of three output
-    /// events, each written `GAP` after the previous one; sends the instant before each write.
-    fn serve_slowly(listener: std::net::TcpListener, sent: std::sync::mpsc::Sender<Vec<Instant>>) {
-        const GAP: Duration = Duration::from_millis(60);
-        let (mut conn, _) = listener.accept().unwrap();
-        conn.set_nodelay(true).unwrap();
-        for _ in 0..2 {
-            let mut got = Vec::new();
-            let mut buf = [0u8; 4096];
-            // The request: a head and a body of its content-length.
-            loop {
-                let n = conn.read(&mut buf).unwrap();
-                assert!(n > 0, "request cut short");
-                got.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&got).to_lowercase();
-                if let Some(head_end) = text.find("\r\n\r\n") {
-                    let len: usize = text[..head_end]
-                        .split("content-length:")
-                        .nth(1)
-                        .and_then(|v| v.lines().next()?.trim().parse().ok())
-                        .unwrap();
-                    if got.len() >= head_end + 4 + len {
-                        break;
-                    }
-                }
-            }
-            conn.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n").unwrap();
-            let mut times = Vec::new();
-            for i in 0..3 {
-                std::thread::sleep(GAP);
-                let event = format!("data: {{\"choices\":[{{\"text\":\"t{i}\"}}]}}\n\n");
-                let mut chunk = format!("{:x}\r\n{event}\r\n", event.len());
-                if i == 2 {
-                    chunk.push_str("e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n");
-                }
-                times.push(Instant::now());
-                conn.write_all(chunk.as_bytes()).unwrap();
-            }
-            sent.send(times).unwrap();
-        }
-    }
-
-    /// A chunk's time is when it reached the host, not when the client got round to reading
-    /// it: the only runtime thread is blocked from 5 to 95 ms after the request, the first
-    /// chunk is written at 60 ms (the next at 120) and still timestamped within 3 ms of its
-    /// write (a read time would be ~35 ms late).
-    #[test]
-    fn lean_chunk_times_are_kernel_arrivals() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let cfg = RunConfig {
-            base_url: format!("http://{}", listener.local_addr().unwrap()),
-            ..RunConfig::default()
-        };
-        let (tx, rx) = std::sync::mpsc::channel();
-        let server = std::thread::spawn(move || serve_slowly(listener, tx));
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let clock = Clock::start();
-        let (records, blocked) = rt.block_on(async {
-            let client = Client::new(&cfg, &Secrets::default(), None).unwrap();
-            assert!(client.lean.is_some());
-            let spec = RequestSpec {
-                id: 0,
-                prompt: "hi".into(),
-                messages: None,
-                input_len: None,
-                output_len: 3,
-                warmup: false,
-            };
-            let (mut records, mut blocked) = (Vec::new(), Vec::new());
-            for _ in 0..2 {
-                let busy = tokio::spawn(async {
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                    let from = Instant::now();
-                    std::thread::sleep(Duration::from_millis(90));
-                    (from, Instant::now())
-                });
-                let cancel = CancellationToken::new();
-                records.push(client.send(&spec, 0, &clock, &cancel).await);
-                blocked.push(busy.await.unwrap());
-            }
-            (records, blocked)
-        });
-        server.join().unwrap();
-        // The first request may meet the kernel before it stamps (rxtime's docs); the second,
-        // on the same kept-alive connection, is the one checked.
-        let writes: Vec<Vec<Instant>> = rx.iter().collect();
-        let (r, written) = (&records[1], &writes[1]);
-        assert!(r.outcome.is_ok(), "{:?}", r.outcome);
-        assert_eq!(r.connection_retries, 0);
-        assert_eq!(r.chunk_ns.len(), 3);
-        let ms = |ns: u64| ns as f64 / 1e6;
-        for (k, (&t, &w)) in r.chunk_ns.iter().zip(written).enumerate() {
-            let late = ms(t) - ms(clock.ns_at(w));
-            assert!(
-                (-0.5..3.0).contains(&late),
-                "chunk {k} timestamped {late:+.2} ms after its write"
-            );
-        }
-        // The check could fail: the first chunk came while the only thread was blocked, well
-        // before it was free to read it.
-        let (from, to) = blocked[1];
-        assert!(from < written[0] && to > written[0] + Duration::from_millis(10));
-    }
-}
+mod tests;

@@ -1,0 +1,96 @@
+//! The value parsers of the command line's flags: each turns one flag's text into a config
+//! value, or says in one line what is wrong with it.
+
+use std::time::Duration;
+
+use crate::config::shard::Shard;
+use crate::config::{BackendKind, Metric, RequestRate, Slo};
+use crate::sim::{MetricsFlavor, Preset};
+
+pub(super) fn parse_preset(s: &str) -> Result<Preset, String> {
+    s.parse()
+}
+
+pub(super) fn parse_flavor(s: &str) -> Result<MetricsFlavor, String> {
+    s.parse()
+}
+
+pub(super) fn parse_shard(s: &str) -> Result<Shard, String> {
+    s.parse()
+}
+
+pub(super) fn parse_time_scale(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(k) if k.is_finite() && k > 0.0 => Ok(k),
+        _ => Err(format!("'{s}' is not a time scale (a finite number > 0)")),
+    }
+}
+
+pub(super) fn parse_backend(s: &str) -> Result<BackendKind, String> {
+    s.parse()
+}
+
+/// A comma-separated option value (see `sweep` for the syntax).
+#[derive(Clone, Debug, PartialEq)]
+pub struct List<T>(pub Vec<T>);
+
+pub(super) fn parse_counts(s: &str) -> Result<List<u64>, String> {
+    crate::config::sweep::parse_counts(s).map(List)
+}
+
+pub(super) fn parse_rates(s: &str) -> Result<List<RequestRate>, String> {
+    crate::config::sweep::parse_rates(s).map(List)
+}
+
+pub(super) fn parse_slo(s: &str) -> Result<Slo, String> {
+    s.parse()
+}
+
+pub(super) fn parse_header(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once(':')
+        .ok_or_else(|| format!("'{s}' is not NAME:VALUE"))?;
+    let k = k.trim();
+    if k.is_empty() {
+        return Err(format!("'{s}' has an empty header name"));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
+}
+
+pub(super) fn parse_json_object(s: &str) -> Result<serde_json::Value, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(s).map_err(|e| format!("not valid JSON: {e}"))?;
+    if !v.is_object() {
+        return Err("must be a JSON object, e.g. '{\"top_k\": 5}'".into());
+    }
+    Ok(v)
+}
+
+pub(super) fn parse_metric(s: &str) -> Result<Metric, String> {
+    s.parse()
+}
+
+pub(super) fn parse_percentile(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("'{s}' is not a percentile in (0, 100]")),
+    }
+}
+
+pub(super) fn parse_http_url(s: &str) -> Result<String, String> {
+    if s.starts_with("http://") || s.starts_with("https://") {
+        Ok(s.to_string())
+    } else {
+        Err(format!("'{s}' is not an http:// or https:// URL"))
+    }
+}
+
+pub(super) fn parse_interval(s: &str) -> Result<Duration, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .and_then(|v| Duration::try_from_secs_f64(v).ok())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("'{s}' is not a positive number of seconds"))
+}

@@ -1,0 +1,356 @@
+//! Issue 14's fault matrix, client side: hostile servers on 127.0.0.1 (port 0, one tiny tokio
+//! server per case, stopped with its runtime), each case bounded in time. Every wait of the
+//! client is bounded, what a server sends cannot grow its memory, no redirect is followed, and
+//! no secret given on the command line is printed or written anywhere.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::cargo_bin;
+use servebench::config::{BackendKind, LoadSpec, RunConfig, WorkloadSpec};
+use servebench::drive::run::{execute, RunOptions};
+use servebench::measure::client::Secrets;
+use servebench::measure::record::{FailureKind, RequestRecord};
+use servebench::results::document::BenchResult;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+
+/// A server that hands every connection to `answer`; its address.
+async fn hostile<F, Fut>(answer: F) -> SocketAddr
+where
+    F: Fn(TcpStream) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let answer = Arc::new(answer);
+    tokio::spawn(async move {
+        while let Ok((conn, _)) = listener.accept().await {
+            tokio::spawn(answer(conn));
+        }
+    });
+    addr
+}
+
+/// Reads one request (head and content-length body); false when the connection ended first.
+async fn read_request(conn: &mut TcpStream) -> bool {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            if got.len() >= end + 4 + len {
+                return true;
+            }
+        }
+        match conn.read(&mut buf).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+const SSE_HEAD: &[u8] =
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+
+fn config(addr: SocketAddr, n: u64) -> RunConfig {
+    RunConfig {
+        backend: BackendKind::Openai,
+        base_url: format!("http://{addr}"),
+        endpoint: BackendKind::Openai.default_endpoint().into(),
+        load: LoadSpec {
+            num_prompts: n,
+            max_concurrency: Some(n),
+            timeout_s: 30.0,
+            ..LoadSpec::default()
+        },
+        workload: WorkloadSpec {
+            input_len: 4,
+            output_len: 4,
+            ..WorkloadSpec::default()
+        },
+        ..RunConfig::default()
+    }
+}
+
+async fn run(cfg: RunConfig, dir: &Path) -> (BenchResult, Vec<RequestRecord>) {
+    let opts = RunOptions::new(dir.join("r.json"), false);
+    let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
+        .await
+        .expect("the run completes");
+    let records = std::fs::read_to_string(&opts.records_path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (result, records)
+}
+
+fn failure(r: &RequestRecord) -> (FailureKind, String) {
+    match &r.outcome {
+        servebench::measure::record::Outcome::Failed { kind, message } => (*kind, message.clone()),
+        ok => panic!("expected a failure, got {ok:?}"),
+    }
+}
+
+/// A stream that starts and then goes silent is a `stall` after `--idle-timeout`, with how long
+/// it waited, well before the request timeout; the run goes on and keeps every record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_14_a_stalled_stream_is_a_stall_and_the_run_goes_on() {
+    let addr = hostile(|mut c| async move {
+        if read_request(&mut c).await {
+            let _ = c.write_all(SSE_HEAD).await;
+            let _ = c
+                .write_all(b"data: {\"choices\":[{\"text\":\"a\"}]}\n\n")
+                .await;
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(addr, 3);
+    cfg.load.idle_timeout_s = 0.3;
+    let began = Instant::now();
+    let (result, records) = run(cfg, dir.path()).await;
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(records.len(), 3);
+    assert_eq!(result.summary.failures_by_kind.get("stall"), Some(&3));
+    for r in &records {
+        let (kind, message) = failure(r);
+        assert_eq!(kind, FailureKind::Stall);
+        assert!(message.contains("no data for 0.3 s"), "{message}");
+        assert_eq!(r.chunk_ns.len(), 1, "the chunk before the stall is kept");
+    }
+}
+
+/// A body that never starts fails at `--first-byte-timeout`, not at the request timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_14_a_body_that_never_starts_fails_at_the_first_byte_limit() {
+    let addr = hostile(|mut c| async move {
+        if read_request(&mut c).await {
+            let _ = c.write_all(SSE_HEAD).await;
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(addr, 2);
+    cfg.load.first_byte_timeout_s = Some(0.3);
+    let began = Instant::now();
+    let (_, records) = run(cfg, dir.path()).await;
+    assert!(began.elapsed() < Duration::from_secs(10));
+    for r in &records {
+        let (kind, message) = failure(r);
+        assert_eq!(kind, FailureKind::Timeout);
+        assert!(message.contains("--first-byte-timeout"), "{message}");
+    }
+}
+
+/// One `data:` line that never ends (10 MB and more) fails the request as `malformed_stream`
+/// naming the limit, instead of growing the client's memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_14_an_endless_line_is_malformed_stream_at_the_event_limit() {
+    let addr = hostile(|mut c| async move {
+        if read_request(&mut c).await {
+            let _ = c.write_all(SSE_HEAD).await;
+            let _ = c.write_all(b"data: ").await;
+            let block = vec![b'x'; 64 * 1024];
+            for _ in 0..160 {
+                if c.write_all(&block).await.is_err() {
+                    return;
+                }
+            }
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(addr, 1);
+    cfg.max_event_bytes = 256 * 1024;
+    let (_, records) = run(cfg, dir.path()).await;
+    let (kind, message) = failure(&records[0]);
+    assert_eq!(kind, FailureKind::MalformedStream);
+    assert!(
+        message.contains("262144 bytes") && message.contains("--max-event-size"),
+        "{message}"
+    );
+}
+
+/// A redirect is a failed request whose message names the target, redacted; it is not
+/// followed (the target here would refuse the connection).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_14_a_redirect_is_not_followed_and_names_its_target_redacted() {
+    let addr = hostile(|mut c| async move {
+        if read_request(&mut c).await {
+            let _ = c
+                .write_all(
+                    b"HTTP/1.1 307 Temporary Redirect\r\nlocation: http://user:TOPSECRET@127.0.0.1:9/v1?key=TOPSECRET2\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                )
+                .await;
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, records) = run(config(addr, 1), dir.path()).await;
+    let (kind, message) = failure(&records[0]);
+    assert_eq!(kind, FailureKind::HttpStatus);
+    assert_eq!(records[0].http_status, Some(307));
+    assert!(
+        message.contains("redirect to http://***@127.0.0.1:9/v1?key=*** not followed"),
+        "{message}"
+    );
+}
+
+fn servebench(args: &[&str]) -> std::process::Output {
+    Command::new(cargo_bin("servebench"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A server that accepts and never answers: the pre-flight request fails within
+/// `--preflight-timeout` with one line naming the flag, exit code 2 (it hung before).
+#[test]
+fn issue_14_a_silent_server_fails_the_preflight_within_its_limit() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let addr = rt.block_on(hostile(|mut c| async move {
+        let _ = read_request(&mut c).await;
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    }));
+    let began = Instant::now();
+    let url = format!("http://{addr}");
+    let out = servebench(&[
+        "run",
+        "--base-url",
+        &url,
+        "--tokenizer",
+        "words",
+        "--num-prompts",
+        "2",
+        "--preflight-timeout",
+        "0.5",
+        "--quiet",
+    ]);
+    assert!(began.elapsed() < Duration::from_secs(15));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("pre-flight") && stderr.contains("--preflight-timeout"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+/// Each new limit refuses a value that is not one, naming the flag.
+#[test]
+fn issue_14_limit_flags_refuse_what_is_not_a_limit() {
+    for (flag, value) in [
+        ("--connect-timeout", "0"),
+        ("--first-byte-timeout", "-1"),
+        ("--idle-timeout", "inf"),
+        ("--preflight-timeout", "1e20"),
+        ("--max-event-size", "0"),
+        ("--max-error-body", "lots"),
+        ("--max-generated-text", "-5"),
+    ] {
+        let out = servebench(&["run", &format!("{flag}={value}"), "--num-prompts", "1"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {stderr}");
+        assert!(stderr.contains(flag), "{flag} {value}: {stderr}");
+    }
+}
+
+/// Every file under `dir`, read.
+fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+        }
+    }
+    out
+}
+
+/// Secrets in `--base-url` (userinfo, query), `--scrape-metrics` and `--header` appear in no
+/// byte printed and no file written; requests still reach the server with them.
+#[test]
+fn issue_14_secrets_are_never_printed_or_written() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let sim = rt
+        .block_on(servebench::sim::spawn(
+            servebench::sim::SimConfig::default(),
+            ([127, 0, 0, 1], 0).into(),
+        ))
+        .unwrap();
+    let port = sim.base_url().rsplit(':').next().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let base = format!("http://user:TOPSECRET@127.0.0.1:{port}?key=TOPSECRET2");
+    let scrape = format!("http://u:TOPSECRET4@127.0.0.1:{port}/metrics?token=TOPSECRET5");
+    let run = servebench(&[
+        "run",
+        "--base-url",
+        &base,
+        "--tokenizer",
+        "words",
+        "--header",
+        "x-api-key:TOPSECRET3",
+        "--scrape-metrics",
+        &scrape,
+        "--num-prompts",
+        "4",
+        "--save-generated-text",
+        "--result-dir",
+        d,
+        "--result-filename",
+        "r.json",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let html = dir.path().join("r.html");
+    let report = servebench(&[
+        "report",
+        &format!("{d}/r.json"),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let mut outputs = vec![
+        ("run stdout".to_string(), run.stdout),
+        ("run stderr".to_string(), run.stderr),
+        ("report stdout".to_string(), report.stdout),
+        ("report stderr".to_string(), report.stderr),
+    ];
+    outputs.extend(files_under(dir.path()));
+    assert!(outputs.len() >= 7, "result, records and HTML written");
+    for (name, bytes) in &outputs {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(!text.contains("TOPSECRET"), "a secret in {name}:\n{text}");
+    }
+    let saved = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
+    assert!(
+        saved.contains(&format!("http://***@127.0.0.1:{port}?key=***")),
+        "the redacted URL is saved"
+    );
+    let served = sim.stats().requests;
+    rt.block_on(sim.shutdown());
+    assert!(served >= 4, "the requests reached the server");
+}
