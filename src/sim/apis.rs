@@ -25,15 +25,19 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
+use super::config::MAX_TOKENS_LIMIT;
+use super::engine::SchedulerKind;
 use super::engine::{output_length, Event};
 use super::faults::{self, Fault, ERROR_429_BODY, ERROR_500_BODY};
 use super::http1::Arrival;
+use super::metrics;
+use super::state::{Counters, Shared};
 use super::stream::{
     engine_non_stream_response, engine_sse_response, json_response, non_stream_response,
     sse_response, Active, EngineJob, Framer, Plan, ServerTimes,
 };
 use super::text::{count_words, splitmix64, TokenGen};
-use super::{Counters, Shared, MAX_TOKENS_LIMIT};
+use super::time;
 
 type AppState = State<Arc<Shared>>;
 
@@ -244,12 +248,8 @@ async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
         return Err(Reject::Unavailable);
     };
     if !shared.real.frontend.is_zero() {
-        let until = super::stream::offset(gen.t0, shared.real.frontend);
-        if shared.config.precise_timing {
-            super::precise::sleep_until(until).await;
-        } else {
-            tokio::time::sleep_until(until).await;
-        }
+        let until = time::offset(gen.t0, shared.real.frontend);
+        time::sleep_until(shared.config.precise_timing, until).await;
     }
     let prompt = u32::try_from(gen.prompt_tokens).unwrap_or(u32::MAX);
     let mut rx = engine.submit(prompt, gen.tokens);
@@ -757,7 +757,7 @@ pub(crate) async fn tgi_info(State(shared): AppState) -> Response {
         v["max_batch_size"] = json!(e.max_num_seqs);
         v["max_concurrent_requests"] = json!(e.max_num_seqs);
         v["max_batch_prefill_tokens"] = json!(e.max_batched_tokens);
-        if let super::SchedulerKind::PrefillFirst {
+        if let SchedulerKind::PrefillFirst {
             max_waiting_steps,
             waiting_served_ratio,
         } = e.scheduler
@@ -992,7 +992,7 @@ pub(crate) async fn sim_info(State(shared): AppState) -> Response {
 /// `GET /metrics`: Prometheus text, vLLM's or llama.cpp's names (see `metrics.rs`).
 pub(crate) async fn metrics(State(shared): AppState) -> Response {
     let text = match shared.metrics.lock() {
-        Ok(m) => super::metrics::render(shared.config.metrics_flavor, &m, &shared.config.model),
+        Ok(m) => metrics::render(shared.config.metrics_flavor, &m, &shared.config.model),
         Err(_) => String::new(),
     };
     let mut r = (StatusCode::OK, text).into_response();

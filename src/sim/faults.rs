@@ -14,6 +14,8 @@ use std::time::Duration;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
+use super::text::mix_seed;
+
 /// Fractions of requests that get each simulated fault. The rates are cumulative in the order
 /// error, rate limit, disconnect, stall, malformed; their sum must not exceed 1.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,7 +104,7 @@ pub(crate) fn pick(config: &FaultConfig, seed: u64, request: u64) -> Fault {
     if !config.any() {
         return Fault::None;
     }
-    let mut rng = StdRng::seed_from_u64(super::text::mix_seed(seed, request));
+    let mut rng = StdRng::seed_from_u64(mix_seed(seed, request));
     let u: f64 = rng.random();
     let order = [
         (config.error_rate, Fault::Error500),

@@ -39,9 +39,10 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tower_service::Service;
 
+use super::config::MAX_BODY_BYTES;
 use super::sched::{Outcome, Scheduler, Ticket};
+use super::state::Shared;
 use super::stream::Handoff;
-use super::{Shared, MAX_BODY_BYTES};
 use crate::rxtime;
 
 /// When a request arrived (see the module docs); a handler's extractor. Requests that did not

@@ -32,7 +32,8 @@ use tokio::time::Instant;
 use super::engine::Event;
 use super::faults::{Fault, MALFORMED_EVENT};
 use super::metrics::ServerMetrics;
-use super::{Counters, Shared};
+use super::state::{Counters, Shared};
+use super::time::{self, mul, offset};
 
 /// Sleeps longer than this also watch for shutdown; shorter ones only check a flag afterwards.
 const LONG_SLEEP: Duration = Duration::from_millis(50);
@@ -104,29 +105,11 @@ impl Plan {
     }
 }
 
-fn mul(d: Duration, n: u32) -> Duration {
-    d.checked_mul(n).unwrap_or(Duration::MAX)
-}
-
-/// `base + d`, saturating at a far-future instant instead of panicking.
-pub(crate) fn offset(base: Instant, d: Duration) -> Instant {
-    const FAR: Duration = Duration::from_secs(86_400 * 365 * 30);
-    base.checked_add(d)
-        .or_else(|| base.checked_add(FAR))
-        .unwrap_or(base)
-}
-
 /// Sleeps until `deadline`; false if the server is shutting down.
 async fn wait_until(shared: &Shared, deadline: Instant) -> bool {
     let now = Instant::now();
     if deadline > now {
-        let sleep = async {
-            if shared.config.precise_timing {
-                super::precise::sleep_until(deadline).await;
-            } else {
-                tokio::time::sleep_until(deadline).await;
-            }
-        };
+        let sleep = time::sleep_until(shared.config.precise_timing, deadline);
         if deadline - now > LONG_SLEEP {
             tokio::select! {
                 _ = sleep => {}
