@@ -12,7 +12,7 @@
 //! - The server-side metrics it feeds ([`super::metrics::ServerMetrics`]).
 //!
 //! # What it must not touch
-//! HTTP, wire formats and faults are `apis.rs`'s and `stream.rs`'s. Like all of `sim`, nothing
+//! HTTP, wire formats and faults are `apis/`'s and `stream/`'s. Like all of `sim`, nothing
 //! here may use servebench's client side.
 //!
 //! # The step

@@ -3,11 +3,12 @@
 //! Owns [`FaultConfig`] (the configured fault rates), the per-request fault draw and the exact
 //! bytes of the injected errors. The draw is a pure function of (seed, request number), so a
 //! run with a fixed seed sees the same fault sequence every time. How a fault plays out inside
-//! a stream (where it is cut, stalled or corrupted) lives in `stream.rs`.
+//! a stream (where it is cut, stalled or corrupted) lives in `stream/machine.rs`.
 //!
 //! To add a fault kind: add a rate to [`FaultConfig`], check it in [`FaultConfig::validate`],
 //! add a [`Fault`] variant, place it in the cumulative order in [`pick`], give it a counter in
-//! `SimStats`, and handle it in `stream.rs` (streams) and `stream::non_stream_response`.
+//! `SimStats`, and handle it in `stream/machine.rs` (streams) and `stream/body.rs`'s
+//! `whole_response` (non-streamed answers).
 
 use std::time::Duration;
 

@@ -96,17 +96,33 @@
 //! returns one id per counted prompt token (a hash of the word), the same count as
 //! `usage.prompt_tokens`. TGI's `/info` reports the engine's limits.
 //!
-//! # Extending it: adding an API
-//! 1. In `apis.rs`, add a request struct (lenient serde: optional fields, unknown fields
-//!    ignored) and a handler returning `Answer` that parses the body with `parse_body`,
-//!    resolves the token budget with `token_budget`, calls `begin` (numbering, fault draw,
-//!    500/429 answers) and builds a `Plan` with `plan`.
-//! 2. Implement `stream::Framer` for the API's wire format: `preamble` (bytes at `t0`),
-//!    `content` (one content chunk) and `trailer` (terminators written with the last chunk).
-//!    Build frames from pre-formatted pieces; do not build JSON trees per chunk.
-//! 3. Return `stream::sse_response(...)`, or `stream::non_stream_response(...)` for a
-//!    non-streaming variant, and add the route in [`router`].
-//! 4. Add a test in `tests.rs` that checks the exact event structure.
+//! # Layers inside the simulator
+//! Each module imports only modules on a lower line (the test `tests/sim_layers.rs` checks it;
+//! there is no import circle). `mod.rs` itself only wires them: it defines no type a module
+//! below uses.
+//!
+//! | layer | module | owns | imports |
+//! |---|---|---|---|
+//! | 10 | `mod.rs` | [`router`], [`spawn`], [`SimServer`], re-exports | everything below |
+//! | 9 | `apis/` | the handlers and framers of each API (`common`, `openai`, `tgi`, `llama`, `info`) | `http1` (`Arrival`), `stream`, `state`, `config`, `engine`, `faults`, `metrics`, `text`, `time` |
+//! | 8 | `http1.rs` | the HTTP/1.1 server: connections, request parsing, writing responses | `sched`, `stream`, `state`, `config` |
+//! | 7 | `sched.rs` | the exact-mode scheduler thread | `stream`, `state` |
+//! | 6 | `stream/` | the stream state machine (`machine`), responses (`body`), the two paces (`exact`, `engine`) | `state`, `engine` (`Event`), `faults`, `metrics`, `time` |
+//! | 5 | `state.rs` | [`SimStats`], `Counters`, `Shutdown`, `Shared` | `config`, `engine`, `metrics` |
+//! | 4 | `config.rs` | [`SimConfig`] and its validation | `presets`, `engine`, `faults`, `metrics` |
+//! | 3 | `presets.rs` | [`Preset`] | `engine`, `metrics` |
+//! | 2 | `engine.rs` | the engine model ([`EngineConfig`]) and its task | `metrics`, `text`, `time` |
+//! | 1 | `faults.rs`, `time.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until` | `text`; `precise` |
+//! | 0 | `precise.rs`, `text.rs`, `metrics.rs` | the precise timer; token text and hashing; `/metrics` | nothing of `sim` |
+//!
+//! A new module takes the lowest line whose modules it needs; a piece two modules on the same
+//! line both need moves down (as `time.rs` did for `engine.rs` and `stream/`).
+//!
+//! # Extending it
+//! - An API: see `apis/mod.rs` ("To add an API").
+//! - A wire format or a source of tokens: `stream/mod.rs`.
+//! - A fault: `faults.rs`; a metric: `metrics.rs`; a preset: `presets.rs`; a scheduler:
+//!   `engine.rs`; a counter: `state.rs`; a setting: `config.rs`.
 
 mod apis;
 mod config;
