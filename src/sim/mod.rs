@@ -11,7 +11,9 @@
 //!   ("The engine presets" below).
 //!
 //! # What it owns
-//! - [`SimConfig`] / [`FaultConfig`]: the schedule, the simulated model and the fault rates.
+//! - [`SimConfig`] / [`FaultConfig`]: the schedule, the simulated model and the fault rates;
+//!   [`HttpLimits`]: what the HTTP layer bounds against slow or hostile clients (connections,
+//!   head and body time, head, body, chunk extension and trailer bytes), with defaults.
 //! - [`router`] / [`spawn`] / [`SimServer`]: the HTTP surface and its lifecycle; `http1.rs`
 //!   serves it, and `sched.rs` is the one thread that writes every exact-mode stream.
 //! - [`SimStats`]: what the server did, including whether it kept its own schedule.
@@ -105,11 +107,11 @@
 //! |---|---|---|---|
 //! | 10 | `mod.rs` | [`router`], [`spawn`], [`SimServer`], re-exports | everything below |
 //! | 9 | `apis/` | the handlers and framers of each API (`common`, `openai`, `tgi`, `llama`, `info`) | `http1` (`Arrival`), `stream`, `state`, `config`, `engine`, `faults`, `metrics`, `text`, `time` |
-//! | 8 | `http1.rs` | the HTTP/1.1 server: connections, request parsing, writing responses | `sched`, `stream`, `state`, `config` |
+//! | 8 | `http1.rs` | the HTTP/1.1 server: connections and their limits, request parsing, writing responses | `sched`, `stream`, `state`, `config` |
 //! | 7 | `sched.rs` | the exact-mode scheduler thread | `stream`, `state` |
 //! | 6 | `stream/` | the stream state machine (`machine`), responses (`body`), the two paces (`exact`, `engine`) | `state`, `engine` (`Event`), `faults`, `metrics`, `time` |
 //! | 5 | `state.rs` | [`SimStats`], `Counters`, `Shutdown`, `Shared` | `config`, `engine`, `metrics` |
-//! | 4 | `config.rs` | [`SimConfig`] and its validation | `presets`, `engine`, `faults`, `metrics` |
+//! | 4 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `engine`, `faults`, `metrics` |
 //! | 3 | `presets.rs` | [`Preset`] | `engine`, `metrics` |
 //! | 2 | `engine.rs` | the engine model ([`EngineConfig`]) and its task | `metrics`, `text`, `time` |
 //! | 1 | `faults.rs`, `time.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until` | `text`; `precise` |
@@ -149,10 +151,9 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio::task::JoinHandle;
 
-use config::MAX_BODY_BYTES;
 use state::Shared;
 
-pub use config::{SimConfig, MAX_TOKENS_LIMIT};
+pub use config::{HttpLimits, SimConfig, MAX_TOKENS_LIMIT};
 pub use engine::{EngineConfig, SchedulerKind};
 pub use faults::FaultConfig;
 pub use metrics::MetricsFlavor;
@@ -179,7 +180,7 @@ fn build_router(shared: Arc<Shared>) -> Router {
         .route("/metrics", get(apis::metrics))
         .route("/tokenize", post(apis::tokenize))
         .fallback(apis::not_found)
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(DefaultBodyLimit::max(shared.config.limits.max_body_bytes))
         .with_state(shared)
 }
 

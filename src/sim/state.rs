@@ -63,6 +63,15 @@ pub struct SimStats {
     /// Largest such intake delay (read − arrival), in microseconds.
     #[serde(default)]
     pub max_intake_us: u64,
+    /// Connections answered 503 and closed at once because `limits.max_connections` were
+    /// open (see `HttpLimits`).
+    #[serde(default)]
+    pub refused_connections: u64,
+    /// Requests the HTTP layer answered itself and closed the connection for, before any
+    /// route saw them: malformed (400), too slow (408: `limits.head_timeout`,
+    /// `limits.body_timeout`), too large (413, 431) or over the chunk extension limit (400).
+    #[serde(default)]
+    pub rejected_requests: u64,
 }
 
 /// Live counters behind [`SimStats`].
@@ -82,6 +91,8 @@ pub(crate) struct Counters {
     pub(crate) queue_timeouts: AtomicU64,
     pub(crate) late_intakes: AtomicU64,
     pub(crate) max_intake_us: AtomicU64,
+    pub(crate) refused_connections: AtomicU64,
+    pub(crate) rejected_requests: AtomicU64,
 }
 
 impl Counters {
@@ -102,6 +113,8 @@ impl Counters {
             queue_timeouts: r(&self.queue_timeouts),
             late_intakes: r(&self.late_intakes),
             max_intake_us: r(&self.max_intake_us),
+            refused_connections: r(&self.refused_connections),
+            rejected_requests: r(&self.rejected_requests),
         }
     }
 
