@@ -438,6 +438,10 @@ pub struct SimArgs {
     /// context switches when the server is pinned to one core (bench/sim_throughput.sh).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Most connections open at once; one more is answered 503 and closed (raise `ulimit -n`
+    /// to match).
+    #[arg(long, default_value_t = crate::sim::HttpLimits::default().max_connections)]
+    pub max_connections: usize,
 }
 
 impl SimArgs {
@@ -503,6 +507,10 @@ impl SimArgs {
                 stall: dur("stall-s", self.stall_s * 1000.0)?,
             },
             precise_timing: true,
+            limits: crate::sim::HttpLimits {
+                max_connections: self.max_connections,
+                ..crate::sim::HttpLimits::default()
+            },
         };
         cfg.validate()?;
         Ok(cfg)

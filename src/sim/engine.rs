@@ -12,7 +12,7 @@
 //! - The server-side metrics it feeds ([`super::metrics::ServerMetrics`]).
 //!
 //! # What it must not touch
-//! HTTP, wire formats and faults are `apis.rs`'s and `stream.rs`'s. Like all of `sim`, nothing
+//! HTTP, wire formats and faults are `apis/`'s and `stream/`'s. Like all of `sim`, nothing
 //! here may use servebench's client side.
 //!
 //! # The step
@@ -47,6 +47,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::metrics::ServerMetrics;
+use super::text::{mix_seed, splitmix64};
+use super::time;
 
 /// How the engine forms a step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -191,7 +193,7 @@ pub(crate) fn output_length(seed: u64, request: u64, mean: u32) -> u32 {
     let lo = mean.div_ceil(2).max(1);
     let hi = (u64::from(mean) * 3 / 2).max(u64::from(lo));
     let span = hi - u64::from(lo) + 1;
-    let h = super::text::splitmix64(super::text::mix_seed(seed, request) ^ 0x5EED_0E05);
+    let h = splitmix64(mix_seed(seed, request) ^ 0x5EED_0E05);
     lo + u32::try_from(h % span).unwrap_or(0)
 }
 
@@ -624,7 +626,7 @@ async fn run(
 ) {
     let origin = Instant::now();
     let to_sim = |t: Instant| t.saturating_duration_since(origin).mul_f64(time_scale);
-    let to_real = |d: Duration| super::stream::offset(origin, d.div_f64(time_scale));
+    let to_real = |d: Duration| time::offset(origin, d.div_f64(time_scale));
     let mut clock = Duration::ZERO;
     loop {
         if *shutdown.borrow() {
@@ -656,15 +658,8 @@ async fn run(
         let end = clock + duration;
         let deadline = to_real(end);
         if deadline > Instant::now() {
-            let sleep = async {
-                if precise {
-                    super::precise::sleep_until(deadline).await;
-                } else {
-                    tokio::time::sleep_until(deadline).await;
-                }
-            };
             tokio::select! {
-                _ = sleep => {}
+                _ = time::sleep_until(precise, deadline) => {}
                 _ = shutdown.changed() => break,
             }
         }

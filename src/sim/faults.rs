@@ -3,16 +3,19 @@
 //! Owns [`FaultConfig`] (the configured fault rates), the per-request fault draw and the exact
 //! bytes of the injected errors. The draw is a pure function of (seed, request number), so a
 //! run with a fixed seed sees the same fault sequence every time. How a fault plays out inside
-//! a stream (where it is cut, stalled or corrupted) lives in `stream.rs`.
+//! a stream (where it is cut, stalled or corrupted) lives in `stream/machine.rs`.
 //!
 //! To add a fault kind: add a rate to [`FaultConfig`], check it in [`FaultConfig::validate`],
 //! add a [`Fault`] variant, place it in the cumulative order in [`pick`], give it a counter in
-//! `SimStats`, and handle it in `stream.rs` (streams) and `stream::non_stream_response`.
+//! `SimStats`, and handle it in `stream/machine.rs` (streams) and `stream/body.rs`'s
+//! `whole_response` (non-streamed answers).
 
 use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
+
+use super::text::mix_seed;
 
 /// Fractions of requests that get each simulated fault. The rates are cumulative in the order
 /// error, rate limit, disconnect, stall, malformed; their sum must not exceed 1.
@@ -102,7 +105,7 @@ pub(crate) fn pick(config: &FaultConfig, seed: u64, request: u64) -> Fault {
     if !config.any() {
         return Fault::None;
     }
-    let mut rng = StdRng::seed_from_u64(super::text::mix_seed(seed, request));
+    let mut rng = StdRng::seed_from_u64(mix_seed(seed, request));
     let u: f64 = rng.random();
     let order = [
         (config.error_rate, Fault::Error500),

@@ -17,12 +17,21 @@
 //! request gets 400 (431 for an oversized head, 413 for an oversized body) and the connection
 //! is closed.
 //!
+//! Hostile clients (`HttpLimits` in `config.rs`, with their defaults): at most
+//! `max_connections` connections are open (one more is answered 503 and closed at once); a
+//! request head must arrive within `head_timeout` and its body within `body_timeout` (else
+//! 408 and close: a slowloris client that sends a byte a second is dropped after 10 s);
+//! heads, bodies, chunk extensions and trailers are bounded in bytes (431, 413, 400, 431). The
+//! read buffer holds at most one head, or one body in progress, and shrinks back after a
+//! large request; a chunked body is copied out chunk by chunk as it arrives.
+//!
 //! Arrival: accepted sockets ask the kernel for receive timestamps (`rxtime.rs`), and each
 //! request carries the stamp of the read that completed it as an [`Arrival`] extension; the
 //! handlers start the request's schedule there (see "The schedule" in `mod.rs`), so time a
 //! request spent waiting for this one thread to get round to it is not added to its TTFT.
 
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,9 +48,11 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tower_service::Service;
 
+use super::config::HttpLimits;
 use super::sched::{Outcome, Scheduler, Ticket};
+use super::state::{Counters, Shared};
 use super::stream::Handoff;
-use super::{Shared, MAX_BODY_BYTES};
+use super::time::offset;
 use crate::measure::rxtime;
 
 /// When a request arrived (see the module docs); a handler's extractor. Requests that did not
@@ -62,9 +73,42 @@ impl<S: Send + Sync> FromRequestParts<S> for Arrival {
     }
 }
 
-/// Largest request head (request line and headers).
-const MAX_HEAD_BYTES: usize = 64 << 10;
+/// Most header fields in a request head (431 beyond).
 const MAX_HEADERS: usize = 100;
+/// A chunk-size line without its extensions: 16 hex digits and CRLF.
+const CHUNK_SIZE_LINE: usize = 18;
+/// Read buffer capacity kept between requests (a larger one is shrunk back).
+const BUF_KEEP: usize = 64 << 10;
+/// Longest wait to write the answer to a rejected request before closing anyway.
+const REJECT_WRITE: Duration = Duration::from_secs(1);
+
+/// Connections open now; a slot is held by each connection's task.
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Answers a connection over `limits.max_connections` with 503 and closes it, without
+/// waiting: whatever the client already sent is read and dropped first (so the close is a
+/// FIN, not a reset that could discard the answer).
+fn refuse(tcp: TcpStream, limits: &HttpLimits) {
+    let why = format!("too many connections (limit {})\n", limits.max_connections);
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{why}",
+        why.len()
+    );
+    // A fresh socket's send buffer takes it; if not, the client only sees the close.
+    let _ = tcp.try_write(answer.as_bytes());
+    let mut sink = [0u8; 4096];
+    for _ in 0..16 {
+        if !matches!(tcp.try_read(&mut sink), Ok(n) if n > 0) {
+            break;
+        }
+    }
+}
 
 /// Accepts connections on `listener` until shutdown, then waits for open connections to end.
 /// Accepted connections get `TCP_NODELAY` (small frames must not wait for Nagle's algorithm).
@@ -80,6 +124,8 @@ pub(crate) async fn serve(
         None
     };
     let (alive, mut all_closed) = mpsc::channel::<()>(1);
+    let limits = shared.config.limits;
+    let open = Arc::new(AtomicUsize::new(0));
     let stop = shared.shutdown.wait();
     tokio::pin!(stop);
     loop {
@@ -89,6 +135,14 @@ pub(crate) async fn serve(
         };
         match accepted {
             Ok((tcp, _)) => {
+                if open.load(Ordering::Relaxed) >= limits.max_connections {
+                    Counters::bump(&shared.stats.refused_connections);
+                    refuse(tcp, &limits);
+                    continue;
+                }
+                // Only this loop adds: the count cannot pass the cap.
+                open.fetch_add(1, Ordering::Relaxed);
+                let slot = Slot(open.clone());
                 // Best effort: without it, small frames may wait for Nagle's algorithm.
                 let _ = tcp.set_nodelay(true);
                 // Stamps are on the real clock: useless when tokio's clock is paused (tests).
@@ -102,10 +156,15 @@ pub(crate) async fn serve(
                     scheduler: scheduler.clone(),
                     buf: Vec::new(),
                     stamp: None,
+                    limits,
+                    accepted: Instant::now(),
+                    requests: 0,
+                    deadline: None,
                 };
                 let alive = alive.clone();
                 tokio::spawn(async move {
                     conn.run().await;
+                    drop(slot);
                     drop(alive);
                 });
             }
@@ -142,6 +201,13 @@ struct Connection {
     buf: Vec<u8>,
     /// The kernel's arrival stamp of the latest read, if it had one.
     stamp: Option<Instant>,
+    limits: HttpLimits,
+    /// When the connection was accepted (its first head is timed from there).
+    accepted: Instant,
+    /// Requests read so far on this connection.
+    requests: u64,
+    /// Reads past this instant fail with `TimedOut` (the head's or the body's deadline).
+    deadline: Option<Instant>,
 }
 
 impl Connection {
@@ -158,13 +224,15 @@ impl Connection {
                 Ok(Some(incoming)) => incoming,
                 Ok(None) => return,
                 Err(Bad(status, why)) => {
+                    Counters::bump(&shared.stats.rejected_requests);
                     let head = format!(
                         "HTTP/1.1 {} {}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{why}\n",
                         status.as_u16(),
                         status.canonical_reason().unwrap_or(""),
                         why.len() + 1
                     );
-                    let _ = write_all(&self.sock, head.as_bytes()).await;
+                    let write = write_all(&self.sock, head.as_bytes());
+                    let _ = tokio::time::timeout(REJECT_WRITE, write).await;
                     return;
                 }
             };
@@ -184,10 +252,17 @@ impl Connection {
     }
 
     /// Reads more bytes into the buffer, keeping their arrival stamp; 0 at end of stream.
+    /// Past `self.deadline`, fails with `TimedOut` and reads nothing.
     async fn read_more(&mut self) -> io::Result<usize> {
         let len = self.buf.len();
         self.buf.resize(len + (8 << 10), 0);
-        let read = rxtime::recv(&self.sock, &mut self.buf[len..]).await;
+        let recv = rxtime::recv(&self.sock, &mut self.buf[len..]);
+        let read = match self.deadline {
+            Some(at) => tokio::time::timeout_at(at, recv)
+                .await
+                .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into())),
+            None => recv.await,
+        };
         let n = read.as_ref().map_or(0, |(n, _)| *n);
         self.buf.truncate(len + n);
         let (n, stamp) = read?;
@@ -197,35 +272,51 @@ impl Connection {
 
     /// The next request, or `None` when the client closed the connection between requests.
     async fn read_request(&mut self) -> Result<Option<Incoming>, Bad> {
+        let limits = self.limits;
         let closed = || {
             Bad(
                 StatusCode::BAD_REQUEST,
                 "connection closed mid-request".into(),
             )
         };
+        // The first head is timed from the accept, later ones from their first byte.
+        self.deadline = (self.requests == 0).then(|| offset(self.accepted, limits.head_timeout));
         let (builder, head_len, http11) = loop {
             if !self.buf.is_empty() {
-                if let Some(head) = parse_head(&self.buf)? {
-                    break head;
-                }
-                if self.buf.len() > MAX_HEAD_BYTES {
+                let head = parse_head(&self.buf)?;
+                let len = head.as_ref().map_or(self.buf.len(), |(_, len, _)| *len);
+                if len > limits.max_head_bytes {
                     return Err(Bad(
                         StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-                        "request head too large".into(),
+                        format!("request head larger than {} bytes", limits.max_head_bytes),
                     ));
+                }
+                if let Some(head) = head {
+                    break head;
+                }
+                if self.deadline.is_none() {
+                    self.deadline = Some(offset(Instant::now(), limits.head_timeout));
                 }
             }
             match self.read_more().await {
                 Ok(0) | Err(_) if self.buf.is_empty() => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                    return Err(timed_out("head", limits.head_timeout))
+                }
                 Ok(0) | Err(_) => return Err(closed()),
                 Ok(_) => {}
             }
         };
+        self.requests += 1;
         self.buf.drain(..head_len);
+        self.deadline = Some(offset(Instant::now(), limits.body_timeout));
         let headers = builder.headers_ref().cloned().unwrap_or_default();
         let keep_alive = http11 && !has_token(&headers, header::CONNECTION, "close");
         if has_token(&headers, header::EXPECT, "100-continue") {
-            let _ = write_all(&self.sock, b"HTTP/1.1 100 Continue\r\n\r\n").await;
+            let write = write_all(&self.sock, b"HTTP/1.1 100 Continue\r\n\r\n");
+            if let Some(at) = self.deadline {
+                let _ = tokio::time::timeout_at(at, write).await;
+            }
         }
         let body = if has_token(&headers, header::TRANSFER_ENCODING, "chunked") {
             self.read_chunked().await?
@@ -238,16 +329,18 @@ impl Connection {
                     .and_then(|s| s.trim().parse::<usize>().ok())
                     .ok_or_else(|| Bad(StatusCode::BAD_REQUEST, "invalid content-length".into()))?,
             };
-            if len > MAX_BODY_BYTES {
-                return Err(too_large());
+            if len > limits.max_body_bytes {
+                return Err(too_large(&limits));
             }
             while self.buf.len() < len {
-                if !matches!(self.read_more().await, Ok(n) if n > 0) {
-                    return Err(closed());
-                }
+                self.more_or(closed()).await?;
             }
             Bytes::from(self.buf.drain(..len).collect::<Vec<u8>>())
         };
+        self.deadline = None;
+        if self.buf.capacity() > BUF_KEEP {
+            self.buf.shrink_to(BUF_KEEP.max(self.buf.len()));
+        }
         let mut request = builder
             .body(Body::from(body))
             .map_err(|e| Bad(StatusCode::BAD_REQUEST, format!("invalid request: {e}")))?;
@@ -269,57 +362,112 @@ impl Connection {
         }))
     }
 
-    /// A chunked request body (chunk extensions and trailers are skipped).
+    /// A chunked request body (chunk extensions and trailers are skipped, within
+    /// `limits.max_chunk_ext_bytes` and `limits.max_trailer_bytes`). Consumed bytes leave the
+    /// read buffer as they are parsed, and chunk data is copied out as it arrives.
     async fn read_chunked(&mut self) -> Result<Bytes, Bad> {
+        let limits = self.limits;
         let bad = |why: &str| Bad(StatusCode::BAD_REQUEST, format!("bad chunked body: {why}"));
         let mut body = Vec::new();
-        let mut pos = 0;
+        let mut ext_bytes = 0usize;
         loop {
-            // A chunk header, or (after the last chunk) a trailer line.
-            let parsed = match httparse::parse_chunk_size(&self.buf[pos..]) {
-                Ok(httparse::Status::Complete((n, size))) => Some((n, size)),
-                Ok(httparse::Status::Partial) => None,
-                Err(_) => return Err(bad("invalid chunk size")),
-            };
-            match parsed {
-                Some((n, 0)) => {
-                    // Last chunk: skip trailer lines up to the empty line.
-                    pos += n;
-                    loop {
-                        match find(&self.buf[pos..], b"\r\n") {
-                            Some(0) => {
-                                self.buf.drain(..pos + 2);
-                                return Ok(Bytes::from(body));
-                            }
-                            Some(i) => pos += i + 2,
-                            None => self.more_or(bad("truncated")).await?,
-                        }
-                    }
+            // A chunk-size line: the size in hex, extensions, CRLF.
+            let line = loop {
+                if let Some(i) = find(&self.buf, b"\n") {
+                    break i + 1;
                 }
-                Some((n, size)) => {
-                    let size = usize::try_from(size).map_err(|_| too_large())?;
-                    if body.len().saturating_add(size) > MAX_BODY_BYTES {
+                let budget = limits.max_chunk_ext_bytes.saturating_sub(ext_bytes);
+                if self.buf.len() > CHUNK_SIZE_LINE.saturating_add(budget) {
+                    return Err(ext_too_large(&limits));
+                }
+                self.more_or(bad("truncated")).await?;
+            };
+            let digits = self.buf[..line]
+                .iter()
+                .position(|b| !b.is_ascii_hexdigit())
+                .unwrap_or(line);
+            // What follows the size, less its CRLF.
+            ext_bytes = ext_bytes.saturating_add(line.saturating_sub(digits + 2));
+            if ext_bytes > limits.max_chunk_ext_bytes {
+                return Err(ext_too_large(&limits));
+            }
+            let size = match httparse::parse_chunk_size(&self.buf[..line]) {
+                Ok(httparse::Status::Complete((n, size))) if n == line => size,
+                _ => return Err(bad("invalid chunk size")),
+            };
+            self.buf.drain(..line);
+            if size == 0 {
+                return self.skip_trailers(body).await;
+            }
+            let size = usize::try_from(size).map_err(|_| too_large(&limits))?;
+            if body.len().saturating_add(size) > limits.max_body_bytes {
+                return Err(too_large(&limits));
+            }
+            let mut left = size;
+            loop {
+                let take = left.min(self.buf.len());
+                body.extend_from_slice(&self.buf[..take]);
+                self.buf.drain(..take);
+                left -= take;
+                if left == 0 {
+                    break;
+                }
+                self.more_or(bad("truncated")).await?;
+            }
+            while self.buf.len() < 2 {
+                self.more_or(bad("truncated")).await?;
+            }
+            if &self.buf[..2] != b"\r\n" {
+                return Err(bad("missing CRLF after chunk data"));
+            }
+            self.buf.drain(..2);
+        }
+    }
+
+    /// After the last chunk: skips trailer lines up to the empty line and returns `body`.
+    async fn skip_trailers(&mut self, body: Vec<u8>) -> Result<Bytes, Bad> {
+        let max = self.limits.max_trailer_bytes;
+        let too_large = || {
+            Bad(
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                format!("trailers larger than {max} bytes"),
+            )
+        };
+        let mut trailers = 0usize;
+        loop {
+            match find(&self.buf, b"\r\n") {
+                Some(0) => {
+                    self.buf.drain(..2);
+                    return Ok(Bytes::from(body));
+                }
+                Some(i) => {
+                    trailers = trailers.saturating_add(i + 2);
+                    if trailers > max {
                         return Err(too_large());
                     }
-                    while self.buf.len() < pos + n + size + 2 {
-                        self.more_or(bad("truncated")).await?;
-                    }
-                    let data = pos + n;
-                    if &self.buf[data + size..data + size + 2] != b"\r\n" {
-                        return Err(bad("missing CRLF after chunk data"));
-                    }
-                    body.extend_from_slice(&self.buf[data..data + size]);
-                    pos = data + size + 2;
+                    self.buf.drain(..i + 2);
                 }
-                None => self.more_or(bad("truncated")).await?,
+                None if trailers.saturating_add(self.buf.len()) > max.saturating_add(2) => {
+                    return Err(too_large())
+                }
+                None => {
+                    let truncated = Bad(
+                        StatusCode::BAD_REQUEST,
+                        "bad chunked body: truncated".into(),
+                    );
+                    self.more_or(truncated).await?;
+                }
             }
         }
     }
 
-    /// Reads more; `err` at end of stream.
+    /// Reads more of a body; `err` at end of stream, 408 past the body's deadline.
     async fn more_or(&mut self, err: Bad) -> Result<(), Bad> {
         match self.read_more().await {
             Ok(n) if n > 0 => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                Err(timed_out("body", self.limits.body_timeout))
+            }
             _ => Err(err),
         }
     }
@@ -486,10 +634,28 @@ fn has_token(headers: &HeaderMap, name: HeaderName, token: &str) -> bool {
     })
 }
 
-fn too_large() -> Bad {
+fn too_large(limits: &HttpLimits) -> Bad {
     Bad(
         StatusCode::PAYLOAD_TOO_LARGE,
-        format!("request body larger than {MAX_BODY_BYTES} bytes"),
+        format!("request body larger than {} bytes", limits.max_body_bytes),
+    )
+}
+
+fn ext_too_large(limits: &HttpLimits) -> Bad {
+    Bad(
+        StatusCode::BAD_REQUEST,
+        format!(
+            "bad chunked body: chunk extensions larger than {} bytes",
+            limits.max_chunk_ext_bytes
+        ),
+    )
+}
+
+/// The answer when a request's head or body did not arrive within `limit`.
+fn timed_out(what: &str, limit: Duration) -> Bad {
+    Bad(
+        StatusCode::REQUEST_TIMEOUT,
+        format!("request {what} not received within {limit:?}"),
     )
 }
 

@@ -5,8 +5,8 @@
 //! request (never per chunk). [`render`] writes it under vLLM's names or llama.cpp's
 //! ([`MetricsFlavor`]); times are simulated seconds (real seconds × `time_scale`).
 //!
-//! To add a metric: add the field, update it where the engine or `stream.rs` knows the value,
-//! and write it in both flavours (or document why one has no equivalent).
+//! To add a metric: add the field, update it where the engine or `stream/exact.rs` knows the
+//! value, and write it in both flavours (or document why one has no equivalent).
 
 use std::fmt::Write as _;
 

@@ -11,7 +11,9 @@
 //!   ("The engine presets" below).
 //!
 //! # What it owns
-//! - [`SimConfig`] / [`FaultConfig`]: the schedule, the simulated model and the fault rates.
+//! - [`SimConfig`] / [`FaultConfig`]: the schedule, the simulated model and the fault rates;
+//!   [`HttpLimits`]: what the HTTP layer bounds against slow or hostile clients (connections,
+//!   head and body time, head, body, chunk extension and trailer bytes), with defaults.
 //! - [`router`] / [`spawn`] / [`SimServer`]: the HTTP surface and its lifecycle; `http1.rs`
 //!   serves it, and `sched.rs` is the one thread that writes every exact-mode stream.
 //! - [`SimStats`]: what the server did, including whether it kept its own schedule.
@@ -96,19 +98,36 @@
 //! returns one id per counted prompt token (a hash of the word), the same count as
 //! `usage.prompt_tokens`. TGI's `/info` reports the engine's limits.
 //!
-//! # Extending it: adding an API
-//! 1. In `apis.rs`, add a request struct (lenient serde: optional fields, unknown fields
-//!    ignored) and a handler returning `Answer` that parses the body with `parse_body`,
-//!    resolves the token budget with `token_budget`, calls `begin` (numbering, fault draw,
-//!    500/429 answers) and builds a `Plan` with `plan`.
-//! 2. Implement `stream::Framer` for the API's wire format: `preamble` (bytes at `t0`),
-//!    `content` (one content chunk) and `trailer` (terminators written with the last chunk).
-//!    Build frames from pre-formatted pieces; do not build JSON trees per chunk.
-//! 3. Return `stream::sse_response(...)`, or `stream::non_stream_response(...)` for a
-//!    non-streaming variant, and add the route in [`router`].
-//! 4. Add a test in `tests.rs` that checks the exact event structure.
+//! # Layers inside the simulator
+//! Each module imports only modules on a lower line (the test `tests/sim_layers.rs` checks it;
+//! there is no import circle). `mod.rs` itself only wires them: it defines no type a module
+//! below uses.
+//!
+//! | layer | module | owns | imports |
+//! |---|---|---|---|
+//! | 10 | `mod.rs` | [`router`], [`spawn`], [`SimServer`], re-exports | everything below |
+//! | 9 | `apis/` | the handlers and framers of each API (`common`, `openai`, `tgi`, `llama`, `info`) | `http1` (`Arrival`), `stream`, `state`, `config`, `engine`, `faults`, `metrics`, `text`, `time` |
+//! | 8 | `http1.rs` | the HTTP/1.1 server: connections and their limits, request parsing, writing responses | `sched`, `stream`, `state`, `config` |
+//! | 7 | `sched.rs` | the exact-mode scheduler thread | `stream`, `state` |
+//! | 6 | `stream/` | the stream state machine (`machine`), responses (`body`), the two paces (`exact`, `engine`) | `state`, `engine` (`Event`), `faults`, `metrics`, `time` |
+//! | 5 | `state.rs` | [`SimStats`], `Counters`, `Shutdown`, `Shared` | `config`, `engine`, `metrics` |
+//! | 4 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `engine`, `faults`, `metrics` |
+//! | 3 | `presets.rs` | [`Preset`] | `engine`, `metrics` |
+//! | 2 | `engine.rs` | the engine model ([`EngineConfig`]) and its task | `metrics`, `text`, `time` |
+//! | 1 | `faults.rs`, `time.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until` | `text`; `precise` |
+//! | 0 | `precise.rs`, `text.rs`, `metrics.rs` | the precise timer; token text and hashing; `/metrics` | nothing of `sim` |
+//!
+//! A new module takes the lowest line whose modules it needs; a piece two modules on the same
+//! line both need moves down (as `time.rs` did for `engine.rs` and `stream/`).
+//!
+//! # Extending it
+//! - An API: see `apis/mod.rs` ("To add an API").
+//! - A wire format or a source of tokens: `stream/mod.rs`.
+//! - A fault: `faults.rs`; a metric: `metrics.rs`; a preset: `presets.rs`; a scheduler:
+//!   `engine.rs`; a counter: `state.rs`; a setting: `config.rs`.
 
 mod apis;
+mod config;
 mod engine;
 mod faults;
 mod http1;
@@ -116,345 +135,30 @@ mod metrics;
 mod precise;
 mod presets;
 mod sched;
+mod state;
 mod stream;
 mod text;
+mod time;
 
 #[cfg(test)]
 mod tests;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::Router;
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use state::Shared;
+
+pub use config::{HttpLimits, SimConfig, MAX_TOKENS_LIMIT};
 pub use engine::{EngineConfig, SchedulerKind};
 pub use faults::FaultConfig;
 pub use metrics::MetricsFlavor;
 pub use presets::Preset;
-
-/// Largest token budget a request may ask for (the simulated model's context limit).
-pub const MAX_TOKENS_LIMIT: u32 = 1 << 20;
-
-/// Largest request body accepted (long-context prompts can be megabytes).
-const MAX_BODY_BYTES: usize = 64 << 20;
-
-/// Configuration of the simulated server.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SimConfig {
-    /// Time from request arrival to the first output chunk. Default 50 ms.
-    pub ttft: Duration,
-    /// Interval between consecutive output chunks. Default 10 ms.
-    pub itl: Duration,
-    /// Tokens per content chunk (> 1 simulates speculative decoding). Default 1.
-    pub tokens_per_chunk: u32,
-    /// Tokens generated when the request does not set a limit. Default 128.
-    pub output_tokens: u32,
-    /// Whether to report usage / token counts at all. Default true; false makes the client
-    /// fall back to counting on its own.
-    pub usage: bool,
-    /// Model name reported by the server. Default `servebench-sim`.
-    pub model: String,
-    /// Makes text and faults reproducible. Default 0.
-    pub seed: u64,
-    /// Fault injection rates.
-    pub faults: FaultConfig,
-    /// Keep the schedule to sub-millisecond precision with a dedicated timer thread (see
-    /// `precise.rs`). Default true; turn off when tokio's clock is paused (tests).
-    pub precise_timing: bool,
-    /// The preset this configuration came from (reported at `GET /sim/info`).
-    pub preset: Preset,
-    /// The engine model; `None` is exact mode (the fixed `ttft`/`itl` schedule).
-    pub engine: Option<EngineConfig>,
-    /// The simulated clock runs this many times faster than real time: every simulated
-    /// duration (schedule, engine steps, stalls, queue timeout) is divided by it. Default 1.
-    pub time_scale: f64,
-    /// Metric names served at `GET /metrics`.
-    pub metrics_flavor: MetricsFlavor,
-}
-
-impl Default for SimConfig {
-    fn default() -> Self {
-        Self {
-            ttft: Duration::from_millis(50),
-            itl: Duration::from_millis(10),
-            tokens_per_chunk: 1,
-            output_tokens: 128,
-            usage: true,
-            model: "servebench-sim".to_string(),
-            seed: 0,
-            faults: FaultConfig::default(),
-            precise_timing: true,
-            preset: Preset::Exact,
-            engine: None,
-            time_scale: 1.0,
-            metrics_flavor: MetricsFlavor::Vllm,
-        }
-    }
-}
-
-impl SimConfig {
-    /// The default configuration with `preset`'s engine and metric names.
-    pub fn from_preset(preset: Preset) -> Self {
-        Self {
-            preset,
-            engine: preset.engine(),
-            metrics_flavor: preset.metrics_flavor(),
-            ..Self::default()
-        }
-    }
-
-    /// Checks the configuration; the error message names the offending field.
-    pub fn validate(&self) -> Result<(), String> {
-        if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
-            return Err(format!(
-                "time_scale must be a finite number > 0, got {}",
-                self.time_scale
-            ));
-        }
-        if let Some(engine) = &self.engine {
-            engine.validate()?;
-        }
-        if self.tokens_per_chunk < 1 {
-            return Err("tokens_per_chunk must be at least 1".to_string());
-        }
-        if self.output_tokens < 1 {
-            return Err("output_tokens must be at least 1".to_string());
-        }
-        if self.output_tokens > MAX_TOKENS_LIMIT {
-            return Err(format!(
-                "output_tokens must be at most {MAX_TOKENS_LIMIT}, got {}",
-                self.output_tokens
-            ));
-        }
-        self.faults.validate()
-    }
-
-    /// Repairs values that would make the server misbehave; `validate` rejects them anyway.
-    fn sanitized(mut self) -> Self {
-        if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
-            self.time_scale = 1.0;
-        }
-        self.tokens_per_chunk = self.tokens_per_chunk.max(1);
-        self.output_tokens = self.output_tokens.clamp(1, MAX_TOKENS_LIMIT);
-        self
-    }
-}
-
-/// Counters of what the server did (a snapshot). Also served as JSON at `GET /sim/stats`.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
-pub struct SimStats {
-    /// Generation requests with a valid body (each gets a number and a fault draw).
-    pub requests: u64,
-    /// Requests answered completely without any fault.
-    pub ok: u64,
-    /// Requests answered with a simulated HTTP 500.
-    pub http_500: u64,
-    /// Requests answered with a simulated HTTP 429.
-    pub http_429: u64,
-    /// Streams cut on purpose.
-    pub disconnected: u64,
-    /// Streams that stalled on purpose.
-    pub stalled: u64,
-    /// Streams that got a broken event on purpose.
-    pub malformed: u64,
-    /// Content chunks handed to the body more than 1 ms after their scheduled time.
-    pub late_chunks: u64,
-    /// Largest lateness of any content chunk, in microseconds.
-    pub max_lateness_us: u64,
-    /// Content chunks handed to the body (the denominator of `late_chunks`).
-    #[serde(default)]
-    pub chunks: u64,
-    /// Sum of every content chunk's lateness, in microseconds (mean = this / `chunks`).
-    #[serde(default)]
-    pub total_lateness_us: u64,
-    /// Requests answered HTTP 503 because they waited longer than the queue timeout.
-    #[serde(default)]
-    pub queue_timeouts: u64,
-    /// Requests the server finished reading more than 1 ms after the kernel received their
-    /// last byte (they waited in the simulator's intake; their schedule still starts at the
-    /// arrival, see "The schedule"). Only requests the kernel stamped are counted.
-    #[serde(default)]
-    pub late_intakes: u64,
-    /// Largest such intake delay (read − arrival), in microseconds.
-    #[serde(default)]
-    pub max_intake_us: u64,
-}
-
-/// Live counters behind [`SimStats`].
-#[derive(Default)]
-pub(crate) struct Counters {
-    pub(crate) requests: AtomicU64,
-    pub(crate) ok: AtomicU64,
-    pub(crate) http_500: AtomicU64,
-    pub(crate) http_429: AtomicU64,
-    pub(crate) disconnected: AtomicU64,
-    pub(crate) stalled: AtomicU64,
-    pub(crate) malformed: AtomicU64,
-    pub(crate) late_chunks: AtomicU64,
-    pub(crate) max_lateness_us: AtomicU64,
-    pub(crate) chunks: AtomicU64,
-    pub(crate) total_lateness_us: AtomicU64,
-    pub(crate) queue_timeouts: AtomicU64,
-    pub(crate) late_intakes: AtomicU64,
-    pub(crate) max_intake_us: AtomicU64,
-}
-
-impl Counters {
-    pub(crate) fn snapshot(&self) -> SimStats {
-        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        SimStats {
-            requests: r(&self.requests),
-            ok: r(&self.ok),
-            http_500: r(&self.http_500),
-            http_429: r(&self.http_429),
-            disconnected: r(&self.disconnected),
-            stalled: r(&self.stalled),
-            malformed: r(&self.malformed),
-            late_chunks: r(&self.late_chunks),
-            max_lateness_us: r(&self.max_lateness_us),
-            chunks: r(&self.chunks),
-            total_lateness_us: r(&self.total_lateness_us),
-            queue_timeouts: r(&self.queue_timeouts),
-            late_intakes: r(&self.late_intakes),
-            max_intake_us: r(&self.max_intake_us),
-        }
-    }
-
-    /// Records how late a chunk was handed over relative to its deadline.
-    pub(crate) fn record_lateness(&self, late: Duration) {
-        let us = u64::try_from(late.as_micros()).unwrap_or(u64::MAX);
-        self.chunks.fetch_add(1, Ordering::Relaxed);
-        self.total_lateness_us.fetch_add(us, Ordering::Relaxed);
-        if us > 1000 {
-            self.late_chunks.fetch_add(1, Ordering::Relaxed);
-        }
-        if us > self.max_lateness_us.load(Ordering::Relaxed) {
-            self.max_lateness_us.fetch_max(us, Ordering::Relaxed);
-        }
-    }
-
-    /// Records how long a request waited between its arrival and the end of its parsing.
-    pub(crate) fn record_intake(&self, delay: Duration) {
-        let us = u64::try_from(delay.as_micros()).unwrap_or(u64::MAX);
-        if us > 1000 {
-            self.late_intakes.fetch_add(1, Ordering::Relaxed);
-        }
-        self.max_intake_us.fetch_max(us, Ordering::Relaxed);
-    }
-
-    pub(crate) fn bump(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// Shutdown signal shared by the server loop and every stream.
-pub(crate) struct Shutdown {
-    flag: AtomicBool,
-    tx: watch::Sender<bool>,
-}
-
-impl Shutdown {
-    fn new() -> Self {
-        Self {
-            flag: AtomicBool::new(false),
-            tx: watch::channel(false).0,
-        }
-    }
-
-    pub(crate) fn subscribe(&self) -> watch::Receiver<bool> {
-        self.tx.subscribe()
-    }
-
-    pub(crate) fn trigger(&self) {
-        self.flag.store(true, Ordering::Release);
-        self.tx.send_replace(true);
-    }
-
-    /// Cheap check, used on the per-chunk path.
-    pub(crate) fn is_triggered(&self) -> bool {
-        self.flag.load(Ordering::Acquire)
-    }
-
-    /// Resolves once shutdown was triggered.
-    pub(crate) async fn wait(&self) {
-        let mut rx = self.tx.subscribe();
-        // The sender lives as long as `self`, so this only ends on a real trigger.
-        if rx.wait_for(|v| *v).await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    }
-}
-
-/// State shared by all handlers.
-pub(crate) struct Shared {
-    pub(crate) config: SimConfig,
-    /// The model name as a JSON string literal (quotes included, escaped).
-    pub(crate) model_json: String,
-    pub(crate) stats: Counters,
-    pub(crate) next_request: AtomicU64,
-    pub(crate) shutdown: Shutdown,
-    /// What `GET /metrics` serves; the engine (or, in exact mode, the streams) updates it.
-    pub(crate) metrics: Arc<Mutex<metrics::ServerMetrics>>,
-    /// The engine, unless in exact mode.
-    pub(crate) engine: Option<engine::EngineHandle>,
-    /// Real-time durations: the configured ones divided by the time scale.
-    pub(crate) real: RealDurations,
-}
-
-/// Simulated durations converted to real time (divided by `time_scale`).
-pub(crate) struct RealDurations {
-    pub(crate) ttft: Duration,
-    pub(crate) itl: Duration,
-    pub(crate) stall: Duration,
-    pub(crate) frontend: Duration,
-}
-
-impl Shared {
-    fn new(config: SimConfig) -> Self {
-        let config = config.sanitized();
-        let model_json =
-            serde_json::to_string(&config.model).unwrap_or_else(|_| "\"servebench-sim\"".into());
-        let shutdown = Shutdown::new();
-        let metrics = Arc::new(Mutex::new(metrics::ServerMetrics::default()));
-        let k = config.time_scale;
-        let real = RealDurations {
-            ttft: config.ttft.div_f64(k),
-            itl: config.itl.div_f64(k),
-            stall: config.faults.stall.div_f64(k),
-            frontend: config
-                .engine
-                .as_ref()
-                .map_or(Duration::ZERO, |e| e.frontend_latency.div_f64(k)),
-        };
-        let engine = config.engine.clone().map(|e| {
-            engine::EngineHandle::new(
-                e,
-                config.tokens_per_chunk,
-                k,
-                config.precise_timing,
-                metrics.clone(),
-                shutdown.subscribe(),
-            )
-        });
-        Self {
-            config,
-            model_json,
-            stats: Counters::default(),
-            next_request: AtomicU64::new(0),
-            shutdown,
-            metrics,
-            engine,
-            real,
-        }
-    }
-}
-
+pub use state::SimStats;
 /// The simulator's routes, ready to serve. Invalid values in `config` are clamped (call
 /// [`SimConfig::validate`] first to report them).
 pub fn router(config: SimConfig) -> Router {
@@ -476,7 +180,7 @@ fn build_router(shared: Arc<Shared>) -> Router {
         .route("/metrics", get(apis::metrics))
         .route("/tokenize", post(apis::tokenize))
         .fallback(apis::not_found)
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(DefaultBodyLimit::max(shared.config.limits.max_body_bytes))
         .with_state(shared)
 }
 

@@ -26,8 +26,8 @@ use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use super::state::Shared;
 use super::stream::{Drive, Step, Wait};
-use super::Shared;
 
 /// Longest sleep between checks for shutdown.
 const MAX_SLEEP: Duration = Duration::from_millis(20);

@@ -1,0 +1,342 @@
+//! What every generation API shares: answering without generating ([`Reject`]), reading a
+//! body ([`parse_body`]), the token budget ([`token_budget`]), numbering and the fault draw
+//! ([`resolve`], into a [`Gen`]), admission to the engine, and the streamed or whole answer
+//! on the exact schedule or the engine's ([`stream_answer`], [`whole_answer`]).
+//!
+//! # What it owns
+//! The request life cycle up to the first byte of an answer, prompt counting
+//! ([`count_prompt`]), how a generation ends ([`Finish`], in each API's words) and the small
+//! writing helpers the framers share ([`ByteSink`]).
+//!
+//! # What it must not touch
+//! No API's wire format (each lives in its own file beside this one), no socket, no pacing
+//! (`stream/`). Nothing of servebench's client side.
+//!
+//! # Adding one more
+//! A step every API needs (say, a new request-level fault) goes in [`resolve`] or [`Reject`];
+//! one API's field stays in that API's file.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+use crate::sim::config::MAX_TOKENS_LIMIT;
+use crate::sim::engine::{output_length, Event};
+use crate::sim::faults::{self, Fault, ERROR_429_BODY, ERROR_500_BODY};
+use crate::sim::state::{Counters, Shared};
+use crate::sim::stream::{
+    engine_non_stream_response, engine_sse_response, json_response, non_stream_response,
+    sse_response, Active, EngineJob, Framer, Plan, ServerTimes,
+};
+use crate::sim::text::count_words;
+use crate::sim::time;
+
+pub(super) type AppState = State<Arc<Shared>>;
+
+// ---------------------------------------------------------------------------------------------
+// Shared request handling
+
+/// Why a generation request was answered without generating: a bad request, or one of the
+/// HTTP-level faults. Small, so `Result<_, Reject>` stays cheap; turned into a response last.
+#[derive(Debug)]
+pub(crate) enum Reject {
+    BadRequest(String),
+    Error500,
+    RateLimit,
+    /// The request waited longer than the engine's queue timeout (HTTP 503).
+    QueueTimeout,
+    /// The server is shutting down (HTTP 503).
+    Unavailable,
+}
+
+impl IntoResponse for Reject {
+    fn into_response(self) -> Response {
+        match self {
+            Reject::BadRequest(message) => {
+                let body = json!({"error": {"message": message, "type": "invalid_request_error", "code": 400}});
+                json_response(StatusCode::BAD_REQUEST, Body::from(body.to_string()))
+            }
+            Reject::Error500 => json_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Body::from(ERROR_500_BODY),
+            ),
+            Reject::RateLimit => {
+                let mut r =
+                    json_response(StatusCode::TOO_MANY_REQUESTS, Body::from(ERROR_429_BODY));
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                r
+            }
+            Reject::QueueTimeout => json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Body::from(QUEUE_TIMEOUT_BODY),
+            ),
+            Reject::Unavailable => json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Body::from(
+                    r#"{"error":{"message":"server shutting down","type":"server_error","code":503}}"#,
+                ),
+            ),
+        }
+    }
+}
+
+/// Body of the HTTP 503 sent when a request waited longer than the queue timeout.
+pub(crate) const QUEUE_TIMEOUT_BODY: &str = r#"{"error":{"message":"request timed out in the queue before being scheduled (server overloaded)","type":"server_overloaded","code":503}}"#;
+
+pub(super) type Answer = Result<Response, Reject>;
+
+pub(super) fn parse_body<T: DeserializeOwned>(body: &Bytes) -> Result<T, Reject> {
+    serde_json::from_slice(body).map_err(|e| Reject::BadRequest(format!("invalid JSON body: {e}")))
+}
+
+/// Resolves a request's token budget: `requested` if given, else the configured default.
+pub(super) fn token_budget(
+    shared: &Shared,
+    field: &str,
+    requested: Option<u64>,
+) -> Result<u32, Reject> {
+    match requested {
+        None => Ok(shared.config.output_tokens),
+        Some(0) => Err(Reject::BadRequest(format!("{field} must be at least 1"))),
+        Some(n) if n > u64::from(MAX_TOKENS_LIMIT) => Err(Reject::BadRequest(format!(
+            "{field} must be at most {MAX_TOKENS_LIMIT}, got {n}"
+        ))),
+        // In range by the guard above.
+        Some(n) => Ok(u32::try_from(n).unwrap_or(MAX_TOKENS_LIMIT)),
+    }
+}
+
+/// A numbered request that passed the fault draw's HTTP-level faults.
+struct Begun {
+    n: u64,
+    fault: Fault,
+    created: u64,
+}
+
+/// Numbers the request, draws its fault and rejects it for the HTTP-level faults (500, 429).
+fn begin(shared: &Shared) -> Result<Begun, Reject> {
+    let n = shared.next_request.fetch_add(1, Ordering::Relaxed);
+    Counters::bump(&shared.stats.requests);
+    let fault = faults::pick(&shared.config.faults, shared.config.seed, n);
+    match fault {
+        Fault::Error500 => {
+            Counters::bump(&shared.stats.http_500);
+            Err(Reject::Error500)
+        }
+        Fault::RateLimit => {
+            Counters::bump(&shared.stats.http_429);
+            Err(Reject::RateLimit)
+        }
+        _ => Ok(Begun {
+            n,
+            fault,
+            created: unix_now(),
+        }),
+    }
+}
+
+pub(super) fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn plan(shared: &Shared, gen: &Gen) -> Plan {
+    Plan {
+        t0: gen.t0,
+        ttft: shared.real.ttft,
+        itl: shared.real.itl,
+        tokens: gen.tokens,
+        tokens_per_chunk: shared.config.tokens_per_chunk,
+        fault: gen.fault,
+        stall: shared.real.stall,
+    }
+}
+
+/// How a request's generation ends: at its token budget, or at its natural end of sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Finish {
+    Length,
+    Stop,
+}
+
+impl Finish {
+    pub(super) fn openai(self) -> &'static str {
+        match self {
+            Finish::Length => "length",
+            Finish::Stop => "stop",
+        }
+    }
+    pub(super) fn tgi(self) -> &'static str {
+        match self {
+            Finish::Length => "length",
+            Finish::Stop => "eos_token",
+        }
+    }
+    pub(super) fn llama(self) -> &'static str {
+        match self {
+            Finish::Length => "limit",
+            Finish::Stop => "eos",
+        }
+    }
+}
+
+/// A generation request, resolved: numbered, fault drawn, prompt and output lengths known.
+pub(super) struct Gen {
+    pub(super) t0: Instant,
+    pub(super) n: u64,
+    pub(super) fault: Fault,
+    pub(super) created: u64,
+    pub(super) prompt_tokens: u64,
+    /// Output tokens the request gets.
+    pub(super) tokens: u32,
+    pub(super) finish: Finish,
+}
+
+/// Checks the context length, numbers the request and draws its fault ([`begin`]) and decides
+/// its output length: the budget in exact mode or with `ignore_eos`; otherwise, with an engine
+/// preset that models natural ends, the shorter of the budget and the drawn length.
+pub(super) fn resolve(
+    shared: &Shared,
+    t0: Instant,
+    prompt_tokens: u64,
+    budget: u32,
+    ignore_eos: bool,
+) -> Result<Gen, Reject> {
+    if let Some(e) = &shared.config.engine {
+        if prompt_tokens + u64::from(budget) > u64::from(e.max_model_len) {
+            return Err(Reject::BadRequest(format!(
+                "This model's maximum context length is {} tokens. However, you requested {} tokens ({prompt_tokens} in the prompt, {budget} for the completion).",
+                e.max_model_len,
+                prompt_tokens + u64::from(budget)
+            )));
+        }
+    }
+    let begun = begin(shared)?;
+    let natural = shared
+        .config
+        .engine
+        .as_ref()
+        .and_then(|e| e.mean_output_tokens)
+        .filter(|_| !ignore_eos)
+        .map(|mean| output_length(shared.config.seed, begun.n, mean));
+    let (tokens, finish) = match natural {
+        Some(len) if len < budget => (len, Finish::Stop),
+        _ => (budget, Finish::Length),
+    };
+    Ok(Gen {
+        t0,
+        n: begun.n,
+        fault: begun.fault,
+        created: begun.created,
+        prompt_tokens,
+        tokens,
+        finish,
+    })
+}
+
+/// Hands the request to the engine (after the front-end latency) and waits until it is
+/// scheduled; a queue timeout becomes HTTP 503.
+async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
+    let Some(engine) = &shared.engine else {
+        return Err(Reject::Unavailable);
+    };
+    if !shared.real.frontend.is_zero() {
+        let until = time::offset(gen.t0, shared.real.frontend);
+        time::sleep_until(shared.config.precise_timing, until).await;
+    }
+    let prompt = u32::try_from(gen.prompt_tokens).unwrap_or(u32::MAX);
+    let mut rx = engine.submit(prompt, gen.tokens);
+    let scheduled;
+    loop {
+        let event = tokio::select! {
+            e = rx.recv() => e,
+            _ = shared.shutdown.wait() => None,
+        };
+        match event {
+            Some(Event::Scheduled { sim }) => {
+                scheduled = sim;
+                break;
+            }
+            Some(Event::QueueTimeout) => {
+                Counters::bump(&shared.stats.queue_timeouts);
+                if let Ok(mut m) = shared.metrics.lock() {
+                    m.queue_timeouts += 1;
+                }
+                return Err(Reject::QueueTimeout);
+            }
+            Some(Event::Tokens { .. }) => {}
+            None => return Err(Reject::Unavailable),
+        }
+    }
+    Ok(EngineJob {
+        rx,
+        scheduled,
+        tokens: gen.tokens,
+        tokens_per_chunk: shared.config.tokens_per_chunk,
+        fault: gen.fault,
+    })
+}
+
+/// The streamed answer: on the exact schedule, or following the engine.
+pub(super) async fn stream_answer<F: Framer>(shared: Arc<Shared>, gen: &Gen, framer: F) -> Answer {
+    if shared.engine.is_some() {
+        let job = admit(&shared, gen).await?;
+        return Ok(engine_sse_response(shared, job, framer));
+    }
+    let plan = plan(&shared, gen);
+    let active = Active::exact(&shared, gen.prompt_tokens, &plan);
+    Ok(sse_response(shared, plan, framer, active))
+}
+
+/// The non-streamed answer, when the whole generation is done.
+pub(super) async fn whole_answer(
+    shared: Arc<Shared>,
+    gen: &Gen,
+    body: impl FnOnce(&ServerTimes) -> String,
+) -> Answer {
+    if shared.engine.is_some() {
+        let job = admit(&shared, gen).await?;
+        return Ok(engine_non_stream_response(shared, job, body).await);
+    }
+    let plan = plan(&shared, gen);
+    let active = Active::exact(&shared, gen.prompt_tokens, &plan);
+    Ok(non_stream_response(shared, plan, active, body).await)
+}
+
+/// Approximate token count of a prompt value: words in strings, one per number (token ids),
+/// the `text` of objects (chat content parts), summed over arrays.
+pub(super) fn count_prompt(value: &Value) -> u64 {
+    match value {
+        Value::String(s) => count_words(s),
+        Value::Number(_) => 1,
+        Value::Array(items) => items.iter().map(count_prompt).sum(),
+        Value::Object(map) => map.get("text").map(count_prompt).unwrap_or(0),
+        Value::Null | Value::Bool(_) => 0,
+    }
+}
+
+#[derive(Deserialize)]
+pub(super) struct ChatMessage {
+    pub(super) content: Option<Value>,
+}
+
+/// Lets `write!` append to a byte buffer.
+pub(super) struct ByteSink<'a>(pub(super) &'a mut Vec<u8>);
+
+impl std::fmt::Write for ByteSink<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}

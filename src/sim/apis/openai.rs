@@ -1,0 +1,317 @@
+//! OpenAI / vLLM: `POST /v1/completions` and `POST /v1/chat/completions`, streamed (SSE with
+//! `data: [DONE]`, usage when `stream_options.include_usage`) and whole.
+//!
+//! # What it owns
+//! The two request structs, their framers (`CompletionsFramer`, `ChatFramer`: the chat role
+//! chunk at `t0`, `reasoning_content` for the `sim_reasoning_tokens` extension) and the whole
+//! JSON answers, byte for byte as vLLM writes them.
+//!
+//! # What it must not touch
+//! Timing, faults and statistics (`stream/`, `common.rs`); other APIs' formats.
+//!
+//! # Adding one more
+//! A new OpenAI field read from the request goes in its struct (optional, lenient); a new
+//! field written goes in the pre-formatted `head`/tail pieces, never a JSON tree per chunk.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::common::{
+    count_prompt, parse_body, resolve, stream_answer, token_budget, whole_answer, Answer, AppState,
+    ChatMessage,
+};
+use crate::sim::http1::Arrival;
+use crate::sim::state::Shared;
+use crate::sim::stream::{Framer, ServerTimes};
+use crate::sim::text::TokenGen;
+
+#[derive(Deserialize, Default)]
+struct StreamOptions {
+    include_usage: Option<bool>,
+}
+
+fn wants_usage(shared: &Shared, options: &Option<StreamOptions>) -> bool {
+    shared.config.usage
+        && options
+            .as_ref()
+            .and_then(|o| o.include_usage)
+            .unwrap_or(false)
+}
+
+fn usage_json(prompt: u64, completion: u32) -> String {
+    let completion = u64::from(completion);
+    format!(
+        r#"{{"prompt_tokens":{prompt},"completion_tokens":{completion},"total_tokens":{}}}"#,
+        prompt + completion
+    )
+}
+
+#[derive(Deserialize)]
+struct CompletionRequest {
+    prompt: Option<Value>,
+    max_tokens: Option<u64>,
+    stream: Option<bool>,
+    stream_options: Option<StreamOptions>,
+    ignore_eos: Option<bool>,
+}
+
+struct CompletionsFramer {
+    /// Everything of a content event up to the text.
+    head: String,
+    gen: TokenGen,
+    /// The usage event, when asked for.
+    usage: Option<String>,
+    /// The end of the last content event (carries the finish reason).
+    last_tail: String,
+}
+
+impl Framer for CompletionsFramer {
+    fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, last: bool) {
+        out.extend_from_slice(self.head.as_bytes());
+        self.gen.push_text(out, start, end);
+        out.extend_from_slice(if last {
+            self.last_tail.as_bytes()
+        } else {
+            &br#"","logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null}"#[..]
+        });
+        out.extend_from_slice(b"\n\n");
+    }
+
+    fn trailer(&mut self, out: &mut Vec<u8>, _times: &ServerTimes) {
+        if let Some(usage) = &self.usage {
+            out.extend_from_slice(usage.as_bytes());
+        }
+        out.extend_from_slice(b"data: [DONE]\n\n");
+    }
+}
+
+pub(crate) async fn completions(
+    State(shared): AppState,
+    Arrival(t0): Arrival,
+    body: Bytes,
+) -> Answer {
+    let req: CompletionRequest = parse_body(&body)?;
+    let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
+    let prompt_tokens = req.prompt.as_ref().map(count_prompt).unwrap_or(0);
+    let r = resolve(
+        &shared,
+        t0,
+        prompt_tokens,
+        budget,
+        req.ignore_eos.unwrap_or(false),
+    )?;
+    let tokens = r.tokens;
+    let gen = TokenGen::new(shared.config.seed, r.n);
+    let id = format!("cmpl-{}", r.n);
+    let model = shared.model_json.as_str();
+    let created = r.created;
+    let finish = r.finish.openai();
+
+    if req.stream.unwrap_or(false) {
+        let usage = wants_usage(&shared, &req.stream_options).then(|| {
+            format!(
+                "data: {{\"id\":\"{id}\",\"object\":\"text_completion\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}}}\n\n",
+                usage_json(prompt_tokens, tokens)
+            )
+        });
+        let head = format!(
+            "data: {{\"id\":\"{id}\",\"object\":\"text_completion\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"text\":\""
+        );
+        let last_tail = format!(
+            r#"","logprobs":null,"finish_reason":"{finish}","stop_reason":null}}],"usage":null}}"#
+        );
+        let framer = CompletionsFramer {
+            head,
+            gen,
+            usage,
+            last_tail,
+        };
+        return stream_answer(shared, &r, framer).await;
+    }
+
+    let usage = shared
+        .config
+        .usage
+        .then(|| usage_value(prompt_tokens, tokens));
+    let model = shared.config.model.clone();
+    whole_answer(shared.clone(), &r, move |_| {
+        json!({
+            "id": id,
+            "object": "text_completion",
+            "created": created,
+            "model": model,
+            "choices": [{
+                "index": 0,
+                "text": gen.text(0, tokens),
+                "logprobs": null,
+                "finish_reason": finish,
+                "stop_reason": null,
+            }],
+            "usage": usage,
+        })
+        .to_string()
+    })
+    .await
+}
+
+fn usage_value(prompt: u64, completion: u32) -> Value {
+    json!({
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + u64::from(completion),
+    })
+}
+
+#[derive(Deserialize)]
+struct ChatRequest {
+    messages: Option<Vec<ChatMessage>>,
+    max_tokens: Option<u64>,
+    max_completion_tokens: Option<u64>,
+    stream: Option<bool>,
+    stream_options: Option<StreamOptions>,
+    /// Extension: the first R tokens are reasoning (`delta.reasoning_content`).
+    sim_reasoning_tokens: Option<u64>,
+    ignore_eos: Option<bool>,
+}
+
+struct ChatFramer {
+    /// Everything of an event up to the delta object.
+    head: String,
+    gen: TokenGen,
+    reasoning: u32,
+    usage: Option<String>,
+    finish: &'static str,
+}
+
+const CHAT_TAIL: &[u8] = br#","logprobs":null,"finish_reason":null}]}"#;
+
+impl Framer for ChatFramer {
+    fn preamble(&mut self) -> Option<Bytes> {
+        let mut out = Vec::with_capacity(self.head.len() + 96);
+        out.extend_from_slice(self.head.as_bytes());
+        out.extend_from_slice(br#"{"role":"assistant","content":""}"#);
+        out.extend_from_slice(CHAT_TAIL);
+        out.extend_from_slice(b"\n\n");
+        Some(Bytes::from(out))
+    }
+
+    fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
+        out.extend_from_slice(self.head.as_bytes());
+        out.push(b'{');
+        let split = self.reasoning.clamp(start, end);
+        if split > start {
+            out.extend_from_slice(br#""reasoning_content":""#);
+            self.gen.push_text(out, start, split);
+            out.push(b'"');
+        }
+        if end > split {
+            if split > start {
+                out.push(b',');
+            }
+            out.extend_from_slice(br#""content":""#);
+            self.gen.push_text(out, split, end);
+            out.push(b'"');
+        }
+        out.push(b'}');
+        out.extend_from_slice(CHAT_TAIL);
+        out.extend_from_slice(b"\n\n");
+    }
+
+    fn trailer(&mut self, out: &mut Vec<u8>, _times: &ServerTimes) {
+        out.extend_from_slice(self.head.as_bytes());
+        out.extend_from_slice(br#"{},"logprobs":null,"finish_reason":""#);
+        out.extend_from_slice(self.finish.as_bytes());
+        out.extend_from_slice(br#""}]}"#);
+        out.extend_from_slice(b"\n\n");
+        if let Some(usage) = &self.usage {
+            out.extend_from_slice(usage.as_bytes());
+        }
+        out.extend_from_slice(b"data: [DONE]\n\n");
+    }
+}
+
+pub(crate) async fn chat_completions(
+    State(shared): AppState,
+    Arrival(t0): Arrival,
+    body: Bytes,
+) -> Answer {
+    let req: ChatRequest = parse_body(&body)?;
+    let (field, requested) = match req.max_completion_tokens {
+        Some(n) => ("max_completion_tokens", Some(n)),
+        None => ("max_tokens", req.max_tokens),
+    };
+    let budget = token_budget(&shared, field, requested)?;
+    let prompt_tokens: u64 = req
+        .messages
+        .iter()
+        .flatten()
+        .filter_map(|m| m.content.as_ref())
+        .map(count_prompt)
+        .sum();
+    let r = resolve(
+        &shared,
+        t0,
+        prompt_tokens,
+        budget,
+        req.ignore_eos.unwrap_or(false),
+    )?;
+    let tokens = r.tokens;
+    let reasoning = u32::try_from(req.sim_reasoning_tokens.unwrap_or(0))
+        .unwrap_or(u32::MAX)
+        .min(tokens);
+    let gen = TokenGen::new(shared.config.seed, r.n);
+    let id = format!("chatcmpl-{}", r.n);
+    let model = shared.model_json.as_str();
+    let created = r.created;
+    let finish = r.finish.openai();
+
+    if req.stream.unwrap_or(false) {
+        let usage = wants_usage(&shared, &req.stream_options).then(|| {
+            format!(
+                "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}}}\n\n",
+                usage_json(prompt_tokens, tokens)
+            )
+        });
+        let head = format!(
+            "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":"
+        );
+        let framer = ChatFramer {
+            head,
+            gen,
+            reasoning,
+            usage,
+            finish,
+        };
+        return stream_answer(shared, &r, framer).await;
+    }
+
+    let usage = shared
+        .config
+        .usage
+        .then(|| usage_value(prompt_tokens, tokens));
+    let model = shared.config.model.clone();
+    whole_answer(shared.clone(), &r, move |_| {
+        let reasoning_content = (reasoning > 0).then(|| gen.text(0, reasoning));
+        json!({
+            "id": id,
+            "object": "chat.completion",
+            "created": created,
+            "model": model,
+            "choices": [{
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": gen.text(reasoning, tokens),
+                    "reasoning_content": reasoning_content,
+                },
+                "logprobs": null,
+                "finish_reason": finish,
+            }],
+            "usage": usage,
+        })
+        .to_string()
+    })
+    .await
+}

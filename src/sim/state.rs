@@ -1,0 +1,248 @@
+//! The running server's shared state: the counters behind [`SimStats`], the shutdown signal,
+//! and [`Shared`], what every handler, stream and connection holds.
+//!
+//! # What it owns
+//! - [`SimStats`] (a snapshot, served at `GET /sim/stats`) and [`Counters`] (the live atomics);
+//! - [`Shutdown`]: one flag and one watch channel for the server loop and every stream;
+//! - [`Shared`]: the sanitized [`SimConfig`], the counters, the request numbering, the server
+//!   metrics, the engine handle (engine mode) and the real-time durations.
+//!
+//! # What it must not touch
+//! HTTP, wire formats and stream pacing (`http1.rs`, `apis/`, `stream/`) use this state;
+//! nothing here may use them.
+//!
+//! # Adding a counter
+//! Add the field to [`SimStats`] (with `#[serde(default)]`, so older snapshots still read) and
+//! to [`Counters`], copy it in [`Counters::snapshot`], and bump it where it happens with
+//! [`Counters::bump`].
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::config::SimConfig;
+use super::{engine, metrics};
+
+/// Counters of what the server did (a snapshot). Also served as JSON at `GET /sim/stats`.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct SimStats {
+    /// Generation requests with a valid body (each gets a number and a fault draw).
+    pub requests: u64,
+    /// Requests answered completely without any fault.
+    pub ok: u64,
+    /// Requests answered with a simulated HTTP 500.
+    pub http_500: u64,
+    /// Requests answered with a simulated HTTP 429.
+    pub http_429: u64,
+    /// Streams cut on purpose.
+    pub disconnected: u64,
+    /// Streams that stalled on purpose.
+    pub stalled: u64,
+    /// Streams that got a broken event on purpose.
+    pub malformed: u64,
+    /// Content chunks handed to the body more than 1 ms after their scheduled time.
+    pub late_chunks: u64,
+    /// Largest lateness of any content chunk, in microseconds.
+    pub max_lateness_us: u64,
+    /// Content chunks handed to the body (the denominator of `late_chunks`).
+    #[serde(default)]
+    pub chunks: u64,
+    /// Sum of every content chunk's lateness, in microseconds (mean = this / `chunks`).
+    #[serde(default)]
+    pub total_lateness_us: u64,
+    /// Requests answered HTTP 503 because they waited longer than the queue timeout.
+    #[serde(default)]
+    pub queue_timeouts: u64,
+    /// Requests the server finished reading more than 1 ms after the kernel received their
+    /// last byte (they waited in the simulator's intake; their schedule still starts at the
+    /// arrival, see "The schedule"). Only requests the kernel stamped are counted.
+    #[serde(default)]
+    pub late_intakes: u64,
+    /// Largest such intake delay (read − arrival), in microseconds.
+    #[serde(default)]
+    pub max_intake_us: u64,
+    /// Connections answered 503 and closed at once because `limits.max_connections` were
+    /// open (see `HttpLimits`).
+    #[serde(default)]
+    pub refused_connections: u64,
+    /// Requests the HTTP layer answered itself and closed the connection for, before any
+    /// route saw them: malformed (400), too slow (408: `limits.head_timeout`,
+    /// `limits.body_timeout`), too large (413, 431) or over the chunk extension limit (400).
+    #[serde(default)]
+    pub rejected_requests: u64,
+}
+
+/// Live counters behind [`SimStats`].
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) requests: AtomicU64,
+    pub(crate) ok: AtomicU64,
+    pub(crate) http_500: AtomicU64,
+    pub(crate) http_429: AtomicU64,
+    pub(crate) disconnected: AtomicU64,
+    pub(crate) stalled: AtomicU64,
+    pub(crate) malformed: AtomicU64,
+    pub(crate) late_chunks: AtomicU64,
+    pub(crate) max_lateness_us: AtomicU64,
+    pub(crate) chunks: AtomicU64,
+    pub(crate) total_lateness_us: AtomicU64,
+    pub(crate) queue_timeouts: AtomicU64,
+    pub(crate) late_intakes: AtomicU64,
+    pub(crate) max_intake_us: AtomicU64,
+    pub(crate) refused_connections: AtomicU64,
+    pub(crate) rejected_requests: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn snapshot(&self) -> SimStats {
+        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        SimStats {
+            requests: r(&self.requests),
+            ok: r(&self.ok),
+            http_500: r(&self.http_500),
+            http_429: r(&self.http_429),
+            disconnected: r(&self.disconnected),
+            stalled: r(&self.stalled),
+            malformed: r(&self.malformed),
+            late_chunks: r(&self.late_chunks),
+            max_lateness_us: r(&self.max_lateness_us),
+            chunks: r(&self.chunks),
+            total_lateness_us: r(&self.total_lateness_us),
+            queue_timeouts: r(&self.queue_timeouts),
+            late_intakes: r(&self.late_intakes),
+            max_intake_us: r(&self.max_intake_us),
+            refused_connections: r(&self.refused_connections),
+            rejected_requests: r(&self.rejected_requests),
+        }
+    }
+
+    /// Records how late a chunk was handed over relative to its deadline.
+    pub(crate) fn record_lateness(&self, late: Duration) {
+        let us = u64::try_from(late.as_micros()).unwrap_or(u64::MAX);
+        self.chunks.fetch_add(1, Ordering::Relaxed);
+        self.total_lateness_us.fetch_add(us, Ordering::Relaxed);
+        if us > 1000 {
+            self.late_chunks.fetch_add(1, Ordering::Relaxed);
+        }
+        if us > self.max_lateness_us.load(Ordering::Relaxed) {
+            self.max_lateness_us.fetch_max(us, Ordering::Relaxed);
+        }
+    }
+
+    /// Records how long a request waited between its arrival and the end of its parsing.
+    pub(crate) fn record_intake(&self, delay: Duration) {
+        let us = u64::try_from(delay.as_micros()).unwrap_or(u64::MAX);
+        if us > 1000 {
+            self.late_intakes.fetch_add(1, Ordering::Relaxed);
+        }
+        self.max_intake_us.fetch_max(us, Ordering::Relaxed);
+    }
+
+    pub(crate) fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Shutdown signal shared by the server loop and every stream.
+pub(crate) struct Shutdown {
+    flag: AtomicBool,
+    tx: watch::Sender<bool>,
+}
+
+impl Shutdown {
+    fn new() -> Self {
+        Self {
+            flag: AtomicBool::new(false),
+            tx: watch::channel(false).0,
+        }
+    }
+
+    pub(crate) fn subscribe(&self) -> watch::Receiver<bool> {
+        self.tx.subscribe()
+    }
+
+    pub(crate) fn trigger(&self) {
+        self.flag.store(true, Ordering::Release);
+        self.tx.send_replace(true);
+    }
+
+    /// Cheap check, used on the per-chunk path.
+    pub(crate) fn is_triggered(&self) -> bool {
+        self.flag.load(Ordering::Acquire)
+    }
+
+    /// Resolves once shutdown was triggered.
+    pub(crate) async fn wait(&self) {
+        let mut rx = self.tx.subscribe();
+        // The sender lives as long as `self`, so this only ends on a real trigger.
+        if rx.wait_for(|v| *v).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// State shared by all handlers.
+pub(crate) struct Shared {
+    pub(crate) config: SimConfig,
+    /// The model name as a JSON string literal (quotes included, escaped).
+    pub(crate) model_json: String,
+    pub(crate) stats: Counters,
+    pub(crate) next_request: AtomicU64,
+    pub(crate) shutdown: Shutdown,
+    /// What `GET /metrics` serves; the engine (or, in exact mode, the streams) updates it.
+    pub(crate) metrics: Arc<Mutex<metrics::ServerMetrics>>,
+    /// The engine, unless in exact mode.
+    pub(crate) engine: Option<engine::EngineHandle>,
+    /// Real-time durations: the configured ones divided by the time scale.
+    pub(crate) real: RealDurations,
+}
+
+/// Simulated durations converted to real time (divided by `time_scale`).
+pub(crate) struct RealDurations {
+    pub(crate) ttft: Duration,
+    pub(crate) itl: Duration,
+    pub(crate) stall: Duration,
+    pub(crate) frontend: Duration,
+}
+
+impl Shared {
+    pub(crate) fn new(config: SimConfig) -> Self {
+        let config = config.sanitized();
+        let model_json =
+            serde_json::to_string(&config.model).unwrap_or_else(|_| "\"servebench-sim\"".into());
+        let shutdown = Shutdown::new();
+        let metrics = Arc::new(Mutex::new(metrics::ServerMetrics::default()));
+        let k = config.time_scale;
+        let real = RealDurations {
+            ttft: config.ttft.div_f64(k),
+            itl: config.itl.div_f64(k),
+            stall: config.faults.stall.div_f64(k),
+            frontend: config
+                .engine
+                .as_ref()
+                .map_or(Duration::ZERO, |e| e.frontend_latency.div_f64(k)),
+        };
+        let engine = config.engine.clone().map(|e| {
+            engine::EngineHandle::new(
+                e,
+                config.tokens_per_chunk,
+                k,
+                config.precise_timing,
+                metrics.clone(),
+                shutdown.subscribe(),
+            )
+        });
+        Self {
+            config,
+            model_json,
+            stats: Counters::default(),
+            next_request: AtomicU64::new(0),
+            shutdown,
+            metrics,
+            engine,
+            real,
+        }
+    }
+}
