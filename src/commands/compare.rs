@@ -4,13 +4,13 @@ use std::process::ExitCode;
 
 use crate::cli::CompareArgs;
 use crate::render::compare;
-use crate::views::view;
+use crate::views::open;
 
 pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let views = args
         .files
         .iter()
-        .map(|f| view::load(f))
+        .map(|f| open::load(f))
         .collect::<Result<Vec<_>, _>>()?;
     let metrics = (!args.metrics.is_empty()).then_some(args.metrics.as_slice());
     let c = compare::compare(&views, metrics);

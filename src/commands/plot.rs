@@ -4,13 +4,13 @@ use std::process::ExitCode;
 
 use crate::cli::PlotArgs;
 use crate::render::plot;
-use crate::views::view;
+use crate::views::open;
 
 pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
     let views = args
         .inputs
         .iter()
-        .map(|f| view::load(f))
+        .map(|f| open::load(f))
         .collect::<Result<Vec<_>, _>>()?;
     let formats = plot::Formats::parse(&args.format);
     let written = plot::plot_all(&views, &args.out_dir, formats)?;

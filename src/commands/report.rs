@@ -5,11 +5,11 @@ use std::process::ExitCode;
 use crate::cli::ReportArgs;
 use crate::render::{html, report};
 use crate::results::document::BenchResult;
-use crate::views::view;
+use crate::views::{open, view};
 
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(out) = &args.html {
-        let view = view::load(&args.file)?;
+        let view = open::load(&args.file)?;
         let text = if view.origin == view::Origin::Result {
             Some(report::text(&BenchResult::load(&args.file)?))
         } else {
@@ -19,11 +19,11 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         eprintln!("servebench: HTML report written to {}", out.display());
         return Ok(ExitCode::SUCCESS);
     }
-    if view::is_result_file(&args.file) {
+    if open::is_result_file(&args.file) {
         let result = BenchResult::load(&args.file)?;
         super::out(&report::text(&result))?;
     } else {
-        let view = view::load(&args.file)?;
+        let view = open::load(&args.file)?;
         super::out(&report::view_text(&view))?;
     }
     Ok(ExitCode::SUCCESS)

@@ -5,4 +5,5 @@
 
 pub mod error;
 pub mod import;
+pub mod open;
 pub mod view;
