@@ -61,12 +61,6 @@ const SIM_MAY_USE: &str = "src/measure/rxtime.rs";
 
 const MAX_LINES: usize = 700;
 
-/// Files still being split (issue 13): emptied as each is split.
-const NOT_YET_SPLIT: &[&str] = &[
-    "src/render/plot.rs",
-    "src/render/report.rs",
-];
-
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
@@ -313,7 +307,6 @@ fn no_import_circle() {
         stack.push(f);
         for t in &krate.edges[f] {
             match state.get(t) {
-                Some(1) if NOT_YET_SPLIT.iter().any(|n| t == Path::new(n)) => {}
                 Some(1) => {
                     let at = stack.iter().position(|s| *s == t).unwrap();
                     let names: Vec<String> = stack[at..]
@@ -350,10 +343,7 @@ fn src_root_holds_only_main_and_lib_and_files_stay_short() {
         {
             wrong.push(format!("{} is at the root of src/", file.display()));
         }
-        if n > MAX_LINES
-            && !is_test_file(file)
-            && !NOT_YET_SPLIT.iter().any(|f| file == Path::new(f))
-        {
+        if n > MAX_LINES && !is_test_file(file) {
             wrong.push(format!(
                 "{} has {n} lines (at most {MAX_LINES})",
                 file.display()
