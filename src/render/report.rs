@@ -7,8 +7,9 @@
 
 use std::fmt::Write as _;
 
+use crate::config::metric::percentile_word;
 use crate::config::Metric;
-use crate::results::document::{percentile_word, BenchResult};
+use crate::results::document::BenchResult;
 use crate::results::stats::Distribution;
 use crate::results::validity::Verdict;
 

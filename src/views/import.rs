@@ -835,7 +835,7 @@ fn put_distribution(m: &mut BTreeMap<String, f64>, key: &str, samples: &mut [f64
         m.insert(format!("std_{key}_ms"), d.std);
         for (p, v) in d.percentiles {
             m.insert(
-                format!("p{}_{key}_ms", crate::results::document::percentile_word(p)),
+                format!("p{}_{key}_ms", crate::config::metric::percentile_word(p)),
                 v,
             );
         }
