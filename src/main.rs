@@ -9,10 +9,9 @@ use servebench::cli::{
     Cli, Command, CompareArgs, ImportArgs, MergeArgs, PlotArgs, ReportArgs, RunArgs, SearchArgs,
     SimArgs,
 };
-use servebench::config::search::SearchBy;
-use servebench::config::sweep::{SweepParameter, SweepValue};
+use servebench::config::sweep::{LoadParameter, SweepValue};
+use servebench::config::RunConfig;
 use servebench::config::ScrapeSpec;
-use servebench::config::{RequestRate, RunConfig};
 use servebench::drive::progress::{Progress, ProgressMode};
 use servebench::drive::run;
 use servebench::drive::search;
@@ -236,17 +235,7 @@ async fn search_command(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let outcome = search::search(
         &spec,
         |value, i| {
-            let (param, v) = match by {
-                SearchBy::Rate => (
-                    SweepParameter::RequestRate,
-                    SweepValue::Rate(RequestRate::PerSecond(value)),
-                ),
-                SearchBy::Concurrency => (
-                    SweepParameter::MaxConcurrency,
-                    SweepValue::Count(value as u64),
-                ),
-            };
-            let step = servebench::config::sweep::step_config(&cfg, param, v);
+            let step = servebench::config::sweep::step_config(&cfg, by, by.value(value));
             let file = format!("{stem}-probe{i}.json");
             let opts = run::RunOptions {
                 scrape: scrape.clone(),
@@ -264,7 +253,7 @@ async fn search_command(args: SearchArgs) -> anyhow::Result<ExitCode> {
                 eprintln!(
                     "servebench: probe {} at {} {}: {}/{} good ({:.1}%) -> {}",
                     doc.probes.len(),
-                    args.by,
+                    servebench::config::search::axis_word(args.by).unwrap_or_default(),
                     p.value,
                     p.good,
                     p.total,
@@ -281,8 +270,8 @@ async fn search_command(args: SearchArgs) -> anyhow::Result<ExitCode> {
     }
     let doc = outcome?;
     let unit = match by {
-        SearchBy::Rate => "req/s",
-        SearchBy::Concurrency => "concurrent requests",
+        LoadParameter::RequestRate => "req/s",
+        _ => "concurrent requests",
     };
     match (doc.answer, doc.answer_good_fraction_ci95) {
         (Some(a), Some((lo, hi))) => println!(
@@ -307,7 +296,7 @@ struct Printer {
     mode: ProgressMode,
     progress: Option<Progress>,
     completed: u64,
-    sweep_param: Option<SweepParameter>,
+    sweep_param: Option<LoadParameter>,
     /// Where the current step's result is saved.
     result_path: std::path::PathBuf,
 }

@@ -5,11 +5,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::search::{SearchBy, SearchSpec};
+use crate::config::search::{parse_axis, SearchSpec};
 use crate::config::shard::{parse_start_at, Shard};
-use crate::config::sweep::{SweepParameter, SweepValue};
+use crate::config::sweep::{LoadParameter, SweepValue};
 use crate::config::ScrapeSpec;
 use crate::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec};
 use crate::measure::client::Secrets;
@@ -257,14 +258,14 @@ impl RunArgs {
     }
 
     /// The swept parameter and its values, when one option was given several values.
-    pub fn sweep(&self) -> Result<Option<(SweepParameter, Vec<SweepValue>)>, String> {
+    pub fn sweep(&self) -> Result<Option<(LoadParameter, Vec<SweepValue>)>, String> {
         let counts = |v: &[u64]| v.iter().map(|&n| SweepValue::Count(n)).collect::<Vec<_>>();
         let mut swept = Vec::new();
         if self.num_prompts.0.len() > 1 {
-            swept.push((SweepParameter::NumPrompts, counts(&self.num_prompts.0)));
+            swept.push((LoadParameter::NumPrompts, counts(&self.num_prompts.0)));
         }
         if let Some(c) = self.max_concurrency.as_ref().filter(|c| c.0.len() > 1) {
-            swept.push((SweepParameter::MaxConcurrency, counts(&c.0)));
+            swept.push((LoadParameter::MaxConcurrency, counts(&c.0)));
         }
         if self.request_rate.0.len() > 1 {
             let rates = self
@@ -273,7 +274,7 @@ impl RunArgs {
                 .iter()
                 .map(|&r| SweepValue::Rate(r))
                 .collect();
-            swept.push((SweepParameter::RequestRate, rates));
+            swept.push((LoadParameter::RequestRate, rates));
         }
         match swept.len() {
             0 | 1 => Ok(swept.pop()),
@@ -477,8 +478,12 @@ impl SimArgs {
 #[derive(Debug, Args)]
 pub struct SearchArgs {
     /// What to vary: the request rate or the concurrency.
-    #[arg(long, default_value = "rate", value_parser = ["rate", "concurrency"])]
-    pub by: String,
+    #[arg(
+        long,
+        default_value = "rate",
+        value_parser = PossibleValuesParser::new(["rate", "concurrency"]).try_map(|s| parse_axis(&s))
+    )]
+    pub by: LoadParameter,
     /// Fraction of requests that must meet every --goodput SLO.
     #[arg(long, default_value_t = 0.9)]
     pub target: f64,
@@ -501,11 +506,7 @@ pub struct SearchArgs {
 
 impl SearchArgs {
     pub fn spec(&self) -> Result<SearchSpec, String> {
-        let by = if self.by == "concurrency" {
-            SearchBy::Concurrency
-        } else {
-            SearchBy::Rate
-        };
+        let by = self.by;
         if !(self.target > 0.0 && self.target <= 1.0) {
             return Err(format!(
                 "invalid --target: {} is not in (0, 1]",

@@ -13,7 +13,8 @@
 use std::future::Future;
 use std::path::PathBuf;
 
-use crate::config::search::{SearchBy, SearchSpec};
+use crate::config::search::SearchSpec;
+use crate::config::sweep::LoadParameter;
 use crate::drive::error::RunError;
 use crate::results::search::{wilson95, Probe, SearchDoc};
 
@@ -39,8 +40,8 @@ where
         complete: false,
     };
     let round = |v: f64| match spec.by {
-        SearchBy::Concurrency => v.round().max(1.0),
-        SearchBy::Rate => v,
+        LoadParameter::MaxConcurrency => v.round().max(1.0),
+        _ => v,
     };
     let mut next = Some(round(spec.start));
     while let Some(value) = next {
@@ -78,8 +79,8 @@ where
             (None, Some(_)) => None,
             (Some(pass), Some(fail)) => {
                 let narrow = match spec.by {
-                    SearchBy::Concurrency => fail - pass <= 1.0,
-                    SearchBy::Rate => (fail - pass) / fail <= spec.precision,
+                    LoadParameter::MaxConcurrency => fail - pass <= 1.0,
+                    _ => (fail - pass) / fail <= spec.precision,
                 };
                 (!narrow).then(|| round((pass + fail) / 2.0))
             }
@@ -95,7 +96,7 @@ where
 mod tests {
     use super::*;
 
-    fn spec(by: SearchBy) -> SearchSpec {
+    fn spec(by: LoadParameter) -> SearchSpec {
         SearchSpec {
             by,
             start: 1.0,
@@ -122,7 +123,7 @@ mod tests {
 
     #[tokio::test]
     async fn finds_the_rate_within_precision() {
-        let doc = run(&spec(SearchBy::Rate), 37.0).await;
+        let doc = run(&spec(LoadParameter::RequestRate), 37.0).await;
         let (answer, fail) = (doc.answer.unwrap(), doc.first_failing.unwrap());
         assert!(
             answer <= 37.0 && (fail - answer) / fail <= 0.05,
@@ -143,18 +144,18 @@ mod tests {
 
     #[tokio::test]
     async fn finds_the_exact_concurrency() {
-        let doc = run(&spec(SearchBy::Concurrency), 37.0).await;
+        let doc = run(&spec(LoadParameter::MaxConcurrency), 37.0).await;
         assert_eq!((doc.answer, doc.first_failing), (Some(37.0), Some(38.0)));
     }
 
     #[tokio::test]
     async fn reports_when_nothing_passes_or_everything_does() {
-        let doc = run(&spec(SearchBy::Rate), 0.5).await;
+        let doc = run(&spec(LoadParameter::RequestRate), 0.5).await;
         assert_eq!(
             (doc.answer, doc.first_failing, doc.probes.len()),
             (None, Some(1.0), 1)
         );
-        let doc = run(&spec(SearchBy::Rate), 1e9).await;
+        let doc = run(&spec(LoadParameter::RequestRate), 1e9).await;
         assert_eq!((doc.answer, doc.first_failing), (Some(1024.0), None));
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::sweep::{SweepParameter, SweepValue};
+use crate::config::sweep::{LoadParameter, SweepValue};
 use crate::results::document::BenchResult;
 use crate::results::error::ResultsError;
 
@@ -26,7 +26,7 @@ pub struct SweepDoc {
     pub kind: String,
     pub servebench_version: String,
     pub started_at: String,
-    pub parameter: SweepParameter,
+    pub parameter: LoadParameter,
     pub values: Vec<SweepValue>,
     pub steps: Vec<SweepStep>,
     /// True when every value ran to completion.
