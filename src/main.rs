@@ -358,8 +358,8 @@ async fn sim_command(args: SimArgs) -> anyhow::Result<ExitCode> {
 
 fn report_command(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(out) = &args.html {
-        let view = servebench::views::view::load(&args.file)?;
-        let text = if view.origin == servebench::views::view::Origin::Result {
+        let view = servebench::views::open::load(&args.file)?;
+        let text = if view.origin == servebench::views::model::Origin::Result {
             Some(report::text(&BenchResult::load(&args.file)?))
         } else {
             None
@@ -368,12 +368,12 @@ fn report_command(args: ReportArgs) -> anyhow::Result<ExitCode> {
         eprintln!("servebench: HTML report written to {}", out.display());
         return Ok(ExitCode::SUCCESS);
     }
-    if servebench::views::view::is_result_file(&args.file) {
+    if servebench::views::open::is_result_file(&args.file) {
         let result = BenchResult::load(&args.file)?;
         print!("{}", report::text(&result));
     } else {
-        let view = servebench::views::view::load(&args.file)?;
-        print!("{}", report::view_text(&view));
+        let view = servebench::views::open::load(&args.file)?;
+        print!("{}", report::view::view_text(&view));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -382,7 +382,7 @@ fn compare_command(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let views = args
         .files
         .iter()
-        .map(|f| servebench::views::view::load(f))
+        .map(|f| servebench::views::open::load(f))
         .collect::<Result<Vec<_>, _>>()?;
     let metrics = (!args.metrics.is_empty()).then_some(args.metrics.as_slice());
     let c = servebench::render::compare::compare(&views, metrics);
@@ -398,7 +398,7 @@ fn plot_command(args: PlotArgs) -> anyhow::Result<ExitCode> {
     let views = args
         .inputs
         .iter()
-        .map(|f| servebench::views::view::load(f))
+        .map(|f| servebench::views::open::load(f))
         .collect::<Result<Vec<_>, _>>()?;
     let formats = servebench::render::plot::Formats::parse(&args.format);
     let written = servebench::render::plot::plot_all(&views, &args.out_dir, formats)?;
@@ -436,7 +436,7 @@ fn import_command(args: ImportArgs) -> anyhow::Result<ExitCode> {
         let view = servebench::views::import::import_file(file, &out)?;
         print!(
             "{}",
-            servebench::render::report::import_summary(&view, &out)
+            servebench::render::report::view::import_summary(&view, &out)
         );
     }
     Ok(ExitCode::SUCCESS)

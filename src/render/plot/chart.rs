@@ -1,0 +1,397 @@
+//! What each chart shows, as plain data: [`Chart`] (x-y lines with a legend) and
+//! [`Timeline`] (one bar per request), built from views by [`charts`] and [`timelines`].
+//!
+//! Chooses the figures, series, colors (palette indices), dashes and log axes; draws nothing
+//! (that is `draw`) and writes no file (`plot/mod.rs`). Metric keys are built as
+//! `config::metric::MetricKey`s. To add a chart, build one more [`Chart`] in [`charts`]; its
+//! `name` is its file stem.
+
+use crate::config::metric::{MetricKey, Stat};
+use crate::config::sweep::LoadParameter;
+use crate::config::Metric;
+use crate::render::format::fmt_load;
+use crate::views::model::{file_stem, Series, Step, View};
+use crate::views::samples::read_records;
+
+/// How a line is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dash {
+    Solid,
+    Dashed,
+    Dotted,
+}
+
+/// One line of a chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    pub name: String,
+    /// Index into the palette: one color per series.
+    pub color: usize,
+    pub dash: Dash,
+    /// Sorted by x.
+    pub points: Vec<(f64, f64)>,
+    /// Draw a dot at each point (load steps), not for dense lines (CDFs).
+    pub markers: bool,
+}
+
+/// One entry of a chart's legend, drawn below the plot so it never hides data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LegendEntry {
+    pub name: String,
+    /// Palette index; `None` for a black key (e.g. "median: dashed").
+    pub color: Option<usize>,
+    pub dash: Dash,
+}
+
+/// An x-y chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chart {
+    /// File stem (`ttft-num_prompts`).
+    pub name: String,
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_log: bool,
+    pub y_log: bool,
+    pub lines: Vec<Line>,
+    pub legend: Vec<LegendEntry>,
+}
+
+/// One request of a timeline, seconds from the run's first scheduled send.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bar {
+    pub scheduled: f64,
+    pub sent: f64,
+    pub first_chunk: Option<f64>,
+    pub last_chunk: Option<f64>,
+    pub end: f64,
+    pub ok: bool,
+}
+
+/// Every request of one run, in schedule order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timeline {
+    pub name: String,
+    pub title: String,
+    pub bars: Vec<Bar>,
+}
+
+/// Requests drawn at most in a timeline (the first ones by id).
+const TIMELINE_MAX: usize = 2000;
+
+fn series_name(v: &View, s: &Series) -> String {
+    if v.series.len() == 1 {
+        v.label.clone()
+    } else {
+        format!("{} · {}", v.label, s.name)
+    }
+}
+
+fn sorted(mut p: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    p.retain(|(x, y)| x.is_finite() && y.is_finite());
+    p.sort_by(|a, b| a.0.total_cmp(&b.0));
+    p
+}
+
+/// True when positive values span more than 50×: draw that axis logarithmically.
+pub(super) fn wants_log(values: impl Iterator<Item = f64>) -> bool {
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for v in values {
+        if v <= 0.0 {
+            return false;
+        }
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    hi > 0.0 && hi / lo > 50.0
+}
+
+fn finish(mut c: Chart) -> Option<Chart> {
+    c.lines.retain(|l| !l.points.is_empty());
+    // A chart of lone points (single runs) says nothing a table does not.
+    if c.lines.iter().all(|l| l.points.len() < 2) {
+        return None;
+    }
+    if c.legend.is_empty() {
+        c.legend = c
+            .lines
+            .iter()
+            .map(|l| LegendEntry {
+                name: l.name.clone(),
+                color: Some(l.color),
+                dash: l.dash,
+            })
+            .collect();
+    } else {
+        // Keep only the series entries that still have a line.
+        let colors: Vec<usize> = c.lines.iter().map(|l| l.color).collect();
+        c.legend
+            .retain(|e| e.color.is_none_or(|col| colors.contains(&col)));
+    }
+    c.x_log = wants_log(c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)));
+    c.y_log = wants_log(c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)));
+    Some(c)
+}
+
+fn metric_title(m: Metric) -> &'static str {
+    match m {
+        Metric::Ttft => "TTFT",
+        Metric::Tpot => "TPOT",
+        Metric::Itl => "ITL",
+        Metric::E2el => "E2EL",
+    }
+}
+
+/// Every chart the views support.
+pub fn charts(views: &[View]) -> Vec<Chart> {
+    let mut out = Vec::new();
+    // Series by the parameter they vary, each with its color.
+    let mut all: Vec<(String, usize, &Series)> = Vec::new();
+    for v in views {
+        for s in &v.series {
+            let color = all.len();
+            all.push((series_name(v, s), color, s));
+        }
+    }
+    for p in LoadParameter::ALL {
+        let group: Vec<&(String, usize, &Series)> =
+            all.iter().filter(|(_, _, s)| s.parameter == p).collect();
+        if group.is_empty() {
+            continue;
+        }
+        let pname = p.as_str();
+        let line = |name: &str, color, dash, key: &str, s: &Series| Line {
+            name: name.to_string(),
+            color,
+            dash,
+            points: sorted(
+                s.steps
+                    .iter()
+                    .filter_map(|st| Some((st.load_value(p)?, st.metric(key)?)))
+                    .collect(),
+            ),
+            markers: true,
+        };
+        for (key, title, unit) in [
+            ("output_throughput", "Output token throughput", "tokens/s"),
+            ("request_throughput", "Request throughput", "requests/s"),
+        ] {
+            out.extend(finish(Chart {
+                name: format!("{key}-{pname}"),
+                title: format!("{title} vs {pname}"),
+                x_label: pname.into(),
+                y_label: format!("{key} ({unit})"),
+                x_log: false,
+                y_log: false,
+                lines: group
+                    .iter()
+                    .map(|(n, c, s)| line(n, *c, Dash::Solid, key, s))
+                    .collect(),
+                legend: Vec::new(),
+            }));
+        }
+        for m in Metric::ALL {
+            let mut lines = Vec::new();
+            let stats = [
+                (Stat::Mean, Dash::Solid),
+                (Stat::Median, Dash::Dashed),
+                (Stat::Percentile(99.0), Dash::Dotted),
+            ];
+            let mut legend: Vec<LegendEntry> = group
+                .iter()
+                .map(|(n, c, _)| LegendEntry {
+                    name: n.clone(),
+                    color: Some(*c),
+                    dash: Dash::Solid,
+                })
+                .collect();
+            for (n, c, s) in &group {
+                for (stat, dash) in stats {
+                    let key = MetricKey::new(stat, m).to_string();
+                    lines.push(line(&format!("{n} {stat}"), *c, dash, &key, s));
+                }
+            }
+            legend.extend(stats.iter().map(|(stat, dash)| LegendEntry {
+                name: stat.to_string(),
+                color: None,
+                dash: *dash,
+            }));
+            out.extend(finish(Chart {
+                name: format!("{}-{pname}", m.key()),
+                title: format!(
+                    "{} vs {pname} (mean solid, median dashed, p99 dotted)",
+                    metric_title(m)
+                ),
+                x_label: pname.into(),
+                y_label: format!("{} (ms)", metric_title(m)),
+                x_log: false,
+                y_log: false,
+                lines,
+                legend,
+            }));
+        }
+        for m in [Metric::Ttft, Metric::Tpot] {
+            let key = MetricKey::new(Stat::Mean, m).to_string();
+            out.extend(finish(Chart {
+                name: format!("{}_vs_throughput-{pname}", m.key()),
+                title: format!(
+                    "Mean {} vs output throughput (points: {pname} steps)",
+                    metric_title(m)
+                ),
+                x_label: "output_throughput (tokens/s)".into(),
+                y_label: format!("mean {} (ms)", metric_title(m)),
+                x_log: false,
+                y_log: false,
+                lines: group
+                    .iter()
+                    .map(|(n, c, s)| {
+                        let mut steps: Vec<&Step> = s.steps.iter().collect();
+                        steps.sort_by(|a, b| {
+                            a.load_value(p)
+                                .unwrap_or(0.0)
+                                .total_cmp(&b.load_value(p).unwrap_or(0.0))
+                        });
+                        Line {
+                            name: n.clone(),
+                            color: *c,
+                            dash: Dash::Solid,
+                            // In load order, so the line follows the sweep.
+                            points: steps
+                                .iter()
+                                .filter_map(|st| {
+                                    Some((st.metric("output_throughput")?, st.metric(&key)?))
+                                })
+                                .collect(),
+                            markers: true,
+                        }
+                    })
+                    .collect(),
+                legend: Vec::new(),
+            }));
+        }
+    }
+    for (m, title) in [("ttft", "TTFT"), ("e2el", "E2EL")] {
+        let mut lines = Vec::new();
+        for (n, c, s) in &all {
+            for st in &s.steps {
+                let samples = if m == "ttft" {
+                    &st.samples.ttft_ms
+                } else {
+                    &st.samples.e2el_ms
+                };
+                if samples.is_empty() {
+                    continue;
+                }
+                let name = match (s.steps.len(), st.load_value(s.parameter)) {
+                    (1, _) | (_, None) => n.clone(),
+                    (_, Some(v)) => format!("{n} {}={}", s.parameter.as_str(), fmt_load(v)),
+                };
+                lines.push(Line {
+                    name,
+                    color: *c + lines.len(),
+                    dash: Dash::Solid,
+                    points: cdf(samples),
+                    // Few requests: show each one (a single request is a single point).
+                    markers: samples.len() <= 30,
+                });
+            }
+        }
+        if let Some(mut c) = finish(Chart {
+            name: format!("cdf_{m}"),
+            title: format!("CDF of {title} (per request)"),
+            x_label: format!("{title} (ms)"),
+            y_label: "fraction of requests".into(),
+            x_log: false,
+            y_log: false,
+            lines,
+            legend: Vec::new(),
+        }) {
+            c.y_log = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Empirical CDF: (value, fraction ≤ value), at most ~500 points.
+pub(super) fn cdf(samples: &[f64]) -> Vec<(f64, f64)> {
+    let mut s: Vec<f64> = samples.iter().copied().filter(|v| v.is_finite()).collect();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    let stride = n.div_ceil(500).max(1);
+    let mut pts: Vec<(f64, f64)> = s
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % stride == 0 || *i == n - 1)
+        .map(|(i, v)| (*v, (i + 1) as f64 / n as f64))
+        .collect();
+    pts.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+    pts
+}
+
+/// The timeline of each view's last step that has a records file.
+pub fn timelines(views: &[View]) -> Vec<Timeline> {
+    let mut out = Vec::new();
+    for v in views {
+        let Some((s, st)) = v
+            .series
+            .iter()
+            .flat_map(|s| s.steps.iter().map(move |st| (s, st)))
+            .rfind(|(_, st)| st.records_file.is_some())
+        else {
+            continue;
+        };
+        let Some(file) = &st.records_file else {
+            continue;
+        };
+        let Ok(mut records) = read_records(file) else {
+            continue;
+        };
+        records.retain(|r| !r.warmup);
+        records.sort_by_key(|r| r.id);
+        let Some(t0) = records.iter().map(|r| r.scheduled_ns).min() else {
+            continue;
+        };
+        let total = records.len();
+        let sec = |ns: u64| ns.saturating_sub(t0) as f64 / 1e9;
+        let bars = records
+            .iter()
+            .take(TIMELINE_MAX)
+            .map(|r| Bar {
+                scheduled: sec(r.scheduled_ns),
+                sent: sec(r.sent_ns),
+                first_chunk: r.first_chunk_ns().map(sec),
+                last_chunk: r.last_chunk_ns().map(sec),
+                end: sec(r.end_ns),
+                ok: r.is_ok(),
+            })
+            .collect();
+        let step = st
+            .load_value(s.parameter)
+            .map(|x| format!(", {}={}", s.parameter.as_str(), fmt_load(x)))
+            .unwrap_or_default();
+        let shown = if total > TIMELINE_MAX {
+            format!(" (first {TIMELINE_MAX} of {total})")
+        } else {
+            String::new()
+        };
+        out.push(Timeline {
+            name: format!("timeline-{}", slug(&file_stem(file))),
+            title: format!("Requests over time: {}{step}{shown}", v.label),
+            bars,
+        });
+    }
+    out
+}
+
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

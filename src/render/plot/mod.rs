@@ -1,0 +1,123 @@
+//! Charts of results, sweeps and imports, as SVG (and PNG), drawn with plotters.
+//!
+//! What is drawn is first described as plain data (`chart`: [`chart::Chart`],
+//! [`chart::Timeline`]) from views, then rendered by one function per kind for any plotters
+//! backend (`draw`), so the SVG files, the PNG files and the HTML report's inline SVG are the
+//! same pictures. Text needs a font (`font`). This file chooses the formats and writes the
+//! files ([`plot_all`]).
+//!
+//! Charts, per load parameter (`num_prompts`, `max_concurrency`, `request_rate`,
+//! `input_len`), one line per series: output and request throughput vs load; TTFT, TPOT, ITL,
+//! E2EL (mean solid, median dashed, p99 dotted) vs load; TTFT and TPOT vs output throughput;
+//! CDFs of TTFT and E2EL where per-request samples exist; and a timeline of one run from its
+//! records file (scheduled → sent → first chunk → last chunk per request). Axes become
+//! logarithmic when the values are positive and span more than 50×, as the seeds do
+//! (1..4096 prompts, 100 ms..700 s TTFT).
+//!
+//! Nothing here computes a figure: charts read the views' numbers. To add a chart: build a
+//! [`chart::Chart`] in [`chart::charts`]; rendering and file naming follow. To add an image
+//! format: a field of [`Formats`] and its branch in [`plot_all`].
+
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use self::chart::{charts, timelines};
+use self::draw::{chart_size, chart_svg, draw_chart, draw_timeline, timeline_svg, SIZE};
+use self::font::ensure_font;
+use crate::views::error::ViewError;
+use crate::views::model::View;
+
+pub mod chart;
+pub mod draw;
+pub mod font;
+
+#[cfg(test)]
+mod tests;
+
+/// Which image formats to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Formats {
+    pub svg: bool,
+    pub png: bool,
+}
+
+impl Formats {
+    /// `svg`, `png` or `both`.
+    pub fn parse(s: &str) -> Formats {
+        Formats {
+            svg: s != "png",
+            png: s != "svg",
+        }
+    }
+}
+
+type PngDraw<'a> = &'a dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> Result<(), String>;
+
+fn write_png(path: &Path, size: (u32, u32), draw: PngDraw) -> Result<(), ViewError> {
+    let plot_err = |why: String| ViewError::Plot {
+        path: path.to_path_buf(),
+        why,
+    };
+    let root = BitMapBackend::new(path, size).into_drawing_area();
+    draw(&root).map_err(plot_err)
+}
+
+/// Draws every chart and timeline of `views` into `dir`; returns the files written.
+pub fn plot_all(views: &[View], dir: &Path, formats: Formats) -> Result<Vec<PathBuf>, ViewError> {
+    let real_font = ensure_font();
+    if formats.png && !real_font {
+        return Err(ViewError::Plot {
+            path: dir.to_path_buf(),
+            why: "PNG text needs a TrueType font and none was found (set SERVEBENCH_FONT=/path/to/font.ttf, or install one, e.g. Debian's fonts-dejavu-core); --format svg works without".into(),
+        });
+    }
+    std::fs::create_dir_all(dir).map_err(|error| ViewError::Write {
+        path: dir.to_path_buf(),
+        error,
+    })?;
+    let mut written = Vec::new();
+    let write = |path: PathBuf, text: String| -> Result<PathBuf, ViewError> {
+        std::fs::write(&path, text).map_err(|error| ViewError::Write {
+            path: path.clone(),
+            error,
+        })?;
+        Ok(path)
+    };
+    let plot_err = |path: &Path, why: String| ViewError::Plot {
+        path: path.to_path_buf(),
+        why,
+    };
+    for c in charts(views) {
+        if formats.svg {
+            let path = dir.join(format!("{}.svg", c.name));
+            let svg = chart_svg(&c).map_err(|w| plot_err(&path, w))?;
+            written.push(write(path, svg)?);
+        }
+        if formats.png {
+            let path = dir.join(format!("{}.png", c.name));
+            write_png(&path, chart_size(&c), &|root| draw_chart(root, &c))?;
+            written.push(path);
+        }
+    }
+    for t in timelines(views) {
+        if formats.svg {
+            let path = dir.join(format!("{}.svg", t.name));
+            let svg = timeline_svg(&t).map_err(|w| plot_err(&path, w))?;
+            written.push(write(path, svg)?);
+        }
+        if formats.png {
+            let path = dir.join(format!("{}.png", t.name));
+            write_png(&path, SIZE, &|root| draw_timeline(root, &t))?;
+            written.push(path);
+        }
+    }
+    if written.is_empty() {
+        return Err(ViewError::Plot {
+            path: dir.to_path_buf(),
+            why: "nothing to draw: the inputs have no figures".into(),
+        });
+    }
+    Ok(written)
+}

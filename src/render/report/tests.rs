@@ -1,0 +1,154 @@
+//! Tests of the result report's layout and lines.
+
+use super::*;
+
+#[test]
+fn rules_match_vllm_layout() {
+    assert_eq!(
+        rule(" Serving Benchmark Result ", '='),
+        "============ Serving Benchmark Result ============\n"
+    );
+    assert_eq!(
+        rule("Time per Output Token (excl. 1st token)", '-'),
+        "-----Time per Output Token (excl. 1st token)------\n"
+    );
+    assert_eq!(
+        rule("End-to-end Latency", '-'),
+        "----------------End-to-end Latency----------------\n"
+    );
+    assert_eq!(rule("", '='), format!("{}\n", "=".repeat(50)));
+}
+
+/// The simulator's late-chunk count is printed in both modes; the engine model's says it
+/// is not judged (its step bursts leave together), the exact mode's judges the run.
+#[test]
+fn simulator_lateness_line_says_whether_it_is_judged() {
+    use crate::results::stats::{summarize, SummaryOptions};
+    use crate::results::validity::{RunFacts, Validity};
+    let report = |mode: &str| {
+        let facts = RunFacts {
+            wall_s: 1.0,
+            server_stats: Some(
+                serde_json::json!({"late_chunks": 50, "chunks": 1000, "mode": mode}),
+            ),
+            ..RunFacts::default()
+        };
+        let summary = summarize(&[], &SummaryOptions::default());
+        let mut result = BenchResult::new(
+            Default::default(),
+            summary,
+            &[],
+            String::new(),
+            String::new(),
+            0,
+            None,
+        );
+        result.validity = Some(Validity::judge(&mut [0.1], 0.0, facts));
+        servebench_block(&result)
+    };
+    let late_line = |text: &str| {
+        let l = text
+            .lines()
+            .find(|l| l.starts_with("Simulator chunks late"));
+        l.unwrap().split_once(':').unwrap().1.trim().to_string()
+    };
+    let engine = report("engine");
+    assert_eq!(
+        late_line(&engine),
+        "50 (engine model: reported, not judged)"
+    );
+    assert!(engine.contains("Measurement:                             valid"));
+    let exact = report("exact");
+    assert_eq!(late_line(&exact), "50");
+    assert!(exact.contains("SERVER-LATE"));
+}
+
+#[test]
+fn lines_pad_like_vllm() {
+    let mut s = String::new();
+    line(&mut s, "Successful requests:", 1);
+    num(&mut s, "Benchmark duration (s):", 2.556);
+    assert_eq!(s, "Successful requests:                     1         \nBenchmark duration (s):                  2.56      \n");
+}
+
+/// A hand-built result with server timings and scraped server metrics: the lines the
+/// servebench block prints for them.
+#[test]
+fn server_timings_and_metrics_lines() {
+    use crate::measure::prom::{MetricsSample, ServerFamily};
+    use crate::results::server_metrics::{ServerMetrics, ServerMetricsSummary};
+    use crate::results::stats::{summarize, SummaryOptions};
+    let d = |median: f64| Distribution {
+        count: 4,
+        mean: median,
+        median,
+        std: 0.0,
+        min: median,
+        max: median,
+        percentiles: vec![(99.0, median)],
+        percentile_method: Default::default(),
+    };
+    let mut summary = summarize(&[], &SummaryOptions::default());
+    summary.tpot_ms = Some(d(12.5));
+    summary.ttft_ms = Some(d(130.0));
+    summary.server_decode_per_token_ms = Some(d(12.25));
+    summary.tpot_minus_server_decode_ms = Some(d(0.25));
+    summary.server_prompt_ms = Some(d(120.0));
+    summary.total_input_tokens = 40;
+    summary.total_output_tokens = 256;
+    let config = crate::config::RunConfig {
+        metric_percentiles: vec![99.0],
+        ..crate::config::RunConfig::default()
+    };
+    let mut result = BenchResult::new(config, summary, &[], String::new(), String::new(), 0, None);
+    result.server_metrics = Some(ServerMetrics {
+        url: "http://127.0.0.1:1/metrics".into(),
+        interval_s: 0.5,
+        server: Some(ServerFamily::Vllm),
+        samples: vec![MetricsSample::default(); 3],
+        failures: 1,
+        errors: vec!["GET http://127.0.0.1:1/metrics: HTTP 503".into()],
+        summary: ServerMetricsSummary {
+            samples: 3,
+            running_mean: Some(2.5),
+            running_max: Some(4.0),
+            waiting_mean: Some(0.5),
+            waiting_max: Some(1.0),
+            kv_cache_usage_max: Some(0.375),
+            prompt_tokens: Some(40.0),
+            generation_tokens: Some(256.0),
+        },
+    });
+    let text = servebench_block(&result);
+    let expected = "\
+---------------Server's own timings---------------
+Median TPOT (ms):                        12.50     
+Mean server decode/token (ms):           12.25     
+Median server decode/token (ms):         12.25     
+P99 server decode/token (ms):            12.25     
+Mean TPOT - server decode (ms):          0.25      
+Median TPOT - server decode (ms):        0.25      
+P99 TPOT - server decode (ms):           0.25      
+Median TTFT (ms):                        130.00    
+Mean server prompt time (ms):            120.00    
+Median server prompt time (ms):          120.00    
+P99 server prompt time (ms):             120.00    
+------------------Server metrics------------------
+Metrics URL:                             http://127.0.0.1:1/metrics
+Server metric names:                     vllm      
+Samples:                                 3 (every 0.5 s)
+Scrape failures (warning):               1 (first: GET http://127.0.0.1:1/metrics: HTTP 503)
+Running requests (mean / max):           2.50 / 4  
+Waiting requests (mean / max):           0.50 / 1  
+Peak KV-cache usage (%):                 37.5      
+Server prompt tokens (client):           40 (40)   
+Server generated tokens (client):        256 (256) 
+";
+    assert!(text.contains(expected), "{text}");
+    // Neither section without the data.
+    result.server_metrics = None;
+    result.summary.server_decode_per_token_ms = None;
+    result.summary.server_prompt_ms = None;
+    let text = servebench_block(&result);
+    assert!(!text.contains("Server metrics") && !text.contains("Server's own"));
+}

@@ -1,0 +1,203 @@
+//! Opening any file `compare`, `plot` and `report` are given: sniff what it is, then read it
+//! into a [`View`]: a servebench result, a sweep document (and the step results it links), an
+//! imported document, or else a foreign file through `views::import`.
+//!
+//! This module only dispatches and maps servebench's own documents (their types and loaders
+//! are `results::document`, `results::sweep` and `views::imported`); it computes nothing new
+//! and draws nothing. To open one more servebench document kind, recognise its `kind` in
+//! [`load`] and map it to a [`View`] here; a foreign format goes to `views::import`.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::config::sweep::LoadParameter;
+use crate::results::document::BenchResult;
+use crate::results::sweep::SweepDoc;
+use crate::views::error::ViewError;
+use crate::views::keys::numeric_keys;
+use crate::views::model::{file_stem, Load, Origin, Series, Step, View, Workload};
+use crate::views::samples::{records_in, samples_from_vllm_lists, samples_of};
+
+/// Reads any supported file into a view: servebench result, sweep or imported document, or a
+/// foreign file (`import`'s formats).
+pub fn load(path: &Path) -> Result<View, ViewError> {
+    let bytes = std::fs::read(path).map_err(|error| ViewError::Read {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
+    if let Ok(value) = serde_json::from_str::<Value>(&text) {
+        match value.get("kind").and_then(Value::as_str) {
+            Some("sweep") => return load_sweep(path, &value),
+            Some("imported") => return crate::views::imported::open(path, value),
+            _ => {}
+        }
+        if value.get("schema_version").is_some() && value.get("config").is_some() {
+            let result = BenchResult::load(path)?;
+            return Ok(from_result(path, &result));
+        }
+    }
+    crate::views::import::parse(path, &text)
+}
+
+/// True when `path` holds a servebench result document (or cannot be read: the result
+/// loader then says why).
+pub fn is_result_file(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return true;
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(v) => v.get("kind").is_none() && v.get("config").is_some(),
+        Err(_) => false,
+    }
+}
+
+/// The sweep document's step results as one series. The sweep document is the one
+/// `drive::sweep` writes (`results::sweep::SweepDoc`).
+fn load_sweep(path: &Path, value: &Value) -> Result<View, ViewError> {
+    // An unknown parameter is reported after the document's other faults, by name.
+    let mut value = value.clone();
+    let named = value
+        .get("parameter")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let unknown = named.filter(|p| LoadParameter::parse(p).is_none());
+    if unknown.is_some() {
+        value["parameter"] = Value::from(LoadParameter::NumPrompts.as_str());
+    }
+    let doc: SweepDoc =
+        serde_json::from_value(value).map_err(|e| ViewError::parse(path, e.to_string()))?;
+    if doc.schema_version != 1 {
+        return Err(ViewError::parse(
+            path,
+            format!(
+                "sweep schema_version {} is not supported (this build reads 1)",
+                doc.schema_version
+            ),
+        ));
+    }
+    if let Some(p) = unknown {
+        return Err(ViewError::parse(
+            path,
+            format!("unknown sweep parameter '{p}'"),
+        ));
+    }
+    let parameter = doc.parameter;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let mut steps = Vec::new();
+    let mut label = None;
+    for s in &doc.steps {
+        let file = dir.join(&s.result);
+        let result = BenchResult::load(&file)?;
+        let mut v = from_result(&file, &result);
+        // Name the series after the sweep, not after its first step's file.
+        label.get_or_insert_with(|| v.label.replace(&file_stem(&file), &file_stem(path)));
+        let mut step = v.series.remove(0).steps.remove(0);
+        if !s.complete {
+            step.notes.push(format!(
+                "step {} was stopped before it completed",
+                serde_json::json!(s.value)
+            ));
+        }
+        steps.push(step);
+    }
+    let mut notes = Vec::new();
+    if !doc.complete || doc.steps.len() < doc.values.len() {
+        notes.push(format!(
+            "sweep incomplete: {} of {} steps ran",
+            doc.steps.len(),
+            doc.values.len().max(doc.steps.len())
+        ));
+    }
+    let stem = file_stem(path);
+    Ok(View {
+        label: label.unwrap_or_else(|| stem.clone()),
+        origin: Origin::Sweep,
+        format: "servebench".into(),
+        path: path.to_path_buf(),
+        series: vec![Series {
+            name: format!("{} sweep ({stem})", parameter.as_str()),
+            parameter,
+            steps,
+        }],
+        notes,
+        llmperf_requests: Vec::new(),
+    })
+}
+
+/// The view of one servebench result: one series with one step.
+pub fn from_result(path: &Path, r: &BenchResult) -> View {
+    let c = &r.config;
+    let map: serde_json::Map<String, Value> =
+        r.vllm.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut metrics = numeric_keys(&map);
+    // The summary is the source of truth for what the flat keys may lack.
+    metrics.insert("completed".into(), r.summary.completed as f64);
+    metrics.insert("failed".into(), r.summary.failed as f64);
+    let records_file = crate::measure::record::records_next_to(path, r.records_file.as_deref());
+    let samples = records_file
+        .as_deref()
+        .and_then(|f| records_in(f).ok())
+        .map(samples_of)
+        .unwrap_or_else(|| samples_from_vllm_lists(&map));
+    let mut notes = Vec::new();
+    if !r.complete {
+        notes.push(format!(
+            "run stopped before it completed ({} requests never sent)",
+            r.unsent
+        ));
+    }
+    if r.summary.failed > 0 {
+        let kinds: Vec<String> = r
+            .summary
+            .failures_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        notes.push(format!(
+            "{} failed requests ({})",
+            r.summary.failed,
+            kinds.join(" ")
+        ));
+    }
+    let server = if c.simulated {
+        "sim".to_string()
+    } else {
+        c.backend.as_str().to_string()
+    };
+    let step = Step {
+        load: Load {
+            num_prompts: Some(c.load.num_prompts),
+            max_concurrency: c.load.max_concurrency,
+            request_rate: Some(c.load.request_rate),
+        },
+        workload: Workload {
+            model: Some(c.model.clone()),
+            backend: Some(c.backend.as_str().to_string()),
+            dataset: Some(c.workload.dataset.clone()),
+            input_len: Some(c.workload.input_len),
+            output_len: Some(c.workload.output_len),
+            mean_input_tokens: (r.summary.completed > 0)
+                .then(|| r.summary.total_input_tokens as f64 / r.summary.completed as f64),
+        },
+        metrics,
+        samples,
+        records_file,
+        source: Some(path.to_path_buf()),
+        notes,
+    };
+    View {
+        label: format!("{server} {} ({})", c.model, file_stem(path)),
+        origin: Origin::Result,
+        format: "servebench".into(),
+        path: path.to_path_buf(),
+        series: vec![Series {
+            name: file_stem(path),
+            parameter: LoadParameter::NumPrompts,
+            steps: vec![step],
+        }],
+        notes: Vec::new(),
+        llmperf_requests: Vec::new(),
+    }
+}
