@@ -400,8 +400,7 @@ fn plot_command(args: PlotArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|f| servebench::views::open::load(f))
         .collect::<Result<Vec<_>, _>>()?;
-    let formats = servebench::render::plot::Formats::parse(&args.format);
-    let written = servebench::render::plot::plot_all(&views, &args.out_dir, formats)?;
+    let written = servebench::render::plot::plot_all(&views, &args.out_dir, args.format)?;
     for path in written {
         println!("{}", path.display());
     }

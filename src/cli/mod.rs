@@ -14,6 +14,7 @@ use crate::config::sweep::{LoadParameter, SweepValue};
 use crate::config::ScrapeSpec;
 use crate::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec};
 use crate::measure::client::Secrets;
+use crate::render::plot::ImageFormat;
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 
 #[derive(Debug, Parser)]
@@ -573,8 +574,8 @@ pub struct PlotArgs {
     #[arg(long, short = 'o')]
     pub out_dir: PathBuf,
     /// Image format: svg, png or both.
-    #[arg(long, default_value = "both", value_parser = ["svg", "png", "both"])]
-    pub format: String,
+    #[arg(long, default_value = "both", value_enum)]
+    pub format: ImageFormat,
 }
 
 #[derive(Debug, Args)]

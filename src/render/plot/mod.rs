@@ -16,7 +16,7 @@
 //!
 //! Nothing here computes a figure: charts read the views' numbers. To add a chart: build a
 //! [`chart::Chart`] in [`chart::charts`]; rendering and file naming follow. To add an image
-//! format: a field of [`Formats`] and its branch in [`plot_all`].
+//! format: a variant of [`ImageFormat`] and its branch in [`plot_all`].
 
 use std::path::{Path, PathBuf};
 
@@ -36,20 +36,20 @@ pub mod font;
 #[cfg(test)]
 mod tests;
 
-/// Which image formats to write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Formats {
-    pub svg: bool,
-    pub png: bool,
+/// Which image formats to write (`--format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImageFormat {
+    Svg,
+    Png,
+    Both,
 }
 
-impl Formats {
-    /// `svg`, `png` or `both`.
-    pub fn parse(s: &str) -> Formats {
-        Formats {
-            svg: s != "png",
-            png: s != "svg",
-        }
+impl ImageFormat {
+    fn svg(self) -> bool {
+        self != ImageFormat::Png
+    }
+    fn png(self) -> bool {
+        self != ImageFormat::Svg
     }
 }
 
@@ -65,9 +65,13 @@ fn write_png(path: &Path, size: (u32, u32), draw: PngDraw) -> Result<(), ViewErr
 }
 
 /// Draws every chart and timeline of `views` into `dir`; returns the files written.
-pub fn plot_all(views: &[View], dir: &Path, formats: Formats) -> Result<Vec<PathBuf>, ViewError> {
+pub fn plot_all(
+    views: &[View],
+    dir: &Path,
+    formats: ImageFormat,
+) -> Result<Vec<PathBuf>, ViewError> {
     let real_font = ensure_font();
-    if formats.png && !real_font {
+    if formats.png() && !real_font {
         return Err(ViewError::Plot {
             path: dir.to_path_buf(),
             why: "PNG text needs a TrueType font and none was found (set SERVEBENCH_FONT=/path/to/font.ttf, or install one, e.g. Debian's fonts-dejavu-core); --format svg works without".into(),
@@ -90,24 +94,24 @@ pub fn plot_all(views: &[View], dir: &Path, formats: Formats) -> Result<Vec<Path
         why,
     };
     for c in charts(views) {
-        if formats.svg {
+        if formats.svg() {
             let path = dir.join(format!("{}.svg", c.name));
             let svg = chart_svg(&c).map_err(|w| plot_err(&path, w))?;
             written.push(write(path, svg)?);
         }
-        if formats.png {
+        if formats.png() {
             let path = dir.join(format!("{}.png", c.name));
             write_png(&path, chart_size(&c), &|root| draw_chart(root, &c))?;
             written.push(path);
         }
     }
     for t in timelines(views) {
-        if formats.svg {
+        if formats.svg() {
             let path = dir.join(format!("{}.svg", t.name));
             let svg = timeline_svg(&t).map_err(|w| plot_err(&path, w))?;
             written.push(write(path, svg)?);
         }
-        if formats.png {
+        if formats.png() {
             let path = dir.join(format!("{}.png", t.name));
             write_png(&path, SIZE, &|root| draw_timeline(root, &t))?;
             written.push(path);
