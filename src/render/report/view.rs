@@ -2,29 +2,47 @@
 //! one table per series (a row per step), the notes, and llmperf's per-request table.
 //!
 //! Reads a `views::model::View` and formats it (`render::format`); computes nothing, and does
-//! not print a single result's report (that is `report/mod.rs`). To add a column, add its key
-//! and heading to [`VIEW_COLUMNS`].
+//! not print a single result's report (that is `report/mod.rs`). To add a column, add it to
+//! [`RUN_COLUMNS`] (a run figure: key and heading) or [`LATENCY_COLUMNS`] (a statistic of a
+//! metric, keyed by `config::metric::MetricKey`).
 
 use std::fmt::Write as _;
 
+use crate::config::metric::{MetricKey, Stat};
+use crate::config::Metric;
 use crate::render::format::{fmt_load, fmt_value};
 use crate::views::model::{LlmperfRequest, View};
 
-/// Columns of the per-step table of a sweep or an import, in this order when present.
-const VIEW_COLUMNS: [(&str, &str); 12] = [
+/// Run-level columns of the per-step table of a sweep or an import (key, heading), then the
+/// [`LATENCY_COLUMNS`], in this order when present.
+const RUN_COLUMNS: [(&str, &str); 5] = [
     ("completed", "ok"),
     ("failed", "failed"),
     ("duration", "duration s"),
     ("request_throughput", "req/s"),
     ("output_throughput", "out tok/s"),
-    ("mean_ttft_ms", "mean TTFT"),
-    ("p99_ttft_ms", "p99 TTFT"),
-    ("mean_tpot_ms", "mean TPOT"),
-    ("mean_itl_ms", "mean ITL"),
-    ("p99_itl_ms", "p99 ITL"),
-    ("mean_e2el_ms", "mean E2EL"),
-    ("p99_e2el_ms", "p99 E2EL"),
 ];
+
+/// Latency columns, in ms, headed by the statistic and the metric (`p99 TTFT`).
+const LATENCY_COLUMNS: [(Stat, Metric); 7] = [
+    (Stat::Mean, Metric::Ttft),
+    (Stat::Percentile(99.0), Metric::Ttft),
+    (Stat::Mean, Metric::Tpot),
+    (Stat::Mean, Metric::Itl),
+    (Stat::Percentile(99.0), Metric::Itl),
+    (Stat::Mean, Metric::E2el),
+    (Stat::Percentile(99.0), Metric::E2el),
+];
+
+/// Every column (metric key, heading), run figures first.
+fn view_columns() -> Vec<(String, String)> {
+    let run = RUN_COLUMNS.map(|(k, h)| (k.to_string(), h.to_string()));
+    let latency = LATENCY_COLUMNS.map(|(stat, metric)| {
+        let heading = format!("{stat} {}", metric.key().to_uppercase());
+        (MetricKey::new(stat, metric).to_string(), heading)
+    });
+    run.into_iter().chain(latency).collect()
+}
 
 fn table(out: &mut String, head: &[String], rows: &[Vec<String>]) {
     let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
@@ -66,13 +84,12 @@ pub fn view_text(view: &View) -> String {
     }
     for s in &view.series {
         let _ = writeln!(out, "\n{}", s.name);
-        let cols: Vec<(&str, &str)> = VIEW_COLUMNS
-            .iter()
-            .copied()
-            .filter(|(k, _)| s.steps.iter().any(|st| st.metrics.contains_key(*k)))
+        let cols: Vec<(String, String)> = view_columns()
+            .into_iter()
+            .filter(|(k, _)| s.steps.iter().any(|st| st.metrics.contains_key(k)))
             .collect();
         let mut head = vec![s.parameter.as_str().to_string()];
-        head.extend(cols.iter().map(|(_, h)| h.to_string()));
+        head.extend(cols.iter().map(|(_, h)| h.clone()));
         let rows: Vec<Vec<String>> = s
             .steps
             .iter()
