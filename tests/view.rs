@@ -371,7 +371,7 @@ fn plot_draws_sweeps_cdfs_and_a_timeline() {
 
 #[test]
 fn plot_png_when_a_font_exists() {
-    if servebench::render::plot::font_path().is_none() {
+    if servebench::render::plot::font::font_path().is_none() {
         eprintln!("no system font: PNG text cannot be drawn here; skipping");
         return;
     }

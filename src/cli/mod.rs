@@ -5,17 +5,19 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::search::{SearchBy, SearchSpec};
+use crate::config::search::{parse_axis, SearchSpec};
 use crate::config::shard::{parse_start_at, Shard};
-use crate::config::sweep::{SweepParameter, SweepValue};
+use crate::config::sweep::{LoadParameter, SweepValue};
 use crate::config::url::redact_url;
 use crate::config::ScrapeSpec;
 use crate::config::{
     BackendKind, DatasetKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec,
 };
 use crate::measure::client::Secrets;
+use crate::render::plot::ImageFormat;
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 
 pub mod limits;
@@ -283,14 +285,14 @@ impl RunArgs {
 
     /// The swept parameter and its values, when one option was given several values; an error
     /// when several are, or when a sweep comes with `--shard` or `--start-at`.
-    pub fn sweep(&self) -> Result<Option<(SweepParameter, Vec<SweepValue>)>, String> {
+    pub fn sweep(&self) -> Result<Option<(LoadParameter, Vec<SweepValue>)>, String> {
         let counts = |v: &[u64]| v.iter().map(|&n| SweepValue::Count(n)).collect::<Vec<_>>();
         let mut swept = Vec::new();
         if self.num_prompts.0.len() > 1 {
-            swept.push((SweepParameter::NumPrompts, counts(&self.num_prompts.0)));
+            swept.push((LoadParameter::NumPrompts, counts(&self.num_prompts.0)));
         }
         if let Some(c) = self.max_concurrency.as_ref().filter(|c| c.0.len() > 1) {
-            swept.push((SweepParameter::MaxConcurrency, counts(&c.0)));
+            swept.push((LoadParameter::MaxConcurrency, counts(&c.0)));
         }
         if self.request_rate.0.len() > 1 {
             let rates = self
@@ -299,7 +301,7 @@ impl RunArgs {
                 .iter()
                 .map(|&r| SweepValue::Rate(r))
                 .collect();
-            swept.push((SweepParameter::RequestRate, rates));
+            swept.push((LoadParameter::RequestRate, rates));
         }
         let sweep = match swept.len() {
             0 | 1 => swept.pop(),
@@ -520,8 +522,12 @@ impl SimArgs {
 #[derive(Debug, Args)]
 pub struct SearchArgs {
     /// What to vary: the request rate or the concurrency.
-    #[arg(long, default_value = "rate", value_parser = ["rate", "concurrency"])]
-    pub by: String,
+    #[arg(
+        long,
+        default_value = "rate",
+        value_parser = PossibleValuesParser::new(["rate", "concurrency"]).try_map(|s| parse_axis(&s))
+    )]
+    pub by: LoadParameter,
     /// Fraction of requests that must meet every --goodput SLO.
     #[arg(long, default_value_t = 0.9)]
     pub target: f64,
@@ -544,11 +550,7 @@ pub struct SearchArgs {
 
 impl SearchArgs {
     pub fn spec(&self) -> Result<SearchSpec, String> {
-        let by = if self.by == "concurrency" {
-            SearchBy::Concurrency
-        } else {
-            SearchBy::Rate
-        };
+        let by = self.by;
         if !(self.target > 0.0 && self.target <= 1.0) {
             return Err(format!(
                 "invalid --target: {} is not in (0, 1]",
@@ -618,8 +620,8 @@ pub struct PlotArgs {
     #[arg(long, short = 'o')]
     pub out_dir: PathBuf,
     /// Image format: svg, png or both.
-    #[arg(long, default_value = "both", value_parser = ["svg", "png", "both"])]
-    pub format: String,
+    #[arg(long, default_value = "both", value_enum)]
+    pub format: ImageFormat,
 }
 
 #[derive(Debug, Args)]

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use crate::cli::ImportArgs;
-use crate::render::report::import_summary;
+use crate::render::report::view::import_summary;
 use crate::views::import;
 
 pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {

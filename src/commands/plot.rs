@@ -12,8 +12,7 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|f| open::load(f))
         .collect::<Result<Vec<_>, _>>()?;
-    let formats = plot::Formats::parse(&args.format);
-    let written = plot::plot_all(&views, &args.out_dir, formats)?;
+    let written = plot::plot_all(&views, &args.out_dir, args.format)?;
     for path in written {
         super::out(&format!("{}\n", path.display()))?;
     }

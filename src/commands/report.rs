@@ -5,12 +5,13 @@ use std::process::ExitCode;
 use crate::cli::ReportArgs;
 use crate::render::{html, report};
 use crate::results::document::BenchResult;
-use crate::views::{open, view};
+use crate::views::model::Origin;
+use crate::views::open;
 
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(out) = &args.html {
         let view = open::load(&args.file)?;
-        let text = if view.origin == view::Origin::Result {
+        let text = if view.origin == Origin::Result {
             Some(report::text(&BenchResult::load(&args.file)?))
         } else {
             None
@@ -24,7 +25,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         super::out(&report::text(&result))?;
     } else {
         let view = open::load(&args.file)?;
-        super::out(&report::view_text(&view))?;
+        super::out(&report::view::view_text(&view))?;
     }
     Ok(ExitCode::SUCCESS)
 }

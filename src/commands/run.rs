@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::cli::RunArgs;
-use crate::config::sweep::{SweepParameter, SweepValue};
+use crate::config::sweep::{LoadParameter, SweepValue};
 use crate::config::{RunConfig, ScrapeSpec};
 use crate::drive::progress::{Progress, ProgressMode};
 use crate::drive::run::{self, RunOptions};
@@ -146,7 +146,7 @@ struct Printer {
     mode: ProgressMode,
     progress: Option<Progress>,
     completed: u64,
-    sweep_param: Option<SweepParameter>,
+    sweep_param: Option<LoadParameter>,
     /// Where the current step's result is saved.
     result_path: PathBuf,
 }

@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use crate::cli::SearchArgs;
-use crate::config::search::SearchBy;
+use crate::config::search::axis_word;
+use crate::config::sweep::LoadParameter;
 use crate::drive::run;
 use crate::drive::search::{run_search, Probes};
 
@@ -39,7 +40,7 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
             eprintln!(
                 "servebench: probe {} at {} {}: {}/{} good ({:.1}%) -> {}",
                 doc.probes.len(),
-                args.by,
+                axis_word(args.by).unwrap_or_default(),
                 p.value,
                 p.good,
                 p.total,
@@ -54,8 +55,8 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     }
     let doc = outcome?;
     let unit = match spec.by {
-        SearchBy::Rate => "req/s",
-        SearchBy::Concurrency => "concurrent requests",
+        LoadParameter::RequestRate => "req/s",
+        _ => "concurrent requests",
     };
     super::out(&match (doc.answer, doc.answer_good_fraction_ci95) {
         (Some(a), Some((lo, hi))) => format!(

@@ -15,6 +15,7 @@ use self::error::ConfigError;
 use self::shard::Shard;
 
 pub mod error;
+pub mod metric;
 pub mod search;
 pub mod shard;
 pub mod sweep;

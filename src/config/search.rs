@@ -1,20 +1,61 @@
 //! What `servebench search` varies and when it stops. Pure values; the search itself is
 //! `drive::search`, its document `results::search`.
+//!
+//! A search varies a [`LoadParameter`], but only the request rate or the concurrency: on the
+//! command line (`--by`) and in the saved [`SearchSpec`] those two are spelled `rate` and
+//! `concurrency` ([`axis_word`], [`parse_axis`]), as search documents always stored them.
 
 use serde::{Deserialize, Serialize};
 
-/// What the search varies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SearchBy {
-    Rate,
-    Concurrency,
+use super::sweep::LoadParameter;
+
+/// The word a search uses for its axis (`rate`, `concurrency`); `None` for a parameter a
+/// search cannot vary.
+pub fn axis_word(p: LoadParameter) -> Option<&'static str> {
+    match p {
+        LoadParameter::RequestRate => Some("rate"),
+        LoadParameter::MaxConcurrency => Some("concurrency"),
+        LoadParameter::NumPrompts | LoadParameter::InputLen => None,
+    }
+}
+
+/// The parameter a search axis word names: `rate` or `concurrency`.
+pub fn parse_axis(s: &str) -> Result<LoadParameter, String> {
+    match s {
+        "rate" => Ok(LoadParameter::RequestRate),
+        "concurrency" => Ok(LoadParameter::MaxConcurrency),
+        other => Err(format!(
+            "unknown search axis '{other}' (expected rate or concurrency)"
+        )),
+    }
+}
+
+/// [`SearchSpec::by`] saved as `"rate"` or `"concurrency"`.
+mod axis {
+    use serde::de::Error as _;
+    use serde::ser::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::{axis_word, parse_axis, LoadParameter};
+
+    pub fn serialize<S: Serializer>(p: &LoadParameter, s: S) -> Result<S::Ok, S::Error> {
+        let word = axis_word(*p)
+            .ok_or_else(|| S::Error::custom(format!("a search cannot vary {}", p.as_str())))?;
+        s.serialize_str(word)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<LoadParameter, D::Error> {
+        let word = String::deserialize(d)?;
+        parse_axis(&word).map_err(D::Error::custom)
+    }
 }
 
 /// Search bounds and stopping rule.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchSpec {
-    pub by: SearchBy,
+    /// `RequestRate` or `MaxConcurrency` (saved as `rate`, `concurrency`).
+    #[serde(with = "axis")]
+    pub by: LoadParameter,
     pub start: f64,
     pub max: f64,
     /// Stop bisecting when (fail − pass) / fail ≤ precision.
@@ -22,4 +63,32 @@ pub struct SearchSpec {
     /// Fraction of requests that must be good.
     pub target: f64,
     pub max_probes: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_axis_keeps_its_saved_names() {
+        let spec = |by| SearchSpec {
+            by,
+            start: 1.0,
+            max: 8.0,
+            precision: 0.05,
+            target: 0.9,
+            max_probes: 20,
+        };
+        for (by, word) in [
+            (LoadParameter::RequestRate, "rate"),
+            (LoadParameter::MaxConcurrency, "concurrency"),
+        ] {
+            let text = serde_json::to_string(&spec(by)).unwrap();
+            assert!(text.starts_with(&format!(r#"{{"by":"{word}","#)), "{text}");
+            assert_eq!(serde_json::from_str::<SearchSpec>(&text).unwrap(), spec(by));
+        }
+        assert!(serde_json::to_string(&spec(LoadParameter::NumPrompts)).is_err());
+        let bad = r#"{"by":"num_prompts","start":1,"max":8,"precision":0.05,"target":0.9,"max_probes":2}"#;
+        assert!(serde_json::from_str::<SearchSpec>(bad).is_err());
+    }
 }

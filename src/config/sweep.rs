@@ -1,34 +1,69 @@
-//! The load parameter a sweep varies and its values: `1,2,4` lists values; `A,B,...,C` is the
-//! geometric progression with ratio B/A up to C (`1,2,...,4096` is the seeds' doubling sweep).
+//! The load parameter ([`LoadParameter`], one enum for sweeps, searches and views) and a
+//! sweep's values: `1,2,4` lists values; `A,B,...,C` is the geometric progression with ratio
+//! B/A up to C (`1,2,...,4096` is the seeds' doubling sweep).
 //! Pure values; running a sweep is `drive::sweep`, its document `results::sweep`.
+//!
+//! To let a sweep vary one more parameter: add the [`LoadParameter`] variant (its serialized
+//! name is what sweep documents store), its file tag, and its case in [`step_config`].
 
 use serde::{Deserialize, Serialize};
 
 use super::{RequestRate, RunConfig};
 
-/// The load parameter a sweep varies.
+/// A load parameter: what a sweep varies, what a search probes (rate or concurrency, see
+/// `config::search`), and what a view's series is drawn against. Serialized as
+/// `num_prompts`, `max_concurrency`, `request_rate`, `input_len` (sweep documents, imported
+/// documents).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SweepParameter {
+pub enum LoadParameter {
     NumPrompts,
     MaxConcurrency,
     RequestRate,
+    /// Mean prompt tokens per request (seed 002's last section varies the prompt length).
+    /// Read from imported files; a sweep does not vary it.
+    InputLen,
 }
 
-impl SweepParameter {
+impl LoadParameter {
+    /// Every parameter, in the order charts and series choose among them.
+    pub const ALL: [LoadParameter; 4] = [
+        LoadParameter::NumPrompts,
+        LoadParameter::MaxConcurrency,
+        LoadParameter::RequestRate,
+        LoadParameter::InputLen,
+    ];
+
+    /// The serialized name (`num_prompts`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
-            SweepParameter::NumPrompts => "num_prompts",
-            SweepParameter::MaxConcurrency => "max_concurrency",
-            SweepParameter::RequestRate => "request_rate",
+            LoadParameter::NumPrompts => "num_prompts",
+            LoadParameter::MaxConcurrency => "max_concurrency",
+            LoadParameter::RequestRate => "request_rate",
+            LoadParameter::InputLen => "input_len",
         }
     }
+
+    /// The parameter named `s` (its serialized name).
+    pub fn parse(s: &str) -> Option<LoadParameter> {
+        LoadParameter::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
     /// Short form used in step file names.
     pub fn file_tag(self) -> &'static str {
         match self {
-            SweepParameter::NumPrompts => "n",
-            SweepParameter::MaxConcurrency => "c",
-            SweepParameter::RequestRate => "r",
+            LoadParameter::NumPrompts => "n",
+            LoadParameter::MaxConcurrency => "c",
+            LoadParameter::RequestRate => "r",
+            LoadParameter::InputLen => "i",
+        }
+    }
+
+    /// The step value `v` of this parameter: a whole count (truncated), or a rate per second.
+    pub fn value(self, v: f64) -> SweepValue {
+        match self {
+            LoadParameter::RequestRate => SweepValue::Rate(RequestRate::PerSecond(v)),
+            _ => SweepValue::Count(v as u64),
         }
     }
 }
@@ -92,14 +127,12 @@ pub fn parse_rates(s: &str) -> Result<Vec<RequestRate>, String> {
 }
 
 /// The config of one step.
-pub fn step_config(base: &RunConfig, param: SweepParameter, value: SweepValue) -> RunConfig {
+pub fn step_config(base: &RunConfig, param: LoadParameter, value: SweepValue) -> RunConfig {
     let mut cfg = base.clone();
     match (param, value) {
-        (SweepParameter::NumPrompts, SweepValue::Count(n)) => cfg.load.num_prompts = n,
-        (SweepParameter::MaxConcurrency, SweepValue::Count(n)) => {
-            cfg.load.max_concurrency = Some(n)
-        }
-        (SweepParameter::RequestRate, SweepValue::Rate(r)) => cfg.load.request_rate = r,
+        (LoadParameter::NumPrompts, SweepValue::Count(n)) => cfg.load.num_prompts = n,
+        (LoadParameter::MaxConcurrency, SweepValue::Count(n)) => cfg.load.max_concurrency = Some(n),
+        (LoadParameter::RequestRate, SweepValue::Rate(r)) => cfg.load.request_rate = r,
         _ => {}
     }
     cfg

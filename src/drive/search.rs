@@ -15,9 +15,9 @@ use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::search::{SearchBy, SearchSpec};
-use crate::config::sweep::{step_config, SweepParameter, SweepValue};
-use crate::config::{RequestRate, RunConfig, ScrapeSpec};
+use crate::config::search::SearchSpec;
+use crate::config::sweep::{step_config, LoadParameter};
+use crate::config::{RunConfig, ScrapeSpec};
 use crate::drive::error::RunError;
 use crate::drive::run::{execute_with, RunOptions};
 use crate::measure::client::Secrets;
@@ -47,8 +47,8 @@ where
         complete: false,
     };
     let round = |v: f64| match spec.by {
-        SearchBy::Concurrency => v.round().max(1.0),
-        SearchBy::Rate => v,
+        LoadParameter::MaxConcurrency => v.round().max(1.0),
+        _ => v,
     };
     let mut next = Some(round(spec.start));
     while let Some(value) = next {
@@ -86,8 +86,8 @@ where
             (None, Some(_)) => None,
             (Some(pass), Some(fail)) => {
                 let narrow = match spec.by {
-                    SearchBy::Concurrency => fail - pass <= 1.0,
-                    SearchBy::Rate => (fail - pass) / fail <= spec.precision,
+                    LoadParameter::MaxConcurrency => fail - pass <= 1.0,
+                    _ => (fail - pass) / fail <= spec.precision,
                 };
                 (!narrow).then(|| round((pass + fail) / 2.0))
             }
@@ -150,17 +150,7 @@ pub async fn run_search(
     search(
         spec,
         |value, i| {
-            let (param, v) = match spec.by {
-                SearchBy::Rate => (
-                    SweepParameter::RequestRate,
-                    SweepValue::Rate(RequestRate::PerSecond(value)),
-                ),
-                SearchBy::Concurrency => (
-                    SweepParameter::MaxConcurrency,
-                    SweepValue::Count(value as u64),
-                ),
-            };
-            let step = step_config(probes.base, param, v);
+            let step = step_config(probes.base, spec.by, spec.by.value(value));
             let file = probes.probe_file(i);
             let opts = RunOptions {
                 scrape: probes.scrape.clone(),
@@ -187,7 +177,7 @@ pub async fn run_search(
 mod tests {
     use super::*;
 
-    fn spec(by: SearchBy) -> SearchSpec {
+    fn spec(by: LoadParameter) -> SearchSpec {
         SearchSpec {
             by,
             start: 1.0,
@@ -214,7 +204,7 @@ mod tests {
 
     #[tokio::test]
     async fn finds_the_rate_within_precision() {
-        let doc = run(&spec(SearchBy::Rate), 37.0).await;
+        let doc = run(&spec(LoadParameter::RequestRate), 37.0).await;
         let (answer, fail) = (doc.answer.unwrap(), doc.first_failing.unwrap());
         assert!(
             answer <= 37.0 && (fail - answer) / fail <= 0.05,
@@ -235,18 +225,18 @@ mod tests {
 
     #[tokio::test]
     async fn finds_the_exact_concurrency() {
-        let doc = run(&spec(SearchBy::Concurrency), 37.0).await;
+        let doc = run(&spec(LoadParameter::MaxConcurrency), 37.0).await;
         assert_eq!((doc.answer, doc.first_failing), (Some(37.0), Some(38.0)));
     }
 
     #[tokio::test]
     async fn reports_when_nothing_passes_or_everything_does() {
-        let doc = run(&spec(SearchBy::Rate), 0.5).await;
+        let doc = run(&spec(LoadParameter::RequestRate), 0.5).await;
         assert_eq!(
             (doc.answer, doc.first_failing, doc.probes.len()),
             (None, Some(1.0), 1)
         );
-        let doc = run(&spec(SearchBy::Rate), 1e9).await;
+        let doc = run(&spec(LoadParameter::RequestRate), 1e9).await;
         assert_eq!((doc.answer, doc.first_failing), (Some(1024.0), None));
     }
 }

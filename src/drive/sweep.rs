@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::sweep::{step_config, SweepParameter, SweepValue};
+use crate::config::sweep::{step_config, LoadParameter, SweepValue};
 use crate::config::RunConfig;
 use crate::drive::error::RunError;
 use crate::drive::run::{execute_with, RunOptions};
@@ -41,7 +41,7 @@ pub struct SweepOptions {
 
 impl SweepOptions {
     /// The result file of step `value`.
-    fn step_file(&self, param: SweepParameter, value: SweepValue) -> String {
+    fn step_file(&self, param: LoadParameter, value: SweepValue) -> String {
         format!("{}-{}{}.json", self.stem, param.file_tag(), value)
     }
 }
@@ -57,7 +57,7 @@ pub trait StepObserver {
 /// incomplete) when `stop` is cancelled or a step fails.
 pub async fn run_sweep(
     base: &RunConfig,
-    param: SweepParameter,
+    param: LoadParameter,
     values: &[SweepValue],
     secrets: &Secrets,
     opts: &SweepOptions,

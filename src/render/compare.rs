@@ -12,7 +12,9 @@
 
 use std::fmt::Write as _;
 
-use crate::views::view::{fmt_load, fmt_value, higher_is_better, ordered_keys, Series, Step, View};
+use crate::render::format::{fmt_load, fmt_value};
+use crate::views::keys::{higher_is_better, ordered_keys};
+use crate::views::model::{Series, Step, View};
 
 /// One metric at one load step, across the inputs.
 #[derive(Clone, Debug, PartialEq)]
@@ -385,7 +387,8 @@ pub fn markdown(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::views::view::{Load, Origin, Parameter, Workload};
+    use crate::config::sweep::LoadParameter;
+    use crate::views::model::{Load, Origin, Workload};
     use std::collections::BTreeMap;
     use std::path::PathBuf;
 
@@ -397,7 +400,7 @@ mod tests {
             path: PathBuf::from(label),
             series: vec![Series {
                 name: "s".into(),
-                parameter: Parameter::NumPrompts,
+                parameter: LoadParameter::NumPrompts,
                 steps: steps
                     .iter()
                     .map(|&(n, tput, ttft)| Step {

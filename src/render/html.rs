@@ -8,8 +8,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::render::format::{fmt_load, fmt_value};
 use crate::views::error::ViewError;
-use crate::views::view::{fmt_load, fmt_value, ordered_keys, View};
+use crate::views::keys::ordered_keys;
+use crate::views::model::View;
 
 /// Escapes text for HTML content and attribute values.
 pub fn esc(s: &str) -> String {
@@ -97,20 +99,20 @@ pub fn page(view: &View, text_report: Option<&str>) -> Result<String, String> {
         let _ = writeln!(
             h,
             "<h2>llmperf per request</h2>\n<pre>{}</pre>",
-            esc(&crate::render::report::llmperf_table(
+            esc(&crate::render::report::view::llmperf_table(
                 &view.llmperf_requests,
                 200
             ))
         );
     }
     let views = std::slice::from_ref(view);
-    let charts = crate::render::plot::charts(views);
-    let timelines = crate::render::plot::timelines(views);
+    let charts = crate::render::plot::chart::charts(views);
+    let timelines = crate::render::plot::chart::timelines(views);
     if !charts.is_empty() || !timelines.is_empty() {
         h.push_str("<h2>Charts</h2>\n");
     }
     for c in &charts {
-        let svg = crate::render::plot::chart_svg(c)?;
+        let svg = crate::render::plot::draw::chart_svg(c)?;
         let _ = writeln!(
             h,
             "<figure class=\"chart\" id=\"{}\">{svg}</figure>",
@@ -118,7 +120,7 @@ pub fn page(view: &View, text_report: Option<&str>) -> Result<String, String> {
         );
     }
     for t in &timelines {
-        let svg = crate::render::plot::timeline_svg(t)?;
+        let svg = crate::render::plot::draw::timeline_svg(t)?;
         let _ = writeln!(
             h,
             "<figure class=\"chart\" id=\"{}\">{svg}</figure>",

@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::config::{RequestRate, RunConfig};
+use crate::config::metric::{MetricKey, Stat};
+use crate::config::{Metric, RequestRate, RunConfig};
 use crate::measure::record::RequestRecord;
 use crate::results::error::ResultsError;
 use crate::results::server_metrics::ServerMetrics;
@@ -265,28 +266,20 @@ pub fn save_json(path: &Path, value: &impl Serialize) -> Result<(), ResultsError
     std::fs::rename(&tmp, path).map_err(write_err)
 }
 
-/// The suffix vLLM uses for a percentile: `99` for 99.0, `99.9` otherwise.
-pub fn percentile_word(p: f64) -> String {
-    if p.fract() == 0.0 {
-        format!("{}", p as i64)
-    } else {
-        format!("{p}")
-    }
-}
-
 fn distribution_keys(
     out: &mut BTreeMap<String, Value>,
-    key: &str,
+    metric: Metric,
     d: Option<&Distribution>,
     ps: &[f64],
 ) {
     let get = |f: fn(&Distribution) -> f64| d.map(f).map_or(Value::Null, |v| json!(v));
-    out.insert(format!("mean_{key}_ms"), get(|d| d.mean));
-    out.insert(format!("median_{key}_ms"), get(|d| d.median));
-    out.insert(format!("std_{key}_ms"), get(|d| d.std));
+    let key = |stat| MetricKey::new(stat, metric).to_string();
+    out.insert(key(Stat::Mean), get(|d| d.mean));
+    out.insert(key(Stat::Median), get(|d| d.median));
+    out.insert(key(Stat::Std), get(|d| d.std));
     for &p in ps {
         let v = d.and_then(|d| d.at(p)).map_or(Value::Null, |v| json!(v));
-        out.insert(format!("p{}_{key}_ms", percentile_word(p)), v);
+        out.insert(key(Stat::Percentile(p)), v);
     }
 }
 
@@ -318,8 +311,8 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
         ("total_token_throughput", json!(s.total_token_throughput)),
     ];
     out.extend(fields.into_iter().map(|(k, v)| (k.to_string(), v)));
-    for m in crate::config::Metric::ALL {
-        distribution_keys(&mut out, m.key(), s.metric(m), &config.metric_percentiles);
+    for m in Metric::ALL {
+        distribution_keys(&mut out, m, s.metric(m), &config.metric_percentiles);
     }
     out
 }

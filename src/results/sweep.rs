@@ -1,11 +1,13 @@
 //! The sweep document (`<stem>.sweep.json`): the swept parameter, its values and the step
-//! results it links, rewritten after every step by `drive::sweep`.
+//! results it links, rewritten after every step by `drive::sweep`, read by `views::open`.
+//! Fields a hand-written or older document may lack read as their defaults (`complete`: true),
+//! as the view reader always allowed; what is written is unchanged.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::sweep::{SweepParameter, SweepValue};
+use crate::config::sweep::{LoadParameter, SweepValue};
 use crate::results::document::BenchResult;
 use crate::results::error::ResultsError;
 
@@ -15,6 +17,7 @@ pub struct SweepStep {
     pub value: SweepValue,
     /// The step's result file, relative to the sweep document's directory.
     pub result: PathBuf,
+    #[serde(default = "yes")]
     pub complete: bool,
 }
 
@@ -23,14 +26,23 @@ pub struct SweepStep {
 pub struct SweepDoc {
     pub schema_version: u32,
     /// Always `"sweep"`.
+    #[serde(default)]
     pub kind: String,
+    #[serde(default)]
     pub servebench_version: String,
+    #[serde(default)]
     pub started_at: String,
-    pub parameter: SweepParameter,
+    pub parameter: LoadParameter,
+    #[serde(default)]
     pub values: Vec<SweepValue>,
     pub steps: Vec<SweepStep>,
     /// True when every value ran to completion.
+    #[serde(default = "yes")]
     pub complete: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl SweepDoc {

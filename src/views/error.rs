@@ -1,7 +1,7 @@
 //! Why a saved or imported document could not be opened, rendered or written (`import`,
 //! `compare`, `plot`, `report`). The message names the file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A document could not be read, understood, rendered or written.
 #[derive(Debug, thiserror::Error)]
@@ -24,4 +24,14 @@ pub enum ViewError {
     Plot { path: PathBuf, why: String },
     #[error(transparent)]
     Result(#[from] crate::results::error::ResultsError),
+}
+
+impl ViewError {
+    /// The file at `path` is not in a format servebench reads, or is malformed: `why`.
+    pub fn parse(path: &Path, why: impl Into<String>) -> ViewError {
+        ViewError::Parse {
+            path: path.to_path_buf(),
+            why: why.into(),
+        }
+    }
 }

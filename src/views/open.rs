@@ -1,27 +1,23 @@
-//! Opening any file servebench reads into a [`View`]: it sniffs what the file is (a result, a
-//! sweep document, an imported document, or another tool's output) and hands it to the reader
-//! for that kind. The view model is `views::view`; other tools' formats are `views::import`.
+//! Opening any file `compare`, `plot` and `report` are given: sniff what it is, then read it
+//! into a [`View`]: a servebench result, a sweep document (and the step results it links), an
+//! imported document, or else a foreign file through `views::import`.
 //!
-//! To open one more kind of document: recognize it in [`load`] and build its `View`.
+//! This module only dispatches and maps servebench's own documents (their types and loaders
+//! are `results::document`, `results::sweep` and `views::imported`); it computes nothing new
+//! and draws nothing. To open one more servebench document kind, recognise its `kind` in
+//! [`load`] and map it to a [`View`] here; a foreign format goes to `views::import`.
 
 use std::path::Path;
 
 use serde_json::Value;
 
+use crate::config::sweep::LoadParameter;
 use crate::results::document::BenchResult;
 use crate::results::sweep::SweepDoc;
 use crate::views::error::ViewError;
-use crate::views::import;
-use crate::views::view::{
-    file_stem, from_result, ImportedDoc, Origin, Parameter, Series, View, IMPORTED_SCHEMA_VERSION,
-};
-
-fn parse_err(path: &Path, why: impl Into<String>) -> ViewError {
-    ViewError::Parse {
-        path: path.to_path_buf(),
-        why: why.into(),
-    }
-}
+use crate::views::keys::numeric_keys;
+use crate::views::model::{file_stem, Load, Origin, Series, Step, View, Workload};
+use crate::views::samples::{records_in, samples_from_vllm_lists, samples_of};
 
 /// Reads any supported file into a view: servebench result, sweep or imported document, or a
 /// foreign file (`import`'s formats).
@@ -34,7 +30,7 @@ pub fn load(path: &Path) -> Result<View, ViewError> {
     if let Ok(value) = serde_json::from_str::<Value>(&text) {
         match value.get("kind").and_then(Value::as_str) {
             Some("sweep") => return load_sweep(path, &value),
-            Some("imported") => return load_imported(path, value),
+            Some("imported") => return crate::views::imported::open(path, value),
             _ => {}
         }
         if value.get("schema_version").is_some() && value.get("config").is_some() {
@@ -42,7 +38,7 @@ pub fn load(path: &Path) -> Result<View, ViewError> {
             return Ok(from_result(path, &result));
         }
     }
-    import::parse(path, &text)
+    crate::views::import::parse(path, &text)
 }
 
 /// True when `path` holds a servebench result document (or cannot be read: the result
@@ -57,38 +53,23 @@ pub fn is_result_file(path: &Path) -> bool {
     }
 }
 
-fn load_imported(path: &Path, value: Value) -> Result<View, ViewError> {
-    match value.get("schema_version").and_then(Value::as_u64) {
-        Some(v) if v == IMPORTED_SCHEMA_VERSION as u64 => {}
-        Some(v) => {
-            return Err(parse_err(
-                path,
-                format!(
-                    "imported schema_version {v} is not supported (this build reads {IMPORTED_SCHEMA_VERSION})"
-                ),
-            ))
-        }
-        None => return Err(parse_err(path, "imported document without schema_version")),
-    }
-    let doc: ImportedDoc =
-        serde_json::from_value(value).map_err(|e| parse_err(path, e.to_string()))?;
-    let v = doc.view;
-    Ok(View {
-        label: v.label,
-        origin: Origin::Imported,
-        format: v.format,
-        path: path.to_path_buf(),
-        series: v.series,
-        notes: v.notes,
-        llmperf_requests: v.llmperf_requests,
-    })
-}
-
+/// The sweep document's step results as one series. The sweep document is the one
+/// `drive::sweep` writes (`results::sweep::SweepDoc`).
 fn load_sweep(path: &Path, value: &Value) -> Result<View, ViewError> {
+    // An unknown parameter is reported after the document's other faults, by name.
+    let mut value = value.clone();
+    let named = value
+        .get("parameter")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let unknown = named.filter(|p| LoadParameter::parse(p).is_none());
+    if unknown.is_some() {
+        value["parameter"] = Value::from(LoadParameter::NumPrompts.as_str());
+    }
     let doc: SweepDoc =
-        serde_json::from_value(value.clone()).map_err(|e| parse_err(path, e.to_string()))?;
+        serde_json::from_value(value).map_err(|e| ViewError::parse(path, e.to_string()))?;
     if doc.schema_version != 1 {
-        return Err(parse_err(
+        return Err(ViewError::parse(
             path,
             format!(
                 "sweep schema_version {} is not supported (this build reads 1)",
@@ -96,12 +77,13 @@ fn load_sweep(path: &Path, value: &Value) -> Result<View, ViewError> {
             ),
         ));
     }
-    let parameter = Parameter::parse(doc.parameter.as_str()).ok_or_else(|| {
-        parse_err(
+    if let Some(p) = unknown {
+        return Err(ViewError::parse(
             path,
-            format!("unknown sweep parameter '{}'", doc.parameter.as_str()),
-        )
-    })?;
+            format!("unknown sweep parameter '{p}'"),
+        ));
+    }
+    let parameter = doc.parameter;
     let dir = path.parent().unwrap_or(Path::new(""));
     let mut steps = Vec::new();
     let mut label = None;
@@ -113,8 +95,10 @@ fn load_sweep(path: &Path, value: &Value) -> Result<View, ViewError> {
         label.get_or_insert_with(|| v.label.replace(&file_stem(&file), &file_stem(path)));
         let mut step = v.series.remove(0).steps.remove(0);
         if !s.complete {
-            step.notes
-                .push(format!("step {} was stopped before it completed", s.value));
+            step.notes.push(format!(
+                "step {} was stopped before it completed",
+                serde_json::json!(s.value)
+            ));
         }
         steps.push(step);
     }
@@ -140,4 +124,80 @@ fn load_sweep(path: &Path, value: &Value) -> Result<View, ViewError> {
         notes,
         llmperf_requests: Vec::new(),
     })
+}
+
+/// The view of one servebench result: one series with one step.
+pub fn from_result(path: &Path, r: &BenchResult) -> View {
+    let c = &r.config;
+    let map: serde_json::Map<String, Value> =
+        r.vllm.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut metrics = numeric_keys(&map);
+    // The summary is the source of truth for what the flat keys may lack.
+    metrics.insert("completed".into(), r.summary.completed as f64);
+    metrics.insert("failed".into(), r.summary.failed as f64);
+    let records_file = crate::measure::record::records_next_to(path, r.records_file.as_deref());
+    let samples = records_file
+        .as_deref()
+        .and_then(|f| records_in(f).ok())
+        .map(samples_of)
+        .unwrap_or_else(|| samples_from_vllm_lists(&map));
+    let mut notes = Vec::new();
+    if !r.complete {
+        notes.push(format!(
+            "run stopped before it completed ({} requests never sent)",
+            r.unsent
+        ));
+    }
+    if r.summary.failed > 0 {
+        let kinds: Vec<String> = r
+            .summary
+            .failures_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        notes.push(format!(
+            "{} failed requests ({})",
+            r.summary.failed,
+            kinds.join(" ")
+        ));
+    }
+    let server = if c.simulated {
+        "sim".to_string()
+    } else {
+        c.backend.as_str().to_string()
+    };
+    let step = Step {
+        load: Load {
+            num_prompts: Some(c.load.num_prompts),
+            max_concurrency: c.load.max_concurrency,
+            request_rate: Some(c.load.request_rate),
+        },
+        workload: Workload {
+            model: Some(c.model.clone()),
+            backend: Some(c.backend.as_str().to_string()),
+            dataset: Some(c.workload.dataset.to_string()),
+            input_len: Some(c.workload.input_len),
+            output_len: Some(c.workload.output_len),
+            mean_input_tokens: (r.summary.completed > 0)
+                .then(|| r.summary.total_input_tokens as f64 / r.summary.completed as f64),
+        },
+        metrics,
+        samples,
+        records_file,
+        source: Some(path.to_path_buf()),
+        notes,
+    };
+    View {
+        label: format!("{server} {} ({})", c.model, file_stem(path)),
+        origin: Origin::Result,
+        format: "servebench".into(),
+        path: path.to_path_buf(),
+        series: vec![Series {
+            name: file_stem(path),
+            parameter: LoadParameter::NumPrompts,
+            steps: vec![step],
+        }],
+        notes: Vec::new(),
+        llmperf_requests: Vec::new(),
+    }
 }

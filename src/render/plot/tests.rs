@@ -1,9 +1,9 @@
-//! Chart tests: what is drawn for hand-built views, and that SVG and PNG render.
+//! Unit tests of chart building, drawing and fonts.
 
-use super::draw::*;
-use super::model::*;
-use plotters::prelude::FontStyle;
-use plotters::style::register_font;
+use plotters::style::{register_font, FontStyle};
+
+use super::chart::{cdf, wants_log};
+use super::font::metrics_only_font;
 
 #[test]
 fn log_axes_only_for_wide_positive_ranges() {

@@ -1,22 +1,15 @@
-//! What the importers share: the error of a file that is not what it seemed, the percentiles
-//! of per-request imports, a view's label and the load parameter a series varies.
+//! What the import formats share: a view's label and the load parameter its steps vary.
+//!
+//! Used by every importer in `views::import`; it reads no file and knows no format. To share
+//! one more helper between formats, put it here (not in `import/mod.rs`, which calls the
+//! formats and so must not be called back by them).
 
 use std::path::Path;
 
-use crate::views::error::ViewError;
-use crate::views::view::{file_stem, Parameter, Step};
+use crate::config::sweep::LoadParameter;
+use crate::views::model::{file_stem, Step};
 
-/// Percentiles computed for per-request imports (llmperf records).
-pub(super) const PERCENTILES: [f64; 5] = [50.0, 75.0, 90.0, 95.0, 99.0];
-
-pub(super) fn bad(path: &Path, why: impl Into<String>) -> ViewError {
-    ViewError::Parse {
-        path: path.to_path_buf(),
-        why: why.into(),
-    }
-}
-
-pub(super) fn label_of(server: Option<&str>, model: Option<&str>, path: &Path) -> String {
+pub fn label_of(server: Option<&str>, model: Option<&str>, path: &Path) -> String {
     let mut parts: Vec<String> = Vec::new();
     parts.extend(server.map(str::to_string));
     parts.extend(model.map(str::to_string));
@@ -25,8 +18,8 @@ pub(super) fn label_of(server: Option<&str>, model: Option<&str>, path: &Path) -
 }
 
 /// The load parameter that varies across steps (num_prompts when nothing does).
-pub(super) fn varying_parameter(steps: &[Step]) -> Parameter {
-    let distinct = |p: Parameter| {
+pub fn varying_parameter(steps: &[Step]) -> LoadParameter {
+    let distinct = |p: LoadParameter| {
         let mut v: Vec<i64> = steps
             .iter()
             .filter_map(|s| s.load_value(p))
@@ -42,15 +35,10 @@ pub(super) fn varying_parameter(steps: &[Step]) -> Parameter {
         v.dedup();
         v.len()
     };
-    for p in [
-        Parameter::NumPrompts,
-        Parameter::MaxConcurrency,
-        Parameter::RequestRate,
-        Parameter::InputLen,
-    ] {
+    for p in LoadParameter::ALL {
         if distinct(p) > 1 {
             return p;
         }
     }
-    Parameter::NumPrompts
+    LoadParameter::NumPrompts
 }

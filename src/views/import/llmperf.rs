@@ -1,17 +1,28 @@
-//! llmperf's `*_individual_responses.json` (recomputed under servebench's definitions) and
-//! its `*_summary.json`.
+//! llmperf's files: `*_individual_responses.json` (per-request records, recomputed under
+//! servebench's definitions, [`llmperf_request`]) and `*_summary.json` (figures mapped where
+//! the definitions agree, kept under `llmperf_` names where they do not). See
+//! `docs/metrics.md`, "Imported figures".
+//!
+//! Reads no file itself and knows no other format; statistics use `results::stats::
+//! Distribution` so percentiles are servebench's. To map one more llmperf figure, add it to
+//! [`llmperf_summary`] (or the records' pass) under vLLM's name when its definition is the
+//! same, under an `llmperf_` name when not.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::common::*;
+use crate::config::metric::{MetricKey, Stat};
+use crate::config::sweep::LoadParameter;
+use crate::config::Metric;
 use crate::results::stats::Distribution;
 use crate::views::error::ViewError;
-use crate::views::view::{
-    LlmperfRequest, Load, Origin, Parameter, Samples, Series, Step, View, Workload,
-};
+use crate::views::import::common::label_of;
+use crate::views::model::{LlmperfRequest, Load, Origin, Samples, Series, Step, View, Workload};
+
+/// Percentiles computed for per-request imports (llmperf records).
+const PERCENTILES: [f64; 5] = [50.0, 75.0, 90.0, 95.0, 99.0];
 
 /// One llmperf record recomputed under servebench's definitions (`docs/metrics.md`).
 pub fn llmperf_request(index: usize, o: &Map<String, Value>) -> LlmperfRequest {
@@ -77,16 +88,14 @@ pub fn llmperf_request(index: usize, o: &Map<String, Value>) -> LlmperfRequest {
     }
 }
 
-pub(super) fn put_distribution(m: &mut BTreeMap<String, f64>, key: &str, samples: &mut [f64]) {
+fn put_distribution(m: &mut BTreeMap<String, f64>, metric: Metric, samples: &mut [f64]) {
     if let Some(d) = Distribution::of(samples, &PERCENTILES) {
-        m.insert(format!("mean_{key}_ms"), d.mean);
-        m.insert(format!("median_{key}_ms"), d.median);
-        m.insert(format!("std_{key}_ms"), d.std);
+        let key = |stat| MetricKey::new(stat, metric).to_string();
+        m.insert(key(Stat::Mean), d.mean);
+        m.insert(key(Stat::Median), d.median);
+        m.insert(key(Stat::Std), d.std);
         for (p, v) in d.percentiles {
-            m.insert(
-                format!("p{}_{key}_ms", crate::results::document::percentile_word(p)),
-                v,
-            );
+            m.insert(key(Stat::Percentile(p)), v);
         }
     }
 }
@@ -111,9 +120,9 @@ pub(super) fn llmperf_requests(
         ttft_ms: ttft.clone(),
         e2el_ms: e2el.clone(),
     };
-    put_distribution(&mut m, "ttft", &mut ttft);
-    put_distribution(&mut m, "e2el", &mut e2el);
-    put_distribution(&mut m, "tpot", &mut tpot);
+    put_distribution(&mut m, Metric::Ttft, &mut ttft);
+    put_distribution(&mut m, Metric::E2el, &mut e2el);
+    put_distribution(&mut m, Metric::Tpot, &mut tpot);
     // Pooled per-chunk ITL mean: Σ(E2EL − TTFT) / Σ(N − 1), exact when E2E ends at the last chunk.
     let (gaps, count) = ok
         .iter()
@@ -122,7 +131,10 @@ pub(super) fn llmperf_requests(
             (g + r.e2el_ms - r.ttft_ms, c + n - 1)
         });
     if count > 0 {
-        m.insert("mean_itl_ms".into(), gaps / count as f64);
+        m.insert(
+            MetricKey::new(Stat::Mean, Metric::Itl).to_string(),
+            gaps / count as f64,
+        );
     }
     let total_out: Option<u64> = ok.iter().map(|r| r.output_tokens).sum();
     if let Some(t) = total_out {
@@ -192,7 +204,7 @@ pub(super) fn llmperf_requests(
         path: path.to_path_buf(),
         series: vec![Series {
             name: "llmperf requests".into(),
-            parameter: Parameter::NumPrompts,
+            parameter: LoadParameter::NumPrompts,
             steps: vec![step],
         }],
         notes,
@@ -209,21 +221,25 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
     };
     let mut m = BTreeMap::new();
     // Same definitions as servebench's: TTFT and E2E (seconds → ms), pandas' linear quantiles.
-    for (theirs, ours) in [("ttft_s", "ttft"), ("end_to_end_latency_s", "e2el")] {
+    for (theirs, ours) in [
+        ("ttft_s", Metric::Ttft),
+        ("end_to_end_latency_s", Metric::E2el),
+    ] {
+        let key = |stat| MetricKey::new(stat, ours).to_string();
         if let Some(v) = f(&format!("results_{theirs}_mean")) {
-            m.insert(format!("mean_{ours}_ms"), v * 1e3);
+            m.insert(key(Stat::Mean), v * 1e3);
         }
         for p in [25, 50, 75, 90, 95, 99] {
             if let Some(v) = f(&format!("results_{theirs}_quantiles_p{p}")) {
-                m.insert(format!("p{p}_{ours}_ms"), v * 1e3);
+                m.insert(key(Stat::Percentile(p.into())), v * 1e3);
                 if p == 50 {
-                    m.insert(format!("median_{ours}_ms"), v * 1e3);
+                    m.insert(key(Stat::Median), v * 1e3);
                 }
             }
         }
         // pandas' std is the sample std (ddof = 1): a different figure, kept under llmperf's name.
         if let Some(v) = f(&format!("results_{theirs}_stddev")) {
-            m.insert(format!("llmperf_std_{ours}_ms"), v * 1e3);
+            m.insert(format!("llmperf_{}", key(Stat::Std)), v * 1e3);
         }
     }
     // Different definitions: kept under llmperf's names.
@@ -276,7 +292,7 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         path: path.to_path_buf(),
         series: vec![Series {
             name: "llmperf summary".into(),
-            parameter: Parameter::MaxConcurrency,
+            parameter: LoadParameter::MaxConcurrency,
             steps: vec![step],
         }],
         notes: vec![
@@ -285,5 +301,3 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         llmperf_requests: Vec::new(),
     })
 }
-
-// ---------------------------------------------------------------- import command

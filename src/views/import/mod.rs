@@ -1,45 +1,46 @@
 //! Reads other tools' result files into a [`View`], and saves them as `imported` documents
 //! that `compare`, `plot` and `report` read like native results.
 //!
-//! Formats (detected from the content, not the file name):
-//! - vLLM's text report: every "Serving Benchmark Result" block, with the load and workload
-//!   stated in the lines around it (a `benchmark_serving.py`/`vllm bench serve` command line,
-//!   `num_prompts: 1, 2, 4, ...`, `num_prompt:1`, `seq_length: 80`, a bare server name such as
-//!   `vllm`, vLLM's own `Maximum request concurrency:` and `Traffic request rate:` lines).
-//! - vLLM's `--save-result` JSON (one object, an array of them, or JSON Lines).
-//! - llmperf's `*_individual_responses.json` (a list of per-request records; a record pasted
-//!   with `#` comments, as in seed 000, is read too) and its `*_summary.json`.
+//! Formats (detected from the content, not the file name, in [`parse`]), one file each:
+//! - `vllm_text`: vLLM's text report: every "Serving Benchmark Result" block, with the load
+//!   and workload stated in the lines around it (a `benchmark_serving.py`/`vllm bench serve`
+//!   command line, `num_prompts: 1, 2, 4, ...`, `num_prompt:1`, `seq_length: 80`, a bare server
+//!   name such as `vllm`, vLLM's own `Maximum request concurrency:` and `Traffic request
+//!   rate:` lines).
+//! - `vllm_json`: vLLM's `--save-result` JSON (one object, an array of them, or JSON Lines).
+//! - `llmperf`: llmperf's `*_individual_responses.json` (a list of per-request records; a
+//!   record pasted with `#` comments, as in seed 000, is read too) and its `*_summary.json`.
 //!
-//! How numbers of prompts are assigned to text blocks, and how llmperf's figures are
-//! recomputed under servebench's definitions, is in `docs/metrics.md` ("Imported figures").
-//! This module only reads and maps; the per-request statistics of llmperf records use
-//! `stats::Distribution` so the percentile method is servebench's one.
+//! This file only sniffs and dispatches (and writes the `imported` document, `import_file`);
+//! what the formats share (labels, the varying parameter) is `common`. How numbers of prompts
+//! are assigned to text blocks, and how llmperf's figures are recomputed under servebench's
+//! definitions, is in `docs/metrics.md` ("Imported figures"). Importers only read and map; the
+//! per-request statistics of llmperf records use `stats::Distribution` so the percentile
+//! method is servebench's one. No importer reads servebench's own documents (`views::open`).
 //!
-//! Files: `vllm_text` (the text report), `vllm_json` (`--save-result`), `llmperf`, and
-//! `common` (what they share).
-//!
-//! To add a format: a module here, detected in [`parse`], map its keys to vLLM's names, state what it cannot
-//! say (absent, never zero), and add a fixture test.
-
-mod common;
-mod llmperf;
-#[cfg(test)]
-mod tests;
-mod vllm_json;
-mod vllm_text;
+//! To add a format: a new file here with one function returning a [`View`]; detect the format
+//! in [`parse`] (or `parse_json`); map its keys to vLLM's names (latency keys as
+//! `config::metric::MetricKey`s); state what it cannot say (absent, never zero); and add a
+//! fixture test to `tests.rs`.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use self::llmperf::{llmperf_requests, llmperf_summary};
+use self::vllm_json::vllm_json;
+use self::vllm_text::parse_vllm_text;
 use crate::views::error::ViewError;
-use crate::views::view::{file_stem, ImportedDoc, View};
+use crate::views::imported::ImportedDoc;
+use crate::views::model::{file_stem, View};
 
-use common::bad;
-pub use llmperf::llmperf_request;
-use llmperf::{llmperf_requests, llmperf_summary};
-use vllm_json::vllm_json;
-use vllm_text::parse_vllm_text;
+mod common;
+pub mod llmperf;
+mod vllm_json;
+mod vllm_text;
+
+#[cfg(test)]
+mod tests;
 
 /// Reads a foreign file (text already loaded) into a view.
 pub fn parse(path: &Path, text: &str) -> Result<View, ViewError> {
@@ -58,7 +59,7 @@ pub fn parse(path: &Path, text: &str) -> Result<View, ViewError> {
             return llmperf_requests(path, &records);
         }
     }
-    Err(bad(
+    Err(ViewError::parse(
         path,
         "not a format servebench reads: no \"Serving Benchmark Result\" block (vLLM text report), \
          and not vLLM --save-result JSON, llmperf JSON, or a servebench document",
@@ -80,15 +81,21 @@ fn parse_json(path: &Path, value: Value) -> Result<View, ViewError> {
                     llmperf_requests(path, &objects)
                 }
                 Some(o) if is_vllm_json(o) => vllm_json(path, objects),
-                Some(_) => Err(bad(path, "a JSON list, but not of llmperf or vLLM results")),
-                None => Err(bad(path, "an empty JSON list: nothing to import")),
+                Some(_) => Err(ViewError::parse(
+                    path,
+                    "a JSON list, but not of llmperf or vLLM results",
+                )),
+                None => Err(ViewError::parse(
+                    path,
+                    "an empty JSON list: nothing to import",
+                )),
             }
         }
         Value::Object(o) => {
             if o.get("schema_version").is_some() && o.get("config").is_some()
                 || o.get("kind").and_then(Value::as_str).is_some()
             {
-                Err(bad(
+                Err(ViewError::parse(
                     path,
                     "already a servebench document: compare, plot and report read it directly",
                 ))
@@ -97,13 +104,13 @@ fn parse_json(path: &Path, value: Value) -> Result<View, ViewError> {
             } else if is_vllm_json(&o) {
                 vllm_json(path, vec![o])
             } else {
-                Err(bad(
+                Err(ViewError::parse(
                     path,
                     "JSON, but neither vLLM --save-result (no 'completed' or throughput keys) nor llmperf",
                 ))
             }
         }
-        _ => Err(bad(path, "JSON, but not an object or a list")),
+        _ => Err(ViewError::parse(path, "JSON, but not an object or a list")),
     }
 }
 
@@ -174,7 +181,7 @@ fn commented_objects(text: &str) -> Vec<Map<String, Value>> {
     out
 }
 
-// ---------------------------------------------------------------- vLLM text reports
+// ---------------------------------------------------------------- import command
 
 /// Where `import` writes the document for `input`: `out` itself for a single input, inside
 /// `out` (a directory) for several, else `<stem>.imported.json` in the current directory.

@@ -1,10 +1,11 @@
-//! Importer tests against the seeds' reports and hand-made files.
+//! Fixture tests of the importers (one or more per format).
 
-use super::llmperf::*;
-use super::vllm_text::*;
+use super::llmperf::llmperf_request;
+use super::vllm_text::{flags, number_list, text_key};
 use super::*;
+use crate::config::sweep::LoadParameter;
 use crate::config::RequestRate;
-use crate::views::view::{Parameter, Series};
+use crate::views::model::Series;
 
 #[test]
 fn lists_expand_both_ways() {
@@ -62,7 +63,7 @@ fn seed_001_one_block_per_doubling_step() {
     assert_eq!(v.format, "vllm-text");
     assert_eq!(v.series.len(), 1);
     let s = &v.series[0];
-    assert_eq!(s.parameter, Parameter::NumPrompts);
+    assert_eq!(s.parameter, LoadParameter::NumPrompts);
     let doubling: Vec<f64> = (0..13).map(|i| f64::from(1u32 << i)).collect();
     assert_eq!(values(s), doubling);
     let w = &s.steps[0].workload;
@@ -105,7 +106,7 @@ fn seed_002_three_sections() {
     assert_eq!(values(b), [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]);
     assert_eq!(b.steps[0].workload.input_len, Some(10000));
     // num_prompt:1 then four single-request blocks of decreasing prompt length.
-    assert_eq!(c.parameter, Parameter::InputLen);
+    assert_eq!(c.parameter, LoadParameter::InputLen);
     assert_eq!(values(c), [128000.0, 64000.0, 32000.0, 16000.0]);
     assert!(c.steps.iter().all(|s| s.load.num_prompts == Some(1)));
     assert_eq!(c.steps[0].workload.input_len, None);

@@ -1,15 +1,20 @@
-//! vLLM's `--save-result` JSON: one object, an array of them, or JSON Lines.
+//! vLLM's `--save-result` JSON: one object per run (one object, an array, or JSON Lines, as
+//! `views::import::parse` found them), mapped to one step each. The keys are already vLLM's
+//! names, so only the load and workload are read from their own keys.
+//!
+//! Reads no file itself and knows no other format. To read one more vLLM key, map it in
+//! [`vllm_json`] (a metric key is kept by `views::keys::numeric_keys` when it is a figure).
 
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::common::*;
 use crate::config::RequestRate;
 use crate::views::error::ViewError;
-use crate::views::view::{
-    numeric_keys, samples_from_vllm_lists, Load, Origin, Series, Step, View, Workload,
-};
+use crate::views::import::common::{label_of, varying_parameter};
+use crate::views::keys::numeric_keys;
+use crate::views::model::{Load, Origin, Series, Step, View, Workload};
+use crate::views::samples::samples_from_vllm_lists;
 
 pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result<View, ViewError> {
     let mut steps = Vec::new();
@@ -17,7 +22,7 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
     for o in &objects {
         let metrics = numeric_keys(o);
         if metrics.is_empty() {
-            return Err(bad(path, "vLLM result without any figure"));
+            return Err(ViewError::parse(path, "vLLM result without any figure"));
         }
         let completed = metrics.get("completed").map(|c| *c as u64);
         let rate = match o.get("request_rate") {
@@ -80,5 +85,3 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
         llmperf_requests: Vec::new(),
     })
 }
-
-// ---------------------------------------------------------------- llmperf

@@ -1,15 +1,21 @@
-//! vLLM's text report: every "Serving Benchmark Result" block, with the load and workload
-//! stated in the lines around it (see the module doc of `views::import`).
+//! vLLM's text report (`Serving Benchmark Result` blocks) with the context the lines around
+//! them give: which server, model and lengths, how many prompts (a list such as
+//! `num_prompts: 1, 2, 4, ...` is matched to the blocks), which rate and concurrency.
+//!
+//! Owns only the reading of the text; the key names come from `config::metric::MetricKey`
+//! (latency figures) and vLLM's `--save-result` names (run figures). To read one more kind of
+//! context line, teach [`header`] (or the command-line [`flags`]) the spelling, and add a
+//! fixture test to `tests.rs`; a new report label goes to [`text_key`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::common::*;
-use crate::config::RequestRate;
+use crate::config::metric::{MetricKey, Stat};
+use crate::config::sweep::LoadParameter;
+use crate::config::{Metric, RequestRate};
 use crate::views::error::ViewError;
-use crate::views::view::{
-    file_stem, Load, Origin, Parameter, Samples, Series, Step, View, Workload,
-};
+use crate::views::import::common::{label_of, varying_parameter};
+use crate::views::model::{file_stem, Load, Origin, Samples, Series, Step, View, Workload};
 
 /// The context the lines around the blocks give.
 #[derive(Clone, Debug, Default)]
@@ -79,23 +85,19 @@ pub(super) fn text_key(label: &str) -> Option<String> {
     let rest = label.strip_suffix(" (ms)")?;
     let (stat, metric) = rest.split_once(' ')?;
     let metric = match metric {
-        "TTFT" => "ttft",
-        "TPOT" => "tpot",
-        "ITL" => "itl",
-        "E2EL" => "e2el",
+        "TTFT" => Metric::Ttft,
+        "TPOT" => Metric::Tpot,
+        "ITL" => Metric::Itl,
+        "E2EL" => Metric::E2el,
         _ => return None,
     };
     let stat = match stat {
-        "Mean" => "mean".to_string(),
-        "Median" => "median".to_string(),
-        "Std" => "std".to_string(),
-        p => {
-            let n = p.strip_prefix('P')?;
-            n.parse::<f64>().ok()?;
-            format!("p{n}")
-        }
+        "Mean" => Stat::Mean,
+        "Median" => Stat::Median,
+        "Std" => Stat::Std,
+        p => format!("p{}", p.strip_prefix('P')?).parse().ok()?,
     };
-    Some(format!("{stat}_{metric}_ms"))
+    Some(MetricKey::new(stat, metric).to_string())
 }
 
 /// A list of numbers, possibly with an ellipsis: `1, 2, 4`, `1,2,...,4096`. Returns every
@@ -324,7 +326,7 @@ pub(super) fn parse_vllm_text(path: &Path, text: &str) -> Result<View, ViewError
         .filter(|s| !s.blocks.is_empty())
         .collect();
     if sections.is_empty() {
-        return Err(bad(
+        return Err(ViewError::parse(
             path,
             "no \"Serving Benchmark Result\" block with figures found",
         ));
@@ -468,7 +470,7 @@ fn text_series(
     }
     let parameter = varying_parameter(&steps);
     let mut name = format!("{} sweep", parameter.as_str());
-    if parameter != Parameter::InputLen {
+    if parameter != LoadParameter::InputLen {
         let measured = steps.iter().find_map(|s| s.workload.mean_input_tokens);
         match (ctx.input_len, measured) {
             (Some(l), Some(m)) if (l as f64 - m).abs() > 0.1 * l as f64 => {
@@ -490,5 +492,3 @@ fn text_series(
         steps,
     }
 }
-
-// ---------------------------------------------------------------- vLLM --save-result JSON

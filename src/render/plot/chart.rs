@@ -1,26 +1,17 @@
-//! What is drawn, as plain data: [`Chart`]s and [`Timeline`]s built from views. Rendering is
-//! `draw`; no plotters type appears here but colours.
+//! What each chart shows, as plain data: [`Chart`] (x-y lines with a legend) and
+//! [`Timeline`] (one bar per request), built from views by [`charts`] and [`timelines`].
+//!
+//! Chooses the figures, series, colors (palette indices), dashes and log axes; draws nothing
+//! (that is `draw`) and writes no file (`plot/mod.rs`). Metric keys are built as
+//! `config::metric::MetricKey`s. To add a chart, build one more [`Chart`] in [`charts`]; its
+//! `name` is its file stem.
 
-use plotters::prelude::*;
-
-use crate::views::view::{fmt_load, Parameter, Series, Step, View};
-
-/// Which image formats to write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Formats {
-    pub svg: bool,
-    pub png: bool,
-}
-
-impl Formats {
-    /// `svg`, `png` or `both`.
-    pub fn parse(s: &str) -> Formats {
-        Formats {
-            svg: s != "png",
-            png: s != "svg",
-        }
-    }
-}
+use crate::config::metric::{MetricKey, Stat};
+use crate::config::sweep::LoadParameter;
+use crate::config::Metric;
+use crate::render::format::fmt_load;
+use crate::views::model::{file_stem, Series, Step, View};
+use crate::views::samples::read_records;
 
 /// How a line is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,23 +77,9 @@ pub struct Timeline {
 }
 
 /// Requests drawn at most in a timeline (the first ones by id).
-pub(super) const TIMELINE_MAX: usize = 2000;
-pub(super) const SIZE: (u32, u32) = (1000, 620);
+const TIMELINE_MAX: usize = 2000;
 
-pub(super) const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
-
-pub(super) fn series_name(v: &View, s: &Series) -> String {
+fn series_name(v: &View, s: &Series) -> String {
     if v.series.len() == 1 {
         v.label.clone()
     } else {
@@ -156,12 +133,12 @@ fn finish(mut c: Chart) -> Option<Chart> {
     Some(c)
 }
 
-fn metric_title(m: &str) -> &'static str {
+fn metric_title(m: Metric) -> &'static str {
     match m {
-        "ttft" => "TTFT",
-        "tpot" => "TPOT",
-        "itl" => "ITL",
-        _ => "E2EL",
+        Metric::Ttft => "TTFT",
+        Metric::Tpot => "TPOT",
+        Metric::Itl => "ITL",
+        Metric::E2el => "E2EL",
     }
 }
 
@@ -176,12 +153,7 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
             all.push((series_name(v, s), color, s));
         }
     }
-    for p in [
-        Parameter::NumPrompts,
-        Parameter::MaxConcurrency,
-        Parameter::RequestRate,
-        Parameter::InputLen,
-    ] {
+    for p in LoadParameter::ALL {
         let group: Vec<&(String, usize, &Series)> =
             all.iter().filter(|(_, _, s)| s.parameter == p).collect();
         if group.is_empty() {
@@ -218,12 +190,12 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
                 legend: Vec::new(),
             }));
         }
-        for m in ["ttft", "tpot", "itl", "e2el"] {
+        for m in Metric::ALL {
             let mut lines = Vec::new();
             let stats = [
-                ("mean", Dash::Solid),
-                ("median", Dash::Dashed),
-                ("p99", Dash::Dotted),
+                (Stat::Mean, Dash::Solid),
+                (Stat::Median, Dash::Dashed),
+                (Stat::Percentile(99.0), Dash::Dotted),
             ];
             let mut legend: Vec<LegendEntry> = group
                 .iter()
@@ -235,17 +207,17 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
                 .collect();
             for (n, c, s) in &group {
                 for (stat, dash) in stats {
-                    let key = format!("{stat}_{m}_ms");
+                    let key = MetricKey::new(stat, m).to_string();
                     lines.push(line(&format!("{n} {stat}"), *c, dash, &key, s));
                 }
             }
             legend.extend(stats.iter().map(|(stat, dash)| LegendEntry {
-                name: (*stat).to_string(),
+                name: stat.to_string(),
                 color: None,
                 dash: *dash,
             }));
             out.extend(finish(Chart {
-                name: format!("{m}-{pname}"),
+                name: format!("{}-{pname}", m.key()),
                 title: format!(
                     "{} vs {pname} (mean solid, median dashed, p99 dotted)",
                     metric_title(m)
@@ -258,10 +230,10 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
                 legend,
             }));
         }
-        for m in ["ttft", "tpot"] {
-            let key = format!("mean_{m}_ms");
+        for m in [Metric::Ttft, Metric::Tpot] {
+            let key = MetricKey::new(Stat::Mean, m).to_string();
             out.extend(finish(Chart {
-                name: format!("{m}_vs_throughput-{pname}"),
+                name: format!("{}_vs_throughput-{pname}", m.key()),
                 title: format!(
                     "Mean {} vs output throughput (points: {pname} steps)",
                     metric_title(m)
@@ -372,7 +344,7 @@ pub fn timelines(views: &[View]) -> Vec<Timeline> {
         let Some(file) = &st.records_file else {
             continue;
         };
-        let Ok(mut records) = crate::views::view::read_records(file) else {
+        let Ok(mut records) = read_records(file) else {
             continue;
         };
         records.retain(|r| !r.warmup);
@@ -404,7 +376,7 @@ pub fn timelines(views: &[View]) -> Vec<Timeline> {
             String::new()
         };
         out.push(Timeline {
-            name: format!("timeline-{}", slug(&crate::views::view::file_stem(file))),
+            name: format!("timeline-{}", slug(&file_stem(file))),
             title: format!("Requests over time: {}{step}{shown}", v.label),
             bars,
         });
@@ -412,7 +384,7 @@ pub fn timelines(views: &[View]) -> Vec<Timeline> {
     out
 }
 
-pub(super) fn slug(s: &str) -> String {
+fn slug(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -423,5 +395,3 @@ pub(super) fn slug(s: &str) -> String {
         })
         .collect()
 }
-
-// ---------------------------------------------------------------- fonts

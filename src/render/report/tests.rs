@@ -1,4 +1,4 @@
-//! Text report tests against hand-built results.
+//! Tests of the result report's layout and lines.
 
 use super::*;
 

@@ -4,13 +4,25 @@
 //! The first block is vLLM's "Serving Benchmark Result" in exactly its layout (labels padded to
 //! 40 columns, values to 10, section rules 50 wide, the same order), so scripts that parse the
 //! seeds' reports parse ours. servebench's own lines follow in a second block.
+//!
+//! This file owns the report of one result (`servebench run`, `report x.json`, `merge`); the
+//! text of a sweep or an imported document is `report::view`. To add a section, write one
+//! function here that appends its lines from the result's fields (say "not measured" rather
+//! than print a zero) and call it from [`servebench_block`]; vLLM's block must keep vLLM's
+//! layout exactly.
 
 use std::fmt::Write as _;
 
+use crate::config::metric::percentile_word;
 use crate::config::Metric;
-use crate::results::document::{percentile_word, BenchResult};
+use crate::results::document::BenchResult;
 use crate::results::stats::Distribution;
 use crate::results::validity::Verdict;
+
+pub mod view;
+
+#[cfg(test)]
+mod tests;
 
 const WIDTH: usize = 50;
 
@@ -413,201 +425,3 @@ fn server_metrics(out: &mut String, result: &BenchResult) {
         ),
     );
 }
-
-/// Columns of the per-step table of a sweep or an import, in this order when present.
-const VIEW_COLUMNS: [(&str, &str); 12] = [
-    ("completed", "ok"),
-    ("failed", "failed"),
-    ("duration", "duration s"),
-    ("request_throughput", "req/s"),
-    ("output_throughput", "out tok/s"),
-    ("mean_ttft_ms", "mean TTFT"),
-    ("p99_ttft_ms", "p99 TTFT"),
-    ("mean_tpot_ms", "mean TPOT"),
-    ("mean_itl_ms", "mean ITL"),
-    ("p99_itl_ms", "p99 ITL"),
-    ("mean_e2el_ms", "mean E2EL"),
-    ("p99_e2el_ms", "p99 E2EL"),
-];
-
-fn table(out: &mut String, head: &[String], rows: &[Vec<String>]) {
-    let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    for r in std::iter::once(head).chain(rows.iter().map(Vec::as_slice)) {
-        let cells: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (c, w))| {
-                if i == 0 {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
-    }
-}
-
-/// The text report of a sweep or an imported document: one table per series (a row per
-/// step, latencies in ms), the notes, and llmperf's per-request table when there is one.
-pub fn view_text(view: &crate::views::view::View) -> String {
-    use crate::views::view::{fmt_load, fmt_value};
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} ({}, {})",
-        view.label,
-        view.format,
-        view.path.display()
-    );
-    for n in &view.notes {
-        let _ = writeln!(out, "note: {n}");
-    }
-    for s in &view.series {
-        let _ = writeln!(out, "\n{}", s.name);
-        let cols: Vec<(&str, &str)> = VIEW_COLUMNS
-            .iter()
-            .copied()
-            .filter(|(k, _)| s.steps.iter().any(|st| st.metrics.contains_key(*k)))
-            .collect();
-        let mut head = vec![s.parameter.as_str().to_string()];
-        head.extend(cols.iter().map(|(_, h)| h.to_string()));
-        let rows: Vec<Vec<String>> = s
-            .steps
-            .iter()
-            .map(|st| {
-                let mut r = vec![st.load_value(s.parameter).map_or("?".into(), fmt_load)];
-                r.extend(
-                    cols.iter()
-                        .map(|(k, _)| st.metric(k).map_or("—".into(), |v| fmt_value(k, v))),
-                );
-                r
-            })
-            .collect();
-        table(&mut out, &head, &rows);
-        for st in &s.steps {
-            for n in &st.notes {
-                let v = st.load_value(s.parameter).map_or("?".into(), fmt_load);
-                let _ = writeln!(out, "  note ({} {v}): {n}", s.parameter.as_str());
-            }
-        }
-    }
-    if !view.llmperf_requests.is_empty() {
-        out.push_str(&llmperf_table(&view.llmperf_requests, usize::MAX));
-    }
-    out
-}
-
-/// llmperf's figures next to servebench's recomputation, one row per request (at most
-/// `limit`), with what does not add up flagged (`!`) and explained below.
-pub fn llmperf_table(reqs: &[crate::views::view::LlmperfRequest], limit: usize) -> String {
-    let f = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.2}"));
-    let u = |v: Option<u64>| v.map_or("—".to_string(), |v| v.to_string());
-    let head: Vec<String> = [
-        "#",
-        "TTFT ms",
-        "E2E ms",
-        "llmperf ITL ms",
-        "llmperf N",
-        "llmperf tok/s",
-        "ITL×(N−1) s",
-        "N",
-        "TPOT ms",
-        "N/E2E tok/s",
-        "",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let rows: Vec<Vec<String>> = reqs
-        .iter()
-        .take(limit)
-        .map(|r| {
-            vec![
-                r.index.to_string(),
-                if r.ok {
-                    f(Some(r.ttft_ms))
-                } else {
-                    "failed".into()
-                },
-                f(Some(r.e2el_ms)),
-                f(Some(r.llmperf_itl_ms)),
-                u(r.llmperf_output_tokens),
-                f(r.llmperf_request_output_throughput),
-                f(r.itl_times_n_minus_1_s),
-                u(r.output_tokens),
-                f(r.tpot_ms),
-                f(r.request_output_throughput),
-                if r.flags.is_empty() {
-                    String::new()
-                } else {
-                    "!".into()
-                },
-            ]
-        })
-        .collect();
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\nllmperf per request: its own figures | recomputed (N = round(E2E / llmperf ITL), TPOT = (E2E − TTFT) / (N − 1))"
-    );
-    table(&mut out, &head, &rows);
-    if reqs.len() > limit {
-        let _ = writeln!(out, "  ... {} more", reqs.len() - limit);
-    }
-    for r in reqs.iter().take(limit).filter(|r| !r.flags.is_empty()) {
-        for fl in &r.flags {
-            let _ = writeln!(out, "  ! #{}: {fl}", r.index);
-        }
-    }
-    out
-}
-
-/// A short text account of an import: series, steps, notes, and the llmperf table.
-pub fn import_summary(view: &crate::views::view::View, out: &std::path::Path) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::new();
-    let steps: usize = view.series.iter().map(|x| x.steps.len()).sum();
-    let _ = writeln!(
-        s,
-        "imported {} ({}): {} series, {} steps -> {}",
-        view.path.display(),
-        view.format,
-        view.series.len(),
-        steps,
-        out.display()
-    );
-    for x in &view.series {
-        let values: Vec<String> = x
-            .steps
-            .iter()
-            .filter_map(|st| st.load_value(x.parameter))
-            .map(crate::views::view::fmt_load)
-            .collect();
-        let _ = writeln!(
-            s,
-            "  {}: {} steps, {} = {}",
-            x.name,
-            x.steps.len(),
-            x.parameter.as_str(),
-            values.join(", ")
-        );
-    }
-    for n in &view.notes {
-        let _ = writeln!(s, "  note: {n}");
-    }
-    if !view.llmperf_requests.is_empty() {
-        s.push_str(&llmperf_table(&view.llmperf_requests, 20));
-    }
-    s
-}
-
-#[cfg(test)]
-#[path = "report_tests.rs"]
-mod tests;

@@ -1,0 +1,180 @@
+//! The names of the latency figures: a [`MetricKey`] is one statistic ([`Stat`]) of one
+//! [`Metric`], written the way vLLM's `--save-result` writes it (`mean_ttft_ms`,
+//! `median_itl_ms`, `std_e2el_ms`, `p99_tpot_ms`, `p99.9_ttft_ms`).
+//!
+//! Every place that writes or reads such a key goes through [`MetricKey`]'s `Display` and
+//! `FromStr` (the result document, the importers, the plots, the key ordering of tables), so
+//! the spelling lives here only. Run-level figures (`output_throughput`, `completed`, ...) are
+//! not metric keys: they have no statistic.
+//!
+//! Pure values: nothing here reads files or knows a document. To add a statistic, add a
+//! [`Stat`] variant with its word in `Display` and `FromStr` (and its place in the reading
+//! order, `views::keys::ordered_keys`); a new metric is a [`Metric`] variant in `config`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::Metric;
+
+/// The suffix vLLM uses for a percentile: `99` for 99.0, `99.9` otherwise.
+pub fn percentile_word(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{}", p as i64)
+    } else {
+        format!("{p}")
+    }
+}
+
+/// One statistic of a metric's distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stat {
+    Mean,
+    Median,
+    /// Population standard deviation.
+    Std,
+    /// The p-th percentile, 0 < p ≤ 100 (`p99`, `p99.9`).
+    Percentile(f64),
+}
+
+impl fmt::Display for Stat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stat::Mean => f.write_str("mean"),
+            Stat::Median => f.write_str("median"),
+            Stat::Std => f.write_str("std"),
+            Stat::Percentile(p) => write!(f, "p{}", percentile_word(*p)),
+        }
+    }
+}
+
+impl FromStr for Stat {
+    type Err = String;
+    /// `mean`, `median`, `std` or `p` and a percentile in (0, 100] (`p99`, `p99.9`).
+    fn from_str(s: &str) -> Result<Stat, String> {
+        match s {
+            "mean" => Ok(Stat::Mean),
+            "median" => Ok(Stat::Median),
+            "std" => Ok(Stat::Std),
+            _ => s
+                .strip_prefix('p')
+                .and_then(|p| p.parse::<f64>().ok())
+                .filter(|p| *p > 0.0 && *p <= 100.0)
+                .map(Stat::Percentile)
+                .ok_or_else(|| {
+                    format!("'{s}' is not a statistic (mean, median, std or pNN, e.g. p99)")
+                }),
+        }
+    }
+}
+
+/// A statistic of a metric, in milliseconds: `p99_ttft_ms`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MetricKey {
+    pub stat: Stat,
+    pub metric: Metric,
+}
+
+impl MetricKey {
+    pub fn new(stat: Stat, metric: Metric) -> MetricKey {
+        MetricKey { stat, metric }
+    }
+}
+
+impl fmt::Display for MetricKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}_{}_ms", self.stat, self.metric.key())
+    }
+}
+
+impl FromStr for MetricKey {
+    type Err = String;
+    fn from_str(s: &str) -> Result<MetricKey, String> {
+        let junk = || format!("'{s}' is not a metric key (STAT_METRIC_ms, e.g. p99_ttft_ms)");
+        let (stat, metric) = s
+            .strip_suffix("_ms")
+            .and_then(|rest| rest.rsplit_once('_'))
+            .ok_or_else(junk)?;
+        let metric = Metric::ALL
+            .into_iter()
+            .find(|m| m.key() == metric)
+            .ok_or_else(junk)?;
+        Ok(MetricKey {
+            stat: stat.parse().map_err(|_| junk())?,
+            metric,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_words_follow_vllm() {
+        assert_eq!(percentile_word(99.0), "99");
+        assert_eq!(percentile_word(99.9), "99.9");
+        assert_eq!(percentile_word(50.0), "50");
+    }
+
+    #[test]
+    fn every_key_round_trips() {
+        let stats = [
+            Stat::Mean,
+            Stat::Median,
+            Stat::Std,
+            Stat::Percentile(25.0),
+            Stat::Percentile(50.0),
+            Stat::Percentile(99.0),
+            Stat::Percentile(99.9),
+            Stat::Percentile(99.99),
+            Stat::Percentile(100.0),
+            Stat::Percentile(0.5),
+        ];
+        for metric in Metric::ALL {
+            for stat in stats {
+                let key = MetricKey::new(stat, metric);
+                let text = key.to_string();
+                assert_eq!(text.parse::<MetricKey>(), Ok(key), "{text}");
+                assert_eq!(text.parse::<MetricKey>().unwrap().to_string(), text);
+            }
+        }
+    }
+
+    #[test]
+    fn keys_are_spelled_as_vllm_does() {
+        let k = |stat, metric| MetricKey::new(stat, metric).to_string();
+        assert_eq!(k(Stat::Mean, Metric::Ttft), "mean_ttft_ms");
+        assert_eq!(k(Stat::Median, Metric::Tpot), "median_tpot_ms");
+        assert_eq!(k(Stat::Std, Metric::E2el), "std_e2el_ms");
+        assert_eq!(k(Stat::Percentile(99.0), Metric::Itl), "p99_itl_ms");
+        assert_eq!(k(Stat::Percentile(99.9), Metric::Ttft), "p99.9_ttft_ms");
+    }
+
+    #[test]
+    fn junk_is_rejected() {
+        for junk in [
+            "",
+            "_ms",
+            "mean_ttft",
+            "mean_ttft_s",
+            "mean__ms",
+            "mean_foo_ms",
+            "avg_ttft_ms",
+            "p_ttft_ms",
+            "px_ttft_ms",
+            "p0_ttft_ms",
+            "p101_ttft_ms",
+            "p-5_ttft_ms",
+            "pnan_ttft_ms",
+            "pinf_ttft_ms",
+            "ttft_ms",
+            "output_throughput",
+            "llmperf_mean_inter_token_latency_ms",
+            "mean_TTFT_ms",
+        ] {
+            assert!(junk.parse::<MetricKey>().is_err(), "{junk}");
+        }
+        let e = "nope".parse::<MetricKey>().unwrap_err();
+        assert!(e.contains("'nope'"), "{e}");
+    }
+}

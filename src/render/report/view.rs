@@ -1,0 +1,221 @@
+//! The text of a sweep or an imported document (`servebench report x.sweep.json`, `import`):
+//! one table per series (a row per step), the notes, and llmperf's per-request table.
+//!
+//! Reads a `views::model::View` and formats it (`render::format`); computes nothing, and does
+//! not print a single result's report (that is `report/mod.rs`). To add a column, add it to
+//! [`RUN_COLUMNS`] (a run figure: key and heading) or [`LATENCY_COLUMNS`] (a statistic of a
+//! metric, keyed by `config::metric::MetricKey`).
+
+use std::fmt::Write as _;
+
+use crate::config::metric::{MetricKey, Stat};
+use crate::config::Metric;
+use crate::render::format::{fmt_load, fmt_value};
+use crate::views::model::{LlmperfRequest, View};
+
+/// Run-level columns of the per-step table of a sweep or an import (key, heading), then the
+/// [`LATENCY_COLUMNS`], in this order when present.
+const RUN_COLUMNS: [(&str, &str); 5] = [
+    ("completed", "ok"),
+    ("failed", "failed"),
+    ("duration", "duration s"),
+    ("request_throughput", "req/s"),
+    ("output_throughput", "out tok/s"),
+];
+
+/// Latency columns, in ms, headed by the statistic and the metric (`p99 TTFT`).
+const LATENCY_COLUMNS: [(Stat, Metric); 7] = [
+    (Stat::Mean, Metric::Ttft),
+    (Stat::Percentile(99.0), Metric::Ttft),
+    (Stat::Mean, Metric::Tpot),
+    (Stat::Mean, Metric::Itl),
+    (Stat::Percentile(99.0), Metric::Itl),
+    (Stat::Mean, Metric::E2el),
+    (Stat::Percentile(99.0), Metric::E2el),
+];
+
+/// Every column (metric key, heading), run figures first.
+fn view_columns() -> Vec<(String, String)> {
+    let run = RUN_COLUMNS.map(|(k, h)| (k.to_string(), h.to_string()));
+    let latency = LATENCY_COLUMNS.map(|(stat, metric)| {
+        let heading = format!("{stat} {}", metric.key().to_uppercase());
+        (MetricKey::new(stat, metric).to_string(), heading)
+    });
+    run.into_iter().chain(latency).collect()
+}
+
+fn table(out: &mut String, head: &[String], rows: &[Vec<String>]) {
+    let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    for r in std::iter::once(head).chain(rows.iter().map(Vec::as_slice)) {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i == 0 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
+    }
+}
+
+/// The text report of a sweep or an imported document: one table per series (a row per
+/// step, latencies in ms), the notes, and llmperf's per-request table when there is one.
+pub fn view_text(view: &View) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} ({}, {})",
+        view.label,
+        view.format,
+        view.path.display()
+    );
+    for n in &view.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    for s in &view.series {
+        let _ = writeln!(out, "\n{}", s.name);
+        let cols: Vec<(String, String)> = view_columns()
+            .into_iter()
+            .filter(|(k, _)| s.steps.iter().any(|st| st.metrics.contains_key(k)))
+            .collect();
+        let mut head = vec![s.parameter.as_str().to_string()];
+        head.extend(cols.iter().map(|(_, h)| h.clone()));
+        let rows: Vec<Vec<String>> = s
+            .steps
+            .iter()
+            .map(|st| {
+                let mut r = vec![st.load_value(s.parameter).map_or("?".into(), fmt_load)];
+                r.extend(
+                    cols.iter()
+                        .map(|(k, _)| st.metric(k).map_or("—".into(), |v| fmt_value(k, v))),
+                );
+                r
+            })
+            .collect();
+        table(&mut out, &head, &rows);
+        for st in &s.steps {
+            for n in &st.notes {
+                let v = st.load_value(s.parameter).map_or("?".into(), fmt_load);
+                let _ = writeln!(out, "  note ({} {v}): {n}", s.parameter.as_str());
+            }
+        }
+    }
+    if !view.llmperf_requests.is_empty() {
+        out.push_str(&llmperf_table(&view.llmperf_requests, usize::MAX));
+    }
+    out
+}
+
+/// llmperf's figures next to servebench's recomputation, one row per request (at most
+/// `limit`), with what does not add up flagged (`!`) and explained below.
+pub fn llmperf_table(reqs: &[LlmperfRequest], limit: usize) -> String {
+    let f = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.2}"));
+    let u = |v: Option<u64>| v.map_or("—".to_string(), |v| v.to_string());
+    let head: Vec<String> = [
+        "#",
+        "TTFT ms",
+        "E2E ms",
+        "llmperf ITL ms",
+        "llmperf N",
+        "llmperf tok/s",
+        "ITL×(N−1) s",
+        "N",
+        "TPOT ms",
+        "N/E2E tok/s",
+        "",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = reqs
+        .iter()
+        .take(limit)
+        .map(|r| {
+            vec![
+                r.index.to_string(),
+                if r.ok {
+                    f(Some(r.ttft_ms))
+                } else {
+                    "failed".into()
+                },
+                f(Some(r.e2el_ms)),
+                f(Some(r.llmperf_itl_ms)),
+                u(r.llmperf_output_tokens),
+                f(r.llmperf_request_output_throughput),
+                f(r.itl_times_n_minus_1_s),
+                u(r.output_tokens),
+                f(r.tpot_ms),
+                f(r.request_output_throughput),
+                if r.flags.is_empty() {
+                    String::new()
+                } else {
+                    "!".into()
+                },
+            ]
+        })
+        .collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nllmperf per request: its own figures | recomputed (N = round(E2E / llmperf ITL), TPOT = (E2E − TTFT) / (N − 1))"
+    );
+    table(&mut out, &head, &rows);
+    if reqs.len() > limit {
+        let _ = writeln!(out, "  ... {} more", reqs.len() - limit);
+    }
+    for r in reqs.iter().take(limit).filter(|r| !r.flags.is_empty()) {
+        for fl in &r.flags {
+            let _ = writeln!(out, "  ! #{}: {fl}", r.index);
+        }
+    }
+    out
+}
+
+/// A short text account of an import: series, steps, notes, and the llmperf table.
+pub fn import_summary(view: &View, out: &std::path::Path) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let steps: usize = view.series.iter().map(|x| x.steps.len()).sum();
+    let _ = writeln!(
+        s,
+        "imported {} ({}): {} series, {} steps -> {}",
+        view.path.display(),
+        view.format,
+        view.series.len(),
+        steps,
+        out.display()
+    );
+    for x in &view.series {
+        let values: Vec<String> = x
+            .steps
+            .iter()
+            .filter_map(|st| st.load_value(x.parameter))
+            .map(fmt_load)
+            .collect();
+        let _ = writeln!(
+            s,
+            "  {}: {} steps, {} = {}",
+            x.name,
+            x.steps.len(),
+            x.parameter.as_str(),
+            values.join(", ")
+        );
+    }
+    for n in &view.notes {
+        let _ = writeln!(s, "  note: {n}");
+    }
+    if !view.llmperf_requests.is_empty() {
+        s.push_str(&llmperf_table(&view.llmperf_requests, 20));
+    }
+    s
+}
