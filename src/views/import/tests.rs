@@ -253,3 +253,21 @@ fn command_line_flags() {
     assert!(f.contains(&("num-prompt".into(), "1,2,...,8".into())));
     assert!(f.contains(&("book-input-len".into(), "10".into())));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    /// Issue 14, item 8: any text, and any text behind a report's first line, parses to a view
+    /// or a one-line error, never a panic.
+    #[test]
+    fn arbitrary_text_never_panics(
+        tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..1024),
+    ) {
+        let path = std::path::Path::new("fuzz.txt");
+        let text = String::from_utf8_lossy(&tail);
+        let _ = parse(path, &text);
+        let report = format!("num_prompts: 1, 2, ..., {}\n============ Serving Benchmark Result ============\n{text}", tail.len());
+        if let Err(e) = parse(path, &report) {
+            proptest::prop_assert!(!e.to_string().contains('\n'));
+        }
+    }
+}
