@@ -127,7 +127,7 @@ fn without_tests(text: &str) -> String {
 
 /// Every path named in `code` that starts with `crate::`, `super::` or `self::`, as module
 /// segments (brace groups expanded one level: `crate::a::{b, c::D}` gives `a::b`, `a::c::D`).
-fn named_paths(code: &str, here: &[String], is_mod_file: bool) -> Vec<Vec<String>> {
+fn named_paths(code: &str, here: &[String]) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let bytes = code.as_bytes();
     for root in ["crate::", "super::", "self::"] {
@@ -147,7 +147,6 @@ fn named_paths(code: &str, here: &[String], is_mod_file: bool) -> Vec<Vec<String
                 .collect();
             let mut base: Vec<String> = match root {
                 "crate::" => Vec::new(),
-                "self::" if is_mod_file => here.to_vec(),
                 "self::" => here.to_vec(),
                 _ => {
                     // `super` of a mod.rs is its parent module; of a file, the module holding it.
@@ -222,8 +221,7 @@ fn read_crate() -> Crate {
         let text = std::fs::read_to_string(f).unwrap();
         lines.insert(name.clone(), text.lines().count());
         let here = module_of(rel);
-        let is_mod = f.file_name().is_some_and(|n| n == "mod.rs");
-        let targets: BTreeSet<PathBuf> = named_paths(&without_tests(&text), &here, is_mod)
+        let targets: BTreeSet<PathBuf> = named_paths(&without_tests(&text), &here)
             .iter()
             .filter_map(|p| resolve(p, &modules))
             .filter(|t| *t != name)
@@ -354,20 +352,19 @@ fn src_root_holds_only_main_and_lib_and_files_stay_short() {
 }
 
 #[test]
-fn the_checker_sees_an_upward_import_and_a_circle() {
+fn the_path_parser_reads_groups_super_and_skips_tests() {
     // The parser itself: a path in a brace group, `super::` from a file and from a mod.rs.
     let here = vec!["results".to_string(), "stats".to_string()];
     let paths = named_paths(
         "use crate::drive::{run::execute, load};\nlet x = super::document::X;",
         &here,
-        false,
     );
     let names: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
     assert_eq!(
         names,
         ["drive::run::execute", "drive::load", "results::document::X"]
     );
-    let in_mod = named_paths("use super::x;", &["sim".to_string()], true);
+    let in_mod = named_paths("use super::x;", &["sim".to_string()]);
     assert_eq!(in_mod, [vec!["x".to_string()]]);
     assert_eq!(
         without_tests("a\n#[cfg(test)]\nmod tests {\n fn f() { crate::x(); }\n}\nb"),

@@ -14,7 +14,6 @@ use crate::drive::sweep::{self, StepObserver};
 use crate::render::report;
 use crate::results::document::BenchResult;
 use crate::sim;
-use crate::workload::PromptTokenizer;
 
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let sweep = args.sweep().map_err(anyhow::Error::msg)?;
@@ -134,11 +133,6 @@ pub(super) async fn server_and_config(
     let cfg = args.config(base_url, server.is_some());
     cfg.validate()?;
     Ok((server, cfg, scrape))
-}
-
-/// The prompt tokenizer of a search's runs, resolved once for all its probes.
-pub(super) fn tokenizer_of(cfg: &RunConfig) -> anyhow::Result<PromptTokenizer> {
-    Ok(PromptTokenizer::resolve(cfg.workload.tokenizer.as_deref())?)
 }
 
 /// Shows progress during each run and prints each report as soon as its run finishes.

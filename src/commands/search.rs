@@ -7,11 +7,13 @@ use crate::config::search::axis_word;
 use crate::config::sweep::LoadParameter;
 use crate::drive::run;
 use crate::drive::search::{run_search, Probes};
+use crate::workload::PromptTokenizer;
 
 pub async fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let spec = args.spec().map_err(anyhow::Error::msg)?;
     let (server, cfg, scrape) = super::run::server_and_config(&args.run).await?;
-    let tokenizer = super::run::tokenizer_of(&cfg)?;
+    // Resolved once for every probe of the search.
+    let tokenizer = PromptTokenizer::resolve(cfg.workload.tokenizer.as_deref())?;
     let stem = super::result_stem(args.run.result_filename.as_deref(), || {
         format!(
             "search-{}",
