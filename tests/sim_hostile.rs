@@ -302,3 +302,41 @@ async fn issue14_connection_cap_refuses_the_extra_connection() {
     .await
     .expect("bounded");
 }
+
+/// Sends `request` on a new connection and reads until the simulator closes it.
+async fn answer_then_close(addr: SocketAddr, request: &[u8]) -> String {
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    s.write_all(request).await.expect("write");
+    tokio::time::timeout(BOUND, read_to_close(&mut s))
+        .await
+        .expect("the simulator closed the connection")
+}
+
+#[tokio::test]
+async fn issue14_content_length_is_digits_and_both_framings_close_the_connection() {
+    let sim = start(HttpLimits::default()).await;
+    let addr = sim.local_addr();
+    for length in ["+5", "-0", "5, 6", " ", "0x5"] {
+        let request =
+            format!("POST /health HTTP/1.1\r\nhost: sim\r\ncontent-length: {length}\r\n\r\nhello");
+        let got = answer_then_close(addr, request.as_bytes()).await;
+        assert!(
+            got.starts_with("HTTP/1.1 400"),
+            "content-length {length:?}: {got:?}"
+        );
+    }
+    let twice = b"POST /health HTTP/1.1\r\nhost: sim\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\nhello!";
+    let got = answer_then_close(addr, twice).await;
+    assert!(got.starts_with("HTTP/1.1 400"), "two lengths: {got:?}");
+    // Both framings: read as chunked, answered once, then the connection is closed (a
+    // pipelined request behind it is never read as a second request).
+    let both = b"POST /health HTTP/1.1\r\nhost: sim\r\ntransfer-encoding: chunked\r\ncontent-length: 5\r\n\r\n0\r\n\r\nGET /health HTTP/1.1\r\nhost: sim\r\n\r\n";
+    let got = answer_then_close(addr, both).await;
+    assert_eq!(got.matches("HTTP/1.1 ").count(), 1, "{got:?}");
+    assert!(got.contains("connection: close"), "{got:?}");
+    // The same length twice is one length.
+    let same = b"POST /health HTTP/1.1\r\nhost: sim\r\ncontent-length: 5\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello";
+    let got = answer_then_close(addr, same).await;
+    assert!(!got.starts_with("HTTP/1.1 400"), "{got:?}");
+    sim.shutdown().await;
+}

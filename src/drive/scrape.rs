@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::url::redact_url;
 use crate::config::ScrapeSpec;
+use crate::measure::client::read_at_most;
 use crate::measure::clock::Clock;
 use crate::measure::error::describe;
 use crate::measure::prom::{extract, parse, MetricsSample, ServerFamily};
@@ -21,6 +22,9 @@ use crate::results::server_metrics::{summarize_server_metrics, ServerMetrics};
 /// At most this long for one scrape; a slower one counts as a failure.
 const SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Distinct failure messages kept in the result (all failures are counted).
+/// The most a `/metrics` answer may hold (vLLM's is a few hundred KiB); a larger one is a
+/// failed scrape, not read whole.
+const METRICS_MAX: usize = 16 << 20;
 const MAX_ERRORS_KEPT: usize = 5;
 
 /// Scrapes a metrics endpoint in the background; see the module doc.
@@ -74,11 +78,15 @@ async fn fetch(
     if !status.is_success() {
         return Err(format!("GET {shown}: HTTP {status}"));
     }
-    let text = response
-        .text()
+    let (bytes, over) = read_at_most(response, METRICS_MAX)
         .await
         .map_err(|e| format!("GET {shown}: {}", describe(&e.without_url())))?;
-    let exposition = parse(&text);
+    if over {
+        return Err(format!(
+            "GET {shown}: the answer is over {METRICS_MAX} bytes"
+        ));
+    }
+    let exposition = parse(&String::from_utf8_lossy(&bytes));
     match extract(&exposition.samples) {
         (Some(family), sample) => Ok((family, sample)),
         (None, _) => Err(format!(

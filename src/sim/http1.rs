@@ -311,24 +311,22 @@ impl Connection {
         self.buf.drain(..head_len);
         self.deadline = Some(offset(Instant::now(), limits.body_timeout));
         let headers = builder.headers_ref().cloned().unwrap_or_default();
-        let keep_alive = http11 && !has_token(&headers, header::CONNECTION, "close");
+        let chunked = has_token(&headers, header::TRANSFER_ENCODING, "chunked");
+        // Both framings at once is how request smuggling starts (RFC 9112 §6.1): the body is
+        // read as chunked and the connection closed after the answer, as hyper does.
+        let keep_alive = http11
+            && !has_token(&headers, header::CONNECTION, "close")
+            && !(chunked && headers.contains_key(header::CONTENT_LENGTH));
         if has_token(&headers, header::EXPECT, "100-continue") {
             let write = write_all(&self.sock, b"HTTP/1.1 100 Continue\r\n\r\n");
             if let Some(at) = self.deadline {
                 let _ = tokio::time::timeout_at(at, write).await;
             }
         }
-        let body = if has_token(&headers, header::TRANSFER_ENCODING, "chunked") {
+        let body = if chunked {
             self.read_chunked().await?
         } else {
-            let len = match headers.get(header::CONTENT_LENGTH) {
-                None => 0,
-                Some(v) => v
-                    .to_str()
-                    .ok()
-                    .and_then(|s| s.trim().parse::<usize>().ok())
-                    .ok_or_else(|| Bad(StatusCode::BAD_REQUEST, "invalid content-length".into()))?,
-            };
+            let len = content_length(&headers)?;
             if len > limits.max_body_bytes {
                 return Err(too_large(&limits));
             }
@@ -632,6 +630,29 @@ fn has_token(headers: &HeaderMap, name: HeaderName, token: &str) -> bool {
         v.to_str()
             .is_ok_and(|s| s.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
     })
+}
+
+/// The request's `content-length` (0 without one): digits only (`+5` and `-0` are refused,
+/// though Rust's integer parser takes them), and every copy of the header the same.
+fn content_length(headers: &HeaderMap) -> Result<usize, Bad> {
+    let mut len = None;
+    for v in headers.get_all(header::CONTENT_LENGTH) {
+        let digits = v.as_bytes().trim_ascii();
+        let this = (!digits.is_empty() && digits.iter().all(u8::is_ascii_digit))
+            .then(|| std::str::from_utf8(digits).ok()?.parse::<usize>().ok())
+            .flatten();
+        match (this, len) {
+            (Some(n), None) => len = Some(n),
+            (Some(n), Some(m)) if n == m => {}
+            _ => {
+                return Err(Bad(
+                    StatusCode::BAD_REQUEST,
+                    "invalid content-length".into(),
+                ))
+            }
+        }
+    }
+    Ok(len.unwrap_or(0))
 }
 
 fn too_large(limits: &HttpLimits) -> Bad {

@@ -184,7 +184,11 @@ impl Client {
         if !resp.status().is_success() {
             return None;
         }
-        serde_json::from_slice(&resp.bytes().await.ok()?).ok()
+        let (bytes, over) = read_at_most(resp, SIDE_ANSWER_MAX).await.ok()?;
+        if over {
+            return None;
+        }
+        serde_json::from_slice(&bytes).ok()
     }
 
     /// The `Date` header of `GET base_url` (any status), for the clock-offset probe (`shard`).
@@ -211,6 +215,7 @@ impl Client {
         let url = join_url(base_url, path);
         let shown = redact_url(&url);
         let body = serde_json::to_vec(body).map_err(|e| e.to_string())?;
+        let body_len = body.len();
         let resp = self
             .http
             .post(&url)
@@ -220,10 +225,14 @@ impl Client {
             .await
             .map_err(|e| format!("POST {shown}: {}", describe(&e.without_url())))?;
         let status = resp.status();
-        let bytes = resp
-            .bytes()
+        // An answer is proportional to what was asked (a token id per prompt byte at most).
+        let max = SIDE_ANSWER_MAX.max(body_len.saturating_mul(64));
+        let (bytes, over) = read_at_most(resp, max)
             .await
             .map_err(|e| format!("POST {shown}: {}", describe(&e.without_url())))?;
+        if over && status.is_success() {
+            return Err(format!("POST {shown}: the answer is over {max} bytes"));
+        }
         if !status.is_success() {
             let text = String::from_utf8_lossy(&bytes);
             return Err(format!(
@@ -540,16 +549,10 @@ impl Body {
     async fn error_text(self, max: usize) -> String {
         let bytes = match self {
             Body::Lean(mut r) => r.error_body(max).await,
-            Body::Reqwest(mut r, _) => {
-                let mut text = Vec::new();
-                while text.len() < max {
-                    match r.chunk().await {
-                        Ok(Some(b)) => text.extend_from_slice(&b[..b.len().min(max - text.len())]),
-                        _ => break,
-                    }
-                }
-                text
-            }
+            Body::Reqwest(r, _) => read_at_most(r, max)
+                .await
+                .map(|(b, _)| b)
+                .unwrap_or_default(),
         };
         String::from_utf8_lossy(&bytes).into_owned()
     }
@@ -560,6 +563,27 @@ impl Body {
             *slot = Some(r);
         }
     }
+}
+
+/// The most a side channel's JSON answer (`/sim/info`, `/sim/stats`, a small `/tokenize`)
+/// may hold; a larger one is refused rather than read whole.
+const SIDE_ANSWER_MAX: usize = 1 << 20;
+
+/// Reads at most `max` bytes of a reqwest body, chunk by chunk (never the whole body at once);
+/// the flag says the body held more, which is left unread.
+pub async fn read_at_most(
+    mut resp: reqwest::Response,
+    max: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = resp.chunk().await? {
+        let room = max - bytes.len();
+        bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if chunk.len() > room {
+            return Ok((bytes, true));
+        }
+    }
+    Ok((bytes, false))
 }
 
 /// The outcome of a lean-transport failure. A connection closed before any response byte (on a
