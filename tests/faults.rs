@@ -39,6 +39,12 @@ where
 
 /// Reads one request (head and content-length body); false when the connection ended first.
 async fn read_request(conn: &mut TcpStream) -> bool {
+    request_line(conn).await.is_some()
+}
+
+/// Reads one request (head and content-length body): its request line (`POST /v1/... HTTP/1.1`),
+/// `None` when the connection ended first.
+async fn request_line(conn: &mut TcpStream) -> Option<String> {
     let mut got = Vec::new();
     let mut buf = [0u8; 4096];
     loop {
@@ -50,11 +56,11 @@ async fn read_request(conn: &mut TcpStream) -> bool {
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(0);
             if got.len() >= end + 4 + len {
-                return true;
+                return head.lines().next().map(str::to_string);
             }
         }
         match conn.read(&mut buf).await {
-            Ok(0) | Err(_) => return false,
+            Ok(0) | Err(_) => return None,
             Ok(n) => got.extend_from_slice(&buf[..n]),
         }
     }
@@ -211,6 +217,135 @@ async fn issue_14_a_redirect_is_not_followed_and_names_its_target_redacted() {
     assert!(
         message.contains("redirect to http://***@127.0.0.1:9/v1?key=*** not followed"),
         "{message}"
+    );
+}
+
+/// A 429 with `Retry-After` is a failed request that says so; it is neither retried nor
+/// waited for (the run ends long before the 30 s the server asked for), and the run goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_14_a_429_with_retry_after_is_recorded_not_retried() {
+    let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = seen.clone();
+    let addr = hostile(move |mut c| {
+        let counter = counter.clone();
+        async move {
+            while let Some(line) = request_line(&mut c).await {
+                if line.starts_with("post") {
+                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                let body = b"{\"error\":\"rate limited\"}";
+                let head = format!(
+                    "HTTP/1.1 429 Too Many Requests\r\nretry-after: 30\r\ncontent-length: {}\r\n\r\n",
+                    body.len()
+                );
+                let _ = c.write_all(head.as_bytes()).await;
+                let _ = c.write_all(body).await;
+            }
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let began = Instant::now();
+    let (result, records) = run(config(addr, 4), dir.path()).await;
+    assert!(began.elapsed() < Duration::from_secs(20));
+    assert_eq!(records.len(), 4);
+    assert_eq!(result.summary.failures_by_kind.get("http_status"), Some(&4));
+    assert_eq!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        4,
+        "each sent once"
+    );
+    for r in &records {
+        let (kind, message) = failure(r);
+        assert_eq!(kind, FailureKind::HttpStatus);
+        assert_eq!(r.http_status, Some(429));
+        assert_eq!(r.connection_retries, 0);
+        assert_eq!(
+            message,
+            "HTTP 429 Too Many Requests (Retry-After: 30, not retried): {\"error\":\"rate limited\"}"
+        );
+    }
+}
+
+/// An error body that never ends is read up to `--max-error-body` and no further: the request
+/// fails with an excerpt of it, and the run ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_14_an_endless_error_body_is_read_only_to_its_limit() {
+    let addr = hostile(|mut c| async move {
+        if read_request(&mut c).await {
+            let _ = c
+                .write_all(
+                    b"HTTP/1.1 500 Internal Server Error\r\ntransfer-encoding: chunked\r\n\r\n",
+                )
+                .await;
+            let block = format!("10000\r\n{}\r\n", "E".repeat(0x10000));
+            // 64 KiB chunks for ever, until the client hangs up.
+            while c.write_all(block.as_bytes()).await.is_ok() {}
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(addr, 2);
+    cfg.max_error_body_bytes = 1024;
+    let (_, records) = run(cfg, dir.path()).await;
+    for r in &records {
+        let (kind, message) = failure(r);
+        assert_eq!(kind, FailureKind::HttpStatus);
+        assert_eq!(
+            message,
+            format!("HTTP 500 Internal Server Error: {}", "E".repeat(200))
+        );
+    }
+}
+
+/// A server that answers and then, idle, sends `408` and closes the kept-alive connection
+/// (as nginx and many servers do): the next request goes to a new connection, counted in
+/// `connection_retries`, and the server runs each request once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_14_an_idle_408_sends_the_next_request_on_a_new_connection() {
+    let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = seen.clone();
+    let addr = hostile(move |mut c| {
+        let counter = counter.clone();
+        async move {
+            match request_line(&mut c).await {
+                Some(line) if line.starts_with("post") => {
+                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                _ => return,
+            }
+            let body = b"data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n";
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            let _ = c.write_all(head.as_bytes()).await;
+            let _ = c.write_all(body).await;
+            let _ = c
+                .write_all(b"HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+                .await;
+            // A graceful close: no more answers, and whatever the client still sends is read,
+            // so the client sees the 408 rather than a reset.
+            let _ = c.shutdown().await;
+            let mut sink = [0u8; 4096];
+            while matches!(c.read(&mut sink).await, Ok(n) if n > 0) {}
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(addr, 4);
+    cfg.load.max_concurrency = Some(1);
+    let (result, records) = run(cfg, dir.path()).await;
+    assert_eq!(result.summary.completed, 4, "{records:?}");
+    assert_eq!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        4,
+        "each run once"
+    );
+    let retries: u32 = records.iter().map(|r| r.connection_retries).sum();
+    assert!(
+        retries >= 1,
+        "the idle connections were found closed: {records:?}"
     );
 }
 

@@ -96,8 +96,9 @@ impl Endpoint {
 
     /// Sends `body` and reads the response head. The request goes to another connection only
     /// when the server provably never saw it (hyper-util's rule): a pooled connection found
-    /// closed (or holding stray bytes) before any byte of the request was written, or one whose
-    /// write failed (reset, broken pipe) before the request was complete; `retried` counts that
+    /// closed (or holding stray bytes, such as an idle 408) before any byte of the request was
+    /// written, one whose write failed (reset, broken pipe) before the request was complete, or
+    /// one that answered 408 (the server did not take the request); `retried` counts that
     /// (once per request). A connection closed after the whole request was written is not sent
     /// again: the server may have received it, and would run it twice.
     pub async fn post(&self, body: &[u8], retried: &mut u32) -> Result<Response, Error> {
@@ -113,8 +114,16 @@ impl Endpoint {
             }
             match stream.write_all(&request).await {
                 Ok(()) => {
+                    let response = Response::read_head(stream, true).await;
+                    // A 408 on a kept-alive connection is the server closing it for idleness
+                    // (it may have been sent before the request arrived): by its definition
+                    // the server did not take the request, so it goes to a new connection.
+                    if matches!(&response, Ok(r) if r.status == 408) {
+                        stale = true;
+                        continue;
+                    }
                     *retried += u32::from(stale);
-                    return Response::read_head(stream, true).await;
+                    return response;
                 }
                 // The server had closed it: an incomplete request is never processed.
                 Err(_) => stale = true,
@@ -217,6 +226,8 @@ pub struct Response {
     pub status: u16,
     /// The `Location` header (a redirect's target), as sent.
     pub location: Option<String>,
+    /// The `Retry-After` header (a 429's or 503's advice), as sent.
+    pub retry_after: Option<String>,
 }
 
 /// One read: the byte count and when its newest byte arrived (the read time if unstamped).
@@ -257,6 +268,7 @@ impl Response {
                         arrived,
                         status: head.status,
                         location: head.location,
+                        retry_after: head.retry_after,
                     });
                 }
             }
@@ -391,6 +403,7 @@ struct Head {
     framing: Framing,
     keep_alive: bool,
     location: Option<String>,
+    retry_after: Option<String>,
 }
 
 /// Parses a response head at the start of `bytes`: its length and content, or `None` when
@@ -408,6 +421,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
     let mut chunked = false;
     let mut length = None;
     let mut location = None;
+    let mut retry_after = None;
     for h in resp.headers.iter() {
         let value = std::str::from_utf8(h.value).unwrap_or("");
         let has = |token: &str| {
@@ -432,6 +446,8 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
             keep_alive = false;
         } else if h.name.eq_ignore_ascii_case("location") {
             location = Some(String::from_utf8_lossy(h.value).into_owned());
+        } else if h.name.eq_ignore_ascii_case("retry-after") {
+            retry_after = Some(String::from_utf8_lossy(h.value).into_owned());
         }
     }
     // Both framings at once is how request smuggling starts (RFC 9112, 6.1): the chunked coding
@@ -456,6 +472,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
             framing,
             keep_alive,
             location,
+            retry_after,
         },
     )))
 }

@@ -240,6 +240,42 @@ async fn issue_14_a_request_written_on_a_reused_connection_is_never_sent_twice()
     assert!(server.await.unwrap(), "the request was sent a second time");
 }
 
+/// Issue 14: a kept-alive connection that answers the written request with 408 (the server
+/// timed it out as idle, so by definition did not take the request) is replaced once; the
+/// request is answered on a new connection.
+#[tokio::test]
+async fn issue_14_a_408_on_a_reused_connection_goes_to_a_new_one() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1/completions", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        let (mut c1, _) = listener.accept().await.unwrap();
+        read_request(&mut c1).await;
+        c1.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+            .await
+            .unwrap();
+        read_request(&mut c1).await;
+        c1.write_all(
+            b"HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n",
+        )
+        .await
+        .unwrap();
+        let (mut c2, _) = listener.accept().await.unwrap();
+        read_request(&mut c2).await;
+        c2.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nyes")
+            .await
+            .unwrap();
+    });
+    let e = Endpoint::new(&url, &[], Duration::from_secs(5)).unwrap();
+    let mut retries = 0;
+    let mut r = e.post(b"{}", &mut retries).await.unwrap();
+    assert_eq!(r.next_chunk().await.unwrap().unwrap().0, b"ok");
+    e.put_back(r.into_reusable().expect("kept alive"));
+    let mut r = e.post(b"{}", &mut retries).await.unwrap();
+    assert_eq!((r.status, retries), (200, 1));
+    assert_eq!(r.next_chunk().await.unwrap().unwrap().0, b"yes");
+    server.await.unwrap();
+}
+
 /// Issue 14: `+5` is no content-length, two different lengths are refused, and a response
 /// framed both ways is read as chunked and its connection not reused.
 #[test]

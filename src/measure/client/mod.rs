@@ -359,6 +359,7 @@ impl Client {
         state.rec.http_status = Some(status);
         if !(200..300).contains(&status) {
             let location = body.location();
+            let retry_after = body.retry_after();
             let read = body.error_text(limits.max_error_body);
             let text = tokio::time::timeout(limits.idle, read)
                 .await
@@ -377,9 +378,19 @@ impl Client {
                     ),
                 );
             }
+            // Not retried, and not waited for: the load is the load asked for, and a server
+            // that sheds part of it has that counted against it.
+            let advice = retry_after
+                .map(|v| {
+                    format!(
+                        " (Retry-After: {}, not retried)",
+                        v.chars().take(40).collect::<String>()
+                    )
+                })
+                .unwrap_or_default();
             return Outcome::failed(
                 FailureKind::HttpStatus,
-                format!("HTTP {status}: {}", excerpt.trim()),
+                format!("HTTP {status}{advice}: {}", excerpt.trim()),
             );
         }
         let mut parser = SseParser::with_limit(limits.max_event);
@@ -541,6 +552,17 @@ impl Body {
             Body::Reqwest(r, _) => r
                 .headers()
                 .get(reqwest::header::LOCATION)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+        }
+    }
+
+    /// The `Retry-After` header of a response, as sent.
+    fn retry_after(&self) -> Option<String> {
+        match self {
+            Body::Lean(r) => r.retry_after.clone(),
+            Body::Reqwest(r, _) => r
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
         }
     }
