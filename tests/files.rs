@@ -183,43 +183,148 @@ fn a_full_disk_stops_the_run_and_saves_what_was_measured() {
     assert!(whole + 1 >= lines.len());
 }
 
-/// A server that accepts connections and never answers: Ctrl-C during the pre-flight request
-/// stops servebench at once, with one line and no file.
+/// The phases a signal can arrive in, and the request that shows the run has reached it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Phase {
+    /// `--tokenizer server`: counting the prompts with the server's `/tokenize`.
+    Tokenize,
+    PreFlight,
+    WarmUps,
+    /// `--start-at`: the clock-offset probe (`GET /` for its `Date` header).
+    ClockProbe,
+    Measured,
+}
+
+const ONE_EVENT: &[u8] = b"data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n";
+
+/// A server on 127.0.0.1 that answers until the run reaches `phase`, and never after (so the
+/// run waits there); the receiver hears when that request arrived. Each connection has a
+/// thread; they end with the test process.
+#[cfg(unix)]
+fn server_stuck_in(phase: Phase) -> (String, std::sync::mpsc::Receiver<()>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (reached, heard) = std::sync::mpsc::channel();
+    let posts = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let (reached, posts) = (reached.clone(), posts.clone());
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                let mut length = 0;
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let _ = reader.read_exact(&mut vec![0; length]);
+                let completions = line.starts_with("POST /v1/completions");
+                let n = if completions {
+                    posts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1
+                } else {
+                    0
+                };
+                let here = match phase {
+                    Phase::Tokenize => line.starts_with("POST /tokenize"),
+                    Phase::PreFlight => n == 1,
+                    Phase::WarmUps => n == 2,
+                    // The pre-flight request and the first measured one are answered.
+                    Phase::Measured => n == 3,
+                    Phase::ClockProbe => line.starts_with("GET / "),
+                };
+                let mut conn = conn;
+                if here {
+                    let _ = reached.send(());
+                    if phase == Phase::Measured {
+                        // The stream starts and stalls: the request is in flight.
+                        let _ = conn.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: {\"choices\":[{\"text\":\"a\"}]}\n\n");
+                    }
+                    std::thread::sleep(Duration::from_secs(120));
+                } else if completions {
+                    let head = format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", ONE_EVENT.len());
+                    let _ = conn.write_all(head.as_bytes());
+                    let _ = conn.write_all(ONE_EVENT);
+                } else {
+                    let _ = conn.write_all(
+                        b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                    );
+                }
+            });
+        }
+    });
+    (url, heard)
+}
+
+/// Ctrl-C or SIGTERM in every phase stops servebench promptly, with no hang: before the
+/// measured load with one line, exit code 2 and no file at all; during it with the result
+/// saved as incomplete and every record kept.
 #[cfg(unix)]
 #[test]
-fn a_signal_during_the_pre_flight_request_stops_without_a_file() {
-    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", silent.local_addr().unwrap());
-    let dir = tempfile::tempdir().unwrap();
-    let child = servebench()
-        .args([
-            "run",
-            "--base-url",
-            &url,
-            "--tokenizer",
-            "words",
-            "--num-prompts",
-            "3",
-        ])
-        .args(["--result-dir", dir.path().to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until the pre-flight request has connected (the listener's backlog holds it).
-    let (_conn, _) = silent.accept().unwrap();
-    let started = Instant::now();
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(60));
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let errors = error_lines(&out);
-    assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(
-        errors[0].contains("stopped before the measured load"),
-        "{errors:?}"
-    );
-    assert_eq!(files_in(dir.path()), Vec::<String>::new());
+fn a_signal_in_any_phase_stops_the_run_and_keeps_what_was_measured() {
+    for phase in [
+        Phase::Tokenize,
+        Phase::PreFlight,
+        Phase::WarmUps,
+        Phase::ClockProbe,
+        Phase::Measured,
+    ] {
+        for signal in [libc::SIGINT, libc::SIGTERM] {
+            let (url, heard) = server_stuck_in(phase);
+            let dir = tempfile::tempdir().unwrap();
+            let mut cmd = servebench();
+            cmd.args(["run", "--base-url", &url, "--num-prompts", "4"])
+                .args(["--max-concurrency", "1", "--grace", "0.2", "--quiet"])
+                .args(["--result-dir", dir.path().to_str().unwrap()])
+                .args(["--result-filename", "r.json"]);
+            match phase {
+                Phase::Tokenize => cmd.args(["--tokenizer", "server"]),
+                Phase::WarmUps => cmd.args(["--tokenizer", "words", "--num-warmups", "2"]),
+                Phase::ClockProbe => {
+                    cmd.args(["--tokenizer", "words", "--start-at", "2099-01-01T00:00:00Z"])
+                }
+                _ => cmd.args(["--tokenizer", "words"]),
+            };
+            let child = cmd
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let case = format!("{phase:?}, signal {signal}");
+            heard
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("{case}: the run never reached its phase"));
+            std::thread::sleep(Duration::from_millis(100));
+            unsafe { libc::kill(child.id() as i32, signal) };
+            let out = child.wait_with_output().unwrap();
+            let errors = error_lines(&out);
+            if phase == Phase::Measured {
+                let v: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).expect(&case))
+                        .unwrap();
+                assert_eq!(v["complete"], false, "{case}");
+                let records = std::fs::read_to_string(dir.path().join("r.records.jsonl")).unwrap();
+                // The first request finished, the second was in flight (cancelled at the end
+                // of the grace), no third was sent.
+                assert_eq!(records.lines().count(), 2, "{case}: {records}");
+                assert!(out.status.code().is_some(), "{case}: {out:?}");
+            } else {
+                assert_eq!(out.status.code(), Some(2), "{case}: {out:?}");
+                assert_eq!(errors.len(), 1, "{case}: {errors:?}");
+                assert!(
+                    errors[0].contains("stopped before the measured load"),
+                    "{case}: {errors:?}"
+                );
+                assert_eq!(files_in(dir.path()), Vec::<String>::new(), "{case}");
+            }
+        }
+    }
 }
 
 /// A second Ctrl-C ends the grace period at once: the requests in flight are cancelled and

@@ -55,7 +55,11 @@ pub async fn before_start(
     if cfg.load.shard.is_none() && start_at.is_none() {
         return Ok(None);
     }
-    let clock_offset = probe_clock_offset(client, client.base_url()).await;
+    let clock_offset = tokio::select! {
+        biased;
+        () = stop.cancelled() => return Err(RunError::Stopped),
+        offset = probe_clock_offset(client, client.base_url()) => offset,
+    };
     if let Some(at) = start_at {
         wait_until(at, stop).await?;
         if stop.is_cancelled() {
