@@ -203,6 +203,20 @@ fn bad_flags_name_what_is_wrong() {
         (vec!["run", "--timeout", "1e20"], "--timeout"),
         (vec!["run", "--grace", "1e20"], "--grace"),
         (vec!["run", "--timeout", "NaN"], "--timeout"),
+        // Sizes that would exhaust memory building the workload are refused first.
+        (
+            vec!["run", "--num-prompts", "1000000000000"],
+            "--num-prompts",
+        ),
+        (vec!["run", "--input-len", "100000000000"], "--input-len"),
+        (
+            vec!["run", "--output-len", "18446744073709551615"],
+            "--output-len",
+        ),
+        (
+            vec!["run", "--prefix-len", "9999999", "--input-len", "2"],
+            "--prefix-len",
+        ),
         (
             vec!["report", "/nonexistent/result.json"],
             "/nonexistent/result.json",

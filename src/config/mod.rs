@@ -239,6 +239,13 @@ fn default_max_generated_text_bytes() -> u64 {
     1 << 20
 }
 
+/// The most tokens one prompt (prefix included) or one answer may ask for: ten million, far
+/// past any served context today (128k to a few million), so only a typo is refused before
+/// the workload tries to build it.
+pub const MAX_TOKENS: u64 = 10_000_000;
+/// The most requests (measured, or warm-ups) of one run: every one is built before the load
+/// starts, so a typo such as `--num-prompts 1e12` is refused rather than exhausting memory.
+pub const MAX_PROMPTS: u64 = 100_000_000;
 /// The longest wait a flag may ask for, seconds (a week): a longer one is surely a typo, and
 /// past about 1.8e19 a `Duration` cannot hold it.
 pub const MAX_WAIT_S: f64 = 604_800.0;
@@ -502,11 +509,28 @@ impl RunConfig {
                 format!("must be at most {MAX_WAIT_S} seconds (a week)"),
             );
         }
-        if self.workload.output_len == 0 {
-            return bad("--output-len", "must be at least 1".into());
+        if self.load.num_prompts > MAX_PROMPTS {
+            return bad("--num-prompts", format!("must be at most {MAX_PROMPTS}"));
         }
-        if self.workload.input_len == 0 {
-            return bad("--input-len", "must be at least 1".into());
+        if self.load.num_warmups > MAX_PROMPTS {
+            return bad("--num-warmups", format!("must be at most {MAX_PROMPTS}"));
+        }
+        for (flag, len) in [
+            ("--output-len", self.workload.output_len),
+            ("--input-len", self.workload.input_len),
+        ] {
+            if len == 0 {
+                return bad(flag, "must be at least 1".into());
+            }
+            if len > MAX_TOKENS {
+                return bad(flag, format!("must be at most {MAX_TOKENS} tokens"));
+            }
+        }
+        if self.workload.prefix_len > MAX_TOKENS - self.workload.input_len {
+            return bad(
+                "--prefix-len",
+                format!("with --input-len must be at most {MAX_TOKENS} tokens"),
+            );
         }
         if !(0.0..1.0).contains(&self.workload.range_ratio) {
             return bad("--range-ratio", "must be in [0, 1)".into());

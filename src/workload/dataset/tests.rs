@@ -540,3 +540,23 @@ fn absurd_lengths_are_rejected_not_allocated() {
     let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
     assert!(err.contains("number of prefixes"), "{err}");
 }
+
+/// Issue 14: a dataset file that is not text, and a tokenizer file that is not a tokenizer,
+/// are one line naming the file and what is wrong, never a panic.
+#[test]
+fn files_that_are_not_what_they_claim_fail_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = dir.path().join("book.txt");
+    std::fs::write(&binary, b"Once upon \xff\xfe a time").unwrap();
+    let e = read_file(&binary).unwrap_err().to_string();
+    assert!(
+        e.contains("book.txt") && e.contains("not UTF-8") && e.contains("offset 10"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "{e}");
+    let fake = dir.path().join("tokenizer.json");
+    std::fs::write(&fake, br#"{"model": {"type": "nothing we know"}}"#).unwrap();
+    let e = Tokenizer::load(fake.to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("tokenizer.json"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+}
