@@ -29,7 +29,13 @@
 # the repository) against the same simulator right after servebench at each level, pinned the
 # same way, and prints its rows in the same table.
 #
-# Usage: bench/fidelity.sh [LEVELS...]      environment: ROUNDS=2 TOKENS=200 PEERS=
+# Cold start (issue 15): after the table, for each level in COLD (default 512; COLD= skips
+# it) one run of C requests with no warm-up, so every request opens its connection at the same
+# instant, and a second table: TTFT error (counted from the first byte written, after the
+# connect), the new connections and their mean connect time, and the error of "TTFT including
+# connection setup" (what a client that times from before the connect reports).
+#
+# Usage: bench/fidelity.sh [LEVELS...]      environment: ROUNDS=2 TOKENS=200 PEERS= COLD=512
 #        CLIENT_ARGS= (extra `servebench run` options, e.g. "--backend openai-chat")
 #        CLIENT_BIN= (another servebench binary as the client, e.g. an older build to compare
 #        with; the simulator is always this tree's)
@@ -90,4 +96,32 @@ PY
     if [ "${PEERS:-}" = guidellm ]; then
         ROUNDS="$ROUNDS" TOKENS="$TOKENS" bench/fidelity_peers.sh "$URL" "$OUT" "${PRIO[*]} taskset -c 1" "$C"
     fi
+done
+
+read -r -a COLD_LEVELS <<<"${COLD-512}"
+if [ "${#COLD_LEVELS[@]}" -gt 0 ]; then
+    echo
+    echo "| cold start: concurrency | requests | TTFT err mean / p50 / p99 (ms) | new connections | connect mean / p99 (ms) | TTFT incl. setup err mean / p99 (ms) | server late chunks | verdict |"
+    echo "|---|---|---|---|---|---|---|---|"
+fi
+for C in "${COLD_LEVELS[@]}"; do
+    "${PRIO[@]}" taskset -c 1 "${CLIENT_BIN:-target/release/servebench}" run \
+        --base-url "$URL" --tokenizer words --num-prompts "$C" --max-concurrency "$C" \
+        --input-len 32 --output-len "$TOKENS" --num-warmups 0 --metric-percentiles 50,99 \
+        --result-dir "$OUT" --result-filename "cold$C.json" --no-preflight -q ${CLIENT_ARGS:-} || true
+    python3 - "$OUT/cold$C.json" "$C" <<'PY'
+import json, sys
+r, c = json.load(open(sys.argv[1])), int(sys.argv[2])
+s = r["summary"]
+ttft = " / ".join(f"{r[f'{k}_ttft_ms'] - 50.0:+.2f}" for k in ("mean", "median", "p99"))
+setup = s.get("connection_setup_ms") or {}
+with_setup = s.get("ttft_with_setup_ms") or {}
+def p99(d):
+    return next((v for p, v in d.get("percentiles", []) if p == 99.0), float("nan"))
+setup_s = f"{setup.get('mean', float('nan')):.2f} / {p99(setup):.2f}"
+cold_s = f"{with_setup.get('mean', float('nan')) - 50.0:+.2f} / {p99(with_setup) - 50.0:+.2f}"
+v = r.get("validity") or {}
+late = (v.get("server_stats") or {}).get("late_chunks", "?")
+print(f"| {c} | {c} ({r['completed']} ok) | {ttft} | {s.get('new_connections', '?')} | {setup_s} | {cold_s} | {late} | {v.get('verdict', '?')} |")
+PY
 done

@@ -378,3 +378,77 @@ async fn reasoning_tokens_are_output_and_reported_separately() {
         2.0,
     );
 }
+
+/// Issue 15: TTFT counts from the request's first byte written, after a new connection's
+/// setup, so a request on a new connection and one on a reused connection have the same TTFT
+/// against the exact simulator (whose schedule starts at the kernel's arrival stamp of each
+/// request). 128 streams open at one instant, then reuse their connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_and_reused_connections_give_the_same_ttft() {
+    let _guard = SERIAL.lock().await;
+    let mut attempts = Vec::new();
+    for _ in 0..3 {
+        let server = start_sim(1, true, FaultConfig::default()).await;
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(server.base_url(), BackendKind::Openai, 256, 128, 4);
+        let (result, records) = run(cfg, dir.path()).await;
+        server.shutdown().await;
+        assert_invariants(&records);
+        let s = &result.summary;
+        assert_eq!(s.completed, 256);
+        assert_eq!(s.new_connections + s.reused_connections, 256);
+        let (new, reused): (Vec<_>, Vec<_>) = records
+            .iter()
+            .partition(|r| r.connection_reused == Some(false));
+        assert_eq!(new.len() as u64, s.new_connections);
+        assert!(new.len() >= 64 && reused.len() >= 64, "{}", new.len());
+        assert_eq!(
+            s.connection_setup_ms.as_ref().unwrap().count,
+            s.new_connections
+        );
+        for r in &new {
+            let (a, b) = (r.connect_start_ns.unwrap(), r.connect_end_ns.unwrap());
+            assert!(r.scheduled_ns <= a && a <= b && b <= r.sent_ns, "{r:?}");
+        }
+        assert!(reused.iter().all(|r| r.connect_start_ns.is_none()));
+        let mean_ttft = |rs: &[&RequestRecord]| {
+            rs.iter()
+                .map(|r| RequestMetrics::of(r).unwrap().ttft_ns as f64 / 1e6)
+                .sum::<f64>()
+                / rs.len() as f64
+        };
+        let (a, b) = (mean_ttft(&new), mean_ttft(&reused));
+        attempts.push((a, b));
+        if (a - TTFT_MS).abs() <= 1.0 && (b - TTFT_MS).abs() <= 1.0 {
+            return;
+        }
+    }
+    panic!("mean TTFT (ms) on new and reused connections, truth {TTFT_MS}: {attempts:?}");
+}
+
+/// Issue 15: against an external `servebench sim --time-scale 10`, the run reads the scale
+/// from `/sim/info` and reports in the simulator's time, as with the built-in simulator.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_external_simulator_s_time_scale_is_read_from_its_info() {
+    let _guard = SERIAL.lock().await;
+    let server = sim::spawn(
+        SimConfig {
+            ttft: Duration::from_millis(500),
+            itl: Duration::from_millis(100),
+            time_scale: 10.0,
+            ..SimConfig::default()
+        },
+        ([127, 0, 0, 1], 0).into(),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(server.base_url(), BackendKind::Openai, 8, 8, 5);
+    assert!(!cfg.simulated);
+    let (result, _) = run(cfg, dir.path()).await;
+    server.shutdown().await;
+    assert_eq!(result.config.time_scale, 10.0);
+    let s = &result.summary;
+    assert_close("TTFT", s.ttft_ms.as_ref().unwrap().median, 500.0, 20.0);
+    assert_close("TPOT", s.tpot_ms.as_ref().unwrap().median, 100.0, 10.0);
+}

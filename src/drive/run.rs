@@ -114,20 +114,25 @@ pub async fn execute_with(
     opts.check_targets()?;
     // Nothing is written until the measured load starts: a run stopped or refused before
     // then (Ctrl-C, a failed pre-flight, a --start-at already past) leaves no file behind.
+    let mut cfg = cfg;
     let before = async {
         let prepared = prepare(&cfg, tokenizer, secrets).await?;
         let clock = Clock::start();
         if opts.preflight {
             preflight(&prepared.client, &cfg, &clock).await?;
         }
+        let scale = external_time_scale(&prepared.client, &cfg).await;
         let warmups = warm_up(&prepared, &cfg, clock, &opts.live, &stop).await;
-        Ok::<_, RunError>((prepared, clock, warmups))
+        Ok::<_, RunError>((prepared, clock, warmups, scale))
     };
-    let (prepared, clock, warmups) = tokio::select! {
+    let (prepared, clock, warmups, scale) = tokio::select! {
         biased;
         () = stop.cancelled() => return Err(RunError::Stopped),
         r = before => r?,
     };
+    if let Some(k) = scale {
+        cfg.time_scale = k;
+    }
     let measured = measure(&cfg, prepared, opts, clock, warmups, stop).await?;
     let lost = measured.records_error.as_ref().map(ToString::to_string);
     let result = finish(cfg, opts, clock, measured)?;
@@ -355,6 +360,19 @@ fn finish(
     Ok(result)
 }
 
+/// The clock speed-up of an external `servebench sim --time-scale K` (its `/sim/info`), so
+/// the load's schedule and every figure are in its simulated time, as with the built-in one;
+/// `None` for the built-in simulator (already known) and for any other server.
+async fn external_time_scale(client: &Client, cfg: &RunConfig) -> Option<f64> {
+    if cfg.simulated {
+        return None;
+    }
+    let info = client.get_json(client.base_url(), "/sim/info").await?;
+    info.get("preset")?;
+    let k = info.get("time_scale")?.as_f64()?;
+    (k.is_finite() && k > 0.0 && k != cfg.time_scale).then_some(k)
+}
+
 /// The simulator's counters (`/sim/stats`) and its mode (`/sim/info`: the mode decides whether
 /// its lateness invalidates a run, see `monitor`); `None` when the server is not servebench's
 /// simulator.
@@ -394,9 +412,9 @@ impl Sends {
             return;
         }
         self.lags
-            .add(r.sent_ns.saturating_sub(r.scheduled_ns) as f64 / 1e6);
-        self.first = self.first.min(r.sent_ns);
-        self.last = self.last.max(r.sent_ns);
+            .add(r.began_ns().saturating_sub(r.scheduled_ns) as f64 / 1e6);
+        self.first = self.first.min(r.began_ns());
+        self.last = self.last.max(r.began_ns());
         self.count += 1;
     }
 }

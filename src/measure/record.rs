@@ -138,8 +138,20 @@ pub struct RequestRecord {
     pub warmup: bool,
     /// When the load schedule wanted the request sent.
     pub scheduled_ns: u64,
-    /// When the request was actually handed to the connection (after any concurrency gate).
+    /// When the first byte of the request was written to its connection: after any
+    /// concurrency gate and after a new connection's setup. Every latency counts from here.
+    /// (Where the transport cannot tell, as over reqwest for https, and in records written
+    /// before servebench timed connections: when the request was handed to the connection.)
     pub sent_ns: u64,
+    /// A new connection's setup, TCP connect (and TLS handshake, where timed): when it began
+    /// and when it was done. Absent for a reused connection and where the transport cannot tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_start_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_end_ns: Option<u64>,
+    /// Whether the request went over a kept-alive connection; absent where unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_reused: Option<bool>,
     /// Times the request was re-sent because a kept-alive connection turned out closed before
     /// the request reached the server (its latencies still count from `sent_ns`).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -201,6 +213,15 @@ impl RequestRecord {
     pub fn is_ok(&self) -> bool {
         self.outcome.is_ok()
     }
+    /// When the client began sending this request: a new connection's setup, or the first
+    /// byte's write on a reused one (client-side queueing ends here).
+    pub fn began_ns(&self) -> u64 {
+        self.connect_start_ns.unwrap_or(self.sent_ns)
+    }
+    /// A new connection's setup time (TCP connect, and TLS where timed), ns.
+    pub fn setup_ns(&self) -> Option<u64> {
+        Some(self.connect_end_ns?.saturating_sub(self.connect_start_ns?))
+    }
     /// First output chunk arrival, if any.
     pub fn first_chunk_ns(&self) -> Option<u64> {
         self.chunk_ns.first().copied()
@@ -216,7 +237,13 @@ impl RequestRecord {
         let chunks_ordered = self.chunk_ns.windows(2).all(|w| w[0] <= w[1]);
         let first = self.chunk_ns.first().copied().unwrap_or(self.end_ns);
         let last = self.chunk_ns.last().copied().unwrap_or(self.sent_ns);
+        let setup_ordered = match (self.connect_start_ns, self.connect_end_ns) {
+            (Some(a), Some(b)) => self.scheduled_ns <= a && a <= b && b <= self.sent_ns,
+            (None, None) => true,
+            _ => false,
+        };
         self.scheduled_ns <= self.sent_ns
+            && setup_ordered
             && self.sent_ns <= first
             && chunks_ordered
             && last <= self.end_ns

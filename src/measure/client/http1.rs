@@ -112,9 +112,13 @@ impl Endpoint {
                 stale = true;
                 continue;
             }
+            let phase = SendPhase {
+                connect: None,
+                written: Instant::now(),
+            };
             match stream.write_all(&request).await {
                 Ok(()) => {
-                    let response = Response::read_head(stream, true).await;
+                    let response = Response::read_head(stream, true, phase).await;
                     // A 408 on a kept-alive connection is the server closing it for idleness
                     // (it may have been sent before the request arrived): by its definition
                     // the server did not take the request, so it goes to a new connection.
@@ -130,11 +134,17 @@ impl Endpoint {
             }
         }
         *retried += u32::from(stale);
+        let began = Instant::now();
         let mut stream = self.connect().await?;
+        let connected = Instant::now();
+        let phase = SendPhase {
+            connect: Some((began, connected)),
+            written: connected,
+        };
         if let Err(e) = stream.write_all(&request).await {
             return Err(Error::Broken(format!("cannot send the request: {e}")));
         }
-        Response::read_head(stream, false).await
+        Response::read_head(stream, false, phase).await
     }
 
     fn take_idle(&self) -> Option<TcpStream> {
@@ -228,6 +238,19 @@ pub struct Response {
     pub location: Option<String>,
     /// The `Retry-After` header (a 429's or 503's advice), as sent.
     pub retry_after: Option<String>,
+    /// How the request reached the server: the connection's setup (when it was new) and when
+    /// the request's first byte was written.
+    pub phase: SendPhase,
+}
+
+/// When a request's connection was set up and its first byte written.
+#[derive(Clone, Copy, Debug)]
+pub struct SendPhase {
+    /// A new connection's TCP connect: its start and the moment it was established; `None`
+    /// for a kept-alive connection reused.
+    pub connect: Option<(Instant, Instant)>,
+    /// Just before the first byte of the request was handed to the socket.
+    pub written: Instant,
 }
 
 /// One read: the byte count and when its newest byte arrived (the read time if unstamped).
@@ -239,7 +262,11 @@ async fn read(stream: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, Instant)
 impl Response {
     /// Reads the response head; `reused`: the request went over a kept-alive connection (named
     /// in the message when it is closed before any response byte).
-    async fn read_head(stream: TcpStream, reused: bool) -> Result<Response, Error> {
+    async fn read_head(
+        stream: TcpStream,
+        reused: bool,
+        phase: SendPhase,
+    ) -> Result<Response, Error> {
         let not_resent = if reused {
             " on a kept-alive connection, after the request was sent (not sent again: the server may have received it)"
         } else {
@@ -269,6 +296,7 @@ impl Response {
                         status: head.status,
                         location: head.location,
                         retry_after: head.retry_after,
+                        phase,
                     });
                 }
             }

@@ -6,8 +6,10 @@
 //! requests to `http://` servers go over the lean HTTP/1.1 transport in `http1`, others over
 //! reqwest; both feed one body-reading loop (`Body`).
 //!
-//! Timestamps: `sent_ns` is the user-space time just before the request is handed to the
-//! connection. Every output chunk's time is the arrival of the read that completed it, so events
+//! Timestamps: over the lean transport `sent_ns` is the user-space time just before the
+//! request's first byte is written, after a new connection's TCP connect (timed on its own,
+//! `connect_start_ns`..`connect_end_ns`); over reqwest (https), which does not say when its
+//! pool connects, it is the time the request is handed to reqwest. Every output chunk's time is the arrival of the read that completed it, so events
 //! read together share one timestamp. Over the lean transport that arrival is the kernel's
 //! receive stamp of the read's newest byte (`crate::measure::rxtime`; the read time where the kernel gave
 //! none), so a busy or descheduled client does not delay it; over reqwest (HTTPS) it is the time
@@ -355,6 +357,15 @@ impl Client {
             Ok(body) => body,
             Err(failure) => return failure,
         };
+        if let Body::Lean(r) = &body {
+            let rec = &mut state.rec;
+            rec.sent_ns = clock.ns_at(r.phase.written);
+            rec.connection_reused = Some(r.phase.connect.is_none());
+            if let Some((began, done)) = r.phase.connect {
+                rec.connect_start_ns = Some(clock.ns_at(began));
+                rec.connect_end_ns = Some(clock.ns_at(done));
+            }
+        }
         let status = body.status();
         state.rec.http_status = Some(status);
         if !(200..300).contains(&status) {

@@ -133,6 +133,12 @@ pub fn servebench_block(result: &BenchResult) -> String {
             }
             _ => format!("simulated ({preset})"),
         }
+    } else if c.time_scale != 1.0 {
+        let k = c.time_scale;
+        format!(
+            "{} (servebench sim, clock {k}x real time per its /sim/info: figures in simulated time)",
+            c.base_url
+        )
     } else {
         c.base_url.clone()
     };
@@ -308,6 +314,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
             let _ = writeln!(out, "  {reason}");
         }
     }
+    connection_setup(&mut out, result);
     server_timings(&mut out, result);
     server_metrics(&mut out, result);
     if let Some(path) = &result.records_file {
@@ -315,6 +322,31 @@ pub fn servebench_block(result: &BenchResult) -> String {
     }
     out.push_str(&rule("", '='));
     out
+}
+
+/// How requests reached the server: new and reused connections, a new connection's setup
+/// time, and, where any request opened one, TTFT with that setup included (the cold-start
+/// figure; TTFT itself counts from the request's first byte written).
+fn connection_setup(out: &mut String, result: &BenchResult) {
+    let s = &result.summary;
+    let ps = &result.config.metric_percentiles;
+    if s.new_connections + s.reused_connections == 0 {
+        return;
+    }
+    out.push_str(&rule("Connection setup", '-'));
+    line(out, "New connections:", s.new_connections);
+    line(out, "Reused connections:", s.reused_connections);
+    if s.new_connections == 0 {
+        return;
+    }
+    distribution(out, "connect", "ms", s.connection_setup_ms.as_ref(), ps);
+    distribution(
+        out,
+        "TTFT incl. connection setup",
+        "ms",
+        s.ttft_with_setup_ms.as_ref(),
+        ps,
+    );
 }
 
 /// servebench's TPOT and TTFT next to the server's own decode and prompt times (llama.cpp's

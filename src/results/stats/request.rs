@@ -12,6 +12,9 @@ pub struct RequestMetrics {
     pub ttft_ns: u64,
     /// First output chunk − scheduled send (includes client-side queueing).
     pub ttft_from_scheduled_ns: u64,
+    /// First output chunk − when the client began the request (a new connection's setup
+    /// included).
+    pub ttft_with_setup_ns: u64,
     /// Last output chunk − send.
     pub e2el_ns: u64,
     /// N, output tokens, from the record's one source.
@@ -43,6 +46,7 @@ impl RequestMetrics {
         Some(RequestMetrics {
             ttft_ns,
             ttft_from_scheduled_ns: first.saturating_sub(r.scheduled_ns),
+            ttft_with_setup_ns: first.saturating_sub(r.began_ns()),
             e2el_ns,
             output_tokens: n,
             tpot_ms,
@@ -59,6 +63,7 @@ impl RequestMetrics {
         RequestMetrics {
             ttft_ns: ns(self.ttft_ns),
             ttft_from_scheduled_ns: ns(self.ttft_from_scheduled_ns),
+            ttft_with_setup_ns: ns(self.ttft_with_setup_ns),
             e2el_ns: ns(self.e2el_ns),
             output_tokens: self.output_tokens,
             tpot_ms: self.tpot_ms.map(|t| t * k),

@@ -63,8 +63,24 @@ pub struct RunSummary {
     pub e2el_ms: Option<Distribution>,
     /// First output chunk − scheduled send, ms: TTFT with client-side queueing included.
     pub ttft_from_scheduled_ms: Option<Distribution>,
-    /// Actual send − scheduled send, ms, over every measured request.
+    /// When the client began the request (a new connection's setup, else the first byte's
+    /// write) − scheduled send, ms, over every measured request: the client's own queueing.
     pub schedule_lag_ms: Option<Distribution>,
+    /// Measured requests that opened a new connection, and that reused a kept-alive one
+    /// (requests over a transport that cannot tell are in neither).
+    #[serde(default)]
+    pub new_connections: u64,
+    #[serde(default)]
+    pub reused_connections: u64,
+    /// A new connection's setup (TCP connect, and TLS where timed), ms, over the measured
+    /// requests that opened one.
+    #[serde(default)]
+    pub connection_setup_ms: Option<Distribution>,
+    /// First output chunk − when the client began the request, ms, over successful requests:
+    /// TTFT with a new connection's setup included (the cold-start figure; vLLM's client,
+    /// which opens a connection per request, reports this as TTFT).
+    #[serde(default)]
+    pub ttft_with_setup_ms: Option<Distribution>,
     /// Time to the first reasoning chunk and to the first answer chunk, ms, over successful
     /// requests that had one (reasoning models).
     #[serde(default)]
@@ -132,6 +148,8 @@ impl RunSummary {
             ("e2el_ms", &self.e2el_ms),
             ("ttft_from_scheduled_ms", &self.ttft_from_scheduled_ms),
             ("schedule_lag_ms", &self.schedule_lag_ms),
+            ("connection_setup_ms", &self.connection_setup_ms),
+            ("ttft_with_setup_ms", &self.ttft_with_setup_ms),
             (
                 "time_to_first_reasoning_ms",
                 &self.time_to_first_reasoning_ms,
@@ -194,6 +212,10 @@ pub struct Summarizer {
     e2el: SampleSet,
     ttft_sched: SampleSet,
     lag: SampleSet,
+    new_connections: u64,
+    reused_connections: u64,
+    setup: SampleSet,
+    ttft_setup: SampleSet,
     first_reasoning: SampleSet,
     first_answer: SampleSet,
     server_decode: SampleSet,
@@ -235,6 +257,10 @@ impl Summarizer {
             e2el: set(),
             ttft_sched: set(),
             lag: set(),
+            new_connections: 0,
+            reused_connections: 0,
+            setup: set(),
+            ttft_setup: set(),
             first_reasoning: set(),
             first_answer: set(),
             server_decode: set(),
@@ -268,7 +294,14 @@ impl Summarizer {
         let ms_k = |ns: u64| ns as f64 * k / NS_PER_MS;
         self.first_scheduled = self.first_scheduled.min(r.scheduled_ns);
         self.last_end = self.last_end.max(r.end_ns);
-        self.lag.add(ms_k(r.sent_ns.saturating_sub(r.scheduled_ns)));
+        self.lag
+            .add(ms_k(r.began_ns().saturating_sub(r.scheduled_ns)));
+        match r.connection_reused {
+            Some(true) => self.reused_connections += 1,
+            Some(false) => self.new_connections += 1,
+            None => {}
+        }
+        self.setup.extend(r.setup_ns().map(ms_k));
         let Some(m) = RequestMetrics::of(r).map(|m| m.scaled(k)) else {
             self.failed += 1;
             let kind = r.outcome.failure_kind().map_or("no_output", |k| k.as_str());
@@ -281,6 +314,7 @@ impl Summarizer {
         self.total_output_chunks += r.chunk_ns.len() as u64;
         self.ttft.add(ms(m.ttft_ns));
         self.ttft_sched.add(ms(m.ttft_from_scheduled_ns));
+        self.ttft_setup.add(ms(m.ttft_with_setup_ns));
         self.e2el.add(ms(m.e2el_ns));
         self.tpot.extend(m.tpot_ms);
         self.itl.extend(itl_gaps_ns(r).map(ms_k));
@@ -349,6 +383,10 @@ impl Summarizer {
         self.e2el.merge(other.e2el);
         self.ttft_sched.merge(other.ttft_sched);
         self.lag.merge(other.lag);
+        self.new_connections += other.new_connections;
+        self.reused_connections += other.reused_connections;
+        self.setup.merge(other.setup);
+        self.ttft_setup.merge(other.ttft_setup);
         self.first_reasoning.merge(other.first_reasoning);
         self.first_answer.merge(other.first_answer);
         self.server_decode.merge(other.server_decode);
@@ -400,6 +438,10 @@ impl Summarizer {
             e2el_ms: self.e2el.finish(ps),
             ttft_from_scheduled_ms: self.ttft_sched.finish(ps),
             schedule_lag_ms: self.lag.finish(ps),
+            new_connections: self.new_connections,
+            reused_connections: self.reused_connections,
+            connection_setup_ms: self.setup.finish(ps),
+            ttft_with_setup_ms: self.ttft_setup.finish(ps),
             time_to_first_reasoning_ms: self.first_reasoning.finish(ps),
             time_to_first_answer_ms: self.first_answer.finish(ps),
             output_token_sources: self.output_token_sources,

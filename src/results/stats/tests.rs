@@ -324,7 +324,7 @@ fn hdr_percentiles_are_within_the_stated_bound_of_exact_ones() {
         }
     }
     assert!(exact.hdr_figures().is_empty());
-    assert_eq!(hdr.hdr_figures().len(), 11, "{:?}", hdr.hdr_figures());
+    assert_eq!(hdr.hdr_figures().len(), 12, "{:?}", hdr.hdr_figures());
     assert!(hdr.tpot_minus_server_decode_ms.unwrap().min < 0.0);
 }
 
@@ -344,7 +344,7 @@ fn metric_samples(records: &[RequestRecord]) -> Vec<Vec<f64>> {
         ok(&|_, m| vec![m.e2el_ns as f64 / NS_PER_MS]),
         records
             .iter()
-            .map(|r| (r.sent_ns - r.scheduled_ns) as f64 / NS_PER_MS)
+            .map(|r| (r.began_ns() - r.scheduled_ns) as f64 / NS_PER_MS)
             .collect(),
         ok(&|r, m| {
             let d = ServerTimings::of(r).decode_per_token_ms;
@@ -381,4 +381,33 @@ proptest! {
         let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
         prop_assert!(percentile(&xs, lo).unwrap() <= percentile(&xs, hi).unwrap());
     }
+}
+
+/// Issue 15, the connection figures of docs/metrics.md by hand: TTFT counts from the first
+/// byte written; a new connection's setup is its own figure; "TTFT including connection
+/// setup" and the schedule lag count from when the client began (the connect).
+#[test]
+fn connection_setup_is_timed_apart_from_ttft() {
+    // Scheduled at 0; connect 2..5 ms; request written at 5 ms; first chunk at 55 ms.
+    let mut new = rec(5, &[55, 65], 2);
+    new.scheduled_ns = 0;
+    (new.connect_start_ns, new.connect_end_ns) = (Some(2 * MS), Some(5 * MS));
+    new.connection_reused = Some(false);
+    // Reused: scheduled and written at 10 ms, first chunk at 60 ms.
+    let mut reused = rec(10, &[60, 70], 2);
+    reused.connection_reused = Some(true);
+    // A transport that cannot tell (reqwest): in neither count.
+    let unknown = rec(20, &[70, 80], 2);
+    let s = summarize(&[new.clone(), reused, unknown], &SummaryOptions::default());
+    assert_eq!((s.new_connections, s.reused_connections), (1, 1));
+    assert_eq!(s.ttft_ms.as_ref().unwrap().mean, 50.0);
+    let setup = s.connection_setup_ms.as_ref().unwrap();
+    assert_eq!((setup.count, setup.mean), (1, 3.0));
+    let with_setup = s.ttft_with_setup_ms.as_ref().unwrap();
+    assert_eq!((with_setup.min, with_setup.max), (50.0, 53.0));
+    let lag = s.schedule_lag_ms.as_ref().unwrap();
+    assert_eq!((lag.min, lag.max), (0.0, 2.0));
+    assert!(new.times_are_ordered());
+    new.connect_end_ns = Some(6 * MS);
+    assert!(!new.times_are_ordered(), "setup ends after the request was written");
 }

@@ -556,7 +556,9 @@ fn files_that_are_not_what_they_claim_fail_in_one_line() {
     assert!(!e.contains('\n'), "{e}");
     let fake = dir.path().join("tokenizer.json");
     std::fs::write(&fake, br#"{"model": {"type": "nothing we know"}}"#).unwrap();
-    let e = Tokenizer::load(fake.to_str().unwrap()).unwrap_err().to_string();
+    let e = Tokenizer::load(fake.to_str().unwrap())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("tokenizer.json"), "{e}");
     assert!(!e.contains('\n'), "{e}");
 }
