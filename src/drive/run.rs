@@ -14,9 +14,8 @@
 //! result.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use futures_util::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -194,26 +193,44 @@ async fn warm_up(
     live: &Live,
     stop: &CancellationToken,
 ) -> Vec<RequestRecord> {
-    let never = CancellationToken::new();
     let warm_concurrency = cfg
         .load
         .concurrency_cap()
         .unwrap_or(u64::MAX)
         .clamp(1, 1024) as usize;
-    let records = Mutex::new(Vec::with_capacity(prepared.warmups.len()));
-    futures_util::stream::iter(&prepared.warmups)
-        .take_while(|_| std::future::ready(!stop.is_cancelled()))
-        .for_each_concurrent(warm_concurrency, |w| {
-            let (client, never, records) = (&prepared.client, &never, &records);
-            async move {
-                let now = clock.now_ns();
-                let r = client.send(w, now, &clock, never).await;
-                live.record(&r);
-                records.lock().unwrap_or_else(|p| p.into_inner()).push(r);
-            }
-        })
-        .await;
-    records.into_inner().unwrap_or_else(|p| p.into_inner())
+    // Each warm-up is a task, as each measured request is: a task runs on a worker thread,
+    // which also turns the I/O driver, where a future polled by this function would run on
+    // the thread blocked in `block_on` and be woken across threads for every read.
+    let gate = Arc::new(tokio::sync::Semaphore::new(warm_concurrency));
+    let never = CancellationToken::new();
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut records = Vec::with_capacity(prepared.warmups.len());
+    let mut keep = |r: RequestRecord| {
+        live.record(&r);
+        records.push(r);
+    };
+    for w in &prepared.warmups {
+        let permit = tokio::select! {
+            biased;
+            () = stop.cancelled() => break,
+            p = gate.clone().acquire_owned() => p,
+        };
+        let (client, never, w) = (prepared.client.clone(), never.clone(), w.clone());
+        tasks.spawn(async move {
+            let r = client.send(&w, clock.now_ns(), &clock, &never).await;
+            drop(permit);
+            r
+        });
+        while let Some(Ok(r)) = tasks.try_join_next() {
+            keep(r);
+        }
+    }
+    while let Some(joined) = tasks.join_next().await {
+        if let Ok(r) = joined {
+            keep(r);
+        }
+    }
+    records
 }
 
 /// What the measured phase saw besides the records.

@@ -409,5 +409,8 @@ fn connection_setup_is_timed_apart_from_ttft() {
     assert_eq!((lag.min, lag.max), (0.0, 2.0));
     assert!(new.times_are_ordered());
     new.connect_end_ns = Some(6 * MS);
-    assert!(!new.times_are_ordered(), "setup ends after the request was written");
+    assert!(
+        !new.times_are_ordered(),
+        "setup ends after the request was written"
+    );
 }
