@@ -16,6 +16,7 @@
 //! the read returned in user space.
 
 pub mod api;
+mod fast_event;
 mod http1;
 mod stream;
 
