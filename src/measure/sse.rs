@@ -87,6 +87,7 @@ impl SseParser {
         }
         while let Some(i) = memchr::memchr2(b'\n', b'\r', bytes) {
             let (line, rest) = (&bytes[..i], &bytes[i + 1..]);
+            let lf = bytes[i] == b'\n';
             bytes = if bytes[i] == b'\r' {
                 match rest {
                     [b'\n', tail @ ..] => tail,
@@ -102,6 +103,18 @@ impl SseParser {
             if self.partial.len() + line.len() > self.max {
                 self.stop();
                 return Ok(());
+            }
+            // The common event, one `data:` line and the blank line after it, both whole in
+            // this read: handed over from the read's own bytes, without copying.
+            if lf && self.partial.is_empty() && !self.has_data && !self.has_event {
+                if let (Some(value), [b'\n', after @ ..]) = (line.strip_prefix(b"data:"), rest) {
+                    let value = value.strip_prefix(b" ").unwrap_or(value);
+                    if let Ok(text) = std::str::from_utf8(value) {
+                        on_event(None, text)?;
+                        bytes = after;
+                        continue;
+                    }
+                }
             }
             if self.partial.is_empty() {
                 self.line(line, on_event)?;
