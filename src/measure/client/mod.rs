@@ -307,11 +307,7 @@ impl Client {
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => Outcome::failed(FailureKind::Cancelled, "run stopped while the request was in flight"),
-            () = tokio::time::sleep_until(sent_at + limit) => Outcome::failed(
-                FailureKind::Timeout,
-                format!("no complete answer within {:.1} s", limit.as_secs_f64()),
-            ),
-            o = self.exchange(body, &mut state, clock, &mut finished, sent_at) => o,
+            o = self.exchange(body, &mut state, clock, &mut finished, (sent_at, limit)) => o,
         };
         let end_ns = clock.now_ns();
         // Everything after the last chunk's timestamp (counting the text with the tokenizer,
@@ -336,23 +332,32 @@ impl Client {
     }
 
     /// Sends the request and reads its response; a lean response that reached the server's
-    /// final event is left in `finished`. Every wait is bounded: until the body's first byte by
-    /// the first-byte limit (from `sent_at`), after it by the idle limit between two reads (a
-    /// `stall`); one timer serves both, moved only when it fires (not once per read).
+    /// final event is left in `finished`. Every wait is bounded: the whole exchange by `limit`
+    /// from `sent_at` (`timeout`), until the body's first byte by the first-byte limit, after
+    /// it by the idle limit between two reads (a `stall`); one timer serves all three, moved
+    /// only when it fires (not once per read), so a read polls no other timer.
     async fn exchange(
         &self,
         request: Vec<u8>,
         state: &mut Stream<'_>,
         clock: &Clock,
         finished: &mut Option<http1::Response>,
-        sent_at: Instant,
+        (sent_at, limit): (Instant, Duration),
     ) -> Outcome {
         let limits = self.limits;
-        let mut wait = std::pin::pin!(tokio::time::sleep_until(sent_at + limits.first_byte));
+        let end = sent_at + limit;
+        let timed_out = || {
+            Outcome::failed(
+                FailureKind::Timeout,
+                format!("no complete answer within {:.1} s", limit.as_secs_f64()),
+            )
+        };
+        let first_byte = sent_at + limits.first_byte;
+        let mut wait = std::pin::pin!(tokio::time::sleep_until(first_byte.min(end)));
         let opened = tokio::select! {
             biased;
             o = self.open(request, state) => o,
-            () = &mut wait => return no_first_byte(limits.first_byte),
+            () = &mut wait => return if first_byte < end { no_first_byte(limits.first_byte) } else { timed_out() },
         };
         let mut body = match opened {
             Ok(body) => body,
@@ -373,7 +378,8 @@ impl Client {
             let location = body.location();
             let retry_after = body.retry_after();
             let read = body.error_text(limits.max_error_body);
-            let text = tokio::time::timeout(limits.idle, read)
+            let until = (Instant::now() + limits.idle).min(end);
+            let text = tokio::time::timeout_at(until, read)
                 .await
                 .unwrap_or_default();
             let excerpt: String = text.chars().take(200).collect();
@@ -414,6 +420,9 @@ impl Client {
                 biased;
                 next = body.next_chunk() => next,
                 () = &mut wait => {
+                    if Instant::now() >= end {
+                        return timed_out();
+                    }
                     let Some(last) = last_read else {
                         return no_first_byte(limits.first_byte);
                     };
@@ -427,7 +436,7 @@ impl Client {
                             ),
                         );
                     }
-                    wait.as_mut().reset(last + limits.idle);
+                    wait.as_mut().reset((last + limits.idle).min(end));
                     continue;
                 }
             };
@@ -435,7 +444,7 @@ impl Client {
                 Ok(Some((bytes, arrived))) => {
                     let at = arrived.unwrap_or_else(Instant::now);
                     if last_read.replace(at).is_none() {
-                        wait.as_mut().reset(at + limits.idle);
+                        wait.as_mut().reset((at + limits.idle).min(end));
                     }
                     let t = arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at));
                     let fed = parser.feed(bytes, &mut |name, data| state.event(api, name, data, t));
