@@ -133,14 +133,14 @@ A = openai m (a) [a]
 B = openai m (b) [b]
 
 num_prompts = 2
-  metric                    A         B     B/A
-  completed                 2         2    1.00
-  output_throughput     58.82 *   33.20    0.56
-  mean_ttft_ms         100.00 *  200.00    2.00
-  p99_ttft_ms          100.00 *  200.00    2.00
-  mean_tpot_ms          10.00     10.00    1.00
-  mean_e2el_ms         130.00 *  230.00    1.77
-  total_output_tokens       8         8    1.00
+  metric                    A         B                                               B/A
+  completed                 2         2                                              1.00
+  output_throughput     58.82 *   33.20                                              0.56
+  mean_ttft_ms         100.00 *  200.00                        2.000 [2.000, 2.000] worse
+  p99_ttft_ms          100.00 *  200.00                                              2.00
+  mean_tpot_ms          10.00     10.00    1.000 [1.000, 1.000] no significant difference
+  mean_e2el_ms         130.00 *  230.00                        1.769 [1.769, 1.769] worse
+  total_output_tokens       8         8                                              1.00
 
 ";
     assert_eq!(out, expected, "\n{out}");
@@ -153,7 +153,7 @@ num_prompts = 2
         "mean_ttft_ms",
     ]);
     assert!(
-        md.contains("| mean_ttft_ms | **100.00** | 200.00 | 2.00 |"),
+        md.contains("| mean_ttft_ms | **100.00** | 200.00 | 2.000 [2.000, 2.000] worse |"),
         "{md}"
     );
 }

@@ -23,12 +23,12 @@ use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 pub mod limits;
 mod parse;
 
-pub use parse::List;
 use parse::{
-    parse_backend, parse_counts, parse_flavor, parse_header, parse_http_url, parse_interval,
-    parse_json_object, parse_metric, parse_percentile, parse_preset, parse_rates, parse_shard,
-    parse_slo, parse_time_scale,
+    parse_backend, parse_counts, parse_flavor, parse_gate, parse_header, parse_http_url,
+    parse_interval, parse_json_object, parse_metric, parse_percentile, parse_preset, parse_rates,
+    parse_shard, parse_slo, parse_time_scale,
 };
+pub use parse::{Gate, List};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -183,6 +183,11 @@ pub struct RunArgs {
     /// Skip the pre-flight request that checks the server and endpoint before the run.
     #[arg(long)]
     pub no_preflight: bool,
+    /// Threads that drive the load and read the streams. One is the cheapest per streamed
+    /// event (no cross-thread wake-ups) and keeps up with thousands of streams; raise it only
+    /// when the run's validity says "client-bound".
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub client_threads: u16,
     /// Replace existing result and records files of the same name (otherwise the run refuses
     /// to start, before it touches any file).
     #[arg(long)]
@@ -609,6 +614,11 @@ pub struct CompareArgs {
     /// Only these metrics (vLLM key names, comma-separated, e.g. output_throughput,p99_ttft_ms).
     #[arg(long, value_delimiter = ',')]
     pub metrics: Vec<String>,
+    /// Exit 1 when an input is significantly worse than A on METRIC by more than PCT percent
+    /// (e.g. tpot:5 for mean TPOT, p99_ttft_ms:10); repeatable. An input without an interval
+    /// for METRIC is an error (exit 2), never a pass.
+    #[arg(long, value_parser = parse_gate)]
+    pub fail_if_worse: Vec<Gate>,
 }
 
 #[derive(Debug, Args)]

@@ -94,3 +94,37 @@ pub(super) fn parse_interval(s: &str) -> Result<Duration, String> {
         .filter(|d| !d.is_zero())
         .ok_or_else(|| format!("'{s}' is not a positive number of seconds"))
 }
+
+/// `compare --fail-if-worse METRIC:PCT`: fail when B is significantly worse than A on METRIC by
+/// more than PCT percent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gate {
+    /// A metric key (`mean_tpot_ms`, `p99_ttft_ms`, `output_throughput`).
+    pub metric: String,
+    pub percent: f64,
+}
+
+/// `tpot:5` (a short name means the mean: `ttft`, `tpot`, `itl`, `e2el`) or
+/// `p99_ttft_ms:10`, `output_throughput:3`.
+pub(super) fn parse_gate(s: &str) -> Result<Gate, String> {
+    let bad =
+        || format!("'{s}' is not METRIC:PCT (e.g. tpot:5, p99_ttft_ms:10, output_throughput:3)");
+    let (name, pct) = s.split_once(':').ok_or_else(bad)?;
+    let percent: f64 = pct.trim().parse().map_err(|_| bad())?;
+    if !(percent.is_finite() && percent >= 0.0) {
+        return Err(bad());
+    }
+    let name = name.trim().to_ascii_lowercase();
+    let metric = match name.parse::<Metric>() {
+        Ok(m) => {
+            crate::config::metric::MetricKey::new(crate::config::metric::Stat::Mean, m).to_string()
+        }
+        Err(_)
+            if name.ends_with("_ms") || name.contains("throughput") || name.contains("goodput") =>
+        {
+            name
+        }
+        Err(_) => return Err(bad()),
+    };
+    Ok(Gate { metric, percent })
+}

@@ -28,12 +28,31 @@ use crate::cli::{Cli, Command, SimArgs};
 
 /// Runs the parsed command line and returns the process's exit code.
 pub fn dispatch(cli: Cli) -> ExitCode {
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Command::Sim(SimArgs {
-        threads: Some(n), ..
-    }) = &cli.command
-    {
-        builder.worker_threads((*n).max(1));
+    // The client's runtime: one thread unless asked (`--client-threads`, see docs/performance.md,
+    // "the client's CPU"); the built-in simulator runs on a runtime of its own. `sim` and the
+    // commands that only read files use one worker per CPU (or `sim --threads`).
+    let client_threads = match &cli.command {
+        Command::Run(args) => Some(args.client_threads),
+        Command::Search(args) => Some(args.run.client_threads),
+        _ => None,
+    };
+    let mut builder = match client_threads {
+        Some(1) => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    match (&cli.command, client_threads) {
+        (_, Some(n)) if n > 1 => {
+            builder.worker_threads(usize::from(n));
+        }
+        (
+            Command::Sim(SimArgs {
+                threads: Some(n), ..
+            }),
+            _,
+        ) => {
+            builder.worker_threads((*n).max(1));
+        }
+        _ => {}
     }
     let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,

@@ -122,7 +122,8 @@ pub(super) async fn server_and_config(
     let (server, base_url) = match (&args.base_url, sim_config) {
         (Some(url), _) => (None, url.clone()),
         (None, sim_config) => {
-            let sim = sim::spawn(sim_config.unwrap_or_default(), ([127, 0, 0, 1], 0).into())
+            let addr = ([127, 0, 0, 1], 0).into();
+            let sim = sim::spawn_on_own_runtime(sim_config.unwrap_or_default(), addr)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot start the simulated server: {e}"))?;
             let url = sim.base_url();

@@ -8,11 +8,15 @@
 //! whatever their load. Workload differences (model, dataset, input or output length) do not
 //! stop a comparison: the table is still shown, under a warning line.
 //!
-//! This module computes nothing but ratios; it renders aligned text or Markdown.
+//! Where both inputs carry 95% intervals (servebench results do, for means, medians and
+//! percentiles), B/A gets its own interval and a verdict: better, worse, or no significant
+//! difference ([`judge`]); `servebench compare --fail-if-worse` gates on it. It renders aligned
+//! text or Markdown.
 
 use std::fmt::Write as _;
 
 use crate::render::format::{fmt_load, fmt_value};
+use crate::results::stats::ci::Z95;
 use crate::views::keys::{higher_is_better, ordered_keys};
 use crate::views::model::{Series, Step, View};
 
@@ -23,6 +27,98 @@ pub struct Row {
     pub values: Vec<Option<f64>>,
     /// Index of the better value, when the metric has a direction and there is no tie.
     pub best: Option<usize>,
+    /// For each input after the first: how it compares with the first (`None` for the first,
+    /// and where either value is missing or not positive).
+    pub judged: Vec<Option<Judged>>,
+}
+
+/// One input against the baseline on one metric: B/A, its 95% interval, and the verdict.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Judged {
+    pub ratio: f64,
+    pub ci95: Option<[f64; 2]>,
+    pub verdict: Verdict,
+}
+
+/// What B/A's interval says (docs/metrics.md, "Comparing two runs").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Better,
+    Worse,
+    /// The interval reaches within [`MIN_EFFECT`] of equality.
+    NoSignificantDifference,
+    /// An input has no interval for this metric (an import without per-request samples, or
+    /// too few samples for a percentile's interval).
+    NoInterval,
+    /// The metric has no better direction (token totals).
+    NotJudged,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::NoSignificantDifference => "no significant difference",
+            Verdict::NoInterval => "no interval",
+            Verdict::NotJudged => "",
+        }
+    }
+}
+
+/// The smallest difference called significant: 1%. Each run's interval covers only its own
+/// requests' spread, not what changes from one run to the next (the machine, the network, the
+/// server's state), which is about this size on a quiet machine; `--repeat` measures it.
+pub const MIN_EFFECT: f64 = 0.01;
+
+/// B against A on `key` (values `a`, `b`; intervals `ia`, `ib`). Each interval is read as a
+/// normal interval on the log scale, and the two runs as independent: the ratio's interval is
+/// B/A · exp(±1.96 · √(σ²_A + σ²_B)), with σ = (ln high − ln low) / (2 · 1.96).
+pub fn judge(
+    key: &str,
+    a: f64,
+    b: f64,
+    ia: Option<[f64; 2]>,
+    ib: Option<[f64; 2]>,
+) -> Option<Judged> {
+    if !(a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite()) {
+        return None;
+    }
+    let ratio = b / a;
+    let sigma = |ci: Option<[f64; 2]>| {
+        let [lo, hi] = ci?;
+        (lo > 0.0 && hi >= lo).then(|| (hi.ln() - lo.ln()) / (2.0 * Z95))
+    };
+    let ci95 = sigma(ia).zip(sigma(ib)).map(|(sa, sb)| {
+        let half = Z95 * (sa * sa + sb * sb).sqrt();
+        [ratio * (-half).exp(), ratio * half.exp()]
+    });
+    let verdict = match (higher_is_better(key), ci95) {
+        (None, _) => Verdict::NotJudged,
+        (_, None) => Verdict::NoInterval,
+        (Some(higher), Some([lo, hi])) => {
+            if lo > 1.0 + MIN_EFFECT {
+                if higher {
+                    Verdict::Better
+                } else {
+                    Verdict::Worse
+                }
+            } else if hi < 1.0 - MIN_EFFECT {
+                if higher {
+                    Verdict::Worse
+                } else {
+                    Verdict::Better
+                }
+            } else {
+                Verdict::NoSignificantDifference
+            }
+        }
+    };
+    Some(Judged {
+        ratio,
+        ci95,
+        verdict,
+    })
 }
 
 /// One load step of a group.
@@ -50,7 +146,8 @@ pub struct Comparison {
     pub unpaired: Vec<String>,
 }
 
-fn letter(i: usize) -> String {
+/// The name of input `i` in the tables: A, B, C, ...
+pub fn letter(i: usize) -> String {
     let c = (b'A' + (i % 26) as u8) as char;
     if i < 26 {
         c.to_string()
@@ -217,11 +314,21 @@ fn rows(steps: &[Option<&Step>], metrics: Option<&[String]>) -> Vec<Row> {
         .map(|k| {
             let values: Vec<Option<f64>> =
                 steps.iter().map(|s| s.and_then(|s| s.metric(&k))).collect();
+            let interval = |s: &Option<&Step>| s.and_then(|s| s.intervals.get(&k).copied());
+            let judged = (0..values.len())
+                .map(|i| match (i, values[0], values[i]) {
+                    (1.., Some(a), Some(b)) => {
+                        judge(&k, a, b, interval(&steps[0]), interval(&steps[i]))
+                    }
+                    _ => None,
+                })
+                .collect();
             let best = best_of(&k, &values);
             Row {
                 metric: k,
                 values,
                 best,
+                judged,
             }
         })
         .filter(|r| r.values.iter().any(Option::is_some))
@@ -250,9 +357,21 @@ fn best_of(key: &str, values: &[Option<f64>]) -> Option<usize> {
     (ties == 1).then_some(pick.0)
 }
 
-fn ratio(a: Option<f64>, b: Option<f64>) -> String {
-    match (a, b) {
-        (Some(a), Some(b)) if a != 0.0 => format!("{:.2}", b / a),
+/// B/A, with its interval and verdict where there is one.
+fn ratio(a: Option<f64>, b: Option<f64>, judged: Option<Judged>) -> String {
+    match (a, b, judged) {
+        (
+            _,
+            _,
+            Some(Judged {
+                ratio,
+                ci95: Some([lo, hi]),
+                verdict,
+            }),
+        ) => {
+            format!("{ratio:.3} [{lo:.3}, {hi:.3}] {}", verdict.as_str())
+        }
+        (Some(a), Some(b), _) if a != 0.0 => format!("{:.2}", b / a),
         _ => "—".into(),
     }
 }
@@ -276,7 +395,11 @@ fn cells(r: &Row, mark: &dyn Fn(String, bool) -> String) -> Vec<String> {
     let mut c = vec![r.metric.clone(), value(0)];
     for i in 1..r.values.len() {
         c.push(value(i));
-        c.push(ratio(r.values[0], r.values[i]));
+        c.push(ratio(
+            r.values[0],
+            r.values[i],
+            r.judged.get(i).copied().flatten(),
+        ));
     }
     c
 }

@@ -281,6 +281,16 @@ fn distribution_keys(
         let v = d.and_then(|d| d.at(p)).map_or(Value::Null, |v| json!(v));
         out.insert(key(Stat::Percentile(p)), v);
     }
+    // `ci95_<key>`: [low, high], beside each key that has a 95% interval (docs/metrics.md).
+    let stats = [Stat::Mean, Stat::Median];
+    for stat in stats
+        .into_iter()
+        .chain(ps.iter().map(|&p| Stat::Percentile(p)))
+    {
+        if let Some(ci) = d.and_then(|d| d.ci95(stat)) {
+            out.insert(format!("ci95_{}", key(stat)), json!(ci));
+        }
+    }
 }
 
 /// The run-level vLLM keys (the per-request arrays are set by

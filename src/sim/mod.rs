@@ -190,6 +190,8 @@ pub struct SimServer {
     local_addr: SocketAddr,
     shared: Arc<Shared>,
     task: Option<JoinHandle<std::io::Result<()>>>,
+    /// The server's own runtime, when it has one ([`spawn_on_own_runtime`]).
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl SimServer {
@@ -229,7 +231,29 @@ impl SimServer {
 impl Drop for SimServer {
     fn drop(&mut self) {
         self.shared.shutdown.trigger();
+        if let Some(runtime) = self.runtime.take() {
+            // Never blocks: allowed inside the caller's runtime, where this usually runs.
+            runtime.shutdown_background();
+        }
     }
+}
+
+/// As [`spawn`], on a runtime of its own (one worker thread per CPU), so that the server's
+/// schedule does not wait for whatever else the calling runtime runs: `servebench run`
+/// drives its load from a one-thread runtime, which the built-in simulator must not share.
+pub async fn spawn_on_own_runtime(
+    config: SimConfig,
+    addr: SocketAddr,
+) -> std::io::Result<SimServer> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("servebench-sim")
+        .enable_all()
+        .build()?;
+    let mut server = runtime.spawn(spawn(config, addr)).await.map_err(|e| {
+        std::io::Error::other(format!("the simulator's runtime failed to start: {e}"))
+    })??;
+    server.runtime = Some(runtime);
+    Ok(server)
 }
 
 /// Validates `config`, binds `addr` (port 0 picks a free port) and serves in a tokio task.
@@ -247,5 +271,6 @@ pub async fn spawn(config: SimConfig, addr: SocketAddr) -> std::io::Result<SimSe
         local_addr,
         shared,
         task: Some(task),
+        runtime: None,
     })
 }

@@ -127,6 +127,10 @@ pub struct Step {
     pub metrics: BTreeMap<String, f64>,
     #[serde(default, skip_serializing_if = "Samples::is_empty")]
     pub samples: Samples,
+    /// 95% intervals of the metrics that have one, by the metric's key (servebench results
+    /// save them as `ci95_<key>`); empty for imports, which carry none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub intervals: BTreeMap<String, [f64; 2]>,
     /// The per-request records file (servebench results), for the timeline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub records_file: Option<PathBuf>,

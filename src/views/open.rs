@@ -183,6 +183,16 @@ pub fn from_result(path: &Path, r: &BenchResult) -> View {
         },
         metrics,
         samples,
+        intervals: map
+            .iter()
+            .filter_map(|(k, v)| {
+                let key = k.strip_prefix("ci95_")?;
+                let [lo, hi] = v.as_array()?.as_slice() else {
+                    return None;
+                };
+                Some((key.to_string(), [lo.as_f64()?, hi.as_f64()?]))
+            })
+            .collect(),
         records_file,
         source: Some(path.to_path_buf()),
         notes,

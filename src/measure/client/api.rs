@@ -177,8 +177,11 @@ fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, EventError> {
             ..Parsed::default()
         });
     }
-    if let Some(parsed) = super::fast_event::openai(data) {
-        return Ok(parsed);
+    if let Some(text) = super::fast_event::openai(data) {
+        return Ok(Parsed {
+            content: Cow::Borrowed(text),
+            ..Parsed::default()
+        });
     }
     let chunk: OaiChunk<'a> = serde_json::from_str(data).map_err(|e| malformed(data, e))?;
     if let Some(err) = server_error(

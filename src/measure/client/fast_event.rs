@@ -4,8 +4,8 @@
 //! `{"id":"cmpl-1","object":"text_completion",...,"choices":[{"index":0,"text":" the",...}],"usage":null}`:
 //! one choice, one short text, nothing else servebench reads. Parsing it with serde spends
 //! most of its time skipping the keys servebench ignores (`docs/performance.md`, issue 15), so
-//! [`openai`] reads such an event by looking for its two keys, and gives up (`None`: the caller
-//! parses it with serde) on anything it cannot read with certainty:
+//! [`openai`] reads such an event's text by looking for its keys, and gives up (`None`: the
+//! caller parses it with serde) on anything it cannot read with certainty:
 //!
 //! - a backslash anywhere (an escaped string; with none, every `"` opens or closes a string,
 //!   so each string followed by `:` is a key);
@@ -16,16 +16,12 @@
 //! - more than one `choices` key, or one not followed by an array, or more than one text or
 //!   content key inside it.
 //!
-//! What it returns is exactly what the serde path returns for the same event (a property test
-//! checks it on generated events).
+//! An event it reads carries nothing but that text, and the text is exactly what the serde
+//! path reads from the same event (a property test checks it on generated events).
 
-use std::borrow::Cow;
-
-use super::api::Parsed;
-
-/// Reads a plain OpenAI completions or chat chunk in one pass over its bytes; `None` when the
-/// full parser must.
-pub(super) fn openai(data: &str) -> Option<Parsed<'_>> {
+/// The answer text of a plain OpenAI completions or chat chunk ("" for none), read in one pass
+/// over its bytes; `None` when the full parser must read the event.
+pub(super) fn openai(data: &str) -> Option<&str> {
     let b = data.as_bytes();
     if b.first() != Some(&b'{') || b.last() != Some(&b'}') {
         return None;
@@ -88,10 +84,7 @@ pub(super) fn openai(data: &str) -> Option<Parsed<'_>> {
         (true, Found::None) => content,
         (true, _) => return None,
     };
-    Some(Parsed {
-        content: Cow::Borrowed(answer.text()),
-        ..Parsed::default()
-    })
+    Some(answer.text())
 }
 
 /// A text key's value seen so far in `choices`.
@@ -126,9 +119,18 @@ impl<'a> Found<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api::{Api, OpenAiChat, OpenAiCompletions};
+    use super::super::api::{Api, OpenAiChat, OpenAiCompletions, Parsed};
     use super::*;
     use proptest::prelude::*;
+    use std::borrow::Cow;
+
+    /// What the serde path would give for an event the fast path read.
+    fn fast(data: &str) -> Option<Parsed<'_>> {
+        openai(data).map(|text| Parsed {
+            content: Cow::Borrowed(text),
+            ..Parsed::default()
+        })
+    }
 
     /// The serde path alone: the event with one leading space, which the fast path refuses.
     fn full(data: &str) -> Parsed<'_> {
@@ -138,25 +140,16 @@ mod tests {
     #[test]
     fn the_simulators_and_vllms_mid_stream_chunks_take_the_fast_path() {
         let completions = r#"{"id":"cmpl-7","object":"text_completion","created":1795476569,"model":"m","choices":[{"index":0,"text":" other","logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null}"#;
-        assert_eq!(openai(completions).unwrap().content, " other");
+        assert_eq!(openai(completions).unwrap(), " other");
         let chat = r#"{"id":"chatcmpl-7","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" long"},"logprobs":null,"finish_reason":null}]}"#;
-        assert_eq!(openai(chat).unwrap().content, " long");
+        assert_eq!(openai(chat).unwrap(), " long");
         let role = r#"{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#;
-        assert_eq!(openai(role).unwrap(), Parsed::default());
-        assert_eq!(
-            openai(r#"{"choices":[],"usage":null}"#).unwrap(),
-            Parsed::default()
-        );
+        assert_eq!(fast(role).unwrap(), Parsed::default());
+        assert_eq!(openai(r#"{"choices":[],"usage":null}"#), Some(""));
         // Braces inside a string are text.
-        assert_eq!(
-            openai(r#"{"choices":[{"text":"a}"}]}"#).unwrap().content,
-            "a}"
-        );
+        assert_eq!(openai(r#"{"choices":[{"text":"a}"}]}"#), Some("a}"));
         // A `text` key outside `choices` is not the answer, for either path.
-        assert_eq!(
-            openai(r#"{"choices":[],"text":"x"}"#).unwrap(),
-            Parsed::default()
-        );
+        assert_eq!(openai(r#"{"choices":[],"text":"x"}"#), Some(""));
     }
 
     #[test]
@@ -215,7 +208,7 @@ mod tests {
         #[test]
         fn the_fast_path_agrees_with_serde(data in event()) {
             let spaced = format!(" {data}");
-            if let Some(fast) = openai(&data) {
+            if let Some(fast) = fast(&data) {
                 prop_assert_eq!(&fast, &full(&spaced));
                 prop_assert_eq!(fast, OpenAiChat.parse(None, &spaced).unwrap());
             }

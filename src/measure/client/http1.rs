@@ -13,9 +13,14 @@
 //!
 //! What it speaks: one POST at a time per connection (no pipelining); responses framed by
 //! `transfer-encoding: chunked`, `content-length`, or the connection's end. Connections are kept
-//! alive when the server allows it and the body was read to its end.
+//! alive when the server allows it and the body was read to its end, until the server is seen
+//! closing a kept-alive connection within a second of its response: from then on every
+//! request has its own connection (llama.cpp announces keep-alive and closes after every
+//! stream; reusing its connections races that close, and a request lost to the race cannot be
+//! sent again).
 
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -29,6 +34,9 @@ use crate::measure::rxtime;
 const BUF_SIZE: usize = 4096;
 /// Largest response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
+/// A server that closes a kept-alive connection sooner than this after its response does not
+/// keep connections alive (an idle timeout, such as uvicorn's 5 s, is longer).
+const PROMPT_CLOSE: Duration = Duration::from_secs(1);
 
 /// Why an exchange failed.
 #[derive(Debug, PartialEq)]
@@ -47,7 +55,12 @@ pub struct Endpoint {
     addr: String,
     /// `POST <path> HTTP/1.1` and every header but `content-length`, each ending in CRLF.
     head: Vec<u8>,
-    idle: Mutex<Vec<TcpStream>>,
+    /// Kept-alive connections, each with when it was put back.
+    idle: Mutex<Vec<(TcpStream, Instant)>>,
+    /// False once the server has closed a kept-alive connection within [`PROMPT_CLOSE`] of
+    /// its response: it does not keep connections alive whatever it announces (llama.cpp
+    /// closes after every stream), and a reused one would race its close.
+    reuse: AtomicBool,
     /// Longest wait for a new connection.
     connect_timeout: Duration,
 }
@@ -90,6 +103,7 @@ impl Endpoint {
             addr: format!("{host}:{port}"),
             head: head.into_bytes(),
             idle: Mutex::new(Vec::new()),
+            reuse: AtomicBool::new(true),
             connect_timeout,
         })
     }
@@ -107,9 +121,13 @@ impl Endpoint {
         request.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
         request.extend_from_slice(body);
         let mut stale = false;
-        while let Some(mut stream) = self.take_idle() {
+        while let Some((mut stream, since)) = self.take_idle() {
+            let closes_promptly = since.elapsed() < PROMPT_CLOSE;
             if !usable_while_idle(&stream) {
                 stale = true;
+                if closes_promptly {
+                    self.reuse.store(false, Ordering::Relaxed);
+                }
                 continue;
             }
             let phase = SendPhase {
@@ -125,6 +143,9 @@ impl Endpoint {
                     if matches!(&response, Ok(r) if r.status == 408) {
                         stale = true;
                         continue;
+                    }
+                    if closes_promptly && matches!(&response, Err(Error::Closed(_))) {
+                        self.reuse.store(false, Ordering::Relaxed);
                     }
                     *retried += u32::from(stale);
                     return response;
@@ -147,16 +168,19 @@ impl Endpoint {
         Response::read_head(stream, false, phase).await
     }
 
-    fn take_idle(&self) -> Option<TcpStream> {
+    fn take_idle(&self) -> Option<(TcpStream, Instant)> {
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()
     }
 
-    /// Keeps a connection whose response was read to its end for the next request.
+    /// Keeps a connection whose response was read to its end for the next request (unless
+    /// the server was seen to close kept-alive connections promptly).
     pub fn put_back(&self, stream: TcpStream) {
-        self.idle
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(stream);
+        if self.reuse.load(Ordering::Relaxed) {
+            self.idle
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((stream, Instant::now()));
+        }
     }
 
     async fn connect(&self) -> Result<TcpStream, Error> {

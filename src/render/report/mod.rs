@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use crate::config::metric::percentile_word;
+use crate::config::metric::{percentile_word, Stat};
 use crate::config::Metric;
 use crate::results::document::BenchResult;
 use crate::results::stats::Distribution;
@@ -315,6 +315,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
         }
     }
     connection_setup(&mut out, result);
+    intervals(&mut out, result);
     server_timings(&mut out, result);
     server_metrics(&mut out, result);
     if let Some(path) = &result.records_file {
@@ -347,6 +348,47 @@ fn connection_setup(out: &mut String, result: &BenchResult) {
         s.ttft_with_setup_ms.as_ref(),
         ps,
     );
+}
+
+/// The 95% confidence interval of each reported mean, median and percentile that has one
+/// (docs/metrics.md, "Confidence intervals").
+fn intervals(out: &mut String, result: &BenchResult) {
+    let c = &result.config;
+    let mut lines = Vec::new();
+    for m in Metric::ALL {
+        let Some(d) = c
+            .percentile_metrics
+            .contains(&m)
+            .then(|| result.summary.metric(m))
+            .flatten()
+        else {
+            continue;
+        };
+        let stats = [Stat::Mean, Stat::Median];
+        for stat in stats
+            .into_iter()
+            .chain(c.metric_percentiles.iter().map(|&p| Stat::Percentile(p)))
+        {
+            if let Some([lo, hi]) = d.ci95(stat) {
+                let name = match stat {
+                    Stat::Percentile(p) => format!("P{}", percentile_word(p)),
+                    Stat::Median => "Median".into(),
+                    _ => "Mean".into(),
+                };
+                lines.push((
+                    format!("{name} {} (ms):", section(m).1),
+                    format!("{lo:.2} .. {hi:.2}"),
+                ));
+            }
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str(&rule("95% confidence intervals", '-'));
+    for (label, value) in lines {
+        line(out, &label, value);
+    }
 }
 
 /// servebench's TPOT and TTFT next to the server's own decode and prompt times (llama.cpp's

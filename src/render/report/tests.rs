@@ -87,6 +87,9 @@ fn server_timings_and_metrics_lines() {
         max: median,
         percentiles: vec![(99.0, median)],
         percentile_method: Default::default(),
+        ci95_mean: None,
+        ci95_median: None,
+        ci95_percentiles: Vec::new(),
     };
     let mut summary = summarize(&[], &SummaryOptions::default());
     summary.tpot_ms = Some(d(12.5));

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ci;
+
 pub(super) const NS_PER_MS: f64 = 1_000_000.0;
 pub(super) const NS_PER_S: f64 = 1_000_000_000.0;
 
@@ -40,6 +42,15 @@ pub struct Distribution {
     /// from an HDR histogram for a metric with more than [`EXACT_SAMPLES_MAX`] samples.
     #[serde(default, skip_serializing_if = "PercentileMethod::is_exact")]
     pub percentile_method: PercentileMethod,
+    /// 95% confidence intervals ([`super::ci`]): of the mean, the median and each requested
+    /// percentile, where one exists (too few samples, or HDR percentiles: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_mean: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_median: Option<[f64; 2]>,
+    /// `(p, [low, high])` for the requested percentiles that have one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ci95_percentiles: Vec<(f64, [f64; 2])>,
 }
 
 /// How a [`Distribution`]'s median and percentiles were computed (docs/metrics.md,
@@ -71,6 +82,7 @@ impl Distribution {
         let mean = samples.iter().sum::<f64>() / n;
         let var = samples.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
         let pct = |p| percentile(samples, p).unwrap_or(f64::NAN);
+        let sorted = &*samples;
         Some(Distribution {
             count: samples.len() as u64,
             mean,
@@ -80,7 +92,28 @@ impl Distribution {
             max: samples[samples.len() - 1],
             percentiles: ps.iter().map(|&p| (p, pct(p))).collect(),
             percentile_method: PercentileMethod::Exact,
+            ci95_mean: ci::mean_ci95(samples.len() as u64, mean, var.sqrt()),
+            ci95_median: ci::percentile_ci95(sorted, 50.0),
+            ci95_percentiles: ps
+                .iter()
+                .filter_map(|&p| Some((p, ci::percentile_ci95(sorted, p)?)))
+                .collect(),
         })
+    }
+
+    /// The 95% interval of `stat` (mean, median or a requested percentile), if there is one.
+    pub fn ci95(&self, stat: crate::config::metric::Stat) -> Option<[f64; 2]> {
+        use crate::config::metric::Stat;
+        match stat {
+            Stat::Mean => self.ci95_mean,
+            Stat::Median => self.ci95_median,
+            Stat::Percentile(p) => self
+                .ci95_percentiles
+                .iter()
+                .find(|(q, _)| *q == p)
+                .map(|(_, ci)| *ci),
+            _ => None,
+        }
     }
 
     /// The value at percentile `p`, if it was requested.

@@ -11,9 +11,11 @@
 //! To add a figure: define it in `docs/metrics.md`, compute it in [`summarize`], add a field to
 //! [`RunSummary`] (with `#[serde(default)]`), and test it against a hand-computed value.
 //!
-//! Files: `distribution` (one set of samples, the percentile method), `request` (one
+//! Files: `ci` (95% confidence intervals), `distribution` (one set of samples, the
+//! percentile method), `request` (one
 //! record's figures), `samples` (exact-then-HDR sample sets), `summary` (a run's figures).
 
+pub mod ci;
 mod distribution;
 mod request;
 mod samples;

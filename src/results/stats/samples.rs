@@ -1,6 +1,7 @@
 //! One metric's samples, mergeable: exact up to [`EXACT_SAMPLES_MAX`], then an HDR histogram
 //! (bounded memory, bounded error).
 
+use super::ci;
 use super::distribution::{interpolate, Distribution, PercentileMethod};
 
 /// Samples a metric keeps, exactly, before its percentiles switch to an HDR histogram: a metric
@@ -124,6 +125,7 @@ impl HdrSamples {
 
     fn distribution(&self, ps: &[f64]) -> Distribution {
         let pct = |p| interpolate(self.n, p, |k| self.order_statistic(k));
+        let ci_at = |p| ci::percentile_ci95_by(self.n, p, |k| self.order_statistic(k));
         Distribution {
             count: self.n,
             mean: self.mean,
@@ -133,6 +135,9 @@ impl HdrSamples {
             max: self.max,
             percentiles: ps.iter().map(|&p| (p, pct(p))).collect(),
             percentile_method: PercentileMethod::Hdr,
+            ci95_mean: ci::mean_ci95(self.n, self.mean, (self.m2 / self.n as f64).sqrt()),
+            ci95_median: ci_at(50.0),
+            ci95_percentiles: ps.iter().filter_map(|&p| Some((p, ci_at(p)?))).collect(),
         }
     }
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::ci::RatioSums;
 use super::distribution::{Distribution, NS_PER_MS, NS_PER_S};
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 use super::samples::{SampleSet, EXACT_SAMPLES_MAX};
@@ -212,6 +213,8 @@ pub struct Summarizer {
     e2el: SampleSet,
     ttft_sched: SampleSet,
     lag: SampleSet,
+    /// Each successful request's ITL gaps, summed, over their count: the ITL mean's interval.
+    itl_by_request: RatioSums,
     new_connections: u64,
     reused_connections: u64,
     setup: SampleSet,
@@ -257,6 +260,7 @@ impl Summarizer {
             e2el: set(),
             ttft_sched: set(),
             lag: set(),
+            itl_by_request: RatioSums::default(),
             new_connections: 0,
             reused_connections: 0,
             setup: set(),
@@ -317,7 +321,14 @@ impl Summarizer {
         self.ttft_setup.add(ms(m.ttft_with_setup_ns));
         self.e2el.add(ms(m.e2el_ns));
         self.tpot.extend(m.tpot_ms);
-        self.itl.extend(itl_gaps_ns(r).map(ms_k));
+        let (mut sum, mut n) = (0.0, 0u64);
+        self.itl.extend(itl_gaps_ns(r).map(ms_k).inspect(|g| {
+            sum += g;
+            n += 1;
+        }));
+        if n > 0 {
+            self.itl_by_request.add(sum, n as f64);
+        }
         if self.opts.goodput.is_empty() || m.meets(&self.opts.goodput) {
             self.good += 1;
         }
@@ -383,6 +394,7 @@ impl Summarizer {
         self.e2el.merge(other.e2el);
         self.ttft_sched.merge(other.ttft_sched);
         self.lag.merge(other.lag);
+        self.itl_by_request.merge(other.itl_by_request);
         self.new_connections += other.new_connections;
         self.reused_connections += other.reused_connections;
         self.setup.merge(other.setup);
@@ -434,7 +446,14 @@ impl Summarizer {
             total_token_throughput: per_s((input + output) as f64),
             ttft_ms: self.ttft.finish(ps),
             tpot_ms: self.tpot.finish(ps),
-            itl_ms: self.itl.finish(ps),
+            itl_ms: self.itl.finish(ps).map(|mut d| {
+                // The gaps of one request are not independent: the mean's interval treats
+                // requests as the units, and pooled percentiles get none (docs/metrics.md).
+                d.ci95_mean = self.itl_by_request.ci95();
+                d.ci95_median = None;
+                d.ci95_percentiles.clear();
+                d
+            }),
             e2el_ms: self.e2el.finish(ps),
             ttft_from_scheduled_ms: self.ttft_sched.finish(ps),
             schedule_lag_ms: self.lag.finish(ps),

@@ -453,6 +453,7 @@ fn text_series(
             },
             metrics,
             samples: Samples::default(),
+            intervals: BTreeMap::new(),
             records_file: None,
             source: Some(path.to_path_buf()),
             notes: step_notes,
