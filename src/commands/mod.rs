@@ -40,19 +40,14 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Some(1) => tokio::runtime::Builder::new_current_thread(),
         _ => tokio::runtime::Builder::new_multi_thread(),
     };
-    match (&cli.command, client_threads) {
-        (_, Some(n)) if n > 1 => {
-            builder.worker_threads(usize::from(n));
-        }
-        (
-            Command::Sim(SimArgs {
-                threads: Some(n), ..
-            }),
-            _,
-        ) => {
-            builder.worker_threads((*n).max(1));
-        }
-        _ => {}
+    let workers = match &cli.command {
+        Command::Sim(SimArgs {
+            threads: Some(n), ..
+        }) => Some((*n).max(1)),
+        _ => client_threads.filter(|&n| n > 1).map(usize::from),
+    };
+    if let Some(n) = workers {
+        builder.worker_threads(n);
     }
     let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,

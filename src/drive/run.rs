@@ -198,9 +198,9 @@ async fn warm_up(
         .concurrency_cap()
         .unwrap_or(u64::MAX)
         .clamp(1, 1024) as usize;
-    // Each warm-up is a task, as each measured request is: a task runs on a worker thread,
-    // which also turns the I/O driver, where a future polled by this function would run on
-    // the thread blocked in `block_on` and be woken across threads for every read.
+    // Each warm-up is a task, as each measured request is: with `--client-threads` above 1 a
+    // task runs on a worker, which also turns the I/O driver, where a future polled here would
+    // run on the thread blocked in `block_on` and be woken across threads for every read.
     let gate = Arc::new(tokio::sync::Semaphore::new(warm_concurrency));
     let never = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();

@@ -9,8 +9,8 @@
 //! Timestamps: over the lean transport `sent_ns` is the user-space time just before the
 //! request's first byte is written, after a new connection's TCP connect (timed on its own,
 //! `connect_start_ns`..`connect_end_ns`); over reqwest (https), which does not say when its
-//! pool connects, it is the time the request is handed to reqwest. Every output chunk's time is the arrival of the read that completed it, so events
-//! read together share one timestamp. Over the lean transport that arrival is the kernel's
+//! pool connects, it is the time the request is handed to reqwest. Every output chunk's time
+//! is the arrival of the read that completed it, so events read together share one timestamp. Over the lean transport that arrival is the kernel's
 //! receive stamp of the read's newest byte (`crate::measure::rxtime`; the read time where the kernel gave
 //! none), so a busy or descheduled client does not delay it; over reqwest (HTTPS) it is the time
 //! the read returned in user space.
