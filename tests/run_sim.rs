@@ -452,3 +452,33 @@ async fn an_external_simulator_s_time_scale_is_read_from_its_info() {
     assert_close("TTFT", s.ttft_ms.as_ref().unwrap().median, 500.0, 20.0);
     assert_close("TPOT", s.tpot_ms.as_ref().unwrap().median, 100.0, 10.0);
 }
+
+/// Issue 15: against the exact simulator, which reports its own per-request truth as vLLM's
+/// `metrics` object (TTFT 50 ms, no queueing), the breakdown shows server queue 0 and prefill
+/// 50 ms for every request, and a first-token transfer well under a millisecond or two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ttft_breakdown_from_the_simulators_truth() {
+    let _guard = SERIAL.lock().await;
+    let server = start_sim(1, true, FaultConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(server.base_url(), BackendKind::Openai, 40, 8, 4);
+    let (result, records) = run(cfg, dir.path()).await;
+    server.shutdown().await;
+    assert!(records.iter().all(|r| r.server_request_metrics.is_some()));
+    let b = &result.summary.ttft_breakdown;
+    let queue = b.server_queue_ms.as_ref().unwrap();
+    assert_eq!((queue.count, queue.max), (40, 0.0));
+    let prefill = b.prefill_ms.as_ref().unwrap();
+    assert_eq!(
+        (prefill.count, prefill.min, prefill.max),
+        (40, TTFT_MS, TTFT_MS)
+    );
+    let transfer = b.first_token_transfer_ms.as_ref().unwrap();
+    assert_eq!(transfer.count, 40);
+    assert!(transfer.mean.abs() < 2.0, "{transfer:?}");
+    let text = servebench::render::report::text(&result);
+    assert!(
+        text.contains("prefill mean / p99 (ms):                 50.00 / 50.00"),
+        "{text}"
+    );
+}

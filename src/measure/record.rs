@@ -195,6 +195,10 @@ pub struct RequestRecord {
     /// Timings the server reported about itself (llama.cpp `timings`), verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_timings: Option<serde_json::Value>,
+    /// The server's own per-request timing (vLLM's `metrics` object: `queue_time_ms`,
+    /// `time_to_first_token_ms`, ...; servebench's simulator sends the same), verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_request_metrics: Option<serde_json::Value>,
     /// Generated text, kept only when asked for (`--save-generated-text`), at most
     /// `--max-generated-text` bytes of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

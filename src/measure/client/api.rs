@@ -45,6 +45,9 @@ pub struct Parsed<'a> {
     pub cumulative_completion_tokens: Option<u64>,
     /// Server-side timings (llama.cpp), verbatim.
     pub timings: Option<Value>,
+    /// The server's per-request timing (vLLM's `metrics` object, with
+    /// `--enable-per-request-metrics`; servebench's simulator sends the same), verbatim.
+    pub request_metrics: Option<Value>,
     /// The server said the stream is complete.
     pub done: bool,
 }
@@ -150,6 +153,7 @@ struct OaiChunk<'a> {
     #[serde(borrow)]
     message: Option<Cow<'a, str>>,
     timings: Option<Value>,
+    metrics: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -193,6 +197,7 @@ fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, EventError> {
     }
     let mut parsed = Parsed {
         timings: chunk.timings,
+        request_metrics: chunk.metrics.filter(Value::is_object),
         ..Parsed::default()
     };
     if let Some(choice) = chunk.choices.into_iter().next() {
@@ -493,5 +498,26 @@ mod tests {
         assert_eq!(body["parameters"]["max_new_tokens"], 3);
         assert_eq!(body["parameters"]["top_k"], 5);
         assert_eq!(body["x"], 1);
+    }
+
+    /// Issue 15: vLLM's per-request `metrics` object (with `--enable-per-request-metrics`,
+    /// in the final usage chunk) is kept verbatim on both OpenAI APIs; anything but an object
+    /// is ignored.
+    #[test]
+    fn vllm_per_request_metrics_are_read() {
+        let m = r#"{"time_to_first_token_ms":96.5,"queue_time_ms":30.25,"generation_time_ms":400,"mean_itl_ms":10.1,"tokens_per_second":99}"#;
+        for api in [&OpenAiCompletions as &dyn Api, &OpenAiChat] {
+            let data = format!(
+                r#"{{"choices":[],"usage":{{"prompt_tokens":2,"completion_tokens":3}},"metrics":{m}}}"#
+            );
+            let p = api.parse(None, &data).unwrap();
+            let got = p.request_metrics.expect("metrics kept");
+            assert_eq!(got["queue_time_ms"], 30.25);
+            assert_eq!(got["time_to_first_token_ms"], 96.5);
+            let odd = api
+                .parse(None, r#"{"choices":[],"metrics":"n/a"}"#)
+                .unwrap();
+            assert_eq!(odd.request_metrics, None);
+        }
     }
 }

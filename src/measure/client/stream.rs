@@ -144,6 +144,9 @@ impl<'a> Stream<'a> {
                 self.usage_prompt = u.prompt_tokens;
             }
         }
+        if p.request_metrics.is_some() {
+            self.rec.server_request_metrics = p.request_metrics;
+        }
         if p.timings.is_some() {
             self.rec.server_timings = p.timings;
         }

@@ -315,6 +315,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
         }
     }
     connection_setup(&mut out, result);
+    ttft_breakdown(&mut out, result);
     intervals(&mut out, result);
     server_timings(&mut out, result);
     server_metrics(&mut out, result);
@@ -348,6 +349,25 @@ fn connection_setup(out: &mut String, result: &BenchResult) {
         s.ttft_with_setup_ms.as_ref(),
         ps,
     );
+}
+
+/// Where the time from the scheduled send to the first token went: the client's queue and
+/// connection setup, then TTFT's own parts; each part's mean and p99, "unknown" where no
+/// request reported it.
+fn ttft_breakdown(out: &mut String, result: &BenchResult) {
+    let b = &result.summary.ttft_breakdown;
+    if result.summary.completed == 0 {
+        return;
+    }
+    out.push_str(&rule("TTFT breakdown (from scheduled)", '-'));
+    let p99 = |d: &Distribution| d.at(99.0).map_or_else(|| "-".into(), |v| format!("{v:.2}"));
+    for (name, d) in b.parts() {
+        let value = d.map_or_else(
+            || "unknown".to_string(),
+            |d| format!("{:.2} / {}", d.mean, p99(d)),
+        );
+        line(out, &format!("{name} mean / p99 (ms):"), value);
+    }
 }
 
 /// The 95% confidence interval of each reported mean, median and percentile that has one

@@ -15,6 +15,7 @@
 //! percentile method), `request` (one
 //! record's figures), `samples` (exact-then-HDR sample sets), `summary` (a run's figures).
 
+mod breakdown;
 pub mod ci;
 mod distribution;
 mod request;
@@ -23,6 +24,7 @@ mod summary;
 #[cfg(test)]
 mod tests;
 
+pub use breakdown::TtftBreakdown;
 pub use distribution::{percentile, Distribution, PercentileMethod};
 pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 pub use samples::{SampleSet, EXACT_SAMPLES_MAX, HDR_RELATIVE_ERROR};

@@ -96,23 +96,39 @@ pub struct ServerTimings {
     pub decode_per_token_ms: Option<f64>,
     /// `prompt_ms`: prompt processing time, ms.
     pub prompt_ms: Option<f64>,
+    /// The server's time from the request's arrival to its first token, ms (vLLM's
+    /// `metrics.time_to_first_token_ms`).
+    pub server_ttft_ms: Option<f64>,
+    /// The server's queueing before prefill, ms (`metrics.queue_time_ms`).
+    pub queue_ms: Option<f64>,
+}
+
+impl ServerTimings {
+    /// Prefill, ms: the server's TTFT less its queueing where both are known, else
+    /// llama.cpp's `prompt_ms`.
+    pub fn prefill_ms(&self) -> Option<f64> {
+        match (self.server_ttft_ms, self.queue_ms) {
+            (Some(t), Some(q)) => Some((t - q).max(0.0)),
+            _ => self.prompt_ms,
+        }
+    }
 }
 
 impl ServerTimings {
     /// Reads the figures from a record; all `None` when it has no server timings.
     pub fn of(r: &RequestRecord) -> ServerTimings {
-        let Some(t) = r.server_timings.as_ref() else {
-            return ServerTimings::default();
-        };
-        let num = |key: &str| {
-            t.get(key)
+        let num = |v: Option<&serde_json::Value>, key: &str| {
+            v?.get(key)
                 .and_then(serde_json::Value::as_f64)
-                .filter(|v| v.is_finite())
+                .filter(|v| v.is_finite() && *v >= 0.0)
         };
-        let enough_tokens = num("predicted_n").is_none_or(|n| n >= 2.0);
+        let (t, m) = (r.server_timings.as_ref(), r.server_request_metrics.as_ref());
+        let enough_tokens = num(t, "predicted_n").is_none_or(|n| n >= 2.0);
         ServerTimings {
-            decode_per_token_ms: num("predicted_per_token_ms").filter(|_| enough_tokens),
-            prompt_ms: num("prompt_ms"),
+            decode_per_token_ms: num(t, "predicted_per_token_ms").filter(|_| enough_tokens),
+            prompt_ms: num(t, "prompt_ms"),
+            server_ttft_ms: num(m, "time_to_first_token_ms"),
+            queue_ms: num(m, "queue_time_ms"),
         }
     }
 }

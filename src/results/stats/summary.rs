@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::breakdown::{BreakdownSets, TtftBreakdown};
 use super::ci::RatioSums;
 use super::distribution::{Distribution, NS_PER_MS, NS_PER_S};
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
@@ -127,6 +128,9 @@ pub struct RunSummary {
     /// successful requests whose per-chunk token counts are known.
     #[serde(default)]
     pub itl_per_token_ms: Option<Distribution>,
+    /// Where TTFT went, part by part, over successful requests (docs/metrics.md).
+    #[serde(default)]
+    pub ttft_breakdown: TtftBreakdown,
 }
 
 impl RunSummary {
@@ -229,6 +233,7 @@ pub struct Summarizer {
     out_req: SampleSet,
     out_got: SampleSet,
     itl_token: SampleSet,
+    breakdown: BreakdownSets,
 }
 
 impl Summarizer {
@@ -275,6 +280,7 @@ impl Summarizer {
             out_req: set(),
             out_got: set(),
             itl_token: set(),
+            breakdown: BreakdownSets::new(set),
         }
     }
 
@@ -319,6 +325,7 @@ impl Summarizer {
         self.ttft.add(ms(m.ttft_ns));
         self.ttft_sched.add(ms(m.ttft_from_scheduled_ns));
         self.ttft_setup.add(ms(m.ttft_with_setup_ns));
+        self.breakdown.add(r, &m, k);
         self.e2el.add(ms(m.e2el_ns));
         self.tpot.extend(m.tpot_ms);
         let (mut sum, mut n) = (0.0, 0u64);
@@ -409,6 +416,7 @@ impl Summarizer {
         self.out_req.merge(other.out_req);
         self.out_got.merge(other.out_got);
         self.itl_token.merge(other.itl_token);
+        self.breakdown.merge(other.breakdown);
     }
 
     /// Measured requests added so far, successful or not.
@@ -476,6 +484,7 @@ impl Summarizer {
             output_len_requested: self.out_req.finish(ps),
             output_len_received: self.out_got.finish(ps),
             itl_per_token_ms: self.itl_token.finish(ps),
+            ttft_breakdown: self.breakdown.finish(ps),
         }
     }
 }

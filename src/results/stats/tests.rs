@@ -414,3 +414,38 @@ fn connection_setup_is_timed_apart_from_ttft() {
         "setup ends after the request was written"
     );
 }
+
+/// Issue 15, the TTFT breakdown of docs/metrics.md by hand: a vLLM request with per-request
+/// metrics, a llama.cpp request with `timings`, and one that says nothing.
+#[test]
+fn ttft_breakdown_parts_by_hand() {
+    // Scheduled at 0, connect 2..5 ms, written at 5, first chunk at 105: TTFT 100 ms.
+    let mut vllm = rec(5, &[105, 115], 2);
+    vllm.scheduled_ns = 0;
+    (vllm.connect_start_ns, vllm.connect_end_ns) = (Some(2 * MS), Some(5 * MS));
+    vllm.connection_reused = Some(false);
+    vllm.server_request_metrics = Some(serde_json::json!({
+        "time_to_first_token_ms": 96.0, "queue_time_ms": 30.0, "mean_itl_ms": 10.0
+    }));
+    // Reused connection, written at 10 (scheduled 8), llama.cpp prefill 40 ms.
+    let mut llama = rec(10, &[70, 80], 2);
+    llama.scheduled_ns = 8 * MS;
+    llama.connection_reused = Some(true);
+    llama.server_timings = Some(serde_json::json!({"prompt_ms": 40.0, "cache_n": 0}));
+    let silent = rec(20, &[70, 80], 2);
+    let s = summarize(&[vllm, llama, silent], &SummaryOptions::default());
+    let b = &s.ttft_breakdown;
+    let d = |d: &Option<Distribution>| {
+        let d = d.as_ref().unwrap();
+        (d.count, d.min, d.max)
+    };
+    // Client queue: began (connect 2, written 10, written 20) − scheduled (0, 8, 20).
+    assert_eq!(d(&b.client_queue_ms), (3, 0.0, 2.0));
+    // Setup where the transport said: 3 ms new, 0 reused; the silent record is in neither.
+    assert_eq!(d(&b.connection_setup_ms), (2, 0.0, 3.0));
+    assert_eq!(d(&b.server_queue_ms), (1, 30.0, 30.0));
+    // Prefill: vLLM 96 − 30; llama.cpp prompt_ms.
+    assert_eq!(d(&b.prefill_ms), (2, 40.0, 66.0));
+    // Transfer only where the server's own TTFT is known: 100 − 96.
+    assert_eq!(d(&b.first_token_transfer_ms), (1, 4.0, 4.0));
+}

@@ -40,6 +40,24 @@ fn wants_usage(shared: &Shared, options: &Option<StreamOptions>) -> bool {
             .unwrap_or(false)
 }
 
+/// Writes the usage event (`head` ends with the usage object). In exact mode it carries a
+/// `metrics` object in the shape of vLLM's per-request metrics: the simulator's own time to
+/// first token and queueing (none), in simulated ms. Engine presets send none: their pace
+/// does not keep each request's arrival apart from its queueing.
+fn usage_event(out: &mut Vec<u8>, head: &str, times: &ServerTimes) {
+    out.extend_from_slice(head.as_bytes());
+    if let Some(queue) = times.queue {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        let metrics = format!(
+            r#","metrics":{{"time_to_first_token_ms":{},"queue_time_ms":{}}}"#,
+            ms(times.prompt),
+            ms(queue)
+        );
+        out.extend_from_slice(metrics.as_bytes());
+    }
+    out.extend_from_slice(b"}\n\n");
+}
+
 fn usage_json(prompt: u64, completion: u32) -> String {
     let completion = u64::from(completion);
     format!(
@@ -79,9 +97,9 @@ impl Framer for CompletionsFramer {
         out.extend_from_slice(b"\n\n");
     }
 
-    fn trailer(&mut self, out: &mut Vec<u8>, _times: &ServerTimes) {
+    fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes) {
         if let Some(usage) = &self.usage {
-            out.extend_from_slice(usage.as_bytes());
+            usage_event(out, usage, times);
         }
         out.extend_from_slice(b"data: [DONE]\n\n");
     }
@@ -112,7 +130,7 @@ pub(crate) async fn completions(
     if req.stream.unwrap_or(false) {
         let usage = wants_usage(&shared, &req.stream_options).then(|| {
             format!(
-                "data: {{\"id\":\"{id}\",\"object\":\"text_completion\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}}}\n\n",
+                "data: {{\"id\":\"{id}\",\"object\":\"text_completion\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}",
                 usage_json(prompt_tokens, tokens)
             )
         });
@@ -219,14 +237,14 @@ impl Framer for ChatFramer {
         out.extend_from_slice(b"\n\n");
     }
 
-    fn trailer(&mut self, out: &mut Vec<u8>, _times: &ServerTimes) {
+    fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes) {
         out.extend_from_slice(self.head.as_bytes());
         out.extend_from_slice(br#"{},"logprobs":null,"finish_reason":""#);
         out.extend_from_slice(self.finish.as_bytes());
         out.extend_from_slice(br#""}]}"#);
         out.extend_from_slice(b"\n\n");
         if let Some(usage) = &self.usage {
-            out.extend_from_slice(usage.as_bytes());
+            usage_event(out, usage, times);
         }
         out.extend_from_slice(b"data: [DONE]\n\n");
     }
@@ -270,7 +288,7 @@ pub(crate) async fn chat_completions(
     if req.stream.unwrap_or(false) {
         let usage = wants_usage(&shared, &req.stream_options).then(|| {
             format!(
-                "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}}}\n\n",
+                "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}",
                 usage_json(prompt_tokens, tokens)
             )
         });

@@ -76,6 +76,7 @@ impl SimTimes {
         ServerTimes {
             prompt: first.saturating_sub(self.scheduled),
             predicted: self.last.saturating_sub(first),
+            queue: None,
         }
     }
 }

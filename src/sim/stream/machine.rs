@@ -61,8 +61,11 @@ pub(crate) trait Framer: Send + 'static {
 /// first); engine mode what the engine did for that request (see [`EnginePace`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct ServerTimes {
+    /// Arrival to the first token: queueing and prefill.
     pub(crate) prompt: Duration,
     pub(crate) predicted: Duration,
+    /// The queueing part of `prompt`, where the pace knows it (exact mode: none).
+    pub(crate) queue: Option<Duration>,
 }
 
 impl ServerTimes {
@@ -73,6 +76,7 @@ impl ServerTimes {
         Self {
             prompt: c.ttft,
             predicted: mul(per_token, tokens.saturating_sub(1)),
+            queue: Some(Duration::ZERO),
         }
     }
 }
