@@ -276,6 +276,42 @@ async fn issue_14_a_408_on_a_reused_connection_goes_to_a_new_one() {
     server.await.unwrap();
 }
 
+/// A server that announces keep-alive and closes after every response (llama.cpp): once one
+/// pooled connection is found closed within a second of its response, no connection is pooled
+/// again, so no later request can race the close.
+#[tokio::test]
+async fn a_server_that_closes_promptly_gets_no_reused_connections() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1/completions", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        for _ in 0..3 {
+            let (mut c, _) = listener.accept().await.unwrap();
+            read_request(&mut c).await;
+            c.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                .await
+                .unwrap();
+            // Closed at once, although the answer did not say so.
+        }
+    });
+    let e = Endpoint::new(&url, &[], Duration::from_secs(5)).unwrap();
+    let mut retries = 0;
+    for round in 0..3 {
+        let mut r = e.post(b"{}", &mut retries).await.unwrap();
+        assert_eq!(r.next_chunk().await.unwrap().unwrap().0, b"ok");
+        let conn = r.into_reusable().expect("announced keep-alive");
+        // Let the server's close arrive before the next request looks at the pool.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        e.put_back(conn);
+        assert_eq!(
+            e.idle.lock().unwrap().len(),
+            usize::from(round == 0),
+            "round {round}"
+        );
+    }
+    assert_eq!(retries, 1, "only the first pooled connection was tried");
+    server.await.unwrap();
+}
+
 /// Issue 14: `+5` is no content-length, two different lengths are refused, and a response
 /// framed both ways is read as chunked and its connection not reused.
 #[test]
