@@ -373,3 +373,49 @@ fn a_second_signal_cancels_the_requests_in_flight_and_still_saves() {
     let lines = std::fs::read_to_string(&records).unwrap();
     assert_eq!(lines.lines().count(), 8);
 }
+
+/// Issue 15: `--repeat 3` saves three results, each as it finishes, and the spread of each
+/// figure across them next to the runs' own 95% intervals; the spread file is never
+/// overwritten without `--overwrite`, and a sweep cannot be repeated.
+#[test]
+fn repeated_runs_save_each_run_and_their_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = quick(dir.path(), "r.json", "40", &["--repeat", "3"]);
+    assert!(out.status.success(), "{out:?}");
+    let files = files_in(dir.path());
+    for i in 1..=3 {
+        assert!(files.contains(&format!("r.rep{i}.json")), "{files:?}");
+        assert!(
+            files.contains(&format!("r.rep{i}.records.jsonl")),
+            "{files:?}"
+        );
+    }
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.repeat.json")).unwrap()).unwrap();
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 3);
+    let ttft = &doc["metrics"]["mean_ttft_ms"];
+    let values: Vec<f64> = ttft["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(values.len(), 3);
+    let mean = values.iter().sum::<f64>() / 3.0;
+    assert!((ttft["mean"].as_f64().unwrap() - mean).abs() < 1e-9);
+    let stdev = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    assert!((ttft["stdev"].as_f64().unwrap() - stdev).abs() < 1e-9);
+    assert!(ttft["within_run_ci95_half_width"].as_f64().unwrap() > 0.0);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Across 3 repeated runs"), "{stdout}");
+
+    let again = quick(dir.path(), "r.json", "40", &["--repeat", "3"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        error_lines(&again)[0].contains("r.repeat.json"),
+        "{again:?}"
+    );
+    let sweep = quick(dir.path(), "s.json", "1,2", &["--repeat", "2"]);
+    assert_eq!(sweep.status.code(), Some(2));
+    assert!(error_lines(&sweep)[0].contains("--repeat"), "{sweep:?}");
+}

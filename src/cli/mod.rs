@@ -188,6 +188,11 @@ pub struct RunArgs {
     /// when the run's validity says "client-bound".
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub client_threads: u16,
+    /// Run the same configuration K times (files NAME.rep1.json ... NAME.repK.json, each saved
+    /// as it finishes) and save the spread of each figure across the runs, next to the
+    /// within-run 95% interval, in NAME.repeat.json.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub repeat: u16,
     /// Replace existing result and records files of the same name (otherwise the run refuses
     /// to start, before it touches any file).
     #[arg(long)]
@@ -314,6 +319,9 @@ impl RunArgs {
         };
         if sweep.is_some() && (self.shard.is_some() || self.start_at.is_some()) {
             return Err("--shard and --start-at take a single run, not a sweep: run each step as its own sharded run".into());
+        }
+        if self.repeat > 1 && (sweep.is_some() || self.shard.is_some() || self.start_at.is_some()) {
+            return Err("--repeat takes a single run: not a sweep, --shard or --start-at".into());
         }
         Ok(sweep)
     }

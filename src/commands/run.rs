@@ -48,19 +48,48 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let signals = super::stop_on_signal();
     let outcome = match &sweep {
         None => {
-            let opts = RunOptions {
-                scrape,
-                start_at: args.start_at,
-                overwrite: args.overwrite,
-                abort: signals.abort.clone(),
-                ..RunOptions::new(
-                    args.result_dir.join(format!("{stem}.json")),
-                    !args.no_preflight,
-                )
+            let k = args.repeat;
+            let name = |i| match k {
+                1 => format!("{stem}.json"),
+                _ => format!("{stem}.rep{i}.json"),
             };
-            printer.started(SweepValue::Count(cfg.load.num_prompts), &cfg, &opts);
-            let result = run::execute(cfg, &args.secrets(), &opts, signals.stop).await;
-            result.map(|r| printer.finished(SweepValue::Count(r.config.load.num_prompts), &r))
+            let summary_path = args.result_dir.join(format!("{stem}.repeat.json"));
+            if k > 1 {
+                crate::results::document::refuse_existing(args.overwrite, [&summary_path])?;
+            }
+            let (mut results, mut files) = (Vec::new(), Vec::new());
+            let mut outcome = Ok(());
+            for i in 1..=k {
+                let opts = RunOptions {
+                    scrape: scrape.clone(),
+                    start_at: args.start_at,
+                    overwrite: args.overwrite,
+                    abort: signals.abort.clone(),
+                    ..RunOptions::new(args.result_dir.join(name(i)), !args.no_preflight)
+                };
+                printer.started(SweepValue::Count(cfg.load.num_prompts), &cfg, &opts);
+                match run::execute(cfg.clone(), &args.secrets(), &opts, signals.stop.clone()).await
+                {
+                    Ok(r) => {
+                        printer.finished(SweepValue::Count(r.config.load.num_prompts), &r);
+                        results.push(r);
+                        files.push(name(i));
+                    }
+                    Err(e) => {
+                        outcome = Err(e);
+                        break;
+                    }
+                }
+                if signals.stop.is_cancelled() {
+                    break;
+                }
+            }
+            if k > 1 && !results.is_empty() {
+                let doc = crate::results::repeat::spread(&results, files);
+                super::out(&report::repeats(&doc))?;
+                crate::results::document::save_json(&summary_path, &doc)?;
+            }
+            outcome.map(|_| ())
         }
         Some((param, values)) => {
             let opts = sweep::SweepOptions {

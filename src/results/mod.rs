@@ -7,6 +7,7 @@
 pub mod document;
 pub mod error;
 pub mod merge;
+pub mod repeat;
 pub mod search;
 pub mod server_metrics;
 pub mod shard;

@@ -351,6 +351,28 @@ fn connection_setup(out: &mut String, result: &BenchResult) {
     );
 }
 
+/// `run --repeat K`: each figure's spread across the runs, next to the runs' own 95% interval.
+pub fn repeats(doc: &crate::results::repeat::RepeatDoc) -> String {
+    let mut out = rule(&format!(" Across {} repeated runs ", doc.runs.len()), '=');
+    let _ = writeln!(
+        out,
+        "{:<22} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        "figure", "mean", "min", "max", "stdev", "within ±"
+    );
+    for (key, s) in &doc.metrics {
+        let within = s
+            .within_run_ci95_half_width
+            .map_or_else(|| "-".to_string(), |h| format!("{h:.3}"));
+        let _ = writeln!(
+            out,
+            "{key:<22} {:>12.3} {:>12.3} {:>12.3} {:>12.3} {within:>12}",
+            s.mean, s.min, s.max, s.stdev
+        );
+    }
+    out.push_str(&rule("", '='));
+    out
+}
+
 /// Where the time from the scheduled send to the first token went: the client's queue and
 /// connection setup, then TTFT's own parts; each part's mean and p99, "unknown" where no
 /// request reported it.
