@@ -85,11 +85,12 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 }
             }
             if k > 1 && !results.is_empty() {
+                // Saved first: a closed stdout must not lose it.
                 let doc = crate::results::repeat::spread(&results, files);
-                super::out(&report::repeats(&doc))?;
                 crate::results::document::save_json(&summary_path, &doc)?;
+                super::out(&report::repeats(&doc))?;
             }
-            outcome.map(|_| ())
+            outcome
         }
         Some((param, values)) => {
             let opts = sweep::SweepOptions {
