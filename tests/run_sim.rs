@@ -482,3 +482,42 @@ async fn ttft_breakdown_from_the_simulators_truth() {
         "{text}"
     );
 }
+
+/// Issue 15: an engine preset reports each request's queueing and its own TTFT (vLLM's
+/// `metrics` shape). With 12 requests at once and room for 4 in the batch (the llama.cpp
+/// preset), later requests queue in the engine; the server's account covers nearly all of
+/// TTFT (the first-token transfer over 127.0.0.1 is small) and never exceeds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_preset_reports_its_queue_and_prefill() {
+    let _guard = SERIAL.lock().await;
+    let mut sim_cfg = SimConfig::from_preset(sim::Preset::LlamacppLlama8bRtx4090);
+    sim_cfg.usage = true;
+    let server = sim::spawn(sim_cfg, ([127, 0, 0, 1], 0).into())
+        .await
+        .expect("sim starts");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(server.base_url(), BackendKind::Openai, 12, 12, 8);
+    cfg.ignore_eos = true;
+    let (result, records) = run(cfg, dir.path()).await;
+    server.shutdown().await;
+    assert_eq!(result.summary.completed, 12);
+    let mut queued = 0;
+    for r in &records {
+        let m = RequestMetrics::of(r).unwrap();
+        let server = servebench::results::stats::ServerTimings::of(r);
+        let (Some(own), Some(queue)) = (server.server_ttft_ms, server.queue_ms) else {
+            panic!("request {} has no server metrics: {r:?}", r.id);
+        };
+        let ttft = m.ttft_ns as f64 / 1e6;
+        assert!(own <= ttft + 0.5, "server TTFT {own} > client TTFT {ttft}");
+        assert!(ttft - own < 10.0, "transfer {} ms", ttft - own);
+        // Queued past one engine step (7 ms): waited for a batch slot.
+        if queue > 20.0 {
+            queued += 1;
+        }
+    }
+    assert!(queued >= 8, "{queued} of 12 queued");
+    let b = &result.summary.ttft_breakdown;
+    assert!(b.server_queue_ms.as_ref().unwrap().max > 20.0);
+    assert!(b.first_token_transfer_ms.as_ref().unwrap().mean < 5.0);
+}

@@ -297,6 +297,69 @@ fn sweep_document_steps_load_and_compare() {
     }
 }
 
+/// Issue 15: the TTFT breakdown is drawn per step of a sweep, each part's mean stacked, in
+/// `plot` and in the HTML report; parts no server reported are left out, not drawn as zero.
+#[test]
+fn ttft_breakdown_is_a_stacked_bar_per_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Step n: scheduled at 0, written at n ms (client queue n), TTFT 100 ms of which the
+    // server says 30·n queue and 96 own TTFT (prefill 96 − 30·n, transfer 4).
+    for n in [1u64, 2] {
+        let records: Vec<RequestRecord> = (0..n)
+            .map(|i| {
+                let mut r = rec(i, 0, n, &[n + 100, n + 110]);
+                r.server_request_metrics = Some(serde_json::json!({
+                    "time_to_first_token_ms": 96.0, "queue_time_ms": 30.0 * n as f64
+                }));
+                r
+            })
+            .collect();
+        save_result(d, &format!("bd-num_prompts{n}"), n, &records);
+    }
+    let sweep = serde_json::json!({
+        "schema_version": 1, "kind": "sweep", "servebench_version": "0.1.0",
+        "started_at": "2026-11-23T01:00:00Z", "parameter": "num_prompts", "values": [1, 2],
+        "steps": [
+            {"value": 1, "result": "bd-num_prompts1.json", "complete": true},
+            {"value": 2, "result": "bd-num_prompts2.json", "complete": true}
+        ],
+        "complete": true
+    });
+    let path = d.join("bd.sweep.json");
+    std::fs::write(&path, sweep.to_string()).unwrap();
+    let view = servebench::views::open::load(&path).unwrap();
+    let stacks = servebench::render::plot::chart::breakdowns(std::slice::from_ref(&view));
+    assert_eq!(stacks.len(), 1);
+    let parts = |n: usize| stacks[0].bars[n].1.clone();
+    // client queue, connection setup (never said), server queue, prefill, transfer, and the
+    // rest of TTFT (100 − 30·n − (96 − 30·n) − 4 = 0: the server accounted for all of it).
+    assert_eq!(stacks[0].bars[0].0, "1");
+    let bar = |client, queue, prefill| {
+        vec![
+            Some(client),
+            None,
+            Some(queue),
+            Some(prefill),
+            Some(4.0),
+            Some(0.0),
+        ]
+    };
+    assert_eq!(parts(0), bar(1.0, 30.0, 66.0));
+    assert_eq!(parts(1), bar(2.0, 60.0, 36.0));
+    let out = d.join("charts");
+    run_ok(&["plot", s(&path), "-o", s(&out), "--format", "svg"]);
+    let svg = std::fs::read_to_string(out.join("ttft_breakdown-bd.svg")).unwrap();
+    // Four known non-zero parts per bar, two bars, plus six legend keys.
+    assert!(svg.matches("<rect").count() >= 8 + 6, "{svg}");
+    assert!(svg.contains("first-token transfer"), "{svg}");
+    let page = d.join("bd.html");
+    run_ok(&["report", s(&path), "--html", s(&page)]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("id=\"ttft_breakdown-bd\"><svg"));
+    assert!(html.contains("mean_ttft_part_prefill_ms"));
+}
+
 #[test]
 fn bad_inputs_are_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();

@@ -106,25 +106,25 @@ pub fn page(view: &View, text_report: Option<&str>) -> Result<String, String> {
         );
     }
     let views = std::slice::from_ref(view);
-    let charts = crate::render::plot::chart::charts(views);
-    let timelines = crate::render::plot::chart::timelines(views);
-    if !charts.is_empty() || !timelines.is_empty() {
+    use crate::render::plot::{chart, draw};
+    let mut figures = Vec::new();
+    for c in chart::charts(views) {
+        figures.push((c.name.clone(), draw::chart_svg(&c)?));
+    }
+    for b in chart::breakdowns(views) {
+        figures.push((b.name.clone(), draw::stacked_svg(&b)?));
+    }
+    for t in chart::timelines(views) {
+        figures.push((t.name.clone(), draw::timeline_svg(&t)?));
+    }
+    if !figures.is_empty() {
         h.push_str("<h2>Charts</h2>\n");
     }
-    for c in &charts {
-        let svg = crate::render::plot::draw::chart_svg(c)?;
+    for (name, svg) in figures {
         let _ = writeln!(
             h,
             "<figure class=\"chart\" id=\"{}\">{svg}</figure>",
-            esc(&c.name)
-        );
-    }
-    for t in &timelines {
-        let svg = crate::render::plot::draw::timeline_svg(t)?;
-        let _ = writeln!(
-            h,
-            "<figure class=\"chart\" id=\"{}\">{svg}</figure>",
-            esc(&t.name)
+            esc(&name)
         );
     }
     h.push_str("</body></html>\n");

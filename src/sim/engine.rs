@@ -201,8 +201,9 @@ pub(crate) fn output_length(seed: u64, request: u64, mean: u32) -> u32 {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Event {
     /// The request was scheduled for the first time: its prefill starts at simulated time
-    /// `sim` (the start of the step that carries its first chunk).
-    Scheduled { sim: Duration },
+    /// `sim` (the start of the step that carries its first chunk), after `queued` (simulated)
+    /// in the engine's waiting queue.
+    Scheduled { sim: Duration, queued: Duration },
     /// Output tokens `[0, upto)` exist; the step that produced the last ones ended at `at`
     /// (simulated time `sim`).
     Tokens {
@@ -235,6 +236,8 @@ struct Seq {
     /// Ever scheduled (the queue timeout no longer applies).
     scheduled: bool,
     arrived: Duration,
+    /// When the request was received (simulated), for the queue time it reports.
+    received: Duration,
     last_token: Option<Duration>,
     /// Work in the planned step: prefill tokens, or 1 for a decode; 0 for none.
     work: u32,
@@ -287,8 +290,9 @@ impl Core {
         self.running.is_empty() && self.waiting.is_empty()
     }
 
-    /// Queues a request that arrived at simulated time `at`.
-    pub(crate) fn submit(&mut self, r: Request, at: Duration) {
+    /// Queues a request that arrived at simulated time `at` (the engine's clock; it was
+    /// received at `received`, which may be earlier, inside the step then running).
+    pub(crate) fn submit(&mut self, r: Request, at: Duration, received: Duration) {
         self.waiting.push_back(Seq {
             prompt: r.prompt_tokens.max(1),
             target: r.output_tokens.max(1),
@@ -297,6 +301,7 @@ impl Core {
             decoding: false,
             scheduled: false,
             arrived: at,
+            received,
             last_token: None,
             work: 0,
             events: r.events,
@@ -357,7 +362,10 @@ impl Core {
             self.kv_used += u64::from(chunk);
             if !s.scheduled {
                 s.scheduled = true;
-                let _ = s.events.send(Event::Scheduled { sim: now });
+                let _ = s.events.send(Event::Scheduled {
+                    sim: now,
+                    queued: now.saturating_sub(s.received),
+                });
             }
             self.running.push(s);
         }
@@ -633,8 +641,8 @@ async fn run(
             break;
         }
         while let Ok(r) = rx.try_recv() {
-            let at = to_sim(r.submitted).max(clock);
-            core.submit(r, at);
+            let received = to_sim(r.submitted);
+            core.submit(r, received.max(clock), received);
         }
         let planned = if core.is_idle() {
             None
@@ -646,8 +654,8 @@ async fn run(
                 r = rx.recv() => match r {
                     Some(r) => {
                         clock = clock.max(to_sim(Instant::now()));
-                        let at = to_sim(r.submitted).max(clock);
-                        core.submit(r, at);
+                        let received = to_sim(r.submitted);
+                        core.submit(r, received.max(clock), received);
                     }
                     None => break,
                 },

@@ -59,6 +59,7 @@ fn simulate(cfg: &EngineConfig, reqs: &[Req]) -> (Vec<Seen>, ServerMetrics) {
                     events: tx,
                 },
                 r.at,
+                r.at,
             );
             rxs.push((r, rx));
             next += 1;
@@ -338,7 +339,8 @@ async fn driver_delivers_tokens_at_step_ends() {
     assert_eq!(
         rx.recv().await,
         Some(Event::Scheduled {
-            sim: Duration::ZERO
+            sim: Duration::ZERO,
+            queued: Duration::ZERO
         })
     );
     let mut got = Vec::new();

@@ -257,13 +257,23 @@ pub async fn spawn_on_own_runtime(
 }
 
 /// Validates `config`, binds `addr` (port 0 picks a free port) and serves in a tokio task.
-/// Accepted connections get `TCP_NODELAY`.
+/// Accepted connections get `TCP_NODELAY`. The listen backlog is 4096 (tokio's default is
+/// 1024): a sweep's 1,024 simultaneous connects would otherwise overflow it and a few would
+/// wait a second for the kernel's SYN retry, a delay no real server's benchmark should show
+/// (uvicorn, behind vLLM and SGLang, listens with 2048; the kernel caps it at `somaxconn`).
 pub async fn spawn(config: SimConfig, addr: SocketAddr) -> std::io::Result<SimServer> {
     config
         .validate()
         .map_err(|msg| std::io::Error::new(std::io::ErrorKind::InvalidInput, msg))?;
     let shared = Arc::new(Shared::new(config));
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    let listener = socket.listen(4096)?;
     let local_addr = listener.local_addr()?;
     let app = build_router(shared.clone());
     let task = tokio::spawn(http1::serve(listener, shared.clone(), app));

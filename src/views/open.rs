@@ -135,6 +135,9 @@ pub fn from_result(path: &Path, r: &BenchResult) -> View {
     // The summary is the source of truth for what the flat keys may lack.
     metrics.insert("completed".into(), r.summary.completed as f64);
     metrics.insert("failed".into(), r.summary.failed as f64);
+    if let Some(ttft) = &r.summary.ttft_ms {
+        metrics.extend(r.summary.ttft_breakdown.mean_keys(ttft.mean));
+    }
     let records_file = crate::measure::record::records_next_to(path, r.records_file.as_deref());
     let samples = records_file
         .as_deref()

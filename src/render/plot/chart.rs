@@ -1,5 +1,6 @@
-//! What each chart shows, as plain data: [`Chart`] (x-y lines with a legend) and
-//! [`Timeline`] (one bar per request), built from views by [`charts`] and [`timelines`].
+//! What each chart shows, as plain data: [`Chart`] (x-y lines with a legend), [`Stacked`]
+//! (the TTFT breakdown, a stacked bar per load step) and [`Timeline`] (one bar per request),
+//! built from views by [`charts`], [`breakdowns`] and [`timelines`].
 //!
 //! Chooses the figures, series, colors (palette indices), dashes and log axes; draws nothing
 //! (that is `draw`) and writes no file (`plot/mod.rs`). Metric keys are built as
@@ -10,6 +11,7 @@ use crate::config::metric::{MetricKey, Stat};
 use crate::config::sweep::LoadParameter;
 use crate::config::Metric;
 use crate::render::format::fmt_load;
+use crate::results::stats::{part_mean_key, TTFT_PARTS, TTFT_REST};
 use crate::views::model::{file_stem, Series, Step, View};
 use crate::views::samples::read_records;
 
@@ -74,6 +76,20 @@ pub struct Timeline {
     pub name: String,
     pub title: String,
     pub bars: Vec<Bar>,
+}
+
+/// Mean TTFT parts per load step of one series, drawn as stacked bars.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stacked {
+    pub name: String,
+    pub title: String,
+    pub x_label: String,
+    /// The parts, bottom to top (`results::stats::TTFT_PARTS`' names, then the rest of TTFT
+    /// no server part accounts for).
+    pub parts: Vec<&'static str>,
+    /// Per step: its load as a label, and each part's mean in ms (`None`: nobody reported it,
+    /// not drawn).
+    pub bars: Vec<(String, Vec<Option<f64>>)>,
 }
 
 /// Requests drawn at most in a timeline (the first ones by id).
@@ -308,6 +324,54 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
         }) {
             c.y_log = false;
             out.push(c);
+        }
+    }
+    out
+}
+
+/// The TTFT breakdown (docs/metrics.md) of each series whose steps have one: one bar per
+/// step, in load order, each known part's mean stacked (an unknown part is not drawn), topped
+/// by the rest of mean TTFT, so a bar is as tall as mean TTFT from scheduled.
+pub fn breakdowns(views: &[View]) -> Vec<Stacked> {
+    let mut out = Vec::new();
+    for v in views {
+        for s in &v.series {
+            let mut steps: Vec<&Step> = s.steps.iter().collect();
+            steps.sort_by(|a, b| {
+                let load = |st: &Step| st.load_value(s.parameter).unwrap_or(0.0);
+                load(a).total_cmp(&load(b))
+            });
+            let bars: Vec<(String, Vec<Option<f64>>)> = steps
+                .iter()
+                .map(|st| {
+                    let load = st.load_value(s.parameter).map_or("?".into(), fmt_load);
+                    let parts = TTFT_PARTS
+                        .iter()
+                        .chain([&TTFT_REST])
+                        .map(|(_, key)| st.metric(&part_mean_key(key)))
+                        .collect();
+                    (load, parts)
+                })
+                .collect();
+            if bars.iter().all(|(_, p)| p.iter().all(Option::is_none)) {
+                // Not a servebench result: no breakdown at all.
+                continue;
+            }
+            let mut name = format!("ttft_breakdown-{}", slug(&file_stem(&v.path)));
+            if v.series.len() > 1 {
+                name.push_str(&format!("-{}", out.len()));
+            }
+            out.push(Stacked {
+                name,
+                title: format!("Mean TTFT from scheduled, by part: {}", v.label),
+                x_label: s.parameter.as_str().into(),
+                parts: TTFT_PARTS
+                    .iter()
+                    .chain([&TTFT_REST])
+                    .map(|(name, _)| *name)
+                    .collect(),
+                bars,
+            });
         }
     }
     out

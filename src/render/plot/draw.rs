@@ -9,7 +9,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::render::plot::chart::{Chart, Dash, Timeline};
+use crate::render::plot::chart::{Chart, Dash, Stacked, Timeline};
 use crate::render::plot::font::ensure_font;
 
 pub(super) const SIZE: (u32, u32) = (1000, 620);
@@ -273,6 +273,97 @@ pub(super) fn draw_timeline<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     root.present().map_err(err)
+}
+
+/// Palette indices of a stack's parts: the TTFT breakdown's five, then grey for the rest.
+const STACK_COLORS: [usize; 6] = [0, 1, 2, 3, 4, 7];
+
+pub(super) fn draw_stacked<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    t: &Stacked,
+) -> Result<(), String> {
+    root.fill(&WHITE).map_err(err)?;
+    let top = t
+        .bars
+        .iter()
+        .map(|(_, p)| p.iter().flatten().map(|v| v.max(0.0)).sum::<f64>())
+        .fold(0.0f64, f64::max)
+        .max(1e-3)
+        * 1.08;
+    let n = t.bars.len();
+    let mut chart = ChartBuilder::on(root)
+        .caption(&t.title, ("sans-serif", 18))
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(78)
+        .build_cartesian_2d(-0.5..n as f64 - 0.5, 0.0..top)
+        .map_err(err)?;
+    let labels: Vec<&str> = t.bars.iter().map(|(l, _)| l.as_str()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n.max(1))
+        .x_desc(&t.x_label)
+        .y_desc("mean (ms)")
+        .x_label_formatter(&|v| {
+            let i = v.round();
+            let hit = (v - i).abs() < 1e-6 && i >= 0.0;
+            hit.then(|| labels.get(i as usize).copied())
+                .flatten()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .y_label_formatter(&|v| fmt_tick(*v))
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 15))
+        .light_line_style(RGBColor(238, 238, 238))
+        .draw()
+        .map_err(err)?;
+    let mut rects = Vec::new();
+    for (i, (_, parts)) in t.bars.iter().enumerate() {
+        let x = i as f64;
+        let mut y = 0.0;
+        for (k, v) in parts.iter().enumerate() {
+            let Some(v) = v.filter(|v| *v > 0.0) else {
+                continue;
+            };
+            let color = PALETTE[STACK_COLORS[k % STACK_COLORS.len()]];
+            rects.push(Rectangle::new(
+                [(x - 0.3, y), (x + 0.3, y + v)],
+                color.filled(),
+            ));
+            y += v;
+        }
+    }
+    chart.draw_series(rects).map_err(err)?;
+    for (k, name) in t.parts.iter().enumerate() {
+        let c = PALETTE[STACK_COLORS[k % STACK_COLORS.len()]];
+        chart
+            .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
+            .map_err(err)?
+            .label(*name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], c.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font(("sans-serif", 13))
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// A stacked breakdown as an SVG document.
+pub fn stacked_svg(t: &Stacked) -> Result<String, String> {
+    ensure_font();
+    let mut s = String::new();
+    draw_stacked(
+        &SVGBackend::with_string(&mut s, SIZE).into_drawing_area(),
+        t,
+    )?;
+    Ok(s)
 }
 
 /// A chart as an SVG document.

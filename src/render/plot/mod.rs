@@ -9,7 +9,9 @@
 //! Charts, per load parameter (`num_prompts`, `max_concurrency`, `request_rate`,
 //! `input_len`), one line per series: output and request throughput vs load; TTFT, TPOT, ITL,
 //! E2EL (mean solid, median dashed, p99 dotted) vs load; TTFT and TPOT vs output throughput;
-//! CDFs of TTFT and E2EL where per-request samples exist; and a timeline of one run from its
+//! CDFs of TTFT and E2EL where per-request samples exist; the TTFT breakdown (client queue,
+//! connection setup, server queue, prefill, first-token transfer: each part's mean stacked,
+//! one bar per load step) where a servebench result has one; and a timeline of one run from its
 //! records file (scheduled → sent → first chunk → last chunk per request). Axes become
 //! logarithmic when the values are positive and span more than 50×, as the seeds do
 //! (1..4096 prompts, 100 ms..700 s TTFT).
@@ -23,8 +25,10 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use self::chart::{charts, timelines};
-use self::draw::{chart_size, chart_svg, draw_chart, draw_timeline, timeline_svg, SIZE};
+use self::chart::{breakdowns, charts, timelines};
+use self::draw::{
+    chart_size, chart_svg, draw_chart, draw_stacked, draw_timeline, stacked_svg, timeline_svg, SIZE,
+};
 use self::font::ensure_font;
 use crate::views::error::ViewError;
 use crate::views::model::View;
@@ -102,6 +106,18 @@ pub fn plot_all(
         if formats.png() {
             let path = dir.join(format!("{}.png", c.name));
             write_png(&path, chart_size(&c), &|root| draw_chart(root, &c))?;
+            written.push(path);
+        }
+    }
+    for b in breakdowns(views) {
+        if formats.svg() {
+            let path = dir.join(format!("{}.svg", b.name));
+            let svg = stacked_svg(&b).map_err(|w| plot_err(&path, w))?;
+            written.push(write(path, svg)?);
+        }
+        if formats.png() {
+            let path = dir.join(format!("{}.png", b.name));
+            write_png(&path, SIZE, &|root| draw_stacked(root, &b))?;
             written.push(path);
         }
     }

@@ -29,19 +29,57 @@ pub struct TtftBreakdown {
     pub first_token_transfer_ms: Option<Distribution>,
 }
 
+/// The parts in order: the name the report prints and the key the views use for the part's
+/// mean (`mean_ttft_part_<key>_ms`).
+pub const PARTS: [(&str, &str); 5] = [
+    ("client queue", "client_queue"),
+    ("connection setup", "connection_setup"),
+    ("server queue", "server_queue"),
+    ("prefill", "prefill"),
+    ("first-token transfer", "first_token_transfer"),
+];
+
+/// The rest of mean TTFT that no server part accounts for (see
+/// [`TtftBreakdown::rest_of_ttft_ms`]): charts stack it on the parts so a bar is as tall as
+/// the mean TTFT from scheduled.
+pub const REST: (&str, &str) = ("TTFT not broken down", "rest");
+
+/// The views' key of a part's mean (see [`PARTS`]).
+pub fn part_mean_key(key: &str) -> String {
+    format!("mean_ttft_part_{key}_ms")
+}
+
 impl TtftBreakdown {
-    /// The parts in order, with their names as the report prints them.
+    /// The parts in the order of [`PARTS`], with their names as the report prints them.
     pub fn parts(&self) -> [(&'static str, Option<&Distribution>); 5] {
-        [
-            ("client queue", self.client_queue_ms.as_ref()),
-            ("connection setup", self.connection_setup_ms.as_ref()),
-            ("server queue", self.server_queue_ms.as_ref()),
-            ("prefill", self.prefill_ms.as_ref()),
-            (
-                "first-token transfer",
-                self.first_token_transfer_ms.as_ref(),
-            ),
-        ]
+        let d = [
+            &self.client_queue_ms,
+            &self.connection_setup_ms,
+            &self.server_queue_ms,
+            &self.prefill_ms,
+            &self.first_token_transfer_ms,
+        ];
+        std::array::from_fn(|i| (PARTS[i].0, d[i].as_ref()))
+    }
+
+    /// Mean TTFT less the means of the server's parts that are known (server queue, prefill,
+    /// first-token transfer), at least 0: all of it where the server reported nothing.
+    pub fn rest_of_ttft_ms(&self, mean_ttft_ms: f64) -> f64 {
+        let server: f64 = self.parts()[2..]
+            .iter()
+            .filter_map(|(_, d)| d.map(|d| d.mean))
+            .sum();
+        (mean_ttft_ms - server).max(0.0)
+    }
+
+    /// Each known part's mean under its views key ([`part_mean_key`]), and the rest of
+    /// `mean_ttft_ms` ([`REST`]).
+    pub fn mean_keys(&self, mean_ttft_ms: f64) -> impl Iterator<Item = (String, f64)> + '_ {
+        PARTS
+            .iter()
+            .zip(self.parts())
+            .filter_map(|((_, key), (_, d))| Some((part_mean_key(key), d?.mean)))
+            .chain([(part_mean_key(REST.1), self.rest_of_ttft_ms(mean_ttft_ms))])
     }
 }
 

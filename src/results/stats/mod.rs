@@ -24,7 +24,7 @@ mod summary;
 #[cfg(test)]
 mod tests;
 
-pub use breakdown::TtftBreakdown;
+pub use breakdown::{part_mean_key, TtftBreakdown, PARTS as TTFT_PARTS, REST as TTFT_REST};
 pub use distribution::{percentile, Distribution, PercentileMethod};
 pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 pub use samples::{SampleSet, EXACT_SAMPLES_MAX, HDR_RELATIVE_ERROR};

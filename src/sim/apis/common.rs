@@ -257,15 +257,16 @@ async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
     }
     let prompt = u32::try_from(gen.prompt_tokens).unwrap_or(u32::MAX);
     let mut rx = engine.submit(prompt, gen.tokens);
-    let scheduled;
+    let (scheduled, queued);
     loop {
         let event = tokio::select! {
             e = rx.recv() => e,
             _ = shared.shutdown.wait() => None,
         };
         match event {
-            Some(Event::Scheduled { sim }) => {
+            Some(Event::Scheduled { sim, queued: q }) => {
                 scheduled = sim;
+                queued = q;
                 break;
             }
             Some(Event::QueueTimeout) => {
@@ -282,6 +283,12 @@ async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
     Ok(EngineJob {
         rx,
         scheduled,
+        queued,
+        front: shared
+            .config
+            .engine
+            .as_ref()
+            .map_or(std::time::Duration::ZERO, |e| e.frontend_latency),
         tokens: gen.tokens,
         tokens_per_chunk: shared.config.tokens_per_chunk,
         fault: gen.fault,

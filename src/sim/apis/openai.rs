@@ -40,17 +40,17 @@ fn wants_usage(shared: &Shared, options: &Option<StreamOptions>) -> bool {
             .unwrap_or(false)
 }
 
-/// Writes the usage event (`head` ends with the usage object). In exact mode it carries a
-/// `metrics` object in the shape of vLLM's per-request metrics: the simulator's own time to
-/// first token and queueing (none), in simulated ms. Engine presets send none: their pace
-/// does not keep each request's arrival apart from its queueing.
+/// Writes the usage event (`head` ends with the usage object), with a `metrics` object in the
+/// shape of vLLM's per-request metrics: the simulator's own time to first token (from its
+/// receipt of the request: front end, queueing and prefill) and its queueing in the engine
+/// (exact mode: none), in simulated ms.
 fn usage_event(out: &mut Vec<u8>, head: &str, times: &ServerTimes) {
     out.extend_from_slice(head.as_bytes());
     if let Some(queue) = times.queue {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
         let metrics = format!(
             r#","metrics":{{"time_to_first_token_ms":{},"queue_time_ms":{}}}"#,
-            ms(times.prompt),
+            ms(times.front + queue + times.prompt),
             ms(queue)
         );
         out.extend_from_slice(metrics.as_bytes());

@@ -34,6 +34,10 @@ use crate::sim::time::offset;
 pub(crate) struct EngineJob {
     pub(crate) rx: mpsc::UnboundedReceiver<Event>,
     pub(crate) scheduled: Duration,
+    /// Its time in the engine's waiting queue before that, and in the front end before the
+    /// engine (simulated).
+    pub(crate) queued: Duration,
+    pub(crate) front: Duration,
     pub(crate) tokens: u32,
     pub(crate) tokens_per_chunk: u32,
     pub(crate) fault: Fault,
@@ -54,14 +58,18 @@ pub(crate) struct EnginePace {
 #[derive(Clone, Copy, Debug, Default)]
 struct SimTimes {
     scheduled: Duration,
+    queued: Duration,
+    front: Duration,
     first: Option<Duration>,
     last: Duration,
 }
 
 impl SimTimes {
-    fn new(scheduled: Duration) -> Self {
+    fn new(job: &EngineJob) -> Self {
         Self {
-            scheduled,
+            scheduled: job.scheduled,
+            queued: job.queued,
+            front: job.front,
             ..Self::default()
         }
     }
@@ -76,7 +84,8 @@ impl SimTimes {
         ServerTimes {
             prompt: first.saturating_sub(self.scheduled),
             predicted: self.last.saturating_sub(first),
-            queue: None,
+            queue: Some(self.queued),
+            front: self.front,
         }
     }
 }
@@ -132,12 +141,13 @@ pub(crate) fn engine_sse_response<F: Framer>(
     job: EngineJob,
     framer: F,
 ) -> Response {
+    let sim = SimTimes::new(&job);
     let pace = EnginePace {
         rx: job.rx,
         stall: shared.real.stall,
         avail: 0,
         at: None,
-        sim: SimTimes::new(job.scheduled),
+        sim,
     };
     let (tokens, per_chunk, fault) = (job.tokens, job.tokens_per_chunk, job.fault);
     let machine = Machine::new(shared, framer, pace, tokens, per_chunk, fault);
@@ -153,7 +163,7 @@ pub(crate) async fn engine_non_stream_response(
 ) -> Response {
     let mut at = None;
     let mut avail = 0;
-    let mut sim = SimTimes::new(job.scheduled);
+    let mut sim = SimTimes::new(&job);
     while avail < job.tokens {
         let e = tokio::select! {
             e = job.rx.recv() => e,

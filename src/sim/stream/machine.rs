@@ -61,11 +61,15 @@ pub(crate) trait Framer: Send + 'static {
 /// first); engine mode what the engine did for that request (see [`EnginePace`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct ServerTimes {
-    /// Arrival to the first token: queueing and prefill.
+    /// The start of the request's prefill (after any queueing) to its first token.
     pub(crate) prompt: Duration,
     pub(crate) predicted: Duration,
-    /// The queueing part of `prompt`, where the pace knows it (exact mode: none).
+    /// The request's queueing before its prefill (exact mode: none; engine presets: its time
+    /// in the engine's waiting queue).
     pub(crate) queue: Option<Duration>,
+    /// Its front-end time before it reached the engine (engine presets' `frontend_latency`;
+    /// exact mode: none).
+    pub(crate) front: Duration,
 }
 
 impl ServerTimes {
@@ -77,6 +81,7 @@ impl ServerTimes {
             prompt: c.ttft,
             predicted: mul(per_token, tokens.saturating_sub(1)),
             queue: Some(Duration::ZERO),
+            front: Duration::ZERO,
         }
     }
 }
