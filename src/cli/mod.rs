@@ -22,6 +22,7 @@ use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 
 pub mod limits;
 mod parse;
+pub mod shape;
 
 use parse::{
     parse_backend, parse_counts, parse_flavor, parse_gate, parse_header, parse_http_url,
@@ -232,12 +233,14 @@ pub struct RunArgs {
     pub start_at: Option<time::OffsetDateTime>,
     #[command(flatten)]
     pub limits: limits::LimitsArgs,
+    #[command(flatten)]
+    pub shape: shape::ShapeArgs,
 }
 
 impl RunArgs {
     /// The run's config, with `base_url` set to `server` (the given one or the simulator's).
     pub fn config(&self, base_url: String, simulated: bool) -> RunConfig {
-        self.limits.apply(RunConfig {
+        let cfg = self.limits.apply(RunConfig {
             backend: self.backend,
             base_url: redact_url(&base_url),
             endpoint: redact_url(
@@ -290,7 +293,8 @@ impl RunArgs {
                     .to_string()
             }),
             ..RunConfig::default()
-        })
+        });
+        self.shape.apply(cfg)
     }
 
     /// The swept parameter and its values, when one option was given several values; an error
@@ -319,6 +323,12 @@ impl RunArgs {
         };
         if sweep.is_some() && (self.shard.is_some() || self.start_at.is_some()) {
             return Err("--shard and --start-at take a single run, not a sweep: run each step as its own sharded run".into());
+        }
+        if !self.shape.stages.is_empty() && (sweep.is_some() || self.repeat > 1) {
+            return Err(
+                "--stages is one run whose stages are its steps: not with a sweep or --repeat"
+                    .into(),
+            );
         }
         if self.repeat > 1 && (sweep.is_some() || self.shard.is_some() || self.start_at.is_some()) {
             return Err("--repeat takes a single run: not a sweep, --shard or --start-at".into());

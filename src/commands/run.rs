@@ -46,6 +46,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         result_path: PathBuf::new(),
     };
     let signals = super::stop_on_signal();
+    let mut stopped_early = None;
     let outcome = match &sweep {
         None => {
             let k = args.repeat;
@@ -56,6 +57,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             let summary_path = args.result_dir.join(format!("{stem}.repeat.json"));
             if k > 1 {
                 crate::results::document::refuse_existing(args.overwrite, [&summary_path])?;
+            }
+            let stages = cfg.load.shape.stages.len();
+            if stages > 0 {
+                let targets = crate::drive::stages::stage_targets(&args.result_dir, &stem, stages);
+                crate::results::document::refuse_existing(args.overwrite, targets.iter())?;
             }
             let (mut results, mut files) = (Vec::new(), Vec::new());
             let mut outcome = Ok(());
@@ -84,6 +90,22 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                     break;
                 }
             }
+            if let (true, Some(r)) = (stages > 0, results.first()) {
+                let (_, steps) = crate::drive::stages::split(r, &args.result_dir, &stem, true)?;
+                printer.sweep_param = Some(LoadParameter::RequestRate);
+                for (i, step) in steps.iter().enumerate() {
+                    printer.result_path =
+                        args.result_dir.join(format!("{stem}-stage{}.json", i + 1));
+                    printer.finished(SweepValue::Rate(step.config.load.request_rate), step);
+                }
+                if !args.quiet {
+                    eprintln!(
+                        "servebench: {stages} stages saved to {}",
+                        args.result_dir.join(format!("{stem}.sweep.json")).display()
+                    );
+                }
+            }
+            stopped_early = results.iter().find_map(|r| r.stopped_early.clone());
             if k > 1 && !results.is_empty() {
                 // Saved first: a closed stdout must not lose it.
                 let doc = crate::results::repeat::spread(&results, files);
@@ -137,6 +159,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     outcome?;
     Ok(if printer.completed == 0 {
         eprintln!("servebench: no request succeeded");
+        ExitCode::from(1)
+    } else if let Some(why) = stopped_early {
+        eprintln!("servebench: stopped early ({why}); what was measured is saved");
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -12,11 +12,13 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use self::error::ConfigError;
+use self::shape::LoadShape;
 use self::shard::Shard;
 
 pub mod error;
 pub mod metric;
 pub mod search;
+pub mod shape;
 pub mod shard;
 pub mod sweep;
 pub mod url;
@@ -218,6 +220,9 @@ pub struct LoadSpec {
     /// Time limit of the pre-flight request, seconds.
     #[serde(default = "default_preflight_timeout_s")]
     pub preflight_timeout_s: f64,
+    /// Duration, ramp, stages and early stop (`shape.rs`); absent: a count at one rate.
+    #[serde(default, skip_serializing_if = "LoadShape::is_default")]
+    pub shape: LoadShape,
 }
 
 fn default_connect_timeout_s() -> f64 {
@@ -272,6 +277,7 @@ impl Default for LoadSpec {
             first_byte_timeout_s: None,
             idle_timeout_s: default_idle_timeout_s(),
             preflight_timeout_s: default_preflight_timeout_s(),
+            shape: LoadShape::default(),
         }
     }
 }
@@ -487,6 +493,10 @@ impl RunConfig {
         }
         if !(self.load.burstiness.is_finite() && self.load.burstiness > 0.0) {
             return bad("--burstiness", "must be a positive number".into());
+        }
+        let finite = self.load.request_rate != RequestRate::Infinite;
+        if let Err((flag, why)) = self.load.shape.validate(finite) {
+            return bad(flag, why);
         }
         if self.load.max_concurrency == Some(0) {
             return bad("--max-concurrency", "must be at least 1".into());

@@ -19,33 +19,85 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::shape::WindowEnd;
 use crate::config::{LoadSpec, RequestRate};
 use crate::drive::progress::Live;
 use crate::measure::client::{Client, RequestSpec};
 use crate::measure::clock::Clock;
 use crate::measure::record::RequestRecord;
 
-/// Send offsets in nanoseconds from the start of the run, one per request, non-decreasing.
+/// Send offsets in nanoseconds from the start of the run, non-decreasing: `n` of them, or,
+/// when the load's shape has a time window (`--duration`, `--stages`), every offset inside it
+/// (endless for an unbounded rate: the driver stops at the window's end).
 ///
 /// `inf` rate: all at offset 0 (as vLLM's default). A finite rate λ: inter-arrival gaps drawn
 /// from Gamma(shape = burstiness, scale = 1 / (λ · burstiness)), so the mean rate is λ and
 /// burstiness 1 is a Poisson process. The first request goes at offset 0. Gaps are not
 /// rescaled to land the last request at N/λ (newer vLLM does that); each gap is independent.
+/// A ramp draws each gap at the rate its progress gives (by time over the duration, else by
+/// request index, as vLLM); stages draw at their stage's rate, and a gap that would cross into
+/// the next stage is redrawn from the boundary at the next stage's rate (exact for Poisson
+/// arrivals, which forget their past).
 pub fn arrival_offsets(spec: &LoadSpec, n: u64) -> impl Iterator<Item = u64> {
-    let gamma = match spec.request_rate {
-        RequestRate::Infinite => None,
-        RequestRate::PerSecond(rate) => {
-            Gamma::new(spec.burstiness, 1.0 / (rate * spec.burstiness)).ok()
-        }
-    };
+    let shape = spec.shape.clone();
+    let (rate, b) = (spec.request_rate, spec.burstiness);
+    let window = shape.window_s();
     let mut rng = rand::rngs::StdRng::seed_from_u64(spec.seed);
+    let mut draw = move |r: f64| match Gamma::new(b, 1.0 / (r * b)) {
+        Ok(g) if r > 0.0 => g.sample(&mut rng),
+        _ => f64::INFINITY,
+    };
     let mut t_s = 0.0f64;
-    (0..n).map(move |i| {
-        if let (Some(g), true) = (&gamma, i > 0) {
-            t_s += g.sample(&mut rng);
+    (0u64..).map_while(move |i| {
+        if window.is_none() && i >= n {
+            return None;
         }
-        (t_s * 1e9) as u64
+        if i > 0 {
+            if let Some(ramp) = &shape.ramp {
+                let p = match shape.duration_s {
+                    Some(d) => t_s / d,
+                    None => i as f64 / n.saturating_sub(1).max(1) as f64,
+                };
+                t_s += draw(ramp.rate(p));
+            } else if !shape.stages.is_empty() {
+                loop {
+                    let (k, end) = shape.stage_at(t_s)?;
+                    let next = t_s + draw(shape.stages[k].rate);
+                    if next < end {
+                        t_s = next;
+                        break;
+                    }
+                    t_s = end;
+                }
+            } else if let RequestRate::PerSecond(r) = rate {
+                t_s += draw(r);
+            }
+        }
+        if window.is_some_and(|w| t_s >= w) {
+            return None;
+        }
+        Some((t_s * 1e9) as u64)
     })
+}
+
+/// Most prompts a time-bounded run builds for its expected requests (`--num-prompts` raises
+/// it): building is done before the run, and past the pool the prompts are sent again.
+pub const POOL_MAX: u64 = 50_000;
+
+/// How many requests to build: `--num-prompts`, or for a time-bounded run at a known peak rate
+/// its expected requests with a 10% margin (at most [`POOL_MAX`]) when that is more.
+pub fn pool_size(spec: &LoadSpec) -> u64 {
+    let rate = match spec.request_rate {
+        RequestRate::PerSecond(r) => Some(r),
+        RequestRate::Infinite => None,
+    };
+    let expected = spec.shape.window_s().zip(spec.shape.peak_rate(rate));
+    match expected {
+        Some((w, r)) => spec
+            .num_prompts
+            .max(((w * r * 1.1).ceil() as u64 + 16).min(POOL_MAX)),
+        None => spec.num_prompts,
+    }
 }
 
 /// Where the driver reports: finished records, and the live `sent` counter.
@@ -64,19 +116,25 @@ pub struct Sink {
 pub struct DriveSummary {
     /// Requests handed to the client.
     pub sent: u64,
-    /// Requests never sent because the run was stopped.
+    /// Requests of a count-bounded run never sent because the run was stopped.
     pub unsent: u64,
+    /// A time-bounded run that reached its window's end (not stopped before).
+    pub window_end: Option<WindowEnd>,
 }
 
-/// Sends `requests` (ids ascending, from the run's schedule numbered from 0) by the schedule of
-/// `spec`, starting `start_ns` after the clock's anchor.
+/// Sends the run's requests by the schedule of `spec`, starting `start_ns` after the clock's
+/// anchor. `pool` holds the requests built for the run, ids from 0: schedule position `id`
+/// sends `pool[id % len]` under id `id` (a time-bounded run that outgrows its pool sends its
+/// prompts again); a shard sends only the ids it owns, at their global send times.
 ///
 /// When `stop` is cancelled no new request is sent; in-flight requests get `spec.grace_s`
-/// to finish, then they are cancelled and end as `cancelled`. Every sent request's
-/// record reaches `sink.records`, in completion order.
+/// to finish, then they are cancelled and end as `cancelled`. A time window's end
+/// (`--duration`, `--stages`) stops sends the same way, and `--duration-cancel` cancels what
+/// is in flight at once. Every sent request's record reaches `sink.records`, in completion
+/// order.
 pub async fn drive(
     client: Arc<Client>,
-    requests: Vec<RequestSpec>,
+    pool: Vec<RequestSpec>,
     spec: &LoadSpec,
     clock: Clock,
     start_ns: u64,
@@ -88,29 +146,47 @@ pub async fn drive(
     } else {
         1.0
     };
+    // The schedule is in the server's time: a simulator running `time_scale` times faster
+    // than real time gets it compressed by the same factor.
+    let real_ns = |server_ns: f64| start_ns.saturating_add((server_ns / time_scale) as u64);
+    let window_end = spec
+        .shape
+        .window_s()
+        .map(|w| clock.instant_at(real_ns(w * 1e9)));
+    let deadline = async {
+        match window_end {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
     let cancel = CancellationToken::new();
-    let total = requests.len() as u64;
+    let owned = |id: u64| spec.shard.is_none_or(|s| s.owns(id));
+    let total = (0..spec.num_prompts).filter(|&id| owned(id)).count() as u64;
     let gate = spec
         .concurrency_cap()
         .map(|c| Arc::new(Semaphore::new(c.min(Semaphore::MAX_PERMITS as u64) as usize)));
+    // Only a time-bounded run may send a prompt twice: it keeps a copy of each one it sent.
+    let may_reuse = spec.shape.window_s().is_some();
+    let mut copies: Vec<Option<RequestSpec>> = vec![None; if may_reuse { pool.len() } else { 0 }];
+    let mut pool: Vec<Option<RequestSpec>> = pool.into_iter().map(Some).collect();
     let mut tasks = JoinSet::new();
     let mut sent = 0u64;
-    // A request's send offset is the `id`-th of the run's one schedule, so a shard, which
-    // sends only some ids, keeps their global send times (see `shard`).
-    let last_id = requests.last().map_or(0, |r| r.id);
-    let mut schedule = (0u64..).zip(arrival_offsets(spec, last_id + 1));
-    for req in requests {
-        let Some((_, offset)) = schedule.find(|&(id, _)| id == req.id) else {
+    let mut timed_out = false;
+    for (id, offset) in (0u64..).zip(arrival_offsets(spec, spec.num_prompts)) {
+        if pool.is_empty() {
             break;
-        };
-        // The schedule is in the server's time: a simulator running `time_scale` times faster
-        // than real time gets it compressed by the same factor.
-        let scheduled_ns = start_ns.saturating_add((offset as f64 / time_scale) as u64);
+        }
+        if !owned(id) {
+            continue;
+        }
+        let scheduled_ns = real_ns(offset as f64);
         let at = clock.instant_at(scheduled_ns);
         if at > tokio::time::Instant::now() {
             tokio::select! {
                 biased;
                 () = stop.cancelled() => break,
+                () = &mut deadline => { timed_out = true; break }
                 () = tokio::time::sleep_until(at) => {}
             }
         } else if stop.is_cancelled() {
@@ -120,10 +196,27 @@ pub async fn drive(
             Some(g) => tokio::select! {
                 biased;
                 () = stop.cancelled() => break,
+                () = &mut deadline => { timed_out = true; break }
                 p = g.clone().acquire_owned() => p.ok(),
             },
             None => None,
         };
+        if window_end.is_some_and(|end| tokio::time::Instant::now() >= end) {
+            timed_out = true;
+            break;
+        }
+        // A request is moved out of the pool the first time; a reused one is a copy.
+        let slot = (id % pool.len() as u64) as usize;
+        let Some(mut req) = pool[slot]
+            .take()
+            .or_else(|| copies.get(slot).cloned().flatten())
+        else {
+            break;
+        };
+        if may_reuse && copies[slot].is_none() {
+            copies[slot] = Some(req.clone());
+        }
+        req.id = id;
         let (client, cancel, out) = (client.clone(), cancel.clone(), sink.records.clone());
         tasks.spawn(async move {
             let record = client.send(&req, scheduled_ns, &clock, &cancel).await;
@@ -136,23 +229,63 @@ pub async fn drive(
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         while tasks.try_join_next().is_some() {}
     }
-    let unsent = total - sent;
-    // In-flight requests run to their end; once `stop` is cancelled (now or later, also after
-    // every request was sent) they have the grace period, and `abort` ends it at once.
+    // A schedule that ran out before its window's end (the last stage's last arrival) waits
+    // for the end, or for every request to finish.
+    while window_end.is_some() && !timed_out && !stop.is_cancelled() {
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => {}
+            () = &mut deadline => timed_out = true,
+            joined = tasks.join_next() => if joined.is_none() { timed_out = true },
+        }
+    }
+    // A time window ends the sends like a stop; its end is counted.
+    let mut end = timed_out.then(|| WindowEnd {
+        in_flight: tasks.len() as u64,
+        cancel_mode: spec.shape.duration_cancel,
+        ..WindowEnd::default()
+    });
+    if end.is_some_and(|e| e.cancel_mode) {
+        cancel.cancel();
+    }
+    let unsent = if spec.shape.window_s().is_some() {
+        0
+    } else {
+        total.saturating_sub(sent)
+    };
+    // In-flight requests run to their end; once `stop` is cancelled or the window is over
+    // (now or later, also after every request was sent) they have the grace period, and
+    // `abort` ends it at once.
+    let ended = end.is_some();
     let grace = async {
-        stop.cancelled().await;
+        if !ended {
+            stop.cancelled().await;
+        }
         tokio::time::sleep(spec.grace()).await;
     };
     tokio::pin!(grace);
     loop {
         tokio::select! {
-            joined = tasks.join_next() => if joined.is_none() { break },
+            joined = tasks.join_next() => match joined {
+                None => break,
+                Some(_) if !cancel.is_cancelled() => {
+                    if let Some(e) = &mut end { e.drained += 1 }
+                }
+                Some(_) => {}
+            },
             () = &mut grace => { cancel.cancel(); break }
             () = sink.abort.cancelled() => { cancel.cancel(); break }
         }
     }
     while tasks.join_next().await.is_some() {}
-    DriveSummary { sent, unsent }
+    if let Some(e) = &mut end {
+        e.cancelled = e.in_flight - e.drained;
+    }
+    DriveSummary {
+        sent,
+        unsent,
+        window_end: end,
+    }
 }
 
 #[cfg(test)]
@@ -166,6 +299,43 @@ mod tests {
             seed,
             ..LoadSpec::default()
         }
+    }
+
+    #[test]
+    fn stages_and_durations_bound_the_schedule_by_time() {
+        use crate::config::shape::LoadShape;
+        let mut s = spec(RequestRate::Infinite, 1.0, 5);
+        s.shape = LoadShape {
+            stages: vec!["5:100".parse().unwrap(), "50:100".parse().unwrap()],
+            ..LoadShape::default()
+        };
+        let v: Vec<f64> = arrival_offsets(&s, 10).map(|x| x as f64 / 1e9).collect();
+        let first = v.iter().filter(|&&t| t < 100.0).count();
+        let second = v.len() - first;
+        assert!((450..=550).contains(&first), "{first}");
+        assert!((4700..=5300).contains(&second), "{second}");
+        assert!(v.iter().all(|&t| t < 200.0));
+        // A duration bounds a finite rate by time, not by the count.
+        let mut s = spec(RequestRate::PerSecond(20.0), 1.0, 5);
+        s.shape.duration_s = Some(10.0);
+        let v: Vec<u64> = arrival_offsets(&s, 10).collect();
+        assert!(v.len() > 150 && v.iter().all(|&t| t < 10_000_000_000));
+    }
+
+    #[test]
+    fn a_ramp_without_duration_steps_by_request_index() {
+        use crate::config::shape::{Ramp, RampStrategy};
+        let mut s = spec(RequestRate::Infinite, 1.0, 9);
+        s.shape.ramp = Some(Ramp {
+            strategy: RampStrategy::Linear,
+            start_rps: 1.0,
+            end_rps: 100.0,
+        });
+        let v: Vec<f64> = arrival_offsets(&s, 2001).map(|x| x as f64 / 1e9).collect();
+        assert_eq!(v.len(), 2001);
+        // Gaps of the first tenth average ~1/(1 + 99·0.05) s, of the last tenth ~1/95 s.
+        let mean_gap = |a: usize, b: usize| (v[b] - v[a]) / (b - a) as f64;
+        assert!(mean_gap(0, 200) > 5.0 * mean_gap(1800, 2000));
     }
 
     #[test]

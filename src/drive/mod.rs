@@ -4,6 +4,7 @@
 //! Imports every layer below (`config`, `measure`, `workload`, `results`); nothing here
 //! renders a report.
 
+pub mod early_stop;
 pub mod error;
 pub mod load;
 pub mod monitor;
@@ -12,4 +13,5 @@ pub mod run;
 pub mod scrape;
 pub mod search;
 pub mod shard;
+pub mod stages;
 pub mod sweep;

@@ -19,8 +19,10 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::shape::WindowEnd;
 use crate::config::RunConfig;
 use crate::config::ScrapeSpec;
+use crate::drive::early_stop::ErrorWatch;
 use crate::drive::error::RunError;
 use crate::drive::load::Sink;
 use crate::drive::monitor::Monitor;
@@ -144,7 +146,8 @@ pub async fn execute_with(
     }
 }
 
-/// What a run sends: its client, and its warm-up and measured requests (this shard's share).
+/// What a run sends: its client, its warm-ups, and the pool its measured requests are taken
+/// from (`drive::load::drive` picks this shard's share).
 struct Prepared {
     client: Arc<Client>,
     warmups: Vec<RequestSpec>,
@@ -173,8 +176,7 @@ async fn prepare(
         )
     };
     let warmups = build(cfg.load.num_warmups, seed ^ 0xA5A5, true).await?;
-    let requests = build(cfg.load.num_prompts, seed, false).await?;
-    let requests = crate::drive::shard::own_requests(&cfg.load, requests);
+    let requests = build(crate::drive::load::pool_size(&cfg.load), seed, false).await?;
     Ok(Prepared {
         client,
         warmups,
@@ -238,6 +240,8 @@ struct Measured {
     start_ns: u64,
     wall_s: f64,
     unsent: u64,
+    window_end: Option<WindowEnd>,
+    stopped_early: Option<String>,
     lags: Vec<f64>,
     cpu_s: f64,
     timebase: Option<Timebase>,
@@ -277,6 +281,7 @@ async fn measure(
         opts.live.clone(),
         summarizer,
         halt.clone(),
+        ErrorWatch::new(&cfg.load.shape),
     ));
     let sim_before = simulator_snapshot(&client, client.base_url()).await;
     let scraper = match &opts.scrape {
@@ -308,7 +313,7 @@ async fn measure(
         None => None,
     };
     let sim_after = simulator_snapshot(&client, client.base_url()).await;
-    let (summarizer, sends, records_error) = writer.await.map_err(|e| {
+    let written = writer.await.map_err(|e| {
         RunError::from(ResultsError::Write {
             path: opts.records_path.clone(),
             source: std::io::Error::other(e),
@@ -318,15 +323,17 @@ async fn measure(
         start_ns,
         wall_s,
         unsent: driven.unsent,
+        window_end: driven.window_end,
+        stopped_early: written.stopped_early,
         lags,
         cpu_s,
         timebase,
         server_metrics,
         sim_before,
         sim_after,
-        summarizer,
-        sends,
-        records_error,
+        summarizer: written.summary,
+        sends: written.sends,
+        records_error: written.error,
     })
 }
 
@@ -372,6 +379,16 @@ fn finish(
     if let Some(e) = &measured.records_error {
         result.complete = false;
         result.error = Some(e.to_string());
+    }
+    // A time window that ended as designed is complete, --duration-cancel's cancellations
+    // included; an early stop is not.
+    if let Some(end) = measured.window_end {
+        result.complete = measured.stopped_early.is_none() && result.error.is_none();
+        result.window_end = Some(end);
+    }
+    if measured.stopped_early.is_some() {
+        result.complete = false;
+        result.stopped_early = measured.stopped_early;
     }
     result.save(&opts.result_path)?;
     Ok(result)
@@ -489,7 +506,8 @@ fn run_facts(
 }
 
 /// Appends each record (the kept warm-ups first) as one JSON line as it arrives and feeds it
-/// to the summary and the send facts; keeps no record (memory does not grow with the run's
+/// to the summary, the send facts and the early-stop watch (which cancels `halt` when a limit
+/// is crossed); keeps no record (memory does not grow with the run's
 /// length, up to the summary's exact samples, `stats::EXACT_SAMPLES_MAX` per metric). A write
 /// that fails (a full disk) cancels `halt`, so no new request is sent; the records still
 /// arriving are summarized, and the error is returned beside the summary.
@@ -500,7 +518,8 @@ async fn write_records(
     live: Arc<Live>,
     mut summary: Summarizer,
     halt: CancellationToken,
-) -> (Summarizer, Sends, Option<ResultsError>) {
+    mut watch: ErrorWatch,
+) -> Written {
     let err = |source| ResultsError::Write {
         path: path.clone(),
         source,
@@ -510,10 +529,16 @@ async fn write_records(
         Ok(f) => Some(f),
         Err(e) => {
             halt.cancel();
-            return (summary, sends, Some(err(e)));
+            return Written {
+                summary,
+                sends,
+                error: Some(err(e)),
+                stopped_early: None,
+            };
         }
     };
     let mut error = None;
+    let mut stopped_early = None;
     let mut pending = warmups.into_iter();
     loop {
         let r = match pending.next() {
@@ -538,11 +563,30 @@ async fn write_records(
         }
         summary.add(&r);
         sends.add(&r);
+        if let Some(why) = watch.add(&r) {
+            stopped_early.get_or_insert(why);
+            halt.cancel();
+        }
     }
     if let Some(Err(e)) = file.as_mut().map(RecordsWriter::flush) {
         error = Some(err(e));
     }
-    (summary, sends, error)
+    Written {
+        summary,
+        sends,
+        error,
+        stopped_early,
+    }
+}
+
+/// What the records writer gathered.
+struct Written {
+    summary: Summarizer,
+    sends: Sends,
+    /// The records file could not be written.
+    error: Option<ResultsError>,
+    /// `--max-errors` / `--max-error-rate` stopped the sends: why.
+    stopped_early: Option<String>,
 }
 
 /// One short request before the run, bounded by `--preflight-timeout`. Configuration mistakes

@@ -30,18 +30,10 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{LoadSpec, RunConfig};
+use crate::config::RunConfig;
 use crate::drive::error::RunError;
-use crate::measure::client::{Client, RequestSpec};
+use crate::measure::client::Client;
 use crate::results::shard::{ClockOffset, Timebase};
-
-/// The requests of the run's schedule that this process sends (all of them when unsharded).
-pub fn own_requests(load: &LoadSpec, requests: Vec<RequestSpec>) -> Vec<RequestSpec> {
-    match load.shard {
-        Some(shard) => requests.into_iter().filter(|r| shard.owns(r.id)).collect(),
-        None => requests,
-    }
-}
 
 /// Just before the measured load of a sharded run, or of any run given `--start-at`: estimates
 /// this machine's clock offset against the server, then waits for the start time. `None` (and

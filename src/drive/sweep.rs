@@ -54,7 +54,7 @@ pub trait StepObserver {
 }
 
 /// Runs every step in order, saving each as it finishes. Stops early (the document marked
-/// incomplete) when `stop` is cancelled or a step fails.
+/// incomplete) when `stop` is cancelled, a step fails, or a step was stopped early.
 pub async fn run_sweep(
     base: &RunConfig,
     param: LoadParameter,
@@ -125,6 +125,11 @@ pub async fn run_sweep(
         });
         doc.complete = doc.steps.len() == values.len() && doc.steps.iter().all(|s| s.complete);
         doc.save(&doc_path)?;
+        // A server failing past --max-errors / --max-error-rate will not do better under
+        // more load.
+        if result.stopped_early.is_some() {
+            break;
+        }
     }
     Ok(doc)
 }

@@ -69,6 +69,13 @@ pub struct BenchResult {
     /// not be written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// `--max-errors` or `--max-error-rate` stopped the sends: why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<String>,
+    /// A time-bounded run (`--duration`, `--stages`) that reached its end: what was in
+    /// flight then, drained and cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_end: Option<crate::config::shape::WindowEnd>,
     /// Path of the per-request JSON Lines file.
     pub records_file: Option<PathBuf>,
     pub config: RunConfig,
@@ -111,6 +118,8 @@ impl BenchResult {
             complete: unsent == 0 && !summary.failures_by_kind.contains_key("cancelled"),
             unsent,
             error: None,
+            stopped_early: None,
+            window_end: None,
             records_file,
             config,
             summary,

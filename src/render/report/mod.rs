@@ -166,8 +166,30 @@ pub fn servebench_block(result: &BenchResult) -> String {
     for (kind, n) in &s.failures_by_kind {
         line(&mut out, &format!("  {kind}:"), n);
     }
+    if let Some(e) = &result.window_end {
+        let what = if e.cancel_mode {
+            "--duration-cancel"
+        } else {
+            "drained within --grace"
+        };
+        line(
+            &mut out,
+            "In flight at the end:",
+            format!(
+                "{} ({what}: {} finished, {} cancelled)",
+                e.in_flight, e.drained, e.cancelled
+            ),
+        );
+    }
+    if let Some(why) = &result.stopped_early {
+        line(&mut out, "Stopped early:", why);
+    }
     if !result.complete {
-        let why = if missing.is_empty() {
+        let why = if result.stopped_early.is_some() {
+            "no (stopped early)".to_string()
+        } else if result.window_end.is_some() || result.config.load.shape.window_s().is_some() {
+            "no (stopped before the end of its time window)".to_string()
+        } else if missing.is_empty() {
             format!("no (stopped; {} requests never sent)", result.unsent)
         } else {
             format!("no (shards {missing} missing)")

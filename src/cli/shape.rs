@@ -1,0 +1,64 @@
+//! `servebench run`'s load shape in time (issue 16): `--duration`, vLLM's ramp flags,
+//! `--stages`, and the early-stop limits. What each means: `config::shape`; set into
+//! `RunConfig` by [`ShapeArgs::apply`].
+
+use clap::Args;
+
+use crate::config::shape::{LoadShape, Ramp, RampStrategy, Stage};
+use crate::config::RunConfig;
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Load shape and early stop")]
+pub struct ShapeArgs {
+    /// Send for this many seconds (the simulator's time with --time-scale), then let in-flight
+    /// requests finish within --grace (or cancel them: --duration-cancel). Prompts are built
+    /// for the expected requests at the peak rate (--num-prompts, or up to 50,000) and sent
+    /// again past that.
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// At the end of --duration or --stages, cancel what is in flight instead of draining it.
+    #[arg(long)]
+    pub duration_cancel: bool,
+    /// Ramp the request rate (vLLM's flag): linear or exponential, from --ramp-up-start-rps to
+    /// --ramp-up-end-rps over --duration, or over the requests without it. Replaces
+    /// --request-rate.
+    #[arg(long, value_enum, requires_all = ["ramp_up_start_rps", "ramp_up_end_rps"])]
+    pub ramp_up_strategy: Option<RampStrategy>,
+    /// The ramp's first rate, requests per second.
+    #[arg(long, requires = "ramp_up_strategy")]
+    pub ramp_up_start_rps: Option<f64>,
+    /// The ramp's last rate, requests per second.
+    #[arg(long, requires = "ramp_up_strategy")]
+    pub ramp_up_end_rps: Option<f64>,
+    /// Constant-rate stages in one run against a warm server, RATE:SECONDS,RATE:SECONDS,...;
+    /// each stage is a step of the report (saved as a sweep over request_rate).
+    #[arg(long, value_delimiter = ',', value_name = "RATE:SECONDS")]
+    pub stages: Vec<Stage>,
+    /// Stop sending once this many measured requests have failed (the result is saved and
+    /// marked stopped early).
+    #[arg(long, value_name = "N")]
+    pub max_errors: Option<u64>,
+    /// Stop sending once more than this fraction (0-1] of the last 100 finished requests
+    /// failed (judged from 10 finished requests on).
+    #[arg(long, value_name = "FRACTION")]
+    pub max_error_rate: Option<f64>,
+}
+
+impl ShapeArgs {
+    /// `cfg` with this shape (checked by `RunConfig::validate`).
+    pub fn apply(&self, mut cfg: RunConfig) -> RunConfig {
+        cfg.load.shape = LoadShape {
+            duration_s: self.duration,
+            duration_cancel: self.duration_cancel,
+            ramp: self.ramp_up_strategy.map(|strategy| Ramp {
+                strategy,
+                start_rps: self.ramp_up_start_rps.unwrap_or(0.0),
+                end_rps: self.ramp_up_end_rps.unwrap_or(0.0),
+            }),
+            stages: self.stages.clone(),
+            max_errors: self.max_errors,
+            max_error_rate: self.max_error_rate,
+        };
+        cfg
+    }
+}

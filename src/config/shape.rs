@@ -1,0 +1,264 @@
+//! The shape of a run's load in time (issue 16): a run bounded by time (`--duration`), a rate
+//! that ramps (`--ramp-up-strategy`, vLLM's flags and semantics), constant-rate stages
+//! (`--stages`), and the limits that stop a failing run early (`--max-errors`,
+//! `--max-error-rate`). `drive::load` turns it into send times; this file only holds and
+//! validates the values.
+
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// How the request rate changes over a ramped run (vLLM's `--ramp-up-strategy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum RampStrategy {
+    /// `start + (end − start) · p`.
+    Linear,
+    /// `start · (end / start)^p`.
+    Exponential,
+}
+
+/// A rate ramp from `start_rps` to `end_rps`, over the run's duration when it has one (p = the
+/// send time over the duration), else over its requests (p = i / (N − 1), as vLLM steps it).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ramp {
+    pub strategy: RampStrategy,
+    pub start_rps: f64,
+    pub end_rps: f64,
+}
+
+impl Ramp {
+    /// The rate at progress `p` in [0, 1].
+    pub fn rate(&self, p: f64) -> f64 {
+        let p = p.clamp(0.0, 1.0);
+        match self.strategy {
+            RampStrategy::Linear => self.start_rps + (self.end_rps - self.start_rps) * p,
+            RampStrategy::Exponential => self.start_rps * (self.end_rps / self.start_rps).powf(p),
+        }
+    }
+}
+
+/// One constant-rate stage of `--stages RATE:SECONDS,...`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    /// Requests per second (Poisson, or gamma with `--burstiness`).
+    pub rate: f64,
+    pub seconds: f64,
+}
+
+impl FromStr for Stage {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Stage, String> {
+        let bad = || format!("invalid stage '{s}' (expected RATE:SECONDS, e.g. 5:30)");
+        let (rate, seconds) = s.split_once(':').ok_or_else(bad)?;
+        let positive = |v: &str| {
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+        };
+        match (positive(rate), positive(seconds)) {
+            (Some(rate), Some(seconds)) => Ok(Stage { rate, seconds }),
+            _ => Err(format!(
+                "{}: rate and seconds must be positive numbers",
+                bad()
+            )),
+        }
+    }
+}
+
+/// The load's shape in time; the default is vLLM's: a count of requests at one rate.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadShape {
+    /// Send until this many seconds (server time) have passed, then drain (or cancel) what is
+    /// in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    /// At the end of `duration_s` (or of the last stage), cancel in-flight requests instead
+    /// of letting them finish within the grace period.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub duration_cancel: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<Ramp>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
+    /// Stop sending once this many measured requests failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_errors: Option<u64>,
+    /// Stop sending once the failed fraction of the last [`ERROR_WINDOW`] finished requests
+    /// exceeds this (judged from [`ERROR_WINDOW_MIN`] finished requests on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_error_rate: Option<f64>,
+}
+
+/// The sliding window of `--max-error-rate`, in finished requests.
+pub const ERROR_WINDOW: usize = 100;
+/// Finished requests before `--max-error-rate` is judged (a run of fewer than
+/// [`ERROR_WINDOW`] requests is judged over all it has once it has this many).
+pub const ERROR_WINDOW_MIN: usize = 10;
+
+impl LoadShape {
+    pub fn is_default(&self) -> bool {
+        *self == LoadShape::default()
+    }
+
+    /// The time sends may be scheduled in, seconds (server time): the duration, or the
+    /// stages' total; `None` for a run bounded by its request count.
+    pub fn window_s(&self) -> Option<f64> {
+        if self.stages.is_empty() {
+            self.duration_s
+        } else {
+            Some(self.stages.iter().map(|s| s.seconds).sum())
+        }
+    }
+
+    /// The stage holding send offset `t_s` and the time it ends; `None` past the last one.
+    pub fn stage_at(&self, t_s: f64) -> Option<(usize, f64)> {
+        let mut end = 0.0;
+        for (i, s) in self.stages.iter().enumerate() {
+            end += s.seconds;
+            if t_s < end {
+                return Some((i, end));
+            }
+        }
+        None
+    }
+
+    /// The most requests any one second asks for: the highest rate the shape reaches, or
+    /// `rate` (`--request-rate`; `None`: `inf`); `None` for an unbounded rate.
+    pub fn peak_rate(&self, rate: Option<f64>) -> Option<f64> {
+        if let Some(r) = &self.ramp {
+            return Some(r.start_rps.max(r.end_rps));
+        }
+        if !self.stages.is_empty() {
+            return self.stages.iter().map(|s| s.rate).reduce(f64::max);
+        }
+        rate
+    }
+
+    /// Checks the values and how they combine with `--request-rate` (`finite_rate`: it was
+    /// given a number): `(flag, why)` on error.
+    pub fn validate(&self, finite_rate: bool) -> Result<(), (&'static str, String)> {
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        if let Some(d) = self.duration_s.filter(|d| !positive(*d)) {
+            return Err((
+                "--duration",
+                format!("{d} is not a positive number of seconds"),
+            ));
+        }
+        if self.duration_cancel && self.window_s().is_none() {
+            return Err((
+                "--duration-cancel",
+                "needs --duration or --stages (it says what happens at their end)".into(),
+            ));
+        }
+        if let Some(r) = &self.ramp {
+            if finite_rate {
+                return Err((
+                    "--ramp-up-strategy",
+                    "the ramp sets the rate: leave --request-rate out".into(),
+                ));
+            }
+            if !(r.start_rps.is_finite() && r.start_rps >= 0.0 && positive(r.end_rps)) {
+                return Err((
+                    "--ramp-up-start-rps",
+                    "start must be 0 or more and end positive".into(),
+                ));
+            }
+            if r.start_rps > r.end_rps {
+                return Err((
+                    "--ramp-up-start-rps",
+                    "must be at most --ramp-up-end-rps".into(),
+                ));
+            }
+            if r.strategy == RampStrategy::Exponential && r.start_rps <= 0.0 {
+                return Err((
+                    "--ramp-up-start-rps",
+                    "an exponential ramp needs a positive start".into(),
+                ));
+            }
+        }
+        if !self.stages.is_empty() {
+            if finite_rate || self.ramp.is_some() || self.duration_s.is_some() {
+                return Err((
+                    "--stages",
+                    "stages set the rate and the duration: leave --request-rate, --ramp-up-* and --duration out".into(),
+                ));
+            }
+            if self.stages.len() > 1000 {
+                return Err(("--stages", "at most 1000 stages".into()));
+            }
+        }
+        if let Some(f) = self.max_error_rate.filter(|f| !(*f > 0.0 && *f <= 1.0)) {
+            return Err(("--max-error-rate", format!("{f} is not in (0, 1]")));
+        }
+        if self.max_errors == Some(0) {
+            return Err(("--max-errors", "must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// What was in flight when a time-bounded run's window ended, and what became of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowEnd {
+    pub in_flight: u64,
+    /// Finished after the window's end (within the grace period).
+    pub drained: u64,
+    /// Cancelled: at once with `--duration-cancel`, else when the grace period ran out.
+    pub cancelled: u64,
+    /// `--duration-cancel` was given.
+    pub cancel_mode: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ramps_follow_vllms_formulas() {
+        let lin = Ramp {
+            strategy: RampStrategy::Linear,
+            start_rps: 1.0,
+            end_rps: 21.0,
+        };
+        assert_eq!(
+            (lin.rate(0.0), lin.rate(0.5), lin.rate(1.0)),
+            (1.0, 11.0, 21.0)
+        );
+        let exp = Ramp {
+            strategy: RampStrategy::Exponential,
+            start_rps: 1.0,
+            end_rps: 16.0,
+        };
+        assert!((exp.rate(0.5) - 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn stages_parse_and_bad_ones_are_named() {
+        assert_eq!(
+            "5:30".parse::<Stage>(),
+            Ok(Stage {
+                rate: 5.0,
+                seconds: 30.0
+            })
+        );
+        for bad in ["5", "0:3", "x:3", "5:-1"] {
+            let e = bad.parse::<Stage>().unwrap_err();
+            assert!(e.contains(bad), "{e}");
+        }
+        let shape = LoadShape {
+            stages: vec!["5:5".parse().unwrap(), "20:5".parse().unwrap()],
+            ..LoadShape::default()
+        };
+        assert_eq!(shape.window_s(), Some(10.0));
+        assert_eq!(shape.stage_at(4.9), Some((0, 5.0)));
+        assert_eq!(shape.stage_at(5.0), Some((1, 10.0)));
+        assert_eq!(shape.stage_at(10.0), None);
+        assert!(shape
+            .validate(true)
+            .unwrap_err()
+            .1
+            .contains("leave --request-rate"));
+    }
+}

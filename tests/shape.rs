@@ -1,0 +1,253 @@
+//! Issue 16, load shaped in time, with the binary as a user runs it against the built-in
+//! exact-mode simulator at `--time-scale 10` (ten simulated seconds take one real second;
+//! every figure and flag is in simulated time): `--duration`, vLLM's ramp, `--stages`,
+//! `--duration-cancel`, and the early stop against a simulator that fails half its requests.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::Value;
+use servebench::measure::record::RequestRecord;
+
+/// Runs the built-in exact simulator ten times faster than real time (TTFT 50 ms, ITL 10 ms,
+/// simulated), saving `name` in `dir`; 8 output tokens unless `more` says.
+fn run(dir: &Path, name: &str, more: &[&str]) -> Output {
+    let len = if more.contains(&"--output-len") {
+        &[][..]
+    } else {
+        &["--output-len", "8"][..]
+    };
+    Command::new(cargo_bin("servebench"))
+        .args(["run", "--sim-preset", "exact", "--time-scale", "10"])
+        .args(len)
+        .args(["--quiet", "--result-filename", name])
+        .args(["--result-dir", dir.to_str().unwrap()])
+        .args(more)
+        .output()
+        .unwrap()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn records(path: &Path) -> Vec<RequestRecord> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Simulated seconds from the run's first scheduled send to each record's send.
+fn send_offsets_s(rs: &[RequestRecord]) -> Vec<f64> {
+    let t0 = rs.iter().map(|r| r.scheduled_ns).min().unwrap();
+    rs.iter()
+        .map(|r| (r.sent_ns - t0) as f64 * 10.0 / 1e9)
+        .collect()
+}
+
+#[test]
+fn duration_sends_for_its_window_then_drains() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        "d.json",
+        &["--duration", "10", "--request-rate", "20", "--grace", "5"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let r = json(&dir.path().join("d.json"));
+    let sent =
+        r["summary"]["completed"].as_u64().unwrap() + r["summary"]["failed"].as_u64().unwrap();
+    assert!(
+        (180..=220).contains(&sent),
+        "{sent} sent, 200 ± 10% expected"
+    );
+    assert_eq!(r["complete"], true);
+    // Drained within --grace: every request finished, none cancelled.
+    let end = &r["window_end"];
+    assert_eq!(end["cancelled"], 0, "{end}");
+    assert_eq!(end["drained"], end["in_flight"], "{end}");
+    let rs = records(&dir.path().join("d.records.jsonl"));
+    let offsets = send_offsets_s(&rs);
+    assert!(offsets.iter().all(|&t| t < 10.0), "a send past the window");
+    // The run ended within the grace period of its 10 s (simulated).
+    let duration = r["duration"].as_f64().unwrap();
+    assert!(duration < 15.0, "duration {duration}");
+}
+
+#[test]
+fn duration_cancel_cancels_what_is_in_flight_and_counts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // 64 tokens take 0.68 s (simulated): about 14 requests are in flight at the end.
+    let out = run(
+        dir.path(),
+        "c.json",
+        &[
+            "--duration",
+            "5",
+            "--request-rate",
+            "20",
+            "--duration-cancel",
+            "--output-len",
+            "64",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let r = json(&dir.path().join("c.json"));
+    let end = &r["window_end"];
+    let in_flight = end["in_flight"].as_u64().unwrap();
+    assert!(in_flight > 0, "{end}");
+    assert_eq!(
+        end["cancelled"].as_u64().unwrap() + end["drained"].as_u64().unwrap(),
+        in_flight
+    );
+    assert_eq!(
+        r["summary"]["failures_by_kind"]["cancelled"],
+        end["cancelled"]
+    );
+    assert_eq!(end["cancel_mode"], true);
+    // Cancelled as designed: the run is complete.
+    assert_eq!(r["complete"], true);
+}
+
+#[test]
+fn linear_ramp_sends_faster_and_faster() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        "r.json",
+        &[
+            "--duration",
+            "10",
+            "--ramp-up-strategy",
+            "linear",
+            "--ramp-up-start-rps",
+            "1",
+            "--ramp-up-end-rps",
+            "20",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let offsets = send_offsets_s(&records(&dir.path().join("r.records.jsonl")));
+    let per_s = |a: f64, b: f64| offsets.iter().filter(|&&t| t >= a && t < b).count();
+    // Expected 1 + 19 t / 10 per second: about 20 requests in 0-3 s, 52 in 3-6 s, 73 in 6-9 s.
+    let (early, middle, late) = (per_s(0.0, 3.0), per_s(3.0, 6.0), per_s(6.0, 9.0));
+    assert!(early < middle && middle < late, "{early} {middle} {late}");
+    assert!(
+        (100..=140).contains(&offsets.len()),
+        "{} sent, ~105 expected",
+        offsets.len()
+    );
+}
+
+#[test]
+fn stages_are_the_steps_of_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(dir.path(), "s.json", &["--stages", "5:5,20:5"]);
+    assert!(out.status.success(), "{out:?}");
+    let doc = json(&dir.path().join("s.sweep.json"));
+    assert_eq!(doc["parameter"], "request_rate");
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    let whole = json(&dir.path().join("s.json"));
+    let mut total = 0;
+    for (step, (rate, expected)) in steps.iter().zip([(5.0, 25), (20.0, 100)]) {
+        let r = json(&dir.path().join(step["result"].as_str().unwrap()));
+        assert_eq!(r["request_rate"], rate);
+        let n = r["completed"].as_u64().unwrap();
+        assert!(
+            n * 10 >= expected * 6 && n * 10 <= expected * 14,
+            "{n} vs {expected}"
+        );
+        // Every request of a stage was scheduled inside it.
+        let records_file = dir.path().join(
+            r["records_file"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap(),
+        );
+        assert_eq!(records(&records_file).len() as u64, n);
+        total += n;
+    }
+    assert_eq!(total, whole["completed"].as_u64().unwrap());
+    // The staged run reads as a sweep.
+    let report = Command::new(cargo_bin("servebench"))
+        .args(["report", dir.path().join("s.sweep.json").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{report:?}");
+}
+
+#[test]
+fn early_stop_saves_what_it_has_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = Command::new(cargo_bin("servebench"))
+        .args(["sim", "--port", "0", "--error-rate", "0.5", "--seed", "3"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sim = KillOnDrop(sim);
+    let url = sim_url(&mut sim.0);
+    let out = Command::new(cargo_bin("servebench"))
+        .args(["run", "--base-url", &url, "--tokenizer", "words", "--quiet"])
+        .args([
+            "--num-prompts",
+            "400",
+            "--request-rate",
+            "100",
+            "--max-errors",
+            "20",
+        ])
+        .args(["--output-len", "4", "--result-filename", "e.json"])
+        .args(["--result-dir", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("stopped early (max_errors: 20 requests failed"),
+        "{stderr}"
+    );
+    let r = json(&dir.path().join("e.json"));
+    assert_eq!(r["complete"], false);
+    assert!(r["stopped_early"]
+        .as_str()
+        .unwrap()
+        .starts_with("max_errors"));
+    assert!(r["unsent"].as_u64().unwrap() > 0);
+    // Every sent request is recorded, the failures with their cause.
+    let rs = records(&dir.path().join("e.records.jsonl"));
+    let failed = rs.iter().filter(|r| !r.is_ok()).count();
+    assert!(failed >= 20, "{failed}");
+    assert_eq!(rs.len() as u64 + r["unsent"].as_u64().unwrap(), 400);
+}
+
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The simulator's base URL, from the line it prints when it listens.
+fn sim_url(child: &mut std::process::Child) -> String {
+    use std::io::BufRead;
+    let out = child.stdout.take().unwrap();
+    for line in std::io::BufReader::new(out).lines() {
+        let line = line.unwrap();
+        if let Some(i) = line.find("http://") {
+            let url: String = line[i..]
+                .chars()
+                .take_while(|c| !c.is_whitespace())
+                .collect();
+            return url;
+        }
+    }
+    panic!("the simulator printed no URL");
+}
