@@ -662,3 +662,61 @@ fn server_tokenizer_builds_exact_prompts() {
         }
     }
 }
+
+/// Issue 16: a trace whose lines share leading `hash_ids` blocks, replayed one at a time
+/// against llama.cpp (one slot, prompt cache on): the designed hit rate is computed from the
+/// trace, the measured one from llama.cpp's `cache_n`; the server reuses at least what was
+/// designed (it caches any common prefix, so it may reuse a little more), and each prompt is
+/// exactly its `input_length` under the model's tokenizer.
+#[test]
+fn trace_with_shared_blocks_shows_designed_and_measured_hit_rates() {
+    let _serial = serial();
+    let Some(server) = RealServer::start(1) else {
+        return;
+    };
+    let gguf = RealServer::gguf_path().expect("the GGUF ships with the real server");
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    // Blocks of 32 tokens: line 2 repeats line 1's two blocks and adds one; line 3 repeats
+    // them all and adds one; line 4 shares nothing. Designed: (0 + 64 + 96 + 0) / 416.
+    let lines = [
+        r#"{"timestamp": 0, "input_length": 64, "output_length": 2, "hash_ids": [1, 2]}"#,
+        r#"{"timestamp": 200, "input_length": 96, "output_length": 2, "hash_ids": [1, 2, 3]}"#,
+        r#"{"timestamp": 400, "input_length": 128, "output_length": 2, "hash_ids": [1, 2, 3, 4]}"#,
+        r#"{"timestamp": 600, "input_length": 128, "output_length": 2, "hash_ids": [5, 6, 7, 8]}"#,
+    ];
+    std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
+    let mut cfg = config(&server, BackendKind::Llamacpp, 4, 1, 1, 2, 3);
+    cfg.workload.tokenizer = Some(gguf.display().to_string());
+    cfg.workload.dataset = DatasetKind::Trace;
+    cfg.workload.dataset_path = Some(trace);
+    cfg.workload.trace_block_size = 32;
+    cfg.extra_body = Some(json!({"cache_prompt": true}));
+    let (result, records) = run(cfg, None);
+    assert_completed("trace", &result.summary, &records, 4);
+    let mut by_id: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
+    by_id.sort_by_key(|r| r.id);
+    let prompt: Vec<u64> = by_id.iter().map(|r| r.prompt_tokens.unwrap()).collect();
+    // The server's count (BOS included, if it adds one) is the built length plus a constant.
+    let extra = prompt[0] - 64;
+    assert_eq!(prompt, [64 + extra, 96 + extra, 128 + extra, 128 + extra]);
+    let designed: Vec<u64> = by_id
+        .iter()
+        .map(|r| r.designed_cached_tokens.unwrap())
+        .collect();
+    assert_eq!(designed, [0, 64, 96, 0]);
+    let cached: Vec<u64> = by_id
+        .iter()
+        .map(|r| r.cached_prompt_tokens.unwrap())
+        .collect();
+    assert!(cached[1] >= 64 && cached[2] >= 96, "{cached:?}");
+    let c = result.summary.prefix_cache.as_ref().expect("hit rates");
+    let total: u64 = prompt.iter().sum();
+    assert_eq!(c.designed_hit_rate, Some(160.0 / total as f64));
+    assert!(
+        c.measured_hit_rate.unwrap() >= c.designed_hit_rate.unwrap(),
+        "{c:?}"
+    );
+    let text = servebench::render::report::text(&result);
+    assert!(text.contains("Designed hit rate:") && text.contains("Measured hit rate:"));
+}

@@ -251,3 +251,56 @@ fn sim_url(child: &mut std::process::Child) -> String {
     }
     panic!("the simulator printed no URL");
 }
+
+/// Issue 16: the committed trace replayed against the simulator (real time): every request
+/// is scheduled at its timestamp less the first, sent within 2 ms of it (95% of them; the
+/// rest is a connect), with exactly its `input_length` (the simulator counts words); the
+/// report shows the trace's designed prefix-cache hit rate.
+#[test]
+fn trace_replay_sends_at_the_trace_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mooncake_trace.jsonl");
+    let out = Command::new(cargo_bin("servebench"))
+        .args(["run", "--sim-preset", "exact", "--dataset-name", "trace"])
+        .args([
+            "--dataset-path",
+            trace.to_str().unwrap(),
+            "--output-len",
+            "4",
+        ])
+        .args([
+            "--result-filename",
+            "t.json",
+            "--result-dir",
+            dir.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let lines: Vec<Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut rs = records(&dir.path().join("t.records.jsonl"));
+    assert_eq!(rs.len(), lines.len());
+    rs.sort_by_key(|r| r.id);
+    let t0 = rs[0].scheduled_ns;
+    let ts0 = lines[0]["timestamp"].as_u64().unwrap();
+    let mut late = 0;
+    for (r, l) in rs.iter().zip(&lines) {
+        let at_ms = l["timestamp"].as_u64().unwrap() - ts0;
+        assert_eq!(r.scheduled_ns - t0, at_ms * 1_000_000, "request {}", r.id);
+        late += usize::from(r.sent_ns - r.scheduled_ns > 2_000_000);
+        assert_eq!(r.prompt_tokens, l["input_length"].as_u64());
+    }
+    assert!(
+        late * 20 <= rs.len(),
+        "{late} of {} sent more than 2 ms late",
+        rs.len()
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("Designed hit rate:"), "{report}");
+    let r = json(&dir.path().join("t.json"));
+    assert_eq!(r["config"]["load"]["num_prompts"], lines.len());
+}

@@ -139,10 +139,11 @@ pub struct RunArgs {
     /// the built-in simulator defaults to `words`.
     #[arg(long)]
     pub tokenizer: Option<String>,
-    /// Dataset: random, book (a text file), sharegpt, jsonl, prefix (shared-prefix groups).
+    /// Dataset: random, book (a text file), sharegpt, jsonl, prefix (shared-prefix groups),
+    /// trace (a JSONL trace replayed on its timestamps: Mooncake's or a generic one).
     #[arg(long, value_enum, default_value_t = DatasetKind::Random)]
     pub dataset_name: DatasetKind,
-    /// The dataset file (book, sharegpt, jsonl).
+    /// The dataset file (book, sharegpt, jsonl, trace).
     #[arg(long)]
     pub dataset_path: Option<PathBuf>,
     /// Prompt length, tokens (exact under --tokenizer).
@@ -275,6 +276,7 @@ impl RunArgs {
                 prefix_len: self.prefix_len,
                 num_prefixes: self.num_prefixes,
                 tokenizer: self.tokenizer.clone().filter(|t| t != "words"),
+                ..WorkloadSpec::default()
             },
             metric_percentiles: self.metric_percentiles.clone(),
             percentile_metrics: self.percentile_metrics.clone(),

@@ -42,6 +42,12 @@ pub struct ShapeArgs {
     /// failed (judged from 10 finished requests on).
     #[arg(long, value_name = "FRACTION")]
     pub max_error_rate: Option<f64>,
+    /// `--dataset-name trace`: tokens per `hash_ids` block (Mooncake's is 512).
+    #[arg(long, value_name = "TOKENS", default_value_t = 512)]
+    pub trace_block_size: u64,
+    /// `--dataset-name trace`: replay K times faster than the trace's timestamps.
+    #[arg(long, value_name = "K", default_value_t = 1.0)]
+    pub trace_speedup: f64,
 }
 
 impl ShapeArgs {
@@ -59,6 +65,8 @@ impl ShapeArgs {
             max_errors: self.max_errors,
             max_error_rate: self.max_error_rate,
         };
+        cfg.workload.trace_block_size = self.trace_block_size;
+        cfg.workload.trace_speedup = self.trace_speedup;
         cfg
     }
 }

@@ -15,6 +15,7 @@ use self::error::ConfigError;
 use self::shape::LoadShape;
 use self::shard::Shard;
 
+mod defaults;
 pub mod error;
 pub mod metric;
 pub mod search;
@@ -207,7 +208,7 @@ pub struct LoadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
     /// Longest wait for a TCP (and TLS) connection, seconds.
-    #[serde(default = "default_connect_timeout_s")]
+    #[serde(default = "defaults::connect_timeout_s")]
     pub connect_timeout_s: f64,
     /// Longest wait from a request's send to the first byte of its response body, seconds;
     /// `None`: the request timeout (queueing and prefill can be long on a loaded server).
@@ -215,33 +216,14 @@ pub struct LoadSpec {
     pub first_byte_timeout_s: Option<f64>,
     /// Longest silence between two reads of a response body once it started, seconds (a
     /// longer one is a `stall`).
-    #[serde(default = "default_idle_timeout_s")]
+    #[serde(default = "defaults::idle_timeout_s")]
     pub idle_timeout_s: f64,
     /// Time limit of the pre-flight request, seconds.
-    #[serde(default = "default_preflight_timeout_s")]
+    #[serde(default = "defaults::preflight_timeout_s")]
     pub preflight_timeout_s: f64,
     /// Duration, ramp, stages and early stop (`shape.rs`); absent: a count at one rate.
     #[serde(default, skip_serializing_if = "LoadShape::is_default")]
     pub shape: LoadShape,
-}
-
-fn default_connect_timeout_s() -> f64 {
-    10.0
-}
-fn default_idle_timeout_s() -> f64 {
-    60.0
-}
-fn default_preflight_timeout_s() -> f64 {
-    15.0
-}
-fn default_max_event_bytes() -> u64 {
-    1 << 20
-}
-fn default_max_error_body_bytes() -> u64 {
-    64 << 10
-}
-fn default_max_generated_text_bytes() -> u64 {
-    1 << 20
 }
 
 /// The most tokens one prompt (prefix included) or one answer may ask for: ten million, far
@@ -273,10 +255,10 @@ impl Default for LoadSpec {
             timeout_s: 6.0 * 3600.0,
             grace_s: 10.0,
             shard: None,
-            connect_timeout_s: default_connect_timeout_s(),
+            connect_timeout_s: defaults::connect_timeout_s(),
             first_byte_timeout_s: None,
-            idle_timeout_s: default_idle_timeout_s(),
-            preflight_timeout_s: default_preflight_timeout_s(),
+            idle_timeout_s: defaults::idle_timeout_s(),
+            preflight_timeout_s: defaults::preflight_timeout_s(),
             shape: LoadShape::default(),
         }
     }
@@ -323,6 +305,8 @@ pub enum DatasetKind {
     Jsonl,
     /// Groups of prompts sharing a prefix.
     Prefix,
+    /// A JSONL trace replayed on its own schedule (Mooncake's format, or a generic one).
+    Trace,
 }
 
 impl DatasetKind {
@@ -333,6 +317,7 @@ impl DatasetKind {
             DatasetKind::Sharegpt => "sharegpt",
             DatasetKind::Jsonl => "jsonl",
             DatasetKind::Prefix => "prefix",
+            DatasetKind::Trace => "trace",
         }
     }
 }
@@ -365,6 +350,11 @@ pub struct WorkloadSpec {
     pub prefix_len: u64,
     #[serde(default = "one")]
     pub num_prefixes: u64,
+    /// `trace`: tokens per `hash_ids` block, and how many times faster than its timestamps.
+    #[serde(default = "defaults::trace_block_size")]
+    pub trace_block_size: u64,
+    #[serde(default = "defaults::trace_speedup")]
+    pub trace_speedup: f64,
     /// The tokenizer that builds prompts and counts text (`tokenizer::Tokenizer::load` spec);
     /// `None`: whitespace-separated words, the built-in simulator's own counting.
     #[serde(default)]
@@ -386,6 +376,8 @@ impl Default for WorkloadSpec {
             range_ratio: 0.0,
             prefix_len: 0,
             num_prefixes: 1,
+            trace_block_size: defaults::trace_block_size(),
+            trace_speedup: defaults::trace_speedup(),
             tokenizer: None,
         }
     }
@@ -427,13 +419,13 @@ pub struct RunConfig {
     #[serde(default)]
     pub sim_preset: Option<String>,
     /// Largest SSE line or event accepted from the server, bytes.
-    #[serde(default = "default_max_event_bytes")]
+    #[serde(default = "defaults::max_event_bytes")]
     pub max_event_bytes: u64,
     /// Most bytes of an error response's body read, bytes.
-    #[serde(default = "default_max_error_body_bytes")]
+    #[serde(default = "defaults::max_error_body_bytes")]
     pub max_error_body_bytes: u64,
     /// Most bytes of each request's generated text kept (`save_generated_text`).
-    #[serde(default = "default_max_generated_text_bytes")]
+    #[serde(default = "defaults::max_generated_text_bytes")]
     pub max_generated_text_bytes: u64,
 }
 
@@ -461,9 +453,9 @@ impl Default for RunConfig {
             save_generated_text: false,
             time_scale: 1.0,
             sim_preset: None,
-            max_event_bytes: default_max_event_bytes(),
-            max_error_body_bytes: default_max_error_body_bytes(),
-            max_generated_text_bytes: default_max_generated_text_bytes(),
+            max_event_bytes: defaults::max_event_bytes(),
+            max_error_body_bytes: defaults::max_error_body_bytes(),
+            max_generated_text_bytes: defaults::max_generated_text_bytes(),
         }
     }
 }
@@ -495,9 +487,10 @@ impl RunConfig {
             return bad("--burstiness", "must be a positive number".into());
         }
         let finite = self.load.request_rate != RequestRate::Infinite;
-        if let Err((flag, why)) = self.load.shape.validate(finite) {
-            return bad(flag, why);
-        }
+        self.load
+            .shape
+            .validate(finite)
+            .or_else(|(flag, why)| bad(flag, why))?;
         if self.load.max_concurrency == Some(0) {
             return bad("--max-concurrency", "must be at least 1".into());
         }
@@ -547,7 +540,7 @@ impl RunConfig {
         }
         let needs_file = matches!(
             self.workload.dataset,
-            DatasetKind::Book | DatasetKind::Sharegpt | DatasetKind::Jsonl
+            DatasetKind::Book | DatasetKind::Sharegpt | DatasetKind::Jsonl | DatasetKind::Trace
         );
         if needs_file && self.workload.dataset_path.is_none() {
             return bad(
@@ -555,7 +548,14 @@ impl RunConfig {
                 format!("the {} dataset needs a file", self.workload.dataset),
             );
         }
-        if self.workload.dataset != DatasetKind::Random && self.workload.tokenizer.is_none() {
+        let w = &self.workload;
+        if w.dataset == DatasetKind::Trace {
+            let shaped = finite || !self.load.shape.is_default();
+            shape::validate_trace(shaped, (w.trace_block_size, w.trace_speedup))
+                .or_else(|(flag, why)| bad(flag, why))?;
+        }
+        let words_ok = matches!(w.dataset, DatasetKind::Random | DatasetKind::Trace);
+        if !words_ok && self.workload.tokenizer.is_none() {
             return bad(
                 "--tokenizer",
                 format!("the {} dataset needs the served model's tokenizer (a tokenizer.json, a directory holding one, a GGUF file, or a tiktoken encoding name)", self.workload.dataset),

@@ -211,6 +211,33 @@ pub struct WindowEnd {
     pub cancel_mode: bool,
 }
 
+/// Checks a trace replay's settings: `shaped` when `--request-rate` or a load shape was
+/// given (a trace brings its own schedule), then `(block size, speedup)`.
+pub fn validate_trace(
+    shaped: bool,
+    (block, speedup): (u64, f64),
+) -> Result<(), (&'static str, String)> {
+    if shaped {
+        return Err((
+            "--dataset-name",
+            "a trace is replayed on its own timestamps: leave --request-rate, --duration, --ramp-up-* and --stages out (--trace-speedup scales it)".into(),
+        ));
+    }
+    if block == 0 || block > 1 << 20 {
+        return Err((
+            "--trace-block-size",
+            format!("{block} is not in 1..=1048576 tokens"),
+        ));
+    }
+    if !(speedup.is_finite() && speedup > 0.0) {
+        return Err((
+            "--trace-speedup",
+            format!("{speedup} is not a positive number"),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

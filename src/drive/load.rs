@@ -122,8 +122,8 @@ pub struct DriveSummary {
     pub window_end: Option<WindowEnd>,
 }
 
-/// Sends the run's requests by the schedule of `spec`, starting `start_ns` after the clock's
-/// anchor. `pool` holds the requests built for the run, ids from 0: schedule position `id`
+/// Sends the run's requests by the schedule of `spec` (or, for a trace, at each request's
+/// `offset_ns`), starting `start_ns` after the clock's anchor. `pool` holds the requests built for the run, ids from 0: schedule position `id`
 /// sends `pool[id % len]` under id `id` (a time-bounded run that outgrows its pool sends its
 /// prompts again); a shard sends only the ids it owns, at their global send times.
 ///
@@ -173,7 +173,13 @@ pub async fn drive(
     let mut tasks = JoinSet::new();
     let mut sent = 0u64;
     let mut timed_out = false;
-    for (id, offset) in (0u64..).zip(arrival_offsets(spec, spec.num_prompts)) {
+    // A trace brings its send times; otherwise the load's arrival process decides.
+    let trace: Option<Vec<u64>> = pool.iter().map(|r| r.as_ref()?.offset_ns).collect();
+    let schedule: Box<dyn Iterator<Item = u64> + Send> = match trace {
+        Some(t) if !t.is_empty() => Box::new(t.into_iter()),
+        _ => Box::new(arrival_offsets(spec, spec.num_prompts)),
+    };
+    for (id, offset) in (0u64..).zip(schedule) {
         if pool.is_empty() {
             break;
         }

@@ -134,6 +134,10 @@ pub async fn execute_with(
     if let Some(k) = scale {
         cfg.time_scale = k;
     }
+    if cfg.workload.dataset == crate::config::DatasetKind::Trace {
+        // A trace's lines (up to --num-prompts) are the run's requests.
+        cfg.load.num_prompts = prepared.requests.len() as u64;
+    }
     let measured = measure(&cfg, prepared, opts, clock, warmups, stop).await?;
     let lost = measured.records_error.as_ref().map(ToString::to_string);
     let result = finish(cfg, opts, clock, measured)?;
@@ -601,6 +605,7 @@ async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Resu
         input_len: None,
         output_len: cfg.workload.output_len.min(4),
         warmup: true,
+        ..Default::default()
     };
     let limit = cfg.load.preflight_timeout();
     let r = client

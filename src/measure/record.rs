@@ -192,6 +192,14 @@ pub struct RequestRecord {
     /// The tokenizer's count of the output text, when a tokenizer was given.
     #[serde(default)]
     pub tokenizer_output_tokens: Option<u64>,
+    /// Prompt tokens the server took from its prefix cache: `usage.prompt_tokens_details.
+    /// cached_tokens`, else llama.cpp's `timings.cache_n`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_prompt_tokens: Option<u64>,
+    /// Prompt tokens the workload built to repeat an earlier prompt's prefix (`prefix`,
+    /// `trace` datasets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub designed_cached_tokens: Option<u64>,
     /// Timings the server reported about itself (llama.cpp `timings`), verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_timings: Option<serde_json::Value>,

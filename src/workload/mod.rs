@@ -117,6 +117,11 @@ fn dataset_spec(spec: &WorkloadSpec) -> Result<DatasetSpec, DatasetError> {
             output_len,
             num_prefixes: spec.num_prefixes,
         },
+        DatasetKind::Trace => DatasetSpec::Trace {
+            path: trace_path(spec),
+            block: spec.trace_block_size,
+            output_len,
+        },
     })
 }
 
@@ -129,10 +134,27 @@ pub fn build_requests(
     seed: u64,
     warmup: bool,
 ) -> Result<Vec<RequestSpec>, DatasetError> {
-    let Some(tok) = tokenizer else {
-        return Ok(build(spec, n, first_id, seed, warmup));
+    let prompts = match tokenizer {
+        Some(tok) => crate::workload::dataset::build(&dataset_spec(spec)?, tok, n as usize, seed)?,
+        None if spec.dataset == DatasetKind::Trace => {
+            let vocab = dataset::trace::Vocab {
+                draw: &|rng| rng.random_range(0..WORDS.len() as u32),
+                render: &|units| {
+                    units
+                        .iter()
+                        .map(|&u| format!(" {}", WORDS[u as usize]))
+                        .collect()
+                },
+                count: &|text| text.split_whitespace().count(),
+                name: "words".into(),
+            };
+            let (path, block) = (trace_path(spec), spec.trace_block_size);
+            dataset::trace::build(&path, &vocab, block, spec.output_len, n as usize, seed)?
+        }
+        None => return Ok(build(spec, n, first_id, seed, warmup)),
     };
-    let prompts = crate::workload::dataset::build(&dataset_spec(spec)?, tok, n as usize, seed)?;
+    // A trace's send times, in the server's time: `--trace-speedup` compresses them.
+    let speedup = spec.trace_speedup.max(f64::MIN_POSITIVE);
     Ok(prompts
         .into_iter()
         .enumerate()
@@ -143,8 +165,16 @@ pub fn build_requests(
             input_len: Some(p.input_len),
             output_len: p.output_len,
             warmup,
+            offset_ns: p.at_ms.map(|ms| (ms * 1e6 / speedup) as u64),
+            designed_cached: p.designed_cached,
         })
         .collect())
+}
+
+fn trace_path(spec: &WorkloadSpec) -> PathBuf {
+    spec.dataset_path
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("-"))
 }
 
 const WORDS: &[&str] = &[
@@ -233,6 +263,7 @@ fn build(spec: &WorkloadSpec, n: u64, first_id: u64, seed: u64, warmup: bool) ->
                 input_len: Some(spec.input_len),
                 output_len: spec.output_len,
                 warmup,
+                ..Default::default()
             }
         })
         .collect()

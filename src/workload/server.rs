@@ -157,6 +157,7 @@ pub async fn build_requests(
             input_len: Some(target as u64),
             output_len,
             warmup,
+            ..Default::default()
         });
     }
     Ok(out)

@@ -28,6 +28,8 @@ pub struct BodySpec<'a> {
 pub struct Usage {
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
+    /// `prompt_tokens_details.cached_tokens`.
+    pub cached_tokens: Option<u64>,
 }
 
 /// What one SSE event said.
@@ -131,6 +133,12 @@ fn server_error(
 struct OaiUsage {
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    cached_tokens: Option<u64>,
 }
 
 impl From<OaiUsage> for Usage {
@@ -138,6 +146,7 @@ impl From<OaiUsage> for Usage {
         Usage {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
+            cached_tokens: u.prompt_tokens_details.and_then(|d| d.cached_tokens),
         }
     }
 }
@@ -317,6 +326,7 @@ impl Api for Tgi {
             parsed.usage = Some(Usage {
                 prompt_tokens: None,
                 completion_tokens: Some(n),
+                cached_tokens: None,
             });
         }
         Ok(parsed)
@@ -366,6 +376,7 @@ impl Api for LlamaCpp {
             parsed.usage = Some(Usage {
                 prompt_tokens: ev.tokens_evaluated,
                 completion_tokens: ev.tokens_predicted,
+                cached_tokens: None,
             });
         }
         Ok(parsed)
@@ -393,7 +404,8 @@ mod tests {
             u.usage,
             Some(Usage {
                 prompt_tokens: Some(3),
-                completion_tokens: Some(7)
+                completion_tokens: Some(7),
+                cached_tokens: None,
             })
         );
         assert!(parse_openai("[DONE]").unwrap().done);
@@ -453,7 +465,8 @@ mod tests {
             last.usage,
             Some(Usage {
                 prompt_tokens: Some(4),
-                completion_tokens: Some(9)
+                completion_tokens: Some(9),
+                cached_tokens: None,
             })
         );
         assert!(last.timings.is_some());
@@ -464,6 +477,8 @@ mod tests {
     fn llamacpp_timings_are_read_on_every_api() {
         // /v1/completions: in the chunk that carries `finish_reason` (and usage).
         let completion = r#"{"choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"length"}],"object":"text_completion","usage":{"completion_tokens":4,"prompt_tokens":2,"total_tokens":6,"prompt_tokens_details":{"cached_tokens":0}},"timings":{"cache_n":0,"prompt_n":2,"prompt_ms":22.236,"predicted_n":4,"predicted_ms":35.651,"predicted_per_token_ms":11.883666666666668}}"#;
+        let usage = parse_openai(completion).unwrap().usage.unwrap();
+        assert_eq!(usage.cached_tokens, Some(0));
         // /v1/chat/completions: in the usage-only chunk after the finish chunk.
         let chat = r#"{"choices":[],"object":"chat.completion.chunk","usage":{"completion_tokens":3,"prompt_tokens":31,"total_tokens":34},"timings":{"cache_n":0,"prompt_n":31,"prompt_ms":244.785,"predicted_n":3,"predicted_ms":24.991,"predicted_per_token_ms":12.4955}}"#;
         // /completion (native): in the `stop: true` event.

@@ -39,7 +39,7 @@ use api::{Api, BodySpec};
 use stream::Stream;
 
 /// One request to send, as built by the workload.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct RequestSpec {
     pub id: u64,
     pub prompt: String,
@@ -49,6 +49,12 @@ pub struct RequestSpec {
     pub input_len: Option<u64>,
     pub output_len: u64,
     pub warmup: bool,
+    /// A trace's send time, ns from the run's start (server time); `None`: the load's
+    /// arrival process decides.
+    pub offset_ns: Option<u64>,
+    /// Prompt tokens that repeat a prefix already sent earlier in the workload (an unbounded
+    /// cache would hold them), where the dataset designs reuse (`prefix`, `trace`).
+    pub designed_cached: Option<u64>,
 }
 
 /// Options that are not in the saved config because they can hold secrets.
@@ -300,6 +306,7 @@ impl Client {
             saved,
             self.tokenizer.as_ref(),
         );
+        state.rec.designed_cached_tokens = spec.designed_cached;
         // A lean response read to the server's final event, for its connection's reuse.
         let mut finished = None;
         state.rec.sent_ns = clock.now_ns();

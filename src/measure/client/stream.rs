@@ -143,6 +143,9 @@ impl<'a> Stream<'a> {
             if u.prompt_tokens.is_some() {
                 self.usage_prompt = u.prompt_tokens;
             }
+            if u.cached_tokens.is_some() {
+                self.rec.cached_prompt_tokens = u.cached_tokens;
+            }
         }
         if p.request_metrics.is_some() {
             self.rec.server_request_metrics = p.request_metrics;
@@ -188,6 +191,10 @@ impl<'a> Stream<'a> {
             (None, Some(n)) => (Some(n), Some(TokenSource::Requested)),
             (None, None) => (None, None),
         };
+        if r.cached_prompt_tokens.is_none() {
+            let cache_n = r.server_timings.as_ref().and_then(|t| t.get("cache_n"));
+            r.cached_prompt_tokens = cache_n.and_then(serde_json::Value::as_u64);
+        }
         r.generated_text = self.saved;
         self.rec
     }

@@ -73,6 +73,7 @@ fn lean_chunk_times_are_kernel_arrivals() {
             input_len: None,
             output_len: 3,
             warmup: false,
+            ..Default::default()
         };
         let (mut records, mut blocked) = (Vec::new(), Vec::new());
         for _ in 0..2 {

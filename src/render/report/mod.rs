@@ -337,6 +337,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
         }
     }
     connection_setup(&mut out, result);
+    prefix_cache(&mut out, result);
     ttft_breakdown(&mut out, result);
     intervals(&mut out, result);
     server_timings(&mut out, result);
@@ -346,6 +347,37 @@ pub fn servebench_block(result: &BenchResult) -> String {
     }
     out.push_str(&rule("", '='));
     out
+}
+
+/// The prefix-cache hit rate the workload was built to have and the one the server reported
+/// (docs/metrics.md, "Prefix-cache hit rate"), and the gap.
+fn prefix_cache(out: &mut String, result: &BenchResult) {
+    let Some(c) = &result.summary.prefix_cache else {
+        return;
+    };
+    out.push_str(&rule("Prefix cache", '-'));
+    let pct = |r: Option<f64>, n: u64| {
+        r.map_or("unknown".into(), |r| {
+            format!("{:.1}% ({n} requests)", r * 100.0)
+        })
+    };
+    line(
+        out,
+        "Designed hit rate:",
+        pct(c.designed_hit_rate, c.designed_requests),
+    );
+    line(
+        out,
+        "Measured hit rate:",
+        pct(c.measured_hit_rate, c.measured_requests),
+    );
+    if let (Some(d), Some(m)) = (c.designed_hit_rate, c.measured_hit_rate) {
+        line(
+            out,
+            "Gap (measured - designed):",
+            format!("{:+.1} points", (m - d) * 100.0),
+        );
+    }
 }
 
 /// How requests reached the server: new and reused connections, a new connection's setup

@@ -16,6 +16,7 @@
 //! record's figures), `samples` (exact-then-HDR sample sets), `summary` (a run's figures).
 
 mod breakdown;
+mod cache;
 pub mod ci;
 mod distribution;
 mod request;
@@ -25,6 +26,7 @@ mod summary;
 mod tests;
 
 pub use breakdown::{part_mean_key, TtftBreakdown, PARTS as TTFT_PARTS, REST as TTFT_REST};
+pub use cache::PrefixCacheRates;
 pub use distribution::{percentile, Distribution, PercentileMethod};
 pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 pub use samples::{SampleSet, EXACT_SAMPLES_MAX, HDR_RELATIVE_ERROR};

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::breakdown::{BreakdownSets, TtftBreakdown};
+use super::cache::{CacheSums, PrefixCacheRates};
 use super::ci::RatioSums;
 use super::distribution::{Distribution, NS_PER_MS, NS_PER_S};
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
@@ -131,6 +132,9 @@ pub struct RunSummary {
     /// Where TTFT went, part by part, over successful requests (docs/metrics.md).
     #[serde(default)]
     pub ttft_breakdown: TtftBreakdown,
+    /// Prefix-cache hit rate, designed and measured (`cache.rs`); absent when neither is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_cache: Option<PrefixCacheRates>,
 }
 
 impl RunSummary {
@@ -234,6 +238,7 @@ pub struct Summarizer {
     out_got: SampleSet,
     itl_token: SampleSet,
     breakdown: BreakdownSets,
+    cache: CacheSums,
 }
 
 impl Summarizer {
@@ -281,6 +286,7 @@ impl Summarizer {
             out_got: set(),
             itl_token: set(),
             breakdown: BreakdownSets::new(set),
+            cache: CacheSums::default(),
         }
     }
 
@@ -326,6 +332,7 @@ impl Summarizer {
         self.ttft_sched.add(ms(m.ttft_from_scheduled_ns));
         self.ttft_setup.add(ms(m.ttft_with_setup_ns));
         self.breakdown.add(r, &m, k);
+        self.cache.add(r);
         self.e2el.add(ms(m.e2el_ns));
         self.tpot.extend(m.tpot_ms);
         let (mut sum, mut n) = (0.0, 0u64);
@@ -417,6 +424,7 @@ impl Summarizer {
         self.out_got.merge(other.out_got);
         self.itl_token.merge(other.itl_token);
         self.breakdown.merge(other.breakdown);
+        self.cache.merge(other.cache);
     }
 
     /// Measured requests added so far, successful or not.
@@ -485,6 +493,7 @@ impl Summarizer {
             output_len_received: self.out_got.finish(ps),
             itl_per_token_ms: self.itl_token.finish(ps),
             ttft_breakdown: self.breakdown.finish(ps),
+            prefix_cache: self.cache.finish(),
         }
     }
 }

@@ -103,6 +103,7 @@ pub(super) fn build(
             input_len,
             output_len,
             messages: None,
+            ..Default::default()
         });
     }
     Ok(out)

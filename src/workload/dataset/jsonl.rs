@@ -66,6 +66,7 @@ pub(super) fn build(
             input_len,
             output_len: out,
             messages,
+            ..Default::default()
         });
     }
     if prompts.is_empty() {

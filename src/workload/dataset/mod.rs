@@ -16,6 +16,7 @@ mod book;
 mod jsonl;
 mod sharegpt;
 mod synthetic;
+pub mod trace;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -28,7 +29,7 @@ use crate::tokenizer::Tokenizer;
 pub use sharegpt::{SHAREGPT_MAX_PROMPT_LEN, SHAREGPT_MAX_TOTAL_LEN, SHAREGPT_MIN_LEN};
 
 /// One prompt to send.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Prompt {
     /// The prompt text (for `messages` prompts: the message contents joined by "\n").
     pub text: String,
@@ -38,6 +39,10 @@ pub struct Prompt {
     pub output_len: u64,
     /// The chat messages, for jsonl lines that gave `messages` instead of `prompt`.
     pub messages: Option<serde_json::Value>,
+    /// `trace`: the send time, ms from the trace's first timestamp.
+    pub at_ms: Option<f64>,
+    /// Tokens that repeat a prefix of an earlier prompt of the same build (`prefix`, `trace`).
+    pub designed_cached: Option<u64>,
 }
 
 /// Which prompts to build.
@@ -71,6 +76,13 @@ pub enum DatasetSpec {
         input_len: u64,
         output_len: u64,
         num_prefixes: u64,
+    },
+    /// A JSONL trace (`trace.rs`): Mooncake's `hash_ids` blocks of `block` tokens, or prompts
+    /// and lengths; `output_len` where a line gives none.
+    Trace {
+        path: PathBuf,
+        block: u64,
+        output_len: u64,
     },
 }
 
@@ -159,6 +171,20 @@ pub fn build(
             n,
             seed,
         ),
+        DatasetSpec::Trace {
+            path,
+            block,
+            output_len,
+        } => {
+            let words = synthetic::usable_words(tok)?;
+            let vocab = trace::Vocab {
+                draw: &|rng| words.spaced[rng.random_range(0..words.spaced.len())],
+                render: &|ids| tok.decode(ids),
+                count: &|text| tok.count(text),
+                name: tok.name().to_string(),
+            };
+            trace::build(path, &vocab, *block, *output_len, n, seed)
+        }
     }
 }
 

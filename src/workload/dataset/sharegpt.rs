@@ -84,6 +84,7 @@ pub(super) fn build(
             input_len: prompt_len,
             output_len: out_len,
             messages: None,
+            ..Default::default()
         });
     }
     if picked.is_empty() {

@@ -35,6 +35,7 @@ pub(super) fn random(
             input_len,
             output_len,
             messages: None,
+            ..Default::default()
         });
     }
     Ok(out)
@@ -91,12 +92,15 @@ pub(super) fn prefix(
             input_len: total,
             output_len,
             messages: None,
+            // The group's first prompt sends its prefix; the others repeat it.
+            designed_cached: Some(if i < groups { 0 } else { prefix_len }),
+            ..Default::default()
         });
     }
     Ok(out)
 }
 
-fn usable_words(tok: &Tokenizer) -> Result<&WordTokens, DatasetError> {
+pub(super) fn usable_words(tok: &Tokenizer) -> Result<&WordTokens, DatasetError> {
     let words = tok.word_tokens();
     if words.spaced.is_empty() {
         return Err(DatasetError::NotExact {

@@ -562,3 +562,67 @@ fn files_that_are_not_what_they_claim_fail_in_one_line() {
     assert!(e.contains("tokenizer.json"), "{e}");
     assert!(!e.contains('\n'), "{e}");
 }
+
+/// Issue 16: the committed Mooncake-style trace under each tokenizer: every prompt is exactly
+/// its `input_length`; lines whose leading `hash_ids` agree have identical leading tokens for
+/// every shared 512-token block (and differ right after, where their ids differ); the send
+/// times are the timestamps less the first; the designed reuse counts the shared blocks.
+#[test]
+fn trace_blocks_share_exact_token_prefixes() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mooncake_trace.jsonl");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids = |i: usize| -> Vec<u64> {
+        lines[i]["hash_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect()
+    };
+    let spec = DatasetSpec::Trace {
+        path: path.clone(),
+        block: 512,
+        output_len: 4,
+    };
+    for tok in tokenizers() {
+        let prompts = build(&spec, &tok, lines.len(), 1).unwrap();
+        assert_eq!(prompts.len(), lines.len());
+        let t0 = lines[0]["timestamp"].as_f64().unwrap();
+        let mut pairs = 0;
+        for (i, p) in prompts.iter().enumerate() {
+            assert_eq!(p.input_len, lines[i]["input_length"].as_u64().unwrap());
+            assert_eq!(tok.count(&p.text) as u64, p.input_len, "{}", tok.name());
+            assert_eq!(p.at_ms, Some(lines[i]["timestamp"].as_f64().unwrap() - t0));
+        }
+        // Pairs of lines sharing their first k ids, each with more of its own after them.
+        for i in 0..60 {
+            for j in i + 1..60 {
+                let (a, b) = (ids(i), ids(j));
+                let k = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+                if k == 0 || k == a.len() || k == b.len() {
+                    continue;
+                }
+                let (ta, tb) = (tok.encode(&prompts[i].text), tok.encode(&prompts[j].text));
+                assert_eq!(ta[..k * 512], tb[..k * 512], "{} lines {i} {j}", tok.name());
+                let after = k * 512..k * 512 + 8;
+                assert_ne!(
+                    ta.get(after.clone()),
+                    tb.get(after),
+                    "{} lines {i} {j}",
+                    tok.name()
+                );
+                // The later line repeats the k whole blocks the earlier one sent.
+                assert!(prompts[j].designed_cached.unwrap() >= k as u64 * 512);
+                pairs += 1;
+            }
+        }
+        assert!(pairs > 5, "{pairs} pairs share a prefix");
+        assert!(prompts
+            .iter()
+            .all(|p| p.designed_cached.unwrap() <= p.input_len));
+    }
+}

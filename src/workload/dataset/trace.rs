@@ -1,0 +1,178 @@
+//! `trace`: a JSONL trace replayed on its own schedule (issue 16).
+//!
+//! One request a line, sorted here by `timestamp` (ms; the send time is the timestamp less the
+//! first one). Two shapes, both read from every line:
+//! - **Mooncake** (`timestamp`, `input_length`, `output_length`, `hash_ids`): each id is a
+//!   block of `block` tokens (512 in Mooncake's traces); equal ids are equal blocks, so equal
+//!   leading ids are a shared prefix. Block `h` is `block` word tokens drawn from a generator
+//!   seeded by (seed, `h`), the same in every prompt that names it; a prompt is its blocks in
+//!   order, the last one cut to `input_length − (ids − 1) · block` tokens, which must be in
+//!   1..=block (the line is refused otherwise, as AIPerf and GuideLLM do). Without
+//!   `input_length` every block is whole.
+//! - **generic** (`timestamp`, `prompt` or `input_length`, `output_length`): a `prompt` is sent
+//!   as written; an `input_length` alone gets fresh words of exactly that length.
+//!   `session_id` is accepted and not used yet (no multi-turn replay).
+//!
+//! `output_length` defaults to `--output-len`. Prompts are exact: each one's token count is
+//! checked against its `input_length`. Each prompt also gets its designed cache reuse
+//! (`Prompt::designed_cached`): the tokens of its leading blocks whose whole chain of ids was
+//! already sent by an earlier line (an unbounded prefix cache would hold them).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use serde::Deserialize;
+
+use super::{read_file, DatasetError, Prompt};
+
+/// How text is made and counted: a tokenizer's word tokens, or the simulator's words.
+pub struct Vocab<'a> {
+    /// One unit (a token id, or a word index) drawn at random.
+    pub draw: &'a dyn Fn(&mut StdRng) -> u32,
+    /// Units to text; `render(a) + render(b) == render(a ++ b)` must hold.
+    pub render: &'a dyn Fn(&[u32]) -> String,
+    /// The count of text, in units (the tokenizer's count, or words).
+    pub count: &'a dyn Fn(&str) -> usize,
+    pub name: String,
+}
+
+#[derive(Deserialize)]
+struct Line {
+    timestamp: f64,
+    #[serde(default)]
+    input_length: Option<u64>,
+    #[serde(default)]
+    output_length: Option<u64>,
+    #[serde(default)]
+    hash_ids: Vec<u64>,
+    #[serde(default)]
+    prompt: Option<String>,
+}
+
+/// The first `n` requests of the trace at `path`, in send order.
+pub fn build(
+    path: &Path,
+    vocab: &Vocab,
+    block: u64,
+    output_len: u64,
+    n: usize,
+    seed: u64,
+) -> Result<Vec<Prompt>, DatasetError> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let body = read_file(path)?;
+    let bad = |line: usize, reason: String| DatasetError::BadLine {
+        path: path.to_path_buf(),
+        line,
+        reason,
+    };
+    let mut lines = Vec::new();
+    for (i, text) in body.lines().enumerate() {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let l: Line =
+            serde_json::from_str(text).map_err(|e| bad(i + 1, format!("not a trace line: {e}")))?;
+        if !(l.timestamp.is_finite() && l.timestamp >= 0.0) {
+            return Err(bad(
+                i + 1,
+                format!("timestamp {} is not a time in ms", l.timestamp),
+            ));
+        }
+        lines.push((i + 1, l));
+    }
+    if lines.is_empty() {
+        return Err(DatasetError::Empty(path.to_path_buf()));
+    }
+    lines.sort_by(|a, b| a.1.timestamp.total_cmp(&b.1.timestamp));
+    lines.truncate(n);
+    let t0 = lines[0].1.timestamp;
+    let mut blocks: HashMap<u64, Vec<u32>> = HashMap::new();
+    // Every chain of leading ids sent so far, and the most tokens of its last block sent.
+    let mut sent: HashMap<u64, u64> = HashMap::new();
+    let mut fresh = StdRng::seed_from_u64(seed ^ 0x0074_5241_4345);
+    let mut out = Vec::with_capacity(lines.len());
+    for (no, l) in lines {
+        let output_len = l.output_length.unwrap_or(output_len).max(1);
+        let at_ms = Some(l.timestamp - t0);
+        if let Some(text) = l.prompt {
+            let input_len = (vocab.count)(&text) as u64;
+            out.push(Prompt {
+                text,
+                input_len,
+                output_len,
+                at_ms,
+                ..Prompt::default()
+            });
+            continue;
+        }
+        let lens = block_lengths(&l.hash_ids, l.input_length, block).map_err(|r| bad(no, r))?;
+        let mut units = Vec::new();
+        let mut designed = 0;
+        let mut chain = 0xcbf2_9ce4_8422_2325u64;
+        let mut cached_so_far = true;
+        for (&h, &len) in l.hash_ids.iter().zip(&lens) {
+            let b = blocks.entry(h).or_insert_with(|| {
+                let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ h);
+                (0..block).map(|_| (vocab.draw)(&mut rng)).collect()
+            });
+            units.extend_from_slice(&b[..len as usize]);
+            chain = (chain ^ h).wrapping_mul(0x0100_0000_01b3);
+            let seen = sent.entry(chain).or_insert(0);
+            if cached_so_far && *seen > 0 {
+                designed += len.min(*seen);
+            }
+            cached_so_far &= *seen >= len;
+            *seen = (*seen).max(len);
+        }
+        if l.hash_ids.is_empty() {
+            let len = l.input_length.ok_or_else(|| {
+                bad(
+                    no,
+                    "needs \"hash_ids\", \"input_length\" or \"prompt\"".into(),
+                )
+            })?;
+            super::check_max("input_length", len)?;
+            units = (0..len).map(|_| (vocab.draw)(&mut fresh)).collect();
+        }
+        let text = (vocab.render)(&units);
+        let input_len = units.len() as u64;
+        let counted = (vocab.count)(&text) as u64;
+        if counted != input_len {
+            return Err(DatasetError::NotExact {
+                target: input_len,
+                tokenizer: vocab.name.clone(),
+                reason: format!("line {no}'s text counts {counted}"),
+            });
+        }
+        out.push(Prompt {
+            text,
+            input_len,
+            output_len,
+            at_ms,
+            designed_cached: Some(designed),
+            ..Prompt::default()
+        });
+    }
+    Ok(out)
+}
+
+/// The token count of each block of a line: whole blocks, the last one cut to what
+/// `input_length` leaves.
+fn block_lengths(ids: &[u64], input: Option<u64>, block: u64) -> Result<Vec<u64>, String> {
+    let n = ids.len() as u64;
+    let mut lens = vec![block; ids.len()];
+    if let (Some(input), Some(last)) = (input, lens.last_mut()) {
+        let whole = (n - 1) * block;
+        if input <= whole || input > n * block {
+            return Err(format!(
+                "input_length {input} does not fit {n} hash_ids of {block} tokens (the last block must hold 1..={block})"
+            ));
+        }
+        *last = input - whole;
+    }
+    Ok(lens)
+}
