@@ -521,3 +521,45 @@ async fn engine_preset_reports_its_queue_and_prefill() {
     assert!(b.server_queue_ms.as_ref().unwrap().max > 20.0);
     assert!(b.first_token_transfer_ms.as_ref().unwrap().mean < 5.0);
 }
+
+/// Issue 16: the simulator's prefix cache. A trace of the same 2,048-word prompt twice, then
+/// a fresh one, one at a time against an engine preset: the second is all cached (reported as
+/// `cached_tokens`, the designed reuse too), so the engine prefills nothing and its TTFT falls
+/// well below the uncached ones'.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_preset_prefills_only_the_uncached_prompt() {
+    let _guard = SERIAL.lock().await;
+    let mut sim_cfg = SimConfig::from_preset(sim::Preset::VllmLlama8bRtx4090);
+    sim_cfg.usage = true;
+    let server = sim::spawn(sim_cfg, ([127, 0, 0, 1], 0).into())
+        .await
+        .expect("sim starts");
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let lines = [
+        r#"{"timestamp": 0, "input_length": 2048, "output_length": 2, "hash_ids": [1, 2, 3, 4]}"#,
+        r#"{"timestamp": 600, "input_length": 2048, "output_length": 2, "hash_ids": [1, 2, 3, 4]}"#,
+        r#"{"timestamp": 1200, "input_length": 2048, "output_length": 2, "hash_ids": [5, 6, 7, 8]}"#,
+    ];
+    std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
+    let mut cfg = config(server.base_url(), BackendKind::Openai, 3, 1, 2);
+    cfg.ignore_eos = true;
+    cfg.workload.dataset = servebench::config::DatasetKind::Trace;
+    cfg.workload.dataset_path = Some(trace);
+    let (result, mut records) = run(cfg, dir.path()).await;
+    server.shutdown().await;
+    records.sort_by_key(|r| r.id);
+    let cached: Vec<Option<u64>> = records.iter().map(|r| r.cached_prompt_tokens).collect();
+    assert_eq!(cached, [Some(0), Some(2048), Some(0)]);
+    let ttft: Vec<f64> = records
+        .iter()
+        .map(|r| RequestMetrics::of(r).unwrap().ttft_ns as f64 / 1e6)
+        .collect();
+    assert!(
+        ttft[1] * 3.0 < ttft[0] && ttft[1] * 3.0 < ttft[2],
+        "{ttft:?}"
+    );
+    let c = result.summary.prefix_cache.unwrap();
+    assert_eq!(c.designed_hit_rate, Some(1.0 / 3.0));
+    assert_eq!(c.measured_hit_rate, Some(1.0 / 3.0));
+}

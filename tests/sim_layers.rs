@@ -14,6 +14,7 @@ const SIM: &[(&str, u32)] = &[
     ("precise", 0),
     ("text", 0),
     ("metrics", 0),
+    ("prefix_cache", 0),
     ("time", 1),
     ("faults", 1),
     ("engine", 2),

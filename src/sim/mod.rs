@@ -115,7 +115,7 @@
 //! | 3 | `presets.rs` | [`Preset`] | `engine`, `metrics` |
 //! | 2 | `engine.rs` | the engine model ([`EngineConfig`]) and its task | `metrics`, `text`, `time` |
 //! | 1 | `faults.rs`, `time.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until` | `text`; `precise` |
-//! | 0 | `precise.rs`, `text.rs`, `metrics.rs` | the precise timer; token text and hashing; `/metrics` | nothing of `sim` |
+//! | 0 | `precise.rs`, `text.rs`, `metrics.rs`, `prefix_cache.rs` | the precise timer; token text and hashing; `/metrics`; the prefix cache | nothing of `sim` |
 //!
 //! A new module takes the lowest line whose modules it needs; a piece two modules on the same
 //! line both need moves down (as `time.rs` did for `engine.rs` and `stream/`).
@@ -133,6 +133,7 @@ mod faults;
 mod http1;
 mod metrics;
 mod precise;
+mod prefix_cache;
 mod presets;
 mod sched;
 mod state;

@@ -23,6 +23,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::config::SimConfig;
+use super::prefix_cache::PrefixCache;
 use super::{engine, metrics};
 
 /// Counters of what the server did (a snapshot). Also served as JSON at `GET /sim/stats`.
@@ -197,6 +198,8 @@ pub(crate) struct Shared {
     pub(crate) engine: Option<engine::EngineHandle>,
     /// Real-time durations: the configured ones divided by the time scale.
     pub(crate) real: RealDurations,
+    /// The prefix cache: the engine's KV capacity, or a million tokens in exact mode.
+    pub(crate) prefix_cache: Mutex<PrefixCache>,
 }
 
 /// Simulated durations converted to real time (divided by `time_scale`).
@@ -234,7 +237,12 @@ impl Shared {
                 shutdown.subscribe(),
             )
         });
+        let capacity = config
+            .engine
+            .as_ref()
+            .map_or(1_000_000, |e| e.kv_capacity_tokens);
         Self {
+            prefix_cache: Mutex::new(PrefixCache::new(capacity)),
             config,
             model_json,
             stats: Counters::default(),

@@ -198,6 +198,8 @@ pub(super) struct Gen {
     pub(super) fault: Fault,
     pub(super) created: u64,
     pub(super) prompt_tokens: u64,
+    /// Prompt tokens found in the prefix cache ([`cache_prompt`]); the engine prefills the rest.
+    pub(super) cached: u64,
     /// Output tokens the request gets.
     pub(super) tokens: u32,
     pub(super) finish: Finish,
@@ -240,9 +242,36 @@ pub(super) fn resolve(
         fault: begun.fault,
         created: begun.created,
         prompt_tokens,
+        cached: 0,
         tokens,
         finish,
     })
+}
+
+/// Looks the prompt's words (the strings of `parts`, in order) up in the prefix cache and
+/// caches them: the tokens already held.
+pub(super) fn cache_prompt<'a>(shared: &Shared, parts: impl IntoIterator<Item = &'a Value>) -> u64 {
+    fn words(v: &Value, out: &mut String) {
+        match v {
+            Value::String(s) => {
+                out.push_str(s);
+                out.push(' ');
+            }
+            Value::Number(n) => {
+                out.push_str(&n.to_string());
+                out.push(' ');
+            }
+            Value::Array(items) => items.iter().for_each(|i| words(i, out)),
+            Value::Object(map) => map.get("text").into_iter().for_each(|t| words(t, out)),
+            Value::Null | Value::Bool(_) => {}
+        }
+    }
+    let mut text = String::new();
+    parts.into_iter().for_each(|p| words(p, &mut text));
+    shared
+        .prefix_cache
+        .lock()
+        .map_or(0, |mut c| c.lookup_and_insert(&text))
 }
 
 /// Hands the request to the engine (after the front-end latency) and waits until it is
@@ -255,7 +284,9 @@ async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
         let until = time::offset(gen.t0, shared.real.frontend);
         time::sleep_until(shared.config.precise_timing, until).await;
     }
-    let prompt = u32::try_from(gen.prompt_tokens).unwrap_or(u32::MAX);
+    // Only the uncached part is prefilled; the cached blocks are already in the KV cache.
+    let prompt =
+        u32::try_from(gen.prompt_tokens - gen.cached.min(gen.prompt_tokens)).unwrap_or(u32::MAX);
     let mut rx = engine.submit(prompt, gen.tokens);
     let (scheduled, queued);
     loop {

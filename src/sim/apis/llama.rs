@@ -20,8 +20,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    count_prompt, parse_body, resolve, stream_answer, token_budget, whole_answer, Answer, AppState,
-    ByteSink,
+    cache_prompt, count_prompt, parse_body, resolve, stream_answer, token_budget, whole_answer,
+    Answer, AppState, ByteSink,
 };
 use crate::sim::http1::Arrival;
 use crate::sim::stream::{Framer, ServerTimes};
@@ -41,6 +41,8 @@ struct LlamaFinal {
     model_json: String,
     tokens: u32,
     prompt_tokens: u64,
+    /// Prompt tokens found in the prefix cache (`timings.cache_n`).
+    cached: u64,
     stop_type: &'static str,
 }
 
@@ -82,7 +84,7 @@ impl Framer for LlamaFramer {
                 f.tokens,
                 f.prompt_tokens,
                 f.stop_type,
-                llama_timings(times, f.prompt_tokens, f.tokens)
+                llama_timings(times, (f.prompt_tokens, f.cached), f.tokens)
             )
         } else {
             write!(
@@ -99,7 +101,7 @@ impl Framer for LlamaFramer {
 /// `prompt_ms` = the prompt span, `predicted_ms` = first to last output token,
 /// `predicted_per_token_ms` = `predicted_ms / (tokens - 1)` (0 for a single token), the
 /// `*_per_second` fields their rates (`prompt_n / prompt_ms`, `1 / predicted_per_token_ms`).
-fn llama_timings(times: &ServerTimes, prompt_tokens: u64, tokens: u32) -> Value {
+fn llama_timings(times: &ServerTimes, (prompt_tokens, cached): (u64, u64), tokens: u32) -> Value {
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
     let prompt_ms = ms(times.prompt);
     let predicted_ms = ms(times.predicted);
@@ -111,6 +113,7 @@ fn llama_timings(times: &ServerTimes, prompt_tokens: u64, tokens: u32) -> Value 
     let per_second = |n: f64, ms: f64| if ms > 0.0 { n * 1000.0 / ms } else { 0.0 };
     let prompt_n = prompt_tokens as f64;
     json!({
+        "cache_n": cached,
         "prompt_n": prompt_tokens,
         "prompt_ms": prompt_ms,
         "prompt_per_token_ms": if prompt_tokens > 0 { prompt_ms / prompt_n } else { 0.0 },
@@ -134,13 +137,15 @@ pub(crate) async fn llama_completion(
         .map(|n| u64::try_from(n).unwrap_or(u64::MAX));
     let budget = token_budget(&shared, "n_predict", requested)?;
     let prompt_tokens = req.prompt.as_ref().map(count_prompt).unwrap_or(0);
-    let r = resolve(
+    let mut r = resolve(
         &shared,
         t0,
         prompt_tokens,
         budget,
         req.ignore_eos.unwrap_or(false),
     )?;
+    r.cached = cache_prompt(&shared, req.prompt.as_ref());
+    let cached = r.cached;
     let tokens = r.tokens;
     let stop_type = r.finish.llama();
     let gen = TokenGen::new(shared.config.seed, r.n);
@@ -154,6 +159,7 @@ pub(crate) async fn llama_completion(
                 model_json: shared.model_json.clone(),
                 tokens,
                 prompt_tokens,
+                cached,
                 stop_type,
             },
         };
@@ -174,7 +180,7 @@ pub(crate) async fn llama_completion(
             v["tokens"] = json!([]);
             v["tokens_predicted"] = json!(tokens);
             v["tokens_evaluated"] = json!(prompt_tokens);
-            v["timings"] = llama_timings(times, prompt_tokens, tokens);
+            v["timings"] = llama_timings(times, (prompt_tokens, cached), tokens);
         }
         v.to_string()
     })

@@ -19,8 +19,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    count_prompt, parse_body, resolve, stream_answer, token_budget, whole_answer, Answer, AppState,
-    ChatMessage,
+    cache_prompt, count_prompt, parse_body, resolve, stream_answer, token_budget, whole_answer,
+    Answer, AppState, ChatMessage,
 };
 use crate::sim::http1::Arrival;
 use crate::sim::state::Shared;
@@ -58,10 +58,10 @@ fn usage_event(out: &mut Vec<u8>, head: &str, times: &ServerTimes) {
     out.extend_from_slice(b"}\n\n");
 }
 
-fn usage_json(prompt: u64, completion: u32) -> String {
+fn usage_json(prompt: u64, cached: u64, completion: u32) -> String {
     let completion = u64::from(completion);
     format!(
-        r#"{{"prompt_tokens":{prompt},"completion_tokens":{completion},"total_tokens":{}}}"#,
+        r#"{{"prompt_tokens":{prompt},"completion_tokens":{completion},"total_tokens":{},"prompt_tokens_details":{{"cached_tokens":{cached}}}}}"#,
         prompt + completion
     )
 }
@@ -113,13 +113,14 @@ pub(crate) async fn completions(
     let req: CompletionRequest = parse_body(&body)?;
     let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
     let prompt_tokens = req.prompt.as_ref().map(count_prompt).unwrap_or(0);
-    let r = resolve(
+    let mut r = resolve(
         &shared,
         t0,
         prompt_tokens,
         budget,
         req.ignore_eos.unwrap_or(false),
     )?;
+    r.cached = cache_prompt(&shared, req.prompt.as_ref());
     let tokens = r.tokens;
     let gen = TokenGen::new(shared.config.seed, r.n);
     let id = format!("cmpl-{}", r.n);
@@ -131,7 +132,7 @@ pub(crate) async fn completions(
         let usage = wants_usage(&shared, &req.stream_options).then(|| {
             format!(
                 "data: {{\"id\":\"{id}\",\"object\":\"text_completion\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}",
-                usage_json(prompt_tokens, tokens)
+                usage_json(prompt_tokens, r.cached, tokens)
             )
         });
         let head = format!(
@@ -152,7 +153,7 @@ pub(crate) async fn completions(
     let usage = shared
         .config
         .usage
-        .then(|| usage_value(prompt_tokens, tokens));
+        .then(|| usage_value(prompt_tokens, r.cached, tokens));
     let model = shared.config.model.clone();
     whole_answer(shared.clone(), &r, move |_| {
         json!({
@@ -174,11 +175,12 @@ pub(crate) async fn completions(
     .await
 }
 
-fn usage_value(prompt: u64, completion: u32) -> Value {
+fn usage_value(prompt: u64, cached: u64, completion: u32) -> Value {
     json!({
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + u64::from(completion),
+        "prompt_tokens_details": {"cached_tokens": cached},
     })
 }
 
@@ -268,13 +270,20 @@ pub(crate) async fn chat_completions(
         .filter_map(|m| m.content.as_ref())
         .map(count_prompt)
         .sum();
-    let r = resolve(
+    let mut r = resolve(
         &shared,
         t0,
         prompt_tokens,
         budget,
         req.ignore_eos.unwrap_or(false),
     )?;
+    r.cached = cache_prompt(
+        &shared,
+        req.messages
+            .iter()
+            .flatten()
+            .filter_map(|m| m.content.as_ref()),
+    );
     let tokens = r.tokens;
     let reasoning = u32::try_from(req.sim_reasoning_tokens.unwrap_or(0))
         .unwrap_or(u32::MAX)
@@ -289,7 +298,7 @@ pub(crate) async fn chat_completions(
         let usage = wants_usage(&shared, &req.stream_options).then(|| {
             format!(
                 "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}",
-                usage_json(prompt_tokens, tokens)
+                usage_json(prompt_tokens, r.cached, tokens)
             )
         });
         let head = format!(
@@ -308,7 +317,7 @@ pub(crate) async fn chat_completions(
     let usage = shared
         .config
         .usage
-        .then(|| usage_value(prompt_tokens, tokens));
+        .then(|| usage_value(prompt_tokens, r.cached, tokens));
     let model = shared.config.model.clone();
     whole_answer(shared.clone(), &r, move |_| {
         let reasoning_content = (reasoning > 0).then(|| gen.text(0, reasoning));
