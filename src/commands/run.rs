@@ -28,7 +28,12 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             match &sweep {
                 Some((param, values)) =>
                     format!("sweep of {} over {} values", param.as_str(), values.len()),
-                None => format!("{} requests", cfg.load.num_prompts),
+                None => match cfg.load.shape.window_s() {
+                    Some(s) => format!("requests for {s} s"),
+                    None if cfg.workload.dataset == crate::config::DatasetKind::Trace =>
+                        "a trace replay".to_string(),
+                    None => format!("{} requests", cfg.load.num_prompts),
+                },
             },
             cfg.url(),
             cfg.backend.as_str(),

@@ -626,3 +626,36 @@ fn trace_blocks_share_exact_token_prefixes() {
             .all(|p| p.designed_cached.unwrap() <= p.input_len));
     }
 }
+
+/// Issue 16: a trace line that cannot be replayed is one error naming the file and the line.
+#[test]
+fn bad_trace_lines_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let tok = cl100k();
+    for (body, says) in [
+        (
+            "{\"timestamp\": 0, \"input_length\": 600, \"hash_ids\": [1]}\n",
+            "does not fit 1 hash_ids",
+        ),
+        ("{\"timestamp\": 0}\n", "needs \"hash_ids\""),
+        ("not json\n", "not a trace line"),
+        (
+            "{\"timestamp\": -5, \"input_length\": 3}\n",
+            "is not a time in ms",
+        ),
+    ] {
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(
+            &path,
+            format!("{{\"timestamp\": 1, \"input_length\": 4}}\n{body}"),
+        )
+        .unwrap();
+        let spec = DatasetSpec::Trace {
+            path: path.clone(),
+            block: 512,
+            output_len: 4,
+        };
+        let e = build(&spec, &tok, 10, 0).unwrap_err().to_string();
+        assert!(e.contains("t.jsonl line 2") && e.contains(says), "{e}");
+    }
+}
