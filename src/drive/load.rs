@@ -1,8 +1,9 @@
 //! Arrival processes and the one driver that sends a run's requests.
 //!
-//! [`arrival_offsets`] turns a [`LoadSpec`] into send offsets (a pure, seeded function, so a
-//! run's schedule is reproducible). [`drive`] sends each request at its offset, gated by the
-//! concurrency limit, and hands every finished [`RequestRecord`] to a channel. It does not
+//! [`arrival_offsets`] turns a [`LoadSpec`] (its rate, ramp, stages and time window) into send
+//! offsets (a pure, seeded function, so a run's schedule is reproducible); a trace's requests
+//! carry their own. [`drive`] sends each request at its offset, gated by the concurrency limit
+//! and the time window, and hands every finished [`RequestRecord`] to a channel. It does not
 //! compute statistics, print, or write files.
 //!
 //! Every arrival process goes through the same driver: to add one, add a case to
@@ -123,9 +124,10 @@ pub struct DriveSummary {
 }
 
 /// Sends the run's requests by the schedule of `spec` (or, for a trace, at each request's
-/// `offset_ns`), starting `start_ns` after the clock's anchor. `pool` holds the requests built for the run, ids from 0: schedule position `id`
-/// sends `pool[id % len]` under id `id` (a time-bounded run that outgrows its pool sends its
-/// prompts again); a shard sends only the ids it owns, at their global send times.
+/// `offset_ns`), starting `start_ns` after the clock's anchor. `pool` holds the requests built
+/// for the run, ids from 0: schedule position `id` sends `pool[id % len]` under id `id` (a
+/// time-bounded run that outgrows its pool sends its prompts again); a shard sends only the
+/// ids it owns, at their global send times.
 ///
 /// When `stop` is cancelled no new request is sent; in-flight requests get `spec.grace_s`
 /// to finish, then they are cancelled and end as `cancelled`. A time window's end
