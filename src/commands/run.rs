@@ -213,9 +213,10 @@ impl StepObserver for Printer {
             Some(p) => format!("{}={value}", p.as_str()),
             None => "run".to_string(),
         };
+        // A time-bounded run's total is what its pool was built for (its expected requests).
         self.progress = Some(Progress::start(
             opts.live.clone(),
-            cfg.load.num_prompts,
+            crate::drive::load::pool_size(&cfg.load),
             label,
             self.mode,
         ));
