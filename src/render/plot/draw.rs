@@ -6,6 +6,7 @@
 //! backend, plus an `*_svg` wrapper for the HTML report.
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -252,12 +253,23 @@ pub(super) fn draw_timeline<DB: DrawingBackend>(
         }
     }
     chart.draw_series(rects).map_err(err)?;
-    for (name, c) in [
+    let keys = [
         ("queued: scheduled → sent", queue),
         ("TTFT: sent → first chunk", ttft),
         ("decode: first → last chunk", decode),
         ("failed: sent → end", failed),
-    ] {
+    ];
+    color_key(&mut chart, keys, SeriesLabelPosition::UpperRight)?;
+    root.present().map_err(err)
+}
+
+/// A boxed key of filled squares, one per `(name, color)`, in a corner of the plot.
+fn color_key<'a, DB: DrawingBackend + 'a>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    keys: impl IntoIterator<Item = (&'a str, RGBColor)>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
+    for (name, c) in keys {
         chart
             .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
             .map_err(err)?
@@ -266,13 +278,12 @@ pub(super) fn draw_timeline<DB: DrawingBackend>(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(position)
         .background_style(WHITE.mix(0.9))
         .border_style(RGBColor(180, 180, 180))
         .label_font(("sans-serif", 13))
         .draw()
-        .map_err(err)?;
-    root.present().map_err(err)
+        .map_err(err)
 }
 
 /// Palette indices of a stack's parts: the TTFT breakdown's five, then grey for the rest.
@@ -336,22 +347,9 @@ pub(super) fn draw_stacked<DB: DrawingBackend>(
         }
     }
     chart.draw_series(rects).map_err(err)?;
-    for (k, name) in t.parts.iter().enumerate() {
-        let c = PALETTE[STACK_COLORS[k % STACK_COLORS.len()]];
-        chart
-            .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
-            .map_err(err)?
-            .label(*name)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], c.filled()));
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(RGBColor(180, 180, 180))
-        .label_font(("sans-serif", 13))
-        .draw()
-        .map_err(err)?;
+    let keys = (t.parts.iter().enumerate())
+        .map(|(k, name)| (*name, PALETTE[STACK_COLORS[k % STACK_COLORS.len()]]));
+    color_key(&mut chart, keys, SeriesLabelPosition::UpperLeft)?;
     root.present().map_err(err)
 }
 

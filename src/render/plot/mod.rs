@@ -68,7 +68,7 @@ fn write_png(path: &Path, size: (u32, u32), draw: PngDraw) -> Result<(), ViewErr
     draw(&root).map_err(plot_err)
 }
 
-/// Draws every chart and timeline of `views` into `dir`; returns the files written.
+/// Draws every chart, breakdown and timeline of `views` into `dir`; returns the files written.
 pub fn plot_all(
     views: &[View],
     dir: &Path,
@@ -86,52 +86,45 @@ pub fn plot_all(
         error,
     })?;
     let mut written = Vec::new();
-    let write = |path: PathBuf, text: String| -> Result<PathBuf, ViewError> {
-        std::fs::write(&path, text).map_err(|error| ViewError::Write {
-            path: path.clone(),
-            error,
-        })?;
-        Ok(path)
-    };
-    let plot_err = |path: &Path, why: String| ViewError::Plot {
-        path: path.to_path_buf(),
-        why,
+    // One picture as `name.svg` and/or `name.png`.
+    let mut emit = |name: &str,
+                    svg: &dyn Fn() -> Result<String, String>,
+                    size: (u32, u32),
+                    png: PngDraw|
+     -> Result<(), ViewError> {
+        if formats.svg() {
+            let path = dir.join(format!("{name}.svg"));
+            let text = svg().map_err(|why| ViewError::Plot {
+                path: path.clone(),
+                why,
+            })?;
+            std::fs::write(&path, text).map_err(|error| ViewError::Write {
+                path: path.clone(),
+                error,
+            })?;
+            written.push(path);
+        }
+        if formats.png() {
+            let path = dir.join(format!("{name}.png"));
+            write_png(&path, size, png)?;
+            written.push(path);
+        }
+        Ok(())
     };
     for c in charts(views) {
-        if formats.svg() {
-            let path = dir.join(format!("{}.svg", c.name));
-            let svg = chart_svg(&c).map_err(|w| plot_err(&path, w))?;
-            written.push(write(path, svg)?);
-        }
-        if formats.png() {
-            let path = dir.join(format!("{}.png", c.name));
-            write_png(&path, chart_size(&c), &|root| draw_chart(root, &c))?;
-            written.push(path);
-        }
+        emit(&c.name, &|| chart_svg(&c), chart_size(&c), &|root| {
+            draw_chart(root, &c)
+        })?;
     }
     for b in breakdowns(views) {
-        if formats.svg() {
-            let path = dir.join(format!("{}.svg", b.name));
-            let svg = stacked_svg(&b).map_err(|w| plot_err(&path, w))?;
-            written.push(write(path, svg)?);
-        }
-        if formats.png() {
-            let path = dir.join(format!("{}.png", b.name));
-            write_png(&path, SIZE, &|root| draw_stacked(root, &b))?;
-            written.push(path);
-        }
+        emit(&b.name, &|| stacked_svg(&b), SIZE, &|root| {
+            draw_stacked(root, &b)
+        })?;
     }
     for t in timelines(views) {
-        if formats.svg() {
-            let path = dir.join(format!("{}.svg", t.name));
-            let svg = timeline_svg(&t).map_err(|w| plot_err(&path, w))?;
-            written.push(write(path, svg)?);
-        }
-        if formats.png() {
-            let path = dir.join(format!("{}.png", t.name));
-            write_png(&path, SIZE, &|root| draw_timeline(root, &t))?;
-            written.push(path);
-        }
+        emit(&t.name, &|| timeline_svg(&t), SIZE, &|root| {
+            draw_timeline(root, &t)
+        })?;
     }
     if written.is_empty() {
         return Err(ViewError::Plot {
