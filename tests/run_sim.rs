@@ -35,6 +35,17 @@ async fn start_sim(tokens_per_chunk: u32, usage: bool, faults: FaultConfig) -> S
         .expect("sim starts")
 }
 
+/// The simulator with an engine preset, usage in every stream.
+async fn start_preset(preset: sim::Preset) -> SimServer {
+    let cfg = SimConfig {
+        usage: true,
+        ..SimConfig::from_preset(preset)
+    };
+    sim::spawn(cfg, ([127, 0, 0, 1], 0).into())
+        .await
+        .expect("sim starts")
+}
+
 fn config(base_url: String, backend: BackendKind, n: u64, conc: u64, output_len: u64) -> RunConfig {
     RunConfig {
         backend,
@@ -490,11 +501,7 @@ async fn ttft_breakdown_from_the_simulators_truth() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engine_preset_reports_its_queue_and_prefill() {
     let _guard = SERIAL.lock().await;
-    let mut sim_cfg = SimConfig::from_preset(sim::Preset::LlamacppLlama8bRtx4090);
-    sim_cfg.usage = true;
-    let server = sim::spawn(sim_cfg, ([127, 0, 0, 1], 0).into())
-        .await
-        .expect("sim starts");
+    let server = start_preset(sim::Preset::LlamacppLlama8bRtx4090).await;
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(server.base_url(), BackendKind::Openai, 12, 12, 8);
     cfg.ignore_eos = true;
@@ -529,11 +536,7 @@ async fn engine_preset_reports_its_queue_and_prefill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engine_preset_prefills_only_the_uncached_prompt() {
     let _guard = SERIAL.lock().await;
-    let mut sim_cfg = SimConfig::from_preset(sim::Preset::VllmLlama8bRtx4090);
-    sim_cfg.usage = true;
-    let server = sim::spawn(sim_cfg, ([127, 0, 0, 1], 0).into())
-        .await
-        .expect("sim starts");
+    let server = start_preset(sim::Preset::VllmLlama8bRtx4090).await;
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("trace.jsonl");
     let lines = [
