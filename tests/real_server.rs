@@ -720,3 +720,50 @@ fn trace_with_shared_blocks_shows_designed_and_measured_hit_rates() {
     let text = servebench::render::report::text(&result);
     assert!(text.contains("Designed hit rate:") && text.contains("Measured hit rate:"));
 }
+
+/// Issue 16: a 4-turn synthetic conversation against llama.cpp with the model's tokenizer.
+/// Each turn's prompt is the previous prompt, its reply and 24 new tokens: the server's
+/// prompt count grows by the reply's and the new input's tokens (give or take the merges at
+/// the two joins, at most 2 tokens), and llama.cpp's `cache_n` shows it reused the history;
+/// the report shows the designed and measured hit rates and TTFT by turn.
+#[test]
+fn four_turn_conversation_reuses_its_history() {
+    let _serial = serial();
+    let Some(server) = RealServer::start(1) else {
+        return;
+    };
+    let gguf = RealServer::gguf_path().expect("the GGUF ships with the real server");
+    let tok = servebench::tokenizer::Tokenizer::load(&gguf.display().to_string()).unwrap();
+    let mut cfg = config(&server, BackendKind::Openai, 1, 1, 24, 8, 11);
+    cfg.workload.tokenizer = Some(gguf.display().to_string());
+    cfg.load.shape.turns = Some(4);
+    cfg.save_generated_text = true;
+    cfg.extra_body = Some(json!({"cache_prompt": true}));
+    let (result, mut records) = run(cfg, None);
+    assert_completed("4 turns", &result.summary, &records, 4);
+    records.sort_by_key(|r| r.turn);
+    for (k, pair) in records.windows(2).enumerate() {
+        let (a, b) = (&pair[0], &pair[1]);
+        assert_eq!(b.turn, Some(k as u32 + 1));
+        let reply = tok.count(a.generated_text.as_deref().unwrap()) as u64;
+        let grew = b.prompt_tokens.unwrap() - a.prompt_tokens.unwrap();
+        // "\n\n" is one token or joins a neighbour; a join may merge a token on each side.
+        assert!(
+            grew.abs_diff(reply + 24 + 1) <= 2,
+            "turn {}: grew {grew}, reply {reply}",
+            k + 1
+        );
+        let cached = b.cached_prompt_tokens.unwrap();
+        assert!(
+            cached + 4 >= a.prompt_tokens.unwrap(),
+            "turn {}: cache_n {cached}",
+            k + 1
+        );
+    }
+    let c = result.summary.prefix_cache.as_ref().unwrap();
+    assert!(
+        c.designed_hit_rate.unwrap() > 0.5 && c.measured_hit_rate.unwrap() > 0.5,
+        "{c:?}"
+    );
+    assert_eq!(result.summary.ttft_by_turn.len(), 4);
+}

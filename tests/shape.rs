@@ -304,3 +304,77 @@ fn trace_replay_sends_at_the_trace_times() {
     let r = json(&dir.path().join("t.json"));
     assert_eq!(r["config"]["load"]["num_prompts"], lines.len());
 }
+
+/// Issue 16: multi-turn conversations against the exact simulator (words are tokens). Three
+/// conversations of four turns, two at a time: turn k + 1 starts after turn k ended, its
+/// prompt is exactly turn k's prompt + its reply + 20 new words; the designed reuse is the
+/// history, the simulator's cache reports the previous prompt's whole 16-word blocks; the
+/// report shows TTFT
+/// by turn, and never more than two conversations are in flight.
+#[test]
+fn conversations_grow_their_history_turn_by_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        "m.json",
+        &[
+            "--turns",
+            "4",
+            "--num-prompts",
+            "3",
+            "--max-concurrency",
+            "2",
+            "--input-len",
+            "20",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let mut rs = records(&dir.path().join("m.records.jsonl"));
+    assert_eq!(rs.len(), 12);
+    rs.sort_by_key(|r| (r.conversation, r.turn));
+    for conv in rs.chunks(4) {
+        for (k, pair) in conv.windows(2).enumerate() {
+            let (a, b) = (&pair[0], &pair[1]);
+            assert_eq!(
+                (b.conversation, b.turn),
+                (a.conversation, Some(k as u32 + 1))
+            );
+            assert!(
+                b.scheduled_ns >= a.end_ns,
+                "turn {} before turn {k} ended",
+                k + 1
+            );
+            let reply = a
+                .generated_text
+                .as_deref()
+                .unwrap()
+                .split_whitespace()
+                .count() as u64;
+            assert_eq!(
+                b.prompt_tokens.unwrap(),
+                a.prompt_tokens.unwrap() + reply + 20
+            );
+            assert_eq!(
+                b.designed_cached_tokens,
+                Some(a.prompt_tokens.unwrap() + a.output_tokens.unwrap())
+            );
+            // The simulator caches a prompt's whole 16-word blocks: the previous prompt's.
+            let whole_blocks = a.prompt_tokens.unwrap() / 16 * 16;
+            assert_eq!(b.cached_prompt_tokens, Some(whole_blocks));
+        }
+    }
+    // At most two conversations at once: at any conversation's start, at most one other runs.
+    let span = |c: &[RequestRecord]| (c[0].sent_ns, c[3].end_ns);
+    let spans: Vec<(u64, u64)> = rs.chunks(4).map(span).collect();
+    for &(s, _) in &spans {
+        assert!(spans.iter().filter(|&&(a, b)| a <= s && s < b).count() <= 2);
+    }
+    let report = Command::new(cargo_bin("servebench"))
+        .args(["report", dir.path().join("m.json").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&report.stdout);
+    assert!(report.contains("turn 4 mean / p99 (ms):"), "{report}");
+    let r = json(&dir.path().join("m.json"));
+    assert_eq!(r["summary"]["ttft_by_turn"].as_array().unwrap().len(), 4);
+}

@@ -42,6 +42,15 @@ pub struct ShapeArgs {
     /// failed (judged from 10 finished requests on).
     #[arg(long, value_name = "FRACTION")]
     pub max_error_rate: Option<f64>,
+    /// Multi-turn conversations of N turns: each arrival (--request-rate, --max-concurrency
+    /// count conversations) starts one; turn k + 1 goes once turn k has finished, its prompt
+    /// the history (turn k's prompt and the server's reply) followed by --input-len new
+    /// tokens. Replies are kept (as --save-generated-text).
+    #[arg(long, value_name = "N")]
+    pub turns: Option<u32>,
+    /// Seconds between a turn's end and the next turn (with --turns).
+    #[arg(long, value_name = "SECONDS", requires = "turns")]
+    pub think_time: Option<f64>,
     /// `--dataset-name trace`: tokens per `hash_ids` block (Mooncake's is 512).
     #[arg(long, value_name = "TOKENS", default_value_t = 512)]
     pub trace_block_size: u64,
@@ -64,7 +73,11 @@ impl ShapeArgs {
             stages: self.stages.clone(),
             max_errors: self.max_errors,
             max_error_rate: self.max_error_rate,
+            turns: self.turns,
+            think_time_s: self.think_time,
         };
+        // A conversation's history holds the server's replies.
+        cfg.save_generated_text |= self.turns.unwrap_or(1) > 1;
         cfg.workload.trace_block_size = self.trace_block_size;
         cfg.workload.trace_speedup = self.trace_speedup;
         cfg

@@ -89,6 +89,14 @@ pub struct LoadShape {
     /// exceeds this (judged from [`ERROR_WINDOW_MIN`] finished requests on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_error_rate: Option<f64>,
+    /// Multi-turn conversations of this many turns (`--turns`): each scheduled arrival starts
+    /// a conversation, turn k + 1 is sent once turn k has finished, with the history and the
+    /// server's reply before it; the concurrency cap counts conversations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u32>,
+    /// Seconds between a turn's end and the next turn's send (server time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_time_s: Option<f64>,
 }
 
 /// The sliding window of `--max-error-rate`, in finished requests.
@@ -100,6 +108,11 @@ pub const ERROR_WINDOW_MIN: usize = 10;
 impl LoadShape {
     pub fn is_default(&self) -> bool {
         *self == LoadShape::default()
+    }
+
+    /// Requests per scheduled arrival: the turns of a conversation, else 1.
+    pub fn turns(&self) -> u32 {
+        self.turns.unwrap_or(1).max(1)
     }
 
     /// The time sends may be scheduled in, seconds (server time): the duration, or the
@@ -195,6 +208,18 @@ impl LoadShape {
         if self.max_errors == Some(0) {
             return Err(("--max-errors", "must be at least 1".into()));
         }
+        if let Some(t) = self.turns.filter(|t| !(1..=1000).contains(t)) {
+            return Err(("--turns", format!("{t} is not in 1..=1000")));
+        }
+        if self.turns() > 1 && self.window_s().is_some() {
+            return Err((
+                "--turns",
+                "conversations run to their last turn: not with --duration or --stages".into(),
+            ));
+        }
+        if let Some(t) = self.think_time_s.filter(|t| !(t.is_finite() && *t >= 0.0)) {
+            return Err(("--think-time", format!("{t} is not a number of seconds")));
+        }
         Ok(())
     }
 }
@@ -287,5 +312,14 @@ mod tests {
             .unwrap_err()
             .1
             .contains("leave --request-rate"));
+        // Conversations run to their last turn: not inside a time window.
+        let talk = |turns, duration_s| LoadShape {
+            turns: Some(turns),
+            duration_s,
+            ..LoadShape::default()
+        };
+        assert_eq!(talk(0, None).validate(false).unwrap_err().0, "--turns");
+        assert_eq!(talk(4, Some(5.0)).validate(false).unwrap_err().0, "--turns");
+        assert!(talk(4, None).validate(true).is_ok());
     }
 }

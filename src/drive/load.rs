@@ -85,8 +85,9 @@ pub fn arrival_offsets(spec: &LoadSpec, n: u64) -> impl Iterator<Item = u64> {
 /// it): building is done before the run, and past the pool the prompts are sent again.
 pub const POOL_MAX: u64 = 50_000;
 
-/// How many requests to build: `--num-prompts`, or for a time-bounded run at a known peak rate
-/// its expected requests with a 10% margin (at most [`POOL_MAX`]) when that is more.
+/// How many requests to build: `--num-prompts` (times the turns of a conversation), or for a
+/// time-bounded run at a known peak rate its expected requests with a 10% margin (at most
+/// [`POOL_MAX`]) when that is more.
 pub fn pool_size(spec: &LoadSpec) -> u64 {
     let rate = match spec.request_rate {
         RequestRate::PerSecond(r) => Some(r),
@@ -97,7 +98,7 @@ pub fn pool_size(spec: &LoadSpec) -> u64 {
         Some((w, r)) => spec
             .num_prompts
             .max(((w * r * 1.1).ceil() as u64 + 16).min(POOL_MAX)),
-        None => spec.num_prompts,
+        None => spec.num_prompts * u64::from(spec.shape.turns()),
     }
 }
 
@@ -164,19 +165,25 @@ pub async fn drive(
     tokio::pin!(deadline);
     let cancel = CancellationToken::new();
     let owned = |id: u64| spec.shard.is_none_or(|s| s.owns(id));
-    let total = (0..spec.num_prompts).filter(|&id| owned(id)).count() as u64;
+    // A scheduled arrival sends a conversation of `turns` requests (1: one request).
+    let turns = spec.shape.turns() as usize;
+    let total = (0..spec.num_prompts).filter(|&id| owned(id)).count() as u64 * turns as u64;
     let gate = spec
         .concurrency_cap()
         .map(|c| Arc::new(Semaphore::new(c.min(Semaphore::MAX_PERMITS as u64) as usize)));
     // Only a time-bounded run may send a prompt twice: it keeps a copy of each one it sent.
     let may_reuse = spec.shape.window_s().is_some();
-    let mut copies: Vec<Option<RequestSpec>> = vec![None; if may_reuse { pool.len() } else { 0 }];
-    let mut pool: Vec<Option<RequestSpec>> = pool.into_iter().map(Some).collect();
+    let mut pool: Vec<Option<Vec<RequestSpec>>> =
+        pool.chunks(turns).map(|c| Some(c.to_vec())).collect();
+    let mut copies: Vec<Option<Vec<RequestSpec>>> =
+        vec![None; if may_reuse { pool.len() } else { 0 }];
     let mut tasks = JoinSet::new();
     let mut sent = 0u64;
     let mut timed_out = false;
     // A trace brings its send times; otherwise the load's arrival process decides.
-    let trace: Option<Vec<u64>> = pool.iter().map(|r| r.as_ref()?.offset_ns).collect();
+    let trace: Option<Vec<u64>> = (pool.iter())
+        .map(|r| r.as_ref()?.first()?.offset_ns)
+        .collect();
     let schedule: Box<dyn Iterator<Item = u64> + Send> = match trace {
         Some(t) if !t.is_empty() => Box::new(t.into_iter()),
         _ => Box::new(arrival_offsets(spec, spec.num_prompts)),
@@ -213,28 +220,34 @@ pub async fn drive(
             timed_out = true;
             break;
         }
-        // A request is moved out of the pool the first time; a reused one is a copy.
+        // Requests are moved out of the pool the first time; reused ones are copies.
         let slot = (id % pool.len() as u64) as usize;
-        let Some(mut req) = pool[slot]
+        let Some(mut reqs) = pool[slot]
             .take()
             .or_else(|| copies.get(slot).cloned().flatten())
         else {
             break;
         };
         if may_reuse && copies[slot].is_none() {
-            copies[slot] = Some(req.clone());
+            copies[slot] = Some(reqs.clone());
         }
-        req.id = id;
-        let (client, cancel, out) = (client.clone(), cancel.clone(), sink.records.clone());
+        for (k, r) in reqs.iter_mut().enumerate() {
+            r.id = id * turns as u64 + k as u64;
+        }
+        let talk = Talk {
+            client: client.clone(),
+            cancel: cancel.clone(),
+            stop: stop.clone(),
+            out: sink.records.clone(),
+            live: sink.live.clone(),
+            clock,
+            think_ns: (spec.shape.think_time_s.unwrap_or(0.0) * 1e9 / time_scale) as u64,
+        };
         tasks.spawn(async move {
-            let record = client.send(&req, scheduled_ns, &clock, &cancel).await;
+            talk.converse(id, reqs, scheduled_ns).await;
             drop(permit);
-            let _ = out.send(record);
         });
-        sent += 1;
-        sink.live
-            .sent
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        sent += turns as u64;
         while tasks.try_join_next().is_some() {}
     }
     // A schedule that ran out before its window's end (the last stage's last arrival) waits
@@ -293,6 +306,75 @@ pub async fn drive(
         sent,
         unsent,
         window_end: end,
+    }
+}
+
+/// What a conversation's task needs to send its turns and report them.
+struct Talk {
+    client: Arc<Client>,
+    cancel: CancellationToken,
+    stop: CancellationToken,
+    out: mpsc::UnboundedSender<RequestRecord>,
+    live: Arc<Live>,
+    clock: Clock,
+    /// Think time between turns, real ns.
+    think_ns: u64,
+}
+
+impl Talk {
+    /// Sends `turns` in order (one request: just that one). Turn k + 1 is scheduled
+    /// `think_ns` after turn k ended and goes only if turn k succeeded and the run was not
+    /// stopped; its prompt is the history (turn k's prompt and reply) then its own text:
+    /// `history + "\n\n" + text` for the prompt, the alternating user/assistant messages for
+    /// the chat API (docs/metrics.md, "Multi-turn conversations").
+    async fn converse(self, conversation: u64, turns: Vec<RequestSpec>, first_ns: u64) {
+        let multi = turns.len() > 1;
+        let (mut text, mut messages) = (String::new(), Vec::new());
+        let mut history_tokens = 0;
+        let mut scheduled_ns = first_ns;
+        for (k, mut req) in turns.into_iter().enumerate() {
+            let user = serde_json::json!({"role": "user", "content": req.prompt});
+            if k > 0 {
+                scheduled_ns = self.clock.now_ns() + self.think_ns;
+                let at = self.clock.instant_at(scheduled_ns);
+                tokio::select! {
+                    biased;
+                    () = self.stop.cancelled() => return,
+                    // No think time: at once (a timer would round up to its next tick).
+                    () = tokio::time::sleep_until(at), if self.think_ns > 0 => {}
+                    () = std::future::ready(()), if self.think_ns == 0 => {}
+                }
+                req.prompt = format!("{text}\n\n{}", req.prompt);
+                messages.push(user);
+                req.messages = Some(serde_json::Value::Array(messages.clone()));
+                req.input_len = None;
+                req.designed_cached = Some(history_tokens);
+            } else if multi {
+                messages.push(user);
+                req.designed_cached = Some(0);
+            }
+            let mut record = self
+                .client
+                .send(&req, scheduled_ns, &self.clock, &self.cancel)
+                .await;
+            self.live
+                .sent
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let ok = record.is_ok();
+            if multi {
+                record.conversation = Some(conversation);
+                record.turn = Some(k as u32);
+                let reply = record.generated_text.clone().unwrap_or_default();
+                history_tokens =
+                    record.prompt_tokens.unwrap_or(0) + record.output_tokens.unwrap_or(0);
+                text = req.prompt + &reply;
+                messages.push(serde_json::json!({"role": "assistant", "content": reply}));
+            }
+            let _ = self.out.send(record);
+            if !ok {
+                return;
+            }
+        }
     }
 }
 

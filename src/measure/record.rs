@@ -192,6 +192,12 @@ pub struct RequestRecord {
     /// The tokenizer's count of the output text, when a tokenizer was given.
     #[serde(default)]
     pub tokenizer_output_tokens: Option<u64>,
+    /// Multi-turn runs: the conversation (its schedule number) and this request's turn in it,
+    /// from 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
     /// Prompt tokens the server took from its prefix cache: `usage.prompt_tokens_details.
     /// cached_tokens`, else llama.cpp's `timings.cache_n`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

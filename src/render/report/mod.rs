@@ -338,6 +338,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     }
     connection_setup(&mut out, result);
     prefix_cache(&mut out, result);
+    ttft_by_turn(&mut out, result);
     ttft_breakdown(&mut out, result);
     intervals(&mut out, result);
     server_timings(&mut out, result);
@@ -347,6 +348,25 @@ pub fn servebench_block(result: &BenchResult) -> String {
     }
     out.push_str(&rule("", '='));
     out
+}
+
+/// Multi-turn runs: TTFT by turn index, mean / p99 and the requests of each turn.
+fn ttft_by_turn(out: &mut String, result: &BenchResult) {
+    let turns = &result.summary.ttft_by_turn;
+    if turns.is_empty() {
+        return;
+    }
+    out.push_str(&rule("TTFT by turn", '-'));
+    for t in turns {
+        let d = &t.ttft_ms;
+        let p99 = d.at(99.0).map_or_else(|| "-".into(), |v| format!("{v:.2}"));
+        let what = format!("turn {} mean / p99 (ms):", t.turn + 1);
+        line(
+            out,
+            &what,
+            format!("{:.2} / {p99} ({} requests)", d.mean, d.count),
+        );
+    }
 }
 
 /// The prefix-cache hit rate the workload was built to have and the one the server reported

@@ -24,6 +24,7 @@ mod samples;
 mod summary;
 #[cfg(test)]
 mod tests;
+mod turns;
 
 pub use breakdown::{part_mean_key, TtftBreakdown, PARTS as TTFT_PARTS, REST as TTFT_REST};
 pub use cache::PrefixCacheRates;
@@ -31,3 +32,4 @@ pub use distribution::{percentile, Distribution, PercentileMethod};
 pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 pub use samples::{SampleSet, EXACT_SAMPLES_MAX, HDR_RELATIVE_ERROR};
 pub use summary::{summarize, RunSummary, Summarizer, SummaryOptions};
+pub use turns::TurnTtft;

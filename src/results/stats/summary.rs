@@ -11,6 +11,7 @@ use super::ci::RatioSums;
 use super::distribution::{Distribution, NS_PER_MS, NS_PER_S};
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 use super::samples::{SampleSet, EXACT_SAMPLES_MAX};
+use super::turns::{TurnSets, TurnTtft};
 use crate::config::{Metric, Slo};
 use crate::measure::record::{RequestRecord, TokenSource};
 
@@ -135,6 +136,9 @@ pub struct RunSummary {
     /// Prefix-cache hit rate, designed and measured (`cache.rs`); absent when neither is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_cache: Option<PrefixCacheRates>,
+    /// Multi-turn runs: TTFT by turn index (`turns.rs`); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ttft_by_turn: Vec<TurnTtft>,
 }
 
 impl RunSummary {
@@ -239,6 +243,7 @@ pub struct Summarizer {
     itl_token: SampleSet,
     breakdown: BreakdownSets,
     cache: CacheSums,
+    turns: TurnSets,
 }
 
 impl Summarizer {
@@ -287,6 +292,7 @@ impl Summarizer {
             itl_token: set(),
             breakdown: BreakdownSets::new(set),
             cache: CacheSums::default(),
+            turns: TurnSets::default(),
         }
     }
 
@@ -333,6 +339,7 @@ impl Summarizer {
         self.ttft_setup.add(ms(m.ttft_with_setup_ns));
         self.breakdown.add(r, &m, k);
         self.cache.add(r);
+        self.turns.add(r.turn, ms(m.ttft_ns));
         self.e2el.add(ms(m.e2el_ns));
         self.tpot.extend(m.tpot_ms);
         let (mut sum, mut n) = (0.0, 0u64);
@@ -425,6 +432,7 @@ impl Summarizer {
         self.itl_token.merge(other.itl_token);
         self.breakdown.merge(other.breakdown);
         self.cache.merge(other.cache);
+        self.turns.merge(other.turns);
     }
 
     /// Measured requests added so far, successful or not.
@@ -494,6 +502,7 @@ impl Summarizer {
             itl_per_token_ms: self.itl_token.finish(ps),
             ttft_breakdown: self.breakdown.finish(ps),
             prefix_cache: self.cache.finish(),
+            ttft_by_turn: self.turns.finish(ps),
         }
     }
 }
