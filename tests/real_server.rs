@@ -738,7 +738,6 @@ fn four_turn_conversation_reuses_its_history() {
     let mut cfg = config(&server, BackendKind::Openai, 1, 1, 24, 8, 11);
     cfg.workload.tokenizer = Some(gguf.display().to_string());
     cfg.load.shape.turns = Some(4);
-    cfg.save_generated_text = true;
     cfg.extra_body = Some(json!({"cache_prompt": true}));
     // The run builds its four user inputs from the same seed.
     let users =
@@ -746,22 +745,33 @@ fn four_turn_conversation_reuses_its_history() {
     let (result, mut records) = run(cfg, None);
     assert_completed("4 turns", &result.summary, &records, 4);
     records.sort_by_key(|r| r.turn);
-    let bos = records[0].prompt_tokens.unwrap() - tok.count(&users[0].prompt) as u64;
-    let mut text = users[0].prompt.clone();
+    // The completions API gets the history rendered with SmolLM2's chat template (in its
+    // GGUF): each turn's prompt is the messages so far, the assistant's turn opened.
+    let spec = gguf.display().to_string();
+    let template = servebench::tokenizer::chat_template::ChatTemplate::for_tokenizer(&spec)
+        .unwrap()
+        .expect("SmolLM2's GGUF carries a chat template");
+    let mut messages = vec![json!({"role": "user", "content": users[0].prompt})];
+    let text = |m: &Vec<serde_json::Value>| template.render(&json!(m)).unwrap();
+    assert!(
+        text(&messages).contains("<|im_start|>user\n"),
+        "{}",
+        text(&messages)
+    );
+    let bos = records[0].prompt_tokens.unwrap() - tok.count(&text(&messages)) as u64;
+    assert!(bos <= 1, "{bos} tokens beyond the rendered prompt");
     for (k, r) in records.iter().enumerate() {
         assert_eq!(r.turn, Some(k as u32));
         assert_eq!(
             r.prompt_tokens.unwrap(),
-            tok.count(&text) as u64 + bos,
+            tok.count(&text(&messages)) as u64 + bos,
             "turn {}",
             k + 1
         );
+        let reply = r.generated_text.as_deref().unwrap();
+        messages.push(json!({"role": "assistant", "content": reply}));
         if let Some(next) = users.get(k + 1) {
-            text = format!(
-                "{text}{}\n\n{}",
-                r.generated_text.as_deref().unwrap(),
-                next.prompt
-            );
+            messages.push(json!({"role": "user", "content": next.prompt}));
         }
     }
     for (k, pair) in records.windows(2).enumerate() {

@@ -378,3 +378,170 @@ fn conversations_grow_their_history_turn_by_turn() {
     let r = json(&dir.path().join("m.json"));
     assert_eq!(r["summary"]["ttft_by_turn"].as_array().unwrap().len(), 4);
 }
+
+/// Sorted by (conversation, turn): each turn after the first was scheduled after the one
+/// before ended, and its prompt is the previous prompt, the reply and its own text (the
+/// simulator counts words: the plain "\n\n" history format adds exactly those).
+fn assert_turns_carry_their_history(rs: &[RequestRecord], new_words: &[u64]) {
+    for (k, pair) in rs.windows(2).enumerate() {
+        let (a, b) = (&pair[0], &pair[1]);
+        assert_eq!(b.turn, Some(k as u32 + 1));
+        assert!(b.scheduled_ns >= a.end_ns);
+        let reply = a.generated_text.as_deref().unwrap().split_whitespace();
+        assert_eq!(
+            b.prompt_tokens.unwrap(),
+            a.prompt_tokens.unwrap() + reply.count() as u64 + new_words[k + 1],
+            "turn {}",
+            k + 1
+        );
+    }
+}
+
+#[test]
+fn conversation_files_send_their_turns_in_order_with_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("talks.jsonl");
+    std::fs::write(
+        &jsonl,
+        [
+            r#"{"turns": ["Tell me about rivers.", {"prompt": "And lakes?", "output_len": 5}, "And the seas?"], "output_len": 6}"#,
+            r#"{"prompt": "A single question here."}"#,
+            r#"{"turns": ["First of two.", "Second of two, please."]}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let file = jsonl.to_str().unwrap();
+    let args = ["--dataset-name", "jsonl", "--dataset-path", file];
+    let more = ["--tokenizer", "cl100k_base", "--num-prompts", "3"];
+    let out = run(dir.path(), "j.json", &[&args[..], &more].concat());
+    assert!(out.status.success(), "{out:?}");
+    let mut rs = records(&dir.path().join("j.records.jsonl"));
+    assert_eq!(rs.len(), 6);
+    let mut ids: Vec<u64> = rs.iter().map(|r| r.id).collect();
+    ids.sort();
+    assert_eq!(ids, (0..6).collect::<Vec<_>>());
+    rs.sort_by_key(|r| (r.conversation.is_none(), r.conversation, r.turn));
+    let outputs: Vec<u64> = rs.iter().map(|r| r.output_tokens.unwrap()).collect();
+    assert_eq!(outputs, [6, 5, 6, 8, 8, 8]);
+    assert_turns_carry_their_history(&rs[..3], &[4, 2, 3]);
+    assert_turns_carry_their_history(&rs[3..5], &[3, 4]);
+    assert_eq!((rs[5].conversation, rs[5].turn), (None, None));
+    let totals = &json(&dir.path().join("j.json"))["summary"]["conversations"];
+    assert_eq!(totals["count"], 2);
+    assert_eq!(totals["failed"], 0);
+    assert_eq!(totals["turns_mean"], 2.5);
+    let prompt_sum: u64 = rs[..5].iter().map(|r| r.prompt_tokens.unwrap()).sum();
+    assert_eq!(totals["prompt_tokens_mean"], prompt_sum as f64 / 2.0);
+    assert_eq!(
+        totals["output_tokens_mean"],
+        (6 + 5 + 6 + 8 + 8) as f64 / 2.0
+    );
+    let report = Command::new(cargo_bin("servebench"))
+        .args(["report", dir.path().join("j.json").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&report.stdout);
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("Conversations (failed):"));
+    assert_eq!(
+        line.map(|l| l.trim_end().ends_with(" 2 (0)")),
+        Some(true),
+        "{report}"
+    );
+
+    // ShareGPT's conversations, every human turn (--multi-turn): the 3-turn one is cut
+    // before its turn whose text is under 4 tokens.
+    let sharegpt = dir.path().join("sharegpt.json");
+    let talk = |pairs: &[(&str, &str)]| {
+        let turns: Vec<Value> = (pairs.iter())
+            .flat_map(|(h, g)| {
+                [
+                    serde_json::json!({"from": "human", "value": h}),
+                    serde_json::json!({"from": "gpt", "value": g}),
+                ]
+            })
+            .collect();
+        serde_json::json!({ "conversations": turns })
+    };
+    let file = serde_json::json!([
+        talk(&[
+            (
+                "Which rivers are the longest ones?",
+                "The Nile and the Amazon are the longest."
+            ),
+            (
+                "And which of them carries more water?",
+                "The Amazon carries far more water."
+            ),
+            ("Ok?", "Yes, it is a very wide river indeed."),
+        ]),
+        talk(&[(
+            "What is the boiling point of water?",
+            "It is one hundred degrees Celsius."
+        )]),
+    ]);
+    std::fs::write(&sharegpt, file.to_string()).unwrap();
+    let args = [
+        "--dataset-name",
+        "sharegpt",
+        "--multi-turn",
+        "--dataset-path",
+    ];
+    let path = sharegpt.to_str().unwrap();
+    let more = ["--tokenizer", "cl100k_base", "--num-prompts", "2"];
+    let out = run(dir.path(), "s.json", &[&args[..], &[path], &more].concat());
+    assert!(out.status.success(), "{out:?}");
+    let mut rs = records(&dir.path().join("s.records.jsonl"));
+    rs.sort_by_key(|r| (r.conversation, r.turn));
+    let turns: Vec<Option<u32>> = rs.iter().map(|r| r.turn).collect();
+    assert_eq!(turns.len(), 3, "{turns:?}");
+    let two = rs.chunk_by(|a, b| a.conversation == b.conversation);
+    let two: Vec<&[RequestRecord]> = two.filter(|c| c.len() == 2).collect();
+    assert_eq!(two.len(), 1);
+    assert_turns_carry_their_history(two[0], &[6, 7]);
+    // --multi-turn is for ShareGPT only, and not with --turns.
+    let out = run(dir.path(), "x.json", &["--multi-turn"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--multi-turn"),
+        "{err}"
+    );
+}
+
+/// A generic trace's `session_id` lines are one conversation: a later turn goes at its own
+/// time, or once the turn before ended if that is later, with the history.
+#[test]
+fn trace_sessions_are_conversations_on_the_trace_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("sessions.jsonl");
+    let lines = [
+        r#"{"timestamp": 0, "session_id": "a", "prompt": "one two three"}"#,
+        r#"{"timestamp": 100, "session_id": 7, "prompt": "four five"}"#,
+        r#"{"timestamp": 150, "prompt": "alone here"}"#,
+        r#"{"timestamp": 1000, "session_id": "a", "prompt": "six seven eight nine"}"#,
+        r#"{"timestamp": 110, "session_id": 7, "prompt": "ten"}"#,
+    ];
+    std::fs::write(&trace, lines.join("\n")).unwrap();
+    let path = trace.to_str().unwrap();
+    let out = run(
+        dir.path(),
+        "t.json",
+        &["--dataset-name", "trace", "--dataset-path", path],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let mut rs = records(&dir.path().join("t.records.jsonl"));
+    assert_eq!(rs.len(), 5);
+    rs.sort_by_key(|r| (r.conversation.is_none(), r.conversation, r.turn));
+    let t0 = rs[0].scheduled_ns;
+    // Session "a": turn 1 is due at 1,000 ms (100 ms real at --time-scale 10), long after
+    // turn 0 ended; session 7: turn 1 is due at 110 ms, before turn 0 (sent at 100) ends.
+    assert_eq!(rs[1].scheduled_ns - t0, 100_000_000);
+    assert_turns_carry_their_history(&rs[..2], &[3, 4]);
+    assert_eq!(rs[2].scheduled_ns - t0, 10_000_000);
+    assert!(rs[3].scheduled_ns >= rs[2].end_ns);
+    assert_turns_carry_their_history(&rs[2..4], &[2, 1]);
+    assert_eq!(rs[4].turn, None);
+    assert_eq!(rs[4].scheduled_ns - t0, 15_000_000);
+}

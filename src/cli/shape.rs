@@ -45,11 +45,15 @@ pub struct ShapeArgs {
     /// Multi-turn conversations of N turns: each arrival (--request-rate, --max-concurrency
     /// count conversations) starts one; turn k + 1 goes once turn k has finished, its prompt
     /// the history (turn k's prompt and the server's reply) followed by --input-len new
-    /// tokens. Replies are kept (as --save-generated-text).
+    /// tokens. Replies are kept in the records.
     #[arg(long, value_name = "N")]
     pub turns: Option<u32>,
-    /// Seconds between a turn's end and the next turn (with --turns).
-    #[arg(long, value_name = "SECONDS", requires = "turns")]
+    /// `--dataset-name sharegpt`: send whole conversations, every human turn after the last
+    /// one ended, with the history (a jsonl file gives conversations as "turns" lines).
+    #[arg(long)]
+    pub multi_turn: bool,
+    /// Seconds between a turn's end and the next turn of its conversation.
+    #[arg(long, value_name = "SECONDS")]
     pub think_time: Option<f64>,
     /// `--dataset-name trace`: tokens per `hash_ids` block (Mooncake's is 512).
     #[arg(long, value_name = "TOKENS", default_value_t = 512)]
@@ -76,8 +80,7 @@ impl ShapeArgs {
             turns: self.turns,
             think_time_s: self.think_time,
         };
-        // A conversation's history holds the server's replies.
-        cfg.save_generated_text |= self.turns.unwrap_or(1) > 1;
+        cfg.workload.multi_turn = self.multi_turn;
         cfg.workload.trace_block_size = self.trace_block_size;
         cfg.workload.trace_speedup = self.trace_speedup;
         cfg

@@ -165,16 +165,35 @@ pub async fn drive(
     tokio::pin!(deadline);
     let cancel = CancellationToken::new();
     let owned = |id: u64| spec.shard.is_none_or(|s| s.owns(id));
-    // A scheduled arrival sends a conversation of `turns` requests (1: one request).
-    let turns = spec.shape.turns() as usize;
-    let total = (0..spec.num_prompts).filter(|&id| owned(id)).count() as u64 * turns as u64;
+    // A scheduled arrival sends a conversation (one request, or its turns in order).
+    let pool = conversations(pool, spec.shape.turns());
+    // Request ids: conversation `slot`'s turns are numbered from `first_id[slot]`; a reused
+    // pool continues after the last id of its previous pass.
+    let first_id: Vec<u64> = (pool.iter())
+        .scan(0, |next, c| {
+            let id = *next;
+            *next += c.len() as u64;
+            Some(id)
+        })
+        .collect();
+    let pass_len: u64 = pool.iter().map(|c| c.len() as u64).sum();
+    // A trace sends each of its conversations once; otherwise `--num-prompts` of them.
+    let is_trace = pool.first().and_then(|c| c.first()?.offset_ns).is_some();
+    let count = if is_trace {
+        pool.len() as u64
+    } else {
+        spec.num_prompts
+    };
+    let total: u64 = (0..count)
+        .filter(|&id| owned(id) && !pool.is_empty())
+        .map(|id| pool[(id % pool.len() as u64) as usize].len() as u64)
+        .sum();
     let gate = spec
         .concurrency_cap()
         .map(|c| Arc::new(Semaphore::new(c.min(Semaphore::MAX_PERMITS as u64) as usize)));
     // Only a time-bounded run may send a prompt twice: it keeps a copy of each one it sent.
     let may_reuse = spec.shape.window_s().is_some();
-    let mut pool: Vec<Option<Vec<RequestSpec>>> =
-        pool.chunks(turns).map(|c| Some(c.to_vec())).collect();
+    let mut pool: Vec<Option<Vec<RequestSpec>>> = pool.into_iter().map(Some).collect();
     let mut copies: Vec<Option<Vec<RequestSpec>>> =
         vec![None; if may_reuse { pool.len() } else { 0 }];
     let mut tasks = JoinSet::new();
@@ -231,9 +250,15 @@ pub async fn drive(
         if may_reuse && copies[slot].is_none() {
             copies[slot] = Some(reqs.clone());
         }
+        let base = id / pool.len() as u64 * pass_len + first_id[slot];
         for (k, r) in reqs.iter_mut().enumerate() {
-            r.id = id * turns as u64 + k as u64;
+            r.id = base + k as u64;
         }
+        let n_turns = reqs.len() as u64;
+        // A trace's later turns are due at their own times too (real clock ns).
+        let due: Vec<Option<u64>> = (reqs.iter().skip(1))
+            .map(|r| r.offset_ns.map(|o| real_ns(o as f64)))
+            .collect();
         let talk = Talk {
             client: client.clone(),
             cancel: cancel.clone(),
@@ -242,12 +267,13 @@ pub async fn drive(
             live: sink.live.clone(),
             clock,
             think_ns: (spec.shape.think_time_s.unwrap_or(0.0) * 1e9 / time_scale) as u64,
+            window_end,
         };
         tasks.spawn(async move {
-            talk.converse(id, reqs, scheduled_ns).await;
+            talk.converse(id, reqs, scheduled_ns, due).await;
             drop(permit);
         });
-        sent += turns as u64;
+        sent += n_turns;
         while tasks.try_join_next().is_some() {}
     }
     // A schedule that ran out before its window's end (the last stage's last arrival) waits
@@ -309,6 +335,23 @@ pub async fn drive(
     }
 }
 
+/// Groups the pool into conversations: with `--turns N` every N requests, as turns 0..N;
+/// otherwise by the requests' own `turn` (a conversation dataset's), each request without
+/// one alone.
+fn conversations(pool: Vec<RequestSpec>, turns: u32) -> Vec<Vec<RequestSpec>> {
+    let mut out: Vec<Vec<RequestSpec>> = Vec::new();
+    for (i, mut r) in pool.into_iter().enumerate() {
+        if turns > 1 {
+            r.turn = Some(i as u32 % turns);
+        }
+        match out.last_mut() {
+            Some(c) if r.turn.is_some_and(|t| t > 0) => c.push(r),
+            _ => out.push(vec![r]),
+        }
+    }
+    out
+}
+
 /// What a conversation's task needs to send its turns and report them.
 struct Talk {
     client: Arc<Client>,
@@ -319,39 +362,58 @@ struct Talk {
     clock: Clock,
     /// Think time between turns, real ns.
     think_ns: u64,
+    /// A time-bounded run's end: no turn starts after it.
+    window_end: Option<tokio::time::Instant>,
 }
 
 impl Talk {
     /// Sends `turns` in order (one request: just that one). Turn k + 1 is scheduled
-    /// `think_ns` after turn k ended and goes only if turn k succeeded and the run was not
-    /// stopped; its prompt is the history (turn k's prompt and reply) then its own text:
-    /// `history + "\n\n" + text` for the prompt, the alternating user/assistant messages for
-    /// the chat API (docs/metrics.md, "Multi-turn conversations").
-    async fn converse(self, conversation: u64, turns: Vec<RequestSpec>, first_ns: u64) {
-        let multi = turns.len() > 1;
+    /// `think_ns` after turn k ended (a trace's turn: not before its `due` time) and goes
+    /// only if turn k succeeded, the run was not
+    /// stopped and its time window (if any) has not ended. A turn carries the history: the
+    /// alternating user/assistant messages for the chat API; for an API that takes a prompt,
+    /// the messages rendered with the model's chat template where the tokenizer has one,
+    /// else `history + "\n\n" + text` (docs/metrics.md, "Multi-turn conversations").
+    async fn converse(
+        self,
+        conversation: u64,
+        turns: Vec<RequestSpec>,
+        first_ns: u64,
+        due: Vec<Option<u64>>,
+    ) {
+        let due = |k: usize| due.get(k.wrapping_sub(1)).copied().flatten().unwrap_or(0);
+        let multi = turns.first().is_some_and(|r| r.turn.is_some());
         let (mut text, mut messages) = (String::new(), Vec::new());
         let mut history_tokens = 0;
         let mut scheduled_ns = first_ns;
         for (k, mut req) in turns.into_iter().enumerate() {
-            let user = serde_json::json!({"role": "user", "content": req.prompt});
             if k > 0 {
-                scheduled_ns = self.clock.now_ns() + self.think_ns;
+                scheduled_ns = (self.clock.now_ns() + self.think_ns).max(due(k));
                 let at = self.clock.instant_at(scheduled_ns);
+                if self.window_end.is_some_and(|end| at >= end) {
+                    return;
+                }
+                let wait = at > tokio::time::Instant::now();
                 tokio::select! {
                     biased;
                     () = self.stop.cancelled() => return,
-                    // No think time: at once (a timer would round up to its next tick).
-                    () = tokio::time::sleep_until(at), if self.think_ns > 0 => {}
-                    () = std::future::ready(()), if self.think_ns == 0 => {}
+                    // Due now: at once (a timer would round up to its next tick).
+                    () = tokio::time::sleep_until(at), if wait => {}
+                    () = std::future::ready(()), if !wait => {}
                 }
-                req.prompt = format!("{text}\n\n{}", req.prompt);
-                messages.push(user);
-                req.messages = Some(serde_json::Value::Array(messages.clone()));
-                req.input_len = None;
+            }
+            if multi {
+                messages.push(serde_json::json!({"role": "user", "content": req.prompt}));
+                let history = serde_json::Value::Array(messages.clone());
+                let templated = (self.client.chat_template()).and_then(|t| t.render(&history).ok());
+                if k > 0 || templated.is_some() {
+                    req.prompt = templated.unwrap_or_else(|| format!("{text}\n\n{}", req.prompt));
+                    req.input_len = None;
+                }
+                if k > 0 {
+                    req.messages = Some(history);
+                }
                 req.designed_cached = Some(history_tokens);
-            } else if multi {
-                messages.push(user);
-                req.designed_cached = Some(0);
             }
             let mut record = self
                 .client

@@ -17,6 +17,7 @@
 //! match arms of `encode`, `encode_with_offsets`, `decode` and `count`.
 
 pub mod bpe;
+pub mod chat_template;
 pub mod from_gguf;
 pub mod gguf;
 

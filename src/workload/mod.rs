@@ -106,6 +106,7 @@ fn dataset_spec(spec: &WorkloadSpec) -> Result<DatasetSpec, DatasetError> {
         DatasetKind::Sharegpt => DatasetSpec::ShareGpt {
             path: path(),
             output_len: spec.output_len_given.then_some(output_len),
+            multi_turn: spec.multi_turn,
         },
         DatasetKind::Jsonl => DatasetSpec::Jsonl {
             path: path(),
@@ -167,6 +168,7 @@ pub fn build_requests(
             warmup,
             offset_ns: p.at_ms.map(|ms| (ms * 1e6 / speedup) as u64),
             designed_cached: p.designed_cached,
+            turn: p.turn,
         })
         .collect())
 }

@@ -9,8 +9,10 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::config::BackendKind;
+use crate::config::{BackendKind, DatasetKind, RunConfig};
+use crate::measure::error::ClientError;
 use crate::measure::record::FailureKind;
+use crate::tokenizer::chat_template::ChatTemplate;
 
 /// What one request asks for.
 #[derive(Clone, Debug)]
@@ -79,6 +81,20 @@ pub fn for_backend(kind: BackendKind) -> Box<dyn Api> {
         BackendKind::OpenaiChat => Box::new(OpenAiChat),
         BackendKind::Tgi => Box::new(Tgi),
         BackendKind::Llamacpp => Box::new(LlamaCpp),
+    }
+}
+
+/// The chat template of `--tokenizer`, for a run that may send conversations (`--turns`,
+/// `--multi-turn`, a jsonl file's "turns") to an API that takes a prompt: the chat API gets
+/// the messages and applies the server's own template.
+pub(super) fn chat_template(cfg: &RunConfig) -> Result<Option<ChatTemplate>, ClientError> {
+    let w = &cfg.workload;
+    let talks = cfg.load.shape.turns() > 1 || w.multi_turn || w.dataset == DatasetKind::Jsonl;
+    match w.tokenizer.as_deref() {
+        Some(spec) if talks && cfg.backend != BackendKind::OpenaiChat => {
+            ChatTemplate::for_tokenizer(spec).map_err(ClientError)
+        }
+        _ => Ok(None),
     }
 }
 

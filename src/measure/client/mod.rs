@@ -34,6 +34,7 @@ use crate::measure::clock::Clock;
 use crate::measure::error::{describe, ClientError};
 use crate::measure::record::{FailureKind, Outcome, RequestRecord};
 use crate::measure::sse::SseParser;
+use crate::tokenizer::chat_template::ChatTemplate;
 use crate::tokenizer::Tokenizer;
 use api::{Api, BodySpec};
 use stream::Stream;
@@ -55,6 +56,9 @@ pub struct RequestSpec {
     /// Prompt tokens that repeat a prefix already sent earlier in the workload (an unbounded
     /// cache would hold them), where the dataset designs reuse (`prefix`, `trace`).
     pub designed_cached: Option<u64>,
+    /// The turn of a conversation this request is (0 starts one; the driver sends a
+    /// conversation's turns in order, each with the history); `None`: a single request.
+    pub turn: Option<u32>,
 }
 
 /// Options that are not in the saved config because they can hold secrets.
@@ -94,6 +98,8 @@ pub struct Client {
     save_text: bool,
     /// Counts every answer's text, next to the server's own count.
     tokenizer: Option<Tokenizer>,
+    /// The model's chat template, for a conversation's history sent as a prompt.
+    chat_template: Option<ChatTemplate>,
     limits: Limits,
 }
 
@@ -164,6 +170,7 @@ impl Client {
             secrets.endpoint.as_deref().unwrap_or(&cfg.endpoint),
         );
         Ok(Arc::new(Client {
+            chat_template: api::chat_template(cfg)?,
             http,
             lean: http1::Endpoint::new(&url, &lean_headers, cfg.load.connect_timeout()),
             url: redact_url(&url),
@@ -184,6 +191,12 @@ impl Client {
                 max_text: usize::try_from(cfg.max_generated_text_bytes).unwrap_or(usize::MAX),
             },
         }))
+    }
+
+    /// The chat template a conversation's history is rendered with (an API that takes a
+    /// prompt, and a tokenizer that carries one); `None`: the plain format.
+    pub fn chat_template(&self) -> Option<&ChatTemplate> {
+        self.chat_template.as_ref()
     }
 
     /// GETs `path` on the server's base URL and parses JSON; `None` on any failure. Used for
@@ -297,7 +310,9 @@ impl Client {
             api::merge_json(&mut body, extra);
         }
         let body = serde_json::to_vec(&body).unwrap_or_default();
-        let saved = self.save_text.then_some(self.limits.max_text);
+        // A conversation's turn keeps its reply: the next turn's history holds it.
+        let save_text = self.save_text || spec.turn.is_some();
+        let saved = save_text.then_some(self.limits.max_text);
         let mut state = Stream::new(
             spec.id,
             spec.warmup,
@@ -332,7 +347,7 @@ impl Client {
         }
         let mut record = state.finish(outcome);
         record.end_ns = end_ns;
-        if !self.save_text {
+        if !save_text {
             record.generated_text = None;
         }
         record

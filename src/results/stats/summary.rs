@@ -11,7 +11,7 @@ use super::ci::RatioSums;
 use super::distribution::{Distribution, NS_PER_MS, NS_PER_S};
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 use super::samples::{SampleSet, EXACT_SAMPLES_MAX};
-use super::turns::{TurnSets, TurnTtft};
+use super::turns::{ConversationSums, ConversationTotals, TurnSets, TurnTtft};
 use crate::config::{Metric, Slo};
 use crate::measure::record::{RequestRecord, TokenSource};
 
@@ -139,6 +139,9 @@ pub struct RunSummary {
     /// Multi-turn runs: TTFT by turn index (`turns.rs`); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ttft_by_turn: Vec<TurnTtft>,
+    /// Multi-turn runs: per-conversation totals (`turns.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversations: Option<ConversationTotals>,
 }
 
 impl RunSummary {
@@ -244,6 +247,7 @@ pub struct Summarizer {
     breakdown: BreakdownSets,
     cache: CacheSums,
     turns: TurnSets,
+    conversations: ConversationSums,
 }
 
 impl Summarizer {
@@ -293,6 +297,7 @@ impl Summarizer {
             breakdown: BreakdownSets::new(set),
             cache: CacheSums::default(),
             turns: TurnSets::default(),
+            conversations: ConversationSums::default(),
         }
     }
 
@@ -324,7 +329,10 @@ impl Summarizer {
             None => {}
         }
         self.setup.extend(r.setup_ns().map(ms_k));
-        let Some(m) = RequestMetrics::of(r).map(|m| m.scaled(k)) else {
+        let m = RequestMetrics::of(r).map(|m| m.scaled(k));
+        self.conversations
+            .add(r, m.as_ref().map(|m| m.output_tokens));
+        let Some(m) = m else {
             self.failed += 1;
             let kind = r.outcome.failure_kind().map_or("no_output", |k| k.as_str());
             *self.failures_by_kind.entry(kind.to_string()).or_insert(0) += 1;
@@ -433,6 +441,7 @@ impl Summarizer {
         self.breakdown.merge(other.breakdown);
         self.cache.merge(other.cache);
         self.turns.merge(other.turns);
+        self.conversations.merge(other.conversations);
     }
 
     /// Measured requests added so far, successful or not.
@@ -442,6 +451,7 @@ impl Summarizer {
 
     pub fn finish(self) -> RunSummary {
         let ps = &self.opts.percentiles;
+        let k = self.time_scale();
         let duration_s = if self.last_end > self.first_scheduled {
             (self.last_end - self.first_scheduled) as f64 * self.time_scale() / NS_PER_S
         } else {
@@ -503,6 +513,7 @@ impl Summarizer {
             ttft_breakdown: self.breakdown.finish(ps),
             prefix_cache: self.cache.finish(),
             ttft_by_turn: self.turns.finish(ps),
+            conversations: self.conversations.finish(ps, k),
         }
     }
 }

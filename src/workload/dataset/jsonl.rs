@@ -4,8 +4,13 @@
 //! ...]}`, with an optional `"output_len"` (else the spec's). `content` may be a string or an
 //! array of parts, whose `{"type": "text", "text": ...}` parts are used. For `messages`,
 //! `Prompt::text` is the contents joined by "\n" and `input_len` is its token count: the chat
-//! template's own tokens are not included (the server adds them). Lines are used in file
-//! order; when `n` is larger than the number of lines they are used again from the start.
+//! template's own tokens are not included (the server adds them).
+//!
+//! A line may instead be a conversation: `{"turns": [...]}`, each turn a string (the user's
+//! new text) or `{"prompt": "...", "output_len": N}`, sent as turns 0, 1, ... in order, each
+//! with the history (the driver adds it); a turn without `output_len` takes the line's,
+//! else the spec's. Lines are used in file order, one prompt or conversation per item; when
+//! `n` is larger than the number of lines they are used again from the start.
 
 use std::path::Path;
 
@@ -37,15 +42,41 @@ pub(super) fn build(
         let obj = v
             .as_object()
             .ok_or_else(|| bad(line_no, "expected a JSON object".into()))?;
-        let out = match obj.get("output_len") {
-            None | Some(Value::Null) => output_len,
-            Some(x) => x.as_u64().filter(|&o| o > 0).ok_or_else(|| {
-                bad(
-                    line_no,
-                    format!("output_len must be a positive integer, got {x}"),
-                )
-            })?,
-        };
+        let out = positive(obj.get("output_len"), output_len).map_err(|r| bad(line_no, r))?;
+        if let Some(turns) = obj.get("turns") {
+            let turns = turns
+                .as_array()
+                .filter(|t| !t.is_empty())
+                .ok_or_else(|| bad(line_no, "\"turns\" must be a non-empty array".into()))?;
+            let mut conversation = Vec::with_capacity(turns.len());
+            for (k, t) in turns.iter().enumerate() {
+                let (text, turn_out) = match t {
+                    Value::String(s) => (s.as_str(), out),
+                    Value::Object(o) => (
+                        o.get("prompt").and_then(Value::as_str).ok_or_else(|| {
+                            bad(line_no, format!("turn {k} needs a \"prompt\" string"))
+                        })?,
+                        positive(o.get("output_len"), out)
+                            .map_err(|r| bad(line_no, format!("turn {k}: {r}")))?,
+                    ),
+                    _ => {
+                        return Err(bad(
+                            line_no,
+                            format!("turn {k} must be a string or {{\"prompt\": ...}}"),
+                        ))
+                    }
+                };
+                conversation.push(Prompt {
+                    text: text.to_string(),
+                    input_len: tok.count(text) as u64,
+                    output_len: turn_out,
+                    turn: Some(k as u32),
+                    ..Default::default()
+                });
+            }
+            prompts.push(conversation);
+            continue;
+        }
         let (text, messages) = if let Some(p) = obj.get("prompt") {
             let p = p
                 .as_str()
@@ -57,23 +88,34 @@ pub(super) fn build(
         } else {
             return Err(bad(
                 line_no,
-                "needs a \"prompt\" string or a \"messages\" array".into(),
+                "needs a \"prompt\" string, a \"messages\" array or a \"turns\" array".into(),
             ));
         };
         let input_len = tok.count(&text) as u64;
-        prompts.push(Prompt {
+        prompts.push(vec![Prompt {
             text,
             input_len,
             output_len: out,
             messages,
             ..Default::default()
-        });
+        }]);
     }
     if prompts.is_empty() {
         return Err(DatasetError::Empty(path.to_path_buf()));
     }
     let have = prompts.len();
-    Ok((0..n).map(|i| prompts[i % have].clone()).collect())
+    Ok((0..n).flat_map(|i| prompts[i % have].clone()).collect())
+}
+
+/// An `output_len` value: a positive integer, or `default` when absent.
+fn positive(v: Option<&Value>, default: u64) -> Result<u64, String> {
+    match v {
+        None | Some(Value::Null) => Ok(default),
+        Some(x) => x
+            .as_u64()
+            .filter(|&o| o > 0)
+            .ok_or_else(|| format!("output_len must be a positive integer, got {x}")),
+    }
 }
 
 /// The text contents of a chat `messages` array, joined by "\n".

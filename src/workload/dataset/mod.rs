@@ -43,6 +43,9 @@ pub struct Prompt {
     pub at_ms: Option<f64>,
     /// Tokens that repeat a prefix of an earlier prompt of the same build (`prefix`, `trace`).
     pub designed_cached: Option<u64>,
+    /// The turn of a conversation this prompt is (0 starts one; a conversation's turns are
+    /// consecutive); `None`: a single request.
+    pub turn: Option<u32>,
 }
 
 /// Which prompts to build.
@@ -62,10 +65,12 @@ pub enum DatasetSpec {
         output_len: u64,
         range_ratio: f64,
     },
-    /// A ShareGPT JSON file; `output_len` overrides the answer's token count.
+    /// A ShareGPT JSON file; `output_len` overrides the answer's token count; `multi_turn`
+    /// takes every human turn of a conversation, not only its first.
     ShareGpt {
         path: PathBuf,
         output_len: Option<u64>,
+        multi_turn: bool,
     },
     /// One JSON object per line with `prompt` or `messages`, and optional `output_len`.
     Jsonl { path: PathBuf, output_len: u64 },
@@ -153,9 +158,11 @@ pub fn build(
             let lens = LengthSampler::new(*input_len, *output_len, *range_ratio)?;
             book::build(path, tok, &lens, n, seed)
         }
-        DatasetSpec::ShareGpt { path, output_len } => {
-            sharegpt::build(path, tok, *output_len, n, seed)
-        }
+        DatasetSpec::ShareGpt {
+            path,
+            output_len,
+            multi_turn,
+        } => sharegpt::build(path, tok, *output_len, *multi_turn, n, seed),
         DatasetSpec::Jsonl { path, output_len } => jsonl::build(path, tok, *output_len, n),
         DatasetSpec::Prefix {
             prefix_len,

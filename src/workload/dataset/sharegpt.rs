@@ -11,6 +11,15 @@
 //! prompt + output over [`SHAREGPT_MAX_TOTAL_LEN`]. Conversations are taken in a seeded
 //! shuffle until `n` pass. When fewer than `n` pass, the passing ones are repeated in the same
 //! order until there are `n` (vLLM likewise oversamples); none passing is an error.
+//!
+//! With `multi_turn` (`--multi-turn`) each of the `n` items is a whole conversation: every
+//! human turn that an assistant turn answers, in order, as turns 0, 1, ... (the driver sends
+//! each with the history; the recorded answer only sets the turn's output length). Each
+//! turn passes the same per-turn filters (its new text at least [`SHAREGPT_MIN_LEN`] and at
+//! most [`SHAREGPT_MAX_PROMPT_LEN`] tokens, its answer at least [`SHAREGPT_MIN_LEN`]); a
+//! conversation ends before its first turn that fails them or that would take its running
+//! total (every turn's text and answer so far) over [`SHAREGPT_MAX_CONVERSATION_LEN`]
+//! tokens. Conversations with no passing turn are skipped.
 
 use std::path::Path;
 
@@ -25,6 +34,9 @@ pub const SHAREGPT_MIN_LEN: u64 = 4;
 pub const SHAREGPT_MAX_PROMPT_LEN: u64 = 1024;
 /// Longest prompt + output kept, in tokens (vLLM's default).
 pub const SHAREGPT_MAX_TOTAL_LEN: u64 = 2048;
+/// `--multi-turn`: longest conversation kept, every turn's text and answer summed, in tokens
+/// (four single-turn totals: it fits an 8k context with the separators and chat template).
+pub const SHAREGPT_MAX_CONVERSATION_LEN: u64 = 4 * SHAREGPT_MAX_TOTAL_LEN;
 
 const HUMAN: &[&str] = &["human", "user"];
 const ASSISTANT: &[&str] = &["gpt", "assistant", "chatgpt", "bard", "bing", "model"];
@@ -33,6 +45,7 @@ pub(super) fn build(
     path: &Path,
     tok: &Tokenizer,
     output_len: Option<u64>,
+    multi_turn: bool,
     n: usize,
     seed: u64,
 ) -> Result<Vec<Prompt>, DatasetError> {
@@ -59,33 +72,43 @@ pub(super) fn build(
     let mut order: Vec<usize> = (0..entries.len()).collect();
     order.shuffle(&mut rng);
 
-    let mut picked: Vec<Prompt> = Vec::with_capacity(n.min(entries.len()));
+    // One item per conversation: its first turn, or (multi-turn) its passing turns.
+    let mut picked: Vec<Vec<Prompt>> = Vec::with_capacity(n.min(entries.len()));
     for i in order {
         if picked.len() == n {
             break;
         }
-        let Some((prompt, answer)) = turns(&entries[i]) else {
-            continue;
-        };
-        let prompt_len = tok.count(prompt) as u64;
-        let out_len = match output_len {
-            Some(fixed) => fixed,
-            None => tok.count(answer) as u64,
-        };
-        let too_short =
-            prompt_len < SHAREGPT_MIN_LEN || (output_len.is_none() && out_len < SHAREGPT_MIN_LEN);
-        let too_long =
-            prompt_len > SHAREGPT_MAX_PROMPT_LEN || prompt_len + out_len > SHAREGPT_MAX_TOTAL_LEN;
-        if too_short || too_long {
-            continue;
+        let mut conversation = Vec::new();
+        let mut total = 0;
+        for (prompt, answer) in pairs(&entries[i]) {
+            let prompt_len = tok.count(prompt) as u64;
+            let out_len = match output_len {
+                Some(fixed) => fixed,
+                None => tok.count(answer) as u64,
+            };
+            total += prompt_len + out_len;
+            let too_short = prompt_len < SHAREGPT_MIN_LEN
+                || (output_len.is_none() && out_len < SHAREGPT_MIN_LEN);
+            let too_long = prompt_len > SHAREGPT_MAX_PROMPT_LEN
+                || prompt_len + out_len > SHAREGPT_MAX_TOTAL_LEN
+                || total > SHAREGPT_MAX_CONVERSATION_LEN;
+            if too_short || too_long {
+                break;
+            }
+            conversation.push(Prompt {
+                text: prompt.to_string(),
+                input_len: prompt_len,
+                output_len: out_len,
+                turn: multi_turn.then_some(conversation.len() as u32),
+                ..Default::default()
+            });
+            if !multi_turn {
+                break;
+            }
         }
-        picked.push(Prompt {
-            text: prompt.to_string(),
-            input_len: prompt_len,
-            output_len: out_len,
-            messages: None,
-            ..Default::default()
-        });
+        if !conversation.is_empty() {
+            picked.push(conversation);
+        }
     }
     if picked.is_empty() {
         return Err(DatasetError::NoValidPrompts {
@@ -99,27 +122,24 @@ pub(super) fn build(
         });
     }
     let valid = picked.len();
-    for i in valid..n {
-        let again = picked[i % valid].clone();
-        picked.push(again);
-    }
-    Ok(picked)
+    Ok((0..n).flat_map(|i| picked[i % valid].clone()).collect())
 }
 
-/// (first human turn, first assistant turn after it), if the entry has both.
-fn turns(entry: &serde_json::Value) -> Option<(&str, &str)> {
-    let conv = entry.get("conversations")?.as_array()?;
-    if conv.len() < 2 {
-        return None;
-    }
-    let role = |t: &serde_json::Value| t.get("from").and_then(|f| f.as_str()).map(str::to_string);
-    let p = conv
-        .iter()
-        .position(|t| role(t).is_some_and(|r| HUMAN.contains(&r.to_ascii_lowercase().as_str())))?;
-    let a = conv[p + 1..]
-        .iter()
-        .find(|t| role(t).is_some_and(|r| ASSISTANT.contains(&r.to_ascii_lowercase().as_str())))?;
-    Some((value(&conv[p])?, value(a)?))
+/// The (human turn, assistant turn answering it) pairs of an entry, in order: a human turn
+/// counts when the next turn is an assistant's.
+fn pairs(entry: &serde_json::Value) -> impl Iterator<Item = (&str, &str)> {
+    let conv = entry
+        .get("conversations")
+        .and_then(|c| c.as_array())
+        .map_or(&[][..], Vec::as_slice);
+    let is = |t: &serde_json::Value, roles: &[&str]| {
+        t.get("from")
+            .and_then(|f| f.as_str())
+            .is_some_and(|r| roles.contains(&r.to_ascii_lowercase().as_str()))
+    };
+    conv.windows(2).filter_map(move |w| {
+        (is(&w[0], HUMAN) && is(&w[1], ASSISTANT)).then_some((value(&w[0])?, value(&w[1])?))
+    })
 }
 
 fn value(turn: &serde_json::Value) -> Option<&str> {

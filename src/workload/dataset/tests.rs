@@ -374,6 +374,7 @@ fn sharegpt_filters_like_vllm_and_oversamples() {
         &DatasetSpec::ShareGpt {
             path: path.clone(),
             output_len: None,
+            multi_turn: false,
         },
         &tok,
         5,
@@ -399,6 +400,7 @@ fn sharegpt_filters_like_vllm_and_oversamples() {
         &DatasetSpec::ShareGpt {
             path: path.clone(),
             output_len: Some(100),
+            multi_turn: false,
         },
         &tok,
         10,
@@ -413,6 +415,7 @@ fn sharegpt_filters_like_vllm_and_oversamples() {
         &DatasetSpec::ShareGpt {
             path,
             output_len: None,
+            multi_turn: false,
         },
         &tok,
         1,
@@ -486,6 +489,31 @@ fn jsonl_prompts_messages_and_line_errors() {
         err.contains("line 1") && err.contains("\"prompt\""),
         "{err}"
     );
+    // A conversation line: its turns, numbered, each a counted prompt; bad turns are named.
+    std::fs::write(
+        &path,
+        "{\"turns\": [\"a b\", {\"prompt\": \"c\", \"output_len\": 2}]}\n",
+    )
+    .unwrap();
+    let talk = build(&spec, &tok, 2, 0).unwrap();
+    let turns: Vec<_> = talk.iter().map(|p| (p.turn, p.output_len)).collect();
+    assert_eq!(
+        turns,
+        [(Some(0), 1), (Some(1), 2), (Some(0), 1), (Some(1), 2)]
+    );
+    assert_eq!(talk[0].input_len, tok.count("a b") as u64);
+    for (line, why) in [
+        ("{\"turns\": []}", "non-empty"),
+        ("{\"turns\": [3]}", "turn 0 must be"),
+        (
+            "{\"turns\": [{\"prompt\": \"x\", \"output_len\": 0}]}",
+            "turn 0: output_len",
+        ),
+    ] {
+        std::fs::write(&path, line).unwrap();
+        let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
+        assert!(err.contains("line 1") && err.contains(why), "{err}");
+    }
 }
 
 #[test]

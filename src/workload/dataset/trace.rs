@@ -11,7 +11,10 @@
 //!   `input_length` every block is whole.
 //! - **generic** (`timestamp`, `prompt` or `input_length`, `output_length`): a `prompt` is sent
 //!   as written; an `input_length` alone gets fresh words of exactly that length.
-//!   `session_id` is accepted and not used yet (no multi-turn replay).
+//!   Lines with the same `session_id` (a string or a number) are one conversation, its turns
+//!   in timestamp order: the session starts at its first line's time, and each later turn is
+//!   sent at its own time or once the turn before it ended, whichever is later, with the
+//!   history (as `--turns` sends it).
 //!
 //! `output_length` defaults to `--output-len`. Prompts are exact: each one's token count is
 //! checked against its `input_length`. Each prompt also gets its designed cache reuse
@@ -49,6 +52,8 @@ struct Line {
     hash_ids: Vec<u64>,
     #[serde(default)]
     prompt: Option<String>,
+    #[serde(default)]
+    session_id: Option<serde_json::Value>,
 }
 
 /// The first `n` requests of the trace at `path`, in send order.
@@ -95,7 +100,9 @@ pub fn build(
     let mut sent: HashMap<u64, u64> = HashMap::new();
     let mut fresh = StdRng::seed_from_u64(seed ^ 0x0074_5241_4345);
     let mut out = Vec::with_capacity(lines.len());
+    let mut sessions = Vec::with_capacity(lines.len());
     for (no, l) in lines {
+        sessions.push(l.session_id.as_ref().map(|v| v.to_string()));
         let output_len = l.output_length.unwrap_or(output_len).max(1);
         let at_ms = Some(l.timestamp - t0);
         if let Some(text) = l.prompt {
@@ -157,7 +164,33 @@ pub fn build(
             ..Prompt::default()
         });
     }
-    Ok(out)
+    Ok(by_session(out, &sessions))
+}
+
+/// Puts each session's prompts together, numbered as turns, at its first prompt's place;
+/// prompts without a session stay single.
+fn by_session(prompts: Vec<Prompt>, sessions: &[Option<String>]) -> Vec<Prompt> {
+    if sessions.iter().all(Option::is_none) {
+        return prompts;
+    }
+    let mut groups: Vec<Vec<Prompt>> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for (mut p, s) in prompts.into_iter().zip(sessions) {
+        match s.as_deref() {
+            Some(id) if index.contains_key(id) => {
+                let g = &mut groups[index[id]];
+                p.turn = Some(g.len() as u32);
+                g.push(p);
+            }
+            Some(id) => {
+                index.insert(id, groups.len());
+                p.turn = Some(0);
+                groups.push(vec![p]);
+            }
+            None => groups.push(vec![p]),
+        }
+    }
+    groups.into_iter().flatten().collect()
 }
 
 /// The token count of each block of a line: whole blocks, the last one cut to what
