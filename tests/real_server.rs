@@ -307,6 +307,7 @@ fn concurrency_sweep_raises_throughput_then_queues_beyond_the_slots() {
     }
     let scrape = ScrapeSpec {
         url: format!("{}/metrics", server.base_url()),
+        more_urls: Vec::new(),
         interval: Duration::from_millis(100),
         insecure: false,
     };

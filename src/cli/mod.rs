@@ -23,10 +23,11 @@ use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 pub mod limits;
 mod parse;
 pub mod shape;
+pub mod tags;
 
 use parse::{
-    parse_backend, parse_counts, parse_flavor, parse_gate, parse_header, parse_http_url,
-    parse_interval, parse_json_object, parse_metric, parse_percentile, parse_preset, parse_rates,
+    parse_backend, parse_counts, parse_flavor, parse_gate, parse_header, parse_interval,
+    parse_json_object, parse_metric, parse_percentile, parse_preset, parse_rates, parse_scrape_url,
     parse_shard, parse_slo, parse_time_scale,
 };
 pub use parse::{Gate, List};
@@ -205,13 +206,20 @@ pub struct RunArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
+    /// A sweep, --stages: print only the table of the steps at the end, not each step's
+    /// report.
+    #[arg(long)]
+    pub summary_only: bool,
     /// Seconds to wait between sweep steps.
     #[arg(long, default_value_t = 0.0)]
     pub cooldown: f64,
     /// Sample the server's Prometheus metrics during the run and summarize them in the report
     /// (vLLM, SGLang, TGI, llama.cpp names). Without a URL: /metrics at --base-url.
-    #[arg(long, value_name = "URL", num_args = 0..=1, value_parser = parse_http_url)]
-    pub scrape_metrics: Option<Option<String>>,
+    /// Repeatable: a DCGM exporter's URL adds GPU power (joules per output token) and
+    /// utilisation.
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "",
+          action = clap::ArgAction::Append, value_parser = parse_scrape_url)]
+    pub scrape_metrics: Vec<String>,
     /// Seconds between two metric scrapes (with --scrape-metrics).
     #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_interval)]
     pub scrape_interval: Duration,
@@ -236,6 +244,8 @@ pub struct RunArgs {
     pub limits: limits::LimitsArgs,
     #[command(flatten)]
     pub shape: shape::ShapeArgs,
+    #[command(flatten)]
+    pub tags: tags::TagArgs,
 }
 
 impl RunArgs {
@@ -294,6 +304,7 @@ impl RunArgs {
                     .name()
                     .to_string()
             }),
+            tags: self.tags.tags(),
             ..RunConfig::default()
         });
         self.shape.apply(cfg)
@@ -341,13 +352,13 @@ impl RunArgs {
     /// What `--scrape-metrics` asks for, with the default URL resolved against `base_url` (the
     /// given server or the simulator's); `None` without the flag.
     pub fn scrape_spec(&self, base_url: &str) -> Option<ScrapeSpec> {
-        let url = self
-            .scrape_metrics
-            .as_ref()?
-            .clone()
-            .unwrap_or_else(|| format!("{}/metrics", base_url.trim_end_matches('/')));
+        let mut urls = self.scrape_metrics.iter().map(|u| match u.as_str() {
+            "" => format!("{}/metrics", base_url.trim_end_matches('/')),
+            u => u.to_string(),
+        });
         Some(ScrapeSpec {
-            url,
+            url: urls.next()?,
+            more_urls: urls.collect(),
             interval: self.scrape_interval,
             insecure: self.insecure,
         })
@@ -621,6 +632,18 @@ pub struct ReportArgs {
     /// Write one self-contained HTML page (tables and inline SVG charts) to this file.
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<PathBuf>,
+    /// text, csv (a result: one row; a sweep or import: a row per step; a records .jsonl
+    /// file: a row per request) or markdown.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TableFormat,
+}
+
+/// How `report` and `compare` print their tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableFormat {
+    Text,
+    Csv,
+    Markdown,
 }
 
 #[derive(Debug, Args)]
@@ -628,9 +651,12 @@ pub struct CompareArgs {
     /// Results, sweeps or imports; the first is the baseline (A).
     #[arg(required = true, num_args = 2..)]
     pub files: Vec<PathBuf>,
-    /// Print Markdown tables instead of aligned text.
+    /// Print Markdown tables instead of aligned text (as --format markdown).
     #[arg(long)]
     pub markdown: bool,
+    /// text or markdown.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TableFormat,
     /// Only these metrics (vLLM key names, comma-separated, e.g. output_throughput,p99_ttft_ms).
     #[arg(long, value_delimiter = ',')]
     pub metrics: Vec<String>,

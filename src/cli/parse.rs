@@ -85,6 +85,14 @@ pub(super) fn parse_http_url(s: &str) -> Result<String, String> {
     }
 }
 
+/// A `--scrape-metrics` value: a URL, or "" (the flag alone: the server's /metrics).
+pub(super) fn parse_scrape_url(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Ok(String::new());
+    }
+    parse_http_url(s)
+}
+
 pub(super) fn parse_interval(s: &str) -> Result<Duration, String> {
     s.trim()
         .parse::<f64>()

@@ -16,11 +16,13 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let metrics = (!args.metrics.is_empty()).then_some(args.metrics.as_slice());
     let c = compare::compare(&views, metrics);
-    super::out(&if args.markdown {
-        compare::markdown(&c)
-    } else {
-        compare::text(&c)
-    })?;
+    super::out(
+        &if args.markdown || args.format == crate::cli::TableFormat::Markdown {
+            compare::markdown(&c)
+        } else {
+            compare::text(&c)
+        },
+    )?;
     let failed = gates(&c, &args.fail_if_worse)?;
     for line in &failed {
         eprintln!("servebench: {line}");

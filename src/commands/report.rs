@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use crate::cli::ReportArgs;
-use crate::render::{html, report};
+use crate::cli::{ReportArgs, TableFormat};
+use crate::render::{csv, html, report};
 use crate::results::document::BenchResult;
 use crate::views::model::Origin;
 use crate::views::open;
@@ -20,12 +20,26 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         eprintln!("servebench: HTML report written to {}", out.display());
         return Ok(ExitCode::SUCCESS);
     }
-    if open::is_result_file(&args.file) {
-        let result = BenchResult::load(&args.file)?;
-        super::out(&report::text(&result))?;
-    } else {
-        let view = open::load(&args.file)?;
-        super::out(&report::view::view_text(&view))?;
-    }
+    let records = args.file.extension().is_some_and(|e| e == "jsonl");
+    let text = match args.format {
+        TableFormat::Csv if records => csv::records(crate::views::samples::records_in(&args.file)?),
+        _ if open::is_result_file(&args.file) => {
+            let result = BenchResult::load(&args.file)?;
+            match args.format {
+                TableFormat::Text => report::text(&result),
+                TableFormat::Csv => csv::result(&result),
+                TableFormat::Markdown => report::view::result_markdown(&report::text(&result)),
+            }
+        }
+        format => {
+            let view = open::load(&args.file)?;
+            match format {
+                TableFormat::Text => report::view::view_text(&view),
+                TableFormat::Csv => csv::view(&view),
+                TableFormat::Markdown => report::view::view_markdown(&view),
+            }
+        }
+    };
+    super::out(&text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -49,6 +49,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         completed: 0,
         sweep_param: sweep.as_ref().map(|(p, _)| *p),
         result_path: PathBuf::new(),
+        // A step table follows a sweep or stages: --summary-only prints only that.
+        summary_only: args.summary_only && (sweep.is_some() || !cfg.load.shape.stages.is_empty()),
+        steps: Vec::new(),
     };
     let signals = super::stop_on_signal();
     let mut stopped_early = None;
@@ -98,11 +101,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             if let (true, Some(r)) = (stages > 0, results.first()) {
                 let (_, steps) = crate::drive::stages::split(r, &args.result_dir, &stem, true)?;
                 printer.sweep_param = Some(LoadParameter::RequestRate);
+                printer.steps.clear();
                 for (i, step) in steps.iter().enumerate() {
                     printer.result_path =
                         args.result_dir.join(format!("{stem}-stage{}.json", i + 1));
                     printer.finished(SweepValue::Rate(step.config.load.request_rate), step);
                 }
+                printer.step_table(&args.result_dir.join(format!("{stem}.sweep.json")));
                 if !args.quiet {
                     eprintln!(
                         "servebench: {stages} stages saved to {}",
@@ -140,6 +145,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 &mut printer,
             )
             .await;
+            printer.step_table(&opts.dir.join(format!("{stem}.sweep.json")));
             doc.map(|d| {
                 if !args.quiet {
                     eprintln!(
@@ -204,6 +210,33 @@ struct Printer {
     sweep_param: Option<LoadParameter>,
     /// Where the current step's result is saved.
     result_path: PathBuf,
+    /// `--summary-only` in a sweep or stages: no report per step, the step table at the end.
+    summary_only: bool,
+    /// Each finished step (a sweep's, the stages'): where it is saved, and its result.
+    steps: Vec<(PathBuf, BenchResult)>,
+}
+
+impl Printer {
+    /// Prints the table of the steps so far (a sweep's or the stages', after the last one),
+    /// with the commands for `doc`, the saved sweep document.
+    fn step_table(&self, doc: &std::path::Path) {
+        let Some(param) = self
+            .sweep_param
+            .filter(|_| self.mode != ProgressMode::Quiet)
+        else {
+            return;
+        };
+        if self.steps.is_empty() {
+            return;
+        }
+        let steps: Vec<(PathBuf, &BenchResult)> =
+            self.steps.iter().map(|(p, r)| (p.clone(), r)).collect();
+        let _ = super::out(&report::view::step_table(
+            param,
+            &steps,
+            &[doc.to_path_buf()],
+        ));
+    }
 }
 
 impl StepObserver for Printer {
@@ -235,7 +268,10 @@ impl StepObserver for Printer {
                 m.errors.first().map_or("?", String::as_str)
             );
         }
-        if self.mode == ProgressMode::Quiet {
+        if self.sweep_param.is_some() {
+            self.steps.push((self.result_path.clone(), result.clone()));
+        }
+        if self.mode == ProgressMode::Quiet || self.summary_only {
             return;
         }
         // A closed stdout must not stop a sweep whose results are still being saved.

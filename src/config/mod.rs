@@ -23,6 +23,7 @@ pub mod search;
 pub mod shape;
 pub mod shard;
 pub mod sweep;
+pub mod tags;
 pub mod url;
 mod workload;
 
@@ -337,6 +338,9 @@ pub struct RunConfig {
     /// Most bytes of each request's generated text kept (`save_generated_text`).
     #[serde(default = "defaults::max_generated_text_bytes")]
     pub max_generated_text_bytes: u64,
+    /// `--label`, `--metadata`, `--cost-per-hour`.
+    #[serde(default, flatten)]
+    pub tags: tags::Tags,
 }
 
 fn default_time_scale() -> f64 {
@@ -366,6 +370,7 @@ impl Default for RunConfig {
             max_event_bytes: defaults::max_event_bytes(),
             max_error_body_bytes: defaults::max_error_body_bytes(),
             max_generated_text_bytes: defaults::max_generated_text_bytes(),
+            tags: tags::Tags::default(),
         }
     }
 }
@@ -384,6 +389,7 @@ impl RunConfig {
                 why,
             })
         };
+        self.tags.validate().or_else(|(flag, why)| bad(flag, why))?;
         if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
             return bad(
                 "--base-url",
@@ -550,6 +556,8 @@ impl RunConfig {
 pub struct ScrapeSpec {
     /// The full URL of the metrics endpoint, e.g. `http://127.0.0.1:8000/metrics`.
     pub url: String,
+    /// More endpoints sampled with it (a DCGM exporter's, for GPU power and utilisation).
+    pub more_urls: Vec<String>,
     /// Time between two scrapes (at least 1 ms; `cli` rejects 0).
     pub interval: Duration,
     /// Do not verify the server's TLS certificate (as `--insecure` for requests).

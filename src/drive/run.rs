@@ -377,6 +377,7 @@ fn finish(
     }
     result.validity = Some(Validity::judge(&mut measured.lags, measured.cpu_s, facts));
     result.server_metrics = measured.server_metrics;
+    result.set_cost();
     result.timebase = measured
         .timebase
         .map(|t| t.anchored(&clock, measured.start_ns));

@@ -16,7 +16,7 @@ use crate::config::ScrapeSpec;
 use crate::measure::client::read_at_most;
 use crate::measure::clock::Clock;
 use crate::measure::error::describe;
-use crate::measure::prom::{extract, parse, MetricsSample, ServerFamily};
+use crate::measure::prom::{extract, extract_gpu, parse, MetricsSample, ServerFamily};
 use crate::results::server_metrics::{summarize_server_metrics, ServerMetrics};
 
 /// At most this long for one scrape; a slower one counts as a failure.
@@ -44,28 +44,60 @@ struct Series {
 }
 
 impl Series {
+    /// One sample: every URL, its figures together (the server's, a DCGM exporter's).
     async fn scrape(&mut self) {
         let at_ns = self.clock.now_ns();
-        match fetch(self.http.as_ref(), &self.spec.url).await {
-            Ok((family, mut sample)) => {
-                sample.at_ns = at_ns;
-                self.server = self.server.or(Some(family));
-                self.samples.push(sample);
-            }
-            Err(e) => {
-                self.failures += 1;
-                if self.errors.len() < MAX_ERRORS_KEPT && !self.errors.contains(&e) {
-                    self.errors.push(e);
+        let urls = std::iter::once(&self.spec.url).chain(&self.spec.more_urls);
+        let answers = futures_util::future::join_all(urls.map(|u| fetch(self.http.as_ref(), u)));
+        let mut sample = MetricsSample {
+            at_ns,
+            ..MetricsSample::default()
+        };
+        let mut any = false;
+        for answer in answers.await {
+            match answer {
+                Ok((family, exposition)) => {
+                    self.server = self.server.or(family);
+                    merge(&mut sample, exposition);
+                    any = true;
+                }
+                Err(e) => {
+                    self.failures += 1;
+                    if self.errors.len() < MAX_ERRORS_KEPT && !self.errors.contains(&e) {
+                        self.errors.push(e);
+                    }
                 }
             }
         }
+        if any {
+            self.samples.push(sample);
+        }
+    }
+}
+
+/// Fills the figures of `into` that `from` has.
+fn merge(into: &mut MetricsSample, from: MetricsSample) {
+    let pairs = [
+        (&mut into.running, from.running),
+        (&mut into.waiting, from.waiting),
+        (&mut into.kv_cache_usage, from.kv_cache_usage),
+        (&mut into.prompt_tokens_total, from.prompt_tokens_total),
+        (
+            &mut into.generation_tokens_total,
+            from.generation_tokens_total,
+        ),
+        (&mut into.gpu_power_w, from.gpu_power_w),
+        (&mut into.gpu_util_pct, from.gpu_util_pct),
+    ];
+    for (slot, v) in pairs {
+        *slot = slot.or(v);
     }
 }
 
 async fn fetch(
     http: Option<&reqwest::Client>,
     url: &str,
-) -> Result<(ServerFamily, MetricsSample), String> {
+) -> Result<(Option<ServerFamily>, MetricsSample), String> {
     let http = http.ok_or("cannot build an HTTP client for scraping")?;
     // Shown in errors and saved: redacted (the URL may hold credentials).
     let shown = redact_url(url);
@@ -87,10 +119,13 @@ async fn fetch(
         ));
     }
     let exposition = parse(&String::from_utf8_lossy(&bytes));
-    match extract(&exposition.samples) {
-        (Some(family), sample) => Ok((family, sample)),
-        (None, _) => Err(format!(
-            "GET {shown}: no vLLM, SGLang, TGI or llama.cpp metric in the answer ({} samples, {} unreadable lines)",
+    let (family, mut sample) = extract(&exposition.samples);
+    let gpu = extract_gpu(&exposition.samples, &mut sample);
+    match family {
+        Some(_) => Ok((family, sample)),
+        None if gpu => Ok((None, sample)),
+        None => Err(format!(
+            "GET {shown}: no vLLM, SGLang, TGI, llama.cpp or DCGM metric in the answer ({} samples, {} unreadable lines)",
             exposition.samples.len(),
             exposition.bad_lines.len()
         )),

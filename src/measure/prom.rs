@@ -303,6 +303,12 @@ pub struct MetricsSample {
     pub prompt_tokens_total: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation_tokens_total: Option<f64>,
+    /// DCGM exporter (issue 17): `DCGM_FI_DEV_POWER_USAGE` summed over the GPUs, W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_power_w: Option<f64>,
+    /// `DCGM_FI_DEV_GPU_UTIL` averaged over the GPUs, %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_util_pct: Option<f64>,
 }
 
 impl MetricsSample {
@@ -354,6 +360,23 @@ pub fn extract(samples: &[PromSample]) -> (Option<ServerFamily>, MetricsSample) 
         }
     }
     (family, out)
+}
+
+/// Adds a DCGM exporter's GPU power (summed over GPUs) and utilisation (averaged) to `out`;
+/// false when `samples` have neither.
+pub fn extract_gpu(samples: &[PromSample], out: &mut MetricsSample) -> bool {
+    let of = |name: &str| {
+        let v: Vec<f64> = (samples.iter())
+            .filter(|s| s.name == name && s.value.is_finite())
+            .map(|s| s.value)
+            .collect();
+        (!v.is_empty()).then(|| (v.iter().sum::<f64>(), v.len() as f64))
+    };
+    let power = of("DCGM_FI_DEV_POWER_USAGE").map(|(sum, _)| sum);
+    let util = of("DCGM_FI_DEV_GPU_UTIL").map(|(sum, n)| sum / n);
+    out.gpu_power_w = out.gpu_power_w.or(power);
+    out.gpu_util_pct = out.gpu_util_pct.or(util);
+    power.is_some() || util.is_some()
 }
 
 #[cfg(test)]
@@ -458,6 +481,7 @@ vllm:time_to_first_token_seconds_bucket{le="0.001",model_name="m"} 0.0
                 kv_cache_usage: Some(0.5),
                 prompt_tokens_total: Some(1024.0),
                 generation_tokens_total: Some(512.0),
+                ..MetricsSample::default()
             }
         );
         // vLLM V0 names its KV-cache gauge differently.
@@ -520,6 +544,7 @@ tgi_request_generated_tokens_count 10
                 kv_cache_usage: None,
                 prompt_tokens_total: Some(3210.0),
                 generation_tokens_total: Some(1280.0),
+                ..MetricsSample::default()
             }
         );
     }
@@ -556,6 +581,7 @@ llamacpp:kv_cache_usage_ratio 0.0625
                 kv_cache_usage: Some(0.0625),
                 prompt_tokens_total: Some(431.0),
                 generation_tokens_total: Some(256.0),
+                ..MetricsSample::default()
             }
         );
     }

@@ -17,6 +17,8 @@ pub fn fmt_value(key: &str, v: f64) -> String {
     );
     if count && v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
+    } else if key.starts_with("usd_") || key.starts_with("joules_") {
+        format!("{v:.4}")
     } else {
         format!("{v:.2}")
     }

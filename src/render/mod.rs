@@ -12,6 +12,7 @@
 //! `results::document::BenchResult`) and returns text or writes files.
 
 pub mod compare;
+pub mod csv;
 pub mod format;
 pub mod html;
 pub mod plot;

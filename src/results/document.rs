@@ -94,6 +94,12 @@ pub struct BenchResult {
     /// A `servebench merge` result: the shards it was merged from, and those missing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_from: Option<MergedFrom>,
+    /// `--cost-per-hour`: what the measured window cost, per million tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::config::tags::Cost>,
+    /// A DCGM exporter scraped with `--scrape-metrics`: the window's GPU energy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::config::tags::Energy>,
     /// vLLM-compatible keys (see the module doc).
     #[serde(flatten)]
     pub vllm: BTreeMap<String, Value>,
@@ -127,10 +133,39 @@ impl BenchResult {
             server_metrics: None,
             timebase: None,
             merged_from: None,
+            cost: None,
+            energy: None,
             vllm,
         };
+        result.set_cost();
         result.set_per_request_arrays(records);
         result
+    }
+
+    /// Sets `cost` from `--cost-per-hour` and `energy` from the scraped GPU power, over the
+    /// summary's duration and tokens (docs/metrics.md, "Cost and energy"); called again when
+    /// the server's metrics are added.
+    pub fn set_cost(&mut self) {
+        let s = &self.summary;
+        self.energy = (self.server_metrics.as_ref()).and_then(|m| {
+            let power = m.summary.gpu_power_mean_w?;
+            let util = m.summary.gpu_util_mean_pct;
+            Some(crate::config::tags::Energy::of(
+                power,
+                util,
+                s.duration_s,
+                s.total_output_tokens,
+            ))
+        });
+        let s = &self.summary;
+        self.cost = (self.config.tags.cost_per_hour).map(|usd| {
+            crate::config::tags::Cost::of(
+                usd,
+                s.duration_s,
+                s.total_input_tokens,
+                s.total_output_tokens,
+            )
+        });
     }
 
     /// Whether the document holds the per-request arrays: at most [`PER_REQUEST_ARRAYS_MAX`]
@@ -330,6 +365,34 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
         ("total_token_throughput", json!(s.total_token_throughput)),
     ];
     out.extend(fields.into_iter().map(|(k, v)| (k.to_string(), v)));
+    // vLLM's `--label` and `--metadata` keys (a metadata key never replaces one of the above).
+    if let Some(l) = &config.tags.label {
+        out.insert("label".into(), json!(l));
+    }
+    const FIELDS: [&str; 17] = [
+        "schema_version",
+        "servebench_version",
+        "started_at",
+        "complete",
+        "unsent",
+        "error",
+        "stopped_early",
+        "window_end",
+        "records_file",
+        "config",
+        "summary",
+        "validity",
+        "server_metrics",
+        "timebase",
+        "merged_from",
+        "cost",
+        "energy",
+    ];
+    for (k, v) in &config.tags.metadata {
+        if !FIELDS.contains(&k.as_str()) {
+            out.entry(k.clone()).or_insert_with(|| json!(v));
+        }
+    }
     for m in Metric::ALL {
         distribution_keys(&mut out, m, s.metric(m), &config.metric_percentiles);
     }

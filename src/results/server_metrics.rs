@@ -43,6 +43,12 @@ pub struct ServerMetricsSummary {
     pub prompt_tokens: Option<f64>,
     /// Increase of the server's generated-token counter from the first to the last sample.
     pub generation_tokens: Option<f64>,
+    /// A DCGM exporter's GPU power (all GPUs), mean over the samples, W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_power_mean_w: Option<f64>,
+    /// A DCGM exporter's GPU utilisation (mean over GPUs), mean over the samples, %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_util_mean_pct: Option<f64>,
 }
 
 /// The increase of a counter over `values` (in time order), as Prometheus' `increase` without
@@ -78,6 +84,8 @@ pub fn summarize_server_metrics(samples: &[MetricsSample]) -> ServerMetricsSumma
         kv_cache_usage_max: max(&series(|s| s.kv_cache_usage)),
         prompt_tokens: counter_increase(&series(|s| s.prompt_tokens_total)),
         generation_tokens: counter_increase(&series(|s| s.generation_tokens_total)),
+        gpu_power_mean_w: mean(&series(|s| s.gpu_power_w)),
+        gpu_util_mean_pct: mean(&series(|s| s.gpu_util_pct)),
     }
 }
 
@@ -94,6 +102,8 @@ mod tests {
             kv_cache_usage: kv,
             prompt_tokens_total: Some(prompt),
             generation_tokens_total: Some(generated),
+            gpu_power_w: Some(100.0 * running),
+            gpu_util_pct: None,
         };
         let samples = vec![
             at(0, 0.0, Some(0.0), Some(0.1), 100.0, 1000.0),
@@ -109,6 +119,10 @@ mod tests {
         assert_eq!(s.kv_cache_usage_max, Some(0.5));
         assert_eq!(s.prompt_tokens, Some(80.0 + 80.0 + 20.0));
         assert_eq!(s.generation_tokens, Some(10.0 + 40.0 + 30.0));
+        assert_eq!(
+            (s.gpu_power_mean_w, s.gpu_util_mean_pct),
+            (Some(200.0), None)
+        );
         let one = summarize_server_metrics(&samples[..1]);
         assert_eq!((one.prompt_tokens, one.running_max), (None, Some(0.0)));
         assert_eq!(

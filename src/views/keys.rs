@@ -47,7 +47,12 @@ pub fn is_metric_key(k: &str) -> bool {
 pub fn higher_is_better(key: &str) -> Option<bool> {
     if key.contains("throughput") || key.contains("goodput") || key == "completed" {
         Some(true)
-    } else if key.ends_with("_ms") || key == "failed" || key == "duration" {
+    } else if key.ends_with("_ms")
+        || key == "failed"
+        || key == "duration"
+        || key.starts_with("usd_")
+        || key.starts_with("joules_")
+    {
         Some(false)
     } else {
         None

@@ -138,6 +138,20 @@ pub fn from_result(path: &Path, r: &BenchResult) -> View {
     if let Some(ttft) = &r.summary.ttft_ms {
         metrics.extend(r.summary.ttft_breakdown.mean_keys(ttft.mean));
     }
+    if let Some(cost) = &r.cost {
+        let per_1m = [
+            ("usd_per_1m_output_tokens", cost.usd_per_1m_output_tokens),
+            ("usd_per_1m_total_tokens", cost.usd_per_1m_total_tokens),
+        ];
+        metrics.extend(
+            per_1m
+                .into_iter()
+                .filter_map(|(k, v)| Some((k.to_string(), v?))),
+        );
+    }
+    if let Some(j) = r.energy.and_then(|e| e.joules_per_output_token) {
+        metrics.insert("joules_per_output_token".into(), j);
+    }
     let records_file = crate::measure::record::records_next_to(path, r.records_file.as_deref());
     let samples = records_file
         .as_deref()
@@ -201,7 +215,7 @@ pub fn from_result(path: &Path, r: &BenchResult) -> View {
         notes,
     };
     View {
-        label: format!("{server} {} ({})", c.model, file_stem(path)),
+        label: (c.tags).name(&format!("{server} {} ({})", c.model, file_stem(path))),
         origin: Origin::Result,
         format: "servebench".into(),
         path: path.to_path_buf(),

@@ -19,6 +19,7 @@ use crate::results::document::BenchResult;
 use crate::results::stats::Distribution;
 use crate::results::validity::Verdict;
 
+mod blocks;
 pub mod view;
 
 #[cfg(test)]
@@ -144,6 +145,12 @@ pub fn servebench_block(result: &BenchResult) -> String {
     };
     line(&mut out, "Server:", server);
     line(&mut out, "Backend:", c.backend.as_str());
+    if let Some(l) = &c.tags.label {
+        line(&mut out, "Label:", l);
+    }
+    if !c.tags.metadata.is_empty() {
+        line(&mut out, "Metadata:", c.tags.metadata_text());
+    }
     if let Some(shard) = c.load.shard {
         line(
             &mut out,
@@ -337,9 +344,10 @@ pub fn servebench_block(result: &BenchResult) -> String {
         }
     }
     connection_setup(&mut out, result);
+    blocks::cost(&mut out, result);
     prefix_cache(&mut out, result);
     ttft_by_turn(&mut out, result);
-    conversations(&mut out, result);
+    blocks::conversations(&mut out, result);
     ttft_breakdown(&mut out, result);
     intervals(&mut out, result);
     server_timings(&mut out, result);
@@ -366,37 +374,6 @@ fn ttft_by_turn(out: &mut String, result: &BenchResult) {
             out,
             &what,
             format!("{:.2} / {p99} ({} requests)", d.mean, d.count),
-        );
-    }
-}
-
-/// Multi-turn runs: each conversation's totals (docs/metrics.md, "Multi-turn conversations").
-fn conversations(out: &mut String, result: &BenchResult) {
-    let Some(c) = &result.summary.conversations else {
-        return;
-    };
-    out.push_str(&rule("Conversations", '-'));
-    line(
-        out,
-        "Conversations (failed):",
-        format!("{} ({})", c.count, c.failed),
-    );
-    line(
-        out,
-        "Turns per conversation:",
-        format!("{:.2}", c.turns_mean),
-    );
-    line(
-        out,
-        "Prompt / output tokens each:",
-        format!("{:.1} / {:.1}", c.prompt_tokens_mean, c.output_tokens_mean),
-    );
-    if let Some(d) = &c.duration_ms {
-        let p99 = d.at(99.0).map_or_else(|| "-".into(), |v| format!("{v:.2}"));
-        line(
-            out,
-            "Duration mean / p99 (ms):",
-            format!("{:.2} / {p99}", d.mean),
         );
     }
 }

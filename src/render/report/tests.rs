@@ -120,6 +120,7 @@ fn server_timings_and_metrics_lines() {
             kv_cache_usage_max: Some(0.375),
             prompt_tokens: Some(40.0),
             generation_tokens: Some(256.0),
+            ..ServerMetricsSummary::default()
         },
     });
     let text = servebench_block(&result);

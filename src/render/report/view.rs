@@ -9,18 +9,24 @@
 use std::fmt::Write as _;
 
 use crate::config::metric::{MetricKey, Stat};
+use crate::config::sweep::LoadParameter;
 use crate::config::Metric;
 use crate::render::format::{fmt_load, fmt_value};
-use crate::views::model::{LlmperfRequest, View};
+use crate::results::document::BenchResult;
+use crate::results::validity::Verdict;
+use crate::views::model::{LlmperfRequest, Step, View};
+use crate::views::open::from_result;
 
 /// Run-level columns of the per-step table of a sweep or an import (key, heading), then the
 /// [`LATENCY_COLUMNS`], in this order when present.
-const RUN_COLUMNS: [(&str, &str); 5] = [
+const RUN_COLUMNS: [(&str, &str); 7] = [
     ("completed", "ok"),
     ("failed", "failed"),
     ("duration", "duration s"),
     ("request_throughput", "req/s"),
     ("output_throughput", "out tok/s"),
+    ("usd_per_1m_output_tokens", "$/1M out"),
+    ("joules_per_output_token", "J/out tok"),
 ];
 
 /// Latency columns, in ms, headed by the statistic and the metric (`p99 TTFT`).
@@ -68,6 +74,128 @@ fn table(out: &mut String, head: &[String], rows: &[Vec<String>]) {
     }
 }
 
+/// The table of `steps` (heading and a row per step, the columns any step has), with a
+/// last column `extra` (heading, a cell per step) when given.
+fn series_rows(
+    parameter: LoadParameter,
+    steps: &[Step],
+    extra: Option<(&str, Vec<String>)>,
+) -> (Vec<String>, Vec<Vec<String>>) {
+    let cols: Vec<(String, String)> = view_columns()
+        .into_iter()
+        .filter(|(k, _)| steps.iter().any(|st| st.metrics.contains_key(k)))
+        .collect();
+    let mut head = vec![parameter.as_str().to_string()];
+    head.extend(cols.iter().map(|(_, h)| h.clone()));
+    let mut rows: Vec<Vec<String>> = (steps.iter())
+        .map(|st| {
+            let mut r = vec![st.load_value(parameter).map_or("?".into(), fmt_load)];
+            r.extend(
+                cols.iter()
+                    .map(|(k, _)| st.metric(k).map_or("—".into(), |v| fmt_value(k, v))),
+            );
+            r
+        })
+        .collect();
+    if let Some((heading, cells)) = extra {
+        head.push(heading.to_string());
+        for (r, c) in rows.iter_mut().zip(cells) {
+            r.push(c);
+        }
+    }
+    (head, rows)
+}
+
+/// A Markdown pipe table.
+pub fn markdown_table(out: &mut String, head: &[String], rows: &[Vec<String>]) {
+    let cells = |r: &[String]| r.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>();
+    let _ = writeln!(out, "| {} |", cells(head).join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
+    for r in rows {
+        let _ = writeln!(out, "| {} |", cells(r).join(" | "));
+    }
+}
+
+/// A sweep's or an import's tables in Markdown: a heading and a table per series.
+pub fn view_markdown(view: &View) -> String {
+    let mut out = format!("## {}\n", view.label);
+    for n in &view.notes {
+        let _ = writeln!(out, "\n> note: {n}");
+    }
+    for s in &view.series {
+        let _ = writeln!(out, "\n### {}\n", s.name);
+        let (head, rows) = series_rows(s.parameter, &s.steps, None);
+        markdown_table(&mut out, &head, &rows);
+    }
+    out
+}
+
+/// A result's report in Markdown: each block a heading and a figure/value table (the text
+/// report's lines, `label: value`).
+pub fn result_markdown(text: &str) -> String {
+    let mut out = String::new();
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let flush = |out: &mut String, rows: &mut Vec<Vec<String>>| {
+        if !rows.is_empty() {
+            markdown_table(out, &["figure".into(), "value".into()], rows);
+            rows.clear();
+        }
+    };
+    for l in text.lines() {
+        let title = l.trim_matches(|c| c == '=' || c == '-');
+        if title.len() < l.len() {
+            flush(&mut out, &mut rows);
+            if !title.trim().is_empty() {
+                let _ = writeln!(out, "\n### {}\n", title.trim());
+            }
+        } else if let Some(i) = l
+            .find(": ")
+            .or_else(|| l.ends_with(':').then(|| l.len() - 1))
+        {
+            rows.push(vec![
+                l[..i].trim().to_string(),
+                l[i + 1..].trim().to_string(),
+            ]);
+        }
+    }
+    flush(&mut out, &mut rows);
+    out
+}
+
+/// The table that ends a sweep, `--stages` or `search`: a row per step as saved (`path`,
+/// its result), with the measurement's validity, then the commands that plot, compare and
+/// render it (`saved`: the sweep document, or the step files).
+pub fn step_table(
+    parameter: LoadParameter,
+    steps: &[(std::path::PathBuf, &BenchResult)],
+    saved: &[std::path::PathBuf],
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{:=^50}", " Steps ");
+    let views: Vec<Step> = (steps.iter())
+        .filter_map(|(p, r)| from_result(p, r).series.pop()?.steps.pop())
+        .collect();
+    let validity = (steps.iter())
+        .map(|(_, r)| match r.validity.as_ref().map(|v| v.verdict) {
+            Some(Verdict::Valid) => "valid".to_string(),
+            Some(Verdict::ClientBound) => "client-bound".to_string(),
+            Some(Verdict::ServerLate) => "server-late".to_string(),
+            None => "—".to_string(),
+        })
+        .collect();
+    let (head, rows) = series_rows(parameter, &views, Some(("validity", validity)));
+    table(&mut out, &head, &rows);
+    let files: Vec<String> = saved.iter().map(|p| p.display().to_string()).collect();
+    let files = files.join(" ");
+    let _ = writeln!(out, "Plot it:     servebench plot {files} --out-dir plots");
+    let _ = writeln!(out, "Compare:     servebench compare {files} OTHER");
+    let _ = writeln!(
+        out,
+        "HTML report: servebench report {files} --html report.html"
+    );
+    out
+}
+
 /// The text report of a sweep or an imported document: one table per series (a row per
 /// step, latencies in ms), the notes, and llmperf's per-request table when there is one.
 pub fn view_text(view: &View) -> String {
@@ -84,24 +212,7 @@ pub fn view_text(view: &View) -> String {
     }
     for s in &view.series {
         let _ = writeln!(out, "\n{}", s.name);
-        let cols: Vec<(String, String)> = view_columns()
-            .into_iter()
-            .filter(|(k, _)| s.steps.iter().any(|st| st.metrics.contains_key(k)))
-            .collect();
-        let mut head = vec![s.parameter.as_str().to_string()];
-        head.extend(cols.iter().map(|(_, h)| h.clone()));
-        let rows: Vec<Vec<String>> = s
-            .steps
-            .iter()
-            .map(|st| {
-                let mut r = vec![st.load_value(s.parameter).map_or("?".into(), fmt_load)];
-                r.extend(
-                    cols.iter()
-                        .map(|(k, _)| st.metric(k).map_or("—".into(), |v| fmt_value(k, v))),
-                );
-                r
-            })
-            .collect();
+        let (head, rows) = series_rows(s.parameter, &s.steps, None);
         table(&mut out, &head, &rows);
         for st in &s.steps {
             for n in &st.notes {

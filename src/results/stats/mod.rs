@@ -32,4 +32,4 @@ pub use distribution::{percentile, Distribution, PercentileMethod};
 pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 pub use samples::{SampleSet, EXACT_SAMPLES_MAX, HDR_RELATIVE_ERROR};
 pub use summary::{summarize, RunSummary, Summarizer, SummaryOptions};
-pub use turns::TurnTtft;
+pub use turns::{ConversationTotals, TurnTtft};

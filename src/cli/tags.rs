@@ -1,0 +1,30 @@
+//! `--label`, `--metadata`, `--cost-per-hour`: what the user says about a run
+//! (`config::tags`).
+
+use clap::Args;
+
+use crate::config::tags::{parse_pair, Tags};
+
+#[derive(Debug, Args)]
+pub struct TagArgs {
+    /// The run's name in the report, compare, plot and HTML (default: the file's name).
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+    /// A fact about the run, KEY=VALUE (repeatable), e.g. --metadata gpu=H100 --metadata tp=8.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_pair)]
+    pub metadata: Vec<(String, String)>,
+    /// What the server costs, USD per hour (a GPU-hour's price times the GPUs): adds $ per
+    /// million output and total tokens to the report, every step, search and compare.
+    #[arg(long, value_name = "USD")]
+    pub cost_per_hour: Option<f64>,
+}
+
+impl TagArgs {
+    pub fn tags(&self) -> Tags {
+        Tags {
+            label: self.label.clone(),
+            metadata: self.metadata.iter().cloned().collect(),
+            cost_per_hour: self.cost_per_hour,
+        }
+    }
+}

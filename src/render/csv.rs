@@ -1,0 +1,165 @@
+//! CSV for spreadsheets and databases (`servebench report X --format csv`): column names are
+//! the JSON keys, nested ones joined by `.` (`ttft_ms.mean`; a percentile list's entries as
+//! `ttft_ms.percentiles.p99`).
+//!
+//! - a result: one row, its top-level figures (vLLM's keys, `label`, metadata) then every
+//!   `summary` key flattened;
+//! - a sweep or an import: one row per step, its load value and every figure it has;
+//! - a records file: one row per request, each scalar field, and `itl_gaps_ms`, the gaps
+//!   between its output chunks (docs/metrics.md's ITL) separated by spaces.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::measure::record::RequestRecord;
+use crate::results::document::BenchResult;
+use crate::results::stats::itl_gaps_ns;
+use crate::views::model::View;
+
+/// Writes `head` and `rows` as CSV.
+fn write(head: &[String], rows: &[Vec<String>]) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in std::iter::once(head).chain(rows.iter().map(Vec::as_slice)) {
+        // Writing to memory cannot fail.
+        let _ = w.write_record(r);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// `v` flattened into `out` under `key`: objects by their keys, `[p, value]` pairs as
+/// `pP`, other arrays by index; scalars as text (null, `{}` and `[]`: empty).
+fn flatten(key: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+    let join = |k: &str| {
+        if key.is_empty() {
+            k.to_string()
+        } else {
+            format!("{key}.{k}")
+        }
+    };
+    match v {
+        // An empty object or list is still a column, empty.
+        Value::Object(m) if m.is_empty() => {
+            out.insert(key.to_string(), String::new());
+        }
+        Value::Array(a) if a.is_empty() => {
+            out.insert(key.to_string(), String::new());
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                flatten(&join(k), x, out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                match x.as_array().map(Vec::as_slice) {
+                    Some([Value::Number(p), value]) => flatten(&join(&format!("p{p}")), value, out),
+                    _ => flatten(&join(&i.to_string()), x, out),
+                }
+            }
+        }
+        Value::Null => {
+            out.insert(key.to_string(), String::new());
+        }
+        Value::String(s) => {
+            out.insert(key.to_string(), s.clone());
+        }
+        other => {
+            out.insert(key.to_string(), other.to_string());
+        }
+    }
+}
+
+/// A result's one-row CSV.
+pub fn result(r: &BenchResult) -> String {
+    let mut row = BTreeMap::new();
+    for (k, v) in &r.vllm {
+        // vLLM's per-request arrays are the records file's business.
+        if !v.is_array() {
+            flatten(k, v, &mut row);
+        }
+    }
+    if let Some(c) = &r.cost {
+        flatten("cost", &serde_json::json!(c), &mut row);
+    }
+    flatten("summary", &serde_json::json!(r.summary), &mut row);
+    let (head, cells): (Vec<String>, Vec<String>) = row.into_iter().unzip();
+    write(&head, &[cells])
+}
+
+/// A sweep's or an import's CSV: a row per step.
+pub fn view(v: &View) -> String {
+    let mut keys: Vec<String> = v.steps().flat_map(|s| s.metrics.keys().cloned()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut head = vec!["series".to_string(), "parameter".into(), "value".into()];
+    head.extend(keys.iter().cloned());
+    let mut rows = Vec::new();
+    for s in &v.series {
+        for st in &s.steps {
+            let value = st
+                .load_value(s.parameter)
+                .map_or(String::new(), |x| x.to_string());
+            let mut r = vec![s.name.clone(), s.parameter.as_str().to_string(), value];
+            r.extend(
+                keys.iter()
+                    .map(|k| st.metric(k).map_or(String::new(), |x| x.to_string())),
+            );
+            rows.push(r);
+        }
+    }
+    write(&head, &rows)
+}
+
+/// A records file's CSV: a row per request.
+pub fn records(records: impl Iterator<Item = RequestRecord>) -> String {
+    let rows: Vec<BTreeMap<String, String>> = records
+        .map(|r| {
+            let mut row = BTreeMap::new();
+            if let Value::Object(m) = serde_json::json!(r) {
+                for (k, v) in m.iter().filter(|(_, v)| !v.is_array()) {
+                    flatten(k, v, &mut row);
+                }
+            }
+            let gaps: Vec<String> = itl_gaps_ns(&r)
+                .map(|g| format!("{}", g as f64 / 1e6))
+                .collect();
+            row.insert("itl_gaps_ms".into(), gaps.join(" "));
+            row
+        })
+        .collect();
+    let mut head: Vec<String> = rows.iter().flat_map(|r| r.keys().cloned()).collect();
+    head.sort();
+    head.dedup();
+    let cells: Vec<Vec<String>> = (rows.iter())
+        .map(|r| {
+            head.iter()
+                .map(|k| r.get(k).cloned().unwrap_or_default())
+                .collect()
+        })
+        .collect();
+    write(&head, &cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_keys_and_percentile_pairs_flatten_by_name() {
+        let mut out = BTreeMap::new();
+        let v = serde_json::json!({"ttft_ms": {"mean": 1.5, "percentiles": [[99.0, 7.0]]},
+                                   "note": "a,b", "none": null, "list": [3, 4]});
+        flatten("", &v, &mut out);
+        assert_eq!(out["ttft_ms.mean"], "1.5");
+        assert_eq!(out["ttft_ms.percentiles.p99.0"], "7.0");
+        assert_eq!(out["note"], "a,b");
+        assert_eq!(out["none"], "");
+        assert_eq!(out["list.1"], "4");
+        let text = write(
+            &["a".into(), "b".into()],
+            &[vec!["x,y".into(), "\"q\"".into()]],
+        );
+        assert_eq!(text, "a,b\n\"x,y\",\"\"\"q\"\"\"\n");
+    }
+}
