@@ -217,6 +217,8 @@ async fn every_backend_reports_the_same_truth() {
         BackendKind::OpenaiChat,
         BackendKind::Tgi,
         BackendKind::Llamacpp,
+        BackendKind::AnthropicMessages,
+        BackendKind::OpenaiResponses,
     ] {
         let dir = tempfile::tempdir().unwrap();
         let (result, records) = run(config(server.base_url(), backend, 4, 4, 12), dir.path()).await;
@@ -362,11 +364,23 @@ async fn stopping_a_run_keeps_what_was_measured() {
 async fn reasoning_tokens_are_output_and_reported_separately() {
     let _guard = SERIAL.lock().await;
     let server = start_sim(1, true, FaultConfig::default()).await;
+    // The chat API's `reasoning_content`, Anthropic's `thinking_delta`, the Responses API's
+    // `response.reasoning_text.delta`.
+    for backend in [
+        BackendKind::OpenaiChat,
+        BackendKind::AnthropicMessages,
+        BackendKind::OpenaiResponses,
+    ] {
+        reasoning_is_output_and_reported_separately(server.base_url(), backend).await;
+    }
+    server.shutdown().await;
+}
+
+async fn reasoning_is_output_and_reported_separately(base_url: String, backend: BackendKind) {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(server.base_url(), BackendKind::OpenaiChat, 4, 4, 10);
+    let mut cfg = config(base_url, backend, 4, 4, 10);
     cfg.extra_body = Some(serde_json::json!({"sim_reasoning_tokens": 4}));
     let (result, records) = run(cfg, dir.path()).await;
-    server.shutdown().await;
     let s = &result.summary;
     assert_eq!(s.completed, 4);
     assert_eq!(s.total_output_tokens, 40);

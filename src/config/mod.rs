@@ -39,6 +39,10 @@ pub enum BackendKind {
     Tgi,
     /// llama.cpp native, `POST /completion`.
     Llamacpp,
+    /// Anthropic Messages, `POST /v1/messages` (vLLM, SGLang, llama.cpp).
+    AnthropicMessages,
+    /// OpenAI Responses, `POST /v1/responses` (vLLM, SGLang).
+    OpenaiResponses,
 }
 
 impl BackendKind {
@@ -49,6 +53,8 @@ impl BackendKind {
             BackendKind::OpenaiChat => "/v1/chat/completions",
             BackendKind::Tgi => "/generate_stream",
             BackendKind::Llamacpp => "/completion",
+            BackendKind::AnthropicMessages => "/v1/messages",
+            BackendKind::OpenaiResponses => "/v1/responses",
         }
     }
     pub fn as_str(self) -> &'static str {
@@ -57,6 +63,8 @@ impl BackendKind {
             BackendKind::OpenaiChat => "openai-chat",
             BackendKind::Tgi => "tgi",
             BackendKind::Llamacpp => "llamacpp",
+            BackendKind::AnthropicMessages => "anthropic-messages",
+            BackendKind::OpenaiResponses => "openai-responses",
         }
     }
 }
@@ -69,8 +77,10 @@ impl FromStr for BackendKind {
             "openai-chat" => Ok(BackendKind::OpenaiChat),
             "tgi" => Ok(BackendKind::Tgi),
             "llamacpp" | "llama.cpp" => Ok(BackendKind::Llamacpp),
+            "anthropic-messages" => Ok(BackendKind::AnthropicMessages),
+            "openai-responses" => Ok(BackendKind::OpenaiResponses),
             other => Err(format!(
-                "unknown backend '{other}' (expected openai, vllm, sglang, openai-chat, tgi or llamacpp)"
+                "unknown backend '{other}' (expected openai, vllm, sglang, openai-chat, tgi, llamacpp, anthropic-messages or openai-responses)"
             )),
         }
     }

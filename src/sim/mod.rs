@@ -174,6 +174,8 @@ fn build_router(shared: Arc<Shared>) -> Router {
         .route("/generate", post(apis::tgi_generate))
         .route("/info", get(apis::tgi_info))
         .route("/completion", post(apis::llama_completion))
+        .route("/v1/messages", post(apis::messages))
+        .route("/v1/responses", post(apis::responses))
         .route("/v1/models", get(apis::models))
         .route("/health", get(apis::health))
         .route("/sim/stats", get(apis::stats))

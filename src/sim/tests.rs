@@ -340,6 +340,99 @@ async fn chat_stream_structure() {
     server.shutdown().await;
 }
 
+/// Typed events (`event:` then `data:`): the (event, data.type) pairs of a body.
+fn typed_events(r: &RawResponse) -> Vec<(String, Value)> {
+    (r.body().split("\n\n").filter(|e| !e.is_empty()))
+        .map(|e| {
+            let (kind, data) = e
+                .split_once("\ndata: ")
+                .expect("an event line and a data line");
+            let kind = kind
+                .strip_prefix("event: ")
+                .expect("the event line")
+                .to_string();
+            let data = parse(data);
+            assert_eq!(data["type"], kind.as_str());
+            (kind, data)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn messages_and_responses_stream_structure() {
+    let server = start(fast()).await;
+    let r = post(
+        server.local_addr(),
+        "/v1/messages",
+        r#"{"model":"m","system":"be brief","messages":[{"role":"user","content":"hi there you"}],"max_tokens":4,"stream":true,"sim_reasoning_tokens":1}"#,
+    )
+    .await;
+    assert_sse_headers(&r);
+    let events = typed_events(&r);
+    let kinds: Vec<&str> = events.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop",
+        ]
+    );
+    assert_eq!(events[0].1["message"]["usage"]["input_tokens"], 5);
+    assert_eq!(events[1].1["content_block"]["type"], "thinking");
+    assert_eq!(events[2].1["delta"]["type"], "thinking_delta");
+    assert_eq!(
+        (
+            events[4].1["index"].as_u64(),
+            events[5].1["delta"]["type"].as_str()
+        ),
+        (Some(1), Some("text_delta"))
+    );
+    assert_eq!(events[9].1["usage"]["output_tokens"], 4);
+    assert_eq!(events[9].1["delta"]["stop_reason"], "max_tokens");
+
+    let r = post(
+        server.local_addr(),
+        "/v1/responses",
+        r#"{"model":"m","input":[{"role":"user","content":"one two three"}],"max_output_tokens":3,"stream":true}"#,
+    )
+    .await;
+    let events = typed_events(&r);
+    let kinds: Vec<&str> = events.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "response.created",
+            "response.output_text.delta",
+            "response.output_text.delta",
+            "response.output_text.delta",
+            "response.completed",
+        ]
+    );
+    let seq: Vec<u64> = events
+        .iter()
+        .map(|(_, d)| d["sequence_number"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seq, [0, 1, 2, 3, 4]);
+    let usage = &events[4].1["response"]["usage"];
+    assert_eq!(
+        (
+            usage["input_tokens"].as_u64(),
+            usage["output_tokens"].as_u64()
+        ),
+        (Some(3), Some(3))
+    );
+    server.shutdown().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn chat_reasoning_tokens_and_non_stream() {
     let server = start(SimConfig {

@@ -1,18 +1,16 @@
 //! The wire formats: one [`Api`] implementation per server API.
 //!
 //! An `Api` builds the JSON body of a request and reads one SSE event into a [`Parsed`] value.
-//! It does no I/O and reads no clock; `client` owns both. To add an API: implement `Api`, add a
-//! `BackendKind` variant in `config`, and map it in [`for_backend`].
+//! It does no I/O and reads no clock; `client` owns both. To add an API: implement `Api` (here,
+//! or in `typed.rs` for typed events), add a `BackendKind` variant in `config`, and map it in
+//! `backends.rs`.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::config::{BackendKind, DatasetKind, RunConfig};
-use crate::measure::error::ClientError;
 use crate::measure::record::FailureKind;
-use crate::tokenizer::chat_template::ChatTemplate;
 
 /// What one request asks for.
 #[derive(Clone, Debug)]
@@ -74,30 +72,6 @@ pub trait Api: Send + Sync {
     fn parse<'a>(&self, event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError>;
 }
 
-/// The `Api` for a backend.
-pub fn for_backend(kind: BackendKind) -> Box<dyn Api> {
-    match kind {
-        BackendKind::Openai => Box::new(OpenAiCompletions),
-        BackendKind::OpenaiChat => Box::new(OpenAiChat),
-        BackendKind::Tgi => Box::new(Tgi),
-        BackendKind::Llamacpp => Box::new(LlamaCpp),
-    }
-}
-
-/// The chat template of `--tokenizer`, for a run that may send conversations (`--turns`,
-/// `--multi-turn`, a jsonl file's "turns") to an API that takes a prompt: the chat API gets
-/// the messages and applies the server's own template.
-pub(super) fn chat_template(cfg: &RunConfig) -> Result<Option<ChatTemplate>, ClientError> {
-    let w = &cfg.workload;
-    let talks = cfg.load.shape.turns() > 1 || w.multi_turn || w.dataset == DatasetKind::Jsonl;
-    match w.tokenizer.as_deref() {
-        Some(spec) if talks && cfg.backend != BackendKind::OpenaiChat => {
-            ChatTemplate::for_tokenizer(spec).map_err(ClientError)
-        }
-        _ => Ok(None),
-    }
-}
-
 /// Merges `extra` into `body`: objects merge key by key (recursively), anything else replaces.
 pub fn merge_json(body: &mut Value, extra: &Value) {
     match (body, extra) {
@@ -115,7 +89,7 @@ pub fn merge_json(body: &mut Value, extra: &Value) {
     }
 }
 
-fn malformed(data: &str, err: impl std::fmt::Display) -> EventError {
+pub(super) fn malformed(data: &str, err: impl std::fmt::Display) -> EventError {
     let excerpt: String = data.chars().take(120).collect();
     (
         FailureKind::MalformedStream,

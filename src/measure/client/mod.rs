@@ -16,15 +16,17 @@
 //! the read returned in user space.
 
 pub mod api;
+mod backends;
 mod fast_event;
 mod http1;
 mod stream;
+mod typed;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -125,16 +127,21 @@ impl Client {
         tokenizer: Option<Tokenizer>,
     ) -> Result<Arc<Client>, ClientError> {
         install_crypto_provider();
+        // The API's own headers (the key's, `anthropic-version`), then the user's: a user's
+        // header replaces a default of the same name, as in reqwest's default-header map.
+        let user = |name: &str| (secrets.headers.iter()).any(|(k, _)| k.eq_ignore_ascii_case(name));
+        let mut lean_headers: Vec<(String, String)> =
+            backends::default_headers(cfg.backend, secrets.api_key.as_deref())
+                .into_iter()
+                .filter(|(k, _)| !user(k))
+                .collect();
+        lean_headers.extend(secrets.headers.iter().cloned());
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if let Some(key) = &secrets.api_key {
-            let v = HeaderValue::from_str(&format!("Bearer {key}"))
-                .map_err(|_| ClientError("the API key is not a valid header value".into()))?;
-            headers.insert(AUTHORIZATION, v);
-        }
-        for (k, v) in &secrets.headers {
+        for (k, v) in &lean_headers {
             let name = HeaderName::from_bytes(k.as_bytes())
                 .map_err(|_| ClientError(format!("invalid header name '{k}'")))?;
+            // The value is never shown: it may be the API key.
             let value = HeaderValue::from_str(v)
                 .map_err(|_| ClientError(format!("invalid value for header '{k}'")))?;
             headers.insert(name, value);
@@ -151,32 +158,19 @@ impl Client {
             .tls_danger_accept_invalid_certs(cfg.insecure)
             .build()
             .map_err(|e| ClientError(e.to_string()))?;
-        // The same headers for the lean transport (validated above); a user's header replaces
-        // the default of the same name, as in reqwest's default-header map.
-        let user = |name: &str| {
-            secrets
-                .headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case(name))
-        };
-        let mut lean_headers = Vec::new();
-        if let Some(key) = secrets.api_key.as_ref().filter(|_| !user("authorization")) {
-            lean_headers.push(("authorization".to_string(), format!("Bearer {key}")));
-        }
-        lean_headers.extend(secrets.headers.iter().cloned());
         let base_url = secrets.base_url.clone().unwrap_or(cfg.base_url.clone());
         let url = join_url(
             &base_url,
             secrets.endpoint.as_deref().unwrap_or(&cfg.endpoint),
         );
         Ok(Arc::new(Client {
-            chat_template: api::chat_template(cfg)?,
+            chat_template: backends::chat_template(cfg)?,
             http,
             lean: http1::Endpoint::new(&url, &lean_headers, cfg.load.connect_timeout()),
             url: redact_url(&url),
             target: url,
             base_url,
-            api: api::for_backend(cfg.backend),
+            api: backends::for_backend(cfg.backend),
             model: cfg.model.clone(),
             ignore_eos: cfg.ignore_eos,
             extra_body: cfg.extra_body.clone(),

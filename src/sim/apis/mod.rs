@@ -1,7 +1,7 @@
 //! The HTTP APIs the simulated server speaks, each in its real server's wire format:
 //! OpenAI/vLLM completions and chat completions (`openai.rs`), Hugging Face TGI
 //! (`/generate_stream`, `/generate`, `/info`; `tgi.rs`) and llama.cpp's native `/completion`
-//! (`llama.rs`), plus the endpoints that generate nothing: `/v1/models`, `/health`,
+//! (`llama.rs`), Anthropic Messages and OpenAI Responses (`typed.rs`), plus the endpoints that generate nothing: `/v1/models`, `/health`,
 //! `/sim/stats`, `/sim/info`, `/metrics`, `/tokenize` (`info.rs`).
 //!
 //! Each API has a lenient request struct (only the fields the simulator uses; unknown fields
@@ -11,7 +11,7 @@
 //! `common.rs`. The timing, faults and statistics are `stream/`'s job.
 //!
 //! # Layout (each file imports only those listed before it)
-//! `common.rs` → `openai.rs`, `tgi.rs`, `llama.rs`, `info.rs` (which do not import each other;
+//! `common.rs` → `openai.rs`, `tgi.rs`, `llama.rs`, `typed.rs`, `info.rs` (which do not import each other;
 //! `ChatMessage`, used by chat and by `/tokenize`, is in `common.rs`). This file only
 //! re-exports the handlers for `sim/mod.rs`'s route table.
 //!
@@ -36,8 +36,10 @@ mod info;
 mod llama;
 mod openai;
 mod tgi;
+mod typed;
 
 pub(crate) use info::{health, metrics, models, not_found, sim_info, stats, tokenize};
 pub(crate) use llama::llama_completion;
 pub(crate) use openai::{chat_completions, completions};
 pub(crate) use tgi::{tgi_generate, tgi_generate_stream, tgi_info};
+pub(crate) use typed::{messages, responses};

@@ -1,0 +1,323 @@
+//! Anthropic Messages (`POST /v1/messages`) and OpenAI Responses (`POST /v1/responses`),
+//! streamed with their typed SSE events (`event:` lines), and whole.
+//!
+//! # What it owns
+//! The two request structs and framers. Messages: `message_start` (input and cached tokens)
+//! and the first `content_block_start` at `t0`; `thinking_delta` events in block 0 for the
+//! `sim_reasoning_tokens` extension, then `text_delta` events in the text block;
+//! `content_block_stop`, `message_delta` (stop reason, output tokens) and `message_stop`.
+//! Responses: `response.created` at `t0`; `response.reasoning_text.delta` then
+//! `response.output_text.delta` events, numbered by `sequence_number`; `response.completed`
+//! with the usage.
+//!
+//! # What it must not touch
+//! Timing, faults and statistics (`stream/`, `common.rs`); other APIs' formats.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::common::{
+    cache_prompt, count_prompt, parse_body, resolve, stream_answer, token_budget, whole_answer,
+    Answer, AppState, ChatMessage, Finish,
+};
+use crate::sim::http1::Arrival;
+use crate::sim::stream::{Framer, ServerTimes};
+use crate::sim::text::TokenGen;
+
+/// Appends one typed SSE event: `event: KIND` and its `data:` line.
+fn event(out: &mut Vec<u8>, kind: &str, data: &str) {
+    out.extend_from_slice(b"event: ");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\ndata: ");
+    out.extend_from_slice(data.as_bytes());
+    out.extend_from_slice(b"\n\n");
+}
+
+/// Tokens `[start, end)` as JSON string content (no quotes).
+fn text(gen: &TokenGen, start: u32, end: u32) -> String {
+    let mut v = Vec::new();
+    gen.push_text(&mut v, start, end);
+    String::from_utf8_lossy(&v).into_owned()
+}
+
+#[derive(Deserialize)]
+struct MessagesRequest {
+    messages: Option<Vec<ChatMessage>>,
+    system: Option<Value>,
+    max_tokens: Option<u64>,
+    stream: Option<bool>,
+    ignore_eos: Option<bool>,
+    /// Extension: the first R tokens are thinking (`thinking_delta`).
+    sim_reasoning_tokens: Option<u64>,
+}
+
+struct MessagesFramer {
+    gen: TokenGen,
+    reasoning: u32,
+    tokens: u32,
+    stop_reason: &'static str,
+    start: String,
+}
+
+impl MessagesFramer {
+    fn block_start(out: &mut Vec<u8>, index: u32, kind: &str) {
+        let field = if kind == "thinking" {
+            "thinking"
+        } else {
+            "text"
+        };
+        let data = format!(
+            r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"{kind}","{field}":""}}}}"#
+        );
+        event(out, "content_block_start", &data);
+    }
+
+    fn block_stop(out: &mut Vec<u8>, index: u32) {
+        let data = format!(r#"{{"type":"content_block_stop","index":{index}}}"#);
+        event(out, "content_block_stop", &data);
+    }
+
+    fn delta(&self, out: &mut Vec<u8>, index: u32, kind: &str, start: u32, end: u32) {
+        let field = if kind == "thinking_delta" {
+            "thinking"
+        } else {
+            "text"
+        };
+        let data = format!(
+            r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"{kind}","{field}":"{}"}}}}"#,
+            text(&self.gen, start, end)
+        );
+        event(out, "content_block_delta", &data);
+    }
+}
+
+impl Framer for MessagesFramer {
+    fn preamble(&mut self) -> Option<Bytes> {
+        let mut out = Vec::new();
+        event(&mut out, "message_start", &self.start);
+        let first = if self.reasoning > 0 {
+            "thinking"
+        } else {
+            "text"
+        };
+        Self::block_start(&mut out, 0, first);
+        Some(Bytes::from(out))
+    }
+
+    fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
+        let split = self.reasoning.clamp(start, end);
+        if split > start {
+            self.delta(out, 0, "thinking_delta", start, split);
+        }
+        if end > split {
+            if self.reasoning > 0 && split == self.reasoning && start <= self.reasoning {
+                // The thinking block ends where the text begins.
+                Self::block_stop(out, 0);
+                Self::block_start(out, 1, "text");
+            }
+            let index = u32::from(self.reasoning > 0);
+            self.delta(out, index, "text_delta", split, end);
+        }
+    }
+
+    fn trailer(&mut self, out: &mut Vec<u8>, _times: &ServerTimes) {
+        let last = u32::from(self.reasoning > 0 && self.tokens > self.reasoning);
+        Self::block_stop(out, last);
+        let data = format!(
+            r#"{{"type":"message_delta","delta":{{"stop_reason":"{}","stop_sequence":null}},"usage":{{"output_tokens":{}}}}}"#,
+            self.stop_reason, self.tokens
+        );
+        event(out, "message_delta", &data);
+        event(out, "message_stop", r#"{"type":"message_stop"}"#);
+    }
+}
+
+fn anthropic_stop(f: Finish) -> &'static str {
+    match f {
+        Finish::Length => "max_tokens",
+        Finish::Stop => "end_turn",
+    }
+}
+
+pub(crate) async fn messages(State(shared): AppState, Arrival(t0): Arrival, body: Bytes) -> Answer {
+    let req: MessagesRequest = parse_body(&body)?;
+    let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
+    let contents: Vec<&Value> = (req.system.iter())
+        .chain(
+            req.messages
+                .iter()
+                .flatten()
+                .filter_map(|m| m.content.as_ref()),
+        )
+        .collect();
+    let prompt_tokens: u64 = contents.iter().map(|v| count_prompt(v)).sum();
+    let mut r = resolve(
+        &shared,
+        t0,
+        prompt_tokens,
+        budget,
+        req.ignore_eos.unwrap_or(false),
+    )?;
+    r.cached = cache_prompt(&shared, contents);
+    let (tokens, cached) = (r.tokens, r.cached);
+    let reasoning = u32::try_from(req.sim_reasoning_tokens.unwrap_or(0))
+        .unwrap_or(u32::MAX)
+        .min(tokens);
+    let gen = TokenGen::new(shared.config.seed, r.n);
+    let id = format!("msg_{}", r.n);
+    let model = shared.model_json.clone();
+    let stop_reason = anthropic_stop(r.finish);
+    if req.stream.unwrap_or(false) {
+        let start = format!(
+            r#"{{"type":"message_start","message":{{"id":"{id}","type":"message","role":"assistant","model":{model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":{prompt_tokens},"cache_read_input_tokens":{cached},"output_tokens":1}}}}}}"#
+        );
+        let framer = MessagesFramer {
+            gen,
+            reasoning,
+            tokens,
+            stop_reason,
+            start,
+        };
+        return stream_answer(shared, &r, framer).await;
+    }
+    whole_answer(shared.clone(), &r, move |_| {
+        let mut content = Vec::new();
+        if reasoning > 0 {
+            content.push(json!({"type": "thinking", "thinking": gen.text(0, reasoning)}));
+        }
+        content.push(json!({"type": "text", "text": gen.text(reasoning, tokens)}));
+        json!({
+            "id": id, "type": "message", "role": "assistant", "model": shared.config.model,
+            "content": content, "stop_reason": stop_reason, "stop_sequence": null,
+            "usage": {"input_tokens": prompt_tokens, "cache_read_input_tokens": cached, "output_tokens": tokens},
+        })
+        .to_string()
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct ResponsesRequest {
+    input: Option<Value>,
+    instructions: Option<Value>,
+    max_output_tokens: Option<u64>,
+    stream: Option<bool>,
+    ignore_eos: Option<bool>,
+    /// Extension: the first R tokens are reasoning (`response.reasoning_text.delta`).
+    sim_reasoning_tokens: Option<u64>,
+}
+
+struct ResponsesFramer {
+    gen: TokenGen,
+    reasoning: u32,
+    /// The next event's `sequence_number`.
+    seq: u64,
+    created: String,
+    completed: String,
+}
+
+impl ResponsesFramer {
+    fn delta(&mut self, out: &mut Vec<u8>, kind: &str, start: u32, end: u32) {
+        let data = format!(
+            r#"{{"type":"{kind}","sequence_number":{},"item_id":"item_0","output_index":0,"content_index":0,"delta":"{}"}}"#,
+            self.seq,
+            text(&self.gen, start, end)
+        );
+        self.seq += 1;
+        event(out, kind, &data);
+    }
+}
+
+impl Framer for ResponsesFramer {
+    fn preamble(&mut self) -> Option<Bytes> {
+        let mut out = Vec::new();
+        event(&mut out, "response.created", &self.created);
+        Some(Bytes::from(out))
+    }
+
+    fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
+        let split = self.reasoning.clamp(start, end);
+        if split > start {
+            self.delta(out, "response.reasoning_text.delta", start, split);
+        }
+        if end > split {
+            self.delta(out, "response.output_text.delta", split, end);
+        }
+    }
+
+    fn trailer(&mut self, out: &mut Vec<u8>, _times: &ServerTimes) {
+        let data = self.completed.replace("{SEQ}", &self.seq.to_string());
+        event(out, "response.completed", &data);
+    }
+}
+
+pub(crate) async fn responses(
+    State(shared): AppState,
+    Arrival(t0): Arrival,
+    body: Bytes,
+) -> Answer {
+    let req: ResponsesRequest = parse_body(&body)?;
+    let budget = token_budget(&shared, "max_output_tokens", req.max_output_tokens)?;
+    // `input` is a string, or items whose `content` is the text.
+    let contents: Vec<&Value> = match &req.input {
+        Some(Value::Array(items)) => items.iter().filter_map(|i| i.get("content")).collect(),
+        Some(v) => vec![v],
+        None => Vec::new(),
+    };
+    let contents: Vec<&Value> = req.instructions.iter().chain(contents).collect();
+    let prompt_tokens: u64 = contents.iter().map(|v| count_prompt(v)).sum();
+    let mut r = resolve(
+        &shared,
+        t0,
+        prompt_tokens,
+        budget,
+        req.ignore_eos.unwrap_or(false),
+    )?;
+    r.cached = cache_prompt(&shared, contents);
+    let (tokens, cached) = (r.tokens, r.cached);
+    let reasoning = u32::try_from(req.sim_reasoning_tokens.unwrap_or(0))
+        .unwrap_or(u32::MAX)
+        .min(tokens);
+    let gen = TokenGen::new(shared.config.seed, r.n);
+    let id = format!("resp_{}", r.n);
+    let model = shared.model_json.clone();
+    let status = match r.finish {
+        Finish::Length => "incomplete",
+        Finish::Stop => "completed",
+    };
+    let usage = json!({
+        "input_tokens": prompt_tokens,
+        "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens": tokens,
+        "output_tokens_details": {"reasoning_tokens": reasoning},
+        "total_tokens": prompt_tokens + u64::from(tokens),
+    });
+    if req.stream.unwrap_or(false) {
+        let created = format!(
+            r#"{{"type":"response.created","sequence_number":0,"response":{{"id":"{id}","object":"response","status":"in_progress","model":{model},"output":[]}}}}"#
+        );
+        let completed = format!(
+            r#"{{"type":"response.completed","sequence_number":{{SEQ}},"response":{{"id":"{id}","object":"response","status":"{status}","model":{model},"usage":{usage}}}}}"#
+        );
+        let framer = ResponsesFramer {
+            gen,
+            reasoning,
+            seq: 1,
+            created,
+            completed,
+        };
+        return stream_answer(shared, &r, framer).await;
+    }
+    whole_answer(shared.clone(), &r, move |_| {
+        json!({
+            "id": id, "object": "response", "status": status, "model": shared.config.model,
+            "output": [{"type": "message", "role": "assistant",
+                        "content": [{"type": "output_text", "text": gen.text(reasoning, tokens)}]}],
+            "usage": usage,
+        })
+        .to_string()
+    })
+    .await
+}
