@@ -429,11 +429,19 @@ fn search_saves_every_probe_and_prints_the_answer() {
         d,
         "--result-filename",
         "s",
+        "--cost-per-hour",
+        "10",
     ]);
     assert!(
         stdout.contains("highest load meeting the SLOs for 90% of requests: 4 concurrent requests"),
         "{stdout}"
     );
+    // It ends with the probes as a step table, by load, and the answer's cost.
+    let loads: Vec<&str> = (stdout.lines().filter(|l| l.starts_with("  ")))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(loads, ["max_concurrency", "1", "2", "4"], "{stdout}");
+    assert!(stdout.contains("per 1M output tokens there"), "{stdout}");
     assert_eq!(
         stderr.matches("-> pass").count(),
         3,

@@ -1,5 +1,6 @@
 //! `servebench search`: the highest load that meets the SLOs; prints the answer.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cli::SearchArgs;
@@ -7,6 +8,8 @@ use crate::config::search::axis_word;
 use crate::config::sweep::LoadParameter;
 use crate::drive::run;
 use crate::drive::search::{run_search, Probes};
+use crate::render::report;
+use crate::results::document::BenchResult;
 use crate::workload::PromptTokenizer;
 
 pub async fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
@@ -60,9 +63,35 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
         LoadParameter::RequestRate => "req/s",
         _ => "concurrent requests",
     };
+    // The probes as a step table, by load (each probe's saved result).
+    let dir = probes
+        .doc_path()
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let mut steps: Vec<(f64, PathBuf, BenchResult)> = (doc.probes.iter())
+        .filter_map(|p| {
+            let path = dir.join(&p.result);
+            Some((p.value, path.clone(), BenchResult::load(&path).ok()?))
+        })
+        .collect();
+    steps.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if !quiet && !steps.is_empty() {
+        let rows: Vec<(PathBuf, &BenchResult)> =
+            steps.iter().map(|(_, p, r)| (p.clone(), r)).collect();
+        let files: Vec<PathBuf> = steps.iter().map(|(_, p, _)| p.clone()).collect();
+        super::out(&report::view::step_table(spec.by, &rows, &files))?;
+    }
+    // `--cost-per-hour`: what the answer's load costs.
+    let cost = (steps.iter())
+        .find(|(v, _, _)| Some(*v) == doc.answer)
+        .and_then(|(_, _, r)| r.cost?.usd_per_1m_output_tokens)
+        .map_or(String::new(), |usd| {
+            format!("; ${usd:.4} per 1M output tokens there")
+        });
     super::out(&match (doc.answer, doc.answer_good_fraction_ci95) {
         (Some(a), Some((lo, hi))) => format!(
-            "highest load meeting the SLOs for {:.0}% of requests: {a} {unit} (good fraction 95% CI {:.1}%..{:.1}%; first failing: {})\n",
+            "highest load meeting the SLOs for {:.0}% of requests: {a} {unit} (good fraction 95% CI {:.1}%..{:.1}%; first failing: {}{cost})\n",
             100.0 * spec.target,
             100.0 * lo,
             100.0 * hi,
