@@ -16,6 +16,11 @@ if [ "${SERVEBENCH_SKIP_BROWSER:-}" != 1 ]; then
             chromium fonts-dejavu-core >/dev/null
     fi
 fi
+# The live dashboard's test runs the binary in tmux (Debian package, installed when missing).
+if ! command -v tmux >/dev/null; then
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+fi
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
 # Release: the integration tests compare measured latencies with the simulator's exact

@@ -206,6 +206,9 @@ pub struct RunArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
+    /// No live dashboard on a terminal: the one-line progress bar.
+    #[arg(long)]
+    pub no_tui: bool,
     /// A sweep, --stages: print only the table of the steps at the end, not each step's
     /// report.
     #[arg(long)]

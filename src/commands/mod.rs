@@ -110,13 +110,15 @@ fn stop_on_signal() -> Signals {
     let tokens = signals.clone();
     tokio::spawn(async move {
         wait_for_signal().await;
-        eprintln!("servebench: stopping: no new requests; waiting for those in flight (Ctrl-C again to abort)");
+        // "\r": a dashboard holds the terminal in raw mode, where a new line does not return.
+        eprintln!("\rservebench: stopping: no new requests; waiting for those in flight (Ctrl-C again to abort)");
         tokens.stop.cancel();
         wait_for_signal().await;
-        eprintln!("servebench: aborting: requests in flight cancelled; saving what was measured (Ctrl-C again to exit at once)");
+        eprintln!("\rservebench: aborting: requests in flight cancelled; saving what was measured (Ctrl-C again to exit at once)");
         tokens.abort.cancel();
         wait_for_signal().await;
-        eprintln!("servebench: aborted");
+        eprintln!("\rservebench: aborted");
+        let _ = ratatui::crossterm::terminal::disable_raw_mode();
         std::process::exit(130);
     });
     signals

@@ -44,7 +44,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let mut printer = Printer {
-        mode: ProgressMode::detect(args.quiet),
+        mode: ProgressMode::detect(args.quiet, args.no_tui),
         progress: None,
         completed: 0,
         sweep_param: sweep.as_ref().map(|(p, _)| *p),
@@ -52,6 +52,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         // A step table follows a sweep or stages: --summary-only prints only that.
         summary_only: args.summary_only && (sweep.is_some() || !cfg.load.shape.stages.is_empty()),
         steps: Vec::new(),
+        steps_total: sweep.as_ref().map_or(0, |(_, v)| v.len()),
     };
     let signals = super::stop_on_signal();
     let mut stopped_early = None;
@@ -214,6 +215,8 @@ struct Printer {
     summary_only: bool,
     /// Each finished step (a sweep's, the stages'): where it is saved, and its result.
     steps: Vec<(PathBuf, BenchResult)>,
+    /// A sweep's number of steps.
+    steps_total: usize,
 }
 
 impl Printer {
@@ -243,16 +246,21 @@ impl StepObserver for Printer {
     fn started(&mut self, value: SweepValue, cfg: &RunConfig, opts: &RunOptions) {
         self.result_path = opts.result_path.clone();
         let label = match self.sweep_param {
-            Some(p) => format!("{}={value}", p.as_str()),
+            Some(p) => format!(
+                "{}={value} (step {} of {})",
+                p.as_str(),
+                self.steps.len() + 1,
+                self.steps_total
+            ),
             None => "run".to_string(),
         };
         // A time-bounded run's total is what its pool was built for (its expected requests).
-        self.progress = Some(Progress::start(
-            opts.live.clone(),
-            crate::drive::load::pool_size(&cfg.load),
+        let info = crate::drive::dashboard::RunInfo {
             label,
-            self.mode,
-        ));
+            total: crate::drive::load::pool_size(&cfg.load),
+            cap: cfg.load.concurrency_cap(),
+        };
+        self.progress = Some(Progress::start(opts.live.clone(), info, self.mode));
     }
 
     fn finished(&mut self, value: SweepValue, result: &BenchResult) {

@@ -4,8 +4,10 @@
 //! Imports every layer below (`config`, `measure`, `workload`, `results`); nothing here
 //! renders a report.
 
+pub mod dashboard;
 pub mod early_stop;
 pub mod error;
+pub mod live;
 pub mod load;
 pub mod monitor;
 pub mod progress;

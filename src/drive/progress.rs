@@ -1,91 +1,35 @@
-//! Live progress of a run: counters the run updates, and a renderer that shows them.
-//!
-//! [`Live`] holds lock-free counters (sent, done, failed, output tokens) and a window of recent
-//! TTFTs; `load` bumps `sent`, the record writer calls [`Live::record`]. [`Progress`] renders
-//! them: an indicatif bar on a terminal, a plain line every few seconds otherwise, nothing
-//! when quiet. It only reads the counters, so it cannot change what is measured.
+//! Live progress of a run: [`Progress`] renders the run's [`Live`] counters (`live.rs`): the
+//! dashboard on a terminal (`dashboard.rs`), an indicatif bar with `--no-tui`, a plain line
+//! every few seconds when stderr is not a terminal, nothing when quiet. It only reads the
+//! counters, so it cannot change what is measured.
 
-use std::collections::VecDeque;
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::measure::record::RequestRecord;
-use crate::results::stats::{percentile, RequestMetrics};
-
-/// How many recent TTFTs the running median is taken over.
-const TTFT_WINDOW: usize = 512;
-
-/// Counters of a run in progress.
-#[derive(Debug, Default)]
-pub struct Live {
-    pub sent: AtomicU64,
-    pub done: AtomicU64,
-    pub failed: AtomicU64,
-    pub output_tokens: AtomicU64,
-    ttfts_ms: Mutex<VecDeque<f64>>,
-}
-
-impl Live {
-    /// Counts a finished measured request.
-    pub fn record(&self, r: &RequestRecord) {
-        if r.warmup {
-            return;
-        }
-        self.done.fetch_add(1, Relaxed);
-        match RequestMetrics::of(r) {
-            Some(m) => {
-                self.output_tokens.fetch_add(m.output_tokens, Relaxed);
-                if let Ok(mut w) = self.ttfts_ms.lock() {
-                    if w.len() == TTFT_WINDOW {
-                        w.pop_front();
-                    }
-                    w.push_back(m.ttft_ns as f64 / 1e6);
-                }
-            }
-            None => {
-                self.failed.fetch_add(1, Relaxed);
-            }
-        }
-    }
-
-    /// Median of the recent TTFTs, ms.
-    pub fn recent_ttft_p50_ms(&self) -> Option<f64> {
-        let mut v: Vec<f64> = self.ttfts_ms.lock().ok()?.iter().copied().collect();
-        v.sort_unstable_by(f64::total_cmp);
-        percentile(&v, 50.0)
-    }
-
-    fn line(&self, total: u64, elapsed: Duration) -> String {
-        let secs = elapsed.as_secs_f64().max(1e-9);
-        let ttft = self
-            .recent_ttft_p50_ms()
-            .map_or_else(|| "-".to_string(), |t| format!("{t:.1} ms"));
-        format!(
-            "{}/{total} done ({} failed), {} sent, {:.0} tok/s, p50 TTFT {ttft}",
-            self.done.load(Relaxed),
-            self.failed.load(Relaxed),
-            self.sent.load(Relaxed),
-            self.output_tokens.load(Relaxed) as f64 / secs,
-        )
-    }
-}
+pub use super::live::{Live, RecentFigures};
 
 /// How progress is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProgressMode {
+    /// The live dashboard (`dashboard.rs`).
+    Dashboard,
     Bar,
     Lines,
     Quiet,
 }
 
 impl ProgressMode {
-    /// A bar on a terminal, lines otherwise, nothing when quiet.
-    pub fn detect(quiet: bool) -> Self {
+    /// The dashboard when stdout and stderr are a terminal (unless `no_tui`), a bar when
+    /// stderr is, lines otherwise, nothing when quiet.
+    pub fn detect(quiet: bool, no_tui: bool) -> Self {
+        let tty = std::io::stderr().is_terminal();
         if quiet {
             ProgressMode::Quiet
-        } else if std::io::stderr().is_terminal() {
+        } else if tty && !no_tui && std::io::stdout().is_terminal() {
+            ProgressMode::Dashboard
+        } else if tty {
             ProgressMode::Bar
         } else {
             ProgressMode::Lines
@@ -97,11 +41,26 @@ impl ProgressMode {
 pub struct Progress {
     task: Option<tokio::task::JoinHandle<()>>,
     bar: Option<indicatif::ProgressBar>,
+    dashboard: Option<super::dashboard::Dashboard>,
 }
 
 impl Progress {
-    /// Starts rendering `live` for a run of `total` requests.
-    pub fn start(live: Arc<Live>, total: u64, label: String, mode: ProgressMode) -> Progress {
+    /// Starts rendering `live` for a run of `info.total` requests.
+    pub fn start(live: Arc<Live>, info: super::dashboard::RunInfo, mode: ProgressMode) -> Progress {
+        if mode == ProgressMode::Dashboard {
+            if let Ok(d) = super::dashboard::Dashboard::start(live.clone(), info.clone()) {
+                return Progress {
+                    task: None,
+                    bar: None,
+                    dashboard: Some(d),
+                };
+            }
+        }
+        let (total, label) = (info.total, info.label);
+        let mode = match mode {
+            ProgressMode::Dashboard => ProgressMode::Bar,
+            m => m,
+        };
         let bar = (mode == ProgressMode::Bar).then(|| {
             let bar = indicatif::ProgressBar::new(total);
             if let Ok(style) = indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {msg}")
@@ -133,7 +92,11 @@ impl Progress {
                 }
             })
         });
-        Progress { task, bar }
+        Progress {
+            task,
+            bar,
+            dashboard: None,
+        }
     }
 
     /// Stops the renderer and clears the bar.
@@ -144,37 +107,8 @@ impl Progress {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::measure::record::{FailureKind, Outcome};
-
-    #[test]
-    fn counts_and_running_median() {
-        let live = Live::default();
-        for (i, ttft_ms) in [10u64, 30, 20].into_iter().enumerate() {
-            live.record(&RequestRecord {
-                id: i as u64,
-                chunk_ns: vec![ttft_ms * 1_000_000],
-                output_tokens: Some(5),
-                ..RequestRecord::default()
-            });
+        if let Some(d) = self.dashboard.take() {
+            d.finish();
         }
-        live.record(&RequestRecord {
-            outcome: Outcome::failed(FailureKind::Timeout, "t"),
-            ..RequestRecord::default()
-        });
-        live.record(&RequestRecord {
-            warmup: true,
-            chunk_ns: vec![1],
-            ..RequestRecord::default()
-        });
-        assert_eq!(live.done.load(Relaxed), 4);
-        assert_eq!(live.failed.load(Relaxed), 1);
-        assert_eq!(live.output_tokens.load(Relaxed), 15);
-        assert_eq!(live.recent_ttft_p50_ms(), Some(20.0));
     }
 }

@@ -1,0 +1,165 @@
+//! What a run in progress shares with its displays: lock-free counters the run updates
+//! (`load` bumps `sent`, the record writer calls [`Live::record`]) and windows of the recent
+//! requests' figures. The progress line and the dashboard only read them.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::measure::record::RequestRecord;
+use crate::results::stats::{itl_gaps_ns, percentile, RequestMetrics};
+
+/// How many recent TTFTs the running median is taken over.
+const TTFT_WINDOW: usize = 512;
+
+/// How many recent ITL gaps and schedule lags the dashboard's percentiles are taken over.
+const GAP_WINDOW: usize = 4096;
+
+/// Counters of a run in progress.
+#[derive(Debug, Default)]
+pub struct Live {
+    pub sent: AtomicU64,
+    pub done: AtomicU64,
+    pub failed: AtomicU64,
+    pub output_tokens: AtomicU64,
+    ttfts_ms: Mutex<VecDeque<f64>>,
+    /// The dashboard's windows: recent ITL gaps and schedule lags (ms), failures by kind.
+    recent: Mutex<Recent>,
+}
+
+#[derive(Debug, Default)]
+struct Recent {
+    itls_ms: VecDeque<f64>,
+    lags_ms: VecDeque<f64>,
+    failures: std::collections::BTreeMap<&'static str, u64>,
+}
+
+/// Appends `v` to a window of at most `cap` values.
+fn push_window(w: &mut VecDeque<f64>, cap: usize, v: f64) {
+    if w.len() == cap {
+        w.pop_front();
+    }
+    w.push_back(v);
+}
+
+/// p50 and p99 of a window.
+fn p50_p99(w: &VecDeque<f64>) -> Option<(f64, f64)> {
+    let mut v: Vec<f64> = w.iter().copied().collect();
+    v.sort_unstable_by(f64::total_cmp);
+    Some((percentile(&v, 50.0)?, percentile(&v, 99.0)?))
+}
+
+/// What the dashboard shows of the recent requests.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RecentFigures {
+    pub ttft_ms: Option<(f64, f64)>,
+    pub itl_ms: Option<(f64, f64)>,
+    pub schedule_lag_ms: Option<(f64, f64)>,
+    pub failures: Vec<(&'static str, u64)>,
+}
+
+impl Live {
+    /// Counts a finished measured request.
+    pub fn record(&self, r: &RequestRecord) {
+        if r.warmup {
+            return;
+        }
+        self.done.fetch_add(1, Relaxed);
+        let metrics = RequestMetrics::of(r);
+        if let Ok(mut recent) = self.recent.lock() {
+            let lag = r.began_ns().saturating_sub(r.scheduled_ns) as f64 / 1e6;
+            push_window(&mut recent.lags_ms, GAP_WINDOW, lag);
+            match (&metrics, r.outcome.failure_kind()) {
+                (Some(_), _) => {
+                    for g in itl_gaps_ns(r) {
+                        push_window(&mut recent.itls_ms, GAP_WINDOW, g as f64 / 1e6);
+                    }
+                }
+                (None, kind) => {
+                    let kind = kind.map_or("no_output", |k| k.as_str());
+                    *recent.failures.entry(kind).or_insert(0) += 1;
+                }
+            }
+        }
+        match metrics {
+            Some(m) => {
+                self.output_tokens.fetch_add(m.output_tokens, Relaxed);
+                if let Ok(mut w) = self.ttfts_ms.lock() {
+                    push_window(&mut w, TTFT_WINDOW, m.ttft_ns as f64 / 1e6);
+                }
+            }
+            None => {
+                self.failed.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// p50/p99 of the recent TTFTs, ITL gaps and schedule lags, and the failures by kind. The
+    /// times are the client's (real) ms.
+    pub fn recent(&self) -> RecentFigures {
+        let ttft_ms = self.ttfts_ms.lock().ok().and_then(|w| p50_p99(&w));
+        let Ok(r) = self.recent.lock() else {
+            return RecentFigures::default();
+        };
+        RecentFigures {
+            ttft_ms,
+            itl_ms: p50_p99(&r.itls_ms),
+            schedule_lag_ms: p50_p99(&r.lags_ms),
+            failures: r.failures.iter().map(|(k, n)| (*k, *n)).collect(),
+        }
+    }
+
+    /// Median of the recent TTFTs, ms.
+    pub fn recent_ttft_p50_ms(&self) -> Option<f64> {
+        let mut v: Vec<f64> = self.ttfts_ms.lock().ok()?.iter().copied().collect();
+        v.sort_unstable_by(f64::total_cmp);
+        percentile(&v, 50.0)
+    }
+
+    pub(super) fn line(&self, total: u64, elapsed: Duration) -> String {
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        let ttft = self
+            .recent_ttft_p50_ms()
+            .map_or_else(|| "-".to_string(), |t| format!("{t:.1} ms"));
+        format!(
+            "{}/{total} done ({} failed), {} sent, {:.0} tok/s, p50 TTFT {ttft}",
+            self.done.load(Relaxed),
+            self.failed.load(Relaxed),
+            self.sent.load(Relaxed),
+            self.output_tokens.load(Relaxed) as f64 / secs,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::record::{FailureKind, Outcome};
+
+    #[test]
+    fn counts_and_running_median() {
+        let live = Live::default();
+        for (i, ttft_ms) in [10u64, 30, 20].into_iter().enumerate() {
+            live.record(&RequestRecord {
+                id: i as u64,
+                chunk_ns: vec![ttft_ms * 1_000_000],
+                output_tokens: Some(5),
+                ..RequestRecord::default()
+            });
+        }
+        live.record(&RequestRecord {
+            outcome: Outcome::failed(FailureKind::Timeout, "t"),
+            ..RequestRecord::default()
+        });
+        live.record(&RequestRecord {
+            warmup: true,
+            chunk_ns: vec![1],
+            ..RequestRecord::default()
+        });
+        assert_eq!(live.done.load(Relaxed), 4);
+        assert_eq!(live.failed.load(Relaxed), 1);
+        assert_eq!(live.output_tokens.load(Relaxed), 15);
+        assert_eq!(live.recent_ttft_p50_ms(), Some(20.0));
+    }
+}
