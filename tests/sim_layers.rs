@@ -39,6 +39,7 @@ const APIS: &[(&str, u32)] = &[
     ("openai", 1),
     ("tgi", 1),
     ("llama", 1),
+    ("typed", 1),
     ("info", 1),
     ("mod", 2),
 ];

@@ -259,6 +259,12 @@ impl StepObserver for Printer {
             label,
             total: crate::drive::load::pool_size(&cfg.load),
             cap: cfg.load.concurrency_cap(),
+            stages: (cfg.load.shape.stages.iter())
+                .scan(0.0, |end, st| {
+                    *end += st.seconds / cfg.time_scale.max(f64::MIN_POSITIVE);
+                    Some((st.rate, *end))
+                })
+                .collect(),
         };
         self.progress = Some(Progress::start(opts.live.clone(), info, self.mode));
     }

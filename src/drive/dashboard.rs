@@ -46,6 +46,21 @@ pub struct RunInfo {
     pub total: u64,
     /// `--max-concurrency`, when set.
     pub cap: Option<u64>,
+    /// `--stages`: each stage's rate and when it ends, real seconds from the schedule's start.
+    pub stages: Vec<(f64, f64)>,
+}
+
+impl RunInfo {
+    /// "stage k of n (R req/s)" at `s` real seconds into the schedule, for a staged run.
+    fn stage_at(&self, s: f64) -> Option<String> {
+        let k = self.stages.iter().position(|&(_, end)| s < end)?;
+        let (rate, _) = self.stages[k];
+        Some(format!(
+            "stage {} of {} ({rate} req/s)",
+            k + 1,
+            self.stages.len()
+        ))
+    }
 }
 
 /// One frame's figures.
@@ -221,8 +236,9 @@ fn snapshot(
     };
     let mut lags: Vec<f64> = lateness.iter().copied().collect();
     lags.sort_unstable_by(f64::total_cmp);
+    let stage = (live.measuring_since.get()).and_then(|t| info.stage_at(t.elapsed().as_secs_f64()));
     Frame {
-        label: info.label.clone(),
+        label: stage.map_or_else(|| info.label.clone(), |s| format!("{} · {s}", info.label)),
         elapsed_s: now.duration_since(started).as_secs_f64(),
         total: info.total,
         sent: live.sent.load(Relaxed),
@@ -255,6 +271,17 @@ mod tests {
             .map(|r| r.concat())
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    #[test]
+    fn a_staged_run_names_its_stage() {
+        let info = RunInfo {
+            stages: vec![(5.0, 1.0), (20.0, 1.5)],
+            ..RunInfo::default()
+        };
+        assert_eq!(info.stage_at(0.2).unwrap(), "stage 1 of 2 (5 req/s)");
+        assert_eq!(info.stage_at(1.2).unwrap(), "stage 2 of 2 (20 req/s)");
+        assert_eq!(info.stage_at(1.6), None);
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub struct Live {
     ttfts_ms: Mutex<VecDeque<f64>>,
     /// The dashboard's windows: recent ITL gaps and schedule lags (ms), failures by kind.
     recent: Mutex<Recent>,
+    /// When the measured load's schedule started (after warm-ups).
+    pub measuring_since: std::sync::OnceLock<std::time::Instant>,
 }
 
 #[derive(Debug, Default)]

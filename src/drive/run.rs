@@ -294,6 +294,10 @@ async fn measure(
     };
     let monitor = Monitor::start();
     let start_ns = clock.now_ns();
+    let _ = opts
+        .live
+        .measuring_since
+        .set(clock.instant_at(start_ns).into_std());
     let sink = Sink {
         records: tx,
         live: opts.live.clone(),

@@ -117,6 +117,8 @@ pub fn split(
             Some(records_file),
         );
         step.complete = result.complete;
+        // One client watched the whole run: its verdict is each stage's.
+        step.validity = result.validity.clone();
         step.save(&path)?;
         doc.steps.push(SweepStep {
             value: doc.values[i],

@@ -406,6 +406,10 @@ mod tests {
         c.load.num_prompts = 40;
         c.load.seed = seed;
         c.load.shard = shard;
+        // Labels, metadata and the price travel with every shard and survive the merge.
+        c.tags.label = Some("tgi-2.3".into());
+        c.tags.metadata.insert("gpu".into(), "H100".into());
+        c.tags.cost_per_hour = Some(98.32);
         c
     }
 
@@ -468,6 +472,8 @@ mod tests {
         assert_eq!(merged.result.summary, one.summary, "bit-exact figures");
         assert_eq!(merged.result.config, one.config);
         assert_eq!(merged.result.vllm, one.vllm, "per-request arrays too");
+        assert_eq!(merged.result.vllm["label"], "tgi-2.3");
+        assert!(merged.result.cost.is_some() && merged.result.cost == one.cost);
         assert!(merged.result.complete && merged.warnings.is_empty());
         assert_eq!(merged.records.len(), 40);
         let m = merged.result.merged_from.unwrap();
