@@ -369,8 +369,8 @@ struct Talk {
 impl Talk {
     /// Sends `turns` in order (one request: just that one). Turn k + 1 is scheduled
     /// `think_ns` after turn k ended (a trace's turn: not before its `due` time) and goes
-    /// only if turn k succeeded, the run was not
-    /// stopped and its time window (if any) has not ended. A turn carries the history: the
+    /// only if turn k succeeded, the run was not stopped and its time window (if any) has not
+    /// ended. A turn carries the history: the
     /// alternating user/assistant messages for the chat API; for an API that takes a prompt,
     /// the messages rendered with the model's chat template where the tokenizer has one,
     /// else `history + "\n\n" + text` (docs/metrics.md, "Multi-turn conversations").
