@@ -265,6 +265,7 @@ impl StepObserver for Printer {
                     Some((st.rate, *end))
                 })
                 .collect(),
+            time_scale: cfg.time_scale,
         };
         self.progress = Some(Progress::start(opts.live.clone(), info, self.mode));
     }

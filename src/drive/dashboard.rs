@@ -48,6 +48,9 @@ pub struct RunInfo {
     pub cap: Option<u64>,
     /// `--stages`: each stage's rate and when it ends, real seconds from the schedule's start.
     pub stages: Vec<(f64, f64)>,
+    /// The simulator's `--time-scale` (1 for real servers): figures are shown in the server's
+    /// time, as the report shows them.
+    pub time_scale: f64,
 }
 
 impl RunInfo {
@@ -77,8 +80,10 @@ pub struct Frame {
     pub recent_rates: (f64, f64),
     pub run_rates: (f64, f64),
     pub recent: RecentFigures,
-    /// p99 of the dashboard's own tick lateness, ms: the client's event-loop lag.
+    /// p99 of the dashboard's own tick lateness, ms: the client's event-loop lag (real time).
     pub loop_lag_p99_ms: Option<f64>,
+    /// The simulator's `--time-scale` the other figures were scaled by (1: none).
+    pub time_scale: f64,
 }
 
 fn pair(v: Option<(f64, f64)>) -> String {
@@ -98,7 +103,11 @@ pub fn lines(f: &Frame) -> Vec<Line<'static>> {
     let cap = f
         .cap
         .map_or_else(|| "no cap".into(), |c| format!("cap {c}"));
-    let lag = f.recent.schedule_lag_ms.map(|(_, p99)| p99);
+    // The validity rule's thresholds are on the client's (real) clock.
+    let lag = f
+        .recent
+        .schedule_lag_ms
+        .map(|(_, p99)| p99 / f.time_scale.max(f64::MIN_POSITIVE));
     let client = match (f.loop_lag_p99_ms, lag) {
         (Some(l), _) if l > MAX_LOOP_LAG_P99_MS => {
             format!("client-bound? event-loop lag p99 {l:.1} ms")
@@ -236,6 +245,18 @@ fn snapshot(
     };
     let mut lags: Vec<f64> = lateness.iter().copied().collect();
     lags.sort_unstable_by(f64::total_cmp);
+    // In the server's time, as the report: latencies × K, rates ÷ K.
+    let k = if info.time_scale > 0.0 {
+        info.time_scale
+    } else {
+        1.0
+    };
+    let per_k = |(a, b): (f64, f64)| (a / k, b / k);
+    let times_k = |v: Option<(f64, f64)>| v.map(|(a, b)| (a * k, b * k));
+    let mut recent = live.recent();
+    recent.ttft_ms = times_k(recent.ttft_ms);
+    recent.itl_ms = times_k(recent.itl_ms);
+    recent.schedule_lag_ms = times_k(recent.schedule_lag_ms);
     let stage = (live.measuring_since.get()).and_then(|t| info.stage_at(t.elapsed().as_secs_f64()));
     Frame {
         label: stage.map_or_else(|| info.label.clone(), |s| format!("{} · {s}", info.label)),
@@ -245,10 +266,11 @@ fn snapshot(
         done,
         failed: live.failed.load(Relaxed),
         cap: info.cap,
-        recent_rates: history.front().map_or((0.0, 0.0), |&h| rates(h)),
-        run_rates: rates((started, 0, 0)),
-        recent: live.recent(),
+        recent_rates: per_k(history.front().map_or((0.0, 0.0), |&h| rates(h))),
+        run_rates: per_k(rates((started, 0, 0))),
+        recent,
         loop_lag_p99_ms: crate::results::stats::percentile(&lags, 99.0),
+        time_scale: k,
     }
 }
 
@@ -304,6 +326,7 @@ mod tests {
                 failures: vec![("timeout", 1), ("http_5xx", 1)],
             },
             loop_lag_p99_ms: Some(0.3),
+            time_scale: 1.0,
         };
         draw_on(&mut term, &f).unwrap();
         let t = text(&term);
