@@ -266,6 +266,11 @@ impl StepObserver for Printer {
                 })
                 .collect(),
             time_scale: cfg.time_scale,
+            open_loop: cfg.load.max_concurrency.is_none()
+                && matches!(
+                    cfg.load.request_rate,
+                    crate::config::RequestRate::PerSecond(_)
+                ),
         };
         self.progress = Some(Progress::start(opts.live.clone(), info, self.mode));
     }

@@ -51,6 +51,9 @@ pub struct RunInfo {
     /// The simulator's `--time-scale` (1 for real servers): figures are shown in the server's
     /// time, as the report shows them.
     pub time_scale: f64,
+    /// A finite rate and no concurrency cap: send times are promised, so the schedule lag
+    /// counts toward validity (as in `results::validity`).
+    pub open_loop: bool,
 }
 
 impl RunInfo {
@@ -84,6 +87,7 @@ pub struct Frame {
     pub loop_lag_p99_ms: Option<f64>,
     /// The simulator's `--time-scale` the other figures were scaled by (1: none).
     pub time_scale: f64,
+    pub open_loop: bool,
 }
 
 fn pair(v: Option<(f64, f64)>) -> String {
@@ -112,7 +116,7 @@ pub fn lines(f: &Frame) -> Vec<Line<'static>> {
         (Some(l), _) if l > MAX_LOOP_LAG_P99_MS => {
             format!("client-bound? event-loop lag p99 {l:.1} ms")
         }
-        (_, Some(s)) if s > MAX_SCHEDULE_LAG_P99_MS && f.cap.is_none() => {
+        (_, Some(s)) if s > MAX_SCHEDULE_LAG_P99_MS && f.open_loop => {
             format!("client-bound? schedule lag p99 {s:.1} ms")
         }
         (l, _) => format!(
@@ -267,10 +271,16 @@ fn snapshot(
         failed: live.failed.load(Relaxed),
         cap: info.cap,
         recent_rates: per_k(history.front().map_or((0.0, 0.0), |&h| rates(h))),
-        run_rates: per_k(rates((started, 0, 0))),
+        // The whole run's rates count from the measured load's start (after the warm-ups).
+        run_rates: per_k(rates((
+            (live.measuring_since.get()).map_or(started, |&t| t.into()),
+            0,
+            0,
+        ))),
         recent,
         loop_lag_p99_ms: crate::results::stats::percentile(&lags, 99.0),
         time_scale: k,
+        open_loop: info.open_loop,
     }
 }
 
@@ -327,6 +337,7 @@ mod tests {
             },
             loop_lag_p99_ms: Some(0.3),
             time_scale: 1.0,
+            open_loop: true,
         };
         draw_on(&mut term, &f).unwrap();
         let t = text(&term);
