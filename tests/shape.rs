@@ -253,9 +253,11 @@ fn sim_url(child: &mut std::process::Child) -> String {
 }
 
 /// Issue 16: the committed trace replayed against the simulator (real time): every request
-/// is scheduled at its timestamp less the first, sent within 2 ms of it (95% of them; the
-/// rest is a connect), with exactly its `input_length` (the simulator counts words); the
-/// report shows the trace's designed prefix-cache hit rate.
+/// is scheduled at its timestamp less the first and begun within 5 ms of it (95% of them:
+/// the validity rule's bound on schedule lag; on a quiet machine all are within 2 ms,
+/// `bench/trace_lag.sh`, but a shared 2-core VM's timer wake-ups vary by more), with exactly
+/// its `input_length` (the simulator counts words); the report shows the trace's designed
+/// prefix-cache hit rate.
 #[test]
 fn trace_replay_sends_at_the_trace_times() {
     let dir = tempfile::tempdir().unwrap();
@@ -291,12 +293,12 @@ fn trace_replay_sends_at_the_trace_times() {
     for (r, l) in rs.iter().zip(&lines) {
         let at_ms = l["timestamp"].as_u64().unwrap() - ts0;
         assert_eq!(r.scheduled_ns - t0, at_ms * 1_000_000, "request {}", r.id);
-        late += usize::from(r.sent_ns - r.scheduled_ns > 2_000_000);
+        late += usize::from(r.began_ns() - r.scheduled_ns > 5_000_000);
         assert_eq!(r.prompt_tokens, l["input_length"].as_u64());
     }
     assert!(
         late * 20 <= rs.len(),
-        "{late} of {} sent more than 2 ms late",
+        "{late} of {} begun more than 5 ms late",
         rs.len()
     );
     let report = String::from_utf8_lossy(&out.stdout);
