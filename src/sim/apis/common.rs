@@ -248,6 +248,32 @@ pub(super) fn resolve(
     })
 }
 
+/// [`resolve`] for a prompt made of the strings of `parts` (in order): counts its tokens
+/// ([`count_prompt`]), resolves the request, then looks the prompt up in the prefix cache
+/// ([`cache_prompt`]).
+pub(super) fn resolve_prompt<'a, P>(
+    shared: &Shared,
+    t0: Instant,
+    parts: P,
+    budget: u32,
+    ignore_eos: bool,
+) -> Result<Gen, Reject>
+where
+    P: IntoIterator<Item = &'a Value> + Clone,
+{
+    let prompt_tokens = parts.clone().into_iter().map(count_prompt).sum();
+    let mut r = resolve(shared, t0, prompt_tokens, budget, ignore_eos)?;
+    r.cached = cache_prompt(shared, parts);
+    Ok(r)
+}
+
+/// The `sim_reasoning_tokens` extension: the first R of the request's `tokens` are reasoning.
+pub(super) fn reasoning_tokens(requested: Option<u64>, tokens: u32) -> u32 {
+    u32::try_from(requested.unwrap_or(0))
+        .unwrap_or(u32::MAX)
+        .min(tokens)
+}
+
 /// Looks the prompt's words (the strings of `parts`, in order) up in the prefix cache and
 /// caches them: the tokens already held.
 pub(super) fn cache_prompt<'a>(shared: &Shared, parts: impl IntoIterator<Item = &'a Value>) -> u64 {

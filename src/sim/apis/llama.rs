@@ -20,8 +20,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    cache_prompt, count_prompt, parse_body, resolve, stream_answer, token_budget, whole_answer,
-    Answer, AppState, ByteSink,
+    parse_body, resolve_prompt, stream_answer, token_budget, whole_answer, Answer, AppState,
+    ByteSink,
 };
 use crate::sim::http1::Arrival;
 use crate::sim::stream::{Framer, ServerTimes};
@@ -136,15 +136,9 @@ pub(crate) async fn llama_completion(
         .filter(|n| *n > 0)
         .map(|n| u64::try_from(n).unwrap_or(u64::MAX));
     let budget = token_budget(&shared, "n_predict", requested)?;
-    let prompt_tokens = req.prompt.as_ref().map(count_prompt).unwrap_or(0);
-    let mut r = resolve(
-        &shared,
-        t0,
-        prompt_tokens,
-        budget,
-        req.ignore_eos.unwrap_or(false),
-    )?;
-    r.cached = cache_prompt(&shared, req.prompt.as_ref());
+    let ignore_eos = req.ignore_eos.unwrap_or(false);
+    let r = resolve_prompt(&shared, t0, req.prompt.as_ref(), budget, ignore_eos)?;
+    let prompt_tokens = r.prompt_tokens;
     let cached = r.cached;
     let tokens = r.tokens;
     let stop_type = r.finish.llama();

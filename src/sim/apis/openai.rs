@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    cache_prompt, count_prompt, parse_body, resolve, stream_answer, token_budget, whole_answer,
+    parse_body, reasoning_tokens, resolve_prompt, stream_answer, token_budget, whole_answer,
     Answer, AppState, ChatMessage,
 };
 use crate::sim::http1::Arrival;
@@ -112,15 +112,9 @@ pub(crate) async fn completions(
 ) -> Answer {
     let req: CompletionRequest = parse_body(&body)?;
     let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
-    let prompt_tokens = req.prompt.as_ref().map(count_prompt).unwrap_or(0);
-    let mut r = resolve(
-        &shared,
-        t0,
-        prompt_tokens,
-        budget,
-        req.ignore_eos.unwrap_or(false),
-    )?;
-    r.cached = cache_prompt(&shared, req.prompt.as_ref());
+    let ignore_eos = req.ignore_eos.unwrap_or(false);
+    let r = resolve_prompt(&shared, t0, req.prompt.as_ref(), budget, ignore_eos)?;
+    let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
     let gen = TokenGen::new(shared.config.seed, r.n);
     let id = format!("cmpl-{}", r.n);
@@ -263,31 +257,12 @@ pub(crate) async fn chat_completions(
         None => ("max_tokens", req.max_tokens),
     };
     let budget = token_budget(&shared, field, requested)?;
-    let prompt_tokens: u64 = req
-        .messages
-        .iter()
-        .flatten()
-        .filter_map(|m| m.content.as_ref())
-        .map(count_prompt)
-        .sum();
-    let mut r = resolve(
-        &shared,
-        t0,
-        prompt_tokens,
-        budget,
-        req.ignore_eos.unwrap_or(false),
-    )?;
-    r.cached = cache_prompt(
-        &shared,
-        req.messages
-            .iter()
-            .flatten()
-            .filter_map(|m| m.content.as_ref()),
-    );
+    let contents = (req.messages.iter().flatten()).filter_map(|m| m.content.as_ref());
+    let ignore_eos = req.ignore_eos.unwrap_or(false);
+    let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
-    let reasoning = u32::try_from(req.sim_reasoning_tokens.unwrap_or(0))
-        .unwrap_or(u32::MAX)
-        .min(tokens);
+    let reasoning = reasoning_tokens(req.sim_reasoning_tokens, tokens);
     let gen = TokenGen::new(shared.config.seed, r.n);
     let id = format!("chatcmpl-{}", r.n);
     let model = shared.model_json.as_str();

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    cache_prompt, count_prompt, parse_body, resolve, stream_answer, token_budget, whole_answer,
+    parse_body, reasoning_tokens, resolve_prompt, stream_answer, token_budget, whole_answer,
     Answer, AppState, ChatMessage, Finish,
 };
 use crate::sim::http1::Arrival;
@@ -152,19 +152,10 @@ pub(crate) async fn messages(State(shared): AppState, Arrival(t0): Arrival, body
                 .filter_map(|m| m.content.as_ref()),
         )
         .collect();
-    let prompt_tokens: u64 = contents.iter().map(|v| count_prompt(v)).sum();
-    let mut r = resolve(
-        &shared,
-        t0,
-        prompt_tokens,
-        budget,
-        req.ignore_eos.unwrap_or(false),
-    )?;
-    r.cached = cache_prompt(&shared, contents);
-    let (tokens, cached) = (r.tokens, r.cached);
-    let reasoning = u32::try_from(req.sim_reasoning_tokens.unwrap_or(0))
-        .unwrap_or(u32::MAX)
-        .min(tokens);
+    let ignore_eos = req.ignore_eos.unwrap_or(false);
+    let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    let (prompt_tokens, tokens, cached) = (r.prompt_tokens, r.tokens, r.cached);
+    let reasoning = reasoning_tokens(req.sim_reasoning_tokens, tokens);
     let gen = TokenGen::new(shared.config.seed, r.n);
     let id = format!("msg_{}", r.n);
     let model = shared.model_json.clone();
@@ -267,19 +258,10 @@ pub(crate) async fn responses(
         None => Vec::new(),
     };
     let contents: Vec<&Value> = req.instructions.iter().chain(contents).collect();
-    let prompt_tokens: u64 = contents.iter().map(|v| count_prompt(v)).sum();
-    let mut r = resolve(
-        &shared,
-        t0,
-        prompt_tokens,
-        budget,
-        req.ignore_eos.unwrap_or(false),
-    )?;
-    r.cached = cache_prompt(&shared, contents);
-    let (tokens, cached) = (r.tokens, r.cached);
-    let reasoning = u32::try_from(req.sim_reasoning_tokens.unwrap_or(0))
-        .unwrap_or(u32::MAX)
-        .min(tokens);
+    let ignore_eos = req.ignore_eos.unwrap_or(false);
+    let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    let (prompt_tokens, tokens, cached) = (r.prompt_tokens, r.tokens, r.cached);
+    let reasoning = reasoning_tokens(req.sim_reasoning_tokens, tokens);
     let gen = TokenGen::new(shared.config.seed, r.n);
     let id = format!("resp_{}", r.n);
     let model = shared.model_json.clone();
