@@ -213,8 +213,8 @@ struct Printer {
     result_path: PathBuf,
     /// `--summary-only` in a sweep or stages: no report per step, the step table at the end.
     summary_only: bool,
-    /// Each finished step (a sweep's, the stages'): where it is saved, and its result.
-    steps: Vec<(PathBuf, BenchResult)>,
+    /// Each finished step (a sweep's, the stages'): its figures and validity.
+    steps: Vec<report::view::TableStep>,
     /// A sweep's number of steps.
     steps_total: usize,
 }
@@ -232,11 +232,9 @@ impl Printer {
         if self.steps.is_empty() {
             return;
         }
-        let steps: Vec<(PathBuf, &BenchResult)> =
-            self.steps.iter().map(|(p, r)| (p.clone(), r)).collect();
         let _ = super::out(&report::view::step_table(
             param,
-            &steps,
+            &self.steps,
             &[doc.to_path_buf()],
         ));
     }
@@ -289,7 +287,7 @@ impl StepObserver for Printer {
             );
         }
         if self.sweep_param.is_some() {
-            self.steps.push((self.result_path.clone(), result.clone()));
+            (self.steps).push(report::view::table_step(&self.result_path, result));
         }
         if self.mode == ProgressMode::Quiet || self.summary_only {
             return;

@@ -77,8 +77,9 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
         .collect();
     steps.sort_by(|a, b| a.0.total_cmp(&b.0));
     if !quiet && !steps.is_empty() {
-        let rows: Vec<(PathBuf, &BenchResult)> =
-            steps.iter().map(|(_, p, r)| (p.clone(), r)).collect();
+        let rows: Vec<report::view::TableStep> = (steps.iter())
+            .map(|(_, p, r)| report::view::table_step(p, r))
+            .collect();
         let files: Vec<PathBuf> = steps.iter().map(|(_, p, _)| p.clone()).collect();
         super::out(&report::view::step_table(spec.by, &rows, &files))?;
     }

@@ -23,15 +23,16 @@ pub struct Live {
     pub done: AtomicU64,
     pub failed: AtomicU64,
     pub output_tokens: AtomicU64,
-    ttfts_ms: Mutex<VecDeque<f64>>,
-    /// The dashboard's windows: recent ITL gaps and schedule lags (ms), failures by kind.
+    /// Windows over the recent requests (one lock per finished request).
     recent: Mutex<Recent>,
     /// When the measured load's schedule started (after warm-ups).
     pub measuring_since: std::sync::OnceLock<std::time::Instant>,
 }
 
+/// Recent TTFTs, ITL gaps and schedule lags (ms), and the failures by kind.
 #[derive(Debug, Default)]
 struct Recent {
+    ttfts_ms: VecDeque<f64>,
     itls_ms: VecDeque<f64>,
     lags_ms: VecDeque<f64>,
     failures: std::collections::BTreeMap<&'static str, u64>,
@@ -69,30 +70,25 @@ impl Live {
         }
         self.done.fetch_add(1, Relaxed);
         let metrics = RequestMetrics::of(r);
-        if let Ok(mut recent) = self.recent.lock() {
-            let lag = r.began_ns().saturating_sub(r.scheduled_ns) as f64 / 1e6;
-            push_window(&mut recent.lags_ms, GAP_WINDOW, lag);
-            match (&metrics, r.outcome.failure_kind()) {
-                (Some(_), _) => {
-                    for g in itl_gaps_ns(r) {
-                        push_window(&mut recent.itls_ms, GAP_WINDOW, g as f64 / 1e6);
-                    }
-                }
-                (None, kind) => {
-                    let kind = kind.map_or("no_output", |k| k.as_str());
-                    *recent.failures.entry(kind).or_insert(0) += 1;
-                }
-            }
-        }
+        match &metrics {
+            Some(m) => self.output_tokens.fetch_add(m.output_tokens, Relaxed),
+            None => self.failed.fetch_add(1, Relaxed),
+        };
+        let Ok(mut recent) = self.recent.lock() else {
+            return;
+        };
+        let lag = r.began_ns().saturating_sub(r.scheduled_ns) as f64 / 1e6;
+        push_window(&mut recent.lags_ms, GAP_WINDOW, lag);
         match metrics {
             Some(m) => {
-                self.output_tokens.fetch_add(m.output_tokens, Relaxed);
-                if let Ok(mut w) = self.ttfts_ms.lock() {
-                    push_window(&mut w, TTFT_WINDOW, m.ttft_ns as f64 / 1e6);
+                push_window(&mut recent.ttfts_ms, TTFT_WINDOW, m.ttft_ns as f64 / 1e6);
+                for g in itl_gaps_ns(r) {
+                    push_window(&mut recent.itls_ms, GAP_WINDOW, g as f64 / 1e6);
                 }
             }
             None => {
-                self.failed.fetch_add(1, Relaxed);
+                let kind = r.outcome.failure_kind().map_or("no_output", |k| k.as_str());
+                *recent.failures.entry(kind).or_insert(0) += 1;
             }
         }
     }
@@ -100,12 +96,11 @@ impl Live {
     /// p50/p99 of the recent TTFTs, ITL gaps and schedule lags, and the failures by kind. The
     /// times are the client's (real) ms.
     pub fn recent(&self) -> RecentFigures {
-        let ttft_ms = self.ttfts_ms.lock().ok().and_then(|w| p50_p99(&w));
         let Ok(r) = self.recent.lock() else {
             return RecentFigures::default();
         };
         RecentFigures {
-            ttft_ms,
+            ttft_ms: p50_p99(&r.ttfts_ms),
             itl_ms: p50_p99(&r.itls_ms),
             schedule_lag_ms: p50_p99(&r.lags_ms),
             failures: r.failures.iter().map(|(k, n)| (*k, *n)).collect(),
@@ -114,7 +109,7 @@ impl Live {
 
     /// Median of the recent TTFTs, ms.
     pub fn recent_ttft_p50_ms(&self) -> Option<f64> {
-        let mut v: Vec<f64> = self.ttfts_ms.lock().ok()?.iter().copied().collect();
+        let mut v: Vec<f64> = self.recent.lock().ok()?.ttfts_ms.iter().copied().collect();
         v.sort_unstable_by(f64::total_cmp);
         percentile(&v, 50.0)
     }

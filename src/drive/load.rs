@@ -177,12 +177,15 @@ pub async fn drive(
         })
         .collect();
     let pass_len: u64 = pool.iter().map(|c| c.len() as u64).sum();
-    // A trace sends each of its conversations once; otherwise `--num-prompts` of them.
-    let is_trace = pool.first().and_then(|c| c.first()?.offset_ns).is_some();
-    let count = if is_trace {
-        pool.len() as u64
-    } else {
-        spec.num_prompts
+    // A trace brings its send times (each conversation's first request's) and sends each
+    // of its conversations once; otherwise the load's arrival process sends `--num-prompts`.
+    let trace: Option<Vec<u64>> = (pool.iter())
+        .map(|c| c.first()?.offset_ns)
+        .collect::<Option<Vec<u64>>>()
+        .filter(|t| !t.is_empty());
+    let count = match &trace {
+        Some(t) => t.len() as u64,
+        None => spec.num_prompts,
     };
     let total: u64 = (0..count)
         .filter(|&id| owned(id) && !pool.is_empty())
@@ -199,13 +202,9 @@ pub async fn drive(
     let mut tasks = JoinSet::new();
     let mut sent = 0u64;
     let mut timed_out = false;
-    // A trace brings its send times; otherwise the load's arrival process decides.
-    let trace: Option<Vec<u64>> = (pool.iter())
-        .map(|r| r.as_ref()?.first()?.offset_ns)
-        .collect();
     let schedule: Box<dyn Iterator<Item = u64> + Send> = match trace {
-        Some(t) if !t.is_empty() => Box::new(t.into_iter()),
-        _ => Box::new(arrival_offsets(spec, spec.num_prompts)),
+        Some(t) => Box::new(t.into_iter()),
+        None => Box::new(arrival_offsets(spec, spec.num_prompts)),
     };
     for (id, offset) in (0u64..).zip(schedule) {
         if pool.is_empty() {

@@ -381,7 +381,7 @@ fn finish(
     }
     result.validity = Some(Validity::judge(&mut measured.lags, measured.cpu_s, facts));
     result.server_metrics = measured.server_metrics;
-    result.set_cost();
+    result.set_cost_and_energy();
     result.timebase = measured
         .timebase
         .map(|t| t.anchored(&clock, measured.start_ns));

@@ -137,7 +137,7 @@ impl BenchResult {
             energy: None,
             vllm,
         };
-        result.set_cost();
+        result.set_cost_and_energy();
         result.set_per_request_arrays(records);
         result
     }
@@ -145,7 +145,7 @@ impl BenchResult {
     /// Sets `cost` from `--cost-per-hour` and `energy` from the scraped GPU power, over the
     /// summary's duration and tokens (docs/metrics.md, "Cost and energy"); called again when
     /// the server's metrics are added.
-    pub fn set_cost(&mut self) {
+    pub fn set_cost_and_energy(&mut self) {
         let s = &self.summary;
         self.energy = (self.server_metrics.as_ref()).and_then(|m| {
             let power = m.summary.gpu_power_mean_w?;

@@ -16,7 +16,7 @@ use crate::results::document::BenchResult;
 use crate::results::sweep::SweepDoc;
 use crate::views::error::ViewError;
 use crate::views::keys::numeric_keys;
-use crate::views::model::{file_stem, Load, Origin, Series, Step, View, Workload};
+use crate::views::model::{file_stem, Load, Origin, Samples, Series, Step, View, Workload};
 use crate::views::samples::{records_in, samples_from_vllm_lists, samples_of};
 
 /// Reads any supported file into a view: servebench result, sweep or imported document, or a
@@ -129,6 +129,30 @@ fn load_sweep(path: &Path, value: &Value) -> Result<View, ViewError> {
 /// The view of one servebench result: one series with one step.
 pub fn from_result(path: &Path, r: &BenchResult) -> View {
     let c = &r.config;
+    let server = if c.simulated {
+        "sim".to_string()
+    } else {
+        c.backend.as_str().to_string()
+    };
+    View {
+        label: (c.tags).name(&format!("{server} {} ({})", c.model, file_stem(path))),
+        origin: Origin::Result,
+        format: "servebench".into(),
+        path: path.to_path_buf(),
+        series: vec![Series {
+            name: file_stem(path),
+            parameter: LoadParameter::NumPrompts,
+            steps: vec![step_of(path, r, true)],
+        }],
+        notes: Vec::new(),
+        llmperf_requests: Vec::new(),
+    }
+}
+
+/// One result saved at `path` as a step: its figures, and with `samples` its per-request
+/// samples (read from its records file, else its vLLM lists).
+pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
+    let c = &r.config;
     let map: serde_json::Map<String, Value> =
         r.vllm.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let mut metrics = numeric_keys(&map);
@@ -153,11 +177,13 @@ pub fn from_result(path: &Path, r: &BenchResult) -> View {
         metrics.insert("joules_per_output_token".into(), j);
     }
     let records_file = crate::measure::record::records_next_to(path, r.records_file.as_deref());
-    let samples = records_file
-        .as_deref()
-        .and_then(|f| records_in(f).ok())
-        .map(samples_of)
-        .unwrap_or_else(|| samples_from_vllm_lists(&map));
+    let samples = match samples {
+        true => (records_file.as_deref())
+            .and_then(|f| records_in(f).ok())
+            .map(samples_of)
+            .unwrap_or_else(|| samples_from_vllm_lists(&map)),
+        false => Samples::default(),
+    };
     let mut notes = Vec::new();
     if !r.complete {
         notes.push(format!(
@@ -178,12 +204,7 @@ pub fn from_result(path: &Path, r: &BenchResult) -> View {
             kinds.join(" ")
         ));
     }
-    let server = if c.simulated {
-        "sim".to_string()
-    } else {
-        c.backend.as_str().to_string()
-    };
-    let step = Step {
+    Step {
         load: Load {
             num_prompts: Some(c.load.num_prompts),
             max_concurrency: c.load.max_concurrency,
@@ -213,18 +234,5 @@ pub fn from_result(path: &Path, r: &BenchResult) -> View {
         records_file,
         source: Some(path.to_path_buf()),
         notes,
-    };
-    View {
-        label: (c.tags).name(&format!("{server} {} ({})", c.model, file_stem(path))),
-        origin: Origin::Result,
-        format: "servebench".into(),
-        path: path.to_path_buf(),
-        series: vec![Series {
-            name: file_stem(path),
-            parameter: LoadParameter::NumPrompts,
-            steps: vec![step],
-        }],
-        notes: Vec::new(),
-        llmperf_requests: Vec::new(),
     }
 }

@@ -15,7 +15,6 @@ use crate::render::format::{fmt_load, fmt_value};
 use crate::results::document::BenchResult;
 use crate::results::validity::Verdict;
 use crate::views::model::{LlmperfRequest, Step, View};
-use crate::views::open::from_result;
 
 /// Run-level columns of the per-step table of a sweep or an import (key, heading), then the
 /// [`LATENCY_COLUMNS`], in this order when present.
@@ -162,21 +161,28 @@ pub fn result_markdown(text: &str) -> String {
     out
 }
 
-/// The table that ends a sweep, `--stages` or `search`: a row per step as saved (`path`,
-/// its result), with the measurement's validity, then the commands that plot, compare and
-/// render it (`saved`: the sweep document, or the step files).
+/// A row of [`step_table`]: a saved step's figures and its validity verdict.
+pub type TableStep = (Step, Option<Verdict>);
+
+/// The row of the result saved at `path` (its figures only: no records are read).
+pub fn table_step(path: &std::path::Path, r: &BenchResult) -> TableStep {
+    let verdict = r.validity.as_ref().map(|v| v.verdict);
+    (crate::views::open::step_of(path, r, false), verdict)
+}
+
+/// The table that ends a sweep, `--stages` or `search`: a row per step as saved, with the
+/// measurement's validity, then the commands that plot, compare and render it (`saved`: the
+/// sweep document, or the step files).
 pub fn step_table(
     parameter: LoadParameter,
-    steps: &[(std::path::PathBuf, &BenchResult)],
+    steps: &[TableStep],
     saved: &[std::path::PathBuf],
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{:=^50}", " Steps ");
-    let views: Vec<Step> = (steps.iter())
-        .filter_map(|(p, r)| from_result(p, r).series.pop()?.steps.pop())
-        .collect();
+    let views: Vec<Step> = steps.iter().map(|(s, _)| s.clone()).collect();
     let validity = (steps.iter())
-        .map(|(_, r)| match r.validity.as_ref().map(|v| v.verdict) {
+        .map(|(_, v)| match v {
             Some(Verdict::Valid) => "valid".to_string(),
             Some(Verdict::ClientBound) => "client-bound".to_string(),
             Some(Verdict::ServerLate) => "server-late".to_string(),
