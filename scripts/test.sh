@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The project's whole test command (CI runs it through .ci/run): installs the
-# real llama.cpp server and model used by the integration tests, then checks
+# real llama.cpp server and model used by the integration tests, and LiteLLM's
+# proxy (the second real server, a gateway in front of llama.cpp), then checks
 # formatting, lints, and runs every test target.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/install-real-server.sh
+scripts/install-litellm.sh
 # The HTML report test renders pages in headless Chromium; PNG charts need a system font.
 # Debian packages, installed once (CI runs as root). SERVEBENCH_SKIP_BROWSER=1 skips both.
 if [ "${SERVEBENCH_SKIP_BROWSER:-}" != 1 ]; then

@@ -2,7 +2,9 @@
 // Each test binary compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
 
+pub mod litellm;
 pub mod real_server;
+pub mod relay;
 
 /// The URL a `servebench sim` child (started with its stdout piped) prints on its first line,
 /// `... listening on http://HOST:PORT`.
