@@ -34,6 +34,8 @@ pub enum Ending {
 pub struct Counts {
     /// Requests relayed.
     pub requests: AtomicU64,
+    /// Answers that were event streams (`text/event-stream`).
+    pub streams: AtomicU64,
     /// Events passed on to the client.
     pub events_passed: AtomicU64,
     /// `data: [DONE]` events left out.
@@ -182,6 +184,9 @@ fn relay_one(
     let chunked =
         header(&answer, "transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
     let sse = header(&answer, "content-type").is_some_and(|v| v.starts_with("text/event-stream"));
+    if sse {
+        counts.streams.fetch_add(1, Ordering::SeqCst);
+    }
     let mut out = format!("{}\r\n", answer[0]);
     for line in &answer[1..] {
         let name = line.split(':').next().unwrap_or_default().trim();
