@@ -119,13 +119,16 @@ def main():
 
     try:
         import uvicorn
-        from litellm.proxy.proxy_server import app
+        from litellm.proxy.proxy_cli import ProxyInitializationHelpers
     except ImportError as e:
         sys.exit(f"litellm_proxy.py: LiteLLM's proxy is not installed ({e}): run "
                  "scripts/install-litellm.sh and start this script with .venv-litellm/bin/python")
 
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
-                                           timeout_graceful_shutdown=5))
+    # The uvicorn settings the `litellm` command uses (its app, keep-alive, graceful
+    # shutdown, no Server header); uvicorn serves on the socket bound above.
+    uvicorn_args = ProxyInitializationHelpers.get_default_unvicorn_init_args(host=HOST, port=port)
+    uvicorn_args.update(log_level="warning", access_log=False)
+    server = uvicorn.Server(uvicorn.Config(**uvicorn_args))
     if args.exit_with_parent:
         parent = os.getppid()
 

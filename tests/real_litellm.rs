@@ -203,12 +203,21 @@ fn issue_23_litellm_completions_sweep_has_exact_inputs() {
 /// Issue 23: a chat run through LiteLLM's proxy (4 prompts, 2 at a time): no failure, and the
 /// server's prompt count of each request is exactly the model's chat template applied to the
 /// prompt servebench built (plus the BOS token, if the server adds one: the same for all).
+/// Also checks the harness: both processes on loopback ports of their own, both stopped when
+/// the gateway is dropped.
 #[test]
 fn issue_23_litellm_chat_run_counts_exactly_the_template() {
     let _serial = serial();
     let Some(gw) = Gateway::start(4) else {
         return;
     };
+    assert!(
+        gw.base_url().starts_with("http://127.0.0.1:"),
+        "{}",
+        gw.base_url()
+    );
+    assert!(gw.upstream().base_url().starts_with("http://127.0.0.1:"));
+    assert_ne!(gw.base_url(), gw.upstream().base_url());
     let dir = tempfile::tempdir().expect("temp dir");
     let (n, input_len, output_len) = (4, 24, 8);
     run_expecting(
@@ -251,6 +260,12 @@ fn issue_23_litellm_chat_run_counts_exactly_the_template() {
             r.id
         );
     }
+
+    let (proxy, server) = gw.pids();
+    assert!(process_exists(proxy) && process_exists(server));
+    drop(gw);
+    assert!(!process_exists(proxy), "proxy pid {proxy} still running");
+    assert!(!process_exists(server), "server pid {server} still running");
 }
 
 /// Issue 23: two 3-turn conversations over the chat API through LiteLLM's proxy: all six turns
@@ -397,26 +412,4 @@ fn issue_23_litellm_stream_without_done_is_a_success() {
         );
     }
     assert!(relay.counts().cut.load(Ordering::SeqCst) >= cut);
-}
-
-/// The gateway harness starts both processes on loopback ports of their own and stops both
-/// when dropped.
-#[test]
-fn gateway_listens_on_loopback_and_stops_on_drop() {
-    let _serial = serial();
-    let Some(gw) = Gateway::start(1) else {
-        return;
-    };
-    assert!(
-        gw.base_url().starts_with("http://127.0.0.1:"),
-        "{}",
-        gw.base_url()
-    );
-    assert!(gw.upstream().base_url().starts_with("http://127.0.0.1:"));
-    assert_ne!(gw.base_url(), gw.upstream().base_url());
-    let (proxy, server) = gw.pids();
-    assert!(process_exists(proxy) && process_exists(server));
-    drop(gw);
-    assert!(!process_exists(proxy), "proxy pid {proxy} still running");
-    assert!(!process_exists(server), "server pid {server} still running");
 }
