@@ -66,7 +66,7 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
 }
 
 /// A size: a whole number of bytes above zero, optionally with a KiB, MiB or GiB suffix.
-fn parse_bytes(s: &str) -> Result<u64, String> {
+pub(super) fn parse_bytes(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let digits_end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (number, unit) = s.split_at(digits_end);

@@ -28,7 +28,7 @@ pub mod tags;
 use parse::{
     parse_backend, parse_counts, parse_flavor, parse_gate, parse_header, parse_interval,
     parse_json_object, parse_metric, parse_percentile, parse_preset, parse_rates, parse_scrape_url,
-    parse_shard, parse_slo, parse_time_scale,
+    parse_shard, parse_slo, parse_span, parse_time_scale,
 };
 pub use parse::{Gate, List};
 
@@ -214,7 +214,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub summary_only: bool,
     /// Seconds to wait between sweep steps.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = parse_span)]
     pub cooldown: f64,
     /// Sample the server's Prometheus metrics during the run and summarize them in the report
     /// (vLLM, SGLang, TGI, llama.cpp names). Without a URL: /metrics at --base-url.

@@ -39,7 +39,20 @@ pub(super) fn parse_counts(s: &str) -> Result<List<u64>, String> {
 }
 
 pub(super) fn parse_rates(s: &str) -> Result<List<RequestRate>, String> {
-    crate::config::sweep::parse_rates(s).map(List)
+    let rates = crate::config::sweep::parse_rates(s)?;
+    for r in &rates {
+        if let RequestRate::PerSecond(r) = r {
+            crate::config::limits::check_rate(*r)?;
+        }
+    }
+    Ok(List(rates))
+}
+
+/// A time span in seconds: 0 or more, at most a week (`--cooldown`).
+pub(super) fn parse_span(s: &str) -> Result<f64, String> {
+    let v = (s.trim().parse::<f64>()).map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    crate::config::limits::check_span(v, true)?;
+    Ok(v)
 }
 
 pub(super) fn parse_slo(s: &str) -> Result<Slo, String> {
@@ -97,10 +110,10 @@ pub(super) fn parse_interval(s: &str) -> Result<Duration, String> {
     s.trim()
         .parse::<f64>()
         .ok()
-        .filter(|v| v.is_finite() && *v > 0.0)
+        .filter(|v| v.is_finite() && *v > 0.0 && *v <= crate::config::MAX_WAIT_S)
         .and_then(|v| Duration::try_from_secs_f64(v).ok())
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("'{s}' is not a positive number of seconds"))
+        .ok_or_else(|| format!("'{s}' is not a positive number of seconds, at most a week"))
 }
 
 /// `compare --fail-if-worse METRIC:PCT`: fail when B is significantly worse than A on METRIC by

@@ -55,6 +55,16 @@ pub struct ShapeArgs {
     /// Seconds between a turn's end and the next turn of its conversation.
     #[arg(long, value_name = "SECONDS")]
     pub think_time: Option<f64>,
+    /// A conversation's history (the text of its messages) may hold at most this many bytes
+    /// (suffixes KiB, MiB, GiB): the turn that would pass it fails as `prompt` and ends its
+    /// conversation. Default 16MiB.
+    #[arg(long, value_name = "BYTES", value_parser = super::limits::parse_bytes)]
+    pub max_history_bytes: Option<u64>,
+    /// A conversation's history may hold at most this many tokens (each user text's built
+    /// length and each reply's output count): past it, as --max-history-bytes. Default
+    /// 1000000.
+    #[arg(long, value_name = "TOKENS")]
+    pub max_history_tokens: Option<u64>,
     /// `--dataset-name trace`: tokens per `hash_ids` block (Mooncake's is 512).
     #[arg(long, value_name = "TOKENS", default_value_t = 512)]
     pub trace_block_size: u64,
@@ -79,6 +89,8 @@ impl ShapeArgs {
             max_error_rate: self.max_error_rate,
             turns: self.turns,
             think_time_s: self.think_time,
+            max_history_bytes: self.max_history_bytes,
+            max_history_tokens: self.max_history_tokens,
         };
         cfg.workload.multi_turn = self.multi_turn;
         cfg.workload.trace_block_size = self.trace_block_size;

@@ -12,12 +12,14 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use self::error::ConfigError;
+pub use self::limits::{limit, MAX_PROMPTS, MAX_TOKENS, MAX_WAIT_S};
 use self::shape::LoadShape;
 use self::shard::Shard;
 pub use self::workload::{DatasetKind, WorkloadSpec};
 
 mod defaults;
 pub mod error;
+pub mod limits;
 pub mod metric;
 pub mod search;
 pub mod shape;
@@ -239,23 +241,6 @@ pub struct LoadSpec {
     pub shape: LoadShape,
 }
 
-/// The most tokens one prompt (prefix included) or one answer may ask for: ten million, far
-/// past any served context today (128k to a few million), so only a typo is refused before
-/// the workload tries to build it.
-pub const MAX_TOKENS: u64 = 10_000_000;
-/// The most requests (measured, or warm-ups) of one run: every one is built before the load
-/// starts, so a typo such as `--num-prompts 1e12` is refused rather than exhausting memory.
-pub const MAX_PROMPTS: u64 = 100_000_000;
-/// The longest wait a flag may ask for, seconds (a week): a longer one is surely a typo, and
-/// past about 1.8e19 a `Duration` cannot hold it.
-pub const MAX_WAIT_S: f64 = 604_800.0;
-
-/// A time limit in seconds as a `Duration`, at most [`MAX_WAIT_S`] (never a panic: a saved
-/// document may hold any number).
-pub fn limit(seconds: f64) -> Duration {
-    Duration::try_from_secs_f64(seconds.min(MAX_WAIT_S)).unwrap_or(Duration::ZERO)
-}
-
 impl Default for LoadSpec {
     fn default() -> Self {
         LoadSpec {
@@ -391,6 +376,40 @@ impl RunConfig {
         url::join_url(&self.base_url, &self.endpoint)
     }
 
+    /// Checks what a run's flags ask to build before it starts: at most [`MAX_PROMPTS`]
+    /// requests (conversations times their turns) and [`limits::MAX_BUILT_TOKENS`] prompt
+    /// tokens in all (the synthetic datasets; a file's prompts are as large as the file, a
+    /// trace's are checked as it is read). `(flag, why)` on error.
+    fn check_built(&self) -> Result<(), (&'static str, String)> {
+        let (load, w) = (&self.load, &self.workload);
+        let turns = u64::from(load.shape.turns());
+        let requests = load.num_prompts.saturating_mul(turns);
+        if requests > MAX_PROMPTS {
+            return Err((
+                "--turns",
+                format!("{} conversations of {turns} turns are {requests} requests, more than {MAX_PROMPTS}", load.num_prompts),
+            ));
+        }
+        use DatasetKind::{Book, Prefix, Random};
+        if !matches!(w.dataset, Random | Book | Prefix) {
+            return Ok(());
+        }
+        let longest = (w.input_len as f64 * (1.0 + w.range_ratio)).ceil() as u64;
+        let prefix = if w.dataset == Prefix { w.prefix_len } else { 0 };
+        let pool = match load.shape.window_s() {
+            Some(_) => requests.max(limits::POOL_MAX),
+            None => requests,
+        };
+        let tokens = (pool.saturating_add(load.num_warmups)).saturating_mul(longest + prefix);
+        if tokens > limits::MAX_BUILT_TOKENS {
+            return Err((
+                "--num-prompts",
+                format!("with --input-len (and --num-warmups, --prefix-len) it asks for up to {tokens} prompt tokens, more than the {} a run builds before it starts", limits::MAX_BUILT_TOKENS),
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks every field; the error names the option that is wrong.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |option: &str, why: String| {
@@ -417,6 +436,9 @@ impl RunConfig {
             .shape
             .validate(finite)
             .or_else(|(flag, why)| bad(flag, why))?;
+        if let RequestRate::PerSecond(r) = self.load.request_rate {
+            limits::check_rate(r).or_else(|why| bad("--request-rate", why))?;
+        }
         if self.load.max_concurrency == Some(0) {
             return bad("--max-concurrency", "must be at least 1".into());
         }
@@ -464,6 +486,7 @@ impl RunConfig {
         if !(0.0..1.0).contains(&self.workload.range_ratio) {
             return bad("--range-ratio", "must be in [0, 1)".into());
         }
+        self.check_built().or_else(|(flag, why)| bad(flag, why))?;
         let needs_file = matches!(
             self.workload.dataset,
             DatasetKind::Book | DatasetKind::Sharegpt | DatasetKind::Jsonl | DatasetKind::Trace
@@ -476,7 +499,7 @@ impl RunConfig {
         }
         let w = &self.workload;
         if w.dataset == DatasetKind::Trace {
-            let shaped = finite || !self.load.shape.is_default();
+            let shaped = finite || self.load.shape.sets_schedule();
             shape::validate_trace(shaped, (w.trace_block_size, w.trace_speedup))
                 .or_else(|(flag, why)| bad(flag, why))?;
         }

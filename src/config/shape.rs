@@ -8,6 +8,11 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::limits::{
+    check_rate, check_span, MAX_HISTORY_BYTES, MAX_HISTORY_TOKENS, MAX_TOKENS, MAX_TURNS,
+    MAX_WAIT_S,
+};
+
 /// How the request rate changes over a ramped run (vLLM's `--ramp-up-strategy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -57,13 +62,27 @@ impl FromStr for Stage {
                 .ok()
                 .filter(|x| x.is_finite() && *x > 0.0)
         };
-        match (positive(rate), positive(seconds)) {
-            (Some(rate), Some(seconds)) => Ok(Stage { rate, seconds }),
-            _ => Err(format!(
-                "{}: rate and seconds must be positive numbers",
-                bad()
-            )),
-        }
+        let stage = match (positive(rate), positive(seconds)) {
+            (Some(rate), Some(seconds)) => Stage { rate, seconds },
+            _ => {
+                return Err(format!(
+                    "{}: rate and seconds must be positive numbers",
+                    bad()
+                ))
+            }
+        };
+        stage
+            .check()
+            .map_err(|why| format!("invalid stage '{s}': {why}"))?;
+        Ok(stage)
+    }
+}
+
+impl Stage {
+    /// Its rate at least one request a week, its time at most a week.
+    fn check(&self) -> Result<(), String> {
+        check_rate(self.rate).map_err(|why| format!("rate {why}"))?;
+        check_span(self.seconds, false).map_err(|why| format!("seconds {why}"))
     }
 }
 
@@ -97,7 +116,25 @@ pub struct LoadShape {
     /// Seconds between a turn's end and the next turn's send (server time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_time_s: Option<f64>,
+    /// A conversation's history limits (`--max-history-bytes`, `--max-history-tokens`): the
+    /// turn whose history would pass one fails (`prompt`) and ends its conversation; `None`:
+    /// the default ([`LoadShape::history_limits`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_history_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_history_tokens: Option<u64>,
 }
+
+/// The most a conversation's history (the text of its messages) may hold when a turn is
+/// built: bytes, and tokens (each user text's built length and each reply's output count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistoryLimits {
+    pub bytes: u64,
+    pub tokens: u64,
+}
+
+/// The largest `--max-history-bytes`: a turn's request body repeats the history.
+const MAX_HISTORY_BYTES_FLAG: u64 = 1 << 30;
 
 /// The sliding window of `--max-error-rate`, in finished requests.
 pub const ERROR_WINDOW: usize = 100;
@@ -108,6 +145,24 @@ pub const ERROR_WINDOW_MIN: usize = 10;
 impl LoadShape {
     pub fn is_default(&self) -> bool {
         *self == LoadShape::default()
+    }
+
+    /// Whether the shape sets when requests are sent (anything but the history limits).
+    pub fn sets_schedule(&self) -> bool {
+        !LoadShape {
+            max_history_bytes: None,
+            max_history_tokens: None,
+            ..self.clone()
+        }
+        .is_default()
+    }
+
+    /// The history limits, defaults filled in.
+    pub fn history_limits(&self) -> HistoryLimits {
+        HistoryLimits {
+            bytes: (self.max_history_bytes).unwrap_or(MAX_HISTORY_BYTES),
+            tokens: (self.max_history_tokens).unwrap_or(MAX_HISTORY_TOKENS),
+        }
     }
 
     /// Requests per scheduled arrival: the turns of a conversation, else 1.
@@ -153,11 +208,8 @@ impl LoadShape {
     /// given a number): `(flag, why)` on error.
     pub fn validate(&self, finite_rate: bool) -> Result<(), (&'static str, String)> {
         let positive = |v: f64| v.is_finite() && v > 0.0;
-        if let Some(d) = self.duration_s.filter(|d| !positive(*d)) {
-            return Err((
-                "--duration",
-                format!("{d} is not a positive number of seconds"),
-            ));
+        if let Some(d) = self.duration_s {
+            check_span(d, false).map_err(|why| ("--duration", why))?;
         }
         if self.duration_cancel && self.window_s().is_none() {
             return Err((
@@ -190,6 +242,10 @@ impl LoadShape {
                     "an exponential ramp needs a positive start".into(),
                 ));
             }
+            check_rate(r.end_rps).map_err(|why| ("--ramp-up-end-rps", why))?;
+            if r.start_rps > 0.0 {
+                check_rate(r.start_rps).map_err(|why| ("--ramp-up-start-rps", why))?;
+            }
         }
         if !self.stages.is_empty() {
             if finite_rate || self.ramp.is_some() || self.duration_s.is_some() {
@@ -201,6 +257,18 @@ impl LoadShape {
             if self.stages.len() > 1000 {
                 return Err(("--stages", "at most 1000 stages".into()));
             }
+            for (i, stage) in self.stages.iter().enumerate() {
+                stage
+                    .check()
+                    .map_err(|why| ("--stages", format!("stage {}: {why}", i + 1)))?;
+            }
+            let total: f64 = self.stages.iter().map(|s| s.seconds).sum();
+            if total > MAX_WAIT_S {
+                return Err((
+                    "--stages",
+                    format!("the stages last {total} s in all, longer than a week ({MAX_WAIT_S:.0} s), the longest time span"),
+                ));
+            }
         }
         if let Some(f) = self.max_error_rate.filter(|f| !(*f > 0.0 && *f <= 1.0)) {
             return Err(("--max-error-rate", format!("{f} is not in (0, 1]")));
@@ -208,8 +276,11 @@ impl LoadShape {
         if self.max_errors == Some(0) {
             return Err(("--max-errors", "must be at least 1".into()));
         }
-        if let Some(t) = self.turns.filter(|t| !(1..=1000).contains(t)) {
-            return Err(("--turns", format!("{t} is not in 1..=1000")));
+        if let Some(t) = self.turns.filter(|t| !(1..=MAX_TURNS).contains(t)) {
+            return Err((
+                "--turns",
+                format!("{t} is not in 1..={MAX_TURNS} (each turn resends the whole history)"),
+            ));
         }
         if self.turns() > 1 && self.window_s().is_some() {
             return Err((
@@ -217,8 +288,21 @@ impl LoadShape {
                 "conversations run to their last turn: not with --duration or --stages".into(),
             ));
         }
-        if let Some(t) = self.think_time_s.filter(|t| !(t.is_finite() && *t >= 0.0)) {
-            return Err(("--think-time", format!("{t} is not a number of seconds")));
+        if let Some(t) = self.think_time_s {
+            check_span(t, true).map_err(|why| ("--think-time", why))?;
+        }
+        let history = [
+            (
+                "--max-history-bytes",
+                self.max_history_bytes,
+                MAX_HISTORY_BYTES_FLAG,
+            ),
+            ("--max-history-tokens", self.max_history_tokens, MAX_TOKENS),
+        ];
+        for (flag, value, max) in history {
+            if let Some(v) = value.filter(|v| !(1..=max).contains(v)) {
+                return Err((flag, format!("{v} is not in 1..={max}")));
+            }
         }
         Ok(())
     }
@@ -321,5 +405,95 @@ mod tests {
         assert_eq!(talk(0, None).validate(false).unwrap_err().0, "--turns");
         assert_eq!(talk(4, Some(5.0)).validate(false).unwrap_err().0, "--turns");
         assert!(talk(4, None).validate(true).is_ok());
+    }
+
+    #[test]
+    fn issue_23_every_time_span_is_at_most_a_week_and_every_rate_one_a_week() {
+        let refused = |shape: LoadShape, flag: &str| {
+            let (f, why) = shape.validate(false).unwrap_err();
+            assert_eq!(f, flag, "{why}");
+            assert!(!why.contains('\n'), "{why}");
+        };
+        let d = |duration_s| LoadShape {
+            duration_s: Some(duration_s),
+            ..LoadShape::default()
+        };
+        refused(d(1e300), "--duration");
+        refused(d(f64::INFINITY), "--duration");
+        assert!(d(MAX_WAIT_S).validate(false).is_ok());
+        // 1e300 s of think time became 0 (a saturating cast, then a wrapping add).
+        for t in [1e300, f64::NAN, -1.0, MAX_WAIT_S + 1.0] {
+            let think = LoadShape {
+                turns: Some(2),
+                think_time_s: Some(t),
+                ..LoadShape::default()
+            };
+            refused(think, "--think-time");
+        }
+        assert!("5:1e300".parse::<Stage>().unwrap_err().contains("week"));
+        assert!("1e-300:5".parse::<Stage>().unwrap_err().contains("week"));
+        let stages = |v: &[&str]| LoadShape {
+            stages: v.iter().map(|s| s.parse().unwrap()).collect(),
+            ..LoadShape::default()
+        };
+        refused(stages(&["5:400000", "5:400000"]), "--stages");
+        // A stage made by hand (a saved document), not parsed.
+        let mut s = stages(&["5:10"]);
+        s.stages[0].seconds = 1e300;
+        refused(s, "--stages");
+        let ramp = |start_rps, end_rps| LoadShape {
+            ramp: Some(Ramp {
+                strategy: RampStrategy::Linear,
+                start_rps,
+                end_rps,
+            }),
+            ..LoadShape::default()
+        };
+        refused(ramp(0.0, 1e-300), "--ramp-up-end-rps");
+        refused(ramp(1e-300, 1.0), "--ramp-up-start-rps");
+        assert!(ramp(0.0, 1.0).validate(false).is_ok());
+        let talk = |turns| LoadShape {
+            turns: Some(turns),
+            ..LoadShape::default()
+        };
+        refused(talk(MAX_TURNS + 1), "--turns");
+        assert!(talk(MAX_TURNS).validate(false).is_ok());
+    }
+
+    #[test]
+    fn issue_23_history_limits_have_defaults_and_bounds() {
+        let shape = LoadShape::default();
+        assert_eq!(
+            shape.history_limits(),
+            HistoryLimits {
+                bytes: 16 << 20,
+                tokens: 1_000_000
+            }
+        );
+        // They are not a schedule: a trace may take them.
+        let history = LoadShape {
+            max_history_bytes: Some(1024),
+            ..LoadShape::default()
+        };
+        assert!(!history.sets_schedule() && history.validate(false).is_ok());
+        assert_eq!(history.history_limits().bytes, 1024);
+        for (shape, flag) in [
+            (
+                LoadShape {
+                    max_history_bytes: Some(0),
+                    ..LoadShape::default()
+                },
+                "--max-history-bytes",
+            ),
+            (
+                LoadShape {
+                    max_history_tokens: Some(MAX_TOKENS + 1),
+                    ..LoadShape::default()
+                },
+                "--max-history-tokens",
+            ),
+        ] {
+            assert_eq!(shape.validate(false).unwrap_err().0, flag);
+        }
     }
 }

@@ -12,6 +12,9 @@ pub enum RunError {
     Workload(#[from] crate::workload::error::WorkloadError),
     #[error(transparent)]
     Results(#[from] crate::results::error::ResultsError),
+    /// The chat template failed its start-up render.
+    #[error(transparent)]
+    Template(#[from] crate::tokenizer::chat_template::TemplateError),
     /// The pre-flight request failed: the server is unreachable or the endpoint is wrong.
     #[error("{0}")]
     Preflight(String),

@@ -20,8 +20,9 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::shape::WindowEnd;
+use crate::config::shape::{HistoryLimits, WindowEnd};
 use crate::config::{LoadSpec, RequestRate};
+use crate::drive::history::{unbuilt, History, Unsent};
 use crate::drive::progress::Live;
 use crate::measure::client::{Client, RequestSpec};
 use crate::measure::clock::Clock;
@@ -81,9 +82,8 @@ pub fn arrival_offsets(spec: &LoadSpec, n: u64) -> impl Iterator<Item = u64> {
     })
 }
 
-/// Most prompts a time-bounded run builds for its expected requests (`--num-prompts` raises
-/// it): building is done before the run, and past the pool the prompts are sent again.
-pub const POOL_MAX: u64 = 50_000;
+/// Most prompts a time-bounded run builds for its expected requests (`config::limits`).
+pub const POOL_MAX: u64 = crate::config::limits::POOL_MAX;
 
 /// How many requests to build: `--num-prompts` (times the turns of a conversation), or for a
 /// time-bounded run at a known peak rate its expected requests with a 10% margin (at most
@@ -267,6 +267,7 @@ pub async fn drive(
             clock,
             think_ns: (spec.shape.think_time_s.unwrap_or(0.0) * 1e9 / time_scale) as u64,
             window_end,
+            history: spec.shape.history_limits(),
         };
         tasks.spawn(async move {
             talk.converse(id, reqs, scheduled_ns, due).await;
@@ -363,16 +364,16 @@ struct Talk {
     think_ns: u64,
     /// A time-bounded run's end: no turn starts after it.
     window_end: Option<tokio::time::Instant>,
+    /// What a conversation's history may hold.
+    history: HistoryLimits,
 }
 
 impl Talk {
     /// Sends `turns` in order (one request: just that one). Turn k + 1 is scheduled
     /// `think_ns` after turn k ended (a trace's turn: not before its `due` time) and goes
     /// only if turn k succeeded, the run was not stopped and its time window (if any) has not
-    /// ended. A turn carries the history: the
-    /// alternating user/assistant messages for the chat API; for an API that takes a prompt,
-    /// the messages rendered with the model's chat template where the tokenizer has one,
-    /// else `history + "\n\n" + text` (docs/metrics.md, "Multi-turn conversations").
+    /// ended. A turn carries the history ([`History`]); one that cannot be built is a failed
+    /// record (`prompt`) that ends the conversation.
     async fn converse(
         self,
         conversation: u64,
@@ -382,8 +383,7 @@ impl Talk {
     ) {
         let due = |k: usize| due.get(k.wrapping_sub(1)).copied().flatten().unwrap_or(0);
         let multi = turns.first().is_some_and(|r| r.turn.is_some());
-        let (mut text, mut messages) = (String::new(), Vec::new());
-        let mut history_tokens = 0;
+        let mut history = History::default();
         let mut scheduled_ns = first_ns;
         for (k, mut req) in turns.into_iter().enumerate() {
             if k > 0 {
@@ -401,23 +401,20 @@ impl Talk {
                     () = std::future::ready(()), if !wait => {}
                 }
             }
-            if multi {
-                messages.push(serde_json::json!({"role": "user", "content": req.prompt}));
-                let history = serde_json::Value::Array(messages.clone());
-                let templated = (self.client.chat_template()).and_then(|t| t.render(&history).ok());
-                if k > 0 || templated.is_some() {
-                    req.prompt = templated.unwrap_or_else(|| format!("{text}\n\n{}", req.prompt));
-                    req.input_len = None;
+            let built = if multi {
+                (history.turn(&mut req, k, &self.client, self.history, &self.cancel)).await
+            } else {
+                Ok(())
+            };
+            let mut record = match built {
+                Ok(()) => {
+                    (self.client)
+                        .send(&req, scheduled_ns, &self.clock, &self.cancel)
+                        .await
                 }
-                if k > 0 {
-                    req.messages = Some(history);
-                }
-                req.designed_cached = Some(history_tokens);
-            }
-            let mut record = self
-                .client
-                .send(&req, scheduled_ns, &self.clock, &self.cancel)
-                .await;
+                Err(Unsent::Failed(why)) => unbuilt(&req, scheduled_ns, self.clock.now_ns(), why),
+                Err(Unsent::Cancelled) => return,
+            };
             self.live
                 .sent
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -425,11 +422,7 @@ impl Talk {
             if multi {
                 record.conversation = Some(conversation);
                 record.turn = Some(k as u32);
-                let reply = record.generated_text.clone().unwrap_or_default();
-                history_tokens =
-                    record.prompt_tokens.unwrap_or(0) + record.output_tokens.unwrap_or(0);
-                text = req.prompt + &reply;
-                messages.push(serde_json::json!({"role": "assistant", "content": reply}));
+                history.reply(req.prompt, &record);
             }
             let _ = self.out.send(record);
             if !ok {

@@ -7,6 +7,7 @@
 pub mod dashboard;
 pub mod early_stop;
 pub mod error;
+pub mod history;
 pub mod live;
 pub mod load;
 pub mod monitor;

@@ -166,6 +166,7 @@ async fn prepare(
     secrets: &Secrets,
 ) -> Result<Prepared, RunError> {
     let client = Client::new(cfg, secrets, tokenizer.local().cloned())?;
+    crate::drive::history::check_template(&client).await?;
     let seed = cfg.load.seed;
     let build = |n, seed, warmup| {
         workload::build_for(

@@ -62,10 +62,13 @@ pub enum FailureKind {
     Other,
     /// The response body started and then went silent for longer than `--idle-timeout`.
     Stall,
+    /// A conversation's turn could not be built, so it was never sent: its chat template
+    /// failed or passed a limit, or its history would pass `--max-history-bytes`/`-tokens`.
+    Prompt,
 }
 
 impl FailureKind {
-    pub const ALL: [FailureKind; 10] = [
+    pub const ALL: [FailureKind; 11] = [
         FailureKind::Connect,
         FailureKind::Timeout,
         FailureKind::HttpStatus,
@@ -76,6 +79,7 @@ impl FailureKind {
         FailureKind::Cancelled,
         FailureKind::Other,
         FailureKind::Stall,
+        FailureKind::Prompt,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -90,6 +94,7 @@ impl FailureKind {
             FailureKind::Cancelled => "cancelled",
             FailureKind::Other => "other",
             FailureKind::Stall => "stall",
+            FailureKind::Prompt => "prompt",
         }
     }
 }

@@ -154,8 +154,17 @@ pub fn build_requests(
         }
         None => return Ok(build(spec, n, first_id, seed, warmup)),
     };
-    // A trace's send times, in the server's time: `--trace-speedup` compresses them.
+    // A trace's send times, in the server's time: `--trace-speedup` compresses them (or
+    // stretches them, never past a week).
     let speedup = spec.trace_speedup.max(f64::MIN_POSITIVE);
+    let last_s = (prompts.iter()).fold(0.0f64, |m, p| m.max(p.at_ms.unwrap_or(0.0) / 1e3));
+    if last_s / speedup > crate::config::MAX_WAIT_S {
+        return Err(DatasetError::InvalidSpec(format!(
+            "--trace-speedup {}: the trace's last request would be sent {:.0} s after its first, more than a week",
+            spec.trace_speedup,
+            last_s / speedup
+        )));
+    }
     Ok(prompts
         .into_iter()
         .enumerate()

@@ -52,7 +52,7 @@ pub(super) fn chat_template(cfg: &RunConfig) -> Result<Option<ChatTemplate>, Cli
     let talks = cfg.load.shape.turns() > 1 || w.multi_turn || w.dataset == DatasetKind::Jsonl;
     match w.tokenizer.as_deref() {
         Some(spec) if talks && !takes_messages(cfg.backend) => {
-            ChatTemplate::for_tokenizer(spec).map_err(ClientError)
+            ChatTemplate::for_tokenizer(spec).map_err(|e| ClientError(e.to_string()))
         }
         _ => Ok(None),
     }

@@ -17,6 +17,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{read_file, DatasetError, Prompt};
+use crate::config::MAX_TOKENS;
 use crate::tokenizer::Tokenizer;
 
 pub(super) fn build(
@@ -107,14 +108,17 @@ pub(super) fn build(
     Ok((0..n).flat_map(|i| prompts[i % have].clone()).collect())
 }
 
-/// An `output_len` value: a positive integer, or `default` when absent.
+/// An `output_len` value: a positive integer up to the limit of `--output-len`, or `default`
+/// when absent.
 fn positive(v: Option<&Value>, default: u64) -> Result<u64, String> {
     match v {
         None | Some(Value::Null) => Ok(default),
         Some(x) => x
             .as_u64()
-            .filter(|&o| o > 0)
-            .ok_or_else(|| format!("output_len must be a positive integer, got {x}")),
+            .filter(|&o| o > 0 && o <= MAX_TOKENS)
+            .ok_or_else(|| {
+                format!("output_len must be a whole number in 1..={MAX_TOKENS} (as --output-len), got {x}")
+            }),
     }
 }
 
@@ -149,4 +153,23 @@ fn messages_text(m: &Value) -> Result<String, String> {
         }
     }
     Ok(parts.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_23_an_output_len_is_capped_like_the_flag() {
+        // 10^18 was sent as max_tokens.
+        let huge = serde_json::json!(1_000_000_000_000_000_000u64);
+        let e = positive(Some(&huge), 4).unwrap_err();
+        assert!(
+            e.contains("1000000000000000000") && e.contains("--output-len"),
+            "{e}"
+        );
+        let most = serde_json::json!(MAX_TOKENS);
+        assert_eq!(positive(Some(&most), 4), Ok(MAX_TOKENS));
+        assert_eq!(positive(None, 4), Ok(4));
+    }
 }

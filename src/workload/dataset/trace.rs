@@ -29,6 +29,7 @@ use rand::SeedableRng;
 use serde::Deserialize;
 
 use super::{read_file, DatasetError, Prompt};
+use crate::config::limits::{MAX_BUILT_TOKENS, MAX_TOKENS, MAX_WAIT_S};
 
 /// How text is made and counted: a tokenizer's word tokens, or the simulator's words.
 pub struct Vocab<'a> {
@@ -56,7 +57,16 @@ struct Line {
     session_id: Option<serde_json::Value>,
 }
 
+/// The most tokens of one `hash_ids` block (`--trace-block-size`).
+pub const MAX_BLOCK: u64 = 1 << 20;
+
 /// The first `n` requests of the trace at `path`, in send order.
+///
+/// Every line is checked before any prompt is built (issue 23): its fields within the limits
+/// of the flags they stand for (`input_length`, `output_length` and the prompt its `hash_ids`
+/// make at most [`MAX_TOKENS`]; its timestamp at most a week after the first), and the
+/// prompts of the `n` lines sent at most [`MAX_BUILT_TOKENS`] in all. A block is drawn only
+/// as far as a prompt uses it.
 pub fn build(
     path: &Path,
     vocab: &Vocab,
@@ -67,6 +77,11 @@ pub fn build(
 ) -> Result<Vec<Prompt>, DatasetError> {
     if n == 0 {
         return Ok(Vec::new());
+    }
+    if !(1..=MAX_BLOCK).contains(&block) {
+        return Err(DatasetError::InvalidSpec(format!(
+            "--trace-block-size {block} is not in 1..={MAX_BLOCK} tokens"
+        )));
     }
     let body = read_file(path)?;
     let bad = |line: usize, reason: String| DatasetError::BadLine {
@@ -81,27 +96,46 @@ pub fn build(
         }
         let l: Line =
             serde_json::from_str(text).map_err(|e| bad(i + 1, format!("not a trace line: {e}")))?;
-        if !(l.timestamp.is_finite() && l.timestamp >= 0.0) {
-            return Err(bad(
-                i + 1,
-                format!("timestamp {} is not a time in ms", l.timestamp),
-            ));
-        }
-        lines.push((i + 1, l));
+        let tokens = check_line(&l, block).map_err(|r| bad(i + 1, r))?;
+        lines.push((i + 1, l, tokens));
     }
     if lines.is_empty() {
         return Err(DatasetError::Empty(path.to_path_buf()));
     }
     lines.sort_by(|a, b| a.1.timestamp.total_cmp(&b.1.timestamp));
-    lines.truncate(n);
     let t0 = lines[0].1.timestamp;
-    let mut blocks: HashMap<u64, Vec<u32>> = HashMap::new();
+    if let Some((no, last, _)) = lines
+        .last()
+        .filter(|l| l.1.timestamp - t0 > MAX_WAIT_S * 1e3)
+    {
+        return Err(bad(
+            *no,
+            format!(
+                "timestamp {} ms is {:.0} s after the first line's, more than a week ({MAX_WAIT_S:.0} s)",
+                last.timestamp,
+                (last.timestamp - t0) / 1e3
+            ),
+        ));
+    }
+    lines.truncate(n);
+    let total = (lines.iter()).fold(0u64, |sum, l| sum.saturating_add(l.2));
+    if total > MAX_BUILT_TOKENS {
+        return Err(DatasetError::BadFile {
+            path: path.to_path_buf(),
+            reason: format!(
+                "its {} lines ask for {total} prompt tokens in all, more than the {MAX_BUILT_TOKENS} a run builds before it starts",
+                lines.len()
+            ),
+        });
+    }
+    // Each block's generator and the units drawn from it so far.
+    let mut blocks: HashMap<u64, (StdRng, Vec<u32>)> = HashMap::new();
     // Every chain of leading ids sent so far, and the most tokens of its last block sent.
     let mut sent: HashMap<u64, u64> = HashMap::new();
     let mut fresh = StdRng::seed_from_u64(seed ^ 0x0074_5241_4345);
     let mut out = Vec::with_capacity(lines.len());
     let mut sessions = Vec::with_capacity(lines.len());
-    for (no, l) in lines {
+    for (no, l, _) in lines {
         sessions.push(l.session_id.as_ref().map(|v| v.to_string()));
         let output_len = l.output_length.unwrap_or(output_len).max(1);
         let at_ms = Some(l.timestamp - t0);
@@ -122,10 +156,13 @@ pub fn build(
         let mut chain = 0xcbf2_9ce4_8422_2325u64;
         let mut cached_so_far = true;
         for (&h, &len) in l.hash_ids.iter().zip(&lens) {
-            let b = blocks.entry(h).or_insert_with(|| {
-                let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ h);
-                (0..block).map(|_| (vocab.draw)(&mut rng)).collect()
+            let (rng, b) = blocks.entry(h).or_insert_with(|| {
+                let rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ h);
+                (rng, Vec::new())
             });
+            while (b.len() as u64) < len {
+                b.push((vocab.draw)(rng));
+            }
             units.extend_from_slice(&b[..len as usize]);
             chain = (chain ^ h).wrapping_mul(0x0100_0000_01b3);
             let seen = sent.entry(chain).or_insert(0);
@@ -136,13 +173,7 @@ pub fn build(
             *seen = (*seen).max(len);
         }
         if l.hash_ids.is_empty() {
-            let len = l.input_length.ok_or_else(|| {
-                bad(
-                    no,
-                    "needs \"hash_ids\", \"input_length\" or \"prompt\"".into(),
-                )
-            })?;
-            super::check_max("input_length", len)?;
+            let len = l.input_length.unwrap_or(0);
             units = (0..len).map(|_| (vocab.draw)(&mut fresh)).collect();
         }
         let text = (vocab.render)(&units);
@@ -165,6 +196,42 @@ pub fn build(
         });
     }
     Ok(by_session(out, &sessions))
+}
+
+/// Checks one line's fields against the limits of the flags they stand for; `Ok`: the
+/// tokens its prompt will hold (0 for a `prompt` given as text: it is as long as the file).
+fn check_line(l: &Line, block: u64) -> Result<u64, String> {
+    if !(l.timestamp.is_finite() && l.timestamp >= 0.0) {
+        return Err(format!("timestamp {} is not a time in ms", l.timestamp));
+    }
+    let fields = [
+        ("output_length", l.output_length),
+        ("input_length", l.input_length),
+    ];
+    for (field, value) in fields {
+        if let Some(v) = value.filter(|&v| v > MAX_TOKENS) {
+            return Err(format!(
+                "{field} {v} is above the limit of {MAX_TOKENS} tokens (as --output-len and --input-len)"
+            ));
+        }
+    }
+    if l.prompt.is_some() {
+        return Ok(0);
+    }
+    if l.hash_ids.is_empty() {
+        return (l.input_length)
+            .ok_or_else(|| "needs \"hash_ids\", \"input_length\" or \"prompt\"".into());
+    }
+    // The prompt its blocks make, checked before any block is drawn.
+    let ids = l.hash_ids.len() as u64;
+    let whole = ids.saturating_mul(block);
+    if l.input_length.is_none() && whole > MAX_TOKENS {
+        return Err(format!(
+            "{ids} hash_ids of {block} tokens make a prompt of {whole} tokens, above the limit of {MAX_TOKENS}"
+        ));
+    }
+    block_lengths(&l.hash_ids, l.input_length, block)?;
+    Ok(l.input_length.unwrap_or(whole))
 }
 
 /// Puts each session's prompts together, numbered as turns, at its first prompt's place;
@@ -199,8 +266,8 @@ fn block_lengths(ids: &[u64], input: Option<u64>, block: u64) -> Result<Vec<u64>
     let n = ids.len() as u64;
     let mut lens = vec![block; ids.len()];
     if let (Some(input), Some(last)) = (input, lens.last_mut()) {
-        let whole = (n - 1) * block;
-        if input <= whole || input > n * block {
+        let whole = n.saturating_sub(1).saturating_mul(block);
+        if input <= whole || input > n.saturating_mul(block) {
             return Err(format!(
                 "input_length {input} does not fit {n} hash_ids of {block} tokens (the last block must hold 1..={block})"
             ));
@@ -209,3 +276,6 @@ fn block_lengths(ids: &[u64], input: Option<u64>, block: u64) -> Result<Vec<u64>
     }
     Ok(lens)
 }
+
+#[cfg(test)]
+mod tests;
