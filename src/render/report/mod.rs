@@ -34,7 +34,11 @@ fn rule(title: &str, fill: char) -> String {
     format!("{}{}{}\n", fill_s(left), title, fill_s(pad - left))
 }
 
+/// One `label value` line; the value (it may hold a label, metadata or a server's message) is
+/// kept on its line, every control character in it made visible.
 fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
+    let value = value.to_string();
+    let value = crate::render::escape::terminal_line(&value);
     let _ = writeln!(out, "{:<40} {:<10}", label, value);
 }
 

@@ -1,0 +1,454 @@
+//! Issue 23, items 8 and 11, with the binary as a user runs it: nothing from outside (a
+//! server's error bodies and stream events, labels and metadata, another tool's result)
+//! reaches a terminal, a spreadsheet, Markdown or HTML raw; and the smaller truths of the
+//! command line (`compare --format csv`, `run --help`, `--metadata`, `--summary-only`).
+//! Servers are threads on 127.0.0.1, port 0.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use assert_cmd::cargo::cargo_bin;
+
+fn servebench() -> Command {
+    Command::new(cargo_bin("servebench"))
+}
+
+/// Sets the terminal's title and clears it, when printed raw.
+const ATTACK: &str = "\x1b]0;pwned\x07\x1b[2J";
+
+/// What a terminal must never receive raw: the C0 controls but newline and tab, DEL, C1.
+fn raw_control(s: &str) -> Option<char> {
+    s.chars()
+        .find(|&c| c.is_control() && c != '\n' && c != '\t')
+}
+
+/// Asserts that `out` printed no raw control character on stdout or stderr; its stdout.
+fn printed(what: &str, out: &Output) -> String {
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    for (name, text) in [("stdout", &stdout), ("stderr", &stderr)] {
+        if let Some(c) = raw_control(text) {
+            panic!("{what}: {name} holds a raw {c:?}:\n{text}");
+        }
+    }
+    stdout
+}
+
+fn run(args: &[&str]) -> Output {
+    servebench().args(args).output().unwrap()
+}
+
+/// A server answering each request (its request line and its number, from 0) with the bytes
+/// `answer` gives, then closing the connection. Its URL.
+fn serve(answer: impl Fn(&str, usize) -> Vec<u8> + Send + Sync + 'static) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let answer = Arc::new(answer);
+    let count = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let (answer, count) = (answer.clone(), count.clone());
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                let mut length = 0;
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let _ = reader.read_exact(&mut vec![0; length]);
+                let n = count.fetch_add(1, Ordering::SeqCst);
+                let mut conn = conn;
+                let _ = conn.write_all(&answer(&line, n));
+            });
+        }
+    });
+    url
+}
+
+fn http(status: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
+    let mut v = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    v.extend_from_slice(body);
+    v
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Every cell of a CSV text; none may start a spreadsheet formula unless it is a number.
+fn csv_cells_are_safe(what: &str, text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    for r in reader.records() {
+        let r = r.unwrap_or_else(|e| panic!("{what}: not CSV ({e}):\n{text}"));
+        for cell in r.iter() {
+            let formula = cell.starts_with(['=', '+', '-', '@', '\t', '\r']);
+            assert!(
+                !formula || cell.parse::<f64>().is_ok(),
+                "{what}: the cell {cell:?} starts a formula"
+            );
+        }
+        rows.push(r.iter().map(str::to_string).collect());
+    }
+    rows
+}
+
+/// The pre-flight request meets a 400 whose body is an escape sequence: the one error line
+/// shows it, visibly.
+#[test]
+fn issue_23_a_server_s_error_body_reaches_stderr_escaped() {
+    let url = serve(|_, _| {
+        http(
+            "400 Bad Request",
+            "text/plain",
+            format!("{ATTACK}bad request\nerror: forged line").as_bytes(),
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "run",
+        "--base-url",
+        &url,
+        "--tokenizer",
+        "words",
+        "--num-prompts",
+        "2",
+        "--output-len",
+        "4",
+        "--result-dir",
+        s(dir.path()),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    printed("run against a 400", &out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("\\x1b]0;pwned\\x07"), "{stderr}");
+    assert!(!stderr.contains("\nerror: forged line"), "{stderr}");
+}
+
+/// Streams whose events are not JSON, 500 answers and generated text that is a formula, all
+/// carrying escape sequences: every output of the run and of its files shows them visibly, and
+/// no CSV cell starts a formula.
+#[test]
+fn issue_23_stream_events_and_error_bodies_are_escaped_in_every_output() {
+    let url = serve(|_, n| match n % 3 {
+        0 => {
+            let text =
+                serde_json::json!({"choices": [{"text": "=HYPERLINK(\"http://x\",\"y\") two"}]});
+            let body = format!("data: {text}\n\ndata: [DONE]\n\n");
+            http("200 OK", "text/event-stream", body.as_bytes())
+        }
+        1 => http(
+            "500 Internal Server Error",
+            "text/plain",
+            format!("=1+1{ATTACK}").as_bytes(),
+        ),
+        _ => http(
+            "200 OK",
+            "text/event-stream",
+            format!("data: {ATTACK}not json\n\n").as_bytes(),
+        ),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "run",
+        "--base-url",
+        &url,
+        "--tokenizer",
+        "words",
+        "--no-preflight",
+        "--num-prompts",
+        "6",
+        "--max-concurrency",
+        "1",
+        "--output-len",
+        "4",
+        "--save-generated-text",
+        "--result-dir",
+        s(dir.path()),
+        "--result-filename",
+        "r.json",
+    ]);
+    printed("run", &out);
+    let result = dir.path().join("r.json");
+    let records = dir.path().join("r.records.jsonl");
+    let saved = std::fs::read_to_string(&records).unwrap();
+    assert!(saved.contains("\\u001b]0;pwned"), "{saved}");
+    printed("report", &run(&["report", s(&result)]));
+    printed(
+        "report markdown",
+        &run(&["report", s(&result), "--format", "markdown"]),
+    );
+    let csv = printed(
+        "report csv",
+        &run(&["report", s(&result), "--format", "csv"]),
+    );
+    csv_cells_are_safe("report csv", &csv);
+    let csv = printed(
+        "records csv",
+        &run(&["report", s(&records), "--format", "csv"]),
+    );
+    assert!(csv.contains("\\x1b]0;pwned\\x07"), "{csv}");
+    let rows = csv_cells_are_safe("records csv", &csv);
+    let text = rows[0].iter().position(|h| h == "generated_text").unwrap();
+    assert!(
+        rows[1..]
+            .iter()
+            .any(|r| r[text].starts_with("'=HYPERLINK(")),
+        "{csv}"
+    );
+}
+
+/// A label and metadata given on the command line, and another tool's result, each holding an
+/// escape sequence, a formula and HTML: every report, compare, CSV, Markdown and HTML output
+/// shows them safely.
+#[test]
+fn issue_23_labels_metadata_and_imported_results_are_escaped_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let label = format!("=cmd|' /C calc'!A0 <img src=x onerror=alert(1)> {ATTACK}");
+    let out = run(&[
+        "run",
+        "--sim-preset",
+        "exact",
+        "--num-prompts",
+        "4",
+        "--output-len",
+        "4",
+        "--label",
+        &label,
+        "--metadata",
+        &format!("@note=+{ATTACK}|<b>x</b>"),
+        "--result-dir",
+        s(dir.path()),
+        "--result-filename",
+        "mine.json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    printed("run", &out);
+    let vllm = dir.path().join("vllm.json");
+    let model = format!("-2+3{ATTACK}<script>alert(1)</script>");
+    std::fs::write(
+        &vllm,
+        serde_json::json!({
+            "backend": "vllm", "model_id": model, "label": label,
+            "metadata": {"k": ATTACK}, "num_prompts": 4, "completed": 4,
+            "request_rate": "inf", "output_throughput": 10.0, "mean_ttft_ms": 12.5,
+            "p99_ttft_ms": 20.0, "total_input_tokens": 40, "total_output_tokens": 16
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mine = dir.path().join("mine.json");
+    for doc in [&mine, &vllm] {
+        let name = doc.file_name().unwrap().to_string_lossy().into_owned();
+        printed(&name, &run(&["report", s(doc)]));
+        let md = printed(&name, &run(&["report", s(doc), "--format", "markdown"]));
+        assert!(!md.contains("<img") && !md.contains("<script"), "{md}");
+        let csv = printed(&name, &run(&["report", s(doc), "--format", "csv"]));
+        csv_cells_are_safe(&name, &csv);
+        let html = dir.path().join(format!("{name}.html"));
+        printed(&name, &run(&["report", s(doc), "--html", s(&html)]));
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(!page.contains("<img") && !page.contains("<script"));
+    }
+    printed(
+        "import",
+        &run(&["import", s(&vllm), "-o", s(&dir.path().join("i.json"))]),
+    );
+    for format in ["text", "markdown", "csv"] {
+        let out = run(&["compare", s(&mine), s(&vllm), "--format", format]);
+        let text = printed(&format!("compare {format}"), &out);
+        if format == "csv" {
+            csv_cells_are_safe("compare csv", &text);
+        }
+        if format == "markdown" {
+            assert!(!text.contains("<script"), "{text}");
+        }
+    }
+}
+
+/// `--metadata` may not name a key of the result, nor give one key twice: one line, exit 2,
+/// before anything runs.
+#[test]
+fn issue_23_metadata_that_is_a_result_key_or_given_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (pairs, says) in [
+        (&["label=x"][..], "'label'"),
+        (&["completed=0"][..], "'completed'"),
+        (&["p99_ttft_ms=1"][..], "'p99_ttft_ms'"),
+        (&["gpu=H100", "gpu=A100"][..], "'gpu' is given twice"),
+    ] {
+        let mut args = vec![
+            "run",
+            "--sim-preset",
+            "exact",
+            "--num-prompts",
+            "1",
+            "--output-len",
+            "2",
+            "--quiet",
+            "--result-dir",
+            s(dir.path()),
+        ];
+        for p in pairs {
+            args.extend(["--metadata", p]);
+        }
+        let out = run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{pairs:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("--metadata") && stderr.contains(says),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// `--summary-only` has no table to print on a single run: refused in one line.
+#[test]
+fn issue_23_summary_only_on_a_single_run_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "run",
+        "--sim-preset",
+        "exact",
+        "--num-prompts",
+        "1",
+        "--output-len",
+        "2",
+        "--summary-only",
+        "--result-dir",
+        s(dir.path()),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--summary-only"), "{stderr}");
+}
+
+/// `compare --format csv` writes CSV: a header and a row per document and step.
+#[test]
+fn issue_23_compare_csv_is_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for name in ["a.json", "b.json"] {
+        let out = run(&[
+            "run",
+            "--sim-preset",
+            "exact",
+            "--num-prompts",
+            "3",
+            "--output-len",
+            "2",
+            "--quiet",
+            "--result-dir",
+            s(dir.path()),
+            "--result-filename",
+            name,
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        files.push(dir.path().join(name));
+    }
+    let out = run(&[
+        "compare",
+        s(&files[0]),
+        s(&files[1]),
+        "--format",
+        "csv",
+        "--metrics",
+        "mean_ttft_ms,output_throughput",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let rows = csv_cells_are_safe("compare csv", &printed("compare csv", &out));
+    assert_eq!(
+        rows[0],
+        [
+            "document",
+            "series",
+            "parameter",
+            "value",
+            "mean_ttft_ms",
+            "output_throughput"
+        ],
+        "{rows:?}"
+    );
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!(rows[1][0], s(&files[0]));
+    assert_eq!(rows[2][0], s(&files[1]));
+    assert!(rows[1][4].parse::<f64>().unwrap() > 0.0);
+}
+
+/// `run --help` names all six backends and says where the API key goes.
+#[test]
+fn issue_23_run_help_names_every_backend_and_the_key_s_header() {
+    let out = run(&["run", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    for backend in [
+        "openai",
+        "openai-chat",
+        "tgi",
+        "llamacpp",
+        "anthropic-messages",
+        "openai-responses",
+    ] {
+        assert!(help.contains(backend), "{backend}: {help}");
+    }
+    assert!(help.contains("x-api-key"), "{help}");
+}
+
+/// Every key of a saved result is one a `--metadata` key may not take, so metadata can neither
+/// replace a figure nor be lost under one.
+#[test]
+fn issue_23_every_key_of_a_result_is_refused_as_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "run",
+        "--sim-preset",
+        "exact",
+        "--num-prompts",
+        "2",
+        "--output-len",
+        "2",
+        "--quiet",
+        "--label",
+        "l",
+        "--cost-per-hour",
+        "2",
+        "--save-generated-text",
+        "--scrape-metrics",
+        "--result-dir",
+        s(dir.path()),
+        "--result-filename",
+        "r.json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    for key in result.as_object().unwrap().keys() {
+        assert!(
+            servebench::config::tags::is_result_key(key),
+            "{key} is not refused as a --metadata key"
+        );
+    }
+}
