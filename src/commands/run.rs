@@ -291,6 +291,12 @@ impl StepObserver for Printer {
                 m.errors.first().map_or("?", String::as_str)
             );
         }
+        if let Some(m) = result.server_metrics.as_ref().filter(|m| m.over_limit > 0) {
+            note!(
+                "servebench: warning: {} lines of the metric scrapes were past their limits and not read (the report says which)",
+                m.over_limit
+            );
+        }
         if self.sweep_param.is_some() {
             (self.steps).push(report::view::table_step(&self.result_path, result));
         }

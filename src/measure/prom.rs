@@ -4,6 +4,9 @@
 //!
 //! - [`parse`]: sample lines `name{label="value",...} value [timestamp]`, `# HELP` / `# TYPE`
 //!   and other comments. Pure.
+//! - [`parse_known`]: the same for the lines of the names servebench reads ([`known_name`]),
+//!   within [`ParseLimits`] (how many series, how long a label): other lines cost a scan of
+//!   their name, and a line past a limit is counted, never read whole. What a scrape uses.
 //! - [`extract`]: built-in name maps from vLLM, SGLang, TGI and llama.cpp to servebench's
 //!   common names (running, waiting, KV-cache usage, prompt and generation token counters),
 //!   giving one [`MetricsSample`]. Pure.
@@ -31,6 +34,81 @@ pub struct Exposition {
     pub samples: Vec<PromSample>,
     /// Lines that are neither samples nor comments: `(line number from 1, why)`.
     pub bad_lines: Vec<(usize, String)>,
+    /// Lines [`parse_known`] left unread past its [`ParseLimits`].
+    pub over_limit: u64,
+}
+
+/// What [`parse_known`] reads of one exposition at most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseLimits {
+    /// Sample lines read (kept or unreadable); the known lines after them are counted.
+    pub max_series: usize,
+    /// Bytes of one label's value; a line with a longer one is counted, not read.
+    pub max_label_bytes: usize,
+}
+
+impl ParseLimits {
+    /// A scrape's limits (`drive::scrape`): 10,000 series of the names servebench reads (a
+    /// vLLM server with many models and engines has a few hundred), and label values of 4 KiB
+    /// (real ones are model names and paths, well under 200 bytes).
+    pub const SCRAPE: ParseLimits = ParseLimits {
+        max_series: 10_000,
+        max_label_bytes: 4 << 10,
+    };
+}
+
+/// True for the metric names servebench reads: those of [`SOURCES`] and a DCGM exporter's
+/// GPU power and utilisation ([`extract_gpu`]).
+pub fn known_name(name: &str) -> bool {
+    SOURCES.iter().any(|(_, _, n)| *n == name) || DCGM_NAMES.contains(&name)
+}
+
+const DCGM_NAMES: [&str; 2] = ["DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_UTIL"];
+
+/// Parses the sample lines of [`known_name`]s within `limits`, as [`parse`] does otherwise;
+/// every other line costs a scan of its name. Known lines past `max_series`, and lines with a
+/// label value over `max_label_bytes`, are counted in `over_limit`, not read.
+pub fn parse_known(text: &str, limits: ParseLimits) -> Exposition {
+    let mut out = Exposition::default();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start_matches([' ', '\t']);
+        let name_end = t.find(|c: char| !is_name_char(c)).unwrap_or(t.len());
+        if !known_name(&t[..name_end]) {
+            continue;
+        }
+        if out.samples.len() + out.bad_lines.len() >= limits.max_series {
+            out.over_limit += 1;
+            continue;
+        }
+        match parse_line_within(line, limits.max_label_bytes) {
+            Ok(Some(s)) => out.samples.push(s),
+            Ok(None) => {}
+            Err(LineError::OverLimit) => out.over_limit += 1,
+            Err(LineError::Bad(why)) => out.bad_lines.push((i + 1, why)),
+        }
+    }
+    out
+}
+
+/// Why a line was not read.
+enum LineError {
+    Bad(String),
+    /// A label value longer than the limit.
+    OverLimit,
+}
+
+impl From<String> for LineError {
+    fn from(why: String) -> LineError {
+        LineError::Bad(why)
+    }
+}
+
+/// The start of `line` for an error message (a line may be megabytes long).
+fn quoted(line: &str) -> String {
+    match line.char_indices().nth(80) {
+        Some((i, _)) => format!("{:?}...", &line[..i]),
+        None => format!("{line:?}"),
+    }
 }
 
 /// Parses the Prometheus text format. Blank lines and `#` lines (`# HELP`, `# TYPE`, other
@@ -50,6 +128,14 @@ pub fn parse(text: &str) -> Exposition {
 
 /// Parses one line: `Ok(None)` for blank and comment lines.
 pub fn parse_line(line: &str) -> Result<Option<PromSample>, String> {
+    parse_line_within(line, usize::MAX).map_err(|e| match e {
+        LineError::Bad(why) => why,
+        LineError::OverLimit => "a label value over the limit".into(),
+    })
+}
+
+/// [`parse_line`], with label values of at most `max_label` bytes.
+fn parse_line_within(line: &str, max_label: usize) -> Result<Option<PromSample>, LineError> {
     let line = line.trim_matches(|c| c == ' ' || c == '\t' || c == '\r');
     if line.is_empty() || line.starts_with('#') {
         return Ok(None);
@@ -57,27 +143,33 @@ pub fn parse_line(line: &str) -> Result<Option<PromSample>, String> {
     let name_end = line.find(|c: char| !is_name_char(c)).unwrap_or(line.len());
     let name = &line[..name_end];
     if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
-        return Err(format!("no metric name at the start of {line:?}"));
+        return Err(format!("no metric name at the start of {}", quoted(line)).into());
     }
     let mut rest = &line[name_end..];
     let mut labels = Vec::new();
     if let Some(after) = rest.strip_prefix('{') {
-        rest = parse_labels(after, &mut labels)?;
+        rest = parse_labels(after, &mut labels, max_label)?;
     }
     let mut fields = rest.split([' ', '\t']).filter(|f| !f.is_empty());
     let value = fields
         .next()
-        .ok_or_else(|| format!("no value in {line:?}"))?;
-    let value = parse_value(value).ok_or_else(|| format!("bad value {value:?} in {line:?}"))?;
+        .ok_or_else(|| format!("no value in {}", quoted(line)))?;
+    let value = parse_value(value)
+        .ok_or_else(|| format!("bad value {} in {}", quoted(value), quoted(line)))?;
     let timestamp_ms = match fields.next() {
         None => None,
         Some(t) => Some(
             t.parse::<i64>()
-                .map_err(|_| format!("bad timestamp {t:?} in {line:?}"))?,
+                .map_err(|_| format!("bad timestamp {} in {}", quoted(t), quoted(line)))?,
         ),
     };
     if let Some(extra) = fields.next() {
-        return Err(format!("unexpected {extra:?} after the value in {line:?}"));
+        return Err(format!(
+            "unexpected {} after the value in {}",
+            quoted(extra),
+            quoted(line)
+        )
+        .into());
     }
     Ok(Some(PromSample {
         name: name.to_string(),
@@ -91,8 +183,13 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == ':'
 }
 
-/// Reads `name="value", ...}` (the part after `{`); returns what follows the `}`.
-fn parse_labels<'a>(mut s: &'a str, labels: &mut Vec<(String, String)>) -> Result<&'a str, String> {
+/// Reads `name="value", ...}` (the part after `{`), each value at most `max_label` bytes;
+/// returns what follows the `}`.
+fn parse_labels<'a>(
+    mut s: &'a str,
+    labels: &mut Vec<(String, String)>,
+    max_label: usize,
+) -> Result<&'a str, LineError> {
     loop {
         s = s.trim_start_matches([' ', '\t']);
         if let Some(rest) = s.strip_prefix('}') {
@@ -101,7 +198,10 @@ fn parse_labels<'a>(mut s: &'a str, labels: &mut Vec<(String, String)>) -> Resul
         let end = s.find(|c: char| !is_name_char(c)).unwrap_or(s.len());
         let key = &s[..end];
         if key.is_empty() {
-            return Err(format!("expected a label name at {s:?}"));
+            return Err(format!("expected a label name at {}", quoted(s)).into());
+        }
+        if key.len() > max_label {
+            return Err(LineError::OverLimit);
         }
         s = s[end..].trim_start_matches([' ', '\t']);
         s = s
@@ -114,13 +214,16 @@ fn parse_labels<'a>(mut s: &'a str, labels: &mut Vec<(String, String)>) -> Resul
         let mut value = String::new();
         let mut chars = s.char_indices();
         let close = loop {
+            if value.len() > max_label {
+                return Err(LineError::OverLimit);
+            }
             match chars.next() {
-                None => return Err(format!("unterminated value of label {key:?}")),
+                None => return Err(format!("unterminated value of label {key:?}").into()),
                 Some((i, '"')) => break i,
                 Some((_, '\\')) => match chars.next() {
                     Some((_, 'n')) => value.push('\n'),
                     Some((_, c)) => value.push(c), // \\ and \" (and anything else, literally)
-                    None => return Err(format!("unterminated value of label {key:?}")),
+                    None => return Err(format!("unterminated value of label {key:?}").into()),
                 },
                 Some((_, c)) => value.push(c),
             }
@@ -130,7 +233,7 @@ fn parse_labels<'a>(mut s: &'a str, labels: &mut Vec<(String, String)>) -> Resul
         if let Some(rest) = s.strip_prefix(',') {
             s = rest;
         } else if !s.starts_with('}') {
-            return Err(format!("expected ',' or '}}' after label {key:?}"));
+            return Err(format!("expected ',' or '}}' after label {key:?}").into());
         }
     }
 }
@@ -594,6 +697,39 @@ llamacpp:kv_cache_usage_ratio 0.0625
             extract(&parse("vllm:num_requests_running NaN\nvllm:num_requests_waiting 1\n").samples);
         assert_eq!(family, Some(ServerFamily::Vllm));
         assert_eq!((s.running, s.waiting), (None, Some(1.0)));
+    }
+
+    #[test]
+    fn known_lines_are_read_within_the_limits_and_the_rest_counted() {
+        let limits = ParseLimits {
+            max_series: 2,
+            max_label_bytes: 8,
+        };
+        let text = format!(
+            "other{{a=\"{}\"}} 1\nvllm:num_requests_running{{m=\"{}\"}} 7\n\
+             vllm:num_requests_running{{m=\"ok\"}} 1\nvllm:num_requests_waiting 2\n\
+             vllm:kv_cache_usage_perc 0.5\nDCGM_FI_DEV_GPU_UTIL 9\n",
+            "x".repeat(100),
+            "y".repeat(9)
+        );
+        let e = parse_known(&text, limits);
+        let names: Vec<&str> = e.samples.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["vllm:num_requests_running", "vllm:num_requests_waiting"]
+        );
+        assert_eq!(e.samples[0].value, 1.0);
+        // The long label, then the two known lines past the series limit.
+        assert_eq!(e.over_limit, 3);
+        // Unlimited, the known lines are what `parse` reads of them.
+        let all = ParseLimits {
+            max_series: usize::MAX,
+            max_label_bytes: usize::MAX,
+        };
+        let known: Vec<PromSample> = (parse(&text).samples.into_iter())
+            .filter(|s| known_name(&s.name))
+            .collect();
+        assert_eq!(parse_known(&text, all).samples, known);
     }
 
     fn escape(v: &str) -> String {

@@ -586,6 +586,17 @@ fn server_metrics(out: &mut String, result: &BenchResult) {
             format!("{} (first: {first})", m.failures),
         );
     }
+    if m.over_limit > 0 {
+        let l = crate::measure::prom::ParseLimits::SCRAPE;
+        line(
+            out,
+            "Lines past scrape limits (warning):",
+            format!(
+                "{} not read (over {} series of known names, or a label over {} bytes)",
+                m.over_limit, l.max_series, l.max_label_bytes
+            ),
+        );
+    }
     line(
         out,
         "Running requests (mean / max):",
