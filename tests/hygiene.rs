@@ -276,6 +276,26 @@ fn issue_23_labels_metadata_and_imported_results_are_escaped_everywhere() {
         "import",
         &run(&["import", s(&vllm), "-o", s(&dir.path().join("i.json"))]),
     );
+    // Charts: an SVG holding a control character is not well-formed XML (no browser draws it).
+    let charts = dir.path().join("charts");
+    let out = run(&[
+        "plot",
+        s(&mine),
+        s(&vllm),
+        "-o",
+        s(&charts),
+        "--format",
+        "svg",
+    ]);
+    printed("plot", &out);
+    let mut svgs = 0;
+    for f in std::fs::read_dir(&charts).unwrap() {
+        let svg = std::fs::read_to_string(f.unwrap().path()).unwrap();
+        assert!(raw_control(&svg.replace('\r', "")).is_none(), "{svg}");
+        assert!(!svg.contains("<script") && !svg.contains("<img"));
+        svgs += 1;
+    }
+    assert!(svgs > 0);
     for format in ["text", "markdown", "csv"] {
         let out = run(&["compare", s(&mine), s(&vllm), "--format", format]);
         let text = printed(&format!("compare {format}"), &out);
