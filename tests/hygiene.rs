@@ -576,3 +576,61 @@ fn issue_23_a_huge_metrics_answer_leaves_ttft_within_noise() {
     assert!(m["samples"][0]["waiting"].is_null(), "{m}");
     assert!(m["over_limit"].as_u64().unwrap_or(0) >= 3, "{m}");
 }
+
+/// Every `.rs` file under `dir`, recursively.
+fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Item 8's class closed: what servebench prints goes through `commands::out` and `note!`,
+/// which escape it. No other file prints, but the progress line and the dashboard (counts and
+/// servebench's own words) and test code.
+#[test]
+fn issue_23_everything_printed_goes_through_the_escaping_helpers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let allowed = ["commands/mod.rs", "drive/progress.rs", "drive/dashboard.rs"];
+    let mut wrong = Vec::new();
+    for f in files {
+        let name = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+        if allowed.contains(&name.as_str())
+            || stem == "tests"
+            || stem == "testutil"
+            || stem.ends_with("_tests")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        // Test modules at the end of a file print what they like.
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for what in [
+            "println!",
+            "print!(",
+            "eprint!(",
+            "io::stdout()",
+            "io::stderr()",
+        ] {
+            if code.contains(what) {
+                wrong.push(format!("{name} uses {what}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "print through commands::out or note!:\n{}",
+        wrong.join("\n")
+    );
+}
