@@ -624,7 +624,9 @@ fn issue_23_everything_printed_goes_through_the_escaping_helpers() {
             "io::stderr()",
         ] {
             if code.contains(what) {
-                wrong.push(format!("{name} uses {what}"));
+                wrong.push(format!(
+                    "{name} prints with {what} (println! also finds eprintln!)"
+                ));
             }
         }
     }
