@@ -110,12 +110,14 @@ fn a_start_time_already_past_writes_no_file() {
     assert_eq!(files_in(dir.path()), Vec::<String>::new());
 }
 
+/// A run of 3,000 requests whose files may grow to at most 96 KiB (`RLIMIT_FSIZE`, as
+/// `ulimit -f` sets it); with `ignore_sigxfsz`, the child ignores SIGXFSZ itself (as a full
+/// disk gives ENOSPC without a signal), else it starts with SIGXFSZ at its default (a kill).
+/// Asserts what servebench promises either way: exit 2, one error line, the result saved
+/// incomplete, and a records file of whole records only.
 #[cfg(target_os = "linux")]
-#[test]
-fn a_full_disk_stops_the_run_and_saves_what_was_measured() {
+fn run_past_a_file_size_limit(ignore_sigxfsz: bool) {
     use std::os::unix::process::CommandExt;
-    // The child may write files of at most LIMIT bytes; past it, a write fails with EFBIG (the
-    // SIGXFSZ that would kill it is ignored, as a full disk gives ENOSPC without a signal).
     const LIMIT: u64 = 96 * 1024;
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = servebench();
@@ -137,8 +139,13 @@ fn a_full_disk_stops_the_run_and_saves_what_was_measured() {
     ]);
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        cmd.pre_exec(move || {
+            let disposition = if ignore_sigxfsz {
+                libc::SIG_IGN
+            } else {
+                libc::SIG_DFL
+            };
+            libc::signal(libc::SIGXFSZ, disposition);
             let lim = libc::rlimit {
                 rlim_cur: LIMIT,
                 rlim_max: LIMIT,
@@ -172,15 +179,31 @@ fn a_full_disk_stops_the_run_and_saves_what_was_measured() {
         "{}",
         result["unsent"]
     );
-    // Every record written before the disk filled is there, whole but perhaps the last.
+    // Every record written before the limit is there, each a whole line: the part of a record
+    // that did not fit was cut away.
     let records = std::fs::read_to_string(dir.path().join("full.records.jsonl")).unwrap();
+    assert!(records.ends_with('\n'), "a torn last record");
     let lines: Vec<&str> = records.lines().collect();
     assert!(lines.len() > 10, "{} lines", lines.len());
-    let whole = lines
-        .iter()
-        .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
-        .count();
-    assert!(whole + 1 >= lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let r: serde_json::Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("line {} is not a whole record: {e}", i + 1));
+        assert!(r["id"].is_u64(), "line {}", i + 1);
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_stops_the_run_and_saves_what_was_measured() {
+    run_past_a_file_size_limit(true);
+}
+
+/// Issue 23, item 7: `ulimit -f` as a user sets it (SIGXFSZ at its default, which kills) is a
+/// write error like a full disk, not a kill with a torn record and no result.
+#[cfg(target_os = "linux")]
+#[test]
+fn issue_23_a_file_size_limit_is_a_write_error_not_a_kill() {
+    run_past_a_file_size_limit(false);
 }
 
 /// The phases a signal can arrive in, and the request that shows the run has reached it.

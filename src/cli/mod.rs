@@ -84,7 +84,8 @@ pub struct MergeArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Server API: openai (aliases vllm, sglang), openai-chat, tgi, llamacpp.
+    /// Server API: openai (aliases vllm, sglang), openai-chat, tgi, llamacpp,
+    /// anthropic-messages, openai-responses.
     #[arg(long, default_value = "openai", value_parser = parse_backend)]
     pub backend: BackendKind,
     /// Server base URL, e.g. http://127.0.0.1:8000. Without it the built-in simulator is used.
@@ -96,7 +97,7 @@ pub struct RunArgs {
     /// Model name sent in requests.
     #[arg(long, default_value = "servebench-sim")]
     pub model: String,
-    /// API key, sent as a bearer token.
+    /// API key: sent as `Authorization: Bearer KEY`; as `x-api-key` for anthropic-messages.
     #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
     /// Extra header NAME:VALUE (repeatable).
@@ -209,8 +210,8 @@ pub struct RunArgs {
     /// No live dashboard on a terminal: the one-line progress bar.
     #[arg(long)]
     pub no_tui: bool,
-    /// A sweep, --stages: print only the table of the steps at the end, not each step's
-    /// report.
+    /// Print only the table at the end (a sweep's or --stages' steps, --repeat's spread), not
+    /// each run's report; refused for a single run.
     #[arg(long)]
     pub summary_only: bool,
     /// Seconds to wait between sweep steps.
@@ -657,7 +658,7 @@ pub struct CompareArgs {
     /// Print Markdown tables instead of aligned text (as --format markdown).
     #[arg(long)]
     pub markdown: bool,
-    /// text or markdown.
+    /// text, markdown, or csv (a row per document and step, the columns of report's csv).
     #[arg(long, value_enum, default_value = "text")]
     pub format: TableFormat,
     /// Only these metrics (vLLM key names, comma-separated, e.g. output_throughput,p99_ttft_ms).

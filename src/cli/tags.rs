@@ -10,7 +10,8 @@ pub struct TagArgs {
     /// The run's name in the report, compare, plot and HTML (default: the file's name).
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
-    /// A fact about the run, KEY=VALUE (repeatable), e.g. --metadata gpu=H100 --metadata tp=8.
+    /// A fact about the run, KEY=VALUE (repeatable, each key once; not a key of the result
+    /// such as label or completed), e.g. --metadata gpu=H100 --metadata tp=8.
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_pair)]
     pub metadata: Vec<(String, String)>,
     /// What the server costs, USD per hour (a GPU-hour's price times the GPUs): adds $ per
@@ -20,6 +21,18 @@ pub struct TagArgs {
 }
 
 impl TagArgs {
+    /// A `--metadata` key given twice is refused (a map would keep only the last).
+    pub fn check(&self) -> Result<(), String> {
+        for (i, (k, _)) in self.metadata.iter().enumerate() {
+            if self.metadata[..i].iter().any(|(seen, _)| seen == k) {
+                return Err(format!(
+                    "invalid --metadata: the key '{k}' is given twice; give each key once"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     pub fn tags(&self) -> Tags {
         Tags {
             label: self.label.clone(),

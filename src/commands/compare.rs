@@ -1,10 +1,12 @@
 //! `servebench compare`: documents side by side, as aligned text or Markdown, with B/A's 95%
-//! interval and verdict, and the `--fail-if-worse` gates.
+//! interval and verdict, or as CSV (a row per document and step), and the `--fail-if-worse`
+//! gates.
 
 use std::process::ExitCode;
 
-use crate::cli::{CompareArgs, Gate};
+use crate::cli::{CompareArgs, Gate, TableFormat};
 use crate::render::compare::{self, Comparison, Verdict};
+use crate::render::csv;
 use crate::views::keys::higher_is_better;
 use crate::views::open;
 
@@ -15,17 +17,22 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         .map(|f| open::load(f))
         .collect::<Result<Vec<_>, _>>()?;
     let metrics = (!args.metrics.is_empty()).then_some(args.metrics.as_slice());
+    let format = match (args.markdown, args.format) {
+        (true, TableFormat::Csv) => {
+            anyhow::bail!("--markdown asks for Markdown and --format for csv: give one of them")
+        }
+        (true, _) => TableFormat::Markdown,
+        (false, format) => format,
+    };
     let c = compare::compare(&views, metrics);
-    super::out(
-        &if args.markdown || args.format == crate::cli::TableFormat::Markdown {
-            compare::markdown(&c)
-        } else {
-            compare::text(&c)
-        },
-    )?;
+    super::out(&match format {
+        TableFormat::Text => compare::text(&c),
+        TableFormat::Markdown => compare::markdown(&c),
+        TableFormat::Csv => csv::views(&views, metrics),
+    })?;
     let failed = gates(&c, &args.fail_if_worse)?;
     for line in &failed {
-        eprintln!("servebench: {line}");
+        note!("servebench: {line}");
     }
     Ok(if failed.is_empty() {
         ExitCode::SUCCESS

@@ -11,12 +11,12 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     crate::results::document::refuse_existing(args.overwrite, [&args.output, &records])?;
     let mut merged = merge::merge(&args.files, args.allow_missing)?;
     for w in &merged.warnings {
-        eprintln!("servebench: warning: {w}");
+        note!("servebench: warning: {w}");
     }
     merged.save(&args.output)?;
     if !args.quiet {
         super::out(&report::text(&merged.result))?;
-        eprintln!(
+        note!(
             "servebench: {} shards merged into {}",
             merged
                 .result

@@ -9,6 +9,18 @@
 //! To add a subcommand: its `clap` arguments in `cli`, a file here with
 //! `pub fn NAME(args) -> anyhow::Result<ExitCode>` (async when it drives a server), and one
 //! arm in [`dispatch`].
+//!
+//! Everything printed goes through [`out`] (stdout) or `note!` and [`fail`] (stderr, one line
+//! each), which write every control character as a visible escape (`render::escape`): a
+//! server's error body, a label in an imported result or a file's content cannot drive the
+//! terminal.
+
+/// Prints one line to stderr, `format!`-style, through `escape::terminal_line`.
+macro_rules! note {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::render::escape::terminal_line(&format!($($arg)*)))
+    };
+}
 
 mod compare;
 mod import;
@@ -73,7 +85,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
 }
 
 fn fail(message: String) -> ExitCode {
-    eprintln!("error: {message}");
+    note!("error: {message}");
     ExitCode::from(2)
 }
 
@@ -85,11 +97,12 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Writes `text` to stdout. A closed pipe is an error [`dispatch`] turns into a quiet exit 0
+/// Writes `text` to stdout, its control characters but newline and tab made visible
+/// (`escape::terminal`). A closed pipe is an error [`dispatch`] turns into a quiet exit 0
 /// (`print!` would panic instead).
 fn out(text: &str) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
+    stdout.write_all(crate::render::escape::terminal(text).as_bytes())?;
     stdout.flush()?;
     Ok(())
 }

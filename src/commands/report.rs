@@ -17,7 +17,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
             None
         };
         html::write(&view, text.as_deref(), out)?;
-        eprintln!("servebench: HTML report written to {}", out.display());
+        note!("servebench: HTML report written to {}", out.display());
         return Ok(ExitCode::SUCCESS);
     }
     let records = args.file.extension().is_some_and(|e| e == "jsonl");

@@ -17,13 +17,16 @@ use crate::sim;
 
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let sweep = args.sweep().map_err(anyhow::Error::msg)?;
+    if args.summary_only && sweep.is_none() && args.shape.stages.is_empty() && args.repeat == 1 {
+        anyhow::bail!("--summary-only prints only the table of a sweep, --stages or --repeat: a single run has none");
+    }
     let (server, cfg, scrape) = server_and_config(&args).await?;
     let date = crate::measure::clock::Clock::start().started_at_compact();
     let stem = super::result_stem(args.result_filename.as_deref(), || {
         run::default_stem(&cfg, &date)
     });
     if !args.quiet {
-        eprintln!(
+        note!(
             "servebench: {} to {} ({}), rate {}, max concurrency {}",
             match &sweep {
                 Some((param, values)) =>
@@ -49,8 +52,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         completed: 0,
         sweep_param: sweep.as_ref().map(|(p, _)| *p),
         result_path: PathBuf::new(),
-        // A step table follows a sweep or stages: --summary-only prints only that.
-        summary_only: args.summary_only && (sweep.is_some() || !cfg.load.shape.stages.is_empty()),
+        // A step table follows a sweep or stages, the spread a --repeat: --summary-only prints
+        // only that (a single run is refused above).
+        summary_only: args.summary_only,
         steps: Vec::new(),
         steps_total: sweep.as_ref().map_or(0, |(_, v)| v.len()),
     };
@@ -110,7 +114,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 }
                 printer.step_table(&args.result_dir.join(format!("{stem}.sweep.json")));
                 if !args.quiet {
-                    eprintln!(
+                    note!(
                         "servebench: {stages} stages saved to {}",
                         args.result_dir.join(format!("{stem}.sweep.json")).display()
                     );
@@ -149,7 +153,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             printer.step_table(&opts.dir.join(format!("{stem}.sweep.json")));
             doc.map(|d| {
                 if !args.quiet {
-                    eprintln!(
+                    note!(
                         "servebench: sweep {} saved to {}",
                         if d.complete {
                             "complete,"
@@ -170,10 +174,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     outcome?;
     Ok(if printer.completed == 0 {
-        eprintln!("servebench: no request succeeded");
+        note!("servebench: no request succeeded");
         ExitCode::from(1)
     } else if let Some(why) = stopped_early {
-        eprintln!("servebench: stopped early ({why}); what was measured is saved");
+        note!("servebench: stopped early ({why}); what was measured is saved");
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -185,6 +189,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 pub(super) async fn server_and_config(
     args: &RunArgs,
 ) -> anyhow::Result<(Option<sim::SimServer>, RunConfig, Option<ScrapeSpec>)> {
+    args.tags.check().map_err(anyhow::Error::msg)?;
     let sim_config = args.sim_config().map_err(anyhow::Error::msg)?;
     let (server, base_url) = match (&args.base_url, sim_config) {
         (Some(url), _) => (None, url.clone()),
@@ -279,11 +284,17 @@ impl StepObserver for Printer {
         }
         self.completed += result.summary.completed;
         if let Some(m) = result.server_metrics.as_ref().filter(|m| m.failures > 0) {
-            eprintln!(
+            note!(
                 "servebench: warning: {} of {} metric scrapes failed (first: {})",
                 m.failures,
                 m.failures + m.samples.len() as u64,
                 m.errors.first().map_or("?", String::as_str)
+            );
+        }
+        if let Some(m) = result.server_metrics.as_ref().filter(|m| m.over_limit > 0) {
+            note!(
+                "servebench: warning: {} lines of the metric scrapes were past their limits and not read (the report says which)",
+                m.over_limit
             );
         }
         if self.sweep_param.is_some() {
@@ -297,6 +308,6 @@ impl StepObserver for Printer {
             Some(p) => format!("{}: {value}\n{}\n", p.as_str(), report::text(result)),
             None => report::text(result),
         });
-        eprintln!("servebench: result saved to {}", self.result_path.display());
+        note!("servebench: result saved to {}", self.result_path.display());
     }
 }

@@ -42,7 +42,7 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let quiet = args.run.quiet;
     let outcome = run_search(&spec, &probes, signals.stop.clone(), |doc| {
         if let (false, Some(p)) = (quiet, doc.probes.last()) {
-            eprintln!(
+            note!(
                 "servebench: probe {} at {} {}: {}/{} good ({:.1}%) -> {}",
                 doc.probes.len(),
                 axis_word(args.by).unwrap_or_default(),
@@ -100,7 +100,7 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
         ),
         _ => format!("no load from {} {unit} up meets the SLOs for {:.0}% of requests\n", spec.start, 100.0 * spec.target),
     })?;
-    eprintln!(
+    note!(
         "servebench: search saved to {}",
         probes.doc_path().display()
     );

@@ -50,8 +50,73 @@ impl Tags {
         if self.label.as_deref().is_some_and(|l| l.trim().is_empty()) {
             return Err(("--label", "is empty".into()));
         }
+        if let Some(k) = self.metadata.keys().find(|k| is_result_key(k)) {
+            let instead = match k.as_str() {
+                "label" => "give the run's name with --label",
+                _ => "name the fact otherwise",
+            };
+            return Err((
+                "--metadata",
+                format!("'{k}' is a key of the result itself (a metadata key would replace it or be lost): {instead}"),
+            ));
+        }
         Ok(())
     }
+}
+
+/// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
+/// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
+const RESULT_KEYS: [&str; 42] = [
+    "schema_version",
+    "servebench_version",
+    "started_at",
+    "complete",
+    "unsent",
+    "error",
+    "stopped_early",
+    "window_end",
+    "records_file",
+    "config",
+    "summary",
+    "validity",
+    "server_metrics",
+    "timebase",
+    "merged_from",
+    "cost",
+    "energy",
+    "date",
+    "backend",
+    "model_id",
+    "tokenizer_id",
+    "num_prompts",
+    "request_rate",
+    "burstiness",
+    "max_concurrency",
+    "duration",
+    "completed",
+    "failed",
+    "total_input_tokens",
+    "total_output_tokens",
+    "request_throughput",
+    "request_goodput",
+    "output_throughput",
+    "total_token_throughput",
+    "label",
+    "input_lens",
+    "output_lens",
+    "ttfts",
+    "itls",
+    "generated_texts",
+    "errors",
+    "per_request_arrays_omitted",
+];
+
+/// True when `key` is a key of the result document itself ([`RESULT_KEYS`], a statistic such
+/// as `p99_ttft_ms`, or its `ci95_` interval), which a `--metadata` key may not be.
+pub fn is_result_key(key: &str) -> bool {
+    RESULT_KEYS.contains(&key)
+        || key.starts_with("ci95_")
+        || key.parse::<crate::config::metric::MetricKey>().is_ok()
 }
 
 /// One `--metadata` value: `KEY=VALUE`, a non-empty key.
@@ -148,5 +213,19 @@ mod tests {
         assert!(parse_pair("=x").is_err() && parse_pair("gpu").is_err());
         t.cost_per_hour = Some(-1.0);
         assert_eq!(t.validate().unwrap_err().0, "--cost-per-hour");
+        t.cost_per_hour = None;
+        for key in [
+            "label",
+            "completed",
+            "p99_ttft_ms",
+            "ci95_mean_tpot_ms",
+            "config",
+        ] {
+            let mut t = t.clone();
+            t.metadata.insert(key.into(), "x".into());
+            let (flag, why) = t.validate().unwrap_err();
+            assert!(flag == "--metadata" && why.contains(key), "{why}");
+        }
+        assert!(t.validate().is_ok());
     }
 }

@@ -1,14 +1,18 @@
 //! Sampling the server's Prometheus `/metrics` during the measured load.
 //!
-//! [`Scraper`] is a tokio task with its own HTTP client that samples one URL at a fixed
-//! interval from the start of the measured load to its end, stamping each sample with the
-//! run's clock. A failed scrape is counted and kept as a warning; it never fails the run.
-//! Parsing is `measure::prom`; the figures over the series are
-//! `results::server_metrics::summarize`. This module does not aggregate, print or write files.
+//! [`Scraper`] runs on a thread of its own, with its own single-threaded tokio runtime and HTTP
+//! client, so neither fetching nor parsing an answer (which may be 16 MiB of series) ever holds
+//! the runtime that sends requests and reads their streams. It samples one URL (and any more
+//! given) at a fixed interval from the start of the measured load to its end, stamping each
+//! sample with the run's clock. Each answer is read up to [`METRICS_MAX`] bytes and parsed
+//! within [`LIMITS`] (`measure::prom::parse_known`): what is past a limit is counted in the
+//! result, not read. A failed scrape is counted and kept as a warning; it never fails the run.
+//! The figures over the series are `results::server_metrics::summarize`. This module does not
+//! aggregate, print or write files.
 
 use std::time::Duration;
 
-use tokio::task::JoinHandle;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::url::redact_url;
@@ -16,21 +20,28 @@ use crate::config::ScrapeSpec;
 use crate::measure::client::read_at_most;
 use crate::measure::clock::Clock;
 use crate::measure::error::describe;
-use crate::measure::prom::{extract, extract_gpu, parse, MetricsSample, ServerFamily};
+use crate::measure::prom::{
+    extract, extract_gpu, parse_known, MetricsSample, ParseLimits, ServerFamily,
+};
 use crate::results::server_metrics::{summarize_server_metrics, ServerMetrics};
 
 /// At most this long for one scrape; a slower one counts as a failure.
 const SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
-/// Distinct failure messages kept in the result (all failures are counted).
 /// The most a `/metrics` answer may hold (vLLM's is a few hundred KiB); a larger one is a
 /// failed scrape, not read whole.
 const METRICS_MAX: usize = 16 << 20;
+/// What one answer is read for at most (`ParseLimits::SCRAPE`).
+const LIMITS: ParseLimits = ParseLimits::SCRAPE;
+/// Distinct failure messages kept in the result (all failures are counted).
 const MAX_ERRORS_KEPT: usize = 5;
 
-/// Scrapes a metrics endpoint in the background; see the module doc.
+/// Scrapes a metrics endpoint in the background, on its own thread; see the module doc.
 pub struct Scraper {
-    task: JoinHandle<Series>,
     stop: CancellationToken,
+    /// The series, sent by the scraper's thread once stopped (and its last sample taken).
+    done: oneshot::Receiver<Series>,
+    url: String,
+    interval: Duration,
 }
 
 struct Series {
@@ -41,6 +52,7 @@ struct Series {
     samples: Vec<MetricsSample>,
     failures: u64,
     errors: Vec<String>,
+    over_limit: u64,
 }
 
 impl Series {
@@ -56,21 +68,40 @@ impl Series {
         let mut any = false;
         for answer in answers.await {
             match answer {
-                Ok((family, exposition)) => {
-                    self.server = self.server.or(family);
-                    merge(&mut sample, exposition);
+                Ok(answer) => {
+                    self.over_limit += answer.over_limit;
+                    self.server = self.server.or(answer.family);
+                    merge(&mut sample, answer.sample);
                     any = true;
                 }
-                Err(e) => {
-                    self.failures += 1;
-                    if self.errors.len() < MAX_ERRORS_KEPT && !self.errors.contains(&e) {
-                        self.errors.push(e);
-                    }
+                Err((e, over_limit)) => {
+                    self.over_limit += over_limit;
+                    self.fail(e);
                 }
             }
         }
         if any {
             self.samples.push(sample);
+        }
+    }
+
+    fn fail(&mut self, e: String) {
+        self.failures += 1;
+        if self.errors.len() < MAX_ERRORS_KEPT && !self.errors.contains(&e) {
+            self.errors.push(e);
+        }
+    }
+
+    fn metrics(self) -> ServerMetrics {
+        ServerMetrics {
+            summary: summarize_server_metrics(&self.samples),
+            url: redact_url(&self.spec.url),
+            interval_s: self.spec.interval.as_secs_f64(),
+            server: self.server,
+            samples: self.samples,
+            failures: self.failures,
+            errors: self.errors,
+            over_limit: self.over_limit,
         }
     }
 }
@@ -94,107 +125,159 @@ fn merge(into: &mut MetricsSample, from: MetricsSample) {
     }
 }
 
-async fn fetch(
-    http: Option<&reqwest::Client>,
-    url: &str,
-) -> Result<(Option<ServerFamily>, MetricsSample), String> {
-    let http = http.ok_or("cannot build an HTTP client for scraping")?;
+/// What one URL answered.
+struct Answer {
+    family: Option<ServerFamily>,
+    sample: MetricsSample,
+    /// Lines left unread past [`LIMITS`].
+    over_limit: u64,
+}
+
+/// One URL's figures; a failure's message and the lines it left unread past [`LIMITS`].
+async fn fetch(http: Option<&reqwest::Client>, url: &str) -> Result<Answer, (String, u64)> {
+    let http = http.ok_or(("cannot build an HTTP client for scraping".to_string(), 0))?;
     // Shown in errors and saved: redacted (the URL may hold credentials).
     let shown = redact_url(url);
-    let response = http
-        .get(url)
-        .send()
-        .await
-        .map_err(|e| format!("GET {shown}: {}", describe(&e.without_url())))?;
+    let failed = |why: String| (format!("GET {shown}: {why}"), 0);
+    let response = (http.get(url).send().await).map_err(|e| failed(describe(&e.without_url())))?;
     let status = response.status();
     if !status.is_success() {
-        return Err(format!("GET {shown}: HTTP {status}"));
+        return Err(failed(format!("HTTP {status}")));
     }
     let (bytes, over) = read_at_most(response, METRICS_MAX)
         .await
-        .map_err(|e| format!("GET {shown}: {}", describe(&e.without_url())))?;
+        .map_err(|e| failed(describe(&e.without_url())))?;
     if over {
-        return Err(format!(
-            "GET {shown}: the answer is over {METRICS_MAX} bytes"
-        ));
+        return Err(failed(format!("the answer is over {METRICS_MAX} bytes")));
     }
-    let exposition = parse(&String::from_utf8_lossy(&bytes));
+    let exposition = parse_known(&String::from_utf8_lossy(&bytes), LIMITS);
     let (family, mut sample) = extract(&exposition.samples);
     let gpu = extract_gpu(&exposition.samples, &mut sample);
+    let over_limit = exposition.over_limit;
     match family {
-        Some(_) => Ok((family, sample)),
-        None if gpu => Ok((None, sample)),
-        None => Err(format!(
-            "GET {shown}: no vLLM, SGLang, TGI, llama.cpp or DCGM metric in the answer ({} samples, {} unreadable lines)",
-            exposition.samples.len(),
-            exposition.bad_lines.len()
+        Some(_) => Ok(Answer {
+            family,
+            sample,
+            over_limit,
+        }),
+        None if gpu => Ok(Answer {
+            family: None,
+            sample,
+            over_limit,
+        }),
+        None => Err((
+            format!(
+                "GET {shown}: no vLLM, SGLang, TGI, llama.cpp or DCGM metric in the answer ({} unreadable lines of their names, {over_limit} past the scrape's limits)",
+                exposition.bad_lines.len()
+            ),
+            over_limit,
         )),
     }
 }
 
-impl Scraper {
-    /// Takes a first sample (awaited, so it comes before any measured request) and then one
-    /// every `spec.interval` in a background task, until [`Scraper::finish`].
-    pub async fn start(spec: ScrapeSpec, clock: Clock) -> Scraper {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
+/// The scraper thread: a first sample (then `first` hears), one every `interval` until `stop`,
+/// a last one, and the series handed to `done`.
+fn scrape_thread(
+    mut series: Series,
+    stop: CancellationToken,
+    first: oneshot::Sender<()>,
+    done: oneshot::Sender<Series>,
+) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    let runtime = match runtime {
+        Ok(rt) => rt,
+        Err(e) => {
+            series.fail(format!("cannot start the scraper's runtime: {e}"));
+            let _ = done.send(series);
+            return;
+        }
+    };
+    runtime.block_on(async move {
+        // reqwest's client belongs to the runtime it first runs on: built here.
+        series.http = reqwest::Client::builder()
             .no_proxy()
             .timeout(SCRAPE_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
-            .tls_danger_accept_invalid_certs(spec.insecure)
+            .tls_danger_accept_invalid_certs(series.spec.insecure)
             .build()
             .ok();
-        let interval = spec.interval.max(Duration::from_millis(1));
-        let mut series = Series {
+        series.scrape().await;
+        let _ = first.send(());
+        let interval = series.spec.interval.max(Duration::from_millis(1));
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => break,
+                _ = ticker.tick() => {}
+            }
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => break,
+                () = series.scrape() => {}
+            }
+        }
+        // The last sample, so counters cover the whole load.
+        series.scrape().await;
+        let _ = done.send(series);
+    });
+}
+
+impl Scraper {
+    /// Starts the scraper's thread and waits for its first sample (so it comes before any
+    /// measured request); it then takes one every `spec.interval` until [`Scraper::finish`].
+    pub async fn start(spec: ScrapeSpec, clock: Clock) -> Scraper {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let (url, interval) = (redact_url(&spec.url), spec.interval);
+        let series = Series {
             spec,
-            http,
+            http: None,
             clock,
             server: None,
             samples: Vec::new(),
             failures: 0,
             errors: Vec::new(),
+            over_limit: 0,
         };
-        series.scrape().await;
         let stop = CancellationToken::new();
+        let (first_tx, first_rx) = oneshot::channel();
+        let (done_tx, done) = oneshot::channel();
         let token = stop.clone();
-        let task = tokio::spawn(async move {
-            let first = tokio::time::Instant::now() + interval;
-            let mut ticker = tokio::time::interval_at(first, interval);
-            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    biased;
-                    () = token.cancelled() => break,
-                    _ = ticker.tick() => {}
-                }
-                tokio::select! {
-                    biased;
-                    () = token.cancelled() => break,
-                    () = series.scrape() => {}
-                }
-            }
-            series
-        });
-        Scraper { task, stop }
+        let spawned = std::thread::Builder::new()
+            .name("servebench-scrape".into())
+            .spawn(move || scrape_thread(series, token, first_tx, done_tx));
+        if spawned.is_ok() {
+            // An error here means the thread ended early: `finish` says so.
+            let _ = first_rx.await;
+        }
+        Scraper {
+            stop,
+            done,
+            url,
+            interval,
+        }
     }
 
-    /// Stops sampling, takes a last sample (so counters cover the whole load), and returns the
-    /// series with its summary.
+    /// Stops sampling, lets the scraper take a last sample (so counters cover the whole load),
+    /// and returns the series with its summary.
     pub async fn finish(self) -> ServerMetrics {
         self.stop.cancel();
-        let mut series = match self.task.await {
-            Ok(series) => series,
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
-        };
-        series.scrape().await;
-        ServerMetrics {
-            summary: summarize_server_metrics(&series.samples),
-            url: redact_url(&series.spec.url),
-            interval_s: series.spec.interval.as_secs_f64(),
-            server: series.server,
-            samples: series.samples,
-            failures: series.failures,
-            errors: series.errors,
+        match self.done.await {
+            Ok(series) => series.metrics(),
+            // The thread could not start, or ended without its series: no sample, one failure.
+            Err(_) => ServerMetrics {
+                summary: summarize_server_metrics(&[]),
+                url: self.url,
+                interval_s: self.interval.as_secs_f64(),
+                server: None,
+                samples: Vec::new(),
+                failures: 1,
+                errors: vec!["the scraper's thread stopped without its samples".into()],
+                over_limit: 0,
+            },
         }
     }
 }

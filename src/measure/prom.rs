@@ -4,6 +4,9 @@
 //!
 //! - [`parse`]: sample lines `name{label="value",...} value [timestamp]`, `# HELP` / `# TYPE`
 //!   and other comments. Pure.
+//! - [`parse_known`]: the same for the lines of the names servebench reads ([`known_name`]),
+//!   within [`ParseLimits`] (how many series, how long a label): other lines cost a scan of
+//!   their name, and a line past a limit is counted, never read whole. What a scrape uses.
 //! - [`extract`]: built-in name maps from vLLM, SGLang, TGI and llama.cpp to servebench's
 //!   common names (running, waiting, KV-cache usage, prompt and generation token counters),
 //!   giving one [`MetricsSample`]. Pure.
@@ -31,6 +34,81 @@ pub struct Exposition {
     pub samples: Vec<PromSample>,
     /// Lines that are neither samples nor comments: `(line number from 1, why)`.
     pub bad_lines: Vec<(usize, String)>,
+    /// Lines [`parse_known`] left unread past its [`ParseLimits`].
+    pub over_limit: u64,
+}
+
+/// What [`parse_known`] reads of one exposition at most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseLimits {
+    /// Sample lines read (kept or unreadable); the known lines after them are counted.
+    pub max_series: usize,
+    /// Bytes of one label's value; a line with a longer one is counted, not read.
+    pub max_label_bytes: usize,
+}
+
+impl ParseLimits {
+    /// A scrape's limits (`drive::scrape`): 10,000 series of the names servebench reads (a
+    /// vLLM server with many models and engines has a few hundred), and label values of 4 KiB
+    /// (real ones are model names and paths, well under 200 bytes).
+    pub const SCRAPE: ParseLimits = ParseLimits {
+        max_series: 10_000,
+        max_label_bytes: 4 << 10,
+    };
+}
+
+/// True for the metric names servebench reads: those of [`SOURCES`] and a DCGM exporter's
+/// GPU power and utilisation ([`extract_gpu`]).
+pub fn known_name(name: &str) -> bool {
+    SOURCES.iter().any(|(_, _, n)| *n == name) || DCGM_NAMES.contains(&name)
+}
+
+const DCGM_NAMES: [&str; 2] = ["DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_UTIL"];
+
+/// Parses the sample lines of [`known_name`]s within `limits`, as [`parse`] does otherwise;
+/// every other line costs a scan of its name. Known lines past `max_series`, and lines with a
+/// label value over `max_label_bytes`, are counted in `over_limit`, not read.
+pub fn parse_known(text: &str, limits: ParseLimits) -> Exposition {
+    let mut out = Exposition::default();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start_matches([' ', '\t']);
+        let name_end = t.find(|c: char| !is_name_char(c)).unwrap_or(t.len());
+        if !known_name(&t[..name_end]) {
+            continue;
+        }
+        if out.samples.len() + out.bad_lines.len() >= limits.max_series {
+            out.over_limit += 1;
+            continue;
+        }
+        match parse_line_within(line, limits.max_label_bytes) {
+            Ok(Some(s)) => out.samples.push(s),
+            Ok(None) => {}
+            Err(LineError::OverLimit) => out.over_limit += 1,
+            Err(LineError::Bad(why)) => out.bad_lines.push((i + 1, why)),
+        }
+    }
+    out
+}
+
+/// Why a line was not read.
+enum LineError {
+    Bad(String),
+    /// A label value longer than the limit.
+    OverLimit,
+}
+
+impl From<String> for LineError {
+    fn from(why: String) -> LineError {
+        LineError::Bad(why)
+    }
+}
+
+/// The start of `line` for an error message (a line may be megabytes long).
+fn quoted(line: &str) -> String {
+    match line.char_indices().nth(80) {
+        Some((i, _)) => format!("{:?}...", &line[..i]),
+        None => format!("{line:?}"),
+    }
 }
 
 /// Parses the Prometheus text format. Blank lines and `#` lines (`# HELP`, `# TYPE`, other
@@ -50,6 +128,14 @@ pub fn parse(text: &str) -> Exposition {
 
 /// Parses one line: `Ok(None)` for blank and comment lines.
 pub fn parse_line(line: &str) -> Result<Option<PromSample>, String> {
+    parse_line_within(line, usize::MAX).map_err(|e| match e {
+        LineError::Bad(why) => why,
+        LineError::OverLimit => "a label value over the limit".into(),
+    })
+}
+
+/// [`parse_line`], with label values of at most `max_label` bytes.
+fn parse_line_within(line: &str, max_label: usize) -> Result<Option<PromSample>, LineError> {
     let line = line.trim_matches(|c| c == ' ' || c == '\t' || c == '\r');
     if line.is_empty() || line.starts_with('#') {
         return Ok(None);
@@ -57,27 +143,33 @@ pub fn parse_line(line: &str) -> Result<Option<PromSample>, String> {
     let name_end = line.find(|c: char| !is_name_char(c)).unwrap_or(line.len());
     let name = &line[..name_end];
     if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
-        return Err(format!("no metric name at the start of {line:?}"));
+        return Err(format!("no metric name at the start of {}", quoted(line)).into());
     }
     let mut rest = &line[name_end..];
     let mut labels = Vec::new();
     if let Some(after) = rest.strip_prefix('{') {
-        rest = parse_labels(after, &mut labels)?;
+        rest = parse_labels(after, &mut labels, max_label)?;
     }
     let mut fields = rest.split([' ', '\t']).filter(|f| !f.is_empty());
     let value = fields
         .next()
-        .ok_or_else(|| format!("no value in {line:?}"))?;
-    let value = parse_value(value).ok_or_else(|| format!("bad value {value:?} in {line:?}"))?;
+        .ok_or_else(|| format!("no value in {}", quoted(line)))?;
+    let value = parse_value(value)
+        .ok_or_else(|| format!("bad value {} in {}", quoted(value), quoted(line)))?;
     let timestamp_ms = match fields.next() {
         None => None,
         Some(t) => Some(
             t.parse::<i64>()
-                .map_err(|_| format!("bad timestamp {t:?} in {line:?}"))?,
+                .map_err(|_| format!("bad timestamp {} in {}", quoted(t), quoted(line)))?,
         ),
     };
     if let Some(extra) = fields.next() {
-        return Err(format!("unexpected {extra:?} after the value in {line:?}"));
+        return Err(format!(
+            "unexpected {} after the value in {}",
+            quoted(extra),
+            quoted(line)
+        )
+        .into());
     }
     Ok(Some(PromSample {
         name: name.to_string(),
@@ -91,8 +183,13 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == ':'
 }
 
-/// Reads `name="value", ...}` (the part after `{`); returns what follows the `}`.
-fn parse_labels<'a>(mut s: &'a str, labels: &mut Vec<(String, String)>) -> Result<&'a str, String> {
+/// Reads `name="value", ...}` (the part after `{`), each value at most `max_label` bytes;
+/// returns what follows the `}`.
+fn parse_labels<'a>(
+    mut s: &'a str,
+    labels: &mut Vec<(String, String)>,
+    max_label: usize,
+) -> Result<&'a str, LineError> {
     loop {
         s = s.trim_start_matches([' ', '\t']);
         if let Some(rest) = s.strip_prefix('}') {
@@ -101,7 +198,10 @@ fn parse_labels<'a>(mut s: &'a str, labels: &mut Vec<(String, String)>) -> Resul
         let end = s.find(|c: char| !is_name_char(c)).unwrap_or(s.len());
         let key = &s[..end];
         if key.is_empty() {
-            return Err(format!("expected a label name at {s:?}"));
+            return Err(format!("expected a label name at {}", quoted(s)).into());
+        }
+        if key.len() > max_label {
+            return Err(LineError::OverLimit);
         }
         s = s[end..].trim_start_matches([' ', '\t']);
         s = s
@@ -114,13 +214,16 @@ fn parse_labels<'a>(mut s: &'a str, labels: &mut Vec<(String, String)>) -> Resul
         let mut value = String::new();
         let mut chars = s.char_indices();
         let close = loop {
+            if value.len() > max_label {
+                return Err(LineError::OverLimit);
+            }
             match chars.next() {
-                None => return Err(format!("unterminated value of label {key:?}")),
+                None => return Err(format!("unterminated value of label {key:?}").into()),
                 Some((i, '"')) => break i,
                 Some((_, '\\')) => match chars.next() {
                     Some((_, 'n')) => value.push('\n'),
                     Some((_, c)) => value.push(c), // \\ and \" (and anything else, literally)
-                    None => return Err(format!("unterminated value of label {key:?}")),
+                    None => return Err(format!("unterminated value of label {key:?}").into()),
                 },
                 Some((_, c)) => value.push(c),
             }
@@ -130,7 +233,7 @@ fn parse_labels<'a>(mut s: &'a str, labels: &mut Vec<(String, String)>) -> Resul
         if let Some(rest) = s.strip_prefix(',') {
             s = rest;
         } else if !s.starts_with('}') {
-            return Err(format!("expected ',' or '}}' after label {key:?}"));
+            return Err(format!("expected ',' or '}}' after label {key:?}").into());
         }
     }
 }
@@ -380,263 +483,5 @@ pub fn extract_gpu(samples: &[PromSample], out: &mut MetricsSample) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    fn sample(name: &str, labels: &[(&str, &str)], value: f64) -> PromSample {
-        PromSample {
-            name: name.into(),
-            labels: labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            value,
-            timestamp_ms: None,
-        }
-    }
-
-    #[test]
-    fn parses_samples_labels_comments_and_timestamps() {
-        let text = "# HELP http_requests_total The total number of HTTP requests.\n\
-            # TYPE http_requests_total counter\n\
-            http_requests_total{method=\"post\",code=\"200\"} 1027 1395066363000\n\
-            http_requests_total{method=\"post\",code=\"400\"}    3 1395066363000\n\
-            \n\
-            # A comment\n\
-            msdos_file_access_time_seconds{path=\"C:\\\\DIR\\\\FILE.TXT\",error=\"Cannot find file:\\n\\\"FILE.TXT\\\"\"} 1.458255915e9\n\
-            metric_without_timestamp_and_labels 12.47\n\
-            something_weird{problem=\"division by zero\"} +Inf -3982045\n\
-            trailing_comma{a=\"1\",} NaN\n\
-            rpc_duration_seconds_bucket{le=\"+Inf\"} 2693\n";
-        let e = parse(text);
-        assert!(e.bad_lines.is_empty(), "{:?}", e.bad_lines);
-        assert_eq!(e.samples.len(), 7);
-        assert_eq!(
-            e.samples[0],
-            PromSample {
-                timestamp_ms: Some(1395066363000),
-                ..sample(
-                    "http_requests_total",
-                    &[("method", "post"), ("code", "200")],
-                    1027.0
-                )
-            }
-        );
-        assert_eq!(e.samples[1].value, 3.0);
-        assert_eq!(
-            e.samples[2].labels,
-            vec![
-                ("path".to_string(), "C:\\DIR\\FILE.TXT".to_string()),
-                (
-                    "error".to_string(),
-                    "Cannot find file:\n\"FILE.TXT\"".to_string()
-                )
-            ]
-        );
-        assert_eq!(e.samples[2].value, 1.458255915e9);
-        assert_eq!(e.samples[3].labels, vec![]);
-        assert_eq!(e.samples[4].value, f64::INFINITY);
-        assert_eq!(e.samples[4].timestamp_ms, Some(-3982045));
-        assert!(e.samples[5].value.is_nan());
-        assert_eq!(e.samples[6].labels[0].1, "+Inf");
-    }
-
-    #[test]
-    fn bad_lines_are_reported_and_the_rest_read() {
-        let e = parse("good 1\n{a=\"b\"} 2\nno_value\nbad{a=b} 3\nx 1 2 3\nunterminated{a=\"b} 1\nalso_good 2\n");
-        assert_eq!(e.samples.len(), 2);
-        let lines: Vec<usize> = e.bad_lines.iter().map(|(l, _)| *l).collect();
-        assert_eq!(lines, vec![2, 3, 4, 5, 6]);
-    }
-
-    /// A piece of each server's real `/metrics` text, and what servebench reads from it.
-    #[test]
-    fn vllm_names_map_to_common_names() {
-        let text = r#"# HELP vllm:num_requests_running Number of requests in model execution batches.
-# TYPE vllm:num_requests_running gauge
-vllm:num_requests_running{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 3.0
-vllm:num_requests_running{engine="1",model_name="meta-llama/Llama-3.1-8B-Instruct"} 2.0
-# TYPE vllm:num_requests_waiting gauge
-vllm:num_requests_waiting{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 7.0
-# TYPE vllm:kv_cache_usage_perc gauge
-vllm:kv_cache_usage_perc{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 0.25
-vllm:kv_cache_usage_perc{engine="1",model_name="meta-llama/Llama-3.1-8B-Instruct"} 0.5
-# TYPE vllm:prompt_tokens_total counter
-vllm:prompt_tokens_total{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 1024.0
-vllm:prompt_tokens_created{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 1.7e9
-# TYPE vllm:generation_tokens_total counter
-vllm:generation_tokens_total{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 512.0
-# TYPE vllm:time_to_first_token_seconds histogram
-vllm:time_to_first_token_seconds_bucket{le="0.001",model_name="m"} 0.0
-"#;
-        let (family, s) = extract(&parse(text).samples);
-        assert_eq!(family, Some(ServerFamily::Vllm));
-        assert_eq!(
-            s,
-            MetricsSample {
-                at_ns: 0,
-                running: Some(5.0),
-                waiting: Some(7.0),
-                kv_cache_usage: Some(0.5),
-                prompt_tokens_total: Some(1024.0),
-                generation_tokens_total: Some(512.0),
-                ..MetricsSample::default()
-            }
-        );
-        // vLLM V0 names its KV-cache gauge differently.
-        let (_, old) = extract(
-            &parse("vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.125\nvllm:num_requests_running{model_name=\"m\"} 1\n").samples,
-        );
-        assert_eq!(old.kv_cache_usage, Some(0.125));
-    }
-
-    #[test]
-    fn sglang_names_map_to_common_names() {
-        let text = r#"# HELP sglang:num_running_reqs The number of running requests.
-# TYPE sglang:num_running_reqs gauge
-sglang:num_running_reqs{model_name="qwen/qwen2.5-7b"} 12.0
-# TYPE sglang:num_queue_reqs gauge
-sglang:num_queue_reqs{model_name="qwen/qwen2.5-7b"} 4.0
-# TYPE sglang:token_usage gauge
-sglang:token_usage{model_name="qwen/qwen2.5-7b"} 0.31
-# TYPE sglang:prompt_tokens_total counter
-sglang:prompt_tokens_total{model_name="qwen/qwen2.5-7b"} 8.0e+04
-# TYPE sglang:generation_tokens_total counter
-sglang:generation_tokens_total{model_name="qwen/qwen2.5-7b"} 2.5e+04
-"#;
-        let (family, s) = extract(&parse(text).samples);
-        assert_eq!(family, Some(ServerFamily::Sglang));
-        assert_eq!(
-            (s.running, s.waiting, s.kv_cache_usage),
-            (Some(12.0), Some(4.0), Some(0.31))
-        );
-        assert_eq!(
-            (s.prompt_tokens_total, s.generation_tokens_total),
-            (Some(80000.0), Some(25000.0))
-        );
-    }
-
-    #[test]
-    fn tgi_names_map_to_common_names() {
-        let text = r#"# TYPE tgi_batch_current_size gauge
-tgi_batch_current_size 6
-# TYPE tgi_queue_size gauge
-tgi_queue_size 2
-# TYPE tgi_request_input_length histogram
-tgi_request_input_length_bucket{le="1024"} 10
-tgi_request_input_length_bucket{le="+Inf"} 10
-tgi_request_input_length_sum 3210
-tgi_request_input_length_count 10
-# TYPE tgi_request_generated_tokens histogram
-tgi_request_generated_tokens_bucket{le="+Inf"} 10
-tgi_request_generated_tokens_sum 1280
-tgi_request_generated_tokens_count 10
-"#;
-        let (family, s) = extract(&parse(text).samples);
-        assert_eq!(family, Some(ServerFamily::Tgi));
-        assert_eq!(
-            s,
-            MetricsSample {
-                at_ns: 0,
-                running: Some(6.0),
-                waiting: Some(2.0),
-                kv_cache_usage: None,
-                prompt_tokens_total: Some(3210.0),
-                generation_tokens_total: Some(1280.0),
-                ..MetricsSample::default()
-            }
-        );
-    }
-
-    #[test]
-    fn llamacpp_names_map_to_common_names() {
-        // As the real server's /metrics answers (xllamacpp 2026.10), plus the KV-cache gauge
-        // of older llama.cpp servers.
-        let text = r#"# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed, excluding cached tokens
-# TYPE llamacpp:prompt_tokens_total counter
-llamacpp:prompt_tokens_total 431
-# HELP llamacpp:tokens_predicted_total Number of generation tokens processed
-# TYPE llamacpp:tokens_predicted_total counter
-llamacpp:tokens_predicted_total 256
-# TYPE llamacpp:predicted_tokens_seconds gauge
-llamacpp:predicted_tokens_seconds 70.5
-# HELP llamacpp:requests_processing Number of requests processing
-# TYPE llamacpp:requests_processing gauge
-llamacpp:requests_processing 4
-# HELP llamacpp:requests_deferred Number of requests deferred
-# TYPE llamacpp:requests_deferred gauge
-llamacpp:requests_deferred 3
-# TYPE llamacpp:kv_cache_usage_ratio gauge
-llamacpp:kv_cache_usage_ratio 0.0625
-"#;
-        let (family, s) = extract(&parse(text).samples);
-        assert_eq!(family, Some(ServerFamily::Llamacpp));
-        assert_eq!(
-            s,
-            MetricsSample {
-                at_ns: 0,
-                running: Some(4.0),
-                waiting: Some(3.0),
-                kv_cache_usage: Some(0.0625),
-                prompt_tokens_total: Some(431.0),
-                generation_tokens_total: Some(256.0),
-                ..MetricsSample::default()
-            }
-        );
-    }
-
-    #[test]
-    fn unknown_names_and_non_finite_values_are_left_out() {
-        let (family, s) = extract(&parse("process_cpu_seconds_total 3\nup 1\n").samples);
-        assert_eq!((family, s), (None, MetricsSample::default()));
-        let (family, s) =
-            extract(&parse("vllm:num_requests_running NaN\nvllm:num_requests_waiting 1\n").samples);
-        assert_eq!(family, Some(ServerFamily::Vllm));
-        assert_eq!((s.running, s.waiting), (None, Some(1.0)));
-    }
-
-    fn escape(v: &str) -> String {
-        v.replace('\\', "\\\\")
-            .replace('"', "\\\"")
-            .replace('\n', "\\n")
-    }
-
-    proptest! {
-        /// Whatever samples are written in the text format, with any spacing, comments and
-        /// escapes, the parser reads the same samples back.
-        #[test]
-        fn written_samples_read_back(
-            series in proptest::collection::vec((
-                "[a-zA-Z_:][a-zA-Z0-9_:]{0,20}",
-                proptest::collection::vec(("[a-zA-Z_][a-zA-Z0-9_]{0,8}", "[ -~\n]{0,12}"), 0..4),
-                -1e12f64..1e12,
-                proptest::option::of(any::<i64>()),
-                "[ \t]{1,3}",
-                any::<bool>(),
-            ), 0..20),
-        ) {
-            let mut text = String::new();
-            let mut expect = Vec::new();
-            for (name, labels, value, ts, gap, comment) in series {
-                if comment {
-                    text.push_str(&format!("# HELP {name} some help\n# TYPE {name} gauge\n"));
-                }
-                text.push_str(&name);
-                if !labels.is_empty() {
-                    let pairs: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", escape(v))).collect();
-                    text.push_str(&format!("{{{}}}", pairs.join(",")));
-                }
-                text.push_str(&format!("{gap}{value:?}"));
-                if let Some(t) = ts {
-                    text.push_str(&format!("{gap}{t}"));
-                }
-                text.push('\n');
-                expect.push(PromSample { name, labels, value, timestamp_ms: ts });
-            }
-            let e = parse(&text);
-            prop_assert!(e.bad_lines.is_empty(), "{:?}\n{}", e.bad_lines, text);
-            prop_assert_eq!(e.samples, expect);
-        }
-    }
-}
+#[path = "prom_tests.rs"]
+mod tests;

@@ -293,9 +293,20 @@ impl RequestRecord {
 /// The one writer of records files: one JSON object per line, appended as records arrive.
 /// Creates the file's directory; flushing is the caller's choice (the run flushes whenever no
 /// other record is waiting, so a killed run loses at most the record being written).
+///
+/// The file only ever holds whole lines: when a write fails part-way (a full disk, a file-size
+/// limit), the file is cut back to the end of the last whole record before the error is
+/// returned, so no torn record is left behind.
 pub struct RecordsWriter {
-    file: std::io::BufWriter<std::fs::File>,
+    file: std::fs::File,
+    /// Whole lines not yet written.
+    buffer: Vec<u8>,
+    /// Bytes of whole lines in the file.
+    written: u64,
 }
+
+/// Records are handed to the file in pieces of about this size.
+const RECORDS_BUFFER: usize = 64 << 10;
 
 impl RecordsWriter {
     /// Creates (or truncates) `path`, and its directory.
@@ -304,20 +315,46 @@ impl RecordsWriter {
             std::fs::create_dir_all(dir)?;
         }
         Ok(RecordsWriter {
-            file: std::io::BufWriter::new(std::fs::File::create(path)?),
+            file: std::fs::File::create(path)?,
+            buffer: Vec::with_capacity(RECORDS_BUFFER),
+            written: 0,
         })
     }
 
     /// Appends `r` as one line.
     pub fn write(&mut self, r: &RequestRecord) -> std::io::Result<()> {
-        use std::io::Write;
-        serde_json::to_writer(&mut self.file, r)?;
-        self.file.write_all(b"\n")
+        serde_json::to_writer(&mut self.buffer, r)?;
+        self.buffer.push(b'\n');
+        if self.buffer.len() >= RECORDS_BUFFER {
+            self.flush()?;
+        }
+        Ok(())
     }
 
+    /// Writes what is buffered; on failure the file is cut back to its whole lines.
     pub fn flush(&mut self) -> std::io::Result<()> {
-        use std::io::Write;
-        self.file.flush()
+        use std::io::Write as _;
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let result = self.file.write_all(&self.buffer);
+        match result {
+            Ok(()) => self.written += self.buffer.len() as u64,
+            // Shrinking a file is allowed past a size limit and on a full disk.
+            Err(_) => {
+                use std::io::Seek;
+                let _ = self.file.set_len(self.written);
+                let _ = self.file.seek(std::io::SeekFrom::Start(self.written));
+            }
+        }
+        self.buffer.clear();
+        result
+    }
+}
+
+impl Drop for RecordsWriter {
+    fn drop(&mut self) {
+        let _ = self.flush();
     }
 }
 

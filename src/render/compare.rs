@@ -15,6 +15,7 @@
 
 use std::fmt::Write as _;
 
+use crate::render::escape::{self, terminal_line};
 use crate::render::format::{fmt_load, fmt_value};
 use crate::results::stats::ci::Z95;
 use crate::views::keys::{higher_is_better, ordered_keys};
@@ -408,11 +409,12 @@ fn cells(r: &Row, mark: &dyn Fn(String, bool) -> String) -> Vec<String> {
 pub fn text(c: &Comparison) -> String {
     let mut out = String::new();
     for g in &c.groups {
+        // Labels and notes from the documents each stay on their line.
         for m in &g.members {
-            let _ = writeln!(out, "{m}");
+            let _ = writeln!(out, "{}", terminal_line(m));
         }
         for w in &g.warnings {
-            let _ = writeln!(out, "{w}");
+            let _ = writeln!(out, "{}", terminal_line(w));
         }
         let n = g.members.len();
         let table: Vec<Vec<Vec<String>>> = g
@@ -461,7 +463,7 @@ pub fn text(c: &Comparison) -> String {
             l.trim_end().to_string()
         };
         for (s, rows) in g.steps.iter().zip(&table) {
-            let _ = writeln!(out, "\n{}", s.title);
+            let _ = writeln!(out, "\n{}", terminal_line(&s.title));
             let _ = writeln!(out, "{}", line(&head));
             for r in rows {
                 let _ = writeln!(out, "{}", line(r));
@@ -470,25 +472,26 @@ pub fn text(c: &Comparison) -> String {
         out.push('\n');
     }
     for u in &c.unpaired {
-        let _ = writeln!(out, "note: {u}");
+        let _ = writeln!(out, "note: {}", terminal_line(u));
     }
     out
 }
 
-/// Markdown: one table per load step; the better value in bold.
+/// Markdown: one table per load step; the better value in bold; every string through
+/// `escape::markdown`.
 pub fn markdown(c: &Comparison) -> String {
     let mut out = String::new();
     for g in &c.groups {
         for m in &g.members {
-            let _ = writeln!(out, "- {m}");
+            let _ = writeln!(out, "- {}", escape::markdown(m));
         }
         for w in &g.warnings {
-            let _ = writeln!(out, "\n> **{w}**");
+            let _ = writeln!(out, "\n> **{}**", escape::markdown(w));
         }
         let n = g.members.len();
         let head = header(n);
         for s in &g.steps {
-            let _ = writeln!(out, "\n#### {}\n", s.title);
+            let _ = writeln!(out, "\n#### {}\n", escape::markdown(&s.title));
             let _ = writeln!(out, "| {} |", head.join(" | "));
             let aligns: Vec<&str> = (0..head.len())
                 .map(|i| if i == 0 { "---" } else { "---:" })
@@ -496,13 +499,14 @@ pub fn markdown(c: &Comparison) -> String {
             let _ = writeln!(out, "| {} |", aligns.join(" | "));
             for r in &s.rows {
                 let c = cells(r, &|v, best| if best { format!("**{v}**") } else { v });
+                let c: Vec<String> = c.iter().map(|c| escape::markdown(c)).collect();
                 let _ = writeln!(out, "| {} |", c.join(" | "));
             }
         }
         out.push('\n');
     }
     for u in &c.unpaired {
-        let _ = writeln!(out, "Note: {u}\n");
+        let _ = writeln!(out, "Note: {}\n", escape::markdown(u));
     }
     out
 }

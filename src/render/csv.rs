@@ -5,24 +5,30 @@
 //! - a result: one row, its top-level figures (vLLM's keys, `label`, metadata) then every
 //!   `summary` key flattened;
 //! - a sweep or an import: one row per step, its load value and every figure it has;
+//! - `compare --format csv`: the same rows for each document, its file in the first column;
 //! - a records file: one row per request, each scalar field, and `itl_gaps_ms`, the gaps
 //!   between its output chunks (docs/metrics.md's ITL) separated by spaces.
+//!
+//! Every cell goes through `escape::csv_cell`: a label, metadata value or generated text
+//! starting with `=`, `+`, `-` or `@` is never run as a spreadsheet formula.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use crate::measure::record::RequestRecord;
+use crate::render::escape::csv_cell;
 use crate::results::document::BenchResult;
 use crate::results::stats::itl_gaps_ns;
 use crate::views::model::View;
 
-/// Writes `head` and `rows` as CSV.
+/// Writes `head` and `rows` as CSV, every cell through `escape::csv_cell` (no cell starts a
+/// spreadsheet formula).
 fn write(head: &[String], rows: &[Vec<String>]) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in std::iter::once(head).chain(rows.iter().map(Vec::as_slice)) {
         // Writing to memory cannot fail.
-        let _ = w.write_record(r);
+        let _ = w.write_record(r.iter().map(|c| csv_cell(c).into_owned()));
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
@@ -89,11 +95,46 @@ pub fn result(r: &BenchResult) -> String {
 
 /// A sweep's or an import's CSV: a row per step.
 pub fn view(v: &View) -> String {
-    let mut keys: Vec<String> = v.steps().flat_map(|s| s.metrics.keys().cloned()).collect();
-    keys.sort();
-    keys.dedup();
+    let keys = metric_keys(std::slice::from_ref(v), None);
     let mut head = vec!["series".to_string(), "parameter".into(), "value".into()];
     head.extend(keys.iter().cloned());
+    write(&head, &step_rows(v, &keys))
+}
+
+/// `compare --format csv`: a row per document and step, the document's file first, then the
+/// columns of [`view`] (only `metrics` when given).
+pub fn views(views: &[View], metrics: Option<&[String]>) -> String {
+    let keys = metric_keys(views, metrics);
+    let mut head = vec![
+        "document".to_string(),
+        "series".into(),
+        "parameter".into(),
+        "value".into(),
+    ];
+    head.extend(keys.iter().cloned());
+    let mut rows = Vec::new();
+    for v in views {
+        let file = v.path.display().to_string();
+        for r in step_rows(v, &keys) {
+            rows.push(std::iter::once(file.clone()).chain(r).collect());
+        }
+    }
+    write(&head, &rows)
+}
+
+/// Every metric key of `views`' steps (those of `only` when given), sorted.
+fn metric_keys(views: &[View], only: Option<&[String]>) -> Vec<String> {
+    let mut keys: Vec<String> = (views.iter())
+        .flat_map(|v| v.steps().flat_map(|s| s.metrics.keys().cloned()))
+        .filter(|k| only.is_none_or(|only| only.contains(k)))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// A row per step of `v`: series, parameter, load value, then each of `keys`.
+fn step_rows(v: &View, keys: &[String]) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for s in &v.series {
         for st in &s.steps {
@@ -108,7 +149,7 @@ pub fn view(v: &View) -> String {
             rows.push(r);
         }
     }
-    write(&head, &rows)
+    rows
 }
 
 /// A records file's CSV: a row per request.

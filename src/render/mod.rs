@@ -5,7 +5,9 @@
 //! - `compare`: side-by-side tables of several views, text or Markdown;
 //! - `plot/`: charts as data, drawn to SVG and PNG;
 //! - `html`: one self-contained HTML page of a view (tables and inline SVG charts);
-//! - `format`: number formatting every output shares.
+//! - `format`: number formatting every output shares;
+//! - `escape`: text from outside made safe for each output kind (terminal, CSV, Markdown,
+//!   HTML); every output writes outside text through it.
 //!
 //! Imports `views` (and the `results`/`config` types they carry); never `drive` or `cli`. To
 //! add an output format, add a module here that takes a `views::model::View` (or a
@@ -13,6 +15,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod escape;
 pub mod format;
 pub mod html;
 pub mod plot;

@@ -20,6 +20,10 @@ pub struct ServerMetrics {
     /// The first few distinct failure messages.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
+    /// Lines of the answers left unread past the scrape's limits (series read per answer, a
+    /// label's size), over all scrapes; each is counted, none read.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub over_limit: u64,
     /// Figures over the series ([`summarize_server_metrics`]).
     pub summary: ServerMetricsSummary,
 }
@@ -49,6 +53,10 @@ pub struct ServerMetricsSummary {
     /// A DCGM exporter's GPU utilisation (mean over GPUs), mean over the samples, %.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_util_mean_pct: Option<f64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The increase of a counter over `values` (in time order), as Prometheus' `increase` without

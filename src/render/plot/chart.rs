@@ -95,11 +95,17 @@ pub struct Stacked {
 /// Requests drawn at most in a timeline (the first ones by id).
 const TIMELINE_MAX: usize = 2000;
 
+/// A label or name from a document as a chart shows it: control characters visible (an SVG
+/// with one is not well-formed XML, and no browser draws it).
+fn shown(s: &str) -> String {
+    crate::render::escape::terminal_line(s).into_owned()
+}
+
 fn series_name(v: &View, s: &Series) -> String {
     if v.series.len() == 1 {
-        v.label.clone()
+        shown(&v.label)
     } else {
-        format!("{} · {}", v.label, s.name)
+        shown(&format!("{} · {}", v.label, s.name))
     }
 }
 
@@ -363,7 +369,7 @@ pub fn breakdowns(views: &[View]) -> Vec<Stacked> {
             }
             out.push(Stacked {
                 name,
-                title: format!("Mean TTFT from scheduled, by part: {}", v.label),
+                title: format!("Mean TTFT from scheduled, by part: {}", shown(&v.label)),
                 x_label: s.parameter.as_str().into(),
                 parts: TTFT_PARTS
                     .iter()
@@ -434,14 +440,14 @@ pub fn timelines(views: &[View]) -> Vec<Timeline> {
             .load_value(s.parameter)
             .map(|x| format!(", {}={}", s.parameter.as_str(), fmt_load(x)))
             .unwrap_or_default();
-        let shown = if total > TIMELINE_MAX {
+        let cut = if total > TIMELINE_MAX {
             format!(" (first {TIMELINE_MAX} of {total})")
         } else {
             String::new()
         };
         out.push(Timeline {
             name: format!("timeline-{}", slug(&file_stem(file))),
-            title: format!("Requests over time: {}{step}{shown}", v.label),
+            title: format!("Requests over time: {}{step}{cut}", shown(&v.label)),
             bars,
         });
     }

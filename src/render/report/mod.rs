@@ -34,7 +34,11 @@ fn rule(title: &str, fill: char) -> String {
     format!("{}{}{}\n", fill_s(left), title, fill_s(pad - left))
 }
 
+/// One `label value` line; the value (it may hold a label, metadata or a server's message) is
+/// kept on its line, every control character in it made visible.
 fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
+    let value = value.to_string();
+    let value = crate::render::escape::terminal_line(&value);
     let _ = writeln!(out, "{:<40} {:<10}", label, value);
 }
 
@@ -580,6 +584,17 @@ fn server_metrics(out: &mut String, result: &BenchResult) {
             out,
             "Scrape failures (warning):",
             format!("{} (first: {first})", m.failures),
+        );
+    }
+    if m.over_limit > 0 {
+        let l = crate::measure::prom::ParseLimits::SCRAPE;
+        line(
+            out,
+            "Lines past scrape limits (warning):",
+            format!(
+                "{} not read (over {} series of known names, or a label over {} bytes)",
+                m.over_limit, l.max_series, l.max_label_bytes
+            ),
         );
     }
     line(

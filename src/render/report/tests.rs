@@ -111,6 +111,7 @@ fn server_timings_and_metrics_lines() {
         samples: vec![MetricsSample::default(); 3],
         failures: 1,
         errors: vec!["GET http://127.0.0.1:1/metrics: HTTP 503".into()],
+        over_limit: 0,
         summary: ServerMetricsSummary {
             samples: 3,
             running_mean: Some(2.5),

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use crate::config::metric::{MetricKey, Stat};
 use crate::config::sweep::LoadParameter;
 use crate::config::Metric;
+use crate::render::escape::{markdown, terminal_line};
 use crate::render::format::{fmt_load, fmt_value};
 use crate::results::document::BenchResult;
 use crate::results::validity::Verdict;
@@ -105,9 +106,9 @@ fn series_rows(
     (head, rows)
 }
 
-/// A Markdown pipe table.
+/// A Markdown pipe table, every cell through `escape::markdown`.
 pub fn markdown_table(out: &mut String, head: &[String], rows: &[Vec<String>]) {
-    let cells = |r: &[String]| r.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>();
+    let cells = |r: &[String]| r.iter().map(|c| markdown(c)).collect::<Vec<_>>();
     let _ = writeln!(out, "| {} |", cells(head).join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
     for r in rows {
@@ -117,12 +118,12 @@ pub fn markdown_table(out: &mut String, head: &[String], rows: &[Vec<String>]) {
 
 /// A sweep's or an import's tables in Markdown: a heading and a table per series.
 pub fn view_markdown(view: &View) -> String {
-    let mut out = format!("## {}\n", view.label);
+    let mut out = format!("## {}\n", markdown(&view.label));
     for n in &view.notes {
-        let _ = writeln!(out, "\n> note: {n}");
+        let _ = writeln!(out, "\n> note: {}", markdown(n));
     }
     for s in &view.series {
-        let _ = writeln!(out, "\n### {}\n", s.name);
+        let _ = writeln!(out, "\n### {}\n", markdown(&s.name));
         let (head, rows) = series_rows(s.parameter, &s.steps, None);
         markdown_table(&mut out, &head, &rows);
     }
@@ -145,7 +146,7 @@ pub fn result_markdown(text: &str) -> String {
         if title.len() < l.len() {
             flush(&mut out, &mut rows);
             if !title.trim().is_empty() {
-                let _ = writeln!(out, "\n### {}\n", title.trim());
+                let _ = writeln!(out, "\n### {}\n", markdown(title.trim()));
             }
         } else if let Some(i) = l
             .find(": ")
@@ -206,23 +207,25 @@ pub fn step_table(
 /// step, latencies in ms), the notes, and llmperf's per-request table when there is one.
 pub fn view_text(view: &View) -> String {
     let mut out = String::new();
+    // A label, note or series name from an imported file stays on its own line.
     let _ = writeln!(
         out,
         "{} ({}, {})",
-        view.label,
+        terminal_line(&view.label),
         view.format,
         view.path.display()
     );
     for n in &view.notes {
-        let _ = writeln!(out, "note: {n}");
+        let _ = writeln!(out, "note: {}", terminal_line(n));
     }
     for s in &view.series {
-        let _ = writeln!(out, "\n{}", s.name);
+        let _ = writeln!(out, "\n{}", terminal_line(&s.name));
         let (head, rows) = series_rows(s.parameter, &s.steps, None);
         table(&mut out, &head, &rows);
         for st in &s.steps {
             for n in &st.notes {
                 let v = st.load_value(s.parameter).map_or("?".into(), fmt_load);
+                let n = terminal_line(n);
                 let _ = writeln!(out, "  note ({} {v}): {n}", s.parameter.as_str());
             }
         }
