@@ -619,7 +619,8 @@ async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Resu
             clock.now_ns(),
             clock,
             &CancellationToken::new(),
-            limit,
+            Some(limit),
+            None,
         )
         .await;
     let crate::measure::record::Outcome::Failed { kind, message } = &r.outcome else {
