@@ -287,10 +287,19 @@ impl RequestRecord {
 
 /// The one writer of records files: one JSON object per line, appended as records arrive.
 /// Creates the file's directory; flushing is the caller's choice (the run flushes whenever no
-/// other record is waiting, so a killed run loses at most the record being written).
+/// other record is waiting). The file only ever holds whole lines: lines are buffered whole
+/// and written together, and a write that fails part-way (a full disk, a file-size limit) is
+/// cut back to the last whole line, so a killed or failed run leaves no torn record.
 pub struct RecordsWriter {
-    file: std::io::BufWriter<std::fs::File>,
+    file: std::fs::File,
+    /// Whole lines not yet written.
+    buf: Vec<u8>,
+    /// Bytes of whole lines in the file.
+    len: u64,
 }
+
+/// Buffered bytes past which [`RecordsWriter::write`] writes them out.
+const RECORDS_BUFFER: usize = 64 * 1024;
 
 impl RecordsWriter {
     /// Creates (or truncates) `path`, and its directory.
@@ -299,20 +308,48 @@ impl RecordsWriter {
             std::fs::create_dir_all(dir)?;
         }
         Ok(RecordsWriter {
-            file: std::io::BufWriter::new(std::fs::File::create(path)?),
+            file: std::fs::File::create(path)?,
+            buf: Vec::with_capacity(RECORDS_BUFFER),
+            len: 0,
         })
     }
 
     /// Appends `r` as one line.
     pub fn write(&mut self, r: &RequestRecord) -> std::io::Result<()> {
-        use std::io::Write;
-        serde_json::to_writer(&mut self.file, r)?;
-        self.file.write_all(b"\n")
+        let start = self.buf.len();
+        if let Err(e) = serde_json::to_writer(&mut self.buf, r) {
+            self.buf.truncate(start);
+            return Err(e.into());
+        }
+        self.buf.push(b'\n');
+        if self.buf.len() >= RECORDS_BUFFER {
+            self.flush()?;
+        }
+        Ok(())
     }
 
+    /// Writes the buffered lines; on failure the file is cut back to its last whole line.
     pub fn flush(&mut self) -> std::io::Result<()> {
-        use std::io::Write;
-        self.file.flush()
+        use std::io::{Seek, Write};
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let written = self.file.write_all(&self.buf);
+        if written.is_err() {
+            let _ = self.file.set_len(self.len);
+            let _ = self.file.seek(std::io::SeekFrom::Start(self.len));
+        } else {
+            self.len += self.buf.len() as u64;
+        }
+        self.buf.clear();
+        written
+    }
+}
+
+impl Drop for RecordsWriter {
+    /// Writes what is buffered, as a `BufWriter` would (an error is lost: flush first to see it).
+    fn drop(&mut self) {
+        let _ = self.flush();
     }
 }
 
