@@ -116,7 +116,11 @@ pub async fn run_sweep(
         };
         let cfg = step_config(base, param, value);
         observer.started(value, &cfg, &run_opts);
-        let result = execute_with(cfg, &tokenizer, secrets, &run_opts, stop.clone()).await?;
+        let result = match execute_with(cfg, &tokenizer, secrets, &run_opts, stop.clone()).await {
+            // Stopped before this step's load began: the steps before it are the sweep.
+            Err(RunError::Stopped) if i > 0 => break,
+            r => r?,
+        };
         observer.finished(value, &result);
         doc.steps.push(SweepStep {
             value,
