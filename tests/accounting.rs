@@ -28,6 +28,7 @@
 
 mod common;
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -200,8 +201,11 @@ fn mode(i: usize, big: bool) -> BoxedStrategy<Mode> {
                 Mode::Trace { times_ms, session }
             })
             .boxed(),
+        // Two different values (a value given twice is refused, as the next test checks).
         7 => (10 * x..30 * x, 10 * x..30 * x)
-            .prop_map(|ns| Mode::Sweep { ns })
+            .prop_map(|(a, b)| Mode::Sweep {
+                ns: (a, if a == b { b + 1 } else { b }),
+            })
             .boxed(),
         8 => (8 * x..20 * x).prop_map(|n| Mode::Search { n }).boxed(),
         9 => (10 * x..30 * x).prop_map(|n| Mode::Repeat { n }).boxed(),
@@ -430,8 +434,8 @@ fn command(case: &Case, url: &str, dir: &Path) -> Command {
     cmd
 }
 
-/// Runs `case`, sending its signals; the exit code (`None`: killed by a signal) and stderr.
-fn run(case: &Case, url: &str, dir: &Path) -> (Option<i32>, String) {
+/// Runs `case`, sending its signals; how it exited, and its stderr.
+fn run(case: &Case, url: &str, dir: &Path) -> (std::process::ExitStatus, String) {
     let mut child = command(case, url, dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -458,7 +462,7 @@ fn run(case: &Case, url: &str, dir: &Path) -> (Option<i32>, String) {
     }
     let out = child.wait_with_output().unwrap();
     (
-        out.status.code(),
+        out.status,
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
@@ -547,7 +551,22 @@ fn check(case: &Case, sims: (&Sim, &Sim)) -> Result<(), TestCaseError> {
     let failing = matches!(case.ending, Ending::MaxErrors(_) | Ending::Failing);
     let url = if failing { &sims.1.url } else { &sims.0.url };
     let dir = tempfile::tempdir().unwrap();
-    let (code, stderr) = run(case, url, dir.path());
+    let (status, stderr) = run(case, url, dir.path());
+    let code = status.code();
+    // A signal before the binary's handler is in place (its first milliseconds) ends it as
+    // the signal does by default: before anything was measured, so nothing is written.
+    if let (Some(sig), Ending::Signals(sent)) = (status.signal(), &case.ending) {
+        let written = std::fs::read_dir(dir.path()).unwrap().any(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.ends_with(".records.jsonl") || name.starts_with("r")
+        });
+        if sent.iter().any(|&(s, _)| s == sig) && !written {
+            return Ok(());
+        }
+        return Err(TestCaseError::fail(format!(
+            "killed by signal {sig} with files written\n{stderr}"
+        )));
+    }
     let fail = |why: String| {
         Err(TestCaseError::fail(format!(
             "{why}\nexit {code:?}, stderr:\n{stderr}"
@@ -664,6 +683,38 @@ fn issue_23_every_planned_request_is_accounted_for_however_the_run_ends() {
     if let Err(e) = result {
         panic!("{e}");
     }
+}
+
+/// Found by the property above: a sweep value given twice ran its first step and then
+/// stopped on its own file ("exists: give --overwrite"). It is refused before any step.
+#[test]
+fn issue_23_a_sweep_value_given_twice_is_refused_before_any_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(cargo_bin("servebench"))
+        .args([
+            "run",
+            "--sim-preset",
+            "exact",
+            "--time-scale",
+            &K.to_string(),
+        ])
+        .args(["--num-prompts", "4,6,4", "--output-len", "2", "--quiet"])
+        .args(["--result-filename", "r.json", "--result-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--num-prompts") && stderr.contains("4 is given twice"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing is written"
+    );
 }
 
 /// Issue 23, item 6: `--think-time 1e300` reaching the driver (unvalidated: the driver is a
