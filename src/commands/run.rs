@@ -94,6 +94,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                         results.push(r);
                         files.push(name(i));
                     }
+                    // Stopped before this repetition's load began: the ones before it stand.
+                    Err(crate::drive::error::RunError::Stopped) if !results.is_empty() => break,
                     Err(e) => {
                         outcome = Err(e);
                         break;

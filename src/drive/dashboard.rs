@@ -42,7 +42,7 @@ const HEIGHT: u16 = 7;
 pub struct RunInfo {
     /// "num_prompts=64", or "run".
     pub label: String,
-    /// Requests the run was built for.
+    /// Requests the run was built for (shown until the load says what it planned).
     pub total: u64,
     /// `--max-concurrency`, when set.
     pub cap: Option<u64>,
@@ -265,7 +265,7 @@ fn snapshot(
     Frame {
         label: stage.map_or_else(|| info.label.clone(), |s| format!("{} · {s}", info.label)),
         elapsed_s: now.duration_since(started).as_secs_f64(),
-        total: info.total,
+        total: live.planned_or(info.total),
         sent: live.sent.load(Relaxed),
         done,
         failed: live.failed.load(Relaxed),

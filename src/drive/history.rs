@@ -45,7 +45,7 @@ fn renders() -> Arc<Semaphore> {
 
 /// Why a turn was not sent.
 #[derive(Debug, PartialEq)]
-pub enum Unsent {
+pub enum Unbuilt {
     /// It could not be built: why, for its failed record.
     Failed(String),
     /// The run was aborted while it was being built.
@@ -76,11 +76,11 @@ impl History {
         client: &Arc<Client>,
         limits: HistoryLimits,
         cancel: &CancellationToken,
-    ) -> Result<(), Unsent> {
+    ) -> Result<(), Unbuilt> {
         let bytes = self.bytes.saturating_add(req.prompt.len() as u64);
         let tokens = (self.tokens).saturating_add(req.input_len.unwrap_or(0));
         let over = |what: &str, n: u64, flag: &str, max: u64| {
-            Unsent::Failed(format!(
+            Unbuilt::Failed(format!(
                 "turn {k}: the conversation's history would hold {n} {what}, more than {flag} {max}; the conversation ends here"
             ))
         };
@@ -108,11 +108,11 @@ impl History {
             };
             let (back, out) = off_thread(render, RENDER_TIME_LIMIT, cancel)
                 .await
-                .map_err(|wait| wait.unsent(client, k))?;
+                .map_err(|wait| wait.unbuilt(client, k))?;
             history = back;
             match out {
                 Some(Ok(prompt)) => templated = Some(prompt),
-                Some(Err(e)) => return Err(Unsent::Failed(format!("turn {k}: {e}"))),
+                Some(Err(e)) => return Err(Unbuilt::Failed(format!("turn {k}: {e}"))),
                 None => {}
             }
         }
@@ -202,10 +202,10 @@ impl Wait {
         }
     }
 
-    fn unsent(self, client: &Client, k: usize) -> Unsent {
+    fn unbuilt(self, client: &Client, k: usize) -> Unbuilt {
         match self {
-            Wait::Cancelled => Unsent::Cancelled,
-            wait => Unsent::Failed(format!("turn {k}: {}", wait.error(client))),
+            Wait::Cancelled => Unbuilt::Cancelled,
+            wait => Unbuilt::Failed(format!("turn {k}: {}", wait.error(client))),
         }
     }
 }
@@ -295,12 +295,12 @@ mod tests {
                     assert!(req.prompt.len() as u64 <= limits.bytes + 64);
                     history.reply(req.prompt, &reply);
                 }
-                Err(Unsent::Failed(why)) => {
+                Err(Unbuilt::Failed(why)) => {
                     assert_eq!(k, 8, "{why}");
                     assert!(why.contains("--max-history-bytes 16777216"), "{why}");
                     return;
                 }
-                Err(Unsent::Cancelled) => panic!("cancelled"),
+                Err(Unbuilt::Cancelled) => panic!("cancelled"),
             }
         }
         panic!("forty turns of 2 MB replies went out");
@@ -338,13 +338,13 @@ mod tests {
                     sent.push(req.prompt.clone());
                     history.reply(req.prompt, &reply);
                 }
-                Err(Unsent::Failed(why)) => {
+                Err(Unbuilt::Failed(why)) => {
                     // 5 + 3 + 5 + 3 + 5 + 3 + 5 = 29 > 25: turn 3 is the first past it.
                     assert_eq!(k, 3, "{why}");
                     assert!(why.contains("29 tokens") && why.contains("--max-history-tokens 25"));
                     break;
                 }
-                Err(Unsent::Cancelled) => panic!("cancelled"),
+                Err(Unbuilt::Cancelled) => panic!("cancelled"),
             }
         }
         assert_eq!(sent.len(), 3);

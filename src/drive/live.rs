@@ -1,6 +1,7 @@
 //! What a run in progress shares with its displays: lock-free counters the run updates
-//! (`load` bumps `sent`, the record writer calls [`Live::record`]) and windows of the recent
-//! requests' figures. The progress line and the dashboard only read them.
+//! (`load` sets `planned` and bumps `sent` as each request's first byte is written, the record
+//! writer calls [`Live::record`] as each one ends) and windows of the recent requests'
+//! figures. The progress line and the dashboard only read them.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -19,7 +20,11 @@ const GAP_WINDOW: usize = 4096;
 /// Counters of a run in progress.
 #[derive(Debug, Default)]
 pub struct Live {
+    /// Measured requests whose first byte was written (or that ended before it was).
     pub sent: AtomicU64,
+    /// The requests a count-bounded run planned (every turn of its conversations), set when
+    /// its load starts; 0 until then and for a time-bounded run.
+    pub planned: AtomicU64,
     pub done: AtomicU64,
     pub failed: AtomicU64,
     pub output_tokens: AtomicU64,
@@ -107,6 +112,15 @@ impl Live {
         }
     }
 
+    /// The requests the run planned once its load has started (a count-bounded run),
+    /// else `fallback` (what its pool was built for).
+    pub fn planned_or(&self, fallback: u64) -> u64 {
+        match self.planned.load(Relaxed) {
+            0 => fallback,
+            planned => planned,
+        }
+    }
+
     /// Median of the recent TTFTs, ms.
     pub fn recent_ttft_p50_ms(&self) -> Option<f64> {
         let mut v: Vec<f64> = self.recent.lock().ok()?.ttfts_ms.iter().copied().collect();
@@ -114,16 +128,20 @@ impl Live {
         percentile(&v, 50.0)
     }
 
+    /// The progress line: done of `total` (or of the planned requests, once known), failed,
+    /// sent (first byte written), in flight (sent − done), rates and the running TTFT.
     pub(super) fn line(&self, total: u64, elapsed: Duration) -> String {
         let secs = elapsed.as_secs_f64().max(1e-9);
+        let total = self.planned_or(total);
+        // Done first: every request done was counted sent before, so in flight is never < 0.
+        let (done, sent) = (self.done.load(Relaxed), self.sent.load(Relaxed));
         let ttft = self
             .recent_ttft_p50_ms()
             .map_or_else(|| "-".to_string(), |t| format!("{t:.1} ms"));
         format!(
-            "{}/{total} done ({} failed), {} sent, {:.0} tok/s, p50 TTFT {ttft}",
-            self.done.load(Relaxed),
+            "{done}/{total} done ({} failed), {sent} sent, {} in flight, {:.0} tok/s, p50 TTFT {ttft}",
             self.failed.load(Relaxed),
-            self.sent.load(Relaxed),
+            sent.saturating_sub(done),
             self.output_tokens.load(Relaxed) as f64 / secs,
         )
     }

@@ -3,7 +3,8 @@
 //! [`arrival_offsets`] turns a [`LoadSpec`] (its rate, ramp, stages and time window) into send
 //! offsets (a pure, seeded function, so a run's schedule is reproducible); a trace's requests
 //! carry their own. [`drive`] sends each request at its offset, gated by the concurrency limit
-//! and the time window, and hands every finished [`RequestRecord`] to a channel. It does not
+//! and the time window, and hands every finished [`RequestRecord`] to a channel; every
+//! request it planned and did not send it counts, with why ([`DriveSummary`]). It does not
 //! compute statistics, print, or write files.
 //!
 //! Every arrival process goes through the same driver: to add one, add a case to
@@ -12,7 +13,9 @@
 //! Client-side queueing is never hidden: a record keeps both the scheduled and the actual send
 //! time, so the wait for a concurrency slot shows up as schedule lag.
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
+use std::time::Duration;
 
 use rand::SeedableRng;
 use rand_distr::{Distribution, Gamma};
@@ -22,11 +25,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::shape::{HistoryLimits, WindowEnd};
 use crate::config::{LoadSpec, RequestRate};
-use crate::drive::history::{unbuilt, History, Unsent};
+use crate::drive::history::{unbuilt, History, Unbuilt};
 use crate::drive::progress::Live;
 use crate::measure::client::{Client, RequestSpec};
 use crate::measure::clock::Clock;
 use crate::measure::record::RequestRecord;
+use crate::results::document::Unsent;
 
 /// Send offsets in nanoseconds from the start of the run, non-decreasing: `n` of them, or,
 /// when the load's shape has a time window (`--duration`, `--stages`), every offset inside it
@@ -113,15 +117,66 @@ pub struct Sink {
     pub abort: CancellationToken,
 }
 
-/// What the driver did.
+/// What the driver did: what it sent and, of what it planned, what it left unsent and why
+/// (docs/metrics.md, "Every planned request is accounted for").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DriveSummary {
-    /// Requests handed to the client.
+    /// Requests handed to the client: one record each.
     pub sent: u64,
-    /// Requests of a count-bounded run never sent because the run was stopped.
-    pub unsent: u64,
+    /// The requests planned, `sent + unsent`; `None` for a time window at an unbounded rate
+    /// (no fixed count), or one stopped with more than [`PLANNED_COUNT_MAX`] arrivals left.
+    pub planned: Option<u64>,
+    /// Planned requests never sent, by why.
+    pub unsent: Unsent,
     /// A time-bounded run that reached its window's end (not stopped before).
     pub window_end: Option<WindowEnd>,
+}
+
+/// The most arrivals left in a stopped time-bounded run's window that are counted (they are
+/// drawn from the schedule after the run); past it its planned count is unknown.
+pub const PLANNED_COUNT_MAX: u64 = 100_000_000;
+
+/// What one conversation's task did (a single request is a conversation of one turn).
+#[derive(Clone, Copy, Debug, Default)]
+struct Talked {
+    sent: u64,
+    unsent: Unsent,
+}
+
+impl Talked {
+    /// Adds a finished task's count (a task that panicked counted nothing: there is none).
+    fn add(&mut self, joined: Option<Result<Talked, tokio::task::JoinError>>) {
+        if let Some(Ok(t)) = joined {
+            self.sent += t.sent;
+            self.unsent.add(&t.unsent);
+        }
+    }
+}
+
+/// Why the schedule's loop ended before the schedule did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Halt {
+    /// `stop` was cancelled (a signal, an early stop, a records write error).
+    Stopped,
+    /// The time window ended while the arrival waited for a concurrency slot.
+    WindowEnded,
+}
+
+/// Real nanoseconds of `server_ns` of the server's time at speed-up `time_scale`: saturated
+/// (a span too long to hold is the longest, never a wrapped short one).
+fn real_span_ns(server_ns: f64, time_scale: f64) -> u64 {
+    // A float-to-integer cast saturates (and NaN is 0).
+    (server_ns / time_scale) as u64
+}
+
+/// `s` seconds as a `Duration`: one too long to hold is the longest (a very long time, never
+/// 0); negative or NaN is 0.
+fn span(s: f64) -> Duration {
+    Duration::try_from_secs_f64(s).unwrap_or(if s > 0.0 {
+        Duration::MAX
+    } else {
+        Duration::ZERO
+    })
 }
 
 /// Sends the run's requests by the schedule of `spec` (or, for a trace, at each request's
@@ -134,7 +189,7 @@ pub struct DriveSummary {
 /// to finish, then they are cancelled and end as `cancelled`. A time window's end
 /// (`--duration`, `--stages`) stops sends the same way, and `--duration-cancel` cancels what
 /// is in flight at once. Every sent request's record reaches `sink.records`, in completion
-/// order.
+/// order; every planned request is either sent or counted in the summary's `unsent` with why.
 pub async fn drive(
     client: Arc<Client>,
     pool: Vec<RequestSpec>,
@@ -151,7 +206,7 @@ pub async fn drive(
     };
     // The schedule is in the server's time: a simulator running `time_scale` times faster
     // than real time gets it compressed by the same factor.
-    let real_ns = |server_ns: f64| start_ns.saturating_add((server_ns / time_scale) as u64);
+    let real_ns = |server_ns: f64| start_ns.saturating_add(real_span_ns(server_ns, time_scale));
     let window_end = spec
         .shape
         .window_s()
@@ -163,6 +218,12 @@ pub async fn drive(
         }
     };
     tokio::pin!(deadline);
+    // A time window at an unbounded rate sends as fast as slots free up: no fixed count.
+    let rate = match spec.request_rate {
+        RequestRate::PerSecond(r) => Some(r),
+        RequestRate::Infinite => None,
+    };
+    let closed_loop = window_end.is_some() && spec.shape.peak_rate(rate).is_none();
     let cancel = CancellationToken::new();
     let owned = |id: u64| spec.shard.is_none_or(|s| s.owns(id));
     // A scheduled arrival sends a conversation (one request, or its turns in order).
@@ -177,6 +238,7 @@ pub async fn drive(
         })
         .collect();
     let pass_len: u64 = pool.iter().map(|c| c.len() as u64).sum();
+    let sizes: Vec<u64> = pool.iter().map(|c| c.len() as u64).collect();
     // A trace brings its send times (each conversation's first request's) and sends each
     // of its conversations once; otherwise the load's arrival process sends `--num-prompts`.
     let trace: Option<Vec<u64>> = (pool.iter())
@@ -187,10 +249,14 @@ pub async fn drive(
         Some(t) => t.len() as u64,
         None => spec.num_prompts,
     };
+    // A count-bounded run plans each of its conversations once, every turn.
     let total: u64 = (0..count)
-        .filter(|&id| owned(id) && !pool.is_empty())
-        .map(|id| pool[(id % pool.len() as u64) as usize].len() as u64)
+        .filter(|&id| owned(id))
+        .filter_map(|id| sizes.get(usize::try_from(id).ok()?))
         .sum();
+    if window_end.is_none() {
+        sink.live.planned.store(total, Relaxed);
+    }
     let gate = spec
         .concurrency_cap()
         .map(|c| Arc::new(Semaphore::new(c.min(Semaphore::MAX_PERMITS as u64) as usize)));
@@ -200,14 +266,18 @@ pub async fn drive(
     let mut copies: Vec<Option<Vec<RequestSpec>>> =
         vec![None; if may_reuse { pool.len() } else { 0 }];
     let mut tasks = JoinSet::new();
-    let mut sent = 0u64;
+    let mut talked = Talked::default();
+    // Turns of the conversations handed to a task.
+    let mut dispatched = 0u64;
     let mut timed_out = false;
+    let mut halted: Option<(Halt, u64)> = None;
     let schedule: Box<dyn Iterator<Item = u64> + Send> = match trace {
         Some(t) => Box::new(t.into_iter()),
         None => Box::new(arrival_offsets(spec, spec.num_prompts)),
     };
-    for (id, offset) in (0u64..).zip(schedule) {
-        if pool.is_empty() {
+    let mut schedule = (0u64..).zip(schedule);
+    for (id, offset) in schedule.by_ref() {
+        if pool.is_empty() || (!may_reuse && id >= pool.len() as u64) {
             break;
         }
         if !owned(id) {
@@ -215,26 +285,34 @@ pub async fn drive(
         }
         let scheduled_ns = real_ns(offset as f64);
         let at = clock.instant_at(scheduled_ns);
+        // An arrival is due inside the window (the schedule ends there), so when its time
+        // and the window's end come in the same timer tick it is sent, a tick late at most
+        // (its schedule lag shows it), never dropped.
         if at > tokio::time::Instant::now() {
             tokio::select! {
                 biased;
-                () = stop.cancelled() => break,
-                () = &mut deadline => { timed_out = true; break }
+                () = stop.cancelled() => { halted = Some((Halt::Stopped, id)); break }
                 () = tokio::time::sleep_until(at) => {}
             }
         } else if stop.is_cancelled() {
+            halted = Some((Halt::Stopped, id));
             break;
         }
         let permit = match &gate {
             Some(g) => tokio::select! {
                 biased;
-                () = stop.cancelled() => break,
-                () = &mut deadline => { timed_out = true; break }
+                () = stop.cancelled() => { halted = Some((Halt::Stopped, id)); break }
                 p = g.clone().acquire_owned() => p.ok(),
+                () = &mut deadline => {
+                    timed_out = true;
+                    halted = Some((Halt::WindowEnded, id));
+                    break
+                }
             },
             None => None,
         };
-        if window_end.is_some_and(|end| tokio::time::Instant::now() >= end) {
+        // A closed loop sends until the window's end, nothing after.
+        if closed_loop && window_end.is_some_and(|end| tokio::time::Instant::now() >= end) {
             timed_out = true;
             break;
         }
@@ -253,7 +331,7 @@ pub async fn drive(
         for (k, r) in reqs.iter_mut().enumerate() {
             r.id = base + k as u64;
         }
-        let n_turns = reqs.len() as u64;
+        dispatched += reqs.len() as u64;
         // A trace's later turns are due at their own times too (real clock ns).
         let due: Vec<Option<u64>> = (reqs.iter().skip(1))
             .map(|r| r.offset_ns.map(|o| real_ns(o as f64)))
@@ -265,25 +343,30 @@ pub async fn drive(
             out: sink.records.clone(),
             live: sink.live.clone(),
             clock,
-            think_ns: (spec.shape.think_time_s.unwrap_or(0.0) * 1e9 / time_scale) as u64,
+            think: span(spec.shape.think_time_s.unwrap_or(0.0) / time_scale),
             window_end,
             history: spec.shape.history_limits(),
         };
         tasks.spawn(async move {
-            talk.converse(id, reqs, scheduled_ns, due).await;
+            let talked = talk.converse(id, reqs, scheduled_ns, due).await;
             drop(permit);
+            talked
         });
-        sent += n_turns;
-        while tasks.try_join_next().is_some() {}
+        while let Some(joined) = tasks.try_join_next() {
+            talked.add(Some(joined));
+        }
     }
-    // A schedule that ran out before its window's end (the last stage's last arrival) waits
-    // for the end, or for every request to finish.
+    // A schedule that ran out before its window's end waits for the end, or for every request
+    // to finish.
     while window_end.is_some() && !timed_out && !stop.is_cancelled() {
         tokio::select! {
             biased;
             () = stop.cancelled() => {}
             () = &mut deadline => timed_out = true,
-            joined = tasks.join_next() => if joined.is_none() { timed_out = true },
+            joined = tasks.join_next() => match joined {
+                None => timed_out = true,
+                joined => talked.add(joined),
+            },
         }
     }
     // A time window ends the sends like a stop; its end is counted.
@@ -295,11 +378,6 @@ pub async fn drive(
     if end.is_some_and(|e| e.cancel_mode) {
         cancel.cancel();
     }
-    let unsent = if spec.shape.window_s().is_some() {
-        0
-    } else {
-        total.saturating_sub(sent)
-    };
     // In-flight requests run to their end; once `stop` is cancelled or the window is over
     // (now or later, also after every request was sent) they have the grace period, and
     // `abort` ends it at once.
@@ -315,21 +393,72 @@ pub async fn drive(
         tokio::select! {
             joined = tasks.join_next() => match joined {
                 None => break,
-                Some(_) if !cancel.is_cancelled() => {
-                    if let Some(e) = &mut end { e.drained += 1 }
+                joined => {
+                    if let (Some(e), false) = (&mut end, cancel.is_cancelled()) {
+                        e.drained += 1;
+                    }
+                    talked.add(joined);
                 }
-                Some(_) => {}
             },
             () = &mut grace => { cancel.cancel(); break }
             () = sink.abort.cancelled() => { cancel.cancel(); break }
         }
     }
-    while tasks.join_next().await.is_some() {}
+    while let Some(joined) = tasks.join_next().await {
+        talked.add(Some(joined));
+    }
     if let Some(e) = &mut end {
         e.cancelled = e.in_flight - e.drained;
     }
+    // What the schedule still held when its loop ended.
+    let mut unsent = talked.unsent;
+    let mut known = true;
+    match (halted, window_end) {
+        (Some((why, _)), None) => {
+            let left = total.saturating_sub(dispatched);
+            match why {
+                Halt::Stopped => unsent.stopped += left,
+                Halt::WindowEnded => unsent.window_ended += left,
+            }
+        }
+        (Some(_), Some(_)) if closed_loop => {}
+        (Some((why, id)), Some(_)) => {
+            // The arrivals left inside the window, counted off the measuring thread (with
+            // every request ended, nothing is timed any more, but the monitor still is).
+            let rest = std::iter::once(id).chain(schedule.map(|(id, _)| id));
+            let (n, shard) = (sizes.len() as u64, spec.shard);
+            let turns = move |id: u64| match why {
+                // Its later turns would come due after the window's end: not planned.
+                Halt::WindowEnded => 1,
+                Halt::Stopped => sizes[(id % n) as usize],
+            };
+            let counted = tokio::task::spawn_blocking(move || {
+                let mut left = 0u64;
+                for id in rest.filter(|&id| shard.is_none_or(|s| s.owns(id))) {
+                    if left > PLANNED_COUNT_MAX {
+                        return None;
+                    }
+                    left += turns(id);
+                }
+                Some(left)
+            });
+            match counted.await.ok().flatten() {
+                Some(left) if why == Halt::Stopped => unsent.stopped += left,
+                Some(left) => unsent.window_ended += left,
+                None => known = false,
+            }
+        }
+        (None, _) => {}
+    }
+    // A count-bounded run's plan is known from the start; a window's is what was sent and
+    // what was due in it but not sent, and a closed loop's is unknown.
+    let planned = match window_end {
+        None => Some(total),
+        Some(_) => (known && !closed_loop).then(|| talked.sent + unsent.total()),
+    };
     DriveSummary {
-        sent,
+        sent: talked.sent,
+        planned,
         unsent,
         window_end: end,
     }
@@ -360,8 +489,8 @@ struct Talk {
     out: mpsc::UnboundedSender<RequestRecord>,
     live: Arc<Live>,
     clock: Clock,
-    /// Think time between turns, real ns.
-    think_ns: u64,
+    /// Think time between turns, real time.
+    think: Duration,
     /// A time-bounded run's end: no turn starts after it.
     window_end: Option<tokio::time::Instant>,
     /// What a conversation's history may hold.
@@ -370,32 +499,43 @@ struct Talk {
 
 impl Talk {
     /// Sends `turns` in order (one request: just that one). Turn k + 1 is scheduled
-    /// `think_ns` after turn k ended (a trace's turn: not before its `due` time) and goes
+    /// `think` after turn k ended (a trace's turn: not before its `due` time) and goes
     /// only if turn k succeeded, the run was not stopped and its time window (if any) has not
     /// ended. A turn carries the history ([`History`]); one that cannot be built is a failed
     /// record (`prompt`) that ends the conversation.
+    ///
+    /// Returns how many turns it sent and why it did not send the others: the run stopped,
+    /// or a turn failed; turns that would come due after the window's end are not planned.
     async fn converse(
         self,
         conversation: u64,
         turns: Vec<RequestSpec>,
         first_ns: u64,
         due: Vec<Option<u64>>,
-    ) {
+    ) -> Talked {
         let due = |k: usize| due.get(k.wrapping_sub(1)).copied().flatten().unwrap_or(0);
         let multi = turns.first().is_some_and(|r| r.turn.is_some());
         let mut history = History::default();
         let mut scheduled_ns = first_ns;
+        let n = turns.len() as u64;
+        let mut talked = Talked::default();
+        let think_ns = u64::try_from(self.think.as_nanos()).unwrap_or(u64::MAX);
         for (k, mut req) in turns.into_iter().enumerate() {
+            // This turn and those after it.
+            let left = n - k as u64;
             if k > 0 {
-                scheduled_ns = (self.clock.now_ns() + self.think_ns).max(due(k));
+                scheduled_ns = (self.clock.now_ns().saturating_add(think_ns)).max(due(k));
                 let at = self.clock.instant_at(scheduled_ns);
                 if self.window_end.is_some_and(|end| at >= end) {
-                    return;
+                    return talked;
                 }
                 let wait = at > tokio::time::Instant::now();
                 tokio::select! {
                     biased;
-                    () = self.stop.cancelled() => return,
+                    () = self.stop.cancelled() => {
+                        talked.unsent.stopped += left;
+                        return talked;
+                    }
                     // Due now: at once (a timer would round up to its next tick).
                     () = tokio::time::sleep_until(at), if wait => {}
                     () = std::future::ready(()), if !wait => {}
@@ -406,18 +546,34 @@ impl Talk {
             } else {
                 Ok(())
             };
+            // Sent counts when the first byte is written (or, for a request that never got
+            // that far, when it ends), so the live in-flight count is sent − finished.
+            let told = AtomicBool::new(false);
+            let tell = || {
+                if !told.swap(true, Relaxed) {
+                    self.live.sent.fetch_add(1, Relaxed);
+                }
+            };
             let mut record = match built {
                 Ok(()) => {
                     (self.client)
-                        .send(&req, scheduled_ns, &self.clock, &self.cancel)
+                        .send_within(
+                            &req,
+                            scheduled_ns,
+                            &self.clock,
+                            &self.cancel,
+                            None,
+                            Some(&tell),
+                        )
                         .await
                 }
-                Err(Unsent::Failed(why)) => unbuilt(&req, scheduled_ns, self.clock.now_ns(), why),
-                Err(Unsent::Cancelled) => return,
+                Err(Unbuilt::Failed(why)) => unbuilt(&req, scheduled_ns, self.clock.now_ns(), why),
+                Err(Unbuilt::Cancelled) => {
+                    talked.unsent.stopped += left;
+                    return talked;
+                }
             };
-            self.live
-                .sent
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tell();
             let ok = record.is_ok();
             if multi {
                 record.conversation = Some(conversation);
@@ -425,99 +581,32 @@ impl Talk {
                 history.reply(req.prompt, &record);
             }
             let _ = self.out.send(record);
+            talked.sent += 1;
             if !ok {
-                return;
+                self.after_failure(left - 1, &mut talked);
+                return talked;
             }
+        }
+        talked
+    }
+
+    /// Counts the `later` turns a failed turn leaves unsent: beyond the window (not planned)
+    /// when it has ended, stopped when the run was, else their conversation's failure.
+    fn after_failure(&self, later: u64, talked: &mut Talked) {
+        if self
+            .window_end
+            .is_some_and(|end| tokio::time::Instant::now() >= end)
+        {
+            return;
+        }
+        if self.stop.is_cancelled() || self.cancel.is_cancelled() {
+            talked.unsent.stopped += later;
+        } else {
+            talked.unsent.earlier_turn_failed += later;
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(rate: RequestRate, burstiness: f64, seed: u64) -> LoadSpec {
-        LoadSpec {
-            request_rate: rate,
-            burstiness,
-            seed,
-            ..LoadSpec::default()
-        }
-    }
-
-    #[test]
-    fn stages_and_durations_bound_the_schedule_by_time() {
-        use crate::config::shape::LoadShape;
-        let mut s = spec(RequestRate::Infinite, 1.0, 5);
-        s.shape = LoadShape {
-            stages: vec!["5:100".parse().unwrap(), "50:100".parse().unwrap()],
-            ..LoadShape::default()
-        };
-        let v: Vec<f64> = arrival_offsets(&s, 10).map(|x| x as f64 / 1e9).collect();
-        let first = v.iter().filter(|&&t| t < 100.0).count();
-        let second = v.len() - first;
-        assert!((450..=550).contains(&first), "{first}");
-        assert!((4700..=5300).contains(&second), "{second}");
-        assert!(v.iter().all(|&t| t < 200.0));
-        // A duration bounds a finite rate by time, not by the count.
-        let mut s = spec(RequestRate::PerSecond(20.0), 1.0, 5);
-        s.shape.duration_s = Some(10.0);
-        let v: Vec<u64> = arrival_offsets(&s, 10).collect();
-        assert!(v.len() > 150 && v.iter().all(|&t| t < 10_000_000_000));
-    }
-
-    #[test]
-    fn a_ramp_without_duration_steps_by_request_index() {
-        use crate::config::shape::{Ramp, RampStrategy};
-        let mut s = spec(RequestRate::Infinite, 1.0, 9);
-        s.shape.ramp = Some(Ramp {
-            strategy: RampStrategy::Linear,
-            start_rps: 1.0,
-            end_rps: 100.0,
-        });
-        let v: Vec<f64> = arrival_offsets(&s, 2001).map(|x| x as f64 / 1e9).collect();
-        assert_eq!(v.len(), 2001);
-        // Gaps of the first tenth average ~1/(1 + 99·0.05) s, of the last tenth ~1/95 s.
-        let mean_gap = |a: usize, b: usize| (v[b] - v[a]) / (b - a) as f64;
-        assert!(mean_gap(0, 200) > 5.0 * mean_gap(1800, 2000));
-    }
-
-    #[test]
-    fn infinite_rate_sends_everything_at_zero() {
-        let v: Vec<_> = arrival_offsets(&spec(RequestRate::Infinite, 1.0, 0), 5).collect();
-        assert_eq!(v, vec![0; 5]);
-    }
-
-    #[test]
-    fn poisson_offsets_are_seeded_monotone_and_have_the_right_mean_rate() {
-        let s = spec(RequestRate::PerSecond(20.0), 1.0, 7);
-        let a: Vec<_> = arrival_offsets(&s, 20_000).collect();
-        let b: Vec<_> = arrival_offsets(&s, 20_000).collect();
-        assert_eq!(a, b);
-        assert!(a.windows(2).all(|w| w[0] <= w[1]));
-        let rate = (a.len() - 1) as f64 / (*a.last().unwrap() as f64 / 1e9);
-        assert!((rate - 20.0).abs() < 0.6, "rate {rate}");
-        let other: Vec<_> =
-            arrival_offsets(&spec(RequestRate::PerSecond(20.0), 1.0, 8), 10).collect();
-        assert_ne!(&a[..10], &other[..]);
-    }
-
-    #[test]
-    fn burstiness_changes_the_spread_not_the_mean() {
-        let gaps = |b: f64| {
-            let v: Vec<f64> = arrival_offsets(&spec(RequestRate::PerSecond(10.0), b, 3), 20_000)
-                .map(|x| x as f64 / 1e9)
-                .collect();
-            let g: Vec<f64> = v.windows(2).map(|w| w[1] - w[0]).collect();
-            let mean = g.iter().sum::<f64>() / g.len() as f64;
-            let var = g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / g.len() as f64;
-            (mean, var.sqrt() / mean)
-        };
-        let (m1, cv1) = gaps(1.0);
-        let (m4, cv4) = gaps(4.0);
-        assert!((m1 - 0.1).abs() < 0.005 && (m4 - 0.1).abs() < 0.005);
-        // Coefficient of variation of Gamma(k) gaps is 1/sqrt(k).
-        assert!((cv1 - 1.0).abs() < 0.05, "cv1 {cv1}");
-        assert!((cv4 - 0.5).abs() < 0.05, "cv4 {cv4}");
-    }
-}
+#[path = "load_tests.rs"]
+mod tests;

@@ -84,6 +84,7 @@ impl Progress {
                     let line = live.line(total, started.elapsed());
                     match &bar {
                         Some(bar) => {
+                            bar.set_length(live.planned_or(total));
                             bar.set_position(live.done.load(Relaxed));
                             bar.set_message(line);
                         }

@@ -31,7 +31,7 @@ use crate::drive::scrape::Scraper;
 use crate::measure::client::{Client, RequestSpec, Secrets};
 use crate::measure::clock::Clock;
 use crate::measure::record::{FailureKind, RecordsWriter, RequestRecord};
-use crate::results::document::BenchResult;
+use crate::results::document::{BenchResult, Unsent};
 use crate::results::error::ResultsError;
 use crate::results::server_metrics::ServerMetrics;
 use crate::results::shard::Timebase;
@@ -244,7 +244,9 @@ async fn warm_up(
 struct Measured {
     start_ns: u64,
     wall_s: f64,
-    unsent: u64,
+    /// What the load planned and left unsent (`drive::load::DriveSummary`).
+    planned: Option<u64>,
+    unsent: Unsent,
     window_end: Option<WindowEnd>,
     stopped_early: Option<String>,
     lags: Vec<f64>,
@@ -331,6 +333,7 @@ async fn measure(
     Ok(Measured {
         start_ns,
         wall_s,
+        planned: driven.planned,
         unsent: driven.unsent,
         window_end: driven.window_end,
         stopped_early: written.stopped_early,
@@ -366,7 +369,7 @@ fn finish(
         &[],
         clock.started_at_rfc3339(),
         clock.started_at_compact(),
-        measured.unsent,
+        measured.unsent.total(),
         Some(opts.records_path.clone()),
     );
     // The per-request arrays of a run small enough to keep them, read back from the records
@@ -386,20 +389,10 @@ fn finish(
     result.timebase = measured
         .timebase
         .map(|t| t.anchored(&clock, measured.start_ns));
-    if let Some(e) = &measured.records_error {
-        result.complete = false;
-        result.error = Some(e.to_string());
-    }
-    // A time window that ended as designed is complete, --duration-cancel's cancellations
-    // included; an early stop is not.
-    if let Some(end) = measured.window_end {
-        result.complete = measured.stopped_early.is_none() && result.error.is_none();
-        result.window_end = Some(end);
-    }
-    if measured.stopped_early.is_some() {
-        result.complete = false;
-        result.stopped_early = measured.stopped_early;
-    }
+    result.error = measured.records_error.as_ref().map(ToString::to_string);
+    result.window_end = measured.window_end;
+    result.stopped_early = measured.stopped_early;
+    result.judge_complete(measured.planned, measured.unsent);
     result.save(&opts.result_path)?;
     Ok(result)
 }
@@ -620,7 +613,8 @@ async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Resu
             clock.now_ns(),
             clock,
             &CancellationToken::new(),
-            limit,
+            Some(limit),
+            None,
         )
         .await;
     let crate::measure::record::Outcome::Failed { kind, message } = &r.outcome else {

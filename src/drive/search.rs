@@ -26,7 +26,9 @@ use crate::results::search::{wilson95, Probe, SearchDoc};
 use crate::workload::PromptTokenizer;
 
 /// Runs the search. `probe(value, index)` runs one probe and returns (good, total, result
-/// file); `saved(doc)` is called after every probe so the caller can persist and print.
+/// file), or `None` when the search was stopped (Ctrl-C, SIGTERM) and it ran none: the search
+/// ends there, incomplete; `saved(doc)` is called after every probe so the caller can persist
+/// and print.
 pub async fn search<F, Fut>(
     spec: &SearchSpec,
     mut probe: F,
@@ -34,7 +36,7 @@ pub async fn search<F, Fut>(
 ) -> Result<SearchDoc, RunError>
 where
     F: FnMut(f64, u32) -> Fut,
-    Fut: Future<Output = Result<(u64, u64, PathBuf), RunError>>,
+    Fut: Future<Output = Result<Option<(u64, u64, PathBuf)>, RunError>>,
 {
     let mut doc = SearchDoc {
         schema_version: crate::results::document::SCHEMA_VERSION,
@@ -55,7 +57,10 @@ where
         if doc.probes.len() as u32 >= spec.max_probes {
             break;
         }
-        let (good, total, result) = probe(value, doc.probes.len() as u32).await?;
+        let Some((good, total, result)) = probe(value, doc.probes.len() as u32).await? else {
+            doc.complete = false;
+            break;
+        };
         let good_fraction = if total > 0 {
             good as f64 / total as f64
         } else {
@@ -160,9 +165,22 @@ pub async fn run_search(
             };
             let stop = stop.clone();
             async move {
-                let r = execute_with(step, probes.tokenizer, probes.secrets, &opts, stop).await?;
+                // After a stop no probe starts (it would stop before its load at once).
+                if stop.is_cancelled() {
+                    return Ok(None);
+                }
+                let r =
+                    match execute_with(step, probes.tokenizer, probes.secrets, &opts, stop).await {
+                        // Stopped before this probe's load began: the probes before it stand.
+                        Err(RunError::Stopped) if i > 0 => return Ok(None),
+                        r => r?,
+                    };
                 let good = r.summary.good_requests.unwrap_or(0);
-                Ok((good, r.summary.completed + r.summary.failed, file.into()))
+                Ok(Some((
+                    good,
+                    r.summary.completed + r.summary.failed,
+                    file.into(),
+                )))
             }
         },
         |doc| {
@@ -194,7 +212,7 @@ mod tests {
             spec,
             |v, _| async move {
                 let good = if v <= capacity { 100 } else { 50 };
-                Ok((good, 100, PathBuf::from(format!("p{v}.json"))))
+                Ok(Some((good, 100, PathBuf::from(format!("p{v}.json")))))
             },
             |_| Ok(()),
         )

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::config::error::ConfigError;
 use crate::config::sweep::{step_config, LoadParameter, SweepValue};
 use crate::config::RunConfig;
 use crate::drive::error::RunError;
@@ -69,6 +70,18 @@ pub async fn run_sweep(
         .iter()
         .map(|&v| opts.dir.join(opts.step_file(param, v)))
         .collect();
+    // Each step saves its own file: a value given twice would stop the sweep at its second
+    // step, after measuring the first.
+    if let Some((i, v)) = (values.iter().enumerate()).find(|(i, v)| values[..*i].contains(v)) {
+        return Err(RunError::Config(ConfigError::Invalid {
+            option: format!("--{}", param.as_str().replace('_', "-")),
+            why: format!(
+                "{v} is given twice (steps {} and {}): each step is its own run and file",
+                values.iter().position(|x| x == v).map_or(0, |p| p + 1),
+                i + 1
+            ),
+        }));
+    }
     let step_records: Vec<PathBuf> = step_results
         .iter()
         .map(|p| p.with_extension("records.jsonl"))
@@ -116,7 +129,11 @@ pub async fn run_sweep(
         };
         let cfg = step_config(base, param, value);
         observer.started(value, &cfg, &run_opts);
-        let result = execute_with(cfg, &tokenizer, secrets, &run_opts, stop.clone()).await?;
+        let result = match execute_with(cfg, &tokenizer, secrets, &run_opts, stop.clone()).await {
+            // Stopped before this step's load began: the steps before it are the sweep.
+            Err(RunError::Stopped) if i > 0 => break,
+            r => r?,
+        };
         observer.finished(value, &result);
         doc.steps.push(SweepStep {
             value,

@@ -292,21 +292,19 @@ impl RequestRecord {
 
 /// The one writer of records files: one JSON object per line, appended as records arrive.
 /// Creates the file's directory; flushing is the caller's choice (the run flushes whenever no
-/// other record is waiting, so a killed run loses at most the record being written).
-///
-/// The file only ever holds whole lines: when a write fails part-way (a full disk, a file-size
-/// limit), the file is cut back to the end of the last whole record before the error is
-/// returned, so no torn record is left behind.
+/// other record is waiting). The file only ever holds whole lines: lines are buffered whole
+/// and written together, and a write that fails part-way (a full disk, a file-size limit) is
+/// cut back to the last whole line, so a killed or failed run leaves no torn record.
 pub struct RecordsWriter {
     file: std::fs::File,
     /// Whole lines not yet written.
-    buffer: Vec<u8>,
+    buf: Vec<u8>,
     /// Bytes of whole lines in the file.
-    written: u64,
+    len: u64,
 }
 
-/// Records are handed to the file in pieces of about this size.
-const RECORDS_BUFFER: usize = 64 << 10;
+/// Buffered bytes past which [`RecordsWriter::write`] writes them out.
+const RECORDS_BUFFER: usize = 64 * 1024;
 
 impl RecordsWriter {
     /// Creates (or truncates) `path`, and its directory.
@@ -316,43 +314,45 @@ impl RecordsWriter {
         }
         Ok(RecordsWriter {
             file: std::fs::File::create(path)?,
-            buffer: Vec::with_capacity(RECORDS_BUFFER),
-            written: 0,
+            buf: Vec::with_capacity(RECORDS_BUFFER),
+            len: 0,
         })
     }
 
     /// Appends `r` as one line.
     pub fn write(&mut self, r: &RequestRecord) -> std::io::Result<()> {
-        serde_json::to_writer(&mut self.buffer, r)?;
-        self.buffer.push(b'\n');
-        if self.buffer.len() >= RECORDS_BUFFER {
+        let start = self.buf.len();
+        if let Err(e) = serde_json::to_writer(&mut self.buf, r) {
+            self.buf.truncate(start);
+            return Err(e.into());
+        }
+        self.buf.push(b'\n');
+        if self.buf.len() >= RECORDS_BUFFER {
             self.flush()?;
         }
         Ok(())
     }
 
-    /// Writes what is buffered; on failure the file is cut back to its whole lines.
+    /// Writes the buffered lines; on failure the file is cut back to its last whole line.
     pub fn flush(&mut self) -> std::io::Result<()> {
-        use std::io::Write as _;
-        if self.buffer.is_empty() {
+        use std::io::{Seek, Write};
+        if self.buf.is_empty() {
             return Ok(());
         }
-        let result = self.file.write_all(&self.buffer);
-        match result {
-            Ok(()) => self.written += self.buffer.len() as u64,
-            // Shrinking a file is allowed past a size limit and on a full disk.
-            Err(_) => {
-                use std::io::Seek;
-                let _ = self.file.set_len(self.written);
-                let _ = self.file.seek(std::io::SeekFrom::Start(self.written));
-            }
+        let written = self.file.write_all(&self.buf);
+        if written.is_err() {
+            let _ = self.file.set_len(self.len);
+            let _ = self.file.seek(std::io::SeekFrom::Start(self.len));
+        } else {
+            self.len += self.buf.len() as u64;
         }
-        self.buffer.clear();
-        result
+        self.buf.clear();
+        written
     }
 }
 
 impl Drop for RecordsWriter {
+    /// Writes what is buffered, as a `BufWriter` would (an error is lost: flush first to see it).
     fn drop(&mut self) {
         let _ = self.flush();
     }

@@ -54,6 +54,62 @@ pub const PER_REQUEST_ARRAYS: [&str; 6] = [
     "errors",
 ];
 
+/// Planned requests never sent, by why (docs/metrics.md, "Every planned request is accounted
+/// for").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unsent {
+    /// The run stopped first: Ctrl-C, SIGTERM, `q` in the dashboard, `--max-errors` or
+    /// `--max-error-rate`, a records file that could not be written.
+    #[serde(default)]
+    pub stopped: u64,
+    /// A turn before them in their conversation failed (the conversation ends there).
+    #[serde(default)]
+    pub earlier_turn_failed: u64,
+    /// Due inside the time window, still waiting for a `--max-concurrency` slot when it ended.
+    #[serde(default)]
+    pub window_ended: u64,
+}
+
+impl Unsent {
+    pub fn total(&self) -> u64 {
+        self.stopped
+            .saturating_add(self.earlier_turn_failed)
+            .saturating_add(self.window_ended)
+    }
+
+    pub fn is_none(&self) -> bool {
+        self.total() == 0
+    }
+
+    /// Both counts together (a merge of shards).
+    pub fn add(&mut self, other: &Unsent) {
+        self.stopped = self.stopped.saturating_add(other.stopped);
+        self.earlier_turn_failed =
+            (self.earlier_turn_failed).saturating_add(other.earlier_turn_failed);
+        self.window_ended = self.window_ended.saturating_add(other.window_ended);
+    }
+
+    /// "52 after the run stopped, 3 after …", the non-zero reasons.
+    pub fn describe(&self) -> String {
+        let parts = [
+            (self.stopped, "after the run stopped"),
+            (
+                self.earlier_turn_failed,
+                "after an earlier turn of their conversation failed",
+            ),
+            (
+                self.window_ended,
+                "waiting for a concurrency slot when the time window ended",
+            ),
+        ];
+        (parts.iter())
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, why)| format!("{n} {why}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// One run's saved result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BenchResult {
@@ -61,10 +117,22 @@ pub struct BenchResult {
     pub servebench_version: String,
     /// Start of the run, RFC 3339.
     pub started_at: String,
-    /// False when the run was stopped before every request was sent and answered.
+    /// False when anything the run planned was not sent, or the run was stopped, failed to
+    /// write its records, or (a time-bounded run) did not reach its window's end
+    /// ([`BenchResult::judge_complete`]; docs/metrics.md, "Every planned request is
+    /// accounted for").
     pub complete: bool,
-    /// Requests never sent because the run was stopped.
+    /// Planned requests never sent (every turn of a conversation is a request): the sum of
+    /// `unsent_by`.
     pub unsent: u64,
+    /// The requests the run planned: `completed + failed + unsent`. `None` where there is no
+    /// fixed count (a time window at an unbounded rate, a merge with shards missing) and in
+    /// documents older than this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<u64>,
+    /// Why the `unsent` requests were not sent.
+    #[serde(default, skip_serializing_if = "Unsent::is_none")]
+    pub unsent_by: Unsent,
     /// Why the run stopped early, when something failed during it (a records file that could
     /// not be written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -123,6 +191,8 @@ impl BenchResult {
             started_at,
             complete: unsent == 0 && !summary.failures_by_kind.contains_key("cancelled"),
             unsent,
+            planned: None,
+            unsent_by: Unsent::default(),
             error: None,
             stopped_early: None,
             window_end: None,
@@ -140,6 +210,27 @@ impl BenchResult {
         result.set_cost_and_energy();
         result.set_per_request_arrays(records);
         result
+    }
+
+    /// Sets what the run planned and what it left unsent, and judges `complete` by the one
+    /// rule (docs/metrics.md, "Every planned request is accounted for"): nothing planned
+    /// unsent, no records write error, no early stop, and a count-bounded run with no request
+    /// cancelled by a stop, a time-bounded one that reached its window's end (`window_end`
+    /// set before this call; what its end cancelled is by design).
+    pub fn judge_complete(&mut self, planned: Option<u64>, unsent: Unsent) {
+        self.planned = planned;
+        self.unsent_by = unsent;
+        self.unsent = unsent.total();
+        let windowed = self.config.load.shape.window_s().is_some();
+        let cancelled = self.summary.failures_by_kind.contains_key("cancelled");
+        self.complete = self.unsent == 0
+            && self.error.is_none()
+            && self.stopped_early.is_none()
+            && if windowed {
+                self.window_end.is_some()
+            } else {
+                !cancelled
+            };
     }
 
     /// Sets `cost` from `--cost-per-hour` and `energy` from the scraped GPU power, over the
@@ -300,14 +391,18 @@ pub fn save_json(path: &Path, value: &impl Serialize) -> Result<(), ResultsError
         std::fs::create_dir_all(dir).map_err(write_err)?;
     }
     let tmp = path.with_extension("json.tmp");
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(write_err)?);
-    serde_json::to_writer_pretty(&mut f, value).map_err(|e| write_err(e.into()))?;
-    f.write_all(b"\n").map_err(write_err)?;
-    f.into_inner()
-        .map_err(|e| write_err(e.into_error()))?
-        .sync_all()
-        .map_err(write_err)?;
-    std::fs::rename(&tmp, path).map_err(write_err)
+    let write = || {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        serde_json::to_writer_pretty(&mut f, value)?;
+        f.write_all(b"\n")?;
+        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    // A document that could not be written whole (a full disk) leaves no part of itself.
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        write_err(e)
+    })
 }
 
 fn distribution_keys(
@@ -369,12 +464,14 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
     if let Some(l) = &config.tags.label {
         out.insert("label".into(), json!(l));
     }
-    const FIELDS: [&str; 17] = [
+    const FIELDS: [&str; 19] = [
         "schema_version",
         "servebench_version",
         "started_at",
         "complete",
         "unsent",
+        "planned",
+        "unsent_by",
         "error",
         "stopped_early",
         "window_end",

@@ -155,6 +155,13 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
         None,
     );
     result.complete = missing.is_empty() && shards.iter().all(|s| s.result.complete);
+    // What the shards planned: known when every shard is here and says.
+    for s in &shards {
+        result.unsent_by.add(&s.result.unsent_by);
+    }
+    result.planned = (shards.iter().map(|s| s.result.planned))
+        .sum::<Option<u64>>()
+        .filter(|_| missing.is_empty());
     let offered = match result.config.load.request_rate {
         RequestRate::PerSecond(r) => Some(r),
         RequestRate::Infinite => None,

@@ -187,7 +187,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
     let mut notes = Vec::new();
     if !r.complete {
         notes.push(format!(
-            "run stopped before it completed ({} requests never sent)",
+            "run incomplete ({} planned requests never sent)",
             r.unsent
         ));
     }

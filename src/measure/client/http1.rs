@@ -115,7 +115,19 @@ impl Endpoint {
     /// one that answered 408 (the server did not take the request); `retried` counts that
     /// (once per request). A connection closed after the whole request was written is not sent
     /// again: the server may have received it, and would run it twice.
+    #[cfg(test)]
     pub async fn post(&self, body: &[u8], retried: &mut u32) -> Result<Response, Error> {
+        self.post_noting(body, retried, None).await
+    }
+
+    /// As [`Endpoint::post`], calling `written` just before each attempt's first byte is
+    /// written (a request sent again on a new connection calls it again).
+    pub async fn post_noting(
+        &self,
+        body: &[u8],
+        retried: &mut u32,
+        written: Option<&(dyn Fn() + Sync)>,
+    ) -> Result<Response, Error> {
         let mut request = Vec::with_capacity(self.head.len() + 32 + body.len());
         request.extend_from_slice(&self.head);
         request.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
@@ -134,6 +146,7 @@ impl Endpoint {
                 connect: None,
                 written: Instant::now(),
             };
+            written.inspect(|w| w());
             match stream.write_all(&request).await {
                 Ok(()) => {
                     let response = Response::read_head(stream, true, phase).await;
@@ -162,6 +175,7 @@ impl Endpoint {
             connect: Some((began, connected)),
             written: connected,
         };
+        written.inspect(|w| w());
         if let Err(e) = stream.write_all(&request).await {
             return Err(Error::Broken(format!("cannot send the request: {e}")));
         }

@@ -27,6 +27,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use reqwest::Response;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -62,6 +63,9 @@ pub struct RequestSpec {
     /// conversation's turns in order, each with the history); `None`: a single request.
     pub turn: Option<u32>,
 }
+
+/// Told when a request's first byte is about to be written ([`Client::send_within`]).
+pub type Written<'a> = Option<&'a (dyn Fn() + Sync)>;
 
 /// Options that are not in the saved config because they can hold secrets.
 #[derive(Clone, Debug, Default)]
@@ -279,20 +283,23 @@ impl Client {
         clock: &Clock,
         cancel: &CancellationToken,
     ) -> RequestRecord {
-        self.send_within(spec, scheduled_ns, clock, cancel, self.timeout)
-            .await
+        (self.send_within(spec, scheduled_ns, clock, cancel, None, None)).await
     }
 
-    /// As [`Client::send`], with `limit` in place of the request timeout (the pre-flight
-    /// request's shorter one).
+    /// As [`Client::send`], with `limit` in place of the request timeout where given (the
+    /// pre-flight request's shorter one), calling `written` when the request's first byte is
+    /// about to be written (over reqwest: handed to it): again for a request resent on a new
+    /// connection, never for a failed connect (the driver's live `sent` counter).
     pub async fn send_within(
         &self,
         spec: &RequestSpec,
         scheduled_ns: u64,
         clock: &Clock,
         cancel: &CancellationToken,
-        limit: Duration,
+        limit: Option<Duration>,
+        written: Written<'_>,
     ) -> RequestRecord {
+        let limit = limit.unwrap_or(self.timeout);
         let mut body = self.api.body(&BodySpec {
             model: &self.model,
             prompt: &spec.prompt,
@@ -323,7 +330,7 @@ impl Client {
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => Outcome::failed(FailureKind::Cancelled, "run stopped while the request was in flight"),
-            o = self.exchange(body, &mut state, clock, &mut finished, (sent_at, limit)) => o,
+            o = self.exchange(body, &mut state, clock, &mut finished, (sent_at, limit, written)) => o,
         };
         let end_ns = clock.now_ns();
         // Everything after the last chunk's timestamp (counting the text with the tokenizer,
@@ -358,7 +365,7 @@ impl Client {
         state: &mut Stream<'_>,
         clock: &Clock,
         finished: &mut Option<http1::Response>,
-        (sent_at, limit): (Instant, Duration),
+        (sent_at, limit, written): (Instant, Duration, Written<'_>),
     ) -> Outcome {
         let limits = self.limits;
         let end = sent_at + limit;
@@ -372,7 +379,7 @@ impl Client {
         let mut wait = std::pin::pin!(tokio::time::sleep_until(first_byte.min(end)));
         let opened = tokio::select! {
             biased;
-            o = self.open(request, state) => o,
+            o = self.open(request, written, state) => o,
             () = &mut wait => return if first_byte < end { no_first_byte(limits.first_byte) } else { timed_out() },
         };
         let mut body = match opened {
@@ -509,13 +516,19 @@ impl Client {
     }
 
     /// Sends the request over either transport, up to the response head.
-    async fn open(&self, request: Vec<u8>, state: &mut Stream<'_>) -> Result<Body, Outcome> {
+    async fn open(
+        &self,
+        request: Vec<u8>,
+        written: Written<'_>,
+        state: &mut Stream<'_>,
+    ) -> Result<Body, Outcome> {
+        let retried = &mut state.rec.connection_retries;
         match &self.lean {
-            Some(lean) => match lean.post(&request, &mut state.rec.connection_retries).await {
+            Some(lean) => match lean.post_noting(&request, retried, written).await {
                 Ok(r) => Ok(Body::Lean(r)),
                 Err(e) => Err(lean_failure(e)),
             },
-            None => match self.send_reqwest(request).await {
+            None => match self.send_reqwest(request, written).await {
                 Ok(r) => Ok(Body::Reqwest(r, Bytes::new())),
                 Err(e) => {
                     // reqwest's message names the URL, which may hold credentials.
@@ -529,7 +542,8 @@ impl Client {
     /// The request through reqwest (HTTPS). Never sent again here: hyper-util already resends
     /// a request that never left (its connection found closed before the request was
     /// written), and one that did may have reached the server.
-    async fn send_reqwest(&self, body: Vec<u8>) -> Result<reqwest::Response, reqwest::Error> {
+    async fn send_reqwest(&self, body: Vec<u8>, w: Written<'_>) -> reqwest::Result<Response> {
+        w.inspect(|w| w());
         self.http.post(&self.target).body(body).send().await
     }
 }

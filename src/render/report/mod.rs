@@ -196,15 +196,29 @@ pub fn servebench_block(result: &BenchResult) -> String {
         line(&mut out, "Stopped early:", why);
     }
     if !result.complete {
-        let why = if result.stopped_early.is_some() {
-            "no (stopped early)".to_string()
-        } else if result.window_end.is_some() || result.config.load.shape.window_s().is_some() {
-            "no (stopped before the end of its time window)".to_string()
-        } else if missing.is_empty() {
-            format!("no (stopped; {} requests never sent)", result.unsent)
+        let windowed = result.config.load.shape.window_s().is_some();
+        let cause = if result.stopped_early.is_some() {
+            "stopped early".to_string()
+        } else if result.error.is_some() {
+            "the records file could not be written".to_string()
+        } else if !missing.is_empty() {
+            format!("shards {missing} missing")
+        } else if windowed && result.window_end.is_none() {
+            "stopped before the end of its time window".to_string()
+        } else if result.unsent_by.stopped > 0 || s.failures_by_kind.contains_key("cancelled") {
+            "stopped".to_string()
         } else {
-            format!("no (shards {missing} missing)")
+            "not every planned request was sent".to_string()
         };
+        // docs/metrics.md, "Every planned request is accounted for".
+        let reasons = result.unsent_by.describe();
+        let unsent = match (result.unsent, result.planned, reasons.is_empty()) {
+            (0, _, _) => String::new(),
+            (n, Some(p), false) => format!("; {n} of {p} planned requests never sent: {reasons}"),
+            (n, Some(p), true) => format!("; {n} of {p} planned requests never sent"),
+            (n, None, _) => format!("; {n} requests never sent"),
+        };
+        let why = format!("no ({cause}{unsent})");
         line(&mut out, "Run complete:", why);
     }
     if let (Some(good), Some(g)) = (s.good_requests, s.request_goodput) {
