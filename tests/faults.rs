@@ -109,6 +109,146 @@ fn failure(r: &RequestRecord) -> (FailureKind, String) {
     }
 }
 
+/// An OpenAI-style stream of three text chunks and a finish chunk carrying `finish_reason`
+/// and usage, as HF `transformers serve` sends it: no `data: [DONE]`, the body then ends
+/// (`done`: with `[DONE]` after all), 60 ms after the finish chunk. `chunked`: framed by
+/// chunked coding, else by the connection's end.
+async fn no_done_server(chat: bool, chunked: bool, done: bool) -> SocketAddr {
+    hostile(move |mut c| async move {
+        if !read_request(&mut c).await {
+            return;
+        }
+        let framing = if chunked {
+            "transfer-encoding: chunked"
+        } else {
+            "connection: close"
+        };
+        let head = format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n{framing}\r\n\r\n");
+        let _ = c.write_all(head.as_bytes()).await;
+        let choice = |text: &str, finish: &str| {
+            if chat {
+                format!(r#"{{"index":0,"delta":{{"content":"{text}"}},"finish_reason":{finish}}}"#)
+            } else {
+                format!(r#"{{"index":0,"text":"{text}","finish_reason":{finish}}}"#)
+            }
+        };
+        let mut events: Vec<String> = ["a", " b", " c"]
+            .iter()
+            .map(|t| format!("data: {{\"choices\":[{}]}}\n\n", choice(t, "null")))
+            .collect();
+        events.push(format!(
+            "data: {{\"choices\":[{}],\"usage\":{{\"prompt_tokens\":4,\"completion_tokens\":3,\"total_tokens\":7}}}}\n\n",
+            choice("", "\"length\"")
+        ));
+        if done {
+            events.push("data: [DONE]\n\n".into());
+        }
+        for (i, e) in events.iter().enumerate() {
+            let bytes = if chunked {
+                format!("{:x}\r\n{e}\r\n", e.len())
+            } else {
+                e.clone()
+            };
+            let _ = c.write_all(bytes.as_bytes()).await;
+            if i == 2 {
+                tokio::time::sleep(Duration::from_millis(60)).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        if chunked {
+            let _ = c.write_all(b"0\r\n\r\n").await;
+        }
+        let _ = c.shutdown().await;
+    })
+    .await
+}
+
+/// Issue 23, item 4: a stream whose last chunk carries `finish_reason` and usage and whose
+/// body then ends without `data: [DONE]` (HF `transformers serve`) is a success on both
+/// OpenAI APIs and both framings, recorded `done_marker: false` and counted; E2EL still ends
+/// at the last output chunk, `end_ns` at the end of the body. With `[DONE]` it is `true`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_23_a_stream_that_ends_after_its_finish_chunk_without_done_succeeds() {
+    for (chat, chunked, done) in [
+        (false, false, false),
+        (false, true, false),
+        (true, false, false),
+        (true, true, false),
+        (false, true, true),
+    ] {
+        let what = format!("chat {chat}, chunked {chunked}, [DONE] {done}");
+        let addr = no_done_server(chat, chunked, done).await;
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(addr, 3);
+        if chat {
+            cfg.backend = BackendKind::OpenaiChat;
+            cfg.endpoint = BackendKind::OpenaiChat.default_endpoint().into();
+        }
+        let (result, records) = run(cfg, dir.path()).await;
+        assert_eq!(result.summary.completed, 3, "{what}: {records:?}");
+        let without = if done { 0 } else { 3 };
+        assert_eq!(
+            result.summary.completed_without_done_marker, without,
+            "{what}"
+        );
+        for r in &records {
+            assert!(r.is_ok(), "{what}: {:?}", r.outcome);
+            assert_eq!(r.done_marker, Some(done), "{what}");
+            assert_eq!(
+                r.chunk_ns.len(),
+                3,
+                "{what}: the finish chunk carries no text"
+            );
+            assert_eq!(r.output_tokens, Some(3), "{what}: the final usage is read");
+            // The body ended 60 ms after the finish chunk, which came 60 ms after the last
+            // output chunk: E2EL ends at that chunk, `end_ns` at the body's end.
+            let last = r.last_chunk_ns().unwrap();
+            if !done {
+                assert!(
+                    r.end_ns >= last + 100_000_000,
+                    "{what}: {} {last}",
+                    r.end_ns
+                );
+            }
+        }
+    }
+}
+
+/// Issue 23, item 4: a body that ends without a chunk that ended the answer (mid-answer, or
+/// in the middle of the finish chunk's event) is still `stream_broken`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_23_a_body_that_ends_mid_answer_stays_stream_broken() {
+    let cut = "data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"len";
+    for (tail, says) in [
+        ("", "no chunk ended the answer"),
+        (cut, "in the middle of an event"),
+    ] {
+        let addr = hostile(move |mut c| async move {
+            if read_request(&mut c).await {
+                let _ = c.write_all(SSE_HEAD).await;
+                let _ = c
+                    .write_all(b"data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":null}]}\n\n")
+                    .await;
+                let _ = c.write_all(tail.as_bytes()).await;
+                let _ = c.shutdown().await;
+            }
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let (result, records) = run(config(addr, 2), dir.path()).await;
+        assert_eq!(
+            result.summary.failures_by_kind.get("stream_broken"),
+            Some(&2)
+        );
+        for r in &records {
+            let (kind, message) = failure(r);
+            assert_eq!(kind, FailureKind::StreamBroken);
+            assert!(message.contains(says), "{message}");
+            assert_eq!(r.done_marker, Some(false));
+        }
+    }
+}
+
 /// A stream that starts and then goes silent is a `stall` after `--idle-timeout`, with how long
 /// it waited, well before the request timeout; the run goes on and keeps every record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -171,6 +171,12 @@ pub struct RequestRecord {
     pub first_answer_ns: Option<u64>,
     /// When the stream ended (terminator, end of body, or failure).
     pub end_ns: u64,
+    /// For a response whose body was read (2xx): whether the API's terminator came (`[DONE]`,
+    /// TGI's final event, llama.cpp's `stop: true`, `message_stop`, `response.completed`).
+    /// `false` on a success: the body ended cleanly after the chunk that ended the answer
+    /// (`docs/metrics.md`, "How a stream ends"). Absent for other responses and older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_marker: Option<bool>,
     /// HTTP status of the response, when one arrived.
     pub http_status: Option<u16>,
     pub outcome: Outcome,

@@ -50,8 +50,14 @@ pub struct Parsed<'a> {
     /// The server's per-request timing (vLLM's `metrics` object, with
     /// `--enable-per-request-metrics`; servebench's simulator sends the same), verbatim.
     pub request_metrics: Option<Value>,
-    /// The server said the stream is complete.
+    /// The server said the stream is complete: its terminator (`[DONE]`, TGI's final event,
+    /// llama.cpp's `stop: true`, Anthropic's `message_stop`, the Responses API's
+    /// `response.completed`).
     pub done: bool,
+    /// The event ends the answer without being the terminator: an OpenAI chunk with a
+    /// `finish_reason` or the final usage chunk (no `choices`), Anthropic's `message_delta`
+    /// with its `stop_reason`. A body that ends cleanly after one is a complete stream.
+    pub finished: bool,
 }
 
 impl Parsed<'_> {
@@ -159,6 +165,9 @@ struct OaiChunk<'a> {
 struct OaiChoice<'a> {
     #[serde(default, borrow)]
     text: Option<Cow<'a, str>>,
+    /// Anything but `null` ends the answer (its value is not read).
+    #[serde(default)]
+    finish_reason: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     delta: Option<OaiDelta<'a>>,
 }
@@ -197,9 +206,12 @@ fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, EventError> {
     let mut parsed = Parsed {
         timings: chunk.timings,
         request_metrics: chunk.metrics.filter(Value::is_object),
+        // The final usage chunk: usage on a chunk without choices.
+        finished: chunk.choices.is_empty() && chunk.usage.is_some(),
         ..Parsed::default()
     };
     if let Some(choice) = chunk.choices.into_iter().next() {
+        parsed.finished |= choice.finish_reason.is_some();
         if let Some(text) = choice.text {
             parsed.content = text;
         }
@@ -414,6 +426,12 @@ mod tests {
         let finish =
             parse_openai(r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#).unwrap();
         assert!(!finish.has_output());
+        // Issue 23: what ends the answer besides `[DONE]`.
+        assert!(finish.finished && !finish.done);
+        let usage = parse_openai(r#"{"choices":[],"usage":{"completion_tokens":2}}"#).unwrap();
+        assert!(usage.finished);
+        let going = r#"{"choices":[{"delta":{"content":"a"},"finish_reason":null}],"usage":{"completion_tokens":1}}"#;
+        assert!(!parse_openai(going).unwrap().finished, "continuous usage");
     }
 
     #[test]

@@ -491,7 +491,9 @@ impl Client {
                             Ok(truncated) => truncated,
                             Err((kind, msg)) => return Outcome::failed(kind, msg),
                         };
-                    return if state.done {
+                    // Without the terminator, a clean end after the chunk that ended the
+                    // answer is complete (servers that send no `[DONE]`; issue 23).
+                    return if state.done || (state.finished && !truncated) {
                         body.keep(finished);
                         Outcome::Ok
                     } else if truncated {
@@ -502,7 +504,7 @@ impl Client {
                     } else {
                         Outcome::failed(
                             FailureKind::StreamBroken,
-                            "stream ended before the server signalled completion",
+                            "stream ended before the server signalled completion (no terminator, and no chunk ended the answer)",
                         )
                     };
                 }

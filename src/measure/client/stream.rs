@@ -29,7 +29,11 @@ pub(super) struct Stream<'a> {
     uncounted: Option<String>,
     counted: u64,
     tokenizer: Option<&'a Tokenizer>,
+    /// The API's terminator came (`[DONE]`, ...): nothing after it is read.
     pub(super) done: bool,
+    /// An event ended the answer (a `finish_reason`, the final usage): a body that ends
+    /// cleanly after it is complete without the terminator (issue 23).
+    pub(super) finished: bool,
 }
 
 impl<'a> Stream<'a> {
@@ -68,6 +72,7 @@ impl<'a> Stream<'a> {
             counted: 0,
             tokenizer,
             done: false,
+            finished: false,
         }
     }
 
@@ -154,6 +159,7 @@ impl<'a> Stream<'a> {
             self.rec.server_timings = p.timings;
         }
         self.done |= p.done;
+        self.finished |= p.finished;
         Ok(())
     }
 
@@ -166,6 +172,11 @@ impl<'a> Stream<'a> {
             outcome = Outcome::failed(FailureKind::NoOutput, "the stream carried no output token");
         }
         r.outcome = outcome;
+        // Whether the terminator came, for every response whose body was read.
+        r.done_marker = r
+            .http_status
+            .filter(|s| (200..300).contains(s))
+            .map(|_| self.done);
         if self.all_chunk_tokens_known && !self.chunk_tokens.is_empty() {
             r.chunk_tokens = Some(self.chunk_tokens);
         }

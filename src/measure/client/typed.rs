@@ -46,6 +46,9 @@ struct MessagesDelta<'a> {
     text: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     thinking: Option<Cow<'a, str>>,
+    /// `message_delta`'s reason the answer ended (its value is not read).
+    #[serde(default)]
+    stop_reason: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -103,6 +106,7 @@ impl Api for AnthropicMessages {
                 }
             }
             "message_delta" => {
+                parsed.finished = ev.delta.is_some_and(|d| d.stop_reason.is_some());
                 parsed.usage = ev.usage.map(|u| Usage {
                     completion_tokens: u.output_tokens,
                     ..usage(u)
@@ -212,6 +216,10 @@ mod tests {
         );
         let end = a.parse(None, r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}"#).unwrap();
         assert_eq!(end.usage.unwrap().completion_tokens, Some(9));
+        assert!(
+            end.finished && !end.done,
+            "issue 23: the stop reason ends the answer"
+        );
         assert!(a.parse(None, r#"{"type":"message_stop"}"#).unwrap().done);
         assert!(!a.parse(None, r#"{"type":"ping"}"#).unwrap().has_output());
         let err = a.parse(

@@ -234,6 +234,16 @@ pub fn servebench_block(result: &BenchResult) -> String {
         .map(|(k, n)| format!("{k}={n}"))
         .collect();
     line(&mut out, "Input token count source:", sources.join(" "));
+    if s.completed_without_done_marker > 0 {
+        line(
+            &mut out,
+            "Streams ended without a terminator:",
+            format!(
+                "{} (complete: the body ended after the answer's finish chunk)",
+                s.completed_without_done_marker
+            ),
+        );
+    }
     if s.output_count_disagreements > 0 {
         line(
             &mut out,

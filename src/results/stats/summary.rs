@@ -98,6 +98,11 @@ pub struct RunSummary {
     pub input_token_sources: BTreeMap<String, u64>,
     /// Requests where the server's and the tokenizer's output counts differ.
     pub output_count_disagreements: u64,
+    /// Successful requests whose body ended cleanly after the chunk that ended the answer,
+    /// without the API's terminator (`done_marker: false`; docs/metrics.md, "How a stream
+    /// ends").
+    #[serde(default)]
+    pub completed_without_done_marker: u64,
     /// Output chunks of successful requests (ITL samples = chunks − completed).
     pub total_output_chunks: u64,
     /// The server's own decode time per output token (llama.cpp `timings.predicted_per_token_ms`),
@@ -220,6 +225,7 @@ pub struct Summarizer {
     output_token_sources: BTreeMap<String, u64>,
     input_token_sources: BTreeMap<String, u64>,
     disagreements: u64,
+    without_done: u64,
     total_output_chunks: u64,
     in_disagree: u64,
     ttft: SampleSet,
@@ -271,6 +277,7 @@ impl Summarizer {
             output_token_sources: BTreeMap::new(),
             input_token_sources: BTreeMap::new(),
             disagreements: 0,
+            without_done: 0,
             total_output_chunks: 0,
             in_disagree: 0,
             ttft: set(),
@@ -379,6 +386,7 @@ impl Summarizer {
                 .or_insert(0) += 1;
         }
         self.disagreements += r.output_count_disagrees() as u64;
+        self.without_done += (r.done_marker == Some(false)) as u64;
         self.in_req.extend(r.input_len_requested.map(|n| n as f64));
         if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
             self.in_server.extend(r.prompt_tokens.map(|n| n as f64));
@@ -415,6 +423,7 @@ impl Summarizer {
         add_counts(&mut self.output_token_sources, other.output_token_sources);
         add_counts(&mut self.input_token_sources, other.input_token_sources);
         self.disagreements += other.disagreements;
+        self.without_done += other.without_done;
         self.total_output_chunks += other.total_output_chunks;
         self.in_disagree += other.in_disagree;
         self.ttft.merge(other.ttft);
@@ -500,6 +509,7 @@ impl Summarizer {
             output_token_sources: self.output_token_sources,
             input_token_sources: self.input_token_sources,
             output_count_disagreements: self.disagreements,
+            completed_without_done_marker: self.without_done,
             total_output_chunks: self.total_output_chunks,
             server_decode_per_token_ms: self.server_decode.finish(ps),
             server_prompt_ms: self.server_prompt.finish(ps),
