@@ -14,8 +14,9 @@ use assert_cmd::cargo::cargo_bin;
 use servebench::config::{BackendKind, LoadSpec, RunConfig, WorkloadSpec};
 use servebench::drive::run::{execute, RunOptions};
 use servebench::measure::client::Secrets;
-use servebench::measure::record::{FailureKind, RequestRecord};
+use servebench::measure::record::{FailureKind, Implausible, RequestRecord, TokenSource};
 use servebench::results::document::BenchResult;
+use servebench::results::validity::Verdict;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
@@ -212,6 +213,143 @@ async fn issue_23_a_stream_that_ends_after_its_finish_chunk_without_done_succeed
             }
         }
     }
+}
+
+/// An SSE answer of `events` (each `(event name, data)`), then the connection closed.
+async fn sse_server(events: Vec<(&'static str, String)>) -> SocketAddr {
+    let events = Arc::new(events);
+    hostile(move |mut c| {
+        let events = events.clone();
+        async move {
+            if !read_request(&mut c).await {
+                return;
+            }
+            let mut body = String::new();
+            for (name, data) in events.iter() {
+                if !name.is_empty() {
+                    body.push_str(&format!("event: {name}\n"));
+                }
+                body.push_str(&format!("data: {data}\n\n"));
+            }
+            let _ = c.write_all(SSE_HEAD).await;
+            let _ = c.write_all(body.as_bytes()).await;
+            let _ = c.shutdown().await;
+        }
+    })
+    .await
+}
+
+/// Issue 23, item 3: an Anthropic-style server that reports `output_tokens: 10^18` for every
+/// request. Its sum wrapped ("Total generated tokens 1553255926290448384", 3.5e20 tok/s) and the
+/// run was "valid". Now each record is flagged, N comes from the tokenizer, the totals are the
+/// text's, and the verdict and the report say the server's usage is implausible.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_23_an_output_count_of_10_18_is_flagged_and_the_tokenizer_counts() {
+    let huge = 1_000_000_000_000_000_000u64;
+    let delta = |t: &str| {
+        format!(
+            r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{t}"}}}}"#
+        )
+    };
+    let addr = sse_server(vec![
+        ("message_start", r#"{"type":"message_start","message":{"id":"m","usage":{"input_tokens":9,"output_tokens":1}}}"#.into()),
+        ("content_block_delta", delta(" one")),
+        ("content_block_delta", delta(" two")),
+        ("content_block_delta", delta(" three")),
+        ("message_delta", format!(r#"{{"type":"message_delta","delta":{{"stop_reason":"max_tokens"}},"usage":{{"output_tokens":{huge}}}}}"#)),
+        ("message_stop", r#"{"type":"message_stop"}"#.into()),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let n = 20;
+    let mut cfg = config(addr, n);
+    cfg.backend = BackendKind::AnthropicMessages;
+    cfg.endpoint = BackendKind::AnthropicMessages.default_endpoint().into();
+    cfg.workload.tokenizer = Some("cl100k_base".into());
+    let (result, records) = run(cfg, dir.path()).await;
+    let s = &result.summary;
+    assert_eq!(s.completed, n, "{records:?}");
+    assert_eq!(
+        s.total_output_tokens,
+        3 * n,
+        "the tokenizer's count of ' one two three'"
+    );
+    assert_eq!(s.output_token_sources.get("tokenizer"), Some(&n));
+    assert!(s.output_throughput < 1e6, "{}", s.output_throughput);
+    assert_eq!(s.implausible_usage, n);
+    assert_eq!(s.implausible_usage_by_field.get("output_tokens"), Some(&n));
+    for r in &records {
+        assert_eq!(r.implausible_usage, [Implausible::OutputTokens]);
+        assert_eq!(
+            r.usage_output_tokens,
+            Some(huge),
+            "the server's claim is kept"
+        );
+        assert_eq!(r.output_tokens, Some(3));
+        assert_eq!(
+            r.prompt_tokens,
+            Some(9),
+            "a plausible prompt count is believed"
+        );
+    }
+    let v = result.validity.as_ref().unwrap();
+    assert_eq!(v.verdict, Verdict::UsageImplausible, "{:?}", v.reasons);
+    assert!(
+        v.reasons.iter().any(|r| r.contains("usage is implausible")),
+        "{:?}",
+        v.reasons
+    );
+    let report = servebench::render::report::text(&result);
+    assert!(
+        report.contains("Measurement:") && report.contains("USAGE-IMPLAUSIBLE"),
+        "{report}"
+    );
+    assert!(report.contains("Implausible server usage:"), "{report}");
+}
+
+/// Issue 23, item 3: prompt and cached counts past what the request could hold, and llama.cpp
+/// timings and vLLM metrics that are negative, not numbers, or longer than the exchange, are
+/// flagged and left out: the prompt count is the built length, the server-timing figures are
+/// absent, and N falls back to the chunks (no tokenizer) when the output count is no count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_23_prompt_cached_and_timings_are_checked_before_they_are_believed() {
+    let text =
+        |t: &str| format!(r#"{{"choices":[{{"index":0,"text":"{t}","finish_reason":null}}]}}"#);
+    let addr = sse_server(vec![
+        ("", text("a")),
+        ("", text(" b")),
+        ("", r#"{"choices":[{"index":0,"text":"","finish_reason":"length"}],"usage":{"prompt_tokens":18446744073709551615,"completion_tokens":-2,"prompt_tokens_details":{"cached_tokens":1e40}},"timings":{"prompt_ms":1e12,"predicted_per_token_ms":-5,"predicted_n":2},"metrics":{"queue_time_ms":"n/a","time_to_first_token_ms":3}}"#.into()),
+        ("", "[DONE]".into()),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (result, records) = run(config(addr, 3), dir.path()).await;
+    let s = &result.summary;
+    assert_eq!(s.completed, 3, "{records:?}");
+    for r in &records {
+        assert_eq!(
+            r.implausible_usage,
+            [
+                Implausible::OutputTokens,
+                Implausible::PromptTokens,
+                Implausible::CachedTokens,
+                Implausible::ServerTimings,
+                Implausible::ServerRequestMetrics
+            ]
+        );
+        assert_eq!(r.prompt_tokens, Some(4), "the built length");
+        assert_eq!(r.prompt_tokens_source, Some(TokenSource::Requested));
+        assert_eq!(
+            (r.output_tokens, r.output_tokens_source),
+            (Some(2), Some(TokenSource::ChunkCount))
+        );
+        assert_eq!(r.cached_prompt_tokens, None);
+    }
+    assert_eq!((s.total_input_tokens, s.total_output_tokens), (12, 6));
+    assert_eq!(s.server_prompt_ms, None, "implausible timings are left out");
+    assert_eq!(s.server_decode_per_token_ms, None);
+    assert_eq!(s.implausible_usage, 3);
+    assert_eq!(result.validity.unwrap().verdict, Verdict::UsageImplausible);
 }
 
 /// Issue 23, item 4: a body that ends without a chunk that ended the answer (mid-answer, or

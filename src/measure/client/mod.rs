@@ -22,7 +22,9 @@ mod fast_event;
 mod http1;
 mod stream;
 mod typed;
+pub mod usage;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,7 +44,7 @@ use crate::tokenizer::Tokenizer;
 use api::{Api, BodySpec};
 pub use body::read_at_most;
 use body::{lean_failure, Body};
-use stream::Stream;
+use stream::{Bounds, Stream};
 
 /// One request to send, as built by the workload.
 #[derive(Clone, Debug, Default)]
@@ -106,6 +108,9 @@ pub struct Client {
     /// The model's chat template, for a conversation's history sent as a prompt.
     chat_template: Option<ChatTemplate>,
     limits: Limits,
+    /// The server's clock speed-up (`--time-scale`, an f64's bits): its timings are in its
+    /// own time, judged against the client's span × this.
+    time_scale: AtomicU64,
 }
 
 /// The bounds on one exchange besides the request timeout (`LoadSpec`, `RunConfig`).
@@ -187,6 +192,7 @@ impl Client {
                 max_error_body: usize::try_from(cfg.max_error_body_bytes).unwrap_or(usize::MAX),
                 max_text: usize::try_from(cfg.max_generated_text_bytes).unwrap_or(usize::MAX),
             },
+            time_scale: AtomicU64::new(cfg.time_scale.to_bits()),
         }))
     }
 
@@ -262,6 +268,14 @@ impl Client {
         serde_json::from_slice(&bytes).map_err(|e| format!("POST {shown}: not JSON: {e}"))
     }
 
+    /// Sets the server's clock speed-up when it is learnt after the client was made (an
+    /// external `servebench sim --time-scale K`, from its `/sim/info`).
+    pub fn set_time_scale(&self, k: f64) {
+        if k.is_finite() && k > 0.0 {
+            self.time_scale.store(k.to_bits(), Ordering::Relaxed);
+        }
+    }
+
     /// The URL requests go to, as shown (redacted).
     pub fn url(&self) -> &str {
         &self.url
@@ -306,7 +320,22 @@ impl Client {
         if let Some(extra) = &self.extra_body {
             api::merge_json(&mut body, extra);
         }
+        let bounds = Bounds {
+            max_tokens: self.api.max_tokens(&body),
+            prompt_bytes: None,
+            cached_within_prompt: self.api.cached_within_prompt(),
+        };
         let body = serde_json::to_vec(&body).unwrap_or_default();
+        // The body bounds the prompt's tokens, unless the prompt has parts that are not text.
+        let prompt_bytes = (!spec
+            .messages
+            .as_ref()
+            .is_some_and(usage::has_non_text_parts))
+        .then_some(body.len() as u64);
+        let bounds = Bounds {
+            prompt_bytes,
+            ..bounds
+        };
         // A conversation's turn keeps its reply: the next turn's history holds it.
         let save_text = self.save_text || spec.turn.is_some();
         let saved = save_text.then_some(self.limits.max_text);
@@ -317,6 +346,7 @@ impl Client {
             (spec.input_len, spec.output_len),
             saved,
             self.tokenizer.as_ref(),
+            bounds,
         );
         state.rec.designed_cached_tokens = spec.designed_cached;
         // A lean response read to the server's final event, for its connection's reuse.
@@ -342,8 +372,8 @@ impl Client {
                 lean.put_back(conn);
             }
         }
-        let mut record = state.finish(outcome);
-        record.end_ns = end_ns;
+        let time_scale = f64::from_bits(self.time_scale.load(Ordering::Relaxed));
+        let mut record = state.finish(outcome, end_ns, time_scale);
         if !save_text {
             record.generated_text = None;
         }

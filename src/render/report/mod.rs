@@ -244,6 +244,20 @@ pub fn servebench_block(result: &BenchResult) -> String {
             ),
         );
     }
+    if s.implausible_usage > 0 {
+        let what: Vec<String> = (s.implausible_usage_by_field.iter())
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        line(
+            &mut out,
+            "Implausible server usage:",
+            format!(
+                "{} requests ({}; not believed)",
+                s.implausible_usage,
+                what.join(" ")
+            ),
+        );
+    }
     if s.output_count_disagreements > 0 {
         line(
             &mut out,
@@ -347,6 +361,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
             Verdict::Valid => "valid",
             Verdict::ClientBound => "CLIENT-BOUND",
             Verdict::ServerLate => "SERVER-LATE",
+            Verdict::UsageImplausible => "USAGE-IMPLAUSIBLE",
         };
         line(&mut out, "Measurement:", verdict);
         for reason in &v.reasons {
