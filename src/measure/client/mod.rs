@@ -20,6 +20,7 @@ mod backends;
 mod body;
 mod fast_event;
 mod http1;
+mod scrub;
 mod stream;
 mod typed;
 pub mod usage;
@@ -111,6 +112,8 @@ pub struct Client {
     /// The server's clock speed-up (`--time-scale`, an f64's bits): its timings are in its
     /// own time, judged against the client's span × this.
     time_scale: AtomicU64,
+    /// The user's secrets, replaced in all the client stores or prints of what a server sent.
+    scrub: scrub::Scrubber,
 }
 
 /// The bounds on one exchange besides the request timeout (`LoadSpec`, `RunConfig`).
@@ -193,6 +196,14 @@ impl Client {
                 max_text: usize::try_from(cfg.max_generated_text_bytes).unwrap_or(usize::MAX),
             },
             time_scale: AtomicU64::new(cfg.time_scale.to_bits()),
+            scrub: scrub::Scrubber::new(
+                (secrets.api_key.iter().map(String::as_str))
+                    .chain(secrets.headers.iter().map(|(_, v)| v.as_str())),
+                [&secrets.base_url, &secrets.endpoint]
+                    .into_iter()
+                    .flatten()
+                    .map(String::as_str),
+            ),
         }))
     }
 
@@ -213,7 +224,9 @@ impl Client {
         if over {
             return None;
         }
-        serde_json::from_slice(&bytes).ok()
+        let mut answer = serde_json::from_slice(&bytes).ok()?;
+        self.scrub.json(&mut answer);
+        Some(answer)
     }
 
     /// The `Date` header of `GET base_url` (any status), for the clock-offset probe (`shard`).
@@ -259,10 +272,11 @@ impl Client {
             return Err(format!("POST {shown}: the answer is over {max} bytes"));
         }
         if !status.is_success() {
+            // Secrets out before the excerpt is cut, so none is left half-hidden.
             let text = String::from_utf8_lossy(&bytes);
             return Err(format!(
                 "POST {shown}: HTTP {status}: {}",
-                text.chars().take(200).collect::<String>()
+                self.scrub.text(&text).chars().take(200).collect::<String>()
             ));
         }
         serde_json::from_slice(&bytes).map_err(|e| format!("POST {shown}: not JSON: {e}"))
@@ -377,6 +391,19 @@ impl Client {
         if !save_text {
             record.generated_text = None;
         }
+        // Whatever the server sent that the record keeps, without the user's secrets.
+        if let Outcome::Failed { message, .. } = &mut record.outcome {
+            self.scrub.string(message);
+        }
+        if let Some(text) = &mut record.generated_text {
+            self.scrub.string(text);
+        }
+        for v in [
+            &mut record.server_timings,
+            &mut record.server_request_metrics,
+        ] {
+            v.iter_mut().for_each(|v| self.scrub.json(v));
+        }
         record
     }
 
@@ -424,14 +451,16 @@ impl Client {
         let status = body.status();
         state.rec.http_status = Some(status);
         if !(200..300).contains(&status) {
-            let location = body.location();
-            let retry_after = body.retry_after();
+            // Secrets out of what the server sent before any excerpt is cut.
+            let clean = |s: String| self.scrub.text(&s).into_owned();
+            let location = body.location().map(clean);
+            let retry_after = body.retry_after().map(clean);
             let read = body.error_text(limits.max_error_body);
             let until = (Instant::now() + limits.idle).min(end);
             let text = tokio::time::timeout_at(until, read)
                 .await
                 .unwrap_or_default();
-            let excerpt: String = text.chars().take(200).collect();
+            let excerpt: String = self.scrub.text(&text).chars().take(200).collect();
             // As reqwest's status shows: the code and its standard reason.
             let status = reqwest::StatusCode::from_u16(status)
                 .map_or_else(|_| status.to_string(), |s| s.to_string());
@@ -496,7 +525,10 @@ impl Client {
                         wait.as_mut().reset((at + limits.idle).min(end));
                     }
                     let t = arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at));
-                    let fed = parser.feed(bytes, &mut |name, data| state.event(api, name, data, t));
+                    let fed = parser.feed(bytes, &mut |name, data| {
+                        let read = state.event(api, name, data, t);
+                        read.map_err(|e| self.event_error(e, name, data))
+                    });
                     if let Err((kind, msg)) = fed {
                         return Outcome::failed(kind, msg);
                     }
@@ -516,11 +548,14 @@ impl Client {
                 }
                 Ok(None) => {
                     let t = clock.now_ns();
-                    let truncated =
-                        match parser.finish(&mut |name, data| state.event(api, name, data, t)) {
-                            Ok(truncated) => truncated,
-                            Err((kind, msg)) => return Outcome::failed(kind, msg),
-                        };
+                    let fed = parser.finish(&mut |name, data| {
+                        let read = state.event(api, name, data, t);
+                        read.map_err(|e| self.event_error(e, name, data))
+                    });
+                    let truncated = match fed {
+                        Ok(truncated) => truncated,
+                        Err((kind, msg)) => return Outcome::failed(kind, msg),
+                    };
                     // Without the terminator, a clean end after the chunk that ended the
                     // answer is complete (servers that send no `[DONE]`; issue 23).
                     return if state.done || (state.finished && !truncated) {
@@ -540,6 +575,23 @@ impl Client {
                 }
                 Err(failure) => return failure,
             }
+        }
+    }
+
+    /// An event's failure, its excerpt of the event taken from the event without the user's
+    /// secrets: an event that holds one is read again with them replaced, so the excerpt
+    /// cannot cut a secret in two (issue 23).
+    fn event_error(&self, e: api::EventError, name: Option<&str>, data: &str) -> api::EventError {
+        let clean = self.scrub.text(data);
+        if matches!(clean, std::borrow::Cow::Borrowed(_)) {
+            return e;
+        }
+        match self.api.parse(name, &clean) {
+            Err(again) => again,
+            Ok(_) => (
+                e.0,
+                "the event held a secret given to servebench: not quoted".into(),
+            ),
         }
     }
 
