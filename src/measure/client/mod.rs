@@ -14,6 +14,10 @@
 //! receive stamp of the read's newest byte (`crate::measure::rxtime`; the read time where the kernel gave
 //! none), so a busy or descheduled client does not delay it; over reqwest (HTTPS) it is the time
 //! the read returned in user space.
+//!
+//! What the server reported about a request (its counts, timings) is judged against what the
+//! client saw before the record believes it (`usage`), and whatever the server sent that the
+//! record or a message keeps is cleared of the user's secrets first (`scrub`).
 
 pub mod api;
 mod backends;
@@ -334,21 +338,14 @@ impl Client {
         if let Some(extra) = &self.extra_body {
             api::merge_json(&mut body, extra);
         }
-        let bounds = Bounds {
-            max_tokens: self.api.max_tokens(&body),
-            prompt_bytes: None,
-            cached_within_prompt: self.api.cached_within_prompt(),
-        };
+        let max_tokens = self.api.max_tokens(&body);
         let body = serde_json::to_vec(&body).unwrap_or_default();
         // The body bounds the prompt's tokens, unless the prompt has parts that are not text.
-        let prompt_bytes = (!spec
-            .messages
-            .as_ref()
-            .is_some_and(usage::has_non_text_parts))
-        .then_some(body.len() as u64);
+        let text_only = !(spec.messages.as_ref()).is_some_and(usage::has_non_text_parts);
         let bounds = Bounds {
-            prompt_bytes,
-            ..bounds
+            max_tokens,
+            prompt_bytes: text_only.then_some(body.len() as u64),
+            cached_within_prompt: self.api.cached_within_prompt(),
         };
         // A conversation's turn keeps its reply: the next turn's history holds it.
         let save_text = self.save_text || spec.turn.is_some();
