@@ -103,6 +103,10 @@ fn assert_invariants(records: &[RequestRecord]) {
         }
         assert!((m.output_throughput * m.e2el_ns as f64 / 1e9 - n as f64).abs() < 1e-6);
         assert!(r.sent_ns >= r.scheduled_ns && r.end_ns >= *r.chunk_ns.last().unwrap());
+        // Issue 23: the simulator's counts and timings are plausible, and it ends every stream
+        // with its API's terminator.
+        assert!(r.implausible_usage.is_empty(), "{:?}", r.implausible_usage);
+        assert_eq!(r.done_marker, Some(true));
     }
 }
 
@@ -476,6 +480,8 @@ async fn an_external_simulator_s_time_scale_is_read_from_its_info() {
     let s = &result.summary;
     assert_close("TTFT", s.ttft_ms.as_ref().unwrap().median, 500.0, 20.0);
     assert_close("TPOT", s.tpot_ms.as_ref().unwrap().median, 100.0, 10.0);
+    // Its timings are in its own time: judged against the client's span × 10 (issue 23).
+    assert_eq!(s.implausible_usage, 0, "{:?}", s.implausible_usage_by_field);
 }
 
 /// Issue 15: against the exact simulator, which reports its own per-request truth as vLLM's

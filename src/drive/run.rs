@@ -123,6 +123,9 @@ pub async fn execute_with(
             preflight(&prepared.client, &cfg, &clock).await?;
         }
         let scale = external_time_scale(&prepared.client, &cfg).await;
+        if let Some(k) = scale {
+            prepared.client.set_time_scale(k);
+        }
         let warmups = warm_up(&prepared, &cfg, clock, &opts.live, &stop).await;
         Ok::<_, RunError>((prepared, clock, warmups, scale))
     };
@@ -356,7 +359,7 @@ fn finish(
     clock: Clock,
     mut measured: Measured,
 ) -> Result<BenchResult, RunError> {
-    let facts = run_facts(
+    let mut facts = run_facts(
         &cfg,
         measured.sends,
         measured.wall_s,
@@ -383,6 +386,10 @@ fn finish(
         })?;
         result.set_per_request_arrays(records);
     }
+    let s = &result.summary;
+    facts.measured = s.completed + s.failed;
+    facts.implausible_usage = s.implausible_usage;
+    facts.implausible_usage_by_field = s.implausible_usage_by_field.clone();
     result.validity = Some(Validity::judge(&mut measured.lags, measured.cpu_s, facts));
     result.server_metrics = measured.server_metrics;
     result.set_cost_and_energy();
@@ -505,6 +512,7 @@ fn run_facts(
             )
         }),
         server_stats,
+        ..RunFacts::default()
     }
 }
 

@@ -38,6 +38,38 @@ impl TokenSource {
     }
 }
 
+/// A number the server reported about a request that contradicts what the client saw
+/// (`docs/metrics.md`, "Numbers a server reports"): flagged on the record, and not used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Implausible {
+    /// The output count: more than `max_tokens` or than the stream could carry, none for a
+    /// stream with text, or no count at all (a negative number, a fraction); also a
+    /// per-chunk count (vLLM's continuous usage) more than its chunk could carry.
+    OutputTokens,
+    /// The prompt count: more than the request body could hold, or no count.
+    PromptTokens,
+    /// The cached prompt tokens: more than the prompt, or no count.
+    CachedTokens,
+    /// llama.cpp's `timings`: a duration negative, not finite or longer than the client saw;
+    /// a count that is none or out of bounds.
+    ServerTimings,
+    /// vLLM's per-request `metrics`: the same rules.
+    ServerRequestMetrics,
+}
+
+impl Implausible {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Implausible::OutputTokens => "output_tokens",
+            Implausible::PromptTokens => "prompt_tokens",
+            Implausible::CachedTokens => "cached_tokens",
+            Implausible::ServerTimings => "server_timings",
+            Implausible::ServerRequestMetrics => "server_request_metrics",
+        }
+    }
+}
+
 /// Why a request failed. Failures are data: counted by kind, never dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
@@ -176,6 +208,12 @@ pub struct RequestRecord {
     pub first_answer_ns: Option<u64>,
     /// When the stream ended (terminator, end of body, or failure).
     pub end_ns: u64,
+    /// For a response whose body was read (2xx): whether the API's terminator came (`[DONE]`,
+    /// TGI's final event, llama.cpp's `stop: true`, `message_stop`, `response.completed`).
+    /// `false` on a success: the body ended cleanly after the chunk that ended the answer
+    /// (`docs/metrics.md`, "How a stream ends"). Absent for other responses and older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_marker: Option<bool>,
     /// HTTP status of the response, when one arrived.
     pub http_status: Option<u16>,
     pub outcome: Outcome,
@@ -218,6 +256,11 @@ pub struct RequestRecord {
     /// `time_to_first_token_ms`, ...; servebench's simulator sends the same), verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_request_metrics: Option<serde_json::Value>,
+    /// What the server reported about this request that was implausible (issue 23), each
+    /// once; such a number is not used (the output count falls back to the tokenizer, else the
+    /// chunks; the prompt count to the built length; timings are left out of every figure).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub implausible_usage: Vec<Implausible>,
     /// Generated text, kept only when asked for (`--save-generated-text`), at most
     /// `--max-generated-text` bytes of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -334,8 +334,9 @@ fn shard_warnings(shards: &[&Input]) -> Vec<String> {
 }
 
 /// The shards' verdicts in one: client-bound when any shard was, else server-late when any
-/// was; reasons prefixed with their shard; CPU time and cores summed, utilisation the busiest
-/// shard's, achieved rate the sum of the shards' rates. `None` when no shard judged itself.
+/// was, else usage-implausible when any was; reasons prefixed with their shard; CPU time and
+/// cores summed, utilisation the busiest shard's, achieved rate the sum of the shards' rates.
+/// `None` when no shard judged itself.
 fn combined_validity(shards: &[&Input], offered_rate: Option<f64>) -> Option<Validity> {
     let judged: Vec<(Shard, &Validity)> = shards
         .iter()
@@ -349,6 +350,8 @@ fn combined_validity(shards: &[&Input], offered_rate: Option<f64>) -> Option<Val
             Verdict::ClientBound
         } else if any(Verdict::ServerLate) {
             Verdict::ServerLate
+        } else if any(Verdict::UsageImplausible) {
+            Verdict::UsageImplausible
         } else {
             Verdict::Valid
         },

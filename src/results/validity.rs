@@ -4,8 +4,9 @@
 //! During a run `drive::monitor::Monitor` samples the runtime's scheduling delay (how long a task that
 //! yields waits to run again: the event-loop lag every in-flight stream also suffers), and
 //! measures the process's CPU time. At the end [`Validity::judge`] combines these with the
-//! schedule lag and the achieved vs offered request rate, and, when the server is servebench's
-//! simulator, with the simulator's own count of chunks it sent late. The rules and thresholds
+//! schedule lag and the achieved vs offered request rate, when the server is servebench's
+//! simulator with the simulator's own count of chunks it sent late, and with the requests
+//! whose server reported numbers the client found implausible. The rules and thresholds
 //! are in `docs/metrics.md` ("Run validity"). This module reads the clock and `/proc`; it
 //! computes no benchmark figure.
 
@@ -34,6 +35,9 @@ pub enum Verdict {
     ClientBound,
     /// The (simulated) server could not keep its own schedule.
     ServerLate,
+    /// The server reported token counts or timings that contradict what the client saw
+    /// (issue 23): those figures were not believed.
+    UsageImplausible,
 }
 
 /// What the monitor saw, and the verdict.
@@ -67,6 +71,11 @@ pub struct RunFacts {
     pub offered_rate: Option<f64>,
     pub achieved_rate: Option<f64>,
     pub server_stats: Option<serde_json::Value>,
+    /// Measured requests, and those whose server reported implausible numbers, by what
+    /// (`RunSummary::implausible_usage`, `implausible_usage_by_field`).
+    pub measured: u64,
+    pub implausible_usage: u64,
+    pub implausible_usage_by_field: std::collections::BTreeMap<String, u64>,
 }
 
 impl Validity {
@@ -129,14 +138,29 @@ impl Validity {
                 ));
             }
         }
+        let mut usage = Vec::new();
+        if facts.implausible_usage > 0 {
+            let what: Vec<String> = (facts.implausible_usage_by_field.iter())
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect();
+            usage.push(format!(
+                "the server's usage is implausible: {} of {} requests reported numbers that contradict the stream ({}); they were not believed (output counts from the tokenizer, else the chunks; prompt counts as built; timings left out)",
+                facts.implausible_usage,
+                facts.measured,
+                what.join(", ")
+            ));
+        }
         let verdict = if !client.is_empty() {
             Verdict::ClientBound
         } else if !server.is_empty() {
             Verdict::ServerLate
+        } else if !usage.is_empty() {
+            Verdict::UsageImplausible
         } else {
             Verdict::Valid
         };
         client.extend(server);
+        client.extend(usage);
         Validity {
             verdict,
             reasons: client,
@@ -204,6 +228,26 @@ mod tests {
         assert_eq!(
             Validity::judge(&mut [0.1], 0.1, gated).verdict,
             Verdict::Valid
+        );
+    }
+
+    /// Issue 23, item 3: requests whose server reported implausible numbers make the verdict
+    /// say so, naming how many and what.
+    #[test]
+    fn issue_23_implausible_usage_is_a_verdict_naming_what() {
+        let facts = RunFacts {
+            wall_s: 1.0,
+            measured: 20,
+            implausible_usage: 20,
+            implausible_usage_by_field: [("output_tokens".to_string(), 20)].into(),
+            ..RunFacts::default()
+        };
+        let v = Validity::judge(&mut [0.1], 0.0, facts);
+        assert_eq!(v.verdict, Verdict::UsageImplausible);
+        assert!(
+            v.reasons[0].contains("20 of 20 requests") && v.reasons[0].contains("output_tokens 20"),
+            "{:?}",
+            v.reasons
         );
     }
 

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::usage::Reported;
 use crate::measure::record::FailureKind;
 
 /// What one request asks for.
@@ -23,13 +24,13 @@ pub struct BodySpec<'a> {
     pub ignore_eos: bool,
 }
 
-/// Token counts the server reported.
+/// Token counts the server reported, as written (judged in `usage` before they are believed).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
-    pub prompt_tokens: Option<u64>,
-    pub completion_tokens: Option<u64>,
+    pub prompt_tokens: Option<Reported>,
+    pub completion_tokens: Option<Reported>,
     /// `prompt_tokens_details.cached_tokens`.
-    pub cached_tokens: Option<u64>,
+    pub cached_tokens: Option<Reported>,
 }
 
 /// What one SSE event said.
@@ -50,8 +51,14 @@ pub struct Parsed<'a> {
     /// The server's per-request timing (vLLM's `metrics` object, with
     /// `--enable-per-request-metrics`; servebench's simulator sends the same), verbatim.
     pub request_metrics: Option<Value>,
-    /// The server said the stream is complete.
+    /// The server said the stream is complete: its terminator (`[DONE]`, TGI's final event,
+    /// llama.cpp's `stop: true`, Anthropic's `message_stop`, the Responses API's
+    /// `response.completed`).
     pub done: bool,
+    /// The event ends the answer without being the terminator: an OpenAI chunk with a
+    /// `finish_reason` or the final usage chunk (no `choices`), Anthropic's `message_delta`
+    /// with its `stop_reason`. A body that ends cleanly after one is a complete stream.
+    pub finished: bool,
 }
 
 impl Parsed<'_> {
@@ -70,6 +77,16 @@ pub trait Api: Send + Sync {
     fn body(&self, spec: &BodySpec) -> Value;
     /// Reads one event. `[DONE]` and error events are handled here too.
     fn parse<'a>(&self, event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError>;
+    /// The most output tokens a request body (as sent, `--extra-body` merged) allows;
+    /// `None` when it sets no limit the client can read.
+    fn max_tokens(&self, body: &Value) -> Option<u64> {
+        body.get("max_tokens")?.as_u64()
+    }
+    /// Whether the API's cached prompt tokens are part of its prompt count (Anthropic's
+    /// `input_tokens` leaves cache reads out).
+    fn cached_within_prompt(&self) -> bool {
+        true
+    }
 }
 
 /// Merges `extra` into `body`: objects merge key by key (recursively), anything else replaces.
@@ -121,14 +138,17 @@ fn server_error(
 
 #[derive(Deserialize)]
 struct OaiUsage {
-    prompt_tokens: Option<u64>,
-    completion_tokens: Option<u64>,
-    prompt_tokens_details: Option<PromptDetails>,
+    prompt_tokens: Option<Reported>,
+    completion_tokens: Option<Reported>,
+    prompt_tokens_details: Option<Value>,
 }
 
-#[derive(Deserialize)]
-struct PromptDetails {
-    cached_tokens: Option<u64>,
+/// `details.cached_tokens` of a usage object's details (any shape: what is not a count there
+/// is judged, not a parse error).
+pub(super) fn cached_in(details: Option<&Value>) -> Option<Reported> {
+    details
+        .and_then(|d| d.get("cached_tokens"))
+        .and_then(Reported::of)
 }
 
 impl From<OaiUsage> for Usage {
@@ -136,7 +156,7 @@ impl From<OaiUsage> for Usage {
         Usage {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
-            cached_tokens: u.prompt_tokens_details.and_then(|d| d.cached_tokens),
+            cached_tokens: cached_in(u.prompt_tokens_details.as_ref()),
         }
     }
 }
@@ -159,6 +179,9 @@ struct OaiChunk<'a> {
 struct OaiChoice<'a> {
     #[serde(default, borrow)]
     text: Option<Cow<'a, str>>,
+    /// Anything but `null` ends the answer (its value is not read).
+    #[serde(default)]
+    finish_reason: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     delta: Option<OaiDelta<'a>>,
 }
@@ -197,9 +220,12 @@ fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, EventError> {
     let mut parsed = Parsed {
         timings: chunk.timings,
         request_metrics: chunk.metrics.filter(Value::is_object),
+        // The final usage chunk: usage on a chunk without choices.
+        finished: chunk.choices.is_empty() && chunk.usage.is_some(),
         ..Parsed::default()
     };
     if let Some(choice) = chunk.choices.into_iter().next() {
+        parsed.finished |= choice.finish_reason.is_some();
         if let Some(text) = choice.text {
             parsed.content = text;
         }
@@ -213,7 +239,7 @@ fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, EventError> {
         // A usage object on a chunk that has choices is vLLM's continuous usage (or
         // llama.cpp's usage on its finish chunk): cumulative.
         if let Some(u) = &chunk.usage {
-            parsed.cumulative_completion_tokens = u.completion_tokens;
+            parsed.cumulative_completion_tokens = u.completion_tokens.and_then(Reported::count);
         }
     }
     parsed.usage = chunk.usage.map(Usage::from);
@@ -262,6 +288,11 @@ impl Api for OpenAiChat {
     fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
         parse_openai(data)
     }
+    /// `max_completion_tokens` wins over `max_tokens` where both are set (as in vLLM).
+    fn max_tokens(&self, body: &Value) -> Option<u64> {
+        let limit = body.get("max_completion_tokens").filter(|v| !v.is_null());
+        limit.or_else(|| body.get("max_tokens"))?.as_u64()
+    }
 }
 
 #[derive(Deserialize)]
@@ -283,7 +314,7 @@ struct TgiToken<'a> {
 
 #[derive(Deserialize)]
 struct TgiDetails {
-    generated_tokens: Option<u64>,
+    generated_tokens: Option<Reported>,
 }
 
 /// Hugging Face TGI `POST /generate_stream`: one event per token; the last carries
@@ -321,6 +352,9 @@ impl Api for Tgi {
         }
         Ok(parsed)
     }
+    fn max_tokens(&self, body: &Value) -> Option<u64> {
+        body.get("parameters")?.get("max_new_tokens")?.as_u64()
+    }
 }
 
 #[derive(Deserialize)]
@@ -330,8 +364,8 @@ struct LlamaEvent<'a> {
     tokens: Option<Vec<Value>>,
     #[serde(default)]
     stop: bool,
-    tokens_predicted: Option<u64>,
-    tokens_evaluated: Option<u64>,
+    tokens_predicted: Option<Reported>,
+    tokens_evaluated: Option<Reported>,
     timings: Option<Value>,
     error: Option<Value>,
 }
@@ -371,6 +405,10 @@ impl Api for LlamaCpp {
         }
         Ok(parsed)
     }
+    /// `n_predict`; a negative one (unlimited) sets no limit.
+    fn max_tokens(&self, body: &Value) -> Option<u64> {
+        body.get("n_predict")?.as_u64()
+    }
 }
 
 #[cfg(test)]
@@ -393,8 +431,8 @@ mod tests {
         assert_eq!(
             u.usage,
             Some(Usage {
-                prompt_tokens: Some(3),
-                completion_tokens: Some(7),
+                prompt_tokens: Some(Reported::Count(3)),
+                completion_tokens: Some(Reported::Count(7)),
                 cached_tokens: None,
             })
         );
@@ -414,6 +452,12 @@ mod tests {
         let finish =
             parse_openai(r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#).unwrap();
         assert!(!finish.has_output());
+        // Issue 23: what ends the answer besides `[DONE]`.
+        assert!(finish.finished && !finish.done);
+        let usage = parse_openai(r#"{"choices":[],"usage":{"completion_tokens":2}}"#).unwrap();
+        assert!(usage.finished);
+        let going = r#"{"choices":[{"delta":{"content":"a"},"finish_reason":null}],"usage":{"completion_tokens":1}}"#;
+        assert!(!parse_openai(going).unwrap().finished, "continuous usage");
     }
 
     #[test]
@@ -440,7 +484,10 @@ mod tests {
         );
         let last = Tgi.parse(None, r#"{"index":2,"token":{"id":6,"text":" b","special":false},"generated_text":" a b","details":{"finish_reason":"length","generated_tokens":2,"seed":null}}"#).unwrap();
         assert!(last.done);
-        assert_eq!(last.usage.unwrap().completion_tokens, Some(2));
+        assert_eq!(
+            last.usage.unwrap().completion_tokens,
+            Some(Reported::Count(2))
+        );
     }
 
     #[test]
@@ -454,8 +501,8 @@ mod tests {
         assert_eq!(
             last.usage,
             Some(Usage {
-                prompt_tokens: Some(4),
-                completion_tokens: Some(9),
+                prompt_tokens: Some(Reported::Count(4)),
+                completion_tokens: Some(Reported::Count(9)),
                 cached_tokens: None,
             })
         );
@@ -468,7 +515,7 @@ mod tests {
         // /v1/completions: in the chunk that carries `finish_reason` (and usage).
         let completion = r#"{"choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"length"}],"object":"text_completion","usage":{"completion_tokens":4,"prompt_tokens":2,"total_tokens":6,"prompt_tokens_details":{"cached_tokens":0}},"timings":{"cache_n":0,"prompt_n":2,"prompt_ms":22.236,"predicted_n":4,"predicted_ms":35.651,"predicted_per_token_ms":11.883666666666668}}"#;
         let usage = parse_openai(completion).unwrap().usage.unwrap();
-        assert_eq!(usage.cached_tokens, Some(0));
+        assert_eq!(usage.cached_tokens, Some(Reported::Count(0)));
         // /v1/chat/completions: in the usage-only chunk after the finish chunk.
         let chat = r#"{"choices":[],"object":"chat.completion.chunk","usage":{"completion_tokens":3,"prompt_tokens":31,"total_tokens":34},"timings":{"cache_n":0,"prompt_n":31,"prompt_ms":244.785,"predicted_n":3,"predicted_ms":24.991,"predicted_per_token_ms":12.4955}}"#;
         // /completion (native): in the `stop: true` event.

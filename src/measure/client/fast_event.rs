@@ -12,7 +12,7 @@
 //! - an event that does not start with `{` and end with `}`, or whose braces and brackets
 //!   (outside strings) do not balance (a cut or malformed event: serde names the error);
 //! - any key that says more than text: `error` (also `"object":"error"`), `message`,
-//!   `timings`, `metrics`, `reasoning…`, a `usage` that is not `null`;
+//!   `timings`, `metrics`, `reasoning…`, a `usage` or a `finish_reason` that is not `null`;
 //! - more than one `choices` key, or one not followed by an array, or more than one text or
 //!   content key inside it.
 //!
@@ -55,7 +55,7 @@ pub(super) fn openai(data: &str) -> Option<&str> {
                 match name {
                     "error" | "message" | "timings" | "metrics" => return None,
                     n if n.starts_with("reasoning") => return None,
-                    "usage" if !value.starts_with("null") => return None,
+                    "usage" | "finish_reason" if !value.starts_with("null") => return None,
                     "choices" => {
                         if choices_seen || !value.starts_with('[') {
                             return None;
@@ -166,6 +166,7 @@ mod tests {
             r#"{"choices":{"text":"a"}}"#,
             r#" {"choices":[{"text":"a"}]}"#,
             r#"{"choices":[{"text":"a"}],"choices":[]}"#,
+            r#"{"choices":[{"text":"a","finish_reason":"stop"}]}"#,
         ] {
             assert_eq!(openai(data), None, "{data}");
         }
@@ -182,14 +183,24 @@ mod tests {
             Just(Some(serde_json::Value::Null)),
             (0u64..9).prop_map(|n| Some(serde_json::json!({"completion_tokens": n}))),
         ];
-        (text, any::<bool>(), 0usize..3, usage, any::<bool>()).prop_map(
-            |(text, chat, n, usage, junk)| {
-                let choice = if chat {
-                    serde_json::json!({"index": 0, "delta": {"content": text}, "finish_reason": null})
+        // Issue 23: a finish reason ends the answer (the full parser reads it).
+        let finish = prop_oneof![
+            Just(None),
+            Just(Some(serde_json::Value::Null)),
+            Just(Some(serde_json::json!("length"))),
+        ];
+        (text, any::<bool>(), 0usize..3, usage, any::<bool>(), finish).prop_map(
+            |(text, chat, n, usage, junk, finish)| {
+                let mut choice = if chat {
+                    serde_json::json!({"index": 0, "delta": {"content": text}})
                 } else {
                     serde_json::json!({"index": 0, "text": text, "logprobs": null})
                 };
-                let mut e = serde_json::json!({"id": "x-1", "object": "o", "choices": vec![choice; n]});
+                if let Some(f) = finish {
+                    choice["finish_reason"] = f;
+                }
+                let mut e =
+                    serde_json::json!({"id": "x-1", "object": "o", "choices": vec![choice; n]});
                 if let Some(u) = usage {
                     e["usage"] = u;
                 }

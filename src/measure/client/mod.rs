@@ -14,14 +14,22 @@
 //! receive stamp of the read's newest byte (`crate::measure::rxtime`; the read time where the kernel gave
 //! none), so a busy or descheduled client does not delay it; over reqwest (HTTPS) it is the time
 //! the read returned in user space.
+//!
+//! What the server reported about a request (its counts, timings) is judged against what the
+//! client saw before the record believes it (`usage`), and whatever the server sent that the
+//! record or a message keeps is cleared of the user's secrets first (`scrub`).
 
 pub mod api;
 mod backends;
+mod body;
 mod fast_event;
 mod http1;
+mod scrub;
 mod stream;
 mod typed;
+pub mod usage;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,7 +48,9 @@ use crate::measure::sse::SseParser;
 use crate::tokenizer::chat_template::ChatTemplate;
 use crate::tokenizer::Tokenizer;
 use api::{Api, BodySpec};
-use stream::Stream;
+pub use body::read_at_most;
+use body::{lean_failure, Body};
+use stream::{Bounds, Stream};
 
 /// One request to send, as built by the workload.
 #[derive(Clone, Debug, Default)]
@@ -107,6 +117,11 @@ pub struct Client {
     /// The model's chat template, for a conversation's history sent as a prompt.
     chat_template: Option<ChatTemplate>,
     limits: Limits,
+    /// The server's clock speed-up (`--time-scale`, an f64's bits): its timings are in its
+    /// own time, judged against the client's span × this.
+    time_scale: AtomicU64,
+    /// The user's secrets, replaced in all the client stores or prints of what a server sent.
+    scrub: scrub::Scrubber,
 }
 
 /// The bounds on one exchange besides the request timeout (`LoadSpec`, `RunConfig`).
@@ -188,6 +203,15 @@ impl Client {
                 max_error_body: usize::try_from(cfg.max_error_body_bytes).unwrap_or(usize::MAX),
                 max_text: usize::try_from(cfg.max_generated_text_bytes).unwrap_or(usize::MAX),
             },
+            time_scale: AtomicU64::new(cfg.time_scale.to_bits()),
+            scrub: scrub::Scrubber::new(
+                (secrets.api_key.iter().map(String::as_str))
+                    .chain(secrets.headers.iter().map(|(_, v)| v.as_str())),
+                [&secrets.base_url, &secrets.endpoint]
+                    .into_iter()
+                    .flatten()
+                    .map(String::as_str),
+            ),
         }))
     }
 
@@ -208,7 +232,9 @@ impl Client {
         if over {
             return None;
         }
-        serde_json::from_slice(&bytes).ok()
+        let mut answer = serde_json::from_slice(&bytes).ok()?;
+        self.scrub.json(&mut answer);
+        Some(answer)
     }
 
     /// The `Date` header of `GET base_url` (any status), for the clock-offset probe (`shard`).
@@ -254,13 +280,22 @@ impl Client {
             return Err(format!("POST {shown}: the answer is over {max} bytes"));
         }
         if !status.is_success() {
+            // Secrets out before the excerpt is cut, so none is left half-hidden.
             let text = String::from_utf8_lossy(&bytes);
             return Err(format!(
                 "POST {shown}: HTTP {status}: {}",
-                text.chars().take(200).collect::<String>()
+                self.scrub.text(&text).chars().take(200).collect::<String>()
             ));
         }
         serde_json::from_slice(&bytes).map_err(|e| format!("POST {shown}: not JSON: {e}"))
+    }
+
+    /// Sets the server's clock speed-up when it is learnt after the client was made (an
+    /// external `servebench sim --time-scale K`, from its `/sim/info`).
+    pub fn set_time_scale(&self, k: f64) {
+        if k.is_finite() && k > 0.0 {
+            self.time_scale.store(k.to_bits(), Ordering::Relaxed);
+        }
     }
 
     /// The URL requests go to, as shown (redacted).
@@ -310,7 +345,15 @@ impl Client {
         if let Some(extra) = &self.extra_body {
             api::merge_json(&mut body, extra);
         }
+        let max_tokens = self.api.max_tokens(&body);
         let body = serde_json::to_vec(&body).unwrap_or_default();
+        // The body bounds the prompt's tokens, unless the prompt has parts that are not text.
+        let text_only = !(spec.messages.as_ref()).is_some_and(usage::has_non_text_parts);
+        let bounds = Bounds {
+            max_tokens,
+            prompt_bytes: text_only.then_some(body.len() as u64),
+            cached_within_prompt: self.api.cached_within_prompt(),
+        };
         // A conversation's turn keeps its reply: the next turn's history holds it.
         let save_text = self.save_text || spec.turn.is_some();
         let saved = save_text.then_some(self.limits.max_text);
@@ -321,6 +364,7 @@ impl Client {
             (spec.input_len, spec.output_len),
             saved,
             self.tokenizer.as_ref(),
+            bounds,
         );
         state.rec.designed_cached_tokens = spec.designed_cached;
         // A lean response read to the server's final event, for its connection's reuse.
@@ -346,10 +390,23 @@ impl Client {
                 lean.put_back(conn);
             }
         }
-        let mut record = state.finish(outcome);
-        record.end_ns = end_ns;
+        let time_scale = f64::from_bits(self.time_scale.load(Ordering::Relaxed));
+        let mut record = state.finish(outcome, end_ns, time_scale);
         if !save_text {
             record.generated_text = None;
+        }
+        // Whatever the server sent that the record keeps, without the user's secrets.
+        if let Outcome::Failed { message, .. } = &mut record.outcome {
+            self.scrub.string(message);
+        }
+        if let Some(text) = &mut record.generated_text {
+            self.scrub.string(text);
+        }
+        for v in [
+            &mut record.server_timings,
+            &mut record.server_request_metrics,
+        ] {
+            v.iter_mut().for_each(|v| self.scrub.json(v));
         }
         record
     }
@@ -398,14 +455,16 @@ impl Client {
         let status = body.status();
         state.rec.http_status = Some(status);
         if !(200..300).contains(&status) {
-            let location = body.location();
-            let retry_after = body.retry_after();
+            // Secrets out of what the server sent before any excerpt is cut.
+            let clean = |s: String| self.scrub.text(&s).into_owned();
+            let location = body.location().map(clean);
+            let retry_after = body.retry_after().map(clean);
             let read = body.error_text(limits.max_error_body);
             let until = (Instant::now() + limits.idle).min(end);
             let text = tokio::time::timeout_at(until, read)
                 .await
                 .unwrap_or_default();
-            let excerpt: String = text.chars().take(200).collect();
+            let excerpt: String = self.scrub.text(&text).chars().take(200).collect();
             // As reqwest's status shows: the code and its standard reason.
             let status = reqwest::StatusCode::from_u16(status)
                 .map_or_else(|_| status.to_string(), |s| s.to_string());
@@ -470,7 +529,10 @@ impl Client {
                         wait.as_mut().reset((at + limits.idle).min(end));
                     }
                     let t = arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at));
-                    let fed = parser.feed(bytes, &mut |name, data| state.event(api, name, data, t));
+                    let fed = parser.feed(bytes, &mut |name, data| {
+                        let read = state.event(api, name, data, t);
+                        read.map_err(|e| self.event_error(e, name, data))
+                    });
                     if let Err((kind, msg)) = fed {
                         return Outcome::failed(kind, msg);
                     }
@@ -490,12 +552,17 @@ impl Client {
                 }
                 Ok(None) => {
                     let t = clock.now_ns();
-                    let truncated =
-                        match parser.finish(&mut |name, data| state.event(api, name, data, t)) {
-                            Ok(truncated) => truncated,
-                            Err((kind, msg)) => return Outcome::failed(kind, msg),
-                        };
-                    return if state.done {
+                    let fed = parser.finish(&mut |name, data| {
+                        let read = state.event(api, name, data, t);
+                        read.map_err(|e| self.event_error(e, name, data))
+                    });
+                    let truncated = match fed {
+                        Ok(truncated) => truncated,
+                        Err((kind, msg)) => return Outcome::failed(kind, msg),
+                    };
+                    // Without the terminator, a clean end after the chunk that ended the
+                    // answer is complete (servers that send no `[DONE]`; issue 23).
+                    return if state.done || (state.finished && !truncated) {
                         body.keep(finished);
                         Outcome::Ok
                     } else if truncated {
@@ -506,12 +573,29 @@ impl Client {
                     } else {
                         Outcome::failed(
                             FailureKind::StreamBroken,
-                            "stream ended before the server signalled completion",
+                            "stream ended before the server signalled completion (no terminator, and no chunk ended the answer)",
                         )
                     };
                 }
                 Err(failure) => return failure,
             }
+        }
+    }
+
+    /// An event's failure, its excerpt of the event taken from the event without the user's
+    /// secrets: an event that holds one is read again with them replaced, so the excerpt
+    /// cannot cut a secret in two (issue 23).
+    fn event_error(&self, e: api::EventError, name: Option<&str>, data: &str) -> api::EventError {
+        let clean = self.scrub.text(data);
+        if matches!(clean, std::borrow::Cow::Borrowed(_)) {
+            return e;
+        }
+        match self.api.parse(name, &clean) {
+            Err(again) => again,
+            Ok(_) => (
+                e.0,
+                "the event held a secret given to servebench: not quoted".into(),
+            ),
         }
     }
 
@@ -548,130 +632,9 @@ impl Client {
     }
 }
 
-/// A response body being read, from either transport: one read loop for both.
-enum Body {
-    Lean(http1::Response),
-    /// The response and the piece last read from it.
-    Reqwest(reqwest::Response, Bytes),
-}
-
-impl Body {
-    fn status(&self) -> u16 {
-        match self {
-            Body::Lean(r) => r.status,
-            Body::Reqwest(r, _) => r.status().as_u16(),
-        }
-    }
-
-    /// The next piece of the body as read, with when it arrived where the transport knows
-    /// (the lean one); `None` at its end; a failure as the outcome.
-    async fn next_chunk(&mut self) -> Result<Option<(&[u8], Option<Instant>)>, Outcome> {
-        match self {
-            Body::Lean(r) => match r.next_chunk().await {
-                Ok(piece) => Ok(piece.map(|(bytes, at)| (bytes, Some(at)))),
-                Err(e) => Err(lean_failure(e)),
-            },
-            Body::Reqwest(r, last) => match r.chunk().await {
-                Ok(Some(bytes)) => {
-                    *last = bytes;
-                    Ok(Some((&last[..], None)))
-                }
-                Ok(None) => Ok(None),
-                Err(e) => {
-                    let e = e.without_url();
-                    let kind = if e.is_timeout() {
-                        FailureKind::Timeout
-                    } else {
-                        FailureKind::StreamBroken
-                    };
-                    Err(Outcome::failed(
-                        kind,
-                        format!("stream broken: {}", describe(&e)),
-                    ))
-                }
-            },
-        }
-    }
-
-    /// A redirect's target (`Location`), for a 3xx response.
-    fn location(&self) -> Option<String> {
-        if !(300..400).contains(&self.status()) {
-            return None;
-        }
-        match self {
-            Body::Lean(r) => r.location.clone(),
-            Body::Reqwest(r, _) => r
-                .headers()
-                .get(reqwest::header::LOCATION)
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
-        }
-    }
-
-    /// The `Retry-After` header of a response, as sent.
-    fn retry_after(&self) -> Option<String> {
-        match self {
-            Body::Lean(r) => r.retry_after.clone(),
-            Body::Reqwest(r, _) => r
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
-        }
-    }
-
-    /// An error response's body (its first `max` bytes), as text.
-    async fn error_text(self, max: usize) -> String {
-        let bytes = match self {
-            Body::Lean(mut r) => r.error_body(max).await,
-            Body::Reqwest(r, _) => read_at_most(r, max)
-                .await
-                .map(|(b, _)| b)
-                .unwrap_or_default(),
-        };
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
-
-    /// Leaves a lean response in `slot` (its connection may serve another request).
-    fn keep(self, slot: &mut Option<http1::Response>) {
-        if let Body::Lean(r) = self {
-            *slot = Some(r);
-        }
-    }
-}
-
 /// The most a side channel's JSON answer (`/sim/info`, `/sim/stats`, a small `/tokenize`)
 /// may hold; a larger one is refused rather than read whole.
 const SIDE_ANSWER_MAX: usize = 1 << 20;
-
-/// Reads at most `max` bytes of a reqwest body, chunk by chunk (never the whole body at once);
-/// the flag says the body held more, which is left unread.
-pub async fn read_at_most(
-    mut resp: reqwest::Response,
-    max: usize,
-) -> Result<(Vec<u8>, bool), reqwest::Error> {
-    let mut bytes = Vec::new();
-    while let Some(chunk) = resp.chunk().await? {
-        let room = max - bytes.len();
-        bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if chunk.len() > room {
-            return Ok((bytes, true));
-        }
-    }
-    Ok((bytes, false))
-}
-
-/// The outcome of a lean-transport failure. A connection closed before any response byte (on a
-/// fresh connection) counts as a broken stream: the server cut the exchange off, as in a
-/// disconnect mid-body. Malformed HTTP framing is a broken stream too, not `malformed_stream`,
-/// which is about the SSE events carried inside a well-framed body (reqwest classed chunked
-/// coding errors as body errors, which were `stream_broken` as well).
-fn lean_failure(e: http1::Error) -> Outcome {
-    match e {
-        http1::Error::Connect(msg) => Outcome::failed(FailureKind::Connect, msg),
-        http1::Error::Closed(msg) | http1::Error::Broken(msg) => {
-            Outcome::failed(FailureKind::StreamBroken, format!("stream broken: {msg}"))
-        }
-    }
-}
 
 /// The failure of a response whose body did not start within the first-byte limit.
 fn no_first_byte(limit: Duration) -> Outcome {

@@ -1,10 +1,14 @@
 //! A request's state while its response streams in: the record being filled, the output
-//! events' token counts, and the generated text (kept up to `--max-generated-text` bytes, and
-//! counted with the model's tokenizer in pieces so a long answer is never held whole for it).
-//! Knows nothing of sockets or HTTP: `super` feeds it parsed events.
+//! events' token counts, the generated text (kept up to `--max-generated-text` bytes, and
+//! counted with the model's tokenizer in pieces so a long answer is never held whole for it),
+//! and what the server reported about the request, judged at the end (`usage`) before the
+//! record's counts are chosen. Knows nothing of sockets or HTTP: `super` feeds it parsed events.
+
+use std::time::Duration;
 
 use crate::measure::client::api::{Api, EventError};
-use crate::measure::record::{FailureKind, Outcome, RequestRecord, TokenSource};
+use crate::measure::client::usage::{self, Claims, Reported, Seen, TOKENS_PER_EVENT};
+use crate::measure::record::{FailureKind, Implausible, Outcome, RequestRecord, TokenSource};
 use crate::tokenizer::Tokenizer;
 
 /// Most chunk timestamps reserved per request before the stream starts (8 KiB); longer
@@ -15,13 +19,30 @@ const MAX_RESERVED_CHUNKS: u64 = 1024;
 /// a long answer is counted without being kept whole.
 const COUNT_PIECE: usize = 1 << 20;
 
+/// What a request allowed and held, the bounds of what its server may report (`usage::Seen`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Bounds {
+    pub(super) max_tokens: Option<u64>,
+    pub(super) prompt_bytes: Option<u64>,
+    pub(super) cached_within_prompt: bool,
+}
+
 /// A request's state while its stream is read.
 pub(super) struct Stream<'a> {
     pub(super) rec: RequestRecord,
     chunk_tokens: Vec<u32>,
     all_chunk_tokens_known: bool,
-    usage_prompt: Option<u64>,
+    /// A chunk's stated token count was more than it could carry.
+    chunk_tokens_implausible: bool,
+    /// The server's counts as written, judged in `finish`.
+    usage_output: Option<Reported>,
+    usage_prompt: Option<Reported>,
+    usage_cached: Option<Reported>,
     last_cumulative: Option<u64>,
+    /// Events read and bytes of output text, for `usage::Seen`.
+    events: u64,
+    text_bytes: u64,
+    bounds: Bounds,
     /// The text kept for the record (`--save-generated-text`), and its most bytes.
     saved: Option<String>,
     max_saved: usize,
@@ -29,7 +50,11 @@ pub(super) struct Stream<'a> {
     uncounted: Option<String>,
     counted: u64,
     tokenizer: Option<&'a Tokenizer>,
+    /// The API's terminator came (`[DONE]`, ...): nothing after it is read.
     pub(super) done: bool,
+    /// An event ended the answer (a `finish_reason`, the final usage): a body that ends
+    /// cleanly after it is complete without the terminator (issue 23).
+    pub(super) finished: bool,
 }
 
 impl<'a> Stream<'a> {
@@ -42,6 +67,7 @@ impl<'a> Stream<'a> {
         lengths: (Option<u64>, u64),
         saved: Option<usize>,
         tokenizer: Option<&'a Tokenizer>,
+        bounds: Bounds,
     ) -> Self {
         let (input_len, output_len) = lengths;
         // Room for one timestamp per requested token up front (servers send at most one chunk
@@ -60,14 +86,21 @@ impl<'a> Stream<'a> {
             },
             chunk_tokens: Vec::new(),
             all_chunk_tokens_known: true,
+            chunk_tokens_implausible: false,
+            usage_output: None,
             usage_prompt: None,
+            usage_cached: None,
             last_cumulative: None,
+            events: 0,
+            text_bytes: 0,
+            bounds,
             saved: saved.map(|_| String::new()),
             max_saved: saved.unwrap_or(0),
             uncounted: tokenizer.map(|_| String::new()),
             counted: 0,
             tokenizer,
             done: false,
+            finished: false,
         }
     }
 
@@ -111,7 +144,10 @@ impl<'a> Stream<'a> {
             return Ok(()); // anything after the terminator is ignored
         }
         let p = api.parse(name, data)?;
+        self.events += 1;
         if p.has_output() {
+            let bytes = (p.content.len() + p.reasoning.len()) as u64;
+            self.text_bytes = self.text_bytes.saturating_add(bytes);
             self.rec.chunk_ns.push(t);
             if !p.reasoning.is_empty() {
                 self.rec.first_reasoning_ns.get_or_insert(t);
@@ -119,14 +155,18 @@ impl<'a> Stream<'a> {
             if !p.content.is_empty() {
                 self.rec.first_answer_ns.get_or_insert(t);
             }
-            let tokens = p.tokens.or_else(|| {
+            let tokens = p.tokens.map(u64::from).or_else(|| {
                 let cum = p.cumulative_completion_tokens?;
-                let prev = self.last_cumulative.unwrap_or(0);
-                Some(cum.saturating_sub(prev) as u32)
+                Some(cum.saturating_sub(self.last_cumulative.unwrap_or(0)))
             });
-            match tokens {
+            // A chunk carries at most one token per byte of its text and a few that show none.
+            let carried = tokens.filter(|&n| n <= bytes.saturating_add(TOKENS_PER_EVENT));
+            match carried.and_then(|n| u32::try_from(n).ok()) {
                 Some(n) => self.chunk_tokens.push(n),
-                None => self.all_chunk_tokens_known = false,
+                None => {
+                    self.chunk_tokens_implausible |= tokens.is_some();
+                    self.all_chunk_tokens_known = false;
+                }
             }
             if self.saved.is_some() || self.uncounted.is_some() {
                 self.keep_text(&p.reasoning);
@@ -138,13 +178,13 @@ impl<'a> Stream<'a> {
         }
         if let Some(u) = p.usage {
             if u.completion_tokens.is_some() {
-                self.rec.usage_output_tokens = u.completion_tokens;
+                self.usage_output = u.completion_tokens;
             }
             if u.prompt_tokens.is_some() {
                 self.usage_prompt = u.prompt_tokens;
             }
             if u.cached_tokens.is_some() {
-                self.rec.cached_prompt_tokens = u.cached_tokens;
+                self.usage_cached = u.cached_tokens;
             }
         }
         if p.request_metrics.is_some() {
@@ -154,11 +194,20 @@ impl<'a> Stream<'a> {
             self.rec.server_timings = p.timings;
         }
         self.done |= p.done;
+        self.finished |= p.finished;
         Ok(())
     }
 
-    pub(super) fn finish(mut self, mut outcome: Outcome) -> RequestRecord {
+    /// The record, with its outcome and end; `time_scale`: the server's clock speed-up (its
+    /// timings are in its own time).
+    pub(super) fn finish(
+        mut self,
+        mut outcome: Outcome,
+        end_ns: u64,
+        time_scale: f64,
+    ) -> RequestRecord {
         let r = &mut self.rec;
+        r.end_ns = end_ns;
         if let (Some(tok), Some(text)) = (self.tokenizer, &self.uncounted) {
             r.tokenizer_output_tokens = Some(self.counted + tok.count(text) as u64);
         }
@@ -166,35 +215,67 @@ impl<'a> Stream<'a> {
             outcome = Outcome::failed(FailureKind::NoOutput, "the stream carried no output token");
         }
         r.outcome = outcome;
+        // Whether the terminator came, for every response whose body was read.
+        r.done_marker = r
+            .http_status
+            .filter(|s| (200..300).contains(s))
+            .map(|_| self.done);
         if self.all_chunk_tokens_known && !self.chunk_tokens.is_empty() {
             r.chunk_tokens = Some(self.chunk_tokens);
         }
+        // What the server reported, judged against what was seen before it is believed.
+        let cache_n = (r.server_timings.as_ref()).and_then(|t| t.get("cache_n"));
+        let span_ns = end_ns.saturating_sub(r.sent_ns) as f64 * time_scale.max(0.0);
+        let seen = Seen {
+            events: self.events,
+            text_bytes: self.text_bytes,
+            output_chunks: r.chunk_ns.len() as u64,
+            max_tokens: self.bounds.max_tokens,
+            prompt_bytes: self.bounds.prompt_bytes,
+            cached_within_prompt: self.bounds.cached_within_prompt,
+            span: Duration::try_from_secs_f64(span_ns / 1e9).unwrap_or(Duration::MAX),
+        };
+        let judged = usage::judge(
+            &Claims {
+                output: self.usage_output,
+                prompt: self.usage_prompt,
+                cached: self.usage_cached.or_else(|| cache_n.and_then(Reported::of)),
+                timings: r.server_timings.as_ref(),
+                metrics: r.server_request_metrics.as_ref(),
+            },
+            &seen,
+        );
+        r.implausible_usage = judged.flags;
+        if self.chunk_tokens_implausible
+            && !r.implausible_usage.contains(&Implausible::OutputTokens)
+        {
+            r.implausible_usage.push(Implausible::OutputTokens);
+            r.implausible_usage.sort();
+        }
+        // The server's own count is kept whenever it is a count, believed or not.
+        r.usage_output_tokens = self.usage_output.and_then(Reported::count);
         // N from one source: the server's count, else the model's tokenizer, else the chunks
         // (a labelled fallback).
-        (r.output_tokens, r.output_tokens_source) =
-            match (r.usage_output_tokens, r.tokenizer_output_tokens) {
-                (Some(n), _) => (Some(n), Some(TokenSource::ServerUsage)),
-                (None, Some(n)) => (Some(n), Some(TokenSource::Tokenizer)),
-                (None, None) => {
-                    let n = r
-                        .chunk_tokens
-                        .as_ref()
-                        .map_or(r.chunk_ns.len() as u64, |c| {
-                            c.iter().map(|&x| x as u64).sum()
-                        });
-                    (Some(n), Some(TokenSource::ChunkCount))
-                }
-            };
-        (r.prompt_tokens, r.prompt_tokens_source) = match (self.usage_prompt, r.input_len_requested)
+        (r.output_tokens, r.output_tokens_source) = match (judged.output, r.tokenizer_output_tokens)
         {
+            (Some(n), _) => (Some(n), Some(TokenSource::ServerUsage)),
+            (None, Some(n)) => (Some(n), Some(TokenSource::Tokenizer)),
+            (None, None) => {
+                let n = r
+                    .chunk_tokens
+                    .as_ref()
+                    .map_or(r.chunk_ns.len() as u64, |c| {
+                        c.iter().map(|&x| x as u64).sum()
+                    });
+                (Some(n), Some(TokenSource::ChunkCount))
+            }
+        };
+        (r.prompt_tokens, r.prompt_tokens_source) = match (judged.prompt, r.input_len_requested) {
             (Some(n), _) => (Some(n), Some(TokenSource::ServerUsage)),
             (None, Some(n)) => (Some(n), Some(TokenSource::Requested)),
             (None, None) => (None, None),
         };
-        if r.cached_prompt_tokens.is_none() {
-            let cache_n = r.server_timings.as_ref().and_then(|t| t.get("cache_n"));
-            r.cached_prompt_tokens = cache_n.and_then(serde_json::Value::as_u64);
-        }
+        r.cached_prompt_tokens = judged.cached;
         r.generated_text = self.saved;
         self.rec
     }

@@ -10,7 +10,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::api::{malformed, Api, BodySpec, EventError, Parsed, Usage};
+use super::api::{cached_in, malformed, Api, BodySpec, EventError, Parsed, Usage};
+use super::usage::Reported;
 use crate::measure::record::FailureKind;
 
 /// The conversation as the chat API sends it: the dataset's messages, else one user turn.
@@ -46,6 +47,9 @@ struct MessagesDelta<'a> {
     text: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     thinking: Option<Cow<'a, str>>,
+    /// `message_delta`'s reason the answer ended (its value is not read).
+    #[serde(default)]
+    stop_reason: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -55,9 +59,9 @@ struct MessageStart {
 
 #[derive(Deserialize)]
 struct MessagesUsage {
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
-    cache_read_input_tokens: Option<u64>,
+    input_tokens: Option<Reported>,
+    output_tokens: Option<Reported>,
+    cache_read_input_tokens: Option<Reported>,
 }
 
 /// Anthropic Messages `POST /v1/messages`: `message_start` (input tokens),
@@ -103,6 +107,7 @@ impl Api for AnthropicMessages {
                 }
             }
             "message_delta" => {
+                parsed.finished = ev.delta.is_some_and(|d| d.stop_reason.is_some());
                 parsed.usage = ev.usage.map(|u| Usage {
                     completion_tokens: u.output_tokens,
                     ..usage(u)
@@ -113,6 +118,11 @@ impl Api for AnthropicMessages {
             _ => {}
         }
         Ok(parsed)
+    }
+
+    /// `input_tokens` counts the prompt tokens not read from the cache.
+    fn cached_within_prompt(&self) -> bool {
+        false
     }
 }
 
@@ -132,14 +142,9 @@ struct ResponseObject {
 
 #[derive(Deserialize)]
 struct ResponsesUsage {
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
-    input_tokens_details: Option<CachedDetails>,
-}
-
-#[derive(Deserialize)]
-struct CachedDetails {
-    cached_tokens: Option<u64>,
+    input_tokens: Option<Reported>,
+    output_tokens: Option<Reported>,
+    input_tokens_details: Option<serde_json::Value>,
 }
 
 /// OpenAI Responses `POST /v1/responses`: `response.output_text.delta` (answer),
@@ -179,13 +184,17 @@ impl Api for OpenAiResponses {
                 parsed.usage = (ev.response.and_then(|r| r.usage)).map(|u| Usage {
                     prompt_tokens: u.input_tokens,
                     completion_tokens: u.output_tokens,
-                    cached_tokens: u.input_tokens_details.and_then(|d| d.cached_tokens),
+                    cached_tokens: cached_in(u.input_tokens_details.as_ref()),
                 });
             }
             "response.failed" | "error" => return Err(stream_error(&ev.kind, data)),
             _ => {}
         }
         Ok(parsed)
+    }
+
+    fn max_tokens(&self, body: &Value) -> Option<u64> {
+        body.get("max_output_tokens")?.as_u64()
     }
 }
 
@@ -198,9 +207,10 @@ mod tests {
         let a = AnthropicMessages;
         let start = a.parse(Some("message_start"), r#"{"type":"message_start","message":{"id":"m","usage":{"input_tokens":12,"output_tokens":1,"cache_read_input_tokens":4}}}"#).unwrap();
         let u = start.usage.unwrap();
+        let n = |x: u64| Some(Reported::Count(x));
         assert_eq!(
             (u.prompt_tokens, u.completion_tokens, u.cached_tokens),
-            (Some(12), None, Some(4))
+            (n(12), None, n(4))
         );
         assert!(!start.has_output());
         let text = a.parse(None, r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":" hi"}}"#).unwrap();
@@ -211,7 +221,11 @@ mod tests {
             ("hm", "")
         );
         let end = a.parse(None, r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}"#).unwrap();
-        assert_eq!(end.usage.unwrap().completion_tokens, Some(9));
+        assert_eq!(end.usage.unwrap().completion_tokens, n(9));
+        assert!(
+            end.finished && !end.done,
+            "issue 23: the stop reason ends the answer"
+        );
         assert!(a.parse(None, r#"{"type":"message_stop"}"#).unwrap().done);
         assert!(!a.parse(None, r#"{"type":"ping"}"#).unwrap().has_output());
         let err = a.parse(
@@ -257,9 +271,10 @@ mod tests {
         let done = r.parse(None, r#"{"type":"response.completed","sequence_number":9,"response":{"id":"r","status":"completed","usage":{"input_tokens":7,"input_tokens_details":{"cached_tokens":0},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":1},"total_tokens":12}}}"#).unwrap();
         assert!(done.done);
         let u = done.usage.unwrap();
+        let n = |x: u64| Some(Reported::Count(x));
         assert_eq!(
             (u.prompt_tokens, u.completion_tokens, u.cached_tokens),
-            (Some(7), Some(5), Some(0))
+            (n(7), n(5), n(0))
         );
         assert!(r
             .parse(

@@ -252,6 +252,30 @@ pub fn servebench_block(result: &BenchResult) -> String {
         .map(|(k, n)| format!("{k}={n}"))
         .collect();
     line(&mut out, "Input token count source:", sources.join(" "));
+    if s.completed_without_done_marker > 0 {
+        line(
+            &mut out,
+            "Streams ended without a terminator:",
+            format!(
+                "{} (complete: the body ended after the answer's finish chunk)",
+                s.completed_without_done_marker
+            ),
+        );
+    }
+    if s.implausible_usage > 0 {
+        let what: Vec<String> = (s.implausible_usage_by_field.iter())
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        line(
+            &mut out,
+            "Implausible server usage:",
+            format!(
+                "{} requests ({}; not believed)",
+                s.implausible_usage,
+                what.join(" ")
+            ),
+        );
+    }
     if s.output_count_disagreements > 0 {
         line(
             &mut out,
@@ -355,6 +379,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
             Verdict::Valid => "valid",
             Verdict::ClientBound => "CLIENT-BOUND",
             Verdict::ServerLate => "SERVER-LATE",
+            Verdict::UsageImplausible => "USAGE-IMPLAUSIBLE",
         };
         line(&mut out, "Measurement:", verdict);
         for reason in &v.reasons {

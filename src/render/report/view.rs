@@ -187,6 +187,7 @@ pub fn step_table(
             Some(Verdict::Valid) => "valid".to_string(),
             Some(Verdict::ClientBound) => "client-bound".to_string(),
             Some(Verdict::ServerLate) => "server-late".to_string(),
+            Some(Verdict::UsageImplausible) => "usage-implausible".to_string(),
             None => "—".to_string(),
         })
         .collect();

@@ -20,11 +20,12 @@ pub struct PrefixCacheRates {
     pub measured_requests: u64,
 }
 
-/// Running sums: (cached tokens, prompt tokens, requests) for each side.
+/// Running sums: (cached tokens, prompt tokens, requests) for each side; tokens in 128 bits,
+/// so no sum of counts can wrap.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct CacheSums {
-    designed: (u64, u64, u64),
-    measured: (u64, u64, u64),
+    designed: (u128, u128, u64),
+    measured: (u128, u128, u64),
 }
 
 impl CacheSums {
@@ -36,8 +37,8 @@ impl CacheSums {
             (&mut self.measured, r.cached_prompt_tokens),
         ] {
             if let Some(c) = cached {
-                side.0 += c.min(prompt);
-                side.1 += prompt;
+                side.0 += u128::from(c.min(prompt));
+                side.1 += u128::from(prompt);
                 side.2 += 1;
             }
         }
@@ -54,7 +55,7 @@ impl CacheSums {
 
     /// `None` when no request carried either figure.
     pub(super) fn finish(self) -> Option<PrefixCacheRates> {
-        let rate = |(c, p, _): (u64, u64, u64)| (p > 0).then(|| c as f64 / p as f64);
+        let rate = |(c, p, _): (u128, u128, u64)| (p > 0).then(|| c as f64 / p as f64);
         (self.designed.2 + self.measured.2 > 0).then(|| PrefixCacheRates {
             designed_hit_rate: rate(self.designed),
             designed_requests: self.designed.2,

@@ -2,8 +2,8 @@
 //! said about its own timing.
 
 use super::distribution::{NS_PER_MS, NS_PER_S};
-use crate::config::{Metric, Slo};
-use crate::measure::record::RequestRecord;
+use crate::config::{Metric, Slo, MAX_TOKENS};
+use crate::measure::record::{Implausible, RequestRecord};
 
 /// Per-request figures of one successful request (definitions in `docs/metrics.md`).
 #[derive(Clone, Debug, PartialEq)]
@@ -115,14 +115,19 @@ impl ServerTimings {
 }
 
 impl ServerTimings {
-    /// Reads the figures from a record; all `None` when it has no server timings.
+    /// Reads the figures from a record; all `None` when it has no server timings, and those of
+    /// an object the client found implausible are left out (docs/metrics.md, "Numbers a
+    /// server reports").
     pub fn of(r: &RequestRecord) -> ServerTimings {
         let num = |v: Option<&serde_json::Value>, key: &str| {
             v?.get(key)
                 .and_then(serde_json::Value::as_f64)
                 .filter(|v| v.is_finite() && *v >= 0.0)
         };
-        let (t, m) = (r.server_timings.as_ref(), r.server_request_metrics.as_ref());
+        let flagged = |what| r.implausible_usage.contains(&what);
+        let t = (r.server_timings.as_ref()).filter(|_| !flagged(Implausible::ServerTimings));
+        let m = (r.server_request_metrics.as_ref())
+            .filter(|_| !flagged(Implausible::ServerRequestMetrics));
         let enough_tokens = num(t, "predicted_n").is_none_or(|n| n >= 2.0);
         ServerTimings {
             decode_per_token_ms: num(t, "predicted_per_token_ms").filter(|_| enough_tokens),
@@ -142,11 +147,14 @@ pub fn itl_gaps_ns(r: &RequestRecord) -> impl Iterator<Item = u64> + '_ {
 /// the first chunk's extra tokens arrived with the first token (gaps of 0), and chunk i ≥ 1
 /// with k tokens contributes k gaps of (chunk[i] − chunk[i−1]) / k. So there are N − 1
 /// samples summing to E2EL − TTFT: their mean over a request is its TPOT.
+///
+/// Only for counts that sum to at most [`MAX_TOKENS`] (one answer's most tokens): a records
+/// file's counts are not trusted to size the work they cause.
 pub fn itl_per_token_ns(r: &RequestRecord) -> impl Iterator<Item = f64> + '_ {
-    let counts = r
-        .chunk_tokens
-        .as_deref()
-        .filter(|c| c.len() == r.chunk_ns.len() && !c.is_empty());
+    let counts = r.chunk_tokens.as_deref().filter(|c| {
+        let sum: u64 = c.iter().map(|&k| u64::from(k.max(1))).sum();
+        c.len() == r.chunk_ns.len() && !c.is_empty() && sum <= MAX_TOKENS
+    });
     let first = counts.map_or(0, |c| c[0].saturating_sub(1) as usize);
     let gaps = counts.into_iter().flat_map(move |c| {
         c[1..]

@@ -46,9 +46,9 @@ pub struct RunSummary {
     pub failures_by_kind: BTreeMap<String, u64>,
     /// First scheduled send → last request end, seconds.
     pub duration_s: f64,
-    /// Σ prompt tokens over successful requests.
+    /// Σ prompt tokens over successful requests (summed without wrapping; at most 2^64 − 1).
     pub total_input_tokens: u64,
-    /// Σ N over successful requests.
+    /// Σ N over successful requests (summed without wrapping; at most 2^64 − 1).
     pub total_output_tokens: u64,
     /// completed / duration.
     pub request_throughput: f64,
@@ -98,6 +98,17 @@ pub struct RunSummary {
     pub input_token_sources: BTreeMap<String, u64>,
     /// Requests where the server's and the tokenizer's output counts differ.
     pub output_count_disagreements: u64,
+    /// Successful requests whose body ended cleanly after the chunk that ended the answer,
+    /// without the API's terminator (`done_marker: false`; docs/metrics.md, "How a stream
+    /// ends").
+    #[serde(default)]
+    pub completed_without_done_marker: u64,
+    /// Measured requests whose server reported a number that contradicts what the client saw
+    /// (docs/metrics.md, "Numbers a server reports"), and how many had each kind.
+    #[serde(default)]
+    pub implausible_usage: u64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub implausible_usage_by_field: BTreeMap<String, u64>,
     /// Output chunks of successful requests (ITL samples = chunks − completed).
     pub total_output_chunks: u64,
     /// The server's own decode time per output token (llama.cpp `timings.predicted_per_token_ms`),
@@ -214,12 +225,16 @@ pub struct Summarizer {
     failures_by_kind: BTreeMap<String, u64>,
     first_scheduled: u64,
     last_end: u64,
-    total_input_tokens: u64,
-    total_output_tokens: u64,
+    /// Token totals, in 128 bits: no sum of u64 counts over a run can wrap them.
+    total_input_tokens: u128,
+    total_output_tokens: u128,
     good: u64,
     output_token_sources: BTreeMap<String, u64>,
     input_token_sources: BTreeMap<String, u64>,
     disagreements: u64,
+    without_done: u64,
+    implausible: u64,
+    implausible_by_field: BTreeMap<String, u64>,
     total_output_chunks: u64,
     in_disagree: u64,
     ttft: SampleSet,
@@ -271,6 +286,9 @@ impl Summarizer {
             output_token_sources: BTreeMap::new(),
             input_token_sources: BTreeMap::new(),
             disagreements: 0,
+            without_done: 0,
+            implausible: 0,
+            implausible_by_field: BTreeMap::new(),
             total_output_chunks: 0,
             in_disagree: 0,
             ttft: set(),
@@ -329,6 +347,15 @@ impl Summarizer {
             None => {}
         }
         self.setup.extend(r.setup_ns().map(ms_k));
+        if !r.implausible_usage.is_empty() {
+            self.implausible += 1;
+            for what in &r.implausible_usage {
+                *self
+                    .implausible_by_field
+                    .entry(what.as_str().into())
+                    .or_insert(0) += 1;
+            }
+        }
         let m = RequestMetrics::of(r).map(|m| m.scaled(k));
         self.conversations
             .add(r, m.as_ref().map(|m| m.output_tokens));
@@ -339,8 +366,8 @@ impl Summarizer {
             return;
         };
         self.completed += 1;
-        self.total_input_tokens += r.prompt_tokens.unwrap_or(0);
-        self.total_output_tokens += m.output_tokens;
+        self.total_input_tokens += u128::from(r.prompt_tokens.unwrap_or(0));
+        self.total_output_tokens += u128::from(m.output_tokens);
         self.total_output_chunks += r.chunk_ns.len() as u64;
         self.ttft.add(ms(m.ttft_ns));
         self.ttft_sched.add(ms(m.ttft_from_scheduled_ns));
@@ -379,6 +406,7 @@ impl Summarizer {
                 .or_insert(0) += 1;
         }
         self.disagreements += r.output_count_disagrees() as u64;
+        self.without_done += (r.done_marker == Some(false)) as u64;
         self.in_req.extend(r.input_len_requested.map(|n| n as f64));
         if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
             self.in_server.extend(r.prompt_tokens.map(|n| n as f64));
@@ -415,6 +443,9 @@ impl Summarizer {
         add_counts(&mut self.output_token_sources, other.output_token_sources);
         add_counts(&mut self.input_token_sources, other.input_token_sources);
         self.disagreements += other.disagreements;
+        self.without_done += other.without_done;
+        self.implausible += other.implausible;
+        add_counts(&mut self.implausible_by_field, other.implausible_by_field);
         self.total_output_chunks += other.total_output_chunks;
         self.in_disagree += other.in_disagree;
         self.ttft.merge(other.ttft);
@@ -466,13 +497,14 @@ impl Summarizer {
         };
         let has_slos = !self.opts.goodput.is_empty();
         let (input, output) = (self.total_input_tokens, self.total_output_tokens);
+        let saturated = |n: u128| u64::try_from(n).unwrap_or(u64::MAX);
         RunSummary {
             completed: self.completed,
             failed: self.failed,
             failures_by_kind: self.failures_by_kind,
             duration_s,
-            total_input_tokens: input,
-            total_output_tokens: output,
+            total_input_tokens: saturated(input),
+            total_output_tokens: saturated(output),
             request_throughput: per_s(self.completed as f64),
             request_goodput: has_slos.then(|| per_s(self.good as f64)),
             good_requests: has_slos.then_some(self.good),
@@ -500,6 +532,9 @@ impl Summarizer {
             output_token_sources: self.output_token_sources,
             input_token_sources: self.input_token_sources,
             output_count_disagreements: self.disagreements,
+            completed_without_done_marker: self.without_done,
+            implausible_usage: self.implausible,
+            implausible_usage_by_field: self.implausible_by_field,
             total_output_chunks: self.total_output_chunks,
             server_decode_per_token_ms: self.server_decode.finish(ps),
             server_prompt_ms: self.server_prompt.finish(ps),

@@ -100,10 +100,10 @@ impl ConversationSums {
             .and_modify(|a| {
                 a.first_scheduled_ns = a.first_scheduled_ns.min(t.first_scheduled_ns);
                 a.last_end_ns = a.last_end_ns.max(t.last_end_ns);
-                a.turns += t.turns;
+                a.turns = a.turns.saturating_add(t.turns);
                 a.failed |= t.failed;
-                a.prompt_tokens += t.prompt_tokens;
-                a.output_tokens += t.output_tokens;
+                a.prompt_tokens = a.prompt_tokens.saturating_add(t.prompt_tokens);
+                a.output_tokens = a.output_tokens.saturating_add(t.output_tokens);
             })
             .or_insert(t);
     }
@@ -120,7 +120,10 @@ impl ConversationSums {
         if n == 0 {
             return None;
         }
-        let mean = |f: fn(&Talk) -> u64| self.0.values().map(f).sum::<u64>() as f64 / n as f64;
+        // Summed in 128 bits: no sum of counts wraps.
+        let mean = |f: fn(&Talk) -> u64| {
+            self.0.values().map(|t| u128::from(f(t))).sum::<u128>() as f64 / n as f64
+        };
         let mut durations = SampleSet::default();
         for t in self.0.values().filter(|t| !t.failed) {
             let ns = t.last_end_ns.saturating_sub(t.first_scheduled_ns);
