@@ -306,6 +306,15 @@ async fn issue_23_an_output_count_of_10_18_is_flagged_and_the_tokenizer_counts()
         report.contains("20 requests (output_tokens=20; not believed)"),
         "{report}"
     );
+    // The records' CSV names the flag per request, so a spreadsheet can filter them.
+    let csv = servebench::render::csv::records(records.into_iter());
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = head.iter().position(|h| *h == "implausible_usage").unwrap();
+    assert!(
+        lines.all(|l| l.split(',').nth(col) == Some("output_tokens")),
+        "{csv}"
+    );
 }
 
 /// Issue 23, item 3: prompt and cached counts past what the request could hold, and llama.cpp

@@ -227,6 +227,20 @@ fn early_stop_saves_what_it_has_and_says_why() {
     let failed = rs.iter().filter(|r| !r.is_ok()).count();
     assert!(failed >= 20, "{failed}");
     assert_eq!(rs.len() as u64 + r["unsent"].as_u64().unwrap(), 400);
+    // Issue 23: a sweep that stops early at a step exits 1 as a single run does (it exited 0).
+    let out = Command::new(cargo_bin("servebench"))
+        .args(["run", "--base-url", &url, "--tokenizer", "words", "--quiet"])
+        .args(["--num-prompts", "200,400", "--request-rate", "100"])
+        .args(["--max-errors", "20", "--output-len", "4"])
+        .args(["--result-filename", "s.json"])
+        .args(["--result-dir", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("stopped early (max_errors"),
+        "{out:?}"
+    );
 }
 
 struct KillOnDrop(std::process::Child);

@@ -57,9 +57,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         summary_only: args.summary_only,
         steps: Vec::new(),
         steps_total: sweep.as_ref().map_or(0, |(_, v)| v.len()),
+        stopped_early: None,
     };
     let signals = super::stop_on_signal();
-    let mut stopped_early = None;
     let outcome = match &sweep {
         None => {
             let k = args.repeat;
@@ -122,7 +122,6 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                     );
                 }
             }
-            stopped_early = results.iter().find_map(|r| r.stopped_early.clone());
             if k > 1 && !results.is_empty() {
                 // Saved first: a closed stdout must not lose it.
                 let doc = crate::results::repeat::spread(&results, files);
@@ -178,7 +177,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(if printer.completed == 0 {
         note!("servebench: no request succeeded");
         ExitCode::from(1)
-    } else if let Some(why) = stopped_early {
+    } else if let Some(why) = printer.stopped_early.take() {
         note!("servebench: stopped early ({why}); what was measured is saved");
         ExitCode::from(1)
     } else {
@@ -224,6 +223,9 @@ struct Printer {
     steps: Vec<report::view::TableStep>,
     /// A sweep's number of steps.
     steps_total: usize,
+    /// Why the first run or step that stopped early did (`--max-errors`, `--max-error-rate`):
+    /// the exit code is then 1, for a sweep as for a single run.
+    stopped_early: Option<String>,
 }
 
 impl Printer {
@@ -285,6 +287,9 @@ impl StepObserver for Printer {
             p.finish();
         }
         self.completed += result.summary.completed;
+        if self.stopped_early.is_none() {
+            self.stopped_early.clone_from(&result.stopped_early);
+        }
         if let Some(m) = result.server_metrics.as_ref().filter(|m| m.failures > 0) {
             note!(
                 "servebench: warning: {} of {} metric scrapes failed (first: {})",

@@ -442,6 +442,17 @@ impl RunConfig {
         if self.load.max_concurrency == Some(0) {
             return bad("--max-concurrency", "must be at least 1".into());
         }
+        let shape = &self.load.shape;
+        if shape.duration_s.is_some()
+            && !finite
+            && shape.ramp.is_none()
+            && self.load.max_concurrency.is_none()
+        {
+            return bad(
+                "--duration",
+                "at --request-rate inf a time window is a closed loop: give --max-concurrency (the streams kept open), or a finite --request-rate (it sent as fast as the client could, hundreds of thousands of requests a second)".into(),
+            );
+        }
         if !(self.load.timeout_s.is_finite() && self.load.timeout_s > 0.0) {
             return bad("--timeout", "must be a positive number of seconds".into());
         }
@@ -661,5 +672,23 @@ mod tests {
             ..RunConfig::default()
         };
         assert!(c.validate().unwrap_err().to_string().contains("--base-url"));
+    }
+
+    /// Issue 23: `--duration` at `inf` with no concurrency cap sent about 228,000 requests in
+    /// 2 s (218,000 of them connect failures) and called the run complete.
+    #[test]
+    fn issue_23_an_uncapped_closed_loop_window_is_refused() {
+        let mut c = RunConfig::default();
+        c.load.shape.duration_s = Some(2.0);
+        let err = c.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("--duration") && err.contains("--max-concurrency"),
+            "{err}"
+        );
+        c.load.max_concurrency = Some(8);
+        assert!(c.validate().is_ok());
+        c.load.max_concurrency = None;
+        c.load.request_rate = RequestRate::PerSecond(5.0);
+        assert!(c.validate().is_ok());
     }
 }

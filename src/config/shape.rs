@@ -147,14 +147,14 @@ impl LoadShape {
         *self == LoadShape::default()
     }
 
-    /// Whether the shape sets when requests are sent (anything but the history limits).
+    /// Whether the shape sets when requests are sent: a time window, a ramp, stages, turns or
+    /// a think time. The early-stop limits, `--duration-cancel` and the history limits do not.
     pub fn sets_schedule(&self) -> bool {
-        !LoadShape {
-            max_history_bytes: None,
-            max_history_tokens: None,
-            ..self.clone()
-        }
-        .is_default()
+        self.duration_s.is_some()
+            || self.ramp.is_some()
+            || !self.stages.is_empty()
+            || self.turns.is_some()
+            || self.think_time_s.is_some()
     }
 
     /// The history limits, defaults filled in.
@@ -329,7 +329,7 @@ pub fn validate_trace(
     if shaped {
         return Err((
             "--dataset-name",
-            "a trace is replayed on its own timestamps: leave --request-rate, --duration, --ramp-up-* and --stages out (--trace-speedup scales it)".into(),
+            "a trace is replayed on its own timestamps: leave --request-rate, --duration, --ramp-up-*, --stages, --turns and --think-time out (--trace-speedup scales it)".into(),
         ));
     }
     if block == 0 || block > 1 << 20 {
@@ -476,6 +476,14 @@ mod tests {
             ..LoadShape::default()
         };
         assert!(!history.sets_schedule() && history.validate(false).is_ok());
+        // Nor are the early-stop limits: a trace replay may stop early (it was refused with a
+        // message naming neither flag).
+        let early = LoadShape {
+            max_errors: Some(3),
+            max_error_rate: Some(0.5),
+            ..LoadShape::default()
+        };
+        assert!(!early.sets_schedule());
         assert_eq!(history.history_limits().bytes, 1024);
         for (shape, flag) in [
             (

@@ -157,7 +157,8 @@ pub fn records(records: impl Iterator<Item = RequestRecord>) -> String {
     let rows: Vec<BTreeMap<String, String>> = records
         .map(|r| {
             let mut row = BTreeMap::new();
-            if let Value::Object(m) = serde_json::json!(r) {
+            let json = serde_json::json!(r);
+            if let Value::Object(m) = &json {
                 for (k, v) in m.iter().filter(|(_, v)| !v.is_array()) {
                     flatten(k, v, &mut row);
                 }
@@ -166,6 +167,12 @@ pub fn records(records: impl Iterator<Item = RequestRecord>) -> String {
                 .map(|g| format!("{}", g as f64 / 1e6))
                 .collect();
             row.insert("itl_gaps_ms".into(), gaps.join(" "));
+            // The implausible numbers a server reported, by name (a short list, unlike the
+            // arrays of times left out above).
+            if let Some(Value::Array(flags)) = json.get("implausible_usage") {
+                let names: Vec<&str> = flags.iter().filter_map(Value::as_str).collect();
+                row.insert("implausible_usage".into(), names.join(" "));
+            }
             row
         })
         .collect();
