@@ -66,12 +66,14 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 42] = [
+const RESULT_KEYS: [&str; 44] = [
     "schema_version",
     "servebench_version",
     "started_at",
     "complete",
     "unsent",
+    "planned",
+    "unsent_by",
     "error",
     "stopped_early",
     "window_end",
