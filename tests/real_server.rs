@@ -275,6 +275,25 @@ fn each_backend_streams_exact_lengths_and_agrees_with_server_timings() {
 /// sequence already: a step of 4 sequences takes about 4 times as long as a step of 1, and
 /// throughput barely rises (measured ×1.01 to ×1.17 from 1 to 4 on a loaded 2-core machine).
 /// With 2 threads a batch of 4 keeps both cores busy (measured ×1.44 to ×1.76).
+/// A server with 4 slots decodes 4 concurrent requests together: some two of them stream at
+/// the same time (one's first output chunk comes before the other's last). A server that ran
+/// them one after the other would not, however busy or idle the machine.
+fn assert_streams_overlap(records: &[RequestRecord]) {
+    let spans: Vec<(u64, u64)> = records
+        .iter()
+        .filter(|r| r.is_ok() && !r.warmup && !r.chunk_ns.is_empty())
+        .map(|r| (r.chunk_ns[0], *r.chunk_ns.last().unwrap()))
+        .collect();
+    let overlapping = spans
+        .iter()
+        .enumerate()
+        .any(|(i, a)| spans[i + 1..].iter().any(|b| a.0 < b.1 && b.0 < a.1));
+    assert!(
+        overlapping,
+        "no two streams overlapped at concurrency 4: {spans:?}"
+    );
+}
+
 #[test]
 fn concurrency_sweep_raises_throughput_then_queues_beyond_the_slots() {
     let _serial = serial();
@@ -297,22 +316,14 @@ fn concurrency_sweep_raises_throughput_then_queues_beyond_the_slots() {
         let (result, records) = run(cfg, scrape);
         assert_completed(&what, &result.summary, &records, n);
         assert_invariants_and_lengths(&what, &records, output_len);
-        result
+        (result, records)
     };
-    let mut by_conc: Vec<(u64, Vec<BenchResult>)> = vec![(1, vec![]), (4, vec![])];
-    for round in 0..2 {
-        for (conc, results) in by_conc.iter_mut() {
-            results.push(step(*conc, 2 * *conc, 100 + 10 * round + *conc, None));
-        }
-    }
     let scrape = ScrapeSpec {
         url: format!("{}/metrics", server.base_url()),
         more_urls: Vec::new(),
         interval: Duration::from_millis(100),
         insecure: false,
     };
-    let over = step(8, 8, 200, Some(scrape));
-
     // Pooled over the two rounds: tokens / seconds, and mean TTFT weighted by requests.
     let throughput = |rs: &[BenchResult]| {
         let tokens: u64 = rs.iter().map(|r| r.summary.total_output_tokens).sum();
@@ -327,26 +338,49 @@ fn concurrency_sweep_raises_throughput_then_queues_beyond_the_slots() {
             .sum();
         total / n as f64
     };
-    let (thr1, thr4) = (throughput(&by_conc[0].1), throughput(&by_conc[1].1));
-    let (ttft4, ttft8) = (
-        mean_ttft(&by_conc[1].1),
-        over.summary.ttft_ms.as_ref().unwrap().mean,
-    );
-    eprintln!(
-        "sweep: output throughput {thr1:.1} tok/s at 1, {thr4:.1} at 4 (×{:.2}), {:.1} at 8; mean TTFT {:.0} ms at 1, {ttft4:.0} at 4, {ttft8:.0} at 8 (×{:.2})",
-        thr4 / thr1,
-        over.summary.output_throughput,
-        mean_ttft(&by_conc[0].1),
-        ttft8 / ttft4
-    );
-    assert!(
-        thr4 > 1.1 * thr1,
-        "throughput did not rise from concurrency 1 ({thr1:.1} tok/s) to 4 ({thr4:.1} tok/s)"
-    );
-    assert!(
-        ttft8 > 2.0 * ttft4,
-        "mean TTFT did not grow beyond the 4 slots: {ttft4:.0} ms at 4, {ttft8:.0} ms at 8"
-    );
+    // Throughput and TTFT depend on the CPU the server gets: on a machine whose cores are
+    // taken by others, one attempt can see a flat curve. The whole comparison is tried up to
+    // 3 times; that the server decodes the 4 streams together is checked on every attempt.
+    let mut attempt = 0;
+    let over = loop {
+        attempt += 1;
+        let mut by_conc: Vec<(u64, Vec<BenchResult>)> = vec![(1, vec![]), (4, vec![])];
+        for round in 0..2 {
+            for (conc, results) in by_conc.iter_mut() {
+                let (result, records) = step(*conc, 2 * *conc, 100 + 10 * round + *conc, None);
+                if *conc == 4 {
+                    assert_streams_overlap(&records);
+                }
+                results.push(result);
+            }
+        }
+        let (over, _) = step(8, 8, 200, Some(scrape.clone()));
+        let (thr1, thr4) = (throughput(&by_conc[0].1), throughput(&by_conc[1].1));
+        let (ttft4, ttft8) = (
+            mean_ttft(&by_conc[1].1),
+            over.summary.ttft_ms.as_ref().unwrap().mean,
+        );
+        eprintln!(
+            "sweep, attempt {attempt}: output throughput {thr1:.1} tok/s at 1, {thr4:.1} at 4 (×{:.2}), {:.1} at 8; mean TTFT {:.0} ms at 1, {ttft4:.0} at 4, {ttft8:.0} at 8 (×{:.2})",
+            thr4 / thr1,
+            over.summary.output_throughput,
+            mean_ttft(&by_conc[0].1),
+            ttft8 / ttft4
+        );
+        let rises = thr4 > 1.1 * thr1;
+        let queues = ttft8 > 2.0 * ttft4;
+        if (rises && queues) || attempt == 3 {
+            assert!(
+                rises,
+                "throughput did not rise from concurrency 1 ({thr1:.1} tok/s) to 4 ({thr4:.1} tok/s) in 3 attempts"
+            );
+            assert!(
+                queues,
+                "mean TTFT did not grow beyond the 4 slots in 3 attempts: {ttft4:.0} ms at 4, {ttft8:.0} ms at 8"
+            );
+            break over;
+        }
+    };
 
     let m = over
         .server_metrics

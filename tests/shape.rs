@@ -274,53 +274,59 @@ fn sim_url(child: &mut std::process::Child) -> String {
 /// the validity rule's bound on schedule lag; on a quiet machine all are within 2 ms,
 /// `bench/trace_lag.sh`, but a shared 2-core VM's timer wake-ups vary by more), with exactly
 /// its `input_length` (the simulator counts words); the report shows the trace's designed
-/// prefix-cache hit rate.
+/// prefix-cache hit rate. The schedule and the lengths are exact in every run; the send times,
+/// measured against the schedule, on the best of up to 3 runs (a machine busy for a second
+/// can delay more than 5% of them; a driver that sends late or at the wrong times fails all).
 #[test]
 fn trace_replay_sends_at_the_trace_times() {
     let dir = tempfile::tempdir().unwrap();
     let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mooncake_trace.jsonl");
-    let out = Command::new(cargo_bin("servebench"))
-        .args(["run", "--sim-preset", "exact", "--dataset-name", "trace"])
-        .args([
-            "--dataset-path",
-            trace.to_str().unwrap(),
-            "--output-len",
-            "4",
-        ])
-        .args([
-            "--result-filename",
-            "t.json",
-            "--result-dir",
-            dir.path().to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
     let lines: Vec<Value> = std::fs::read_to_string(&trace)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let mut rs = records(&dir.path().join("t.records.jsonl"));
-    assert_eq!(rs.len(), lines.len());
-    rs.sort_by_key(|r| r.id);
-    let t0 = rs[0].scheduled_ns;
-    let ts0 = lines[0]["timestamp"].as_u64().unwrap();
-    let mut late = 0;
-    for (r, l) in rs.iter().zip(&lines) {
-        let at_ms = l["timestamp"].as_u64().unwrap() - ts0;
-        assert_eq!(r.scheduled_ns - t0, at_ms * 1_000_000, "request {}", r.id);
-        late += usize::from(r.began_ns() - r.scheduled_ns > 5_000_000);
-        assert_eq!(r.prompt_tokens, l["input_length"].as_u64());
-    }
-    assert!(
-        late * 20 <= rs.len(),
-        "{late} of {} begun more than 5 ms late",
-        rs.len()
-    );
+    let mut lateness = Vec::new();
+    let (out, name) = loop {
+        let name = format!("t{}", lateness.len());
+        let out = Command::new(cargo_bin("servebench"))
+            .args(["run", "--sim-preset", "exact", "--dataset-name", "trace"])
+            .args([
+                "--dataset-path",
+                trace.to_str().unwrap(),
+                "--output-len",
+                "4",
+            ])
+            .args(["--result-filename", &format!("{name}.json")])
+            .args(["--result-dir", dir.path().to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let mut rs = records(&dir.path().join(format!("{name}.records.jsonl")));
+        assert_eq!(rs.len(), lines.len());
+        rs.sort_by_key(|r| r.id);
+        let t0 = rs[0].scheduled_ns;
+        let ts0 = lines[0]["timestamp"].as_u64().unwrap();
+        let mut late = 0;
+        for (r, l) in rs.iter().zip(&lines) {
+            let at_ms = l["timestamp"].as_u64().unwrap() - ts0;
+            assert_eq!(r.scheduled_ns - t0, at_ms * 1_000_000, "request {}", r.id);
+            late += usize::from(r.began_ns() - r.scheduled_ns > 5_000_000);
+            assert_eq!(r.prompt_tokens, l["input_length"].as_u64());
+        }
+        lateness.push(late);
+        if late * 20 <= rs.len() {
+            break (out, name);
+        }
+        assert!(
+            lateness.len() < 3,
+            "begun more than 5 ms late, of {}, in each run: {lateness:?}",
+            rs.len()
+        );
+    };
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(report.contains("Designed hit rate:"), "{report}");
-    let r = json(&dir.path().join("t.json"));
+    let r = json(&dir.path().join(format!("{name}.json")));
     assert_eq!(r["config"]["load"]["num_prompts"], lines.len());
 }
 
@@ -555,8 +561,14 @@ fn trace_sessions_are_conversations_on_the_trace_times() {
     rs.sort_by_key(|r| (r.conversation.is_none(), r.conversation, r.turn));
     let t0 = rs[0].scheduled_ns;
     // Session "a": turn 1 is due at 1,000 ms (100 ms real at --time-scale 10), long after
-    // turn 0 ended; session 7: turn 1 is due at 110 ms, before turn 0 (sent at 100) ends.
-    assert_eq!(rs[1].scheduled_ns - t0, 100_000_000);
+    // turn 0 ended (12 ms real; only a machine too busy to run it for 88 ms makes it end
+    // later, and then turn 1 waits for it); session 7: turn 1 is due at 110 ms, before turn 0
+    // (sent at 100) ends.
+    if rs[0].end_ns <= t0 + 100_000_000 {
+        assert_eq!(rs[1].scheduled_ns - t0, 100_000_000);
+    } else {
+        assert!(rs[1].scheduled_ns >= rs[0].end_ns);
+    }
     assert_turns_carry_their_history(&rs[..2], &[3, 4]);
     assert_eq!(rs[2].scheduled_ns - t0, 10_000_000);
     assert!(rs[3].scheduled_ns >= rs[2].end_ns);

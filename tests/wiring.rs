@@ -103,7 +103,11 @@ fn labels_cost_energy_and_the_step_table() {
         assert_eq!(cells[col("out tok/s")], tput);
         let ttft = format!("{:.2}", r["mean_ttft_ms"].as_f64().unwrap());
         assert_eq!(cells[col("mean TTFT")], ttft);
-        assert_eq!(cells[col("validity")], "valid");
+        // The step's own verdict: a busy machine makes a run client-bound or its simulator
+        // late, which the table must then say; the simulator's usage is always plausible.
+        let verdict = r["validity"]["verdict"].as_str().unwrap().replace('_', "-");
+        assert_eq!(cells[col("validity")], verdict);
+        assert_ne!(verdict, "usage-implausible", "{}", r["validity"]);
         // Labels and metadata: in the config and as vLLM's top-level keys.
         assert_eq!(
             (r["label"].as_str(), r["gpu"].as_str()),

@@ -780,14 +780,22 @@ async fn schedule_lower_bounds_in_real_time() {
     )
     .await;
     assert!(r.complete);
-    // 5 content chunks; never earlier than scheduled.
+    // 5 content chunks; never earlier than scheduled. Each event is timed by the frame that
+    // brought it: a simulator delayed by a busy machine writes the chunks that fell due
+    // meanwhile in one frame (late, never early), so frames are not counted.
     let content: Vec<Duration> = r
         .frames
         .iter()
-        .filter(|(_, f)| f.starts_with(b"data: {"))
-        .map(|(t, _)| *t)
+        .flat_map(|(t, f)| {
+            let text = std::str::from_utf8(f).unwrap();
+            split_events(text)
+                .into_iter()
+                .filter(|e| e != "[DONE]" && parse(e)["choices"][0]["text"].is_string())
+                .map(|_| *t)
+                .collect::<Vec<_>>()
+        })
         .collect();
-    assert_eq!(content.len(), 5);
+    assert_eq!(content.len(), 5, "{:?}", r.frames);
     for (c, t) in content.iter().enumerate() {
         assert!(*t >= ttft + itl * c as u32, "chunk {c} at {t:?}");
     }
@@ -1716,10 +1724,11 @@ async fn scheduler_streams_faults() {
 
 /// A request whose bytes reach the host while the simulator is busy still gets its first
 /// chunk at arrival + TTFT (issue 7): the simulator runs on this test's one-thread runtime,
-/// which is blocked for 300 ms right after the request was written (from another thread), so
-/// the request is read and parsed about 300 ms after it arrived. With TTFT 400 ms its first
-/// chunk is due 100 ms after the runtime is free again: on time when the schedule starts at
-/// the kernel's arrival stamp, 300 ms late when it starts at the parse.
+/// which stays blocked until 300 ms after the request was written (from another thread), so
+/// the request is read and parsed at least 300 ms after it arrived. With TTFT 400 ms its first
+/// chunk is due about 100 ms after the runtime is free again: on time when the schedule starts
+/// at the kernel's arrival stamp, 300 ms late when it starts at the parse. The bounds leave
+/// room for a busy machine (issue 23): a thread woken late by tens of ms, a chunk a few ms late.
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn schedule_starts_at_kernel_arrival() {
@@ -1735,6 +1744,7 @@ async fn schedule_starts_at_kernel_arrival() {
     let addr = server.local_addr();
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
     let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let (written_tx, written_rx) = std::sync::mpsc::channel::<()>();
     let client = std::thread::spawn(move || {
         let mut s = std::net::TcpStream::connect(addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -1760,8 +1770,10 @@ async fn schedule_starts_at_kernel_arrival() {
             "POST /v1/completions HTTP/1.1\r\nhost: sim\r\ncontent-length: {}\r\n\r\n{body}",
             body.len()
         );
-        s.write_all(head.as_bytes()).unwrap();
+        // Timed from before the write: the request cannot arrive before it.
         let sent = std::time::Instant::now();
+        s.write_all(head.as_bytes()).unwrap();
+        written_tx.send(()).unwrap();
         buf.clear();
         read_until(&mut s, &mut buf, b"data: ");
         let first = sent.elapsed();
@@ -1770,7 +1782,9 @@ async fn schedule_starts_at_kernel_arrival() {
     });
     ready_rx.await.unwrap();
     go_tx.send(()).unwrap();
-    // Block the simulator's only runtime thread: the request waits in the socket unread.
+    // Block the simulator's only runtime thread until `blocked` after the request was written
+    // (however late the writer ran): the request waits in the socket unread.
+    written_rx.recv().unwrap();
     std::thread::sleep(blocked);
     let first = tokio::task::spawn_blocking(move || client.join().unwrap())
         .await
@@ -1782,6 +1796,8 @@ async fn schedule_starts_at_kernel_arrival() {
     );
     assert_eq!(stats.late_intakes, 1, "{stats:?}");
     assert!(stats.max_intake_us >= 250_000, "{stats:?}");
-    assert_eq!(stats.late_chunks, 0, "{stats:?}");
+    // Its chunks were on time by the simulator's own account: not by anything like the 300 ms
+    // the request waited unread (a busy machine may still wake the scheduler a few ms late).
+    assert!(stats.max_lateness_us < 100_000, "{stats:?}");
     server.shutdown().await;
 }

@@ -49,8 +49,27 @@ fn serve_slowly(listener: std::net::TcpListener, sent: std::sync::mpsc::Sender<V
 /// it: the only runtime thread is blocked from 5 to 95 ms after the request, the first
 /// chunk is written at 60 ms (the next at 120) and still timestamped within 3 ms of its
 /// write (a read time would be ~35 ms late).
+///
+/// On a busy machine the server thread may write later than planned (past the block), or be
+/// preempted between taking the time and writing: an attempt whose first write missed the
+/// block proves nothing and is run again, and the 3 ms accuracy is asserted on the best of up
+/// to 5 attempts. In every attempt whose write fell inside the block, the first chunk must be
+/// stamped before the runtime was free to read it, which no read time can be.
 #[test]
 fn lean_chunk_times_are_kernel_arrivals() {
+    let mut attempts = Vec::new();
+    for _ in 0..5 {
+        match stamp_while_blocked() {
+            Ok(()) => return,
+            Err(why) => attempts.push(why),
+        }
+    }
+    panic!("no attempt within the bounds: {attempts:#?}");
+}
+
+/// One attempt of [`lean_chunk_times_are_kernel_arrivals`]: Err says why it proves nothing
+/// (the write missed the block) or how far from its write a chunk was stamped.
+fn stamp_while_blocked() -> Result<(), String> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let cfg = RunConfig {
         base_url: format!("http://{}", listener.local_addr().unwrap()),
@@ -97,16 +116,29 @@ fn lean_chunk_times_are_kernel_arrivals() {
     assert!(r.outcome.is_ok(), "{:?}", r.outcome);
     assert_eq!(r.connection_retries, 0);
     assert_eq!(r.chunk_ns.len(), 3);
-    let ms = |ns: u64| ns as f64 / 1e6;
-    for (k, (&t, &w)) in r.chunk_ns.iter().zip(written).enumerate() {
-        let late = ms(t) - ms(clock.ns_at(w));
-        assert!(
-            (-0.5..3.0).contains(&late),
-            "chunk {k} timestamped {late:+.2} ms after its write"
-        );
-    }
-    // The check could fail: the first chunk came while the only thread was blocked, well
-    // before it was free to read it.
+    // The check could fail only if the first chunk came while the only thread was blocked,
+    // well before it was free to read it.
     let (from, to) = blocked[1];
-    assert!(from < written[0] && to > written[0] + Duration::from_millis(10));
+    if !(from < written[0] && to > written[0] + Duration::from_millis(10)) {
+        return Err(format!(
+            "the first chunk was written {:?} after the block began, which lasted {:?}",
+            written[0].saturating_duration_since(from),
+            to - from
+        ));
+    }
+    assert!(
+        r.chunk_ns[0] < clock.ns_at(to),
+        "the first chunk is timestamped when it was read, after the runtime was free"
+    );
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let late: Vec<f64> = (r.chunk_ns.iter().zip(written))
+        .map(|(&t, &w)| ms(t) - ms(clock.ns_at(w)))
+        .collect();
+    if late.iter().all(|l| (-0.5..3.0).contains(l)) {
+        Ok(())
+    } else {
+        Err(format!(
+            "chunks timestamped {late:+.2?} ms after their writes"
+        ))
+    }
 }
