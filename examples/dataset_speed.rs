@@ -9,8 +9,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use servebench::config::Dataset;
 use servebench::tokenizer::Tokenizer;
-use servebench::workload::dataset::{build, DatasetSpec};
+use servebench::workload::dataset::build;
 
 fn pseudo_book(words: usize) -> String {
     const W: &[&str] = &[
@@ -128,48 +129,48 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cases = [
         (
             "book   1 x 128000",
-            DatasetSpec::Book {
+            Dataset::Book {
                 path: book.clone(),
                 input_len: 128_000,
-                output_len: 128,
+                output_len: Some(128),
                 range_ratio: 0.0,
             },
             1,
         ),
         (
             "book   4096 x 80",
-            DatasetSpec::Book {
+            Dataset::Book {
                 path: book.clone(),
                 input_len: 80,
-                output_len: 128,
+                output_len: Some(128),
                 range_ratio: 0.0,
             },
             4096,
         ),
         (
             "book   64 x 10000",
-            DatasetSpec::Book {
+            Dataset::Book {
                 path: book.clone(),
                 input_len: 10_000,
-                output_len: 128,
+                output_len: Some(128),
                 range_ratio: 0.0,
             },
             64,
         ),
         (
             "random 1 x 128000",
-            DatasetSpec::Random {
+            Dataset::Random {
                 input_len: 128_000,
-                output_len: 128,
+                output_len: Some(128),
                 range_ratio: 0.0,
             },
             1,
         ),
         (
             "random 4096 x 80",
-            DatasetSpec::Random {
+            Dataset::Random {
                 input_len: 80,
-                output_len: 128,
+                output_len: Some(128),
                 range_ratio: 0.0,
             },
             4096,

@@ -319,12 +319,16 @@ fn command(case: &Case, url: &str, dir: &Path) -> Command {
         _ => "words",
     };
     cmd.args([sweep_or_run, "--base-url", url, "--tokenizer", tokenizer])
-        .args(["--output-len", "2", "--input-len", "16", "--quiet"])
+        .args(["--output-len", "2", "--quiet"])
         .args(["--seed", &(case.seed % 1000).to_string()])
         .args(["--result-filename", "r.json", "--result-dir"])
         .arg(dir)
         // A short grace: a stopped run drains quickly.
         .args(["--grace", "2"]);
+    // A file's prompts have their own lengths (--input-len is refused there).
+    if !matches!(case.mode, Mode::Conversations { .. } | Mode::Trace { .. }) {
+        cmd.args(["--input-len", "16"]);
+    }
     let s = |v: f64| format!("{v:.2}");
     match &case.mode {
         Mode::Count { n, rate, cap } => {
@@ -738,7 +742,7 @@ async fn issue_23_a_huge_think_time_is_a_long_wait_never_none() {
     cfg.load.num_prompts = 3;
     cfg.load.shape.turns = Some(2);
     cfg.load.shape.think_time_s = Some(1e300);
-    cfg.workload.output_len = 2;
+    cfg.workload = servebench::config::WorkloadSpec::random(128, 2);
     let client = Client::new(&cfg, &Default::default(), None).unwrap();
     let pool: Vec<RequestSpec> = (0..6)
         .map(|_| RequestSpec {

@@ -214,7 +214,15 @@ fn bad_flags_name_what_is_wrong() {
             "--output-len",
         ),
         (
-            vec!["run", "--prefix-len", "9999999", "--input-len", "2"],
+            vec![
+                "run",
+                "--dataset-name",
+                "prefix",
+                "--prefix-len",
+                "9999999",
+                "--input-len",
+                "2",
+            ],
             "--prefix-len",
         ),
         (
@@ -526,4 +534,25 @@ fn a_closed_stdout_pipe_is_a_quiet_success() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{:?}: {stderr}", out.status);
     assert!(stderr.is_empty(), "{stderr}");
+}
+
+/// Issue 24: a dataset flag that the chosen dataset has no setting for is refused with one
+/// line naming it, exit 2, before anything runs (it was ignored in silence).
+#[test]
+fn issue_24_a_dataset_flag_of_another_dataset_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = servebench()
+        .args(["run", "--sim-preset", "exact", "--num-prompts", "2"])
+        .args(["--prefix-len", "16", "--quiet", "--result-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--prefix-len") && stderr.contains("the random dataset"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -83,11 +83,7 @@ fn config(addr: SocketAddr, n: u64) -> RunConfig {
             timeout_s: 30.0,
             ..LoadSpec::default()
         },
-        workload: WorkloadSpec {
-            input_len: 4,
-            output_len: 4,
-            ..WorkloadSpec::default()
-        },
+        workload: WorkloadSpec::random(4, 4),
         ..RunConfig::default()
     }
 }

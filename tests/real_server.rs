@@ -20,7 +20,7 @@ use std::time::Duration;
 use common::real_server::{http_request, process_exists, RealServer};
 use serde_json::{json, Value};
 use servebench::config::ScrapeSpec;
-use servebench::config::{BackendKind, DatasetKind, LoadSpec, Metric, RunConfig, WorkloadSpec};
+use servebench::config::{BackendKind, Dataset, LoadSpec, Metric, RunConfig, WorkloadSpec};
 use servebench::drive::run::{execute, RunOptions};
 use servebench::measure::client::Secrets;
 use servebench::measure::prom::ServerFamily;
@@ -69,11 +69,7 @@ fn config(
             timeout_s: 60.0,
             ..LoadSpec::default()
         },
-        workload: WorkloadSpec {
-            input_len,
-            output_len,
-            ..WorkloadSpec::default()
-        },
+        workload: WorkloadSpec::random(input_len, output_len),
         metric_percentiles: vec![50.0, 99.0],
         percentile_metrics: Metric::ALL.to_vec(),
         ..RunConfig::default()
@@ -632,24 +628,29 @@ fn gguf_tokenizer_counts_match_the_server() {
         return;
     };
     let gguf = RealServer::gguf_path().expect("the GGUF ships with the real server");
+    let prefix = Dataset::Prefix {
+        prefix_len: 16,
+        num_prefixes: 2,
+        input_len: 48,
+        output_len: Some(24),
+    };
     for (backend, dataset) in [
-        (BackendKind::Openai, DatasetKind::Random),
-        (BackendKind::Llamacpp, DatasetKind::Prefix),
+        (BackendKind::Openai, None),
+        (BackendKind::Llamacpp, Some(prefix)),
     ] {
         let mut cfg = config(&server, backend, 6, 2, 48, 24, 5);
         cfg.workload.tokenizer = Some(gguf.display().to_string());
-        cfg.workload.dataset = dataset;
-        cfg.workload.prefix_len = 16;
-        cfg.workload.num_prefixes = 2;
+        let built = match dataset {
+            Some(d) => {
+                cfg.workload.dataset = d;
+                16 + 48
+            }
+            None => 48,
+        };
+        let what = format!("{backend:?}/{}", cfg.workload.dataset);
         let (result, records) = run(cfg, None);
-        let what = format!("{backend:?}/{dataset}");
         assert_completed(&what, &result.summary, &records, 6);
         assert_invariants_and_lengths(&what, &records, 24);
-        let built = if dataset == DatasetKind::Prefix {
-            16 + 48
-        } else {
-            48
-        };
         for r in records.iter().filter(|r| r.is_ok()) {
             assert_eq!(r.input_len_requested, Some(built), "{what}: built length");
             assert_eq!(
@@ -681,13 +682,21 @@ fn server_tokenizer_builds_exact_prompts() {
         .map(|i| format!("Chapter {i}: the river ran past the old house, and 42 birds sang. "))
         .collect();
     std::fs::write(&book, text).expect("book written");
-    for dataset in [DatasetKind::Book, DatasetKind::Random] {
+    let book = Dataset::Book {
+        path: book,
+        input_len: 80,
+        output_len: Some(8),
+        range_ratio: 0.0,
+    };
+    for dataset in [Some(book), None] {
         let mut cfg = config(&server, BackendKind::Openai, 4, 2, 80, 8, 3);
         cfg.workload.tokenizer = Some("server".into());
-        cfg.workload.dataset = dataset;
-        cfg.workload.dataset_path = Some(book.clone());
+        if let Some(d) = dataset {
+            cfg.workload.dataset = d;
+        }
+        let dataset = cfg.workload.dataset.name();
         let (result, records) = run(cfg, None);
-        assert_completed(dataset.as_str(), &result.summary, &records, 4);
+        assert_completed(dataset, &result.summary, &records, 4);
         for r in records.iter().filter(|r| r.is_ok()) {
             assert_eq!(
                 (r.input_len_requested, r.prompt_tokens),
@@ -723,9 +732,12 @@ fn trace_with_shared_blocks_shows_designed_and_measured_hit_rates() {
     std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
     let mut cfg = config(&server, BackendKind::Llamacpp, 4, 1, 1, 2, 3);
     cfg.workload.tokenizer = Some(gguf.display().to_string());
-    cfg.workload.dataset = DatasetKind::Trace;
-    cfg.workload.dataset_path = Some(trace);
-    cfg.workload.trace_block_size = 32;
+    cfg.workload.dataset = Dataset::Trace {
+        path: trace,
+        output_len: Some(2),
+        block_size: 32,
+        speedup: 1.0,
+    };
     cfg.extra_body = Some(json!({"cache_prompt": true}));
     let (result, records) = run(cfg, None);
     assert_completed("trace", &result.summary, &records, 4);

@@ -57,11 +57,7 @@ fn config(base_url: String, backend: BackendKind, n: u64, conc: u64, output_len:
             timeout_s: 30.0,
             ..LoadSpec::default()
         },
-        workload: WorkloadSpec {
-            input_len: 16,
-            output_len,
-            ..WorkloadSpec::default()
-        },
+        workload: WorkloadSpec::random(16, output_len),
         metric_percentiles: vec![50.0, 99.0],
         percentile_metrics: Metric::ALL.to_vec(),
         ..RunConfig::default()
@@ -628,8 +624,12 @@ async fn engine_preset_prefills_only_the_uncached_prompt() {
     std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
     let mut cfg = config(server.base_url(), BackendKind::Openai, 3, 1, 2);
     cfg.ignore_eos = true;
-    cfg.workload.dataset = servebench::config::DatasetKind::Trace;
-    cfg.workload.dataset_path = Some(trace);
+    cfg.workload.dataset = servebench::config::Dataset::Trace {
+        path: trace,
+        output_len: Some(2),
+        block_size: 512,
+        speedup: 1.0,
+    };
     let (result, mut records) = run(cfg, dir.path()).await;
     server.shutdown().await;
     records.sort_by_key(|r| r.id);

@@ -63,8 +63,7 @@ fn save_result(dir: &Path, name: &str, num_prompts: u64, records: &[RequestRecor
         ..RunConfig::default()
     };
     cfg.load.num_prompts = num_prompts;
-    cfg.workload.input_len = 32;
-    cfg.workload.output_len = 4;
+    cfg.workload = servebench::config::WorkloadSpec::random(32, 4);
     let summary = summarize(
         records,
         &SummaryOptions {

@@ -8,18 +8,18 @@ use std::time::Duration;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
+use crate::config::error::ConfigError;
 use crate::config::search::{parse_axis, SearchSpec};
 use crate::config::shard::{parse_start_at, Shard};
 use crate::config::sweep::{LoadParameter, SweepValue};
 use crate::config::url::redact_url;
 use crate::config::ScrapeSpec;
-use crate::config::{
-    BackendKind, DatasetKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec,
-};
+use crate::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec};
 use crate::measure::client::Secrets;
 use crate::render::plot::ImageFormat;
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 
+pub mod dataset;
 pub mod limits;
 mod parse;
 pub mod shape;
@@ -141,28 +141,8 @@ pub struct RunArgs {
     /// the built-in simulator defaults to `words`.
     #[arg(long)]
     pub tokenizer: Option<String>,
-    /// Dataset: random, book (a text file), sharegpt, jsonl, prefix (shared-prefix groups),
-    /// trace (a JSONL trace replayed on its timestamps: Mooncake's or a generic one).
-    #[arg(long, value_enum, default_value_t = DatasetKind::Random)]
-    pub dataset_name: DatasetKind,
-    /// The dataset file (book, sharegpt, jsonl, trace).
-    #[arg(long)]
-    pub dataset_path: Option<PathBuf>,
-    /// Prompt length, tokens (exact under --tokenizer).
-    #[arg(long, aliases = ["random-input-len", "book-input-len"], default_value_t = 128)]
-    pub input_len: u64,
-    /// Max output tokens per request (default 128; ShareGPT: each answer's length).
-    #[arg(long, alias = "random-output-len")]
-    pub output_len: Option<u64>,
-    /// Lengths uniform in [L(1-r), L(1+r)].
-    #[arg(long, alias = "random-range-ratio", default_value_t = 0.0)]
-    pub range_ratio: f64,
-    /// prefix dataset: tokens in each shared prefix.
-    #[arg(long, default_value_t = 0)]
-    pub prefix_len: u64,
-    /// prefix dataset: number of distinct prefixes.
-    #[arg(long, default_value_t = 1)]
-    pub num_prefixes: u64,
+    #[command(flatten)]
+    pub dataset: dataset::DatasetArgs,
     /// Metrics that get percentile lines: comma-separated ttft,tpot,itl,e2el.
     #[arg(long, default_value = "ttft,tpot,itl", value_delimiter = ',', value_parser = parse_metric)]
     pub percentile_metrics: Vec<Metric>,
@@ -253,8 +233,9 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The run's config, with `base_url` set to `server` (the given one or the simulator's).
-    pub fn config(&self, base_url: String, simulated: bool) -> RunConfig {
+    /// The run's config, with `base_url` set to `server` (the given one or the simulator's);
+    /// an error names a dataset flag that the chosen dataset lacks or has no setting for.
+    pub fn config(&self, base_url: String, simulated: bool) -> Result<RunConfig, ConfigError> {
         let cfg = self.limits.apply(RunConfig {
             backend: self.backend,
             base_url: redact_url(&base_url),
@@ -281,16 +262,8 @@ impl RunArgs {
                 ..LoadSpec::default()
             },
             workload: WorkloadSpec {
-                dataset: self.dataset_name,
-                dataset_path: self.dataset_path.clone(),
-                input_len: self.input_len,
-                output_len: self.output_len.unwrap_or(128),
-                output_len_given: self.output_len.is_some(),
-                range_ratio: self.range_ratio,
-                prefix_len: self.prefix_len,
-                num_prefixes: self.num_prefixes,
+                dataset: self.dataset.dataset(&self.shape)?,
                 tokenizer: self.tokenizer.clone().filter(|t| t != "words"),
-                ..WorkloadSpec::default()
             },
             metric_percentiles: self.metric_percentiles.clone(),
             percentile_metrics: self.percentile_metrics.clone(),
@@ -311,7 +284,7 @@ impl RunArgs {
             tags: self.tags.tags(),
             ..RunConfig::default()
         });
-        self.shape.apply(cfg)
+        Ok(self.shape.apply(cfg))
     }
 
     /// The swept parameter and its values, when one option was given several values; an error

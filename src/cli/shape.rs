@@ -65,12 +65,12 @@ pub struct ShapeArgs {
     /// 1000000.
     #[arg(long, value_name = "TOKENS")]
     pub max_history_tokens: Option<u64>,
-    /// `--dataset-name trace`: tokens per `hash_ids` block (Mooncake's is 512).
-    #[arg(long, value_name = "TOKENS", default_value_t = 512)]
-    pub trace_block_size: u64,
-    /// `--dataset-name trace`: replay K times faster than the trace's timestamps.
-    #[arg(long, value_name = "K", default_value_t = 1.0)]
-    pub trace_speedup: f64,
+    /// `--dataset-name trace`: tokens per `hash_ids` block (Mooncake's is 512). Default 512.
+    #[arg(long, value_name = "TOKENS")]
+    pub trace_block_size: Option<u64>,
+    /// `--dataset-name trace`: replay K times faster than the trace's timestamps. Default 1.
+    #[arg(long, value_name = "K")]
+    pub trace_speedup: Option<f64>,
 }
 
 impl ShapeArgs {
@@ -92,9 +92,6 @@ impl ShapeArgs {
             max_history_bytes: self.max_history_bytes,
             max_history_tokens: self.max_history_tokens,
         };
-        cfg.workload.multi_turn = self.multi_turn;
-        cfg.workload.trace_block_size = self.trace_block_size;
-        cfg.workload.trace_speedup = self.trace_speedup;
         cfg
     }
 }

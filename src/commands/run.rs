@@ -33,7 +33,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                     format!("sweep of {} over {} values", param.as_str(), values.len()),
                 None => match cfg.load.shape.window_s() {
                     Some(s) => format!("requests for {s} s"),
-                    None if cfg.workload.dataset == crate::config::DatasetKind::Trace =>
+                    None if cfg.workload.dataset.own_schedule().is_some() =>
                         "a trace replay".to_string(),
                     None => format!("{} requests", cfg.load.num_prompts),
                 },
@@ -204,7 +204,7 @@ pub(super) async fn server_and_config(
         }
     };
     let scrape = args.scrape_spec(&base_url);
-    let cfg = args.config(base_url, server.is_some());
+    let cfg = args.config(base_url, server.is_some())?;
     cfg.validate()?;
     Ok((server, cfg, scrape))
 }

@@ -18,9 +18,3 @@ pub(super) fn max_error_body_bytes() -> u64 {
 pub(super) fn max_generated_text_bytes() -> u64 {
     1 << 20
 }
-pub(super) fn trace_block_size() -> u64 {
-    512
-}
-pub(super) fn trace_speedup() -> f64 {
-    1.0
-}

@@ -15,7 +15,7 @@ use self::error::ConfigError;
 pub use self::limits::{limit, MAX_PROMPTS, MAX_TOKENS, MAX_WAIT_S};
 use self::shape::LoadShape;
 use self::shard::Shard;
-pub use self::workload::{DatasetKind, WorkloadSpec};
+pub use self::workload::{Dataset, WorkloadSpec, DEFAULT_INPUT_LEN};
 
 mod defaults;
 pub mod error;
@@ -27,7 +27,7 @@ pub mod shard;
 pub mod sweep;
 pub mod tags;
 pub mod url;
-mod workload;
+pub mod workload;
 
 /// The server API spoken by the client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -390,17 +390,14 @@ impl RunConfig {
                 format!("{} conversations of {turns} turns are {requests} requests, more than {MAX_PROMPTS}", load.num_prompts),
             ));
         }
-        use DatasetKind::{Book, Prefix, Random};
-        if !matches!(w.dataset, Random | Book | Prefix) {
+        let Some(longest) = w.dataset.longest_built_prompt() else {
             return Ok(());
-        }
-        let longest = (w.input_len as f64 * (1.0 + w.range_ratio)).ceil() as u64;
-        let prefix = if w.dataset == Prefix { w.prefix_len } else { 0 };
+        };
         let pool = match load.shape.window_s() {
             Some(_) => requests.max(limits::POOL_MAX),
             None => requests,
         };
-        let tokens = (pool.saturating_add(load.num_warmups)).saturating_mul(longest + prefix);
+        let tokens = (pool.saturating_add(load.num_warmups)).saturating_mul(longest);
         if tokens > limits::MAX_BUILT_TOKENS {
             return Err((
                 "--num-prompts",
@@ -477,62 +474,37 @@ impl RunConfig {
         if self.load.num_warmups > MAX_PROMPTS {
             return bad("--num-warmups", format!("must be at most {MAX_PROMPTS}"));
         }
-        for (flag, len) in [
-            ("--output-len", self.workload.output_len),
-            ("--input-len", self.workload.input_len),
-        ] {
-            if len == 0 {
-                return bad(flag, "must be at least 1".into());
-            }
-            if len > MAX_TOKENS {
-                return bad(flag, format!("must be at most {MAX_TOKENS} tokens"));
-            }
-        }
-        if self.workload.prefix_len > MAX_TOKENS - self.workload.input_len {
-            return bad(
-                "--prefix-len",
-                format!("with --input-len must be at most {MAX_TOKENS} tokens"),
-            );
-        }
-        if !(0.0..1.0).contains(&self.workload.range_ratio) {
-            return bad("--range-ratio", "must be in [0, 1)".into());
-        }
-        self.check_built().or_else(|(flag, why)| bad(flag, why))?;
-        let needs_file = matches!(
-            self.workload.dataset,
-            DatasetKind::Book | DatasetKind::Sharegpt | DatasetKind::Jsonl | DatasetKind::Trace
-        );
-        if needs_file && self.workload.dataset_path.is_none() {
-            return bad(
-                "--dataset-path",
-                format!("the {} dataset needs a file", self.workload.dataset),
-            );
-        }
         let w = &self.workload;
-        if w.dataset == DatasetKind::Trace {
+        w.dataset.check()?;
+        self.check_built().or_else(|(flag, why)| bad(flag, why))?;
+        if let Dataset::Trace {
+            block_size,
+            speedup,
+            ..
+        } = w.dataset
+        {
             let shaped = finite || self.load.shape.sets_schedule();
-            shape::validate_trace(shaped, (w.trace_block_size, w.trace_speedup))
+            shape::validate_trace(shaped, (block_size, speedup))
                 .or_else(|(flag, why)| bad(flag, why))?;
         }
-        if w.multi_turn {
-            let why = if w.dataset != DatasetKind::Sharegpt {
-                "only with --dataset-name sharegpt (jsonl gives conversations as \"turns\" lines)"
-            } else if self.load.shape.turns() > 1 {
-                "the conversations give their own turns: not with --turns"
-            } else if self.load.shape.window_s().is_some() {
-                "conversations run to their last turn: not with --duration or --stages"
-            } else {
-                ""
-            };
-            if !why.is_empty() {
-                return bad("--multi-turn", why.into());
+        if w.dataset.multi_turn() {
+            if self.load.shape.turns() > 1 {
+                return bad(
+                    "--multi-turn",
+                    "the conversations give their own turns: not with --turns".into(),
+                );
+            }
+            if self.load.shape.window_s().is_some() {
+                return bad(
+                    "--multi-turn",
+                    "conversations run to their last turn: not with --duration or --stages".into(),
+                );
             }
         }
-        let words_ok = matches!(w.dataset, DatasetKind::Random | DatasetKind::Trace);
-        if !words_ok && self.workload.tokenizer.is_none() {
+        if !w.dataset.builds_with_words() && w.tokenizer.is_none() {
             return bad(
                 "--tokenizer",
-                format!("the {} dataset needs the served model's tokenizer (a tokenizer.json, a directory holding one, a GGUF file, or a tiktoken encoding name)", self.workload.dataset),
+                format!("the {} dataset needs the served model's tokenizer (a tokenizer.json, a directory holding one, a GGUF file, or a tiktoken encoding name)", w.dataset),
             );
         }
         if let Some(p) = self

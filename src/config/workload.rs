@@ -1,103 +1,595 @@
-//! What is sent: the dataset and the lengths of its prompts ([`WorkloadSpec`]).
+//! What is sent: the dataset with the settings that belong to it ([`Dataset`]), and the
+//! tokenizer that builds and counts prompts ([`WorkloadSpec`]).
+//!
+//! Each dataset is one variant carrying its own settings, and every question about a dataset
+//! (the file it reads, the prompts it builds itself, whether words count it exactly, whether
+//! it brings its own schedule or conversations) is a method with an exhaustive match: a new
+//! dataset is a compile error at each place that must answer for it.
+//!
+//! Saved documents keep the flat keys they always had (`dataset`, `dataset_path`,
+//! `input_len`, ..., `tokenizer`): [`WorkloadSpec`] is written and read through the flat mirror
+//! [`Saved`], which fills the settings a dataset does not have with their defaults, and reads
+//! every result file written since the first one (a missing key takes its default).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::path::{Path, PathBuf};
 
-use super::defaults;
+use super::error::ConfigError;
+use super::limits::MAX_TOKENS;
 
-/// Where prompts come from (`--dataset-name`; `workload::dataset` builds each).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum DatasetKind {
-    /// Random text of exact lengths.
-    Random,
-    /// Passages of a text file (`--dataset-path`).
-    Book,
-    /// ShareGPT conversations (a JSON file).
-    Sharegpt,
-    /// One prompt per line of a JSON Lines file.
-    Jsonl,
-    /// Groups of prompts sharing a prefix.
-    Prefix,
-    /// A JSONL trace replayed on its own schedule (Mooncake's format, or a generic one).
-    Trace,
+/// `--input-len` when not given.
+pub const DEFAULT_INPUT_LEN: u64 = 128;
+/// `--output-len` when not given (ShareGPT then asks for each answer's own length).
+pub const DEFAULT_OUTPUT_LEN: u64 = 128;
+/// `--trace-block-size` when not given: Mooncake's blocks.
+pub const DEFAULT_TRACE_BLOCK_SIZE: u64 = 512;
+/// `--trace-speedup` when not given: the trace's own times.
+pub const DEFAULT_TRACE_SPEEDUP: f64 = 1.0;
+
+/// Where prompts come from (`--dataset-name`), with the settings of that dataset
+/// (`workload::dataset` builds each). `output_len` is `--output-len` as given: `None` is
+/// [`DEFAULT_OUTPUT_LEN`] (ShareGPT: each answer's length); a file's own lengths win over it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Dataset {
+    /// Random text of exact lengths, uniform in [L(1−r), L(1+r)] (vLLM's range ratio, r in
+    /// [0, 1)), input and output alike.
+    Random {
+        input_len: u64,
+        output_len: Option<u64>,
+        range_ratio: f64,
+    },
+    /// Passages of a text file, each at a seeded offset; lengths as `Random`.
+    Book {
+        path: PathBuf,
+        input_len: u64,
+        output_len: Option<u64>,
+        range_ratio: f64,
+    },
+    /// ShareGPT conversations (a JSON file); `output_len` overrides each answer's length;
+    /// `multi_turn`: every human turn of a conversation, sent as one conversation whose turns
+    /// carry the history (`--multi-turn`), otherwise only its first turn.
+    ShareGpt {
+        path: PathBuf,
+        output_len: Option<u64>,
+        multi_turn: bool,
+    },
+    /// One prompt, chat or conversation per line of a JSON Lines file; `output_len` where a
+    /// line gives none.
+    Jsonl {
+        path: PathBuf,
+        output_len: Option<u64>,
+    },
+    /// `num_prefixes` shared prefixes of `prefix_len` tokens, each prompt one of them followed
+    /// by its own random suffix of `input_len` tokens.
+    Prefix {
+        prefix_len: u64,
+        num_prefixes: u64,
+        input_len: u64,
+        output_len: Option<u64>,
+    },
+    /// A JSONL trace replayed on its own schedule (Mooncake's format, or a generic one):
+    /// `block_size` tokens per `hash_ids` block, `speedup` times faster than its timestamps;
+    /// `output_len` where a line gives none.
+    Trace {
+        path: PathBuf,
+        output_len: Option<u64>,
+        block_size: u64,
+        speedup: f64,
+    },
 }
 
-impl DatasetKind {
-    pub fn as_str(self) -> &'static str {
+impl Dataset {
+    /// The name `--dataset-name` takes and documents save.
+    pub fn name(&self) -> &'static str {
+        self.saved_name().as_str()
+    }
+
+    fn saved_name(&self) -> Name {
         match self {
-            DatasetKind::Random => "random",
-            DatasetKind::Book => "book",
-            DatasetKind::Sharegpt => "sharegpt",
-            DatasetKind::Jsonl => "jsonl",
-            DatasetKind::Prefix => "prefix",
-            DatasetKind::Trace => "trace",
+            Dataset::Random { .. } => Name::Random,
+            Dataset::Book { .. } => Name::Book,
+            Dataset::ShareGpt { .. } => Name::Sharegpt,
+            Dataset::Jsonl { .. } => Name::Jsonl,
+            Dataset::Prefix { .. } => Name::Prefix,
+            Dataset::Trace { .. } => Name::Trace,
         }
+    }
+
+    /// The file it reads (`--dataset-path`); `None`: it makes its text itself.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Dataset::Book { path, .. }
+            | Dataset::ShareGpt { path, .. }
+            | Dataset::Jsonl { path, .. }
+            | Dataset::Trace { path, .. } => Some(path),
+            Dataset::Random { .. } | Dataset::Prefix { .. } => None,
+        }
+    }
+
+    /// `--input-len`, for the datasets that build prompts of a length asked for (`prefix`: the
+    /// suffix after the shared prefix); `None`: the prompts' lengths come from the file.
+    pub fn input_len(&self) -> Option<u64> {
+        match self {
+            Dataset::Random { input_len, .. }
+            | Dataset::Book { input_len, .. }
+            | Dataset::Prefix { input_len, .. } => Some(*input_len),
+            Dataset::ShareGpt { .. } | Dataset::Jsonl { .. } | Dataset::Trace { .. } => None,
+        }
+    }
+
+    /// `--output-len` as given (`None`: not given).
+    pub fn output_len_given(&self) -> Option<u64> {
+        match self {
+            Dataset::Random { output_len, .. }
+            | Dataset::Book { output_len, .. }
+            | Dataset::ShareGpt { output_len, .. }
+            | Dataset::Jsonl { output_len, .. }
+            | Dataset::Prefix { output_len, .. }
+            | Dataset::Trace { output_len, .. } => *output_len,
+        }
+    }
+
+    /// The output tokens asked of a request whose data gives none: `--output-len`, or
+    /// [`DEFAULT_OUTPUT_LEN`].
+    pub fn output_len(&self) -> u64 {
+        self.output_len_given().unwrap_or(DEFAULT_OUTPUT_LEN)
+    }
+
+    /// The range ratio of the drawn lengths (`random`, `book`); 0 for the others.
+    pub fn range_ratio(&self) -> f64 {
+        match self {
+            Dataset::Random { range_ratio, .. } | Dataset::Book { range_ratio, .. } => *range_ratio,
+            Dataset::ShareGpt { .. }
+            | Dataset::Jsonl { .. }
+            | Dataset::Prefix { .. }
+            | Dataset::Trace { .. } => 0.0,
+        }
+    }
+
+    /// The tokens of the longest prompt it builds itself before a run starts (the synthetic
+    /// datasets, whose size the flags set); `None`: its prompts are as large as its file (a
+    /// trace's are bounded as it is read).
+    pub fn longest_built_prompt(&self) -> Option<u64> {
+        let drawn = |input_len: u64, r: f64| (input_len as f64 * (1.0 + r)).ceil() as u64;
+        match self {
+            Dataset::Random {
+                input_len,
+                range_ratio,
+                ..
+            }
+            | Dataset::Book {
+                input_len,
+                range_ratio,
+                ..
+            } => Some(drawn(*input_len, *range_ratio)),
+            Dataset::Prefix {
+                prefix_len,
+                input_len,
+                ..
+            } => Some(input_len.saturating_add(*prefix_len)),
+            Dataset::ShareGpt { .. } | Dataset::Jsonl { .. } | Dataset::Trace { .. } => None,
+        }
+    }
+
+    /// Whether it can be built without the served model's tokenizer, counted in
+    /// whitespace-separated words (the built-in simulator's own counting): its text is made of
+    /// words it draws itself. A file's prompts, a book's passages and a prefix's exact lengths
+    /// need the tokenizer.
+    pub fn builds_with_words(&self) -> bool {
+        match self {
+            Dataset::Random { .. } | Dataset::Trace { .. } => true,
+            Dataset::Book { .. }
+            | Dataset::ShareGpt { .. }
+            | Dataset::Jsonl { .. }
+            | Dataset::Prefix { .. } => false,
+        }
+    }
+
+    /// Its own schedule: how many times faster than its timestamps it is replayed (a trace);
+    /// `None`: the load's schedule sends it.
+    pub fn own_schedule(&self) -> Option<f64> {
+        match self {
+            Dataset::Trace { speedup, .. } => Some(*speedup),
+            Dataset::Random { .. }
+            | Dataset::Book { .. }
+            | Dataset::ShareGpt { .. }
+            | Dataset::Jsonl { .. }
+            | Dataset::Prefix { .. } => None,
+        }
+    }
+
+    /// Whether its file gives whole conversations (`--multi-turn` ShareGPT, jsonl "turns"
+    /// lines) whose later turns an API that takes a prompt gets through the chat template of
+    /// `--tokenizer`. A trace's sessions go out in the plain history format.
+    pub fn templates_conversations(&self) -> bool {
+        match self {
+            Dataset::ShareGpt { multi_turn, .. } => *multi_turn,
+            Dataset::Jsonl { .. } => true,
+            Dataset::Random { .. }
+            | Dataset::Book { .. }
+            | Dataset::Prefix { .. }
+            | Dataset::Trace { .. } => false,
+        }
+    }
+
+    /// Whether it sends ShareGPT's whole conversations (`--multi-turn`).
+    pub fn multi_turn(&self) -> bool {
+        match self {
+            Dataset::ShareGpt { multi_turn, .. } => *multi_turn,
+            Dataset::Random { .. }
+            | Dataset::Book { .. }
+            | Dataset::Jsonl { .. }
+            | Dataset::Prefix { .. }
+            | Dataset::Trace { .. } => false,
+        }
+    }
+
+    /// Checks its own settings (the rules between it and the load are
+    /// `RunConfig::validate`'s); the error names the flag.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let bad = |option: &str, why: String| {
+            Err(ConfigError::Invalid {
+                option: option.to_string(),
+                why,
+            })
+        };
+        let lengths = [
+            ("--output-len", self.output_len_given()),
+            ("--input-len", self.input_len()),
+        ];
+        for (flag, len) in lengths {
+            match len {
+                Some(0) => return bad(flag, "must be at least 1".into()),
+                Some(len) if len > MAX_TOKENS => {
+                    return bad(flag, format!("must be at most {MAX_TOKENS} tokens"))
+                }
+                _ => {}
+            }
+        }
+        match self {
+            Dataset::Random { range_ratio, .. } | Dataset::Book { range_ratio, .. } => {
+                if !(0.0..1.0).contains(range_ratio) {
+                    return bad("--range-ratio", "must be in [0, 1)".into());
+                }
+            }
+            Dataset::Prefix {
+                prefix_len,
+                input_len,
+                ..
+            } => {
+                if *prefix_len > MAX_TOKENS - input_len {
+                    return bad(
+                        "--prefix-len",
+                        format!("with --input-len must be at most {MAX_TOKENS} tokens"),
+                    );
+                }
+            }
+            Dataset::ShareGpt { .. } | Dataset::Jsonl { .. } | Dataset::Trace { .. } => {}
+        }
+        Ok(())
     }
 }
 
-impl fmt::Display for DatasetKind {
+impl fmt::Display for Dataset {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.write_str(self.name())
     }
 }
 
 /// What is sent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "Saved", try_from = "Saved")]
 pub struct WorkloadSpec {
-    pub dataset: DatasetKind,
-    /// The dataset file (`book`, `sharegpt`, `jsonl`).
-    #[serde(default)]
-    pub dataset_path: Option<std::path::PathBuf>,
-    /// Prompt length, tokens (for `prefix`: the suffix after the shared prefix).
-    pub input_len: u64,
-    /// Max output tokens per request.
-    pub output_len: u64,
-    /// True when `output_len` was given explicitly (ShareGPT otherwise uses each answer's length).
-    #[serde(default)]
-    pub output_len_given: bool,
-    /// Lengths uniform in [L(1−r), L(1+r)] (vLLM's range ratio).
-    #[serde(default)]
-    pub range_ratio: f64,
-    /// `sharegpt`: every human turn of a conversation, sent as one conversation whose turns
-    /// carry the history (`--multi-turn`); otherwise only its first turn.
-    #[serde(default)]
-    pub multi_turn: bool,
-    /// `prefix`: tokens in each shared prefix, and how many prefixes.
-    #[serde(default)]
-    pub prefix_len: u64,
-    #[serde(default = "one")]
-    pub num_prefixes: u64,
-    /// `trace`: tokens per `hash_ids` block, and how many times faster than its timestamps.
-    #[serde(default = "defaults::trace_block_size")]
-    pub trace_block_size: u64,
-    #[serde(default = "defaults::trace_speedup")]
-    pub trace_speedup: f64,
+    pub dataset: Dataset,
     /// The tokenizer that builds prompts and counts text (`tokenizer::Tokenizer::load` spec);
     /// `None`: whitespace-separated words, the built-in simulator's own counting.
-    #[serde(default)]
     pub tokenizer: Option<String>,
+}
+
+impl WorkloadSpec {
+    /// Random prompts of `input_len` words or tokens, asking for `output_len` tokens each
+    /// (counted in words: no tokenizer).
+    pub fn random(input_len: u64, output_len: u64) -> WorkloadSpec {
+        WorkloadSpec {
+            dataset: Dataset::Random {
+                input_len,
+                output_len: Some(output_len),
+                range_ratio: 0.0,
+            },
+            tokenizer: None,
+        }
+    }
+}
+
+impl Default for WorkloadSpec {
+    /// `random`, every flag at its default, counted in words.
+    fn default() -> Self {
+        WorkloadSpec {
+            dataset: Dataset::Random {
+                input_len: DEFAULT_INPUT_LEN,
+                output_len: None,
+                range_ratio: 0.0,
+            },
+            tokenizer: None,
+        }
+    }
+}
+
+/// A dataset's name as saved.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Name {
+    Random,
+    Book,
+    Sharegpt,
+    Jsonl,
+    Prefix,
+    Trace,
+}
+
+impl Name {
+    fn as_str(self) -> &'static str {
+        match self {
+            Name::Random => "random",
+            Name::Book => "book",
+            Name::Sharegpt => "sharegpt",
+            Name::Jsonl => "jsonl",
+            Name::Prefix => "prefix",
+            Name::Trace => "trace",
+        }
+    }
+}
+
+/// The saved form of a [`WorkloadSpec`]: one flat object with a key for every dataset's
+/// settings (a dataset that lacks one saves its default), in the order documents have always
+/// had them.
+#[derive(Serialize, Deserialize)]
+pub struct Saved {
+    dataset: Name,
+    /// The dataset file (`book`, `sharegpt`, `jsonl`, `trace`).
+    #[serde(default)]
+    dataset_path: Option<PathBuf>,
+    input_len: u64,
+    output_len: u64,
+    /// True when `output_len` was given explicitly.
+    #[serde(default)]
+    output_len_given: bool,
+    #[serde(default)]
+    range_ratio: f64,
+    #[serde(default)]
+    multi_turn: bool,
+    #[serde(default)]
+    prefix_len: u64,
+    #[serde(default = "one")]
+    num_prefixes: u64,
+    #[serde(default = "trace_block_size")]
+    trace_block_size: u64,
+    #[serde(default = "trace_speedup")]
+    trace_speedup: f64,
+    #[serde(default)]
+    tokenizer: Option<String>,
 }
 
 fn one() -> u64 {
     1
 }
+fn trace_block_size() -> u64 {
+    DEFAULT_TRACE_BLOCK_SIZE
+}
+fn trace_speedup() -> f64 {
+    DEFAULT_TRACE_SPEEDUP
+}
 
-impl Default for WorkloadSpec {
-    fn default() -> Self {
-        WorkloadSpec {
-            dataset: DatasetKind::Random,
-            dataset_path: None,
-            input_len: 128,
-            output_len: 128,
-            output_len_given: false,
-            range_ratio: 0.0,
-            multi_turn: false,
-            prefix_len: 0,
-            num_prefixes: 1,
-            trace_block_size: defaults::trace_block_size(),
-            trace_speedup: defaults::trace_speedup(),
-            tokenizer: None,
+impl From<WorkloadSpec> for Saved {
+    fn from(w: WorkloadSpec) -> Saved {
+        let d = &w.dataset;
+        let (prefix_len, num_prefixes) = match *d {
+            Dataset::Prefix {
+                prefix_len,
+                num_prefixes,
+                ..
+            } => (prefix_len, num_prefixes),
+            _ => (0, 1),
+        };
+        let (trace_block_size, trace_speedup) = match *d {
+            Dataset::Trace {
+                block_size,
+                speedup,
+                ..
+            } => (block_size, speedup),
+            _ => (DEFAULT_TRACE_BLOCK_SIZE, DEFAULT_TRACE_SPEEDUP),
+        };
+        Saved {
+            dataset: d.saved_name(),
+            dataset_path: d.path().map(Path::to_path_buf),
+            input_len: d.input_len().unwrap_or(DEFAULT_INPUT_LEN),
+            output_len: d.output_len(),
+            output_len_given: d.output_len_given().is_some(),
+            range_ratio: d.range_ratio(),
+            multi_turn: d.multi_turn(),
+            prefix_len,
+            num_prefixes,
+            trace_block_size,
+            trace_speedup,
+            tokenizer: w.tokenizer,
         }
+    }
+}
+
+impl TryFrom<Saved> for WorkloadSpec {
+    type Error = ConfigError;
+    /// The dataset's own settings; the others' keys are not read.
+    fn try_from(s: Saved) -> Result<WorkloadSpec, ConfigError> {
+        let name = s.dataset;
+        let path = || {
+            s.dataset_path.clone().ok_or_else(|| ConfigError::Invalid {
+                option: "dataset_path".into(),
+                why: format!("the {} dataset needs a file", name.as_str()),
+            })
+        };
+        // Documents older than `output_len_given` saved only the length they asked for.
+        let output_len =
+            (s.output_len_given || s.output_len != DEFAULT_OUTPUT_LEN).then_some(s.output_len);
+        let (input_len, range_ratio) = (s.input_len, s.range_ratio);
+        let dataset = match name {
+            Name::Random => Dataset::Random {
+                input_len,
+                output_len,
+                range_ratio,
+            },
+            Name::Book => Dataset::Book {
+                path: path()?,
+                input_len,
+                output_len,
+                range_ratio,
+            },
+            Name::Sharegpt => Dataset::ShareGpt {
+                path: path()?,
+                output_len: s.output_len_given.then_some(s.output_len),
+                multi_turn: s.multi_turn,
+            },
+            Name::Jsonl => Dataset::Jsonl {
+                path: path()?,
+                output_len,
+            },
+            Name::Prefix => Dataset::Prefix {
+                prefix_len: s.prefix_len,
+                num_prefixes: s.num_prefixes,
+                input_len,
+                output_len,
+            },
+            Name::Trace => Dataset::Trace {
+                path: path()?,
+                output_len,
+                block_size: s.trace_block_size,
+                speedup: s.trace_speedup,
+            },
+        };
+        Ok(WorkloadSpec {
+            dataset,
+            tokenizer: s.tokenizer,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RunConfig;
+
+    /// `config.workload` of result files written before issue 24 (by the servebench of issue
+    /// 23, one run of each dataset: the flags' values and every default).
+    const SAVED: [&str; 7] = [
+        r#"{"dataset":"random","dataset_path":null,"input_len":128,"output_len":128,"output_len_given":false,"range_ratio":0.0,"multi_turn":false,"prefix_len":0,"num_prefixes":1,"trace_block_size":512,"trace_speedup":1.0,"tokenizer":null}"#,
+        r#"{"dataset":"random","dataset_path":null,"input_len":12,"output_len":4,"output_len_given":true,"range_ratio":0.5,"multi_turn":false,"prefix_len":0,"num_prefixes":1,"trace_block_size":512,"trace_speedup":1.0,"tokenizer":null}"#,
+        r#"{"dataset":"book","dataset_path":"/tmp/old24/book.txt","input_len":20,"output_len":4,"output_len_given":true,"range_ratio":0.0,"multi_turn":false,"prefix_len":0,"num_prefixes":1,"trace_block_size":512,"trace_speedup":1.0,"tokenizer":"cl100k_base"}"#,
+        r#"{"dataset":"sharegpt","dataset_path":"/tmp/old24/share.json","input_len":128,"output_len":128,"output_len_given":false,"range_ratio":0.0,"multi_turn":true,"prefix_len":0,"num_prefixes":1,"trace_block_size":512,"trace_speedup":1.0,"tokenizer":"cl100k_base"}"#,
+        r#"{"dataset":"jsonl","dataset_path":"/tmp/old24/p.jsonl","input_len":128,"output_len":3,"output_len_given":true,"range_ratio":0.0,"multi_turn":false,"prefix_len":0,"num_prefixes":1,"trace_block_size":512,"trace_speedup":1.0,"tokenizer":"cl100k_base"}"#,
+        r#"{"dataset":"prefix","dataset_path":null,"input_len":6,"output_len":3,"output_len_given":true,"range_ratio":0.0,"multi_turn":false,"prefix_len":8,"num_prefixes":2,"trace_block_size":512,"trace_speedup":1.0,"tokenizer":"cl100k_base"}"#,
+        r#"{"dataset":"trace","dataset_path":"/tmp/old24/t.jsonl","input_len":128,"output_len":128,"output_len_given":false,"range_ratio":0.0,"multi_turn":false,"prefix_len":0,"num_prefixes":1,"trace_block_size":32,"trace_speedup":2.0,"tokenizer":null}"#,
+    ];
+
+    #[test]
+    fn issue_24_saved_workloads_round_trip_byte_for_byte() {
+        for saved in SAVED {
+            let w: WorkloadSpec = serde_json::from_str(saved).unwrap();
+            assert_eq!(serde_json::to_string(&w).unwrap(), saved);
+        }
+        let w: WorkloadSpec = serde_json::from_str(SAVED[6]).unwrap();
+        let trace = Dataset::Trace {
+            path: "/tmp/old24/t.jsonl".into(),
+            output_len: None,
+            block_size: 32,
+            speedup: 2.0,
+        };
+        assert_eq!(w.dataset, trace);
+    }
+
+    /// A whole saved `config` (pretty, as result documents hold it) reads and writes back the
+    /// same.
+    #[test]
+    fn issue_24_a_saved_config_round_trips_byte_for_byte() {
+        let saved = include_str!("../../tests/fixtures/config_issue23_sharegpt.json").trim_end();
+        let c: RunConfig = serde_json::from_str(saved).unwrap();
+        assert_eq!(serde_json::to_string_pretty(&c).unwrap(), saved);
+        assert!(c.workload.dataset.multi_turn());
+        assert_eq!(c.workload.dataset.output_len_given(), None);
+    }
+
+    /// Documents older than `output_len_given` (and than every dataset but random) keep the
+    /// output length they asked for.
+    #[test]
+    fn issue_24_the_oldest_documents_keep_their_output_len() {
+        let w: WorkloadSpec =
+            serde_json::from_str(r#"{"dataset":"random","input_len":32,"output_len":64}"#).unwrap();
+        assert_eq!(w, WorkloadSpec::random(32, 64));
+        let w: WorkloadSpec =
+            serde_json::from_str(r#"{"dataset":"random","input_len":32,"output_len":128}"#)
+                .unwrap();
+        assert_eq!(w.dataset.output_len_given(), None);
+        assert_eq!(w.dataset.output_len(), 128);
+    }
+
+    #[test]
+    fn issue_24_a_saved_file_dataset_without_its_file_is_named() {
+        let e = serde_json::from_str::<WorkloadSpec>(
+            r#"{"dataset":"book","input_len":32,"output_len":64}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("dataset_path") && e.contains("book"), "{e}");
+    }
+
+    /// Each dataset answers for itself: the questions callers ask, over every variant.
+    #[test]
+    fn issue_24_every_dataset_answers_its_questions() {
+        let all: Vec<Dataset> = SAVED[1..]
+            .iter()
+            .map(|s| serde_json::from_str::<WorkloadSpec>(s).unwrap().dataset)
+            .collect();
+        let names: Vec<&str> = all.iter().map(Dataset::name).collect();
+        assert_eq!(
+            names,
+            ["random", "book", "sharegpt", "jsonl", "prefix", "trace"]
+        );
+        let files: Vec<bool> = all.iter().map(|d| d.path().is_some()).collect();
+        assert_eq!(files, [false, true, true, true, false, true]);
+        let words: Vec<bool> = all.iter().map(Dataset::builds_with_words).collect();
+        assert_eq!(words, [true, false, false, false, false, true]);
+        let built: Vec<Option<u64>> = all.iter().map(Dataset::longest_built_prompt).collect();
+        assert_eq!(built, [Some(18), Some(20), None, None, Some(14), None]);
+        let own: Vec<Option<f64>> = all.iter().map(Dataset::own_schedule).collect();
+        assert_eq!(own, [None, None, None, None, None, Some(2.0)]);
+        let talks: Vec<bool> = all.iter().map(Dataset::templates_conversations).collect();
+        assert_eq!(talks, [false, false, true, true, false, false]);
+        for d in &all {
+            d.check().unwrap();
+        }
+    }
+
+    #[test]
+    fn issue_24_a_dataset_checks_only_its_own_settings() {
+        let bad = |d: Dataset| d.check().unwrap_err().to_string();
+        let random = |input_len, range_ratio| Dataset::Random {
+            input_len,
+            output_len: None,
+            range_ratio,
+        };
+        assert!(bad(random(0, 0.0)).contains("--input-len"));
+        assert!(bad(random(8, 1.0)).contains("--range-ratio"));
+        let prefix = Dataset::Prefix {
+            prefix_len: MAX_TOKENS,
+            num_prefixes: 1,
+            input_len: 2,
+            output_len: Some(4),
+        };
+        assert!(bad(prefix).contains("--prefix-len"));
+        let jsonl = |output_len| Dataset::Jsonl {
+            path: "p.jsonl".into(),
+            output_len,
+        };
+        assert!(bad(jsonl(Some(0))).contains("--output-len"));
+        assert!(jsonl(None).check().is_ok());
     }
 }

@@ -137,7 +137,7 @@ pub async fn execute_with(
     if let Some(k) = scale {
         cfg.time_scale = k;
     }
-    if cfg.workload.dataset == crate::config::DatasetKind::Trace {
+    if cfg.workload.dataset.own_schedule().is_some() {
         // A trace's lines (up to --num-prompts) are the run's requests.
         cfg.load.num_prompts = prepared.requests.len() as u64;
     }
@@ -610,7 +610,7 @@ async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Resu
         prompt: "Hello".into(),
         messages: None,
         input_len: None,
-        output_len: cfg.workload.output_len.min(4),
+        output_len: cfg.workload.dataset.output_len().min(4),
         warmup: true,
         ..Default::default()
     };

@@ -12,6 +12,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::config::sweep::LoadParameter;
+use crate::config::DEFAULT_INPUT_LEN;
 use crate::results::document::BenchResult;
 use crate::results::sweep::SweepDoc;
 use crate::views::error::ViewError;
@@ -214,8 +215,9 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
             model: Some(c.model.clone()),
             backend: Some(c.backend.as_str().to_string()),
             dataset: Some(c.workload.dataset.to_string()),
-            input_len: Some(c.workload.input_len),
-            output_len: Some(c.workload.output_len),
+            // As the document saves it (a dataset whose file sets the lengths saves the default).
+            input_len: Some(c.workload.dataset.input_len().unwrap_or(DEFAULT_INPUT_LEN)),
+            output_len: Some(c.workload.dataset.output_len()),
             mean_input_tokens: (r.summary.completed > 0)
                 .then(|| r.summary.total_input_tokens as f64 / r.summary.completed as f64),
         },

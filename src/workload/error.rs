@@ -1,13 +1,48 @@
 //! Why a workload could not be built: the tokenizer, the dataset, or the server's
 //! `/tokenize` endpoint.
 
+use std::path::PathBuf;
+
+use crate::workload::dataset::DatasetError;
+
 /// A workload could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
     #[error(transparent)]
     Tokenizer(#[from] crate::tokenizer::TokenizerError),
     #[error(transparent)]
-    Dataset(#[from] crate::workload::dataset::DatasetError),
+    Dataset(#[from] DatasetError),
     #[error("--tokenizer server: {0}")]
-    ServerTokenizer(String),
+    ServerTokenizer(#[from] ServerTokenizerError),
+}
+
+/// Why the server's tokenizer could not build the prompts.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerTokenizerError {
+    /// The request itself failed (the client's one-line description).
+    #[error("{0}")]
+    Request(String),
+    #[error("the /tokenize answer has no `tokens`")]
+    NoTokensField,
+    #[error("the /tokenize answer has no tokens for a text of {0} bytes")]
+    NoTokens(usize),
+    #[error("the /tokenize answer has a token that is not an id")]
+    NotAnId,
+    #[error("the /detokenize answer has no `content` or `prompt`")]
+    NoText,
+    #[error("cannot build a prompt of {target} tokens from {source_tokens} source tokens")]
+    NoSource { target: usize, source_tokens: usize },
+    #[error("could not make a prompt of exactly {0} tokens with the server's tokenizer")]
+    NotExact(usize),
+    #[error("--tokenizer server builds random and book prompts, not {0}")]
+    Unsupported(&'static str),
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the book has {tokens} tokens, fewer than the {target} asked for")]
+    BookTooShort { tokens: usize, target: usize },
+    #[error(transparent)]
+    Lengths(#[from] DatasetError),
 }

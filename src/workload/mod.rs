@@ -9,20 +9,19 @@
 //! search. Only `--tokenizer server` does HTTP (`server.rs`, through `measure::client`);
 //! nothing here reads a clock.
 //!
-//! To add a dataset: a module under `dataset/` and a [`crate::config::DatasetKind`] variant.
+//! A new dataset is a [`crate::config::Dataset`] variant and a module under `dataset/`
+//! (docs/architecture.md has the recipe: the compiler names the rest).
 
 pub mod dataset;
 pub mod error;
 pub mod server;
 
-use std::path::PathBuf;
-
 use rand::{RngExt, SeedableRng};
 
-use crate::config::{DatasetKind, WorkloadSpec};
+use crate::config::{Dataset, WorkloadSpec};
 use crate::measure::client::{Client, RequestSpec};
 use crate::tokenizer::{Tokenizer, TokenizerError};
-use crate::workload::dataset::{DatasetError, DatasetSpec};
+use crate::workload::dataset::DatasetError;
 use crate::workload::error::WorkloadError;
 
 /// How prompts are built and output text is counted: `--tokenizer`, resolved once (a sweep or
@@ -75,55 +74,10 @@ pub async fn build_for(
 ) -> Result<Vec<RequestSpec>, WorkloadError> {
     match tokenizer {
         PromptTokenizer::Server => {
-            server::build_requests(spec, client, base_url, model, n, seed, warmup)
-                .await
-                .map_err(WorkloadError::ServerTokenizer)
+            Ok(server::build_requests(spec, client, base_url, model, n, seed, warmup).await?)
         }
         local => Ok(build_requests(spec, local.local(), n, 0, seed, warmup)?),
     }
-}
-
-/// The dataset spec for `spec`.
-fn dataset_spec(spec: &WorkloadSpec) -> Result<DatasetSpec, DatasetError> {
-    let path = || {
-        spec.dataset_path
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("-"))
-    };
-    let (input_len, output_len, range_ratio) = (spec.input_len, spec.output_len, spec.range_ratio);
-    Ok(match spec.dataset {
-        DatasetKind::Random => DatasetSpec::Random {
-            input_len,
-            output_len,
-            range_ratio,
-        },
-        DatasetKind::Book => DatasetSpec::Book {
-            path: path(),
-            input_len,
-            output_len,
-            range_ratio,
-        },
-        DatasetKind::Sharegpt => DatasetSpec::ShareGpt {
-            path: path(),
-            output_len: spec.output_len_given.then_some(output_len),
-            multi_turn: spec.multi_turn,
-        },
-        DatasetKind::Jsonl => DatasetSpec::Jsonl {
-            path: path(),
-            output_len,
-        },
-        DatasetKind::Prefix => DatasetSpec::Prefix {
-            prefix_len: spec.prefix_len,
-            input_len,
-            output_len,
-            num_prefixes: spec.num_prefixes,
-        },
-        DatasetKind::Trace => DatasetSpec::Trace {
-            path: trace_path(spec),
-            block: spec.trace_block_size,
-            output_len,
-        },
-    })
 }
 
 /// Builds `n` requests (ids from `first_id`), reproducible from `seed`.
@@ -135,9 +89,15 @@ pub fn build_requests(
     seed: u64,
     warmup: bool,
 ) -> Result<Vec<RequestSpec>, DatasetError> {
-    let prompts = match tokenizer {
-        Some(tok) => crate::workload::dataset::build(&dataset_spec(spec)?, tok, n as usize, seed)?,
-        None if spec.dataset == DatasetKind::Trace => {
+    let d = &spec.dataset;
+    let prompts = match (tokenizer, d) {
+        (Some(tok), _) => dataset::build(d, tok, n as usize, seed)?,
+        (
+            None,
+            Dataset::Trace {
+                path, block_size, ..
+            },
+        ) => {
             let vocab = dataset::trace::Vocab {
                 draw: &|rng| rng.random_range(0..WORDS.len() as u32),
                 render: &|units| {
@@ -149,19 +109,28 @@ pub fn build_requests(
                 count: &|text| text.split_whitespace().count(),
                 name: "words".into(),
             };
-            let (path, block) = (trace_path(spec), spec.trace_block_size);
-            dataset::trace::build(&path, &vocab, block, spec.output_len, n as usize, seed)?
+            let output_len = d.output_len();
+            dataset::trace::build(path, &vocab, *block_size, output_len, n as usize, seed)?
         }
-        None => return Ok(build(spec, n, first_id, seed, warmup)),
+        (None, Dataset::Random { input_len, .. }) => {
+            return Ok(words(*input_len, d.output_len(), n, first_id, seed, warmup))
+        }
+        (
+            None,
+            Dataset::Book { .. }
+            | Dataset::ShareGpt { .. }
+            | Dataset::Jsonl { .. }
+            | Dataset::Prefix { .. },
+        ) => return Err(DatasetError::NeedsTokenizer(d.name())),
     };
     // A trace's send times, in the server's time: `--trace-speedup` compresses them (or
     // stretches them, never past a week).
-    let speedup = spec.trace_speedup.max(f64::MIN_POSITIVE);
+    let given = d.own_schedule().unwrap_or(1.0);
+    let speedup = given.max(f64::MIN_POSITIVE);
     let last_s = (prompts.iter()).fold(0.0f64, |m, p| m.max(p.at_ms.unwrap_or(0.0) / 1e3));
     if last_s / speedup > crate::config::MAX_WAIT_S {
         return Err(DatasetError::InvalidSpec(format!(
-            "--trace-speedup {}: the trace's last request would be sent {:.0} s after its first, more than a week",
-            spec.trace_speedup,
+            "--trace-speedup {given}: the trace's last request would be sent {:.0} s after its first, more than a week",
             last_s / speedup
         )));
     }
@@ -180,12 +149,6 @@ pub fn build_requests(
             turn: p.turn,
         })
         .collect())
-}
-
-fn trace_path(spec: &WorkloadSpec) -> PathBuf {
-    spec.dataset_path
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("-"))
 }
 
 const WORDS: &[&str] = &[
@@ -255,13 +218,21 @@ const WORDS: &[&str] = &[
     "law",
 ];
 
-/// Builds `n` word prompts (ids from `first_id`), reproducible from `seed`.
-fn build(spec: &WorkloadSpec, n: u64, first_id: u64, seed: u64, warmup: bool) -> Vec<RequestSpec> {
+/// Builds `n` prompts of `input_len` words asking for `output_len` tokens (ids from
+/// `first_id`), reproducible from `seed`.
+fn words(
+    input_len: u64,
+    output_len: u64,
+    n: u64,
+    first_id: u64,
+    seed: u64,
+    warmup: bool,
+) -> Vec<RequestSpec> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5EED_0F50_4D50);
     (0..n)
         .map(|i| {
-            let mut prompt = String::with_capacity(spec.input_len as usize * 7);
-            for w in 0..spec.input_len {
+            let mut prompt = String::with_capacity(input_len as usize * 7);
+            for w in 0..input_len {
                 if w > 0 {
                     prompt.push(' ');
                 }
@@ -271,8 +242,8 @@ fn build(spec: &WorkloadSpec, n: u64, first_id: u64, seed: u64, warmup: bool) ->
                 id: first_id + i,
                 prompt,
                 messages: None,
-                input_len: Some(spec.input_len),
-                output_len: spec.output_len,
+                input_len: Some(input_len),
+                output_len,
                 warmup,
                 ..Default::default()
             }
@@ -286,16 +257,12 @@ mod tests {
 
     #[test]
     fn prompts_are_reproducible_and_have_the_requested_word_count() {
-        let spec = WorkloadSpec {
-            input_len: 12,
-            ..WorkloadSpec::default()
-        };
-        let a = build(&spec, 3, 0, 1, false);
+        let a = words(12, 128, 3, 0, 1, false);
         assert_eq!(a.len(), 3);
         assert_eq!(a[0].prompt.split(' ').count(), 12);
         assert_eq!(a[2].id, 2);
-        let b = build(&spec, 3, 0, 1, false);
+        let b = words(12, 128, 3, 0, 1, false);
         assert_eq!(a[1].prompt, b[1].prompt);
-        assert_ne!(a[0].prompt, build(&spec, 1, 0, 2, false)[0].prompt);
+        assert_ne!(a[0].prompt, words(12, 128, 1, 0, 2, false)[0].prompt);
     }
 }

@@ -9,9 +9,12 @@
 use rand::{RngExt, SeedableRng};
 use serde_json::{json, Value};
 
-use crate::config::{DatasetKind, WorkloadSpec};
+use crate::config::{Dataset, WorkloadSpec};
 use crate::measure::client::{Client, RequestSpec};
 use crate::workload::dataset::LengthSampler;
+use crate::workload::error::ServerTokenizerError;
+
+use ServerTokenizerError as E;
 
 /// At most this many detokenize/tokenize rounds to make one prompt exact.
 const MAX_ROUNDS: usize = 8;
@@ -21,23 +24,17 @@ async fn tokenize(
     base: &str,
     model: &str,
     text: &str,
-) -> Result<Vec<u64>, String> {
+) -> Result<Vec<u64>, ServerTokenizerError> {
     let body = json!({"content": text, "prompt": text, "model": model, "add_special": false, "add_special_tokens": false});
-    let v = client.post_json(base, "/tokenize", &body).await?;
-    let ids = v
-        .get("tokens")
-        .and_then(Value::as_array)
-        .ok_or("the /tokenize answer has no `tokens`")?;
+    let v = (client.post_json(base, "/tokenize", &body).await).map_err(E::Request)?;
+    let ids = (v.get("tokens").and_then(Value::as_array)).ok_or(E::NoTokensField)?;
     if ids.is_empty() && !text.trim().is_empty() {
-        return Err(format!(
-            "the /tokenize answer has no tokens for a text of {} bytes",
-            text.len()
-        ));
+        return Err(E::NoTokens(text.len()));
     }
     ids.iter()
         .map(|t| t.as_u64().or_else(|| t.get("id").and_then(Value::as_u64)))
         .collect::<Option<Vec<u64>>>()
-        .ok_or_else(|| "the /tokenize answer has a token that is not an id".to_string())
+        .ok_or(E::NotAnId)
 }
 
 async fn detokenize(
@@ -45,15 +42,16 @@ async fn detokenize(
     base: &str,
     model: &str,
     ids: &[u64],
-) -> Result<String, String> {
+) -> Result<String, ServerTokenizerError> {
     let v = client
         .post_json(base, "/detokenize", &json!({"tokens": ids, "model": model}))
-        .await?;
+        .await
+        .map_err(E::Request)?;
     v.get("content")
         .or_else(|| v.get("prompt"))
         .and_then(Value::as_str)
         .map(str::to_string)
-        .ok_or_else(|| "the /detokenize answer has no `content` or `prompt`".to_string())
+        .ok_or(E::NoText)
 }
 
 /// Text whose server count is exactly `target`, from the ids of some source text.
@@ -63,12 +61,13 @@ async fn exact(
     model: &str,
     source: &[u64],
     target: usize,
-) -> Result<String, String> {
+) -> Result<String, ServerTokenizerError> {
     if source.is_empty() || target == 0 {
-        return Err(format!(
-            "cannot build a prompt of {target} tokens from {} source tokens",
-            source.len()
-        ));
+        let source_tokens = source.len();
+        return Err(E::NoSource {
+            target,
+            source_tokens,
+        });
     }
     let mut take = target.min(source.len());
     for _ in 0..MAX_ROUNDS {
@@ -84,9 +83,7 @@ async fn exact(
         }
         take = next;
     }
-    Err(format!(
-        "could not make a prompt of exactly {target} tokens with the server's tokenizer"
-    ))
+    Err(E::NotExact(target))
 }
 
 /// Builds `n` requests with exact lengths under the server's tokenizer.
@@ -98,54 +95,51 @@ pub async fn build_requests(
     n: u64,
     seed: u64,
     warmup: bool,
-) -> Result<Vec<RequestSpec>, String> {
+) -> Result<Vec<RequestSpec>, ServerTokenizerError> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5E4E_70C5);
-    let book = match spec.dataset {
-        DatasetKind::Book => {
-            let path = spec
-                .dataset_path
-                .as_deref()
-                .ok_or("the book dataset needs --dataset-path")?;
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            Some(tokenize(client, base, model, &text).await?)
+    let d = &spec.dataset;
+    let (book, input_len, range_ratio) = match d {
+        Dataset::Book {
+            path,
+            input_len,
+            range_ratio,
+            ..
+        } => {
+            let text = std::fs::read_to_string(path).map_err(|source| E::Read {
+                path: path.clone(),
+                source,
+            })?;
+            let ids = tokenize(client, base, model, &text).await?;
+            (Some(ids), *input_len, *range_ratio)
         }
-        DatasetKind::Random => None,
-        other => {
-            return Err(format!(
-                "--tokenizer server builds random and book prompts, not {other}"
-            ))
-        }
+        Dataset::Random {
+            input_len,
+            range_ratio,
+            ..
+        } => (None, *input_len, *range_ratio),
+        Dataset::ShareGpt { .. }
+        | Dataset::Jsonl { .. }
+        | Dataset::Prefix { .. }
+        | Dataset::Trace { .. } => return Err(E::Unsupported(d.name())),
     };
     // The same length draw as every other dataset (vLLM's range ratio, input and output).
-    let lens = LengthSampler::new(spec.input_len, spec.output_len, spec.range_ratio)
-        .map_err(|e| e.to_string())?;
+    let lens = LengthSampler::new(input_len, d.output_len(), range_ratio)?;
     let mut out = Vec::with_capacity(n as usize);
     for i in 0..n {
         let (target, output_len) = lens.draw(&mut rng);
         let target = target as usize;
         let source = match &book {
             Some(ids) if ids.len() <= target => {
-                return Err(format!(
-                    "the book has {} tokens, fewer than the {target} asked for",
-                    ids.len()
-                ))
+                let tokens = ids.len();
+                return Err(E::BookTooShort { tokens, target });
             }
             Some(ids) => {
                 let start = rng.random_range(0..ids.len() - target);
                 ids[start..(start + target + target / 4 + 8).min(ids.len())].to_vec()
             }
             None => {
-                let words = super::build(
-                    &WorkloadSpec {
-                        input_len: target as u64 * 2 + 16,
-                        ..spec.clone()
-                    },
-                    1,
-                    0,
-                    rng.random(),
-                    warmup,
-                );
+                let len = target as u64 * 2 + 16;
+                let words = super::words(len, output_len, 1, 0, rng.random(), warmup);
                 tokenize(client, base, model, &words[0].prompt).await?
             }
         };
@@ -190,7 +184,7 @@ mod tests {
     }
 
     /// Issue 14, row 10: a `/tokenize` that answers no tokens is an error naming it, not a
-    /// panic.
+    /// panic (issue 24: a typed one, with the length of the text).
     #[tokio::test]
     async fn an_empty_tokenize_answer_is_an_error() {
         let url = answering(r#"{"tokens":[]}"#).await;
@@ -199,13 +193,36 @@ mod tests {
             ..RunConfig::default()
         };
         let client = Client::new(&cfg, &Secrets::default(), None).unwrap();
+        let spec = WorkloadSpec::random(8, 4);
+        let e = build_requests(&spec, &client, &url, "m", 2, 1, false)
+            .await
+            .unwrap_err();
+        assert!(matches!(e, E::NoTokens(n) if n > 0), "{e:?}");
+        assert!(e.to_string().contains("no tokens"), "{e}");
+    }
+
+    /// Issue 24: a dataset the server's tokenizer cannot build is refused by name before any
+    /// request.
+    #[tokio::test]
+    async fn issue_24_the_server_tokenizer_names_a_dataset_it_cannot_build() {
+        let url = answering(r#"{"tokens":[1]}"#).await;
+        let cfg = RunConfig {
+            base_url: url.clone(),
+            ..RunConfig::default()
+        };
+        let client = Client::new(&cfg, &Secrets::default(), None).unwrap();
         let spec = WorkloadSpec {
-            input_len: 8,
-            ..WorkloadSpec::default()
+            dataset: Dataset::Prefix {
+                prefix_len: 4,
+                num_prefixes: 2,
+                input_len: 8,
+                output_len: None,
+            },
+            tokenizer: Some("server".into()),
         };
         let e = build_requests(&spec, &client, &url, "m", 2, 1, false)
             .await
             .unwrap_err();
-        assert!(e.contains("no tokens"), "{e}");
+        assert!(matches!(e, E::Unsupported("prefix")), "{e:?}");
     }
 }

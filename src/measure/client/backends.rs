@@ -3,7 +3,7 @@
 
 use super::api::{Api, LlamaCpp, OpenAiChat, OpenAiCompletions, Tgi};
 use super::typed::{AnthropicMessages, OpenAiResponses, ANTHROPIC_VERSION};
-use crate::config::{BackendKind, DatasetKind, RunConfig};
+use crate::config::{BackendKind, RunConfig};
 use crate::measure::error::ClientError;
 use crate::tokenizer::chat_template::ChatTemplate;
 
@@ -49,7 +49,7 @@ pub fn takes_messages(kind: BackendKind) -> bool {
 /// the messages and applies the server's own template.
 pub(super) fn chat_template(cfg: &RunConfig) -> Result<Option<ChatTemplate>, ClientError> {
     let w = &cfg.workload;
-    let talks = cfg.load.shape.turns() > 1 || w.multi_turn || w.dataset == DatasetKind::Jsonl;
+    let talks = cfg.load.shape.turns() > 1 || w.dataset.templates_conversations();
     match w.tokenizer.as_deref() {
         Some(spec) if talks && !takes_messages(cfg.backend) => {
             ChatTemplate::for_tokenizer(spec).map_err(|e| ClientError(e.to_string()))

@@ -20,6 +20,38 @@ use super::{read_file, DatasetError, Prompt};
 use crate::config::MAX_TOKENS;
 use crate::tokenizer::Tokenizer;
 
+/// What is wrong with one line of a jsonl file (the line's number is in
+/// [`DatasetError::BadJsonlLine`]).
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    #[error("not valid JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("expected a JSON object")]
+    NotAnObject,
+    #[error("needs a \"prompt\" string, a \"messages\" array or a \"turns\" array")]
+    NoPrompt,
+    #[error("\"prompt\" must be a string")]
+    PromptNotText,
+    #[error("\"turns\" must be a non-empty array")]
+    NoTurns,
+    #[error("turn {0} needs a \"prompt\" string")]
+    TurnWithoutPrompt(usize),
+    #[error("turn {0} must be a string or {{\"prompt\": ...}}")]
+    TurnNotText(usize),
+    #[error("turn {turn}: {why}")]
+    Turn { turn: usize, why: Box<LineError> },
+    #[error("output_len must be a whole number in 1..={MAX_TOKENS} (as --output-len), got {0}")]
+    OutputLen(Value),
+    #[error("\"messages\" must be an array")]
+    MessagesNotArray,
+    #[error("\"messages\" is empty")]
+    NoMessages,
+    #[error("message {0} has no \"content\"")]
+    NoContent(usize),
+    #[error("message {0}: \"content\" must be a string or an array")]
+    ContentNotText(usize),
+}
+
 pub(super) fn build(
     path: &Path,
     tok: &Tokenizer,
@@ -27,7 +59,7 @@ pub(super) fn build(
     n: usize,
 ) -> Result<Vec<Prompt>, DatasetError> {
     let body = read_file(path)?;
-    let bad = |line: usize, reason: String| DatasetError::BadLine {
+    let bad = |line: usize, reason: LineError| DatasetError::BadJsonlLine {
         path: path.to_path_buf(),
         line,
         reason,
@@ -39,33 +71,29 @@ pub(super) fn build(
             continue;
         }
         let v: Value =
-            serde_json::from_str(line).map_err(|e| bad(line_no, format!("not valid JSON: {e}")))?;
+            serde_json::from_str(line).map_err(|e| bad(line_no, LineError::NotJson(e)))?;
         let obj = v
             .as_object()
-            .ok_or_else(|| bad(line_no, "expected a JSON object".into()))?;
+            .ok_or_else(|| bad(line_no, LineError::NotAnObject))?;
         let out = positive(obj.get("output_len"), output_len).map_err(|r| bad(line_no, r))?;
         if let Some(turns) = obj.get("turns") {
             let turns = turns
                 .as_array()
                 .filter(|t| !t.is_empty())
-                .ok_or_else(|| bad(line_no, "\"turns\" must be a non-empty array".into()))?;
+                .ok_or_else(|| bad(line_no, LineError::NoTurns))?;
             let mut conversation = Vec::with_capacity(turns.len());
             for (k, t) in turns.iter().enumerate() {
                 let (text, turn_out) = match t {
                     Value::String(s) => (s.as_str(), out),
                     Value::Object(o) => (
-                        o.get("prompt").and_then(Value::as_str).ok_or_else(|| {
-                            bad(line_no, format!("turn {k} needs a \"prompt\" string"))
+                        (o.get("prompt").and_then(Value::as_str))
+                            .ok_or_else(|| bad(line_no, LineError::TurnWithoutPrompt(k)))?,
+                        positive(o.get("output_len"), out).map_err(|why| {
+                            let why = Box::new(why);
+                            bad(line_no, LineError::Turn { turn: k, why })
                         })?,
-                        positive(o.get("output_len"), out)
-                            .map_err(|r| bad(line_no, format!("turn {k}: {r}")))?,
                     ),
-                    _ => {
-                        return Err(bad(
-                            line_no,
-                            format!("turn {k} must be a string or {{\"prompt\": ...}}"),
-                        ))
-                    }
+                    _ => return Err(bad(line_no, LineError::TurnNotText(k))),
                 };
                 conversation.push(Prompt {
                     text: text.to_string(),
@@ -81,16 +109,13 @@ pub(super) fn build(
         let (text, messages) = if let Some(p) = obj.get("prompt") {
             let p = p
                 .as_str()
-                .ok_or_else(|| bad(line_no, "\"prompt\" must be a string".into()))?;
+                .ok_or_else(|| bad(line_no, LineError::PromptNotText))?;
             (p.to_string(), None)
         } else if let Some(m) = obj.get("messages") {
             let text = messages_text(m).map_err(|r| bad(line_no, r))?;
             (text, Some(m.clone()))
         } else {
-            return Err(bad(
-                line_no,
-                "needs a \"prompt\" string, a \"messages\" array or a \"turns\" array".into(),
-            ));
+            return Err(bad(line_no, LineError::NoPrompt));
         };
         let input_len = tok.count(&text) as u64;
         prompts.push(vec![Prompt {
@@ -110,31 +135,25 @@ pub(super) fn build(
 
 /// An `output_len` value: a positive integer up to the limit of `--output-len`, or `default`
 /// when absent.
-fn positive(v: Option<&Value>, default: u64) -> Result<u64, String> {
+fn positive(v: Option<&Value>, default: u64) -> Result<u64, LineError> {
     match v {
         None | Some(Value::Null) => Ok(default),
         Some(x) => x
             .as_u64()
             .filter(|&o| o > 0 && o <= MAX_TOKENS)
-            .ok_or_else(|| {
-                format!("output_len must be a whole number in 1..={MAX_TOKENS} (as --output-len), got {x}")
-            }),
+            .ok_or_else(|| LineError::OutputLen(x.clone())),
     }
 }
 
 /// The text contents of a chat `messages` array, joined by "\n".
-fn messages_text(m: &Value) -> Result<String, String> {
-    let arr = m
-        .as_array()
-        .ok_or_else(|| "\"messages\" must be an array".to_string())?;
+fn messages_text(m: &Value) -> Result<String, LineError> {
+    let arr = m.as_array().ok_or(LineError::MessagesNotArray)?;
     if arr.is_empty() {
-        return Err("\"messages\" is empty".into());
+        return Err(LineError::NoMessages);
     }
     let mut parts = Vec::with_capacity(arr.len());
     for (i, msg) in arr.iter().enumerate() {
-        let content = msg
-            .get("content")
-            .ok_or_else(|| format!("message {i} has no \"content\""))?;
+        let content = msg.get("content").ok_or(LineError::NoContent(i))?;
         match content {
             Value::String(s) => parts.push(s.clone()),
             Value::Array(items) => {
@@ -145,11 +164,7 @@ fn messages_text(m: &Value) -> Result<String, String> {
                 }
             }
             Value::Null => {}
-            _ => {
-                return Err(format!(
-                    "message {i}: \"content\" must be a string or an array"
-                ))
-            }
+            _ => return Err(LineError::ContentNotText(i)),
         }
     }
     Ok(parts.join("\n"))
@@ -163,13 +178,13 @@ mod tests {
     fn issue_23_an_output_len_is_capped_like_the_flag() {
         // 10^18 was sent as max_tokens.
         let huge = serde_json::json!(1_000_000_000_000_000_000u64);
-        let e = positive(Some(&huge), 4).unwrap_err();
+        let e = positive(Some(&huge), 4).unwrap_err().to_string();
         assert!(
             e.contains("1000000000000000000") && e.contains("--output-len"),
             "{e}"
         );
         let most = serde_json::json!(MAX_TOKENS);
-        assert_eq!(positive(Some(&most), 4), Ok(MAX_TOKENS));
-        assert_eq!(positive(None, 4), Ok(4));
+        assert_eq!(positive(Some(&most), 4).unwrap(), MAX_TOKENS);
+        assert_eq!(positive(None, 4).unwrap(), 4);
     }
 }

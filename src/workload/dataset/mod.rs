@@ -1,16 +1,16 @@
 //! What is asked: builds benchmark prompts whose token counts are exact under the served
 //! model's tokenizer.
 //!
-//! [`build`] turns a [`DatasetSpec`] into `n` [`Prompt`]s, seeded and reproducible. Every
+//! [`build`] turns a [`Dataset`] into `n` [`Prompt`]s, seeded and reproducible. Every
 //! `input_len` is the tokenizer's count of the prompt text (`Tokenizer::count`, no BOS or chat
 //! template); for the synthetic datasets (`random`, `book`, `prefix`) it is also exactly the
 //! length that was asked for: each prompt is re-tokenized and fixed up until it is (see
 //! `fit_exact`), or the build fails with an error; it never returns an inexact prompt.
 //!
 //! This module reads dataset files and runs the tokenizer; it does no HTTP and reads no clock.
-//! To add a dataset: add a [`DatasetSpec`] variant and a submodule with a
-//! `build(..) -> Result<Vec<Prompt>, DatasetError>`, dispatch to it in [`build`], and test
-//! that every prompt re-tokenizes to its `input_len`.
+//! A new dataset is a [`Dataset`] variant (`config/workload.rs`), a submodule here with a
+//! `build(..) -> Result<Vec<Prompt>, DatasetError>`, its arm in [`build`], and a test that
+//! every prompt re-tokenizes to its `input_len` (docs/architecture.md has the whole recipe).
 
 mod book;
 mod jsonl;
@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
+use crate::config::Dataset;
 use crate::tokenizer::Tokenizer;
 
 pub use sharegpt::{SHAREGPT_MAX_PROMPT_LEN, SHAREGPT_MAX_TOTAL_LEN, SHAREGPT_MIN_LEN};
@@ -48,49 +49,6 @@ pub struct Prompt {
     pub turn: Option<u32>,
 }
 
-/// Which prompts to build.
-#[derive(Clone, Debug, PartialEq)]
-pub enum DatasetSpec {
-    /// Text of real vocabulary words; lengths uniform in [L(1−r), L(1+r)] (vLLM's
-    /// `--random-range-ratio`, r in [0, 1)), applied to input and output alike.
-    Random {
-        input_len: u64,
-        output_len: u64,
-        range_ratio: f64,
-    },
-    /// Slices of a plain-text file, each starting at a seeded offset; lengths as `Random`.
-    Book {
-        path: PathBuf,
-        input_len: u64,
-        output_len: u64,
-        range_ratio: f64,
-    },
-    /// A ShareGPT JSON file; `output_len` overrides the answer's token count; `multi_turn`
-    /// takes every human turn of a conversation, not only its first.
-    ShareGpt {
-        path: PathBuf,
-        output_len: Option<u64>,
-        multi_turn: bool,
-    },
-    /// One JSON object per line with `prompt` or `messages`, and optional `output_len`.
-    Jsonl { path: PathBuf, output_len: u64 },
-    /// `num_prefixes` shared prefixes of `prefix_len` tokens, each prompt one prefix followed
-    /// by its own random suffix of `input_len` tokens (prompt i uses prefix i mod num_prefixes).
-    Prefix {
-        prefix_len: u64,
-        input_len: u64,
-        output_len: u64,
-        num_prefixes: u64,
-    },
-    /// A JSONL trace (`trace.rs`): Mooncake's `hash_ids` blocks of `block` tokens, or prompts
-    /// and lengths; `output_len` where a line gives none.
-    Trace {
-        path: PathBuf,
-        block: u64,
-        output_len: u64,
-    },
-}
-
 /// Why prompts could not be built. Each message is one line naming the file or setting.
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
@@ -113,15 +71,23 @@ pub enum DatasetError {
     #[error("{path}: {reason}")]
     BadFile { path: PathBuf, reason: String },
     #[error("{path} line {line}: {reason}")]
-    BadLine {
+    BadJsonlLine {
         path: PathBuf,
         line: usize,
-        reason: String,
+        reason: jsonl::LineError,
+    },
+    #[error("{path} line {line}: {reason}")]
+    BadTraceLine {
+        path: PathBuf,
+        line: usize,
+        reason: trace::LineError,
     },
     #[error("{path}: no conversation passes the filters ({reason})")]
     NoValidPrompts { path: PathBuf, reason: String },
     #[error("invalid dataset setting: {0}")]
     InvalidSpec(String),
+    #[error("the {0} dataset needs the served model's tokenizer: it cannot be built in words")]
+    NeedsTokenizer(&'static str),
     #[error("could not build a prompt of exactly {target} tokens under {tokenizer}: {reason}")]
     NotExact {
         target: u64,
@@ -130,9 +96,9 @@ pub enum DatasetError {
     },
 }
 
-/// Builds `n` prompts for `spec` under `tok`, seeded by `seed`.
+/// Builds `n` prompts of `dataset` under `tok`, seeded by `seed`.
 pub fn build(
-    spec: &DatasetSpec,
+    dataset: &Dataset,
     tok: &Tokenizer,
     n: usize,
     seed: u64,
@@ -140,48 +106,47 @@ pub fn build(
     if n == 0 {
         return Ok(Vec::new());
     }
-    match spec {
-        DatasetSpec::Random {
+    let output_len = dataset.output_len();
+    match dataset {
+        Dataset::Random {
             input_len,
-            output_len,
             range_ratio,
+            ..
         } => {
-            let lens = LengthSampler::new(*input_len, *output_len, *range_ratio)?;
+            let lens = LengthSampler::new(*input_len, output_len, *range_ratio)?;
             synthetic::random(tok, &lens, n, seed)
         }
-        DatasetSpec::Book {
+        Dataset::Book {
             path,
             input_len,
-            output_len,
             range_ratio,
+            ..
         } => {
-            let lens = LengthSampler::new(*input_len, *output_len, *range_ratio)?;
+            let lens = LengthSampler::new(*input_len, output_len, *range_ratio)?;
             book::build(path, tok, &lens, n, seed)
         }
-        DatasetSpec::ShareGpt {
+        Dataset::ShareGpt {
             path,
             output_len,
             multi_turn,
         } => sharegpt::build(path, tok, *output_len, *multi_turn, n, seed),
-        DatasetSpec::Jsonl { path, output_len } => jsonl::build(path, tok, *output_len, n),
-        DatasetSpec::Prefix {
+        Dataset::Jsonl { path, .. } => jsonl::build(path, tok, output_len, n),
+        Dataset::Prefix {
             prefix_len,
-            input_len,
-            output_len,
             num_prefixes,
+            input_len,
+            ..
         } => synthetic::prefix(
             tok,
             *prefix_len,
             *input_len,
-            *output_len,
+            output_len,
             *num_prefixes,
             n,
             seed,
         ),
-        DatasetSpec::Trace {
-            path,
-            block,
-            output_len,
+        Dataset::Trace {
+            path, block_size, ..
         } => {
             let words = synthetic::usable_words(tok)?;
             let vocab = trace::Vocab {
@@ -190,7 +155,7 @@ pub fn build(
                 count: &|text| tok.count(text),
                 name: tok.name().to_string(),
             };
-            trace::build(path, &vocab, *block, *output_len, n, seed)
+            trace::build(path, &vocab, *block_size, output_len, n, seed)
         }
     }
 }

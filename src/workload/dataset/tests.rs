@@ -1,6 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::config::Dataset;
 use crate::tokenizer::testutil::{cl100k, real_gguf_tokenizer};
 
 /// The tokenizers every exactness test runs under: cl100k_base and, unless skipped, the real
@@ -155,9 +156,9 @@ fn assert_exact(tok: &Tokenizer, prompts: &[Prompt], target: u64) {
 fn random_prompts_are_exact_at_80_10k_and_128k() {
     for tok in tokenizers() {
         for (target, n) in [(80u64, 64usize), (10_000, 4), (128_000, 1)] {
-            let spec = DatasetSpec::Random {
+            let spec = Dataset::Random {
                 input_len: target,
-                output_len: 128,
+                output_len: Some(128),
                 range_ratio: 0.0,
             };
             let prompts = build(&spec, &tok, n, 7).unwrap();
@@ -174,10 +175,10 @@ fn book_prompts_are_exact_at_80_10k_and_128k() {
     let path = write_book(dir.path(), 140_000);
     for tok in tokenizers() {
         for (target, n) in [(80u64, 64usize), (10_000, 4), (128_000, 1)] {
-            let spec = DatasetSpec::Book {
+            let spec = Dataset::Book {
                 path: path.clone(),
                 input_len: target,
-                output_len: 64,
+                output_len: Some(64),
                 range_ratio: 0.0,
             };
             let prompts = build(&spec, &tok, n, 11).unwrap();
@@ -200,10 +201,10 @@ fn book_prompts_wrap_around_a_short_book() {
     let path = write_book(dir.path(), 400);
     let book_tokens = tok.count(&std::fs::read_to_string(&path).unwrap()) as u64;
     let target = book_tokens - 3;
-    let spec = DatasetSpec::Book {
+    let spec = Dataset::Book {
         path,
         input_len: target,
-        output_len: 8,
+        output_len: Some(8),
         range_ratio: 0.0,
     };
     let prompts = build(&spec, &tok, 20, 3).unwrap();
@@ -216,15 +217,15 @@ fn range_ratio_bounds_hold_and_lengths_vary() {
     let path = write_book(dir.path(), 3_000);
     let tok = cl100k();
     for spec in [
-        DatasetSpec::Random {
+        Dataset::Random {
             input_len: 101,
-            output_len: 40,
+            output_len: Some(40),
             range_ratio: 0.5,
         },
-        DatasetSpec::Book {
+        Dataset::Book {
             path: path.clone(),
             input_len: 101,
-            output_len: 40,
+            output_len: Some(40),
             range_ratio: 0.5,
         },
     ] {
@@ -240,9 +241,9 @@ fn range_ratio_bounds_hold_and_lengths_vary() {
         assert!(lo < 60 && hi > 140, "lengths do not spread: {lo}..{hi}");
     }
     for bad in [1.0, -0.1, f64::NAN] {
-        let spec = DatasetSpec::Random {
+        let spec = Dataset::Random {
             input_len: 10,
-            output_len: 10,
+            output_len: Some(10),
             range_ratio: bad,
         };
         let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
@@ -253,9 +254,9 @@ fn range_ratio_bounds_hold_and_lengths_vary() {
 #[test]
 fn builds_are_reproducible_by_seed() {
     let tok = cl100k();
-    let spec = DatasetSpec::Random {
+    let spec = Dataset::Random {
         input_len: 50,
-        output_len: 10,
+        output_len: Some(10),
         range_ratio: 0.2,
     };
     let a = build(&spec, &tok, 8, 42).unwrap();
@@ -269,10 +270,10 @@ fn builds_are_reproducible_by_seed() {
 fn book_errors_name_the_file() {
     let tok = cl100k();
     let dir = tempfile::tempdir().unwrap();
-    let spec = |path: PathBuf, input_len| DatasetSpec::Book {
+    let spec = |path: PathBuf, input_len| Dataset::Book {
         path,
         input_len,
-        output_len: 1,
+        output_len: Some(1),
         range_ratio: 0.0,
     };
     let missing = dir.path().join("missing.txt");
@@ -307,10 +308,10 @@ fn book_errors_name_the_file() {
 #[test]
 fn prefix_prompts_share_their_prefix_verbatim_and_are_exact() {
     for tok in tokenizers() {
-        let spec = DatasetSpec::Prefix {
+        let spec = Dataset::Prefix {
             prefix_len: 50,
             input_len: 30,
-            output_len: 16,
+            output_len: Some(16),
             num_prefixes: 2,
         };
         let prompts = build(&spec, &tok, 6, 9).unwrap();
@@ -371,7 +372,7 @@ fn sharegpt_filters_like_vllm_and_oversamples() {
     std::fs::write(&path, SHAREGPT).unwrap();
 
     let prompts = build(
-        &DatasetSpec::ShareGpt {
+        &Dataset::ShareGpt {
             path: path.clone(),
             output_len: None,
             multi_turn: false,
@@ -397,7 +398,7 @@ fn sharegpt_filters_like_vllm_and_oversamples() {
 
     // A fixed output length lifts the minimum-answer check ("Yes." now passes).
     let fixed = build(
-        &DatasetSpec::ShareGpt {
+        &Dataset::ShareGpt {
             path: path.clone(),
             output_len: Some(100),
             multi_turn: false,
@@ -412,7 +413,7 @@ fn sharegpt_filters_like_vllm_and_oversamples() {
 
     std::fs::write(&path, "{\"not\": \"an array\"}").unwrap();
     let err = build(
-        &DatasetSpec::ShareGpt {
+        &Dataset::ShareGpt {
             path,
             output_len: None,
             multi_turn: false,
@@ -446,9 +447,9 @@ fn jsonl_prompts_messages_and_line_errors() {
     )
     .unwrap();
     let prompts = build(
-        &DatasetSpec::Jsonl {
+        &Dataset::Jsonl {
             path: path.clone(),
-            output_len: 50,
+            output_len: Some(50),
         },
         &tok,
         3,
@@ -468,9 +469,9 @@ fn jsonl_prompts_messages_and_line_errors() {
     }
 
     std::fs::write(&path, "{\"prompt\": \"ok\"}\n{\"prompt\": 3}\n").unwrap();
-    let spec = DatasetSpec::Jsonl {
+    let spec = Dataset::Jsonl {
         path: path.clone(),
-        output_len: 1,
+        output_len: Some(1),
     };
     let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
     assert!(
@@ -523,15 +524,15 @@ fn tiny_and_varied_lengths_are_exact() {
     for tok in tokenizers() {
         for (input_len, r) in [(100u64, 0.99), (3, 0.9), (1, 0.0)] {
             for spec in [
-                DatasetSpec::Random {
+                Dataset::Random {
                     input_len,
-                    output_len: 1,
+                    output_len: Some(1),
                     range_ratio: r,
                 },
-                DatasetSpec::Book {
+                Dataset::Book {
                     path: path.clone(),
                     input_len,
-                    output_len: 1,
+                    output_len: Some(1),
                     range_ratio: r,
                 },
             ] {
@@ -552,17 +553,17 @@ fn tiny_and_varied_lengths_are_exact() {
 #[test]
 fn absurd_lengths_are_rejected_not_allocated() {
     let tok = cl100k();
-    let spec = DatasetSpec::Random {
+    let spec = Dataset::Random {
         input_len: 1 << 40,
-        output_len: 10,
+        output_len: Some(10),
         range_ratio: 0.0,
     };
     let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
     assert!(err.contains("above the limit"), "{err}");
-    let spec = DatasetSpec::Prefix {
+    let spec = Dataset::Prefix {
         prefix_len: 10,
         input_len: 10,
-        output_len: 10,
+        output_len: Some(10),
         num_prefixes: 0,
     };
     let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
@@ -611,10 +612,11 @@ fn trace_blocks_share_exact_token_prefixes() {
             .map(|v| v.as_u64().unwrap())
             .collect()
     };
-    let spec = DatasetSpec::Trace {
+    let spec = Dataset::Trace {
         path: path.clone(),
-        block: 512,
-        output_len: 4,
+        block_size: 512,
+        speedup: 1.0,
+        output_len: Some(4),
     };
     for tok in tokenizers() {
         let prompts = build(&spec, &tok, lines.len(), 1).unwrap();
@@ -678,12 +680,101 @@ fn bad_trace_lines_are_named() {
             format!("{{\"timestamp\": 1, \"input_length\": 4}}\n{body}"),
         )
         .unwrap();
-        let spec = DatasetSpec::Trace {
+        let spec = Dataset::Trace {
             path: path.clone(),
-            block: 512,
-            output_len: 4,
+            block_size: 512,
+            speedup: 1.0,
+            output_len: Some(4),
         };
         let e = build(&spec, &tok, 10, 0).unwrap_err().to_string();
         assert!(e.contains("t.jsonl line 2") && e.contains(says), "{e}");
     }
+}
+
+/// Issue 24: a dataset that needs the model's tokenizer is never built in words (without
+/// one, a book, ShareGPT, jsonl or prefix workload came back as random words).
+#[test]
+fn issue_24_a_dataset_that_needs_a_tokenizer_is_not_built_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_book(dir.path(), 2_000);
+    let book = Dataset::Book {
+        path,
+        input_len: 16,
+        output_len: None,
+        range_ratio: 0.0,
+    };
+    let prefix = Dataset::Prefix {
+        prefix_len: 4,
+        num_prefixes: 2,
+        input_len: 8,
+        output_len: Some(2),
+    };
+    for dataset in [book, prefix] {
+        let name = dataset.name();
+        let spec = crate::config::WorkloadSpec {
+            dataset,
+            tokenizer: None,
+        };
+        let e = crate::workload::build_requests(&spec, None, 2, 0, 1, false).unwrap_err();
+        assert!(
+            matches!(e, DatasetError::NeedsTokenizer(n) if n == name),
+            "{e}"
+        );
+    }
+    let random = crate::config::WorkloadSpec::random(6, 2);
+    let words = crate::workload::build_requests(&random, None, 2, 0, 1, false).unwrap();
+    assert_eq!(words[1].prompt.split(' ').count(), 6);
+}
+
+/// Issue 24: a bad line of a jsonl file or a trace is a typed error that names its line.
+#[test]
+fn issue_24_a_bad_line_is_a_typed_error_naming_it() {
+    let tok = cl100k();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.jsonl");
+    std::fs::write(&path, "{\"prompt\": \"ok\"}\n{\"prompt\": 3}\n").unwrap();
+    let jsonl = Dataset::Jsonl {
+        path: path.clone(),
+        output_len: None,
+    };
+    let e = build(&jsonl, &tok, 1, 0).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            DatasetError::BadJsonlLine {
+                line: 2,
+                reason: jsonl::LineError::PromptNotText,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    std::fs::write(
+        &path,
+        "{\"timestamp\": 0, \"input_length\": 4}\n{\"timestamp\": -1}\n",
+    )
+    .unwrap();
+    let trace = Dataset::Trace {
+        path,
+        output_len: None,
+        block_size: 16,
+        speedup: 1.0,
+    };
+    let e = build(&trace, &tok, 1, 0).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            DatasetError::BadTraceLine {
+                line: 2,
+                reason: trace::LineError::BadTimestamp(t),
+                ..
+            } if t == -1.0
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .ends_with("line 2: timestamp -1 is not a time in ms"),
+        "{e}"
+    );
 }

@@ -57,6 +57,26 @@ struct Line {
     session_id: Option<serde_json::Value>,
 }
 
+/// What is wrong with one line of a trace (the line's number is in
+/// [`DatasetError::BadTraceLine`]).
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    #[error("not a trace line: {0}")]
+    NotALine(serde_json::Error),
+    #[error("timestamp {0} is not a time in ms")]
+    BadTimestamp(f64),
+    #[error("timestamp {at_ms} ms is {after_s:.0} s after the first line's, more than a week ({MAX_WAIT_S:.0} s)")]
+    PastAWeek { at_ms: f64, after_s: f64 },
+    #[error("{field} {value} is above the limit of {MAX_TOKENS} tokens (as --output-len and --input-len)")]
+    TooLong { field: &'static str, value: u64 },
+    #[error("needs \"hash_ids\", \"input_length\" or \"prompt\"")]
+    NoPrompt,
+    #[error("{ids} hash_ids of {block} tokens make a prompt of {tokens} tokens, above the limit of {MAX_TOKENS}")]
+    TooManyBlocks { ids: u64, block: u64, tokens: u64 },
+    #[error("input_length {input} does not fit {ids} hash_ids of {block} tokens (the last block must hold 1..={block})")]
+    BlocksDoNotFit { input: u64, ids: u64, block: u64 },
+}
+
 /// The most tokens of one `hash_ids` block (`--trace-block-size`).
 pub const MAX_BLOCK: u64 = 1 << 20;
 
@@ -84,7 +104,7 @@ pub fn build(
         )));
     }
     let body = read_file(path)?;
-    let bad = |line: usize, reason: String| DatasetError::BadLine {
+    let bad = |line: usize, reason: LineError| DatasetError::BadTraceLine {
         path: path.to_path_buf(),
         line,
         reason,
@@ -94,8 +114,7 @@ pub fn build(
         if text.trim().is_empty() {
             continue;
         }
-        let l: Line =
-            serde_json::from_str(text).map_err(|e| bad(i + 1, format!("not a trace line: {e}")))?;
+        let l: Line = serde_json::from_str(text).map_err(|e| bad(i + 1, LineError::NotALine(e)))?;
         let tokens = check_line(&l, block).map_err(|r| bad(i + 1, r))?;
         lines.push((i + 1, l, tokens));
     }
@@ -108,14 +127,8 @@ pub fn build(
         .last()
         .filter(|l| l.1.timestamp - t0 > MAX_WAIT_S * 1e3)
     {
-        return Err(bad(
-            *no,
-            format!(
-                "timestamp {} ms is {:.0} s after the first line's, more than a week ({MAX_WAIT_S:.0} s)",
-                last.timestamp,
-                (last.timestamp - t0) / 1e3
-            ),
-        ));
+        let (at_ms, after_s) = (last.timestamp, (last.timestamp - t0) / 1e3);
+        return Err(bad(*no, LineError::PastAWeek { at_ms, after_s }));
     }
     lines.truncate(n);
     let total = (lines.iter()).fold(0u64, |sum, l| sum.saturating_add(l.2));
@@ -200,35 +213,31 @@ pub fn build(
 
 /// Checks one line's fields against the limits of the flags they stand for; `Ok`: the
 /// tokens its prompt will hold (0 for a `prompt` given as text: it is as long as the file).
-fn check_line(l: &Line, block: u64) -> Result<u64, String> {
+fn check_line(l: &Line, block: u64) -> Result<u64, LineError> {
     if !(l.timestamp.is_finite() && l.timestamp >= 0.0) {
-        return Err(format!("timestamp {} is not a time in ms", l.timestamp));
+        return Err(LineError::BadTimestamp(l.timestamp));
     }
     let fields = [
         ("output_length", l.output_length),
         ("input_length", l.input_length),
     ];
     for (field, value) in fields {
-        if let Some(v) = value.filter(|&v| v > MAX_TOKENS) {
-            return Err(format!(
-                "{field} {v} is above the limit of {MAX_TOKENS} tokens (as --output-len and --input-len)"
-            ));
+        if let Some(value) = value.filter(|&v| v > MAX_TOKENS) {
+            return Err(LineError::TooLong { field, value });
         }
     }
     if l.prompt.is_some() {
         return Ok(0);
     }
     if l.hash_ids.is_empty() {
-        return (l.input_length)
-            .ok_or_else(|| "needs \"hash_ids\", \"input_length\" or \"prompt\"".into());
+        return l.input_length.ok_or(LineError::NoPrompt);
     }
     // The prompt its blocks make, checked before any block is drawn.
     let ids = l.hash_ids.len() as u64;
     let whole = ids.saturating_mul(block);
     if l.input_length.is_none() && whole > MAX_TOKENS {
-        return Err(format!(
-            "{ids} hash_ids of {block} tokens make a prompt of {whole} tokens, above the limit of {MAX_TOKENS}"
-        ));
+        let tokens = whole;
+        return Err(LineError::TooManyBlocks { ids, block, tokens });
     }
     block_lengths(&l.hash_ids, l.input_length, block)?;
     Ok(l.input_length.unwrap_or(whole))
@@ -262,15 +271,17 @@ fn by_session(prompts: Vec<Prompt>, sessions: &[Option<String>]) -> Vec<Prompt> 
 
 /// The token count of each block of a line: whole blocks, the last one cut to what
 /// `input_length` leaves.
-fn block_lengths(ids: &[u64], input: Option<u64>, block: u64) -> Result<Vec<u64>, String> {
+fn block_lengths(ids: &[u64], input: Option<u64>, block: u64) -> Result<Vec<u64>, LineError> {
     let n = ids.len() as u64;
     let mut lens = vec![block; ids.len()];
     if let (Some(input), Some(last)) = (input, lens.last_mut()) {
         let whole = n.saturating_sub(1).saturating_mul(block);
         if input <= whole || input > n.saturating_mul(block) {
-            return Err(format!(
-                "input_length {input} does not fit {n} hash_ids of {block} tokens (the last block must hold 1..={block})"
-            ));
+            return Err(LineError::BlocksDoNotFit {
+                input,
+                ids: n,
+                block,
+            });
         }
         *last = input - whole;
     }
