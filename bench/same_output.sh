@@ -89,12 +89,21 @@ for v in old new; do
     "$b" report "$OUT/new/run.json" >"$r/report.txt"
     "$b" report "$OUT/new/sweep.sweep.json" >"$r/sweep-report.txt"
     "$b" report "$OUT/new/run.json" --html "$r/run.html" 2>/dev/null
+    for fmt in csv markdown; do # every format both binaries print, each document kind
+        "$b" report "$OUT/new/run.json" --format $fmt >"$r/report-$fmt.$fmt"
+        "$b" report "$OUT/new/sweep.sweep.json" --format $fmt >"$r/sweep-report-$fmt.$fmt"
+        "$b" report tests/fixtures/seed002_vllm.txt --format $fmt >"$r/seed002-report-$fmt.$fmt"
+        "$b" compare --format $fmt "$OUT/new/sweep.sweep.json" "$OUT/old/sweep.sweep.json" >"$r/compare-$fmt.$fmt"
+    done
+    "$b" report "$OUT/new/run.records.jsonl" --format csv >"$r/records.csv"
     "$b" compare "$OUT/new/run.json" "$OUT/old/run.json" >"$r/compare.txt"
     "$b" compare --markdown "$OUT/new/sweep.sweep.json" "$OUT/old/sweep.sweep.json" >"$r/compare.md"
     "$b" plot "$OUT/new/sweep.sweep.json" --out-dir "$r/plots" >/dev/null
     for s in 000_llmperf 001_tgi 002_vllm 003_report; do
         "$b" import "tests/fixtures/seed$s.txt" --output "$r/import-$s.json" >"$r/import-$s.txt"
         "$b" report "$r/import-$s.json" >"$r/import-report-$s.txt"
+        "$b" report "$r/import-$s.json" --format csv >"$r/import-report-$s.csv"
+        "$b" report "$r/import-$s.json" --format markdown >"$r/import-report-$s.md"
     done
 done
 for f in "$OUT"/old/render/*.* "$OUT"/old/render/plots/*; do

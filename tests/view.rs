@@ -452,3 +452,172 @@ fn plot_png_when_a_font_exists() {
     assert!(png.len() > 20_000, "a real picture, {} bytes", png.len());
     assert!(!out.join("ttft-num_prompts.svg").exists());
 }
+
+/// Issue 24 item 4: every document kind prints in the formats it has, through one interface;
+/// any other pair is refused in one line that names the formats the document has, and a
+/// records file or a comparison is never read as something else.
+#[test]
+fn issue_24_each_document_prints_in_its_formats_and_other_pairs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = pair(dir.path());
+    let records = a.with_extension("records.jsonl");
+    let imported = dir.path().join("tgi.imported.json");
+    run_ok(&[
+        "import",
+        "tests/fixtures/seed001_tgi.txt",
+        "-o",
+        s(&imported),
+    ]);
+    let all = ["text", "markdown", "csv", "json", "html"];
+    let cases: [(&[&str], &[&str], &str); 5] = [
+        (
+            &["report", s(&a)],
+            &["text", "markdown", "csv", "html"],
+            "a result",
+        ),
+        (
+            &["report", s(&imported)],
+            &["text", "markdown", "csv", "html"],
+            "a sweep or an import",
+        ),
+        (
+            &["report", "tests/fixtures/seed002_vllm.txt"],
+            &["text", "markdown", "csv", "html"],
+            "a sweep or an import",
+        ),
+        (&["report", s(&records)], &["csv"], "a records file"),
+        (
+            &["compare", s(&a), s(&b)],
+            &["text", "markdown", "csv", "json"],
+            "a comparison",
+        ),
+    ];
+    for (args, formats, kind) in cases {
+        for format in all {
+            let mut argv = args.to_vec();
+            argv.extend(["--format", format]);
+            if formats.contains(&format) {
+                let out = run_ok(&argv);
+                assert!(!out.trim().is_empty(), "{argv:?} printed nothing");
+            } else {
+                let e = run_fails(&argv);
+                let expected = format!(
+                    "error: --format {format}: {kind} prints as {}",
+                    match formats {
+                        [one] => one.to_string(),
+                        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+                        [] => unreachable!(),
+                    }
+                );
+                assert_eq!(e.trim_end(), expected, "{argv:?}");
+            }
+        }
+    }
+    // The page `--format html` prints is the one `--html` writes.
+    let page = dir.path().join("a.html");
+    run_ok(&["report", s(&a), "--html", s(&page)]);
+    let printed = run_ok(&["report", s(&a), "--format", "html"]);
+    assert_eq!(printed, std::fs::read_to_string(&page).unwrap());
+    assert!(printed.starts_with("<!DOCTYPE html>"), "{printed}");
+    // `--html` with another format, and a records file's page, are refused in one line.
+    let e = run_fails(&["report", s(&a), "--html", s(&page), "--format", "csv"]);
+    assert!(
+        e.contains("--html writes HTML and --format asks for csv"),
+        "{e}"
+    );
+    let e = run_fails(&["report", s(&records), "--html", s(&page)]);
+    assert!(e.contains("a records file prints as csv"), "{e}");
+}
+
+/// Issue 24 item 4: `compare --format json` is the comparison for programs: each row's
+/// figure with its unit and better direction, the values, the better input, and B/A with
+/// its interval and verdict.
+#[test]
+fn issue_24_compare_json_carries_units_directions_and_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = pair(dir.path());
+    let out = run_ok(&[
+        "compare",
+        s(&a),
+        s(&b),
+        "--format",
+        "json",
+        "--metrics",
+        "output_throughput,mean_ttft_ms,total_output_tokens",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let group = &doc["groups"][0];
+    assert_eq!(group["inputs"][1], "B = openai m (b) [b]");
+    assert_eq!(group["steps"][0]["step"], "num_prompts = 2");
+    let rows = group["steps"][0]["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["metric"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["output_throughput", "mean_ttft_ms", "total_output_tokens"]
+    );
+    let (tput, ttft, tokens) = (&rows[0], &rows[1], &rows[2]);
+    assert_eq!(tput["unit"], "tokens/s");
+    assert_eq!(tput["better"], "higher");
+    assert_eq!(tput["best"], "A");
+    // By hand (see `pair`): TTFT 100 vs 200 ms, every request alike, so the interval is 2..2.
+    assert_eq!(ttft["unit"], "ms");
+    assert_eq!(ttft["better"], "lower");
+    assert_eq!(ttft["values"], serde_json::json!([100.0, 200.0]));
+    assert_eq!(ttft["best"], "A");
+    assert_eq!(ttft["vs_a"][0], serde_json::Value::Null);
+    assert_eq!(ttft["vs_a"][1]["ratio"], 2.0);
+    assert_eq!(ttft["vs_a"][1]["verdict"], "worse");
+    let [lo, hi] = [0, 1].map(|i| ttft["vs_a"][1]["ci95"][i].as_f64().unwrap());
+    assert!(
+        (lo - 2.0).abs() < 1e-9 && (hi - 2.0).abs() < 1e-9,
+        "{lo} {hi}"
+    );
+    // Token totals have no better direction: no best, no verdict to gate on.
+    assert_eq!(tokens["better"], serde_json::Value::Null);
+    assert_eq!(tokens["best"], serde_json::Value::Null);
+    assert_eq!(tokens["vs_a"][1]["verdict"], "not_judged");
+}
+
+/// Issue 24 item 5: a figure's better direction is its typed key's, not a guess from its
+/// spelling: vLLM's peak output throughput (no "throughput" in its name) is better higher,
+/// and a figure servebench does not know is shown but never judged.
+#[test]
+fn issue_24_a_figure_s_direction_comes_from_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let vllm = |name: &str, peak: f64, unknown: f64| {
+        let doc = serde_json::json!({
+            "backend": "vllm", "model_id": "m", "num_prompts": 10, "completed": 10,
+            "output_throughput": 100.0, "max_output_tokens_per_s": peak,
+            "mean_ttft_ms": 50.0, "mean_newfangled_ms": unknown,
+        });
+        let path = dir.path().join(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    let (a, b) = (vllm("a.json", 250.0, 7.0), vllm("b.json", 280.0, 8.0));
+    let out = run_ok(&["compare", s(&a), s(&b)]);
+    let row = |name: &str| {
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} row in:\n{out}"));
+        line.split_whitespace().collect::<Vec<_>>()
+    };
+    assert_eq!(
+        row("max_output_tokens_per_s"),
+        ["max_output_tokens_per_s", "250.00", "280.00", "*", "1.12"]
+    );
+    assert_eq!(
+        row("mean_newfangled_ms"),
+        ["mean_newfangled_ms", "7.00", "8.00", "1.14"]
+    );
+    // A gate on it cannot be judged: an error, never a pass.
+    let e = run_fails(&[
+        "compare",
+        s(&a),
+        s(&b),
+        "--fail-if-worse",
+        "mean_newfangled_ms:5",
+    ]);
+    assert!(e.contains("this metric has no better direction"), "{e}");
+}

@@ -9,6 +9,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::error::ConfigError;
+use crate::config::figure::FigureKey;
 use crate::config::search::{parse_axis, SearchSpec};
 use crate::config::shard::{parse_start_at, Shard};
 use crate::config::sweep::{LoadParameter, SweepValue};
@@ -17,6 +18,7 @@ use crate::config::ScrapeSpec;
 use crate::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec};
 use crate::measure::client::Secrets;
 use crate::render::plot::ImageFormat;
+use crate::render::print::Format;
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 
 pub mod dataset;
@@ -609,18 +611,10 @@ pub struct ReportArgs {
     /// Write one self-contained HTML page (tables and inline SVG charts) to this file.
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<PathBuf>,
-    /// text, csv (a result: one row; a sweep or import: a row per step; a records .jsonl
-    /// file: a row per request) or markdown.
+    /// A result, sweep or import: text, markdown, csv (a result: one row; a sweep or import: a
+    /// row per step) or html (the page of --html); a records .jsonl file: csv (a row per request).
     #[arg(long, value_enum, default_value = "text")]
-    pub format: TableFormat,
-}
-
-/// How `report` and `compare` print their tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TableFormat {
-    Text,
-    Csv,
-    Markdown,
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -631,12 +625,12 @@ pub struct CompareArgs {
     /// Print Markdown tables instead of aligned text (as --format markdown).
     #[arg(long)]
     pub markdown: bool,
-    /// text, markdown, or csv (a row per document and step, the columns of report's csv).
+    /// text, markdown, csv (a row per document and step, the columns of report's csv) or json.
     #[arg(long, value_enum, default_value = "text")]
-    pub format: TableFormat,
+    pub format: Format,
     /// Only these metrics (vLLM key names, comma-separated, e.g. output_throughput,p99_ttft_ms).
     #[arg(long, value_delimiter = ',')]
-    pub metrics: Vec<String>,
+    pub metrics: Vec<FigureKey>,
     /// Exit 1 when an input is significantly worse than A on METRIC by more than PCT percent
     /// (e.g. tpot:5 for mean TPOT, p99_ttft_ms:10); repeatable. An input without an interval
     /// for METRIC is an error (exit 2), never a pass.

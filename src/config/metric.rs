@@ -9,7 +9,7 @@
 //!
 //! Pure values: nothing here reads files or knows a document. To add a statistic, add a
 //! [`Stat`] variant with its word in `Display` and `FromStr` (and its place in the reading
-//! order, `views::keys::ordered_keys`); a new metric is a [`Metric`] variant in `config`.
+//! order, `config::figure::FigureKey`'s `Ord`); a new metric is a [`Metric`] variant in `config`.
 
 use std::fmt;
 use std::str::FromStr;

@@ -19,6 +19,7 @@ pub use self::workload::{Dataset, WorkloadSpec, DEFAULT_INPUT_LEN};
 
 mod defaults;
 pub mod error;
+pub mod figure;
 pub mod limits;
 pub mod metric;
 pub mod search;

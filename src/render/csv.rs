@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::config::figure::FigureKey;
 use crate::measure::record::RequestRecord;
 use crate::render::escape::csv_cell;
 use crate::results::document::BenchResult;
@@ -97,13 +98,13 @@ pub fn result(r: &BenchResult) -> String {
 pub fn view(v: &View) -> String {
     let keys = metric_keys(std::slice::from_ref(v), None);
     let mut head = vec!["series".to_string(), "parameter".into(), "value".into()];
-    head.extend(keys.iter().cloned());
+    head.extend(keys.iter().map(FigureKey::name));
     write(&head, &step_rows(v, &keys))
 }
 
 /// `compare --format csv`: a row per document and step, the document's file first, then the
 /// columns of [`view`] (only `metrics` when given).
-pub fn views(views: &[View], metrics: Option<&[String]>) -> String {
+pub fn views(views: &[View], metrics: Option<&[FigureKey]>) -> String {
     let keys = metric_keys(views, metrics);
     let mut head = vec![
         "document".to_string(),
@@ -111,7 +112,7 @@ pub fn views(views: &[View], metrics: Option<&[String]>) -> String {
         "parameter".into(),
         "value".into(),
     ];
-    head.extend(keys.iter().cloned());
+    head.extend(keys.iter().map(FigureKey::name));
     let mut rows = Vec::new();
     for v in views {
         let file = v.path.display().to_string();
@@ -122,19 +123,19 @@ pub fn views(views: &[View], metrics: Option<&[String]>) -> String {
     write(&head, &rows)
 }
 
-/// Every metric key of `views`' steps (those of `only` when given), sorted.
-fn metric_keys(views: &[View], only: Option<&[String]>) -> Vec<String> {
-    let mut keys: Vec<String> = (views.iter())
+/// Every figure of `views`' steps (those of `only` when given), by name.
+fn metric_keys(views: &[View], only: Option<&[FigureKey]>) -> Vec<FigureKey> {
+    let mut keys: Vec<FigureKey> = (views.iter())
         .flat_map(|v| v.steps().flat_map(|s| s.metrics.keys().cloned()))
         .filter(|k| only.is_none_or(|only| only.contains(k)))
         .collect();
-    keys.sort();
+    keys.sort_by_cached_key(FigureKey::name);
     keys.dedup();
     keys
 }
 
 /// A row per step of `v`: series, parameter, load value, then each of `keys`.
-fn step_rows(v: &View, keys: &[String]) -> Vec<Vec<String>> {
+fn step_rows(v: &View, keys: &[FigureKey]) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for s in &v.series {
         for st in &s.steps {

@@ -1,16 +1,17 @@
-//! `servebench report FILE --html OUT.html`: one self-contained HTML page for a result, a
-//! sweep or an import — the tables and every chart of `plot` as inline SVG. No scripts, no
-//! external fonts, styles or images, nothing fetched: the file can be mailed or archived.
+//! `servebench report FILE --html OUT.html` (or `--format html`): one self-contained HTML page
+//! for a result, a sweep or an import — the tables and every chart of `plot` as inline SVG. No
+//! scripts, no external fonts, styles or images, nothing fetched: the file can be mailed or
+//! archived.
 //!
-//! It renders what `view`, `report` and `plot` produce; it computes nothing. To add a section,
-//! append it in [`page`] (escape every string that came from a file with [`esc`]).
+//! It renders what `view`, `report` and `plot` produce; it computes nothing (the page is
+//! printed through `render::print`, which writes it where asked). To add a section, append it
+//! in [`page`] (escape every string that came from a file with [`esc`]).
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::Path;
 
+use crate::render::error::{DrawError, RenderError};
 use crate::render::format::{fmt_load, fmt_value};
-use crate::views::error::ViewError;
-use crate::views::keys::ordered_keys;
 use crate::views::model::View;
 
 /// Escapes text for HTML content and attribute values (`escape::html`).
@@ -25,7 +26,7 @@ td:first-child,th:first-child{text-align:left}th{background:#f4f4f4}
 svg{max-width:100%;height:auto;border:1px solid #eee}pre{background:#f7f7f7;padding:8px;overflow-x:auto}";
 
 /// The whole page. `text_report` (a servebench result's text report) is shown verbatim.
-pub fn page(view: &View, text_report: Option<&str>) -> Result<String, String> {
+pub fn page(view: &View, text_report: Option<&str>) -> Result<String, RenderError> {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -50,7 +51,7 @@ pub fn page(view: &View, text_report: Option<&str>) -> Result<String, String> {
     }
     for s in &view.series {
         let _ = writeln!(h, "<h2 id=\"series\">{}</h2>", esc(&s.name));
-        let keys = ordered_keys(s.steps.iter().flat_map(|st| st.metrics.keys()));
+        let keys: BTreeSet<_> = s.steps.iter().flat_map(|st| st.metrics.keys()).collect();
         let _ = write!(
             h,
             "<div class=\"wide\"><table class=\"steps\"><tr><th>metric</th>"
@@ -60,8 +61,8 @@ pub fn page(view: &View, text_report: Option<&str>) -> Result<String, String> {
             let _ = write!(h, "<th>{} {}</th>", esc(s.parameter.as_str()), esc(&v));
         }
         h.push_str("</tr>\n");
-        for k in &keys {
-            let _ = write!(h, "<tr><td>{}</td>", esc(k));
+        for k in keys {
+            let _ = write!(h, "<tr><td>{}</td>", esc(&k.name()));
             for st in &s.steps {
                 let v = st.metric(k).map_or("—".into(), |v| fmt_value(k, v));
                 let _ = write!(h, "<td>{v}</td>");
@@ -95,14 +96,20 @@ pub fn page(view: &View, text_report: Option<&str>) -> Result<String, String> {
     let views = std::slice::from_ref(view);
     use crate::render::plot::{chart, draw};
     let mut figures = Vec::new();
+    let drawn = |name: &str, svg: Result<String, DrawError>| {
+        svg.map_err(|source| RenderError::Draw {
+            what: format!("the chart {name} of the HTML page"),
+            source,
+        })
+    };
     for c in chart::charts(views) {
-        figures.push((c.name.clone(), draw::chart_svg(&c)?));
+        figures.push((c.name.clone(), drawn(&c.name, draw::chart_svg(&c))?));
     }
     for b in chart::breakdowns(views) {
-        figures.push((b.name.clone(), draw::stacked_svg(&b)?));
+        figures.push((b.name.clone(), drawn(&b.name, draw::stacked_svg(&b))?));
     }
     for t in chart::timelines(views) {
-        figures.push((t.name.clone(), draw::timeline_svg(&t)?));
+        figures.push((t.name.clone(), drawn(&t.name, draw::timeline_svg(&t))?));
     }
     if !figures.is_empty() {
         h.push_str("<h2>Charts</h2>\n");
@@ -118,27 +125,10 @@ pub fn page(view: &View, text_report: Option<&str>) -> Result<String, String> {
     Ok(h)
 }
 
-/// Writes the page to `out`.
-pub fn write(view: &View, text_report: Option<&str>, out: &Path) -> Result<(), ViewError> {
-    let html = page(view, text_report).map_err(|why| ViewError::Plot {
-        path: out.to_path_buf(),
-        why,
-    })?;
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|error| ViewError::Write {
-            path: dir.to_path_buf(),
-            error,
-        })?;
-    }
-    std::fs::write(out, html).map_err(|error| ViewError::Write {
-        path: out.to_path_buf(),
-        error,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn escapes_markup() {

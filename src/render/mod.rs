@@ -1,22 +1,32 @@
-//! Output formats: the text report, compare tables, plots and the HTML report. Each reads a
-//! document or a view and computes nothing of its own.
+//! Output formats: the text report, compare tables, CSV, JSON, plots and the HTML report. Each
+//! reads a document, a view or a comparison and formats or draws it; none computes a figure
+//! (statistics are `results`', the pairing of compared documents `views::compare`'s, each
+//! figure's unit and direction its `config::figure::FigureKey`'s).
 //!
+//! - `print`: the one interface every printed document goes through: a type per format
+//!   implementing `Printer` for each document kind it writes, each kind listing its
+//!   printers; a pair that does not exist has no implementation and is refused in one line;
 //! - `report/`: a result's text report (vLLM's block, then servebench's), and a view's text;
-//! - `compare`: side-by-side tables of several views, text or Markdown;
+//! - `compare`: a comparison as aligned text, Markdown or JSON;
+//! - `csv`: results, sweeps, imports, comparisons and records files as CSV;
 //! - `plot/`: charts as data, drawn to SVG and PNG;
 //! - `html`: one self-contained HTML page of a view (tables and inline SVG charts);
 //! - `format`: number formatting every output shares;
 //! - `escape`: text from outside made safe for each output kind (terminal, CSV, Markdown,
-//!   HTML); every output writes outside text through it.
+//!   HTML); every output writes outside text through it;
+//! - `error`: `RenderError`.
 //!
 //! Imports `views` (and the `results`/`config` types they carry); never `drive` or `cli`. To
-//! add an output format, add a module here that takes a `views::model::View` (or a
-//! `results::document::BenchResult`) and returns text or writes files.
+//! add an output format, see `print`'s doc: a `Format` variant, its printer type, and a
+//! `Printer` impl per document kind it writes (a function in a module here that takes the
+//! document and returns text).
 
 pub mod compare;
 pub mod csv;
+pub mod error;
 pub mod escape;
 pub mod format;
 pub mod html;
 pub mod plot;
+pub mod print;
 pub mod report;

@@ -1,9 +1,11 @@
 //! What a run saves and what it computes from its records: statistics (pure and mergeable),
-//! the versioned result document and every type it saves, and the exact merge of shards.
+//! the versioned result document and every type it saves, the exact merge of shards, and the
+//! statistics of comparing two runs (`compare`).
 //!
 //! Imports `config`, `measure` (the records) and nothing above. Nothing here sends a request
 //! or prints.
 
+pub mod compare;
 pub mod document;
 pub mod error;
 pub mod merge;

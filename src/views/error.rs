@@ -1,9 +1,12 @@
-//! Why a saved or imported document could not be opened, rendered or written (`import`,
-//! `compare`, `plot`, `report`). The message names the file.
+//! Why a saved or imported document could not be opened or written (`import`, `compare`,
+//! `plot`, `report`; the message names the file), and why a `--fail-if-worse` gate could not
+//! be judged ([`GateError`]; the message names the gate).
 
 use std::path::{Path, PathBuf};
 
-/// A document could not be read, understood, rendered or written.
+use crate::config::figure::FigureKey;
+
+/// A document could not be read, understood or written.
 #[derive(Debug, thiserror::Error)]
 pub enum ViewError {
     #[error("cannot read {path}: {error}")]
@@ -19,9 +22,6 @@ pub enum ViewError {
     /// The file is not in any format servebench reads, or is malformed.
     #[error("{path}: {why}")]
     Parse { path: PathBuf, why: String },
-    /// A chart could not be drawn.
-    #[error("cannot draw {path}: {why}")]
-    Plot { path: PathBuf, why: String },
     #[error(transparent)]
     Result(#[from] crate::results::error::ResultsError),
 }
@@ -34,4 +34,23 @@ impl ViewError {
             why: why.into(),
         }
     }
+}
+
+/// A `compare --fail-if-worse` gate that cannot be judged: an error, never a pass.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    #[error("--fail-if-worse {metric}: this metric has no better direction")]
+    NoDirection { metric: FigureKey },
+    #[error(
+        "--fail-if-worse {metric}: {input} or A has no 95% interval for it at {step} (an import without per-request samples, or too few samples for that percentile), so it cannot be judged"
+    )]
+    NoInterval {
+        metric: FigureKey,
+        /// The input's letter (B, C, ...).
+        input: String,
+        /// The step's title.
+        step: String,
+    },
+    #[error("--fail-if-worse {metric}: no input pair has this metric")]
+    NotCompared { metric: FigureKey },
 }

@@ -6,11 +6,18 @@
 //!   through `import`);
 //! - `import/`: one file per foreign format, and the `import` command's document writer;
 //! - `imported`: the `imported` document's shape and reader;
-//! - `keys`: which metric keys are figures, which way is better, their reading order;
-//! - `samples`: per-request TTFT/E2EL samples for CDFs.
+//! - `keys`: which keys of a vLLM-style object are figures (each a typed
+//!   `config::figure::FigureKey`, which knows its unit, direction and reading order);
+//! - `samples`: per-request TTFT/E2EL samples for CDFs;
+//! - `compare`: several views side by side (series paired, steps matched, each row judged by
+//!   `results::compare`), and the `--fail-if-worse` gates;
+//! - `error`: `ViewError` and `GateError`.
 //!
-//! Imports `config`, `measure` (records) and `results`; never `drive` or `render`.
+//! Views hold and pair figures; they compute no statistic (that is `results`) and lay out no
+//! output (that is `render`). Imports `config`, `measure` (records) and
+//! `results`; never `drive` or `render`.
 
+pub mod compare;
 pub mod error;
 pub mod import;
 pub mod imported;

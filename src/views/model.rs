@@ -3,23 +3,27 @@
 //!
 //! A [`View`] is a list of [`Series`] (one per sweep; an imported text with several sweeps has
 //! several), each a list of [`Step`]s. A step carries its load values, the workload descriptor
-//! used to decide comparability, and its metrics as a flat map under vLLM's key names
-//! (`output_throughput`, `mean_ttft_ms`, `p99_itl_ms`, ...; the latency keys are
-//! `config::metric::MetricKey`s). A metric that is not known is absent, never zero. Figures
-//! that exist under a foreign definition keep a prefix naming the tool
+//! used to decide comparability, and its figures as a map from a typed
+//! `config::figure::FigureKey` (which knows its unit and its better direction) to the value,
+//! saved under vLLM's key names (`output_throughput`, `mean_ttft_ms`, `p99_itl_ms`, ...). A
+//! figure that is not known is absent, never zero. Figures that exist under a foreign
+//! definition are keys of their own, named with the tool's prefix
 //! (`llmperf_mean_inter_token_latency_ms`), so a name never means two things.
 //!
 //! Plain data: this file reads no file and computes nothing new (opening documents is
-//! `views::open`, reading foreign formats `views::import`). A type here that is saved in an
-//! imported document keeps its serialized names. To add a figure, put it in a step's
-//! `metrics` under its vLLM name; to add a field, make it optional with `#[serde(default)]` so
-//! older imported documents still read.
+//! `views::open`, reading foreign formats `views::import`); it writes a load value as every
+//! title and label does ([`fmt_load`]). A type here that is saved in an
+//! imported document keeps its serialized names (a figure map is written in the order of its
+//! names, as before keys were typed). To add a figure, give it a `FigureKey` and put it in a
+//! step's `metrics`; to add a field, make it optional with `#[serde(default)]` so older
+//! imported documents still read.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
+use crate::config::figure::FigureKey;
 use crate::config::sweep::LoadParameter;
 use crate::config::RequestRate;
 
@@ -123,14 +127,19 @@ impl Samples {
 pub struct Step {
     pub load: Load,
     pub workload: Workload,
-    /// vLLM key names → value; unknown figures are absent.
-    pub metrics: BTreeMap<String, f64>,
+    /// Each figure's value; unknown figures are absent.
+    #[serde(serialize_with = "by_name")]
+    pub metrics: BTreeMap<FigureKey, f64>,
     #[serde(default, skip_serializing_if = "Samples::is_empty")]
     pub samples: Samples,
     /// 95% intervals of the metrics that have one, by the metric's key (servebench results
     /// save them as `ci95_<key>`); empty for imports, which carry none.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub intervals: BTreeMap<String, [f64; 2]>,
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        serialize_with = "by_name"
+    )]
+    pub intervals: BTreeMap<FigureKey, [f64; 2]>,
     /// The per-request records file (servebench results), for the timeline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub records_file: Option<PathBuf>,
@@ -142,9 +151,19 @@ pub struct Step {
     pub notes: Vec<String>,
 }
 
+/// A figure map as a JSON object in the order of the figures' names.
+fn by_name<V: Serialize, S: Serializer>(
+    map: &BTreeMap<FigureKey, V>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let named: BTreeMap<String, &V> = map.iter().map(|(k, v)| (k.name(), v)).collect();
+    named.serialize(s)
+}
+
 impl Step {
-    pub fn metric(&self, key: &str) -> Option<f64> {
-        self.metrics.get(key).copied()
+    /// The value of figure `key`, when the step has it.
+    pub fn metric(&self, key: impl Into<FigureKey>) -> Option<f64> {
+        self.metrics.get(&key.into()).copied()
     }
 
     /// The value of `p` for this step.
@@ -235,6 +254,18 @@ impl View {
     /// Every step of every series.
     pub fn steps(&self) -> impl Iterator<Item = &Step> {
         self.series.iter().flat_map(|s| s.steps.iter())
+    }
+}
+
+/// A load value as titles and labels write it: `inf`, integers plain, else up to 3 decimals.
+pub fn fmt_load(v: f64) -> String {
+    if v.is_infinite() {
+        "inf".into()
+    } else if v.fract() == 0.0 {
+        format!("{}", v as i64)
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
 

@@ -1,6 +1,7 @@
-//! Opening any file `compare`, `plot` and `report` are given: sniff what it is, then read it
-//! into a [`View`]: a servebench result, a sweep document (and the step results it links), an
-//! imported document, or else a foreign file through `views::import`.
+//! Opening any file `compare`, `plot` and `report` are given: sniff what it is ([`kind`]: a
+//! result, a records file, or anything else), then read it into a [`View`]: a servebench
+//! result, a sweep document (and the step results it links), an imported document, or else a
+//! foreign file through `views::import`.
 //!
 //! This module only dispatches and maps servebench's own documents (their types and loaders
 //! are `results::document`, `results::sweep` and `views::imported`); it computes nothing new
@@ -11,6 +12,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::config::figure::{CostFigure, FigureKey, RunFigure};
 use crate::config::sweep::LoadParameter;
 use crate::config::DEFAULT_INPUT_LEN;
 use crate::results::document::BenchResult;
@@ -40,6 +42,60 @@ pub fn load(path: &Path) -> Result<View, ViewError> {
         }
     }
     crate::views::import::parse(path, &text)
+}
+
+/// What a file holds, as far as choosing how to print it needs to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A servebench result (or a file that cannot be read: the result loader then says why).
+    Result,
+    /// A records file: a `.jsonl` file whose first line is a request record (or that has no
+    /// line).
+    Records,
+    /// Anything else: a sweep, an imported document, or another tool's file ([`load`]).
+    View,
+}
+
+/// What `path` holds: a `.jsonl` file by the start of its first line (a record names its
+/// `scheduled_ns` within its first fields; vLLM's `--append-result` lines do not), any other
+/// file by [`is_result_file`].
+pub fn kind(path: &Path) -> Kind {
+    if path.extension().is_some_and(|e| e == "jsonl") {
+        return match first_line(path) {
+            Some(line) if !line.contains("\"scheduled_ns\":") => Kind::View,
+            _ => Kind::Records,
+        };
+    }
+    if is_result_file(path) {
+        Kind::Result
+    } else {
+        Kind::View
+    }
+}
+
+/// The start (64 KiB) of the first line of `path` that is not blank; `None` when there is
+/// none or the file cannot be read.
+fn first_line(path: &Path) -> Option<String> {
+    use std::io::{BufRead, Read};
+    let mut file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    loop {
+        let mut line = Vec::new();
+        let read = (&mut file)
+            .take(64 << 10)
+            .read_until(b'\n', &mut line)
+            .ok()?;
+        if read == 0 {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&line);
+        if !text.trim().is_empty() {
+            return Some(text.into_owned());
+        }
+        if !line.ends_with(b"\n") {
+            // The 64 KiB of a blank line's start: read past the rest of it.
+            file.skip_until(b'\n').ok()?;
+        }
+    }
 }
 
 /// True when `path` holds a servebench result document (or cannot be read: the result
@@ -158,24 +214,27 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
         r.vllm.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let mut metrics = numeric_keys(&map);
     // The summary is the source of truth for what the flat keys may lack.
-    metrics.insert("completed".into(), r.summary.completed as f64);
-    metrics.insert("failed".into(), r.summary.failed as f64);
+    metrics.insert(RunFigure::Completed.into(), r.summary.completed as f64);
+    metrics.insert(RunFigure::Failed.into(), r.summary.failed as f64);
     if let Some(ttft) = &r.summary.ttft_ms {
-        metrics.extend(r.summary.ttft_breakdown.mean_keys(ttft.mean));
+        let parts = r.summary.ttft_breakdown.part_means(ttft.mean);
+        metrics.extend(parts.map(|(part, mean)| (part.into(), mean)));
     }
     if let Some(cost) = &r.cost {
         let per_1m = [
-            ("usd_per_1m_output_tokens", cost.usd_per_1m_output_tokens),
-            ("usd_per_1m_total_tokens", cost.usd_per_1m_total_tokens),
+            (
+                CostFigure::UsdPer1mOutputTokens,
+                cost.usd_per_1m_output_tokens,
+            ),
+            (
+                CostFigure::UsdPer1mTotalTokens,
+                cost.usd_per_1m_total_tokens,
+            ),
         ];
-        metrics.extend(
-            per_1m
-                .into_iter()
-                .filter_map(|(k, v)| Some((k.to_string(), v?))),
-        );
+        metrics.extend(per_1m.into_iter().filter_map(|(k, v)| Some((k.into(), v?))));
     }
     if let Some(j) = r.energy.and_then(|e| e.joules_per_output_token) {
-        metrics.insert("joules_per_output_token".into(), j);
+        metrics.insert(CostFigure::JoulesPerOutputToken.into(), j);
     }
     let records_file = crate::measure::record::records_next_to(path, r.records_file.as_deref());
     let samples = match samples {
@@ -226,11 +285,11 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
         intervals: map
             .iter()
             .filter_map(|(k, v)| {
-                let key = k.strip_prefix("ci95_")?;
+                let key = FigureKey::named(k.strip_prefix("ci95_")?);
                 let [lo, hi] = v.as_array()?.as_slice() else {
                     return None;
                 };
-                Some((key.to_string(), [lo.as_f64()?, hi.as_f64()?]))
+                Some((key, [lo.as_f64()?, hi.as_f64()?]))
             })
             .collect(),
         records_file,

@@ -3,15 +3,16 @@
 //! built from views by [`charts`], [`breakdowns`] and [`timelines`].
 //!
 //! Chooses the figures, series, colors (palette indices), dashes and log axes; draws nothing
-//! (that is `draw`) and writes no file (`plot/mod.rs`). Metric keys are built as
-//! `config::metric::MetricKey`s. To add a chart, build one more [`Chart`] in [`charts`]; its
+//! (that is `draw`) and writes no file (`plot/mod.rs`). Figures are read by their typed
+//! `config::figure::FigureKey`s. To add a chart, build one more [`Chart`] in [`charts`]; its
 //! `name` is its file stem.
 
+use crate::config::figure::{FigureKey, RunFigure};
 use crate::config::metric::{MetricKey, Stat};
 use crate::config::sweep::LoadParameter;
 use crate::config::Metric;
 use crate::render::format::fmt_load;
-use crate::results::stats::{part_mean_key, TTFT_PARTS, TTFT_REST};
+use crate::results::stats::{TTFT_PARTS, TTFT_REST};
 use crate::views::model::{file_stem, Series, Step, View};
 use crate::views::samples::read_records;
 
@@ -182,7 +183,7 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
             continue;
         }
         let pname = p.as_str();
-        let line = |name: &str, color, dash, key: &str, s: &Series| Line {
+        let line = |name: &str, color, dash, key: &FigureKey, s: &Series| Line {
             name: name.to_string(),
             color,
             dash,
@@ -194,20 +195,21 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
             ),
             markers: true,
         };
-        for (key, title, unit) in [
-            ("output_throughput", "Output token throughput", "tokens/s"),
-            ("request_throughput", "Request throughput", "requests/s"),
+        for (figure, title) in [
+            (RunFigure::OutputThroughput, "Output token throughput"),
+            (RunFigure::RequestThroughput, "Request throughput"),
         ] {
+            let key = FigureKey::from(figure);
             out.extend(finish(Chart {
                 name: format!("{key}-{pname}"),
                 title: format!("{title} vs {pname}"),
                 x_label: pname.into(),
-                y_label: format!("{key} ({unit})"),
+                y_label: format!("{key} ({})", figure.unit().as_str()),
                 x_log: false,
                 y_log: false,
                 lines: group
                     .iter()
-                    .map(|(n, c, s)| line(n, *c, Dash::Solid, key, s))
+                    .map(|(n, c, s)| line(n, *c, Dash::Solid, &key, s))
                     .collect(),
                 legend: Vec::new(),
             }));
@@ -229,7 +231,7 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
                 .collect();
             for (n, c, s) in &group {
                 for (stat, dash) in stats {
-                    let key = MetricKey::new(stat, m).to_string();
+                    let key = MetricKey::new(stat, m).into();
                     lines.push(line(&format!("{n} {stat}"), *c, dash, &key, s));
                 }
             }
@@ -253,7 +255,7 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
             }));
         }
         for m in [Metric::Ttft, Metric::Tpot] {
-            let key = MetricKey::new(Stat::Mean, m).to_string();
+            let key = MetricKey::new(Stat::Mean, m);
             out.extend(finish(Chart {
                 name: format!("{}_vs_throughput-{pname}", m.key()),
                 title: format!(
@@ -281,7 +283,7 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
                             points: steps
                                 .iter()
                                 .filter_map(|st| {
-                                    Some((st.metric("output_throughput")?, st.metric(&key)?))
+                                    Some((st.metric(RunFigure::OutputThroughput)?, st.metric(key)?))
                                 })
                                 .collect(),
                             markers: true,
@@ -354,7 +356,7 @@ pub fn breakdowns(views: &[View]) -> Vec<Stacked> {
                     let parts = TTFT_PARTS
                         .iter()
                         .chain([&TTFT_REST])
-                        .map(|(_, key)| st.metric(&part_mean_key(key)))
+                        .map(|(_, part)| st.metric(*part))
                         .collect();
                     (load, parts)
                 })

@@ -10,6 +10,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::render::error::DrawError;
 use crate::render::plot::chart::{Chart, Dash, Stacked, Timeline};
 use crate::render::plot::font::ensure_font;
 
@@ -70,8 +71,8 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     }
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("{e:?}")
+fn err<E: std::fmt::Debug>(e: E) -> DrawError {
+    DrawError::of(e)
 }
 
 const LEGEND_ROW: u32 = 20;
@@ -92,7 +93,10 @@ pub fn chart_size(c: &Chart) -> (u32, u32) {
     (SIZE.0, PLOT_HEIGHT + rows * LEGEND_ROW + 12)
 }
 
-fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Chart) -> Result<(), String> {
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    c: &Chart,
+) -> Result<(), DrawError> {
     let cols = legend_columns(c);
     let col_w = (SIZE.0 as i32 - 100) / cols as i32;
     for (i, e) in c.legend.iter().enumerate() {
@@ -131,7 +135,7 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Chart) -> 
 pub(super) fn draw_chart<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     c: &Chart,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     root.fill(&WHITE).map_err(err)?;
     let (plot, legend) = root.split_vertically(PLOT_HEIGHT);
     draw_legend(&legend, c)?;
@@ -153,7 +157,7 @@ pub(super) fn draw_chart<DB: DrawingBackend>(
     root.present().map_err(err)
 }
 
-fn draw_xy<DB, X, Y>(root: &DrawingArea<DB, Shift>, c: &Chart, x: X, y: Y) -> Result<(), String>
+fn draw_xy<DB, X, Y>(root: &DrawingArea<DB, Shift>, c: &Chart, x: X, y: Y) -> Result<(), DrawError>
 where
     DB: DrawingBackend,
     X: AsRangedCoord<Value = f64>,
@@ -203,7 +207,7 @@ where
 pub(super) fn draw_timeline<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     t: &Timeline,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     root.fill(&WHITE).map_err(err)?;
     let x1 = t
         .bars
@@ -268,7 +272,7 @@ fn color_key<'a, DB: DrawingBackend + 'a>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     keys: impl IntoIterator<Item = (&'a str, RGBColor)>,
     position: SeriesLabelPosition,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     for (name, c) in keys {
         chart
             .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
@@ -292,7 +296,7 @@ const STACK_COLORS: [usize; 6] = [0, 1, 2, 3, 4, 7];
 pub(super) fn draw_stacked<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     t: &Stacked,
-) -> Result<(), String> {
+) -> Result<(), DrawError> {
     root.fill(&WHITE).map_err(err)?;
     let top = t
         .bars
@@ -354,7 +358,7 @@ pub(super) fn draw_stacked<DB: DrawingBackend>(
 }
 
 /// A stacked breakdown as an SVG document.
-pub fn stacked_svg(t: &Stacked) -> Result<String, String> {
+pub fn stacked_svg(t: &Stacked) -> Result<String, DrawError> {
     ensure_font();
     let mut s = String::new();
     draw_stacked(
@@ -365,7 +369,7 @@ pub fn stacked_svg(t: &Stacked) -> Result<String, String> {
 }
 
 /// A chart as an SVG document.
-pub fn chart_svg(c: &Chart) -> Result<String, String> {
+pub fn chart_svg(c: &Chart) -> Result<String, DrawError> {
     ensure_font();
     let mut s = String::new();
     draw_chart(
@@ -376,7 +380,7 @@ pub fn chart_svg(c: &Chart) -> Result<String, String> {
 }
 
 /// A timeline as an SVG document.
-pub fn timeline_svg(t: &Timeline) -> Result<String, String> {
+pub fn timeline_svg(t: &Timeline) -> Result<String, DrawError> {
     ensure_font();
     let mut s = String::new();
     draw_timeline(

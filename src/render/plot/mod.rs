@@ -30,7 +30,7 @@ use self::draw::{
     chart_size, chart_svg, draw_chart, draw_stacked, draw_timeline, stacked_svg, timeline_svg, SIZE,
 };
 use self::font::ensure_font;
-use crate::views::error::ViewError;
+use crate::render::error::{DrawError, RenderError};
 use crate::views::model::View;
 
 pub mod chart;
@@ -57,15 +57,19 @@ impl ImageFormat {
     }
 }
 
-type PngDraw<'a> = &'a dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> Result<(), String>;
+type PngDraw<'a> = &'a dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> Result<(), DrawError>;
 
-fn write_png(path: &Path, size: (u32, u32), draw: PngDraw) -> Result<(), ViewError> {
-    let plot_err = |why: String| ViewError::Plot {
-        path: path.to_path_buf(),
-        why,
-    };
+/// A drawing of the file at `path` that failed.
+fn draw_err(path: &Path) -> impl FnOnce(DrawError) -> RenderError + '_ {
+    |source| RenderError::Draw {
+        what: path.display().to_string(),
+        source,
+    }
+}
+
+fn write_png(path: &Path, size: (u32, u32), draw: PngDraw) -> Result<(), RenderError> {
     let root = BitMapBackend::new(path, size).into_drawing_area();
-    draw(&root).map_err(plot_err)
+    draw(&root).map_err(draw_err(path))
 }
 
 /// Draws every chart, breakdown and timeline of `views` into `dir`; returns the files written.
@@ -73,32 +77,28 @@ pub fn plot_all(
     views: &[View],
     dir: &Path,
     formats: ImageFormat,
-) -> Result<Vec<PathBuf>, ViewError> {
+) -> Result<Vec<PathBuf>, RenderError> {
     let real_font = ensure_font();
     if formats.png() && !real_font {
-        return Err(ViewError::Plot {
-            path: dir.to_path_buf(),
-            why: "PNG text needs a TrueType font and none was found (set SERVEBENCH_FONT=/path/to/font.ttf, or install one, e.g. Debian's fonts-dejavu-core); --format svg works without".into(),
+        return Err(RenderError::NoFont {
+            dir: dir.to_path_buf(),
         });
     }
-    std::fs::create_dir_all(dir).map_err(|error| ViewError::Write {
+    std::fs::create_dir_all(dir).map_err(|error| RenderError::Write {
         path: dir.to_path_buf(),
         error,
     })?;
     let mut written = Vec::new();
     // One picture as `name.svg` and/or `name.png`.
     let mut emit = |name: &str,
-                    svg: &dyn Fn() -> Result<String, String>,
+                    svg: &dyn Fn() -> Result<String, DrawError>,
                     size: (u32, u32),
                     png: PngDraw|
-     -> Result<(), ViewError> {
+     -> Result<(), RenderError> {
         if formats.svg() {
             let path = dir.join(format!("{name}.svg"));
-            let text = svg().map_err(|why| ViewError::Plot {
-                path: path.clone(),
-                why,
-            })?;
-            std::fs::write(&path, text).map_err(|error| ViewError::Write {
+            let text = svg().map_err(draw_err(&path))?;
+            std::fs::write(&path, text).map_err(|error| RenderError::Write {
                 path: path.clone(),
                 error,
             })?;
@@ -127,9 +127,8 @@ pub fn plot_all(
         })?;
     }
     if written.is_empty() {
-        return Err(ViewError::Plot {
-            path: dir.to_path_buf(),
-            why: "nothing to draw: the inputs have no figures".into(),
+        return Err(RenderError::NothingToDraw {
+            dir: dir.to_path_buf(),
         });
     }
     Ok(written)

@@ -3,11 +3,12 @@
 //!
 //! Reads a `views::model::View` and formats it (`render::format`); computes nothing, and does
 //! not print a single result's report (that is `report/mod.rs`). To add a column, add it to
-//! [`RUN_COLUMNS`] (a run figure: key and heading) or [`LATENCY_COLUMNS`] (a statistic of a
-//! metric, keyed by `config::metric::MetricKey`).
+//! [`RUN_COLUMNS`] (a run, cost or energy figure and its heading) or [`LATENCY_COLUMNS`] (a
+//! statistic of a metric, keyed by `config::metric::MetricKey`).
 
 use std::fmt::Write as _;
 
+use crate::config::figure::{CostFigure, FigureKey, RunFigure};
 use crate::config::metric::{MetricKey, Stat};
 use crate::config::sweep::LoadParameter;
 use crate::config::Metric;
@@ -19,14 +20,20 @@ use crate::views::model::{LlmperfRequest, Step, View};
 
 /// Run-level columns of the per-step table of a sweep or an import (key, heading), then the
 /// [`LATENCY_COLUMNS`], in this order when present.
-const RUN_COLUMNS: [(&str, &str); 7] = [
-    ("completed", "ok"),
-    ("failed", "failed"),
-    ("duration", "duration s"),
-    ("request_throughput", "req/s"),
-    ("output_throughput", "out tok/s"),
-    ("usd_per_1m_output_tokens", "$/1M out"),
-    ("joules_per_output_token", "J/out tok"),
+const RUN_COLUMNS: [(FigureKey, &str); 7] = [
+    (FigureKey::Run(RunFigure::Completed), "ok"),
+    (FigureKey::Run(RunFigure::Failed), "failed"),
+    (FigureKey::Run(RunFigure::Duration), "duration s"),
+    (FigureKey::Run(RunFigure::RequestThroughput), "req/s"),
+    (FigureKey::Run(RunFigure::OutputThroughput), "out tok/s"),
+    (
+        FigureKey::Cost(CostFigure::UsdPer1mOutputTokens),
+        "$/1M out",
+    ),
+    (
+        FigureKey::Cost(CostFigure::JoulesPerOutputToken),
+        "J/out tok",
+    ),
 ];
 
 /// Latency columns, in ms, headed by the statistic and the metric (`p99 TTFT`).
@@ -40,12 +47,12 @@ const LATENCY_COLUMNS: [(Stat, Metric); 7] = [
     (Stat::Percentile(99.0), Metric::E2el),
 ];
 
-/// Every column (metric key, heading), run figures first.
-fn view_columns() -> Vec<(String, String)> {
-    let run = RUN_COLUMNS.map(|(k, h)| (k.to_string(), h.to_string()));
+/// Every column (figure, heading), run figures first.
+fn view_columns() -> Vec<(FigureKey, String)> {
+    let run = RUN_COLUMNS.map(|(k, h)| (k, h.to_string()));
     let latency = LATENCY_COLUMNS.map(|(stat, metric)| {
         let heading = format!("{stat} {}", metric.key().to_uppercase());
-        (MetricKey::new(stat, metric).to_string(), heading)
+        (MetricKey::new(stat, metric).into(), heading)
     });
     run.into_iter().chain(latency).collect()
 }
@@ -81,7 +88,7 @@ fn series_rows(
     steps: &[Step],
     extra: Option<(&str, Vec<String>)>,
 ) -> (Vec<String>, Vec<Vec<String>>) {
-    let cols: Vec<(String, String)> = view_columns()
+    let cols: Vec<(FigureKey, String)> = view_columns()
         .into_iter()
         .filter(|(k, _)| steps.iter().any(|st| st.metrics.contains_key(k)))
         .collect();

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::distribution::{Distribution, NS_PER_MS};
 use super::request::{RequestMetrics, ServerTimings};
 use super::samples::SampleSet;
+use crate::config::figure::TtftPart;
 use crate::measure::record::RequestRecord;
 
 /// TTFT's parts, ms, each over the successful requests where it is known.
@@ -29,25 +30,20 @@ pub struct TtftBreakdown {
     pub first_token_transfer_ms: Option<Distribution>,
 }
 
-/// The parts in order: the name the report prints and the key the views use for the part's
-/// mean (`mean_ttft_part_<key>_ms`).
-pub const PARTS: [(&str, &str); 5] = [
-    ("client queue", "client_queue"),
-    ("connection setup", "connection_setup"),
-    ("server queue", "server_queue"),
-    ("prefill", "prefill"),
-    ("first-token transfer", "first_token_transfer"),
+/// The parts in order: the name the report prints and the part (a view holds its mean under
+/// `config::figure::FigureKey::TtftPart`).
+pub const PARTS: [(&str, TtftPart); 5] = [
+    ("client queue", TtftPart::ClientQueue),
+    ("connection setup", TtftPart::ConnectionSetup),
+    ("server queue", TtftPart::ServerQueue),
+    ("prefill", TtftPart::Prefill),
+    ("first-token transfer", TtftPart::FirstTokenTransfer),
 ];
 
 /// The rest of mean TTFT that no server part accounts for (see
 /// [`TtftBreakdown::rest_of_ttft_ms`]): charts stack it on the parts so a bar is as tall as
 /// the mean TTFT from scheduled.
-pub const REST: (&str, &str) = ("TTFT not broken down", "rest");
-
-/// The views' key of a part's mean (see [`PARTS`]).
-pub fn part_mean_key(key: &str) -> String {
-    format!("mean_ttft_part_{key}_ms")
-}
+pub const REST: (&str, TtftPart) = ("TTFT not broken down", TtftPart::Rest);
 
 impl TtftBreakdown {
     /// The parts in the order of [`PARTS`], with their names as the report prints them.
@@ -72,14 +68,13 @@ impl TtftBreakdown {
         (mean_ttft_ms - server).max(0.0)
     }
 
-    /// Each known part's mean under its views key ([`part_mean_key`]), and the rest of
-    /// `mean_ttft_ms` ([`REST`]).
-    pub fn mean_keys(&self, mean_ttft_ms: f64) -> impl Iterator<Item = (String, f64)> + '_ {
+    /// Each known part's mean, and the rest of `mean_ttft_ms` ([`REST`]).
+    pub fn part_means(&self, mean_ttft_ms: f64) -> impl Iterator<Item = (TtftPart, f64)> + '_ {
         PARTS
             .iter()
             .zip(self.parts())
-            .filter_map(|((_, key), (_, d))| Some((part_mean_key(key), d?.mean)))
-            .chain([(part_mean_key(REST.1), self.rest_of_ttft_ms(mean_ttft_ms))])
+            .filter_map(|((_, part), (_, d))| Some((*part, d?.mean)))
+            .chain([(REST.1, self.rest_of_ttft_ms(mean_ttft_ms))])
     }
 }
 

@@ -26,7 +26,7 @@ mod summary;
 mod tests;
 mod turns;
 
-pub use breakdown::{part_mean_key, TtftBreakdown, PARTS as TTFT_PARTS, REST as TTFT_REST};
+pub use breakdown::{TtftBreakdown, PARTS as TTFT_PARTS, REST as TTFT_REST};
 pub use cache::PrefixCacheRates;
 pub use distribution::{percentile, Distribution, PercentileMethod};
 pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};

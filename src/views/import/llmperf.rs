@@ -5,14 +5,15 @@
 //!
 //! Reads no file itself and knows no other format; statistics use `results::stats::
 //! Distribution` so percentiles are servebench's. To map one more llmperf figure, add it to
-//! [`llmperf_summary`] (or the records' pass) under vLLM's name when its definition is the
-//! same, under an `llmperf_` name when not.
+//! [`llmperf_summary`] (or the records' pass) under servebench's `FigureKey` when its
+//! definition is the same, as an `LlmperfFigure` (saved with an `llmperf_` name) when not.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::config::figure::{FigureKey, LlmperfFigure, RunFigure};
 use crate::config::metric::{MetricKey, Stat};
 use crate::config::sweep::LoadParameter;
 use crate::config::Metric;
@@ -88,9 +89,9 @@ pub fn llmperf_request(index: usize, o: &Map<String, Value>) -> LlmperfRequest {
     }
 }
 
-fn put_distribution(m: &mut BTreeMap<String, f64>, metric: Metric, samples: &mut [f64]) {
+fn put_distribution(m: &mut BTreeMap<FigureKey, f64>, metric: Metric, samples: &mut [f64]) {
     if let Some(d) = Distribution::of(samples, &PERCENTILES) {
-        let key = |stat| MetricKey::new(stat, metric).to_string();
+        let key = |stat| FigureKey::from(MetricKey::new(stat, metric));
         m.insert(key(Stat::Mean), d.mean);
         m.insert(key(Stat::Median), d.median);
         m.insert(key(Stat::Std), d.std);
@@ -111,8 +112,8 @@ pub(super) fn llmperf_requests(
         .collect();
     let ok: Vec<&LlmperfRequest> = reqs.iter().filter(|r| r.ok).collect();
     let mut m = BTreeMap::new();
-    m.insert("completed".into(), ok.len() as f64);
-    m.insert("failed".into(), (reqs.len() - ok.len()) as f64);
+    m.insert(RunFigure::Completed.into(), ok.len() as f64);
+    m.insert(RunFigure::Failed.into(), (reqs.len() - ok.len()) as f64);
     let mut ttft: Vec<f64> = ok.iter().map(|r| r.ttft_ms).collect();
     let mut e2el: Vec<f64> = ok.iter().map(|r| r.e2el_ms).collect();
     let mut tpot: Vec<f64> = ok.iter().filter_map(|r| r.tpot_ms).collect();
@@ -132,13 +133,13 @@ pub(super) fn llmperf_requests(
         });
     if count > 0 {
         m.insert(
-            MetricKey::new(Stat::Mean, Metric::Itl).to_string(),
+            MetricKey::new(Stat::Mean, Metric::Itl).into(),
             gaps / count as f64,
         );
     }
     let total_out: Option<u64> = ok.iter().map(|r| r.output_tokens).sum();
     if let Some(t) = total_out {
-        m.insert("total_output_tokens".into(), t as f64);
+        m.insert(RunFigure::TotalOutputTokens.into(), t as f64);
     }
     let inputs: Option<Vec<u64>> = objects
         .iter()
@@ -148,25 +149,25 @@ pub(super) fn llmperf_requests(
         .collect();
     let total_in = inputs.as_ref().map(|v| v.iter().sum::<u64>());
     if let Some(t) = total_in {
-        m.insert("total_input_tokens".into(), t as f64);
+        m.insert(RunFigure::TotalInputTokens.into(), t as f64);
     }
     let mean = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
     if let Some(x) = mean(ok.iter().map(|r| r.llmperf_itl_ms).collect()) {
-        m.insert("llmperf_mean_inter_token_latency_ms".into(), x);
+        m.insert(LlmperfFigure::MeanInterTokenLatency.into(), x);
     }
     if let Some(x) = mean(
         ok.iter()
             .filter_map(|r| r.llmperf_request_output_throughput)
             .collect(),
     ) {
-        m.insert("llmperf_mean_request_output_throughput".into(), x);
+        m.insert(LlmperfFigure::MeanRequestOutputThroughput.into(), x);
     }
     if let Some(x) = mean(
         ok.iter()
             .filter_map(|r| r.llmperf_output_tokens.map(|n| n as f64))
             .collect(),
     ) {
-        m.insert("llmperf_mean_number_output_tokens".into(), x);
+        m.insert(LlmperfFigure::MeanNumberOutputTokens.into(), x);
     }
     let flagged = reqs.iter().filter(|r| !r.flags.is_empty()).count();
     let mut notes = vec![
@@ -226,7 +227,7 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         ("ttft_s", Metric::Ttft),
         ("end_to_end_latency_s", Metric::E2el),
     ] {
-        let key = |stat| MetricKey::new(stat, ours).to_string();
+        let key = |stat| FigureKey::from(MetricKey::new(stat, ours));
         if let Some(v) = f(&format!("results_{theirs}_mean")) {
             m.insert(key(Stat::Mean), v * 1e3);
         }
@@ -240,30 +241,30 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         }
         // pandas' std is the sample std (ddof = 1): a different figure, kept under llmperf's name.
         if let Some(v) = f(&format!("results_{theirs}_stddev")) {
-            m.insert(format!("llmperf_{}", key(Stat::Std)), v * 1e3);
+            m.insert(LlmperfFigure::Std(ours).into(), v * 1e3);
         }
     }
     // Different definitions: kept under llmperf's names.
     if let Some(v) = f("results_inter_token_latency_s_mean") {
-        m.insert("llmperf_mean_inter_token_latency_ms".into(), v * 1e3);
+        m.insert(LlmperfFigure::MeanInterTokenLatency.into(), v * 1e3);
     }
     if let Some(v) = f("results_inter_token_latency_s_quantiles_p99") {
-        m.insert("llmperf_p99_inter_token_latency_ms".into(), v * 1e3);
+        m.insert(LlmperfFigure::P99InterTokenLatency.into(), v * 1e3);
     }
     if let Some(v) = f("results_mean_output_throughput_token_per_s") {
-        m.insert("llmperf_output_throughput".into(), v);
+        m.insert(LlmperfFigure::OutputThroughput.into(), v);
     }
     if let Some(v) = f("results_request_output_throughput_token_per_s_mean") {
-        m.insert("llmperf_mean_request_output_throughput".into(), v);
+        m.insert(LlmperfFigure::MeanRequestOutputThroughput.into(), v);
     }
     if let Some(v) = f("results_num_completed_requests") {
-        m.insert("completed".into(), v);
+        m.insert(RunFigure::Completed.into(), v);
     }
     if let Some(v) = f("results_number_errors") {
-        m.insert("failed".into(), v);
+        m.insert(RunFigure::Failed.into(), v);
     }
     if let Some(v) = f("results_num_completed_requests_per_min") {
-        m.insert("request_throughput".into(), v / 60.0);
+        m.insert(RunFigure::RequestThroughput.into(), v / 60.0);
     }
     let model = o.get("model").and_then(Value::as_str).map(str::to_string);
     let step = Step {

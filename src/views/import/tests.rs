@@ -3,9 +3,14 @@
 use super::llmperf::llmperf_request;
 use super::vllm_text::{flags, number_list, text_key};
 use super::*;
+use crate::config::figure::FigureKey;
 use crate::config::sweep::LoadParameter;
 use crate::config::RequestRate;
 use crate::views::model::Series;
+
+fn key(name: &str) -> FigureKey {
+    FigureKey::named(name)
+}
 
 #[test]
 fn lists_expand_both_ways() {
@@ -33,11 +38,14 @@ fn ranges_that_overflow_are_refused_quickly() {
 
 #[test]
 fn report_labels_map_to_vllm_keys() {
-    assert_eq!(text_key("Mean TTFT (ms)").unwrap(), "mean_ttft_ms");
-    assert_eq!(text_key("P99.9 ITL (ms)").unwrap(), "p99.9_itl_ms");
-    assert_eq!(text_key("Median E2EL (ms)").unwrap(), "median_e2el_ms");
+    assert_eq!(text_key("Mean TTFT (ms)").unwrap().name(), "mean_ttft_ms");
+    assert_eq!(text_key("P99.9 ITL (ms)").unwrap().name(), "p99.9_itl_ms");
     assert_eq!(
-        text_key("Output token throughput (tok/s)").unwrap(),
+        text_key("Median E2EL (ms)").unwrap().name(),
+        "median_e2el_ms"
+    );
+    assert_eq!(
+        text_key("Output token throughput (tok/s)").unwrap().name(),
         "output_throughput"
     );
     assert_eq!(text_key("Whatever (ms)"), None);
@@ -74,16 +82,16 @@ fn seed_001_one_block_per_doubling_step() {
     );
     assert_eq!(w.dataset.as_deref(), Some("book"));
     let at512 = s.step_at(512.0).unwrap();
-    assert_eq!(at512.metric("output_throughput"), Some(767.92));
-    assert_eq!(at512.metric("mean_ttft_ms"), Some(14086.51));
-    assert_eq!(at512.metric("p99_itl_ms"), Some(369.31));
-    assert_eq!(at512.metric("failed"), None);
+    assert_eq!(at512.metric(key("output_throughput")), Some(767.92));
+    assert_eq!(at512.metric(key("mean_ttft_ms")), Some(14086.51));
+    assert_eq!(at512.metric(key("p99_itl_ms")), Some(369.31));
+    assert_eq!(at512.metric(key("failed")), None);
     // The last step sent 4096 prompts and 2537 succeeded.
     let last = s.step_at(4096.0).unwrap();
-    assert_eq!(last.metric("completed"), Some(2537.0));
-    assert_eq!(last.metric("failed"), Some(1559.0));
+    assert_eq!(last.metric(key("completed")), Some(2537.0));
+    assert_eq!(last.metric(key("failed")), Some(1559.0));
     // No E2EL section in this seed: absent, not zero.
-    assert_eq!(last.metric("mean_e2el_ms"), None);
+    assert_eq!(last.metric(key("mean_e2el_ms")), None);
     assert!(v.notes.iter().any(|n| n.contains("10000")), "{:?}", v.notes);
 }
 
@@ -100,7 +108,7 @@ fn seed_002_three_sections() {
     assert_eq!(a.steps[0].workload.input_len, Some(80));
     assert_eq!(a.steps[0].workload.backend.as_deref(), Some("vllm"));
     assert_eq!(
-        a.step_at(512.0).unwrap().metric("output_throughput"),
+        a.step_at(512.0).unwrap().metric(key("output_throughput")),
         Some(402.21)
     );
     assert_eq!(values(b), [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]);
@@ -110,7 +118,7 @@ fn seed_002_three_sections() {
     assert_eq!(values(c), [128000.0, 64000.0, 32000.0, 16000.0]);
     assert!(c.steps.iter().all(|s| s.load.num_prompts == Some(1)));
     assert_eq!(c.steps[0].workload.input_len, None);
-    assert_eq!(c.steps[0].metric("mean_ttft_ms"), Some(734188.96));
+    assert_eq!(c.steps[0].metric(key("mean_ttft_ms")), Some(734188.96));
     assert!(v.notes.is_empty(), "{:?}", v.notes);
 }
 
@@ -127,14 +135,14 @@ fn seed_003_percentiles_and_e2el() {
     for m in ["ttft", "tpot", "itl", "e2el"] {
         for stat in ["mean", "median", "p50", "p75", "p90", "p95", "p99"] {
             assert!(
-                s.metric(&format!("{stat}_{m}_ms")).is_some(),
+                s.metric(key(&format!("{stat}_{m}_ms"))).is_some(),
                 "{stat}_{m}_ms"
             );
         }
     }
-    assert_eq!(s.metric("mean_e2el_ms"), Some(44313.70));
-    assert_eq!(s.metric("p99_e2el_ms"), Some(73790.91));
-    assert_eq!(s.metric("total_output_tokens"), Some(2004890.0));
+    assert_eq!(s.metric(key("mean_e2el_ms")), Some(44313.70));
+    assert_eq!(s.metric(key("p99_e2el_ms")), Some(73790.91));
+    assert_eq!(s.metric(key("total_output_tokens")), Some(2004890.0));
     assert_eq!(s.metrics.len(), 7 + 4 * 7);
 }
 
@@ -155,18 +163,25 @@ fn seed_000_llmperf_record_recomputed() {
     assert!(r.flags[0].contains("exceeds E2E"), "{:?}", r.flags);
     assert!(r.flags[1].contains("173") && r.flags[1].contains("150"));
     let s = &v.series[0].steps[0];
-    assert_eq!(format!("{:.1}", s.metric("mean_tpot_ms").unwrap()), "22.0");
-    assert_eq!(format!("{:.1}", s.metric("mean_itl_ms").unwrap()), "22.0");
-    assert_eq!(s.metric("total_output_tokens"), Some(150.0));
+    assert_eq!(
+        format!("{:.1}", s.metric(key("mean_tpot_ms")).unwrap()),
+        "22.0"
+    );
+    assert_eq!(
+        format!("{:.1}", s.metric(key("mean_itl_ms")).unwrap()),
+        "22.0"
+    );
+    assert_eq!(s.metric(key("total_output_tokens")), Some(150.0));
     assert_eq!(
         format!(
             "{:.2}",
-            s.metric("llmperf_mean_inter_token_latency_ms").unwrap()
+            s.metric(key("llmperf_mean_inter_token_latency_ms"))
+                .unwrap()
         ),
         "22.18"
     );
     // No duration in per-request files: no throughput, rather than a made-up one.
-    assert_eq!(s.metric("output_throughput"), None);
+    assert_eq!(s.metric(key("output_throughput")), None);
 }
 
 #[test]
@@ -196,13 +211,16 @@ fn llmperf_summary_maps_same_definitions_only() {
         "results_mean_output_throughput_token_per_s": 20.0}"#;
     let v = text_view("s.json", text);
     let s = &v.series[0].steps[0];
-    assert_eq!(s.metric("mean_ttft_ms"), Some(500.0));
-    assert_eq!(s.metric("median_ttft_ms"), Some(400.0));
-    assert_eq!(s.metric("p99_ttft_ms"), Some(900.0));
-    assert_eq!(s.metric("std_ttft_ms"), None);
-    assert_eq!(s.metric("mean_itl_ms"), None);
-    assert_eq!(s.metric("llmperf_mean_inter_token_latency_ms"), Some(50.0));
-    assert_eq!(s.metric("request_throughput"), Some(0.1));
+    assert_eq!(s.metric(key("mean_ttft_ms")), Some(500.0));
+    assert_eq!(s.metric(key("median_ttft_ms")), Some(400.0));
+    assert_eq!(s.metric(key("p99_ttft_ms")), Some(900.0));
+    assert_eq!(s.metric(key("std_ttft_ms")), None);
+    assert_eq!(s.metric(key("mean_itl_ms")), None);
+    assert_eq!(
+        s.metric(key("llmperf_mean_inter_token_latency_ms")),
+        Some(50.0)
+    );
+    assert_eq!(s.metric(key("request_throughput")), Some(0.1));
     assert_eq!(s.load.max_concurrency, Some(4));
     assert_eq!(s.workload.model.as_deref(), Some("m"));
 }
@@ -220,8 +238,8 @@ fn vllm_json_keys_and_per_request_lists() {
     assert_eq!(s.load.num_prompts, Some(3));
     assert_eq!(s.load.request_rate, Some(RequestRate::Infinite));
     assert_eq!(s.load.max_concurrency, None);
-    assert_eq!(s.metric("p99_itl_ms"), None);
-    assert_eq!(s.metric("mean_ttft_ms"), Some(150.0));
+    assert_eq!(s.metric(key("p99_itl_ms")), None);
+    assert_eq!(s.metric(key("mean_ttft_ms")), Some(150.0));
     assert_eq!(s.workload.mean_input_tokens, Some(10.0));
     assert_eq!(s.samples.ttft_ms, [100.0, 200.0]);
     assert!((s.samples.e2el_ms[0] - 130.0).abs() < 1e-9);

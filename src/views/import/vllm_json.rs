@@ -3,12 +3,13 @@
 //! names, so only the load and workload are read from their own keys.
 //!
 //! Reads no file itself and knows no other format. To read one more vLLM key, map it in
-//! [`vllm_json`] (a metric key is kept by `views::keys::numeric_keys` when it is a figure).
+//! [`vllm_json`] (a key is kept by `views::keys::numeric_keys` when it names a figure).
 
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::config::figure::RunFigure;
 use crate::config::RequestRate;
 use crate::views::error::ViewError;
 use crate::views::import::common::{label_of, varying_parameter};
@@ -24,7 +25,7 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
         if metrics.is_empty() {
             return Err(ViewError::parse(path, "vLLM result without any figure"));
         }
-        let completed = metrics.get("completed").map(|c| *c as u64);
+        let completed = metrics.get(&RunFigure::Completed.into()).map(|c| *c as u64);
         let rate = match o.get("request_rate") {
             Some(Value::String(s)) => s.parse().ok(),
             Some(Value::Number(n)) => n.as_f64().and_then(|r| {
@@ -41,7 +42,8 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
             notes
                 .push("no num_prompts key: the number of prompts is taken from 'completed'".into());
         }
-        let mean_input_tokens = match (metrics.get("total_input_tokens"), completed) {
+        let mean_input_tokens = match (metrics.get(&RunFigure::TotalInputTokens.into()), completed)
+        {
             (Some(t), Some(c)) if c > 0 => Some(t / c as f64),
             _ => None,
         };

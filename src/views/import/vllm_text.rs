@@ -2,14 +2,15 @@
 //! them give: which server, model and lengths, how many prompts (a list such as
 //! `num_prompts: 1, 2, 4, ...` is matched to the blocks), which rate and concurrency.
 //!
-//! Owns only the reading of the text; the key names come from `config::metric::MetricKey`
-//! (latency figures) and vLLM's `--save-result` names (run figures). To read one more kind of
+//! Owns only the reading of the text; each line's figure is a `config::figure::FigureKey` (a
+//! `RunFigure` or a latency `MetricKey`). To read one more kind of
 //! context line, teach [`header`] (or the command-line [`flags`]) the spelling, and add a
 //! fixture test to `tests.rs`; a new report label goes to [`text_key`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::config::figure::{FigureKey, RunFigure};
 use crate::config::metric::{MetricKey, Stat};
 use crate::config::sweep::LoadParameter;
 use crate::config::{Metric, RequestRate};
@@ -34,7 +35,7 @@ struct Context {
 
 #[derive(Debug, Default)]
 struct Block {
-    metrics: BTreeMap<String, f64>,
+    metrics: BTreeMap<FigureKey, f64>,
     request_rate: Option<RequestRate>,
     max_concurrency: Option<u64>,
     ignored: Vec<String>,
@@ -61,26 +62,26 @@ const SERVERS: [&str; 12] = [
     "scalellm",
 ];
 
-/// The metric key of a report line's label, under vLLM's `--save-result` names.
-pub(super) fn text_key(label: &str) -> Option<String> {
+/// The figure of a report line's label.
+pub(super) fn text_key(label: &str) -> Option<FigureKey> {
     let fixed = match label {
-        "Successful requests" => "completed",
-        "Failed requests" => "failed",
-        "Benchmark duration (s)" => "duration",
-        "Total input tokens" => "total_input_tokens",
-        "Total generated tokens" => "total_output_tokens",
-        "Request throughput (req/s)" => "request_throughput",
-        "Request goodput (req/s)" => "request_goodput",
-        "Output token throughput (tok/s)" => "output_throughput",
+        "Successful requests" => Some(RunFigure::Completed),
+        "Failed requests" => Some(RunFigure::Failed),
+        "Benchmark duration (s)" => Some(RunFigure::Duration),
+        "Total input tokens" => Some(RunFigure::TotalInputTokens),
+        "Total generated tokens" => Some(RunFigure::TotalOutputTokens),
+        "Request throughput (req/s)" => Some(RunFigure::RequestThroughput),
+        "Request goodput (req/s)" => Some(RunFigure::RequestGoodput),
+        "Output token throughput (tok/s)" => Some(RunFigure::OutputThroughput),
         "Total Token throughput (tok/s)" | "Total token throughput (tok/s)" => {
-            "total_token_throughput"
+            Some(RunFigure::TotalTokenThroughput)
         }
-        "Peak output token throughput (tok/s)" => "max_output_tokens_per_s",
-        "Peak concurrent requests" => "max_concurrent_requests",
-        _ => "",
+        "Peak output token throughput (tok/s)" => Some(RunFigure::MaxOutputTokensPerS),
+        "Peak concurrent requests" => Some(RunFigure::MaxConcurrentRequests),
+        _ => None,
     };
-    if !fixed.is_empty() {
-        return Some(fixed.to_string());
+    if let Some(fixed) = fixed {
+        return Some(fixed.into());
     }
     let rest = label.strip_suffix(" (ms)")?;
     let (stat, metric) = rest.split_once(' ')?;
@@ -97,7 +98,7 @@ pub(super) fn text_key(label: &str) -> Option<String> {
         "Std" => Stat::Std,
         p => format!("p{}", p.strip_prefix('P')?).parse().ok()?,
     };
-    Some(MetricKey::new(stat, metric).to_string())
+    Some(MetricKey::new(stat, metric).into())
 }
 
 /// A list of numbers, possibly with an ellipsis: `1, 2, 4`, `1,2,...,4096`. Returns every
@@ -368,7 +369,11 @@ fn text_series(
     let completed: Vec<Option<u64>> = s
         .blocks
         .iter()
-        .map(|b| b.metrics.get("completed").map(|c| *c as u64))
+        .map(|b| {
+            b.metrics
+                .get(&RunFigure::Completed.into())
+                .map(|c| *c as u64)
+        })
         .collect();
     let where_ = if of > 1 {
         format!("section {} of {}", index + 1, of)
@@ -426,14 +431,17 @@ fn text_series(
         let mut step_notes = Vec::new();
         if let (Some(np), Some(c), true) = (assigned[i], completed_here, from_list) {
             if np > c {
-                metrics.insert("failed".into(), (np - c) as f64);
+                metrics.insert(RunFigure::Failed.into(), (np - c) as f64);
                 step_notes.push(format!("{np} prompts, {c} successful: {} failed", np - c));
             }
         }
         if !b.ignored.is_empty() {
             step_notes.push(format!("lines not understood: {}", b.ignored.join(" | ")));
         }
-        let mean_input_tokens = match (metrics.get("total_input_tokens"), completed_here) {
+        let mean_input_tokens = match (
+            metrics.get(&RunFigure::TotalInputTokens.into()),
+            completed_here,
+        ) {
             (Some(t), Some(c)) if c > 0 => Some(t / c as f64),
             _ => None,
         };

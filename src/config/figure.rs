@@ -1,0 +1,596 @@
+//! The key of every figure a view shows and a comparison judges: [`FigureKey`], one of a run
+//! figure ([`RunFigure`], vLLM's run-level keys), a latency statistic ([`MetricKey`]), a
+//! price or energy figure ([`CostFigure`]), a TTFT part's mean ([`TtftPart`]), a figure under
+//! llmperf's own definition ([`LlmperfFigure`]), or a figure servebench does not know
+//! ([`FigureKey::Other`], kept under its name, never judged).
+//!
+//! Each key knows its name (the one the documents save: `output_throughput`, `p99_ttft_ms`,
+//! `mean_ttft_part_prefill_ms`, `llmperf_output_throughput`), its [`Unit`], which way is
+//! [`Better`] (none for totals of what was asked, such as token counts), and its place in
+//! the reading order of tables (`Ord`: run figures, then TTFT, TPOT, ITL and E2EL by
+//! statistic, then the rest by name). Nothing reads a figure's meaning from its spelling.
+//!
+//! Pure values, no I/O. To add a figure: a variant in its enum with its name, unit and
+//! direction below; a new kind of figure is a [`FigureKey`] variant and its arms, which the
+//! compiler points to.
+
+use std::cmp::Ordering;
+use std::convert::Infallible;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::metric::{MetricKey, Stat};
+use super::Metric;
+
+/// What a figure measures: how it is formatted and labelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    Milliseconds,
+    Seconds,
+    /// A number of requests.
+    Requests,
+    /// A total of tokens.
+    Tokens,
+    /// Tokens per request, on average.
+    TokensPerRequest,
+    RequestsPerSecond,
+    TokensPerSecond,
+    /// US dollars per million tokens.
+    UsdPerMillionTokens,
+    JoulesPerToken,
+}
+
+impl Unit {
+    /// The unit as tables and documents write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Milliseconds => "ms",
+            Unit::Seconds => "s",
+            Unit::Requests => "requests",
+            Unit::Tokens => "tokens",
+            Unit::TokensPerRequest => "tokens/request",
+            Unit::RequestsPerSecond => "requests/s",
+            Unit::TokensPerSecond => "tokens/s",
+            Unit::UsdPerMillionTokens => "USD/1M tokens",
+            Unit::JoulesPerToken => "J/token",
+        }
+    }
+
+    /// True for a count of whole things (requests, a total of tokens).
+    pub fn is_count(self) -> bool {
+        matches!(self, Unit::Requests | Unit::Tokens)
+    }
+}
+
+/// Which way a figure is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// A run-level figure under vLLM's `--save-result` name, in the reading order of tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RunFigure {
+    Completed,
+    Failed,
+    Duration,
+    RequestThroughput,
+    RequestGoodput,
+    OutputThroughput,
+    TotalTokenThroughput,
+    TotalInputTokens,
+    TotalOutputTokens,
+    /// The peak output token rate over any one second.
+    MaxOutputTokensPerS,
+    MaxConcurrentRequests,
+}
+
+impl RunFigure {
+    pub const ALL: [RunFigure; 11] = [
+        RunFigure::Completed,
+        RunFigure::Failed,
+        RunFigure::Duration,
+        RunFigure::RequestThroughput,
+        RunFigure::RequestGoodput,
+        RunFigure::OutputThroughput,
+        RunFigure::TotalTokenThroughput,
+        RunFigure::TotalInputTokens,
+        RunFigure::TotalOutputTokens,
+        RunFigure::MaxOutputTokensPerS,
+        RunFigure::MaxConcurrentRequests,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RunFigure::Completed => "completed",
+            RunFigure::Failed => "failed",
+            RunFigure::Duration => "duration",
+            RunFigure::RequestThroughput => "request_throughput",
+            RunFigure::RequestGoodput => "request_goodput",
+            RunFigure::OutputThroughput => "output_throughput",
+            RunFigure::TotalTokenThroughput => "total_token_throughput",
+            RunFigure::TotalInputTokens => "total_input_tokens",
+            RunFigure::TotalOutputTokens => "total_output_tokens",
+            RunFigure::MaxOutputTokensPerS => "max_output_tokens_per_s",
+            RunFigure::MaxConcurrentRequests => "max_concurrent_requests",
+        }
+    }
+
+    pub fn unit(self) -> Unit {
+        match self {
+            RunFigure::Completed | RunFigure::Failed | RunFigure::MaxConcurrentRequests => {
+                Unit::Requests
+            }
+            RunFigure::Duration => Unit::Seconds,
+            RunFigure::RequestThroughput | RunFigure::RequestGoodput => Unit::RequestsPerSecond,
+            RunFigure::OutputThroughput
+            | RunFigure::TotalTokenThroughput
+            | RunFigure::MaxOutputTokensPerS => Unit::TokensPerSecond,
+            RunFigure::TotalInputTokens | RunFigure::TotalOutputTokens => Unit::Tokens,
+        }
+    }
+
+    /// Token totals and the peak of concurrent requests say what was asked, not how well
+    /// it was served: no direction.
+    pub fn better(self) -> Option<Better> {
+        match self {
+            RunFigure::Completed
+            | RunFigure::RequestThroughput
+            | RunFigure::RequestGoodput
+            | RunFigure::OutputThroughput
+            | RunFigure::TotalTokenThroughput
+            | RunFigure::MaxOutputTokensPerS => Some(Better::Higher),
+            RunFigure::Failed | RunFigure::Duration => Some(Better::Lower),
+            RunFigure::TotalInputTokens
+            | RunFigure::TotalOutputTokens
+            | RunFigure::MaxConcurrentRequests => None,
+        }
+    }
+}
+
+/// What a run cost (`--cost-per-hour`) and the energy it took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CostFigure {
+    UsdPer1mOutputTokens,
+    UsdPer1mTotalTokens,
+    JoulesPerOutputToken,
+}
+
+impl CostFigure {
+    pub const ALL: [CostFigure; 3] = [
+        CostFigure::UsdPer1mOutputTokens,
+        CostFigure::UsdPer1mTotalTokens,
+        CostFigure::JoulesPerOutputToken,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CostFigure::UsdPer1mOutputTokens => "usd_per_1m_output_tokens",
+            CostFigure::UsdPer1mTotalTokens => "usd_per_1m_total_tokens",
+            CostFigure::JoulesPerOutputToken => "joules_per_output_token",
+        }
+    }
+
+    pub fn unit(self) -> Unit {
+        match self {
+            CostFigure::UsdPer1mOutputTokens | CostFigure::UsdPer1mTotalTokens => {
+                Unit::UsdPerMillionTokens
+            }
+            CostFigure::JoulesPerOutputToken => Unit::JoulesPerToken,
+        }
+    }
+}
+
+/// A part of TTFT (docs/metrics.md, "TTFT breakdown"), and the rest no server part accounts
+/// for; a view holds each part's mean as `mean_ttft_part_<key>_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TtftPart {
+    ClientQueue,
+    ConnectionSetup,
+    ServerQueue,
+    Prefill,
+    FirstTokenTransfer,
+    Rest,
+}
+
+impl TtftPart {
+    pub const ALL: [TtftPart; 6] = [
+        TtftPart::ClientQueue,
+        TtftPart::ConnectionSetup,
+        TtftPart::ServerQueue,
+        TtftPart::Prefill,
+        TtftPart::FirstTokenTransfer,
+        TtftPart::Rest,
+    ];
+
+    /// The part's word in keys: `client_queue`, ..., `rest`.
+    pub fn key(self) -> &'static str {
+        match self {
+            TtftPart::ClientQueue => "client_queue",
+            TtftPart::ConnectionSetup => "connection_setup",
+            TtftPart::ServerQueue => "server_queue",
+            TtftPart::Prefill => "prefill",
+            TtftPart::FirstTokenTransfer => "first_token_transfer",
+            TtftPart::Rest => "rest",
+        }
+    }
+}
+
+/// A figure under llmperf's own definition, kept apart from servebench's figure of the same
+/// name (docs/metrics.md, "Imported figures").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LlmperfFigure {
+    /// llmperf's inter-token latency (TTFT included), mean.
+    MeanInterTokenLatency,
+    P99InterTokenLatency,
+    OutputThroughput,
+    MeanRequestOutputThroughput,
+    /// Output tokens per request, counted by llmperf's tokenizer.
+    MeanNumberOutputTokens,
+    /// The sample standard deviation (pandas', ddof = 1) of a metric.
+    Std(Metric),
+}
+
+impl LlmperfFigure {
+    pub fn name(self) -> String {
+        match self {
+            LlmperfFigure::MeanInterTokenLatency => "llmperf_mean_inter_token_latency_ms".into(),
+            LlmperfFigure::P99InterTokenLatency => "llmperf_p99_inter_token_latency_ms".into(),
+            LlmperfFigure::OutputThroughput => "llmperf_output_throughput".into(),
+            LlmperfFigure::MeanRequestOutputThroughput => {
+                "llmperf_mean_request_output_throughput".into()
+            }
+            LlmperfFigure::MeanNumberOutputTokens => "llmperf_mean_number_output_tokens".into(),
+            LlmperfFigure::Std(m) => format!("llmperf_{}", MetricKey::new(Stat::Std, m)),
+        }
+    }
+
+    pub fn unit(self) -> Unit {
+        match self {
+            LlmperfFigure::MeanInterTokenLatency
+            | LlmperfFigure::P99InterTokenLatency
+            | LlmperfFigure::Std(_) => Unit::Milliseconds,
+            LlmperfFigure::OutputThroughput | LlmperfFigure::MeanRequestOutputThroughput => {
+                Unit::TokensPerSecond
+            }
+            LlmperfFigure::MeanNumberOutputTokens => Unit::TokensPerRequest,
+        }
+    }
+
+    pub fn better(self) -> Option<Better> {
+        match self {
+            LlmperfFigure::MeanInterTokenLatency
+            | LlmperfFigure::P99InterTokenLatency
+            | LlmperfFigure::Std(_) => Some(Better::Lower),
+            LlmperfFigure::OutputThroughput | LlmperfFigure::MeanRequestOutputThroughput => {
+                Some(Better::Higher)
+            }
+            LlmperfFigure::MeanNumberOutputTokens => None,
+        }
+    }
+
+    fn parse(s: &str) -> Option<LlmperfFigure> {
+        let fixed = [
+            LlmperfFigure::MeanInterTokenLatency,
+            LlmperfFigure::P99InterTokenLatency,
+            LlmperfFigure::OutputThroughput,
+            LlmperfFigure::MeanRequestOutputThroughput,
+            LlmperfFigure::MeanNumberOutputTokens,
+        ];
+        let std = Metric::ALL.map(LlmperfFigure::Std);
+        fixed.into_iter().chain(std).find(|f| f.name() == s)
+    }
+}
+
+/// The key of one figure of a view (see the module doc). Saved under its name
+/// ([`FigureKey::name`]); any name reads back, an unknown one as [`FigureKey::Other`].
+#[derive(Clone, Debug)]
+pub enum FigureKey {
+    Run(RunFigure),
+    Latency(MetricKey),
+    Cost(CostFigure),
+    /// The mean of a TTFT part.
+    TtftPart(TtftPart),
+    Llmperf(LlmperfFigure),
+    /// A figure servebench does not know (a newer tool's key): shown under its name, with no
+    /// unit and no direction, so never judged.
+    Other(String),
+}
+
+impl FigureKey {
+    /// The name documents save it under.
+    pub fn name(&self) -> String {
+        self.to_string()
+    }
+
+    /// The figure named `s`, when servebench knows it.
+    pub fn known(s: &str) -> Option<FigureKey> {
+        if let Some(r) = RunFigure::ALL.into_iter().find(|r| r.name() == s) {
+            return Some(FigureKey::Run(r));
+        }
+        if let Some(c) = CostFigure::ALL.into_iter().find(|c| c.name() == s) {
+            return Some(FigureKey::Cost(c));
+        }
+        if let Some(part) = s
+            .strip_prefix("mean_ttft_part_")
+            .and_then(|p| p.strip_suffix("_ms"))
+            .and_then(|p| TtftPart::ALL.into_iter().find(|t| t.key() == p))
+        {
+            return Some(FigureKey::TtftPart(part));
+        }
+        if s.starts_with("llmperf_") {
+            return LlmperfFigure::parse(s).map(FigureKey::Llmperf);
+        }
+        s.parse::<MetricKey>().ok().map(FigureKey::Latency)
+    }
+
+    /// The figure named `s`: a known one, else [`FigureKey::Other`].
+    pub fn named(s: &str) -> FigureKey {
+        FigureKey::known(s).unwrap_or_else(|| FigureKey::Other(s.to_string()))
+    }
+
+    /// `None` for a figure servebench does not know.
+    pub fn unit(&self) -> Option<Unit> {
+        match self {
+            FigureKey::Run(r) => Some(r.unit()),
+            FigureKey::Latency(_) | FigureKey::TtftPart(_) => Some(Unit::Milliseconds),
+            FigureKey::Cost(c) => Some(c.unit()),
+            FigureKey::Llmperf(l) => Some(l.unit()),
+            FigureKey::Other(_) => None,
+        }
+    }
+
+    /// Which way the figure is better: latencies, their spread, failures, time and cost are
+    /// better lower; throughputs and completions higher; totals of what was asked have none,
+    /// and neither has a figure servebench does not know.
+    pub fn better(&self) -> Option<Better> {
+        match self {
+            FigureKey::Run(r) => r.better(),
+            FigureKey::Latency(_) | FigureKey::TtftPart(_) | FigureKey::Cost(_) => {
+                Some(Better::Lower)
+            }
+            FigureKey::Llmperf(l) => l.better(),
+            FigureKey::Other(_) => None,
+        }
+    }
+
+    /// The reading order: run figures (in [`RunFigure`]'s order), then each metric's
+    /// statistics (mean, median, percentiles ascending, std), then every other figure by name.
+    fn rank(&self) -> (u8, u8, f64) {
+        match self {
+            FigureKey::Run(r) => (0, *r as u8, 0.0),
+            FigureKey::Latency(k) => {
+                let (stat, p) = match k.stat {
+                    Stat::Mean => (0, 0.0),
+                    Stat::Median => (1, 0.0),
+                    Stat::Percentile(p) => (2, p),
+                    Stat::Std => (3, 0.0),
+                };
+                (1 + k.metric as u8, stat, p)
+            }
+            _ => (9, 0, 0.0),
+        }
+    }
+}
+
+impl fmt::Display for FigureKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FigureKey::Run(r) => f.write_str(r.name()),
+            FigureKey::Latency(k) => write!(f, "{k}"),
+            FigureKey::Cost(c) => f.write_str(c.name()),
+            FigureKey::TtftPart(p) => write!(f, "mean_ttft_part_{}_ms", p.key()),
+            FigureKey::Llmperf(l) => f.write_str(&l.name()),
+            FigureKey::Other(s) => f.write_str(s),
+        }
+    }
+}
+
+impl FromStr for FigureKey {
+    type Err = Infallible;
+    /// Never fails: a name servebench does not know is [`FigureKey::Other`].
+    fn from_str(s: &str) -> Result<FigureKey, Infallible> {
+        Ok(FigureKey::named(s))
+    }
+}
+
+impl Ord for FigureKey {
+    fn cmp(&self, other: &FigureKey) -> Ordering {
+        let (a, b) = (self.rank(), other.rank());
+        (a.0, a.1)
+            .cmp(&(b.0, b.1))
+            .then(a.2.total_cmp(&b.2))
+            .then_with(|| match a.0 {
+                9 => self.name().cmp(&other.name()),
+                _ => Ordering::Equal,
+            })
+    }
+}
+
+impl PartialOrd for FigureKey {
+    fn partial_cmp(&self, other: &FigureKey) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for FigureKey {
+    fn eq(&self, other: &FigureKey) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for FigureKey {}
+
+impl From<&FigureKey> for FigureKey {
+    fn from(k: &FigureKey) -> FigureKey {
+        k.clone()
+    }
+}
+
+impl From<RunFigure> for FigureKey {
+    fn from(r: RunFigure) -> FigureKey {
+        FigureKey::Run(r)
+    }
+}
+
+impl From<MetricKey> for FigureKey {
+    fn from(k: MetricKey) -> FigureKey {
+        FigureKey::Latency(k)
+    }
+}
+
+impl From<CostFigure> for FigureKey {
+    fn from(c: CostFigure) -> FigureKey {
+        FigureKey::Cost(c)
+    }
+}
+
+impl From<TtftPart> for FigureKey {
+    fn from(p: TtftPart) -> FigureKey {
+        FigureKey::TtftPart(p)
+    }
+}
+
+impl From<LlmperfFigure> for FigureKey {
+    fn from(l: LlmperfFigure) -> FigureKey {
+        FigureKey::Llmperf(l)
+    }
+}
+
+impl Serialize for FigureKey {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for FigureKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<FigureKey, D::Error> {
+        Ok(FigureKey::named(&String::deserialize(d)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> FigureKey {
+        FigureKey::named(s)
+    }
+
+    #[test]
+    fn every_known_name_reads_back_as_itself() {
+        let mut all: Vec<FigureKey> = RunFigure::ALL.map(FigureKey::from).to_vec();
+        all.extend(CostFigure::ALL.map(FigureKey::from));
+        all.extend(TtftPart::ALL.map(FigureKey::from));
+        all.extend(
+            [
+                LlmperfFigure::MeanInterTokenLatency,
+                LlmperfFigure::P99InterTokenLatency,
+                LlmperfFigure::OutputThroughput,
+                LlmperfFigure::MeanRequestOutputThroughput,
+                LlmperfFigure::MeanNumberOutputTokens,
+                LlmperfFigure::Std(Metric::Ttft),
+                LlmperfFigure::Std(Metric::E2el),
+            ]
+            .map(FigureKey::from),
+        );
+        for m in Metric::ALL {
+            for stat in [Stat::Mean, Stat::Median, Stat::Std, Stat::Percentile(99.9)] {
+                all.push(MetricKey::new(stat, m).into());
+            }
+        }
+        for k in all {
+            let name = k.name();
+            assert_eq!(FigureKey::known(&name), Some(k.clone()), "{name}");
+            assert!(k.unit().is_some(), "{name}");
+            let json = serde_json::to_string(&k).unwrap();
+            assert_eq!(json, format!("\"{name}\""));
+            assert_eq!(serde_json::from_str::<FigureKey>(&json).unwrap(), k);
+        }
+    }
+
+    #[test]
+    fn unknown_names_are_kept_and_never_judged() {
+        for s in [
+            "mean_foo_ms",
+            "llmperf_new_figure",
+            "mean_ttft_part_x_ms",
+            "x",
+        ] {
+            let k = key(s);
+            assert_eq!(k, FigureKey::Other(s.into()), "{s}");
+            assert_eq!(k.name(), s);
+            assert_eq!(k.better(), None);
+            assert_eq!(k.unit(), None);
+        }
+    }
+
+    #[test]
+    fn directions_and_units_come_from_the_key() {
+        let better = |s: &str| key(s).better();
+        assert_eq!(better("output_throughput"), Some(Better::Higher));
+        assert_eq!(better("max_output_tokens_per_s"), Some(Better::Higher));
+        assert_eq!(better("completed"), Some(Better::Higher));
+        assert_eq!(better("p99_itl_ms"), Some(Better::Lower));
+        assert_eq!(better("std_ttft_ms"), Some(Better::Lower));
+        assert_eq!(better("usd_per_1m_output_tokens"), Some(Better::Lower));
+        assert_eq!(better("llmperf_output_throughput"), Some(Better::Higher));
+        assert_eq!(better("llmperf_std_e2el_ms"), Some(Better::Lower));
+        assert_eq!(better("total_input_tokens"), None);
+        assert_eq!(better("max_concurrent_requests"), None);
+        assert_eq!(better("llmperf_mean_number_output_tokens"), None);
+        assert_eq!(key("failed").unit(), Some(Unit::Requests));
+        assert_eq!(key("duration").unit(), Some(Unit::Seconds));
+        assert_eq!(
+            key("llmperf_mean_number_output_tokens").unit(),
+            Some(Unit::TokensPerRequest)
+        );
+        assert_eq!(
+            key("joules_per_output_token").unit(),
+            Some(Unit::JoulesPerToken)
+        );
+    }
+
+    #[test]
+    fn keys_order_for_reading() {
+        let mut keys: Vec<FigureKey> = [
+            "usd_per_1m_output_tokens",
+            "p99_ttft_ms",
+            "mean_itl_ms",
+            "output_throughput",
+            "std_ttft_ms",
+            "median_ttft_ms",
+            "p50_ttft_ms",
+            "mean_ttft_ms",
+            "mean_ttft_part_prefill_ms",
+            "llmperf_x",
+            "joules_per_output_token",
+            "completed",
+        ]
+        .map(key)
+        .to_vec();
+        keys.sort();
+        let names: Vec<String> = keys.iter().map(FigureKey::name).collect();
+        assert_eq!(
+            names,
+            [
+                "completed",
+                "output_throughput",
+                "mean_ttft_ms",
+                "median_ttft_ms",
+                "p50_ttft_ms",
+                "p99_ttft_ms",
+                "std_ttft_ms",
+                "mean_itl_ms",
+                "joules_per_output_token",
+                "llmperf_x",
+                "mean_ttft_part_prefill_ms",
+                "usd_per_1m_output_tokens",
+            ]
+        );
+    }
+}
