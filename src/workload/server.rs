@@ -198,7 +198,7 @@ mod tests {
             base_url: url.clone(),
             ..RunConfig::default()
         };
-        let client = Client::new(&cfg, &Secrets::default(), None).unwrap();
+        let client = Client::new(&cfg, &Secrets::default(), None, None).unwrap();
         let spec = WorkloadSpec {
             input_len: 8,
             ..WorkloadSpec::default()

@@ -64,7 +64,7 @@ fn lean_chunk_times_are_kernel_arrivals() {
         .unwrap();
     let clock = Clock::start();
     let (records, blocked) = rt.block_on(async {
-        let client = Client::new(&cfg, &Secrets::default(), None).unwrap();
+        let client = Client::new(&cfg, &Secrets::default(), None, None).unwrap();
         assert!(client.lean.is_some());
         let spec = RequestSpec {
             id: 0,
