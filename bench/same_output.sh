@@ -9,7 +9,10 @@
 # total, prompt length and config value must be equal, and the timing figures within 50 % + 2 (a loaded machine moves a minimum by milliseconds)
 # (against the exact-mode simulator both binaries measure the same schedule). What renders a
 # saved document (report, report --html, compare, plot, import, merge) must be byte-identical
-# when both binaries read the same input.
+# when both binaries read the same input. Measured: a run, `--repeat 2` (each repetition and the
+# spread), `--stages` (the run, each stage and the sweep document), a sweep and a search. Each
+# rule between flags is broken once: the refusal's stderr and exit code must be byte-identical
+# (each binary's own name aside).
 set -euo pipefail
 OLD="$(realpath "$1")"
 NEW="$(realpath "$2")"
@@ -18,7 +21,8 @@ source bench/lib.sh
 
 fails=0
 same_bytes() { # NAME FILE_A FILE_B (each binary's own output folder named OUT in both)
-    local norm="s#$OUT/old#OUT#g; s#$OUT/new#OUT#g"
+    # (and each binary's own name, which clap's usage lines print)
+    local norm="s#$OUT/old#OUT#g; s#$OUT/new#OUT#g; s#$(basename "$OLD") #servebench #g; s#$(basename "$NEW") #servebench #g"
     if cmp -s <(sed "$norm" "$2") <(sed "$norm" "$3"); then echo "identical  $1"; else echo "DIFFERENT  $1"; diff <(head -c 4000 "$2") <(head -c 4000 "$3") | head -20 || true; fails=$((fails + 1)); fi
 }
 same_doc() { # NAME FILE_A FILE_B: same keys and exact values, timings within 20 %
@@ -71,6 +75,36 @@ for v in old new; do
     "$b" search --sim-preset exact --num-prompts 20 --seed 7 --quiet --goodput ttft:80 \
         --start 50 --max 200 --max-probes 3 --result-dir "$OUT/$v" --result-filename search.json \
         >"$OUT/$v/search.txt" || true
+    "$b" run "${common[@]}" --repeat 2 --result-dir "$OUT/$v" --result-filename rep.json \
+        >/dev/null
+    "$b" run --sim-preset exact --stages 40:0.5,80:0.5 --seed 7 --input-len 32 --output-len 16 \
+        --quiet --result-dir "$OUT/$v" --result-filename staged.json
+    # Refusals: each rule between flags, its one line and exit code.
+    i=0
+    while IFS= read -r line; do
+        i=$((i + 1))
+        # shellcheck disable=SC2086
+        (cd "$OUT/$v" && "$b" $line >/dev/null 2>"refusal$i.txt"; echo "exit $?" >>"refusal$i.txt") || true
+    done <<'REFUSALS'
+run --num-prompts 2,3 --max-concurrency 1,2
+run --num-prompts 2,3 --shard 0/2
+run --stages 1:1 --repeat 2
+run --repeat 2 --shard 0/2
+run --summary-only
+run --base-url http://127.0.0.1:9 --sim-preset exact --tokenizer words
+run --base-url http://127.0.0.1:9 --time-scale 2 --tokenizer words
+run --base-url http://127.0.0.1:9
+run --metadata a=1 --metadata a=2
+run --num-prompts 2,100000000
+run --cooldown=-1 --num-prompts 2,3
+run --request-rate 0
+search --goodput ttft:10 --target 2
+search --goodput ttft:10 --start 5 --max 1
+search --goodput ttft:10 --precision 1
+search
+search --goodput ttft:10 --shard 0/2
+sim --preset exact --max-num-seqs 4
+REFUSALS
 done
 same_doc "run result" "$OUT/old/run.json" "$OUT/new/run.json"
 same_doc "sweep document" "$OUT/old/sweep.sweep.json" "$OUT/new/sweep.sweep.json"
@@ -79,6 +113,12 @@ for f in "$OUT"/old/sweep-*.json; do
     same_doc "sweep step $(basename "$f")" "$f" "$OUT/new/$(basename "$f")"
 done
 same_doc "search document" "$OUT/old/search.search.json" "$OUT/new/search.search.json"
+for f in "$OUT"/old/rep.rep?.json "$OUT"/old/rep.repeat.json "$OUT"/old/staged*.json; do
+    same_doc "$(basename "$f")" "$f" "$OUT/new/$(basename "$f")"
+done
+for f in "$OUT"/old/refusal*.txt; do
+    same_bytes "$(basename "$f" .txt): $(head -c 70 "$f" | head -1)" "$f" "$OUT/new/$(basename "$f")"
+done
 
 # Renderers, both binaries reading the new binary's saved documents.
 for v in old new; do

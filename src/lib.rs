@@ -4,14 +4,16 @@
 //! checked by `tests/layers.rs`, and written down in `docs/architecture.md`):
 //!
 //! ```text
-//! cli                      clap types, and their conversion into config values
+//! commands                 one file per subcommand: call the library, print, choose the exit code
+//! cli                      clap types; the plan (flags → one RunPlan, every rule between flags)
 //! render                   text report, compare, plot, HTML: read documents, compute nothing
 //! views                    open any saved or imported document into one view model
-//! drive                    run phases, arrival schedule, monitor, scraper, sweep, search
+//! drive                    the session (every mode of a plan), run phases, arrival schedule,
+//!                          monitor, scraper, sweep, stages, search
 //! results                  statistics, the result document and everything it saves, merge
 //! workload                 datasets and exact-length prompts → request specs
 //! measure                  clock, kernel timestamps, SSE, HTTP client → request records
-//! config                   pure validated values and every cross-flag rule
+//! config                   pure values and the rules on them (RunConfig → ValidConfig)
 //! tokenizer                the model's tokenizer (standalone: imports nothing of the crate)
 //! sim                      the simulated server (standalone but for `measure::rxtime`)
 //! ```

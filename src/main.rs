@@ -1,7 +1,9 @@
 //! The `servebench` binary: parses the command line and hands it to
-//! [`servebench::commands::dispatch`], which returns the exit code (0 ok; 1 the run finished
-//! with no successful request; 2 usage, configuration, connection or I/O error). It ignores
-//! SIGXFSZ, so a file-size limit is a write error the run reports, not a kill.
+//! [`servebench::commands::dispatch`], which returns the exit code: 0 ok; 1 the run finished
+//! with no successful request or stopped early (`--max-errors`, `--max-error-rate`), a search
+//! found no load meeting its SLOs, or a `compare --fail-if-worse` gate failed; 2 usage,
+//! configuration, connection or I/O error. It ignores SIGXFSZ, so a file-size limit is a
+//! write error the run reports, not a kill.
 
 use std::process::ExitCode;
 

@@ -743,7 +743,7 @@ async fn issue_23_a_huge_think_time_is_a_long_wait_never_none() {
     cfg.load.shape.turns = Some(2);
     cfg.load.shape.think_time_s = Some(1e300);
     cfg.workload = servebench::config::WorkloadSpec::random(128, 2);
-    let client = Client::new(&cfg, &Default::default(), None).unwrap();
+    let client = Client::new(&cfg, &Default::default(), None, None).unwrap();
     let pool: Vec<RequestSpec> = (0..6)
         .map(|_| RequestSpec {
             prompt: "one two three".into(),

@@ -132,9 +132,10 @@ fn the_indexed_job_runs_four_shards_of_one_run_and_the_merge_reads_their_results
         assert!(run.result_dir.starts_with("/results"));
         let stem = run.result_filename.clone().expect("--result-filename");
         written.push(run.result_dir.join(format!("{stem}.json")));
-        let cfg = (run.config(run.base_url.clone().unwrap(), false))
+        let cfg = run
+            .config(run.base_url.clone().unwrap(), false)
             .unwrap_or_else(|e| panic!("shard {index}: {e}"));
-        cfg.validate()
+        servebench::config::valid::ValidConfig::new(cfg.clone())
             .unwrap_or_else(|e| panic!("shard {index}: {e}"));
         configs.push(servebench::config::RunConfig {
             load: servebench::config::LoadSpec {

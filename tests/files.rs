@@ -96,6 +96,31 @@ fn an_existing_result_is_never_overwritten_without_overwrite() {
     assert_eq!(v["completed"], 2);
 }
 
+/// Issue 24: a session's plan checks every file the session will write once, before its first
+/// run: a later repetition's too (`--repeat 2` ran and saved the first repetition, then
+/// stopped on the second's file), and it validates every step of a sweep (a step whose load
+/// broke a rule failed after the steps before it had run).
+#[test]
+fn issue_24_every_file_and_step_of_a_session_is_checked_before_its_first_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("r.rep2.records.jsonl"), "").unwrap();
+    let refused = quick(d, "r.json", "2", &["--repeat", "2"]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let errors = error_lines(&refused);
+    assert!(
+        errors[0].contains("r.rep2.records.jsonl exists"),
+        "{errors:?}"
+    );
+    assert_eq!(files_in(d), ["r.rep2.records.jsonl"]);
+    // The second step asks for more prompt tokens than a run builds.
+    let refused = quick(d, "s", "2,100000000", &[]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let errors = error_lines(&refused);
+    assert!(errors[0].contains("invalid --num-prompts"), "{errors:?}");
+    assert_eq!(files_in(d), ["r.rep2.records.jsonl"]);
+}
+
 #[test]
 fn a_start_time_already_past_writes_no_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -5,6 +5,7 @@
 
 use clap::Args;
 
+use super::error::FlagError;
 use crate::config::RunConfig;
 
 #[derive(Debug, Args)]
@@ -52,21 +53,16 @@ impl LimitsArgs {
 }
 
 /// A time limit: a finite number of seconds above zero.
-fn parse_seconds(s: &str) -> Result<f64, String> {
+fn parse_seconds(s: &str) -> Result<f64, FlagError> {
     s.trim()
         .parse::<f64>()
         .ok()
         .filter(|v| v.is_finite() && *v > 0.0 && *v <= crate::config::MAX_WAIT_S)
-        .ok_or_else(|| {
-            format!(
-                "must be a number of seconds > 0 and at most {:.0}",
-                crate::config::MAX_WAIT_S
-            )
-        })
+        .ok_or(FlagError::TimeLimit)
 }
 
 /// A size: a whole number of bytes above zero, optionally with a KiB, MiB or GiB suffix.
-pub(super) fn parse_bytes(s: &str) -> Result<u64, String> {
+pub(super) fn parse_bytes(s: &str) -> Result<u64, FlagError> {
     let s = s.trim();
     let digits_end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (number, unit) = s.split_at(digits_end);
@@ -82,7 +78,7 @@ pub(super) fn parse_bytes(s: &str) -> Result<u64, String> {
         .ok()
         .and_then(|n| n.checked_mul(scale))
         .filter(|&n| n > 0)
-        .ok_or_else(|| "must be a whole number of bytes > 0 (suffixes KiB, MiB, GiB)".to_string())
+        .ok_or(FlagError::Bytes)
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
 //! The command line (clap derive). Flags keep the names of vLLM's `benchmark_serving.py`
-//! where the meaning is the same, so the seeds' commands carry over. This module turns flags
-//! into `config` and `sim` values; it does no I/O.
+//! where the meaning is the same, so the seeds' commands carry over. This file holds the
+//! clap types; `parse.rs` (and `limits.rs`, `shape.rs`, `tags.rs` for their flag groups) turns
+//! one flag's text into a value ([`error::FlagError`]); `plan.rs` turns `run`'s and `search`'s
+//! flags into one final `drive::plan::RunPlan`, every rule between flags with it
+//! ([`error::PlanError`]), and is the only part of `cli` that does I/O.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,29 +11,27 @@ use std::time::Duration;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::error::ConfigError;
 use crate::config::figure::FigureKey;
-use crate::config::search::{parse_axis, SearchSpec};
+use crate::config::search::parse_axis;
 use crate::config::shard::{parse_start_at, Shard};
-use crate::config::sweep::{LoadParameter, SweepValue};
-use crate::config::url::redact_url;
-use crate::config::ScrapeSpec;
-use crate::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, Slo, WorkloadSpec};
-use crate::measure::client::Secrets;
+use crate::config::sweep::LoadParameter;
+use crate::config::{BackendKind, Metric, RequestRate, Slo};
 use crate::render::plot::ImageFormat;
 use crate::render::print::Format;
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 
 pub mod dataset;
+pub mod error;
 pub mod limits;
 mod parse;
+pub mod plan;
 pub mod shape;
 pub mod tags;
 
+use error::PlanError;
 use parse::{
-    parse_backend, parse_counts, parse_flavor, parse_gate, parse_header, parse_interval,
-    parse_json_object, parse_metric, parse_percentile, parse_preset, parse_rates, parse_scrape_url,
-    parse_shard, parse_slo, parse_span, parse_time_scale,
+    parse_counts, parse_gate, parse_header, parse_interval, parse_json_object, parse_percentile,
+    parse_rates, parse_scrape_url, parse_span, parse_time_scale,
 };
 pub use parse::{Gate, List};
 
@@ -88,7 +89,7 @@ pub struct MergeArgs {
 pub struct RunArgs {
     /// Server API: openai (aliases vllm, sglang), openai-chat, tgi, llamacpp,
     /// anthropic-messages, openai-responses.
-    #[arg(long, default_value = "openai", value_parser = parse_backend)]
+    #[arg(long, default_value = "openai")]
     pub backend: BackendKind,
     /// Server base URL, e.g. http://127.0.0.1:8000. Without it the built-in simulator is used.
     #[arg(long)]
@@ -146,13 +147,13 @@ pub struct RunArgs {
     #[command(flatten)]
     pub dataset: dataset::DatasetArgs,
     /// Metrics that get percentile lines: comma-separated ttft,tpot,itl,e2el.
-    #[arg(long, default_value = "ttft,tpot,itl", value_delimiter = ',', value_parser = parse_metric)]
+    #[arg(long, default_value = "ttft,tpot,itl", value_delimiter = ',')]
     pub percentile_metrics: Vec<Metric>,
     /// Percentiles to report, comma-separated (e.g. 50,75,90,95,99).
     #[arg(long, default_value = "99", value_delimiter = ',', value_parser = parse_percentile)]
     pub metric_percentiles: Vec<f64>,
     /// Goodput SLOs, e.g. `--goodput ttft:500 tpot:50`: a request is good when it meets all.
-    #[arg(long, num_args = 1.., value_parser = parse_slo)]
+    #[arg(long, num_args = 1..)]
     pub goodput: Vec<Slo>,
     /// Directory for the result and records files.
     #[arg(long, default_value = "servebench-results")]
@@ -211,7 +212,7 @@ pub struct RunArgs {
     pub scrape_interval: Duration,
     /// Preset of the built-in server (only without --base-url): exact, tgi-llama-405b,
     /// vllm-llama-405b, vllm-llama-8b-rtx4090 (default), llamacpp-llama-8b-rtx4090.
-    #[arg(long, value_parser = parse_preset)]
+    #[arg(long)]
     pub sim_preset: Option<Preset>,
     /// The built-in server's clock runs K times faster than real time (only without
     /// --base-url). Default 1.
@@ -220,7 +221,7 @@ pub struct RunArgs {
     /// Send only shard INDEX of COUNT of the run's schedule (requests whose number is INDEX
     /// mod COUNT; the concurrency cap split between shards). In a Kubernetes Indexed Job:
     /// `--shard $(JOB_COMPLETION_INDEX)/4`. Merge the shards with `servebench merge`.
-    #[arg(long, value_name = "INDEX/COUNT", value_parser = parse_shard)]
+    #[arg(long, value_name = "INDEX/COUNT")]
     pub shard: Option<Shard>,
     /// Start the measured load at this wall-clock time (RFC 3339, e.g. 2026-05-01T12:00:00Z),
     /// after the workload, pre-flight and warm-ups: give every shard the same time.
@@ -232,150 +233,6 @@ pub struct RunArgs {
     pub shape: shape::ShapeArgs,
     #[command(flatten)]
     pub tags: tags::TagArgs,
-}
-
-impl RunArgs {
-    /// The run's config, with `base_url` set to `server` (the given one or the simulator's);
-    /// an error names a dataset flag that the chosen dataset lacks or has no setting for.
-    pub fn config(&self, base_url: String, simulated: bool) -> Result<RunConfig, ConfigError> {
-        let cfg = self.limits.apply(RunConfig {
-            backend: self.backend,
-            base_url: redact_url(&base_url),
-            endpoint: redact_url(
-                self.endpoint
-                    .as_deref()
-                    .unwrap_or(self.backend.default_endpoint()),
-            ),
-            model: self.model.clone(),
-            header_names: self.headers.iter().map(|(k, _)| k.clone()).collect(),
-            extra_body: self.extra_body.clone(),
-            ignore_eos: self.ignore_eos,
-            insecure: self.insecure,
-            load: LoadSpec {
-                num_prompts: self.num_prompts.0[0],
-                request_rate: self.request_rate.0[0],
-                burstiness: self.burstiness,
-                max_concurrency: self.max_concurrency.as_ref().map(|c| c.0[0]),
-                num_warmups: self.num_warmups,
-                seed: self.seed,
-                timeout_s: self.timeout,
-                grace_s: self.grace,
-                shard: self.shard,
-                ..LoadSpec::default()
-            },
-            workload: WorkloadSpec {
-                dataset: self.dataset.dataset(&self.shape)?,
-                tokenizer: self.tokenizer.clone().filter(|t| t != "words"),
-            },
-            metric_percentiles: self.metric_percentiles.clone(),
-            percentile_metrics: self.percentile_metrics.clone(),
-            goodput: self.goodput.clone(),
-            simulated,
-            save_generated_text: self.save_generated_text,
-            time_scale: if simulated {
-                self.time_scale.unwrap_or(1.0)
-            } else {
-                1.0
-            },
-            sim_preset: simulated.then(|| {
-                self.sim_preset
-                    .unwrap_or(Preset::RUN_DEFAULT)
-                    .name()
-                    .to_string()
-            }),
-            tags: self.tags.tags(),
-            ..RunConfig::default()
-        });
-        Ok(self.shape.apply(cfg))
-    }
-
-    /// The swept parameter and its values, when one option was given several values; an error
-    /// when several are, or when a sweep comes with `--shard` or `--start-at`.
-    pub fn sweep(&self) -> Result<Option<(LoadParameter, Vec<SweepValue>)>, String> {
-        let counts = |v: &[u64]| v.iter().map(|&n| SweepValue::Count(n)).collect::<Vec<_>>();
-        let mut swept = Vec::new();
-        if self.num_prompts.0.len() > 1 {
-            swept.push((LoadParameter::NumPrompts, counts(&self.num_prompts.0)));
-        }
-        if let Some(c) = self.max_concurrency.as_ref().filter(|c| c.0.len() > 1) {
-            swept.push((LoadParameter::MaxConcurrency, counts(&c.0)));
-        }
-        if self.request_rate.0.len() > 1 {
-            let rates = self
-                .request_rate
-                .0
-                .iter()
-                .map(|&r| SweepValue::Rate(r))
-                .collect();
-            swept.push((LoadParameter::RequestRate, rates));
-        }
-        let sweep = match swept.len() {
-            0 | 1 => swept.pop(),
-            _ => return Err("a sweep varies one parameter: give a list to only one of --num-prompts, --max-concurrency, --request-rate".into()),
-        };
-        if sweep.is_some() && (self.shard.is_some() || self.start_at.is_some()) {
-            return Err("--shard and --start-at take a single run, not a sweep: run each step as its own sharded run".into());
-        }
-        if !self.shape.stages.is_empty() && (sweep.is_some() || self.repeat > 1) {
-            return Err(
-                "--stages is one run whose stages are its steps: not with a sweep or --repeat"
-                    .into(),
-            );
-        }
-        if self.repeat > 1 && (sweep.is_some() || self.shard.is_some() || self.start_at.is_some()) {
-            return Err("--repeat takes a single run: not a sweep, --shard or --start-at".into());
-        }
-        Ok(sweep)
-    }
-
-    /// What `--scrape-metrics` asks for, with the default URL resolved against `base_url` (the
-    /// given server or the simulator's); `None` without the flag.
-    pub fn scrape_spec(&self, base_url: &str) -> Option<ScrapeSpec> {
-        let mut urls = self.scrape_metrics.iter().map(|u| match u.as_str() {
-            "" => format!("{}/metrics", base_url.trim_end_matches('/')),
-            u => u.to_string(),
-        });
-        Some(ScrapeSpec {
-            url: urls.next()?,
-            more_urls: urls.collect(),
-            interval: self.scrape_interval,
-            insecure: self.insecure,
-        })
-    }
-
-    /// The built-in server's configuration, or `None` when a server was given; an error when
-    /// simulator flags come with `--base-url`, or a given server comes without `--tokenizer`.
-    pub fn sim_config(&self) -> Result<Option<SimConfig>, String> {
-        if self.base_url.is_some() {
-            if self.sim_preset.is_some() {
-                return Err(
-                    "--sim-preset only applies to the built-in server (no --base-url)".into(),
-                );
-            }
-            if self.time_scale.is_some() {
-                return Err(
-                    "--time-scale only applies to the built-in server (no --base-url)".into(),
-                );
-            }
-            if self.tokenizer.is_none() {
-                return Err("--tokenizer is required with --base-url: give the served model's tokenizer (a tokenizer.json or its directory, a GGUF file, or a tiktoken encoding name such as cl100k_base), or `words` for a servebench sim".into());
-            }
-            return Ok(None);
-        }
-        let mut cfg = SimConfig::from_preset(self.sim_preset.unwrap_or(Preset::RUN_DEFAULT));
-        cfg.time_scale = self.time_scale.unwrap_or(1.0);
-        cfg.validate()?;
-        Ok(Some(cfg))
-    }
-
-    pub fn secrets(&self) -> Secrets {
-        Secrets {
-            api_key: self.api_key.clone(),
-            headers: self.headers.clone(),
-            base_url: self.base_url.clone(),
-            endpoint: self.endpoint.clone(),
-        }
-    }
 }
 
 #[derive(Debug, Args)]
@@ -427,7 +284,7 @@ pub struct SimArgs {
     pub stall_s: f64,
     /// Server model: exact (the fixed --ttft-ms/--itl-ms schedule), or an engine preset:
     /// tgi-llama-405b, vllm-llama-405b, vllm-llama-8b-rtx4090, llamacpp-llama-8b-rtx4090.
-    #[arg(long, default_value = "exact", value_parser = parse_preset)]
+    #[arg(long, default_value = "exact")]
     pub preset: Preset,
     /// The simulated clock runs K times faster than real time (every simulated duration is
     /// divided by K; reported at GET /sim/info).
@@ -437,7 +294,7 @@ pub struct SimArgs {
     #[arg(long)]
     pub queue_timeout_s: Option<f64>,
     /// Metric names at GET /metrics: vllm or llamacpp (default: the preset's).
-    #[arg(long, value_parser = parse_flavor)]
+    #[arg(long)]
     pub metrics_flavor: Option<MetricsFlavor>,
     /// Engine presets: override the most sequences in a batch.
     #[arg(long)]
@@ -462,10 +319,12 @@ pub struct SimArgs {
 }
 
 impl SimArgs {
-    pub fn config(&self) -> Result<SimConfig, String> {
-        let dur = |name: &str, ms: f64| {
+    /// The simulator's settings; the error when a flag needs an engine the preset lacks, a
+    /// time is not a duration, or the settings break the simulator's rules.
+    pub fn config(&self) -> Result<SimConfig, PlanError> {
+        let dur = |flag: &'static str, ms: f64| {
             Duration::try_from_secs_f64(ms / 1000.0)
-                .map_err(|_| format!("invalid --{name}: {ms} is not a duration"))
+                .map_err(|_| PlanError::NotADuration { flag, value: ms })
         };
         let base = SimConfig::from_preset(self.preset);
         let mut engine = base.engine.clone();
@@ -479,10 +338,10 @@ impl SimArgs {
         match engine.as_mut() {
             None => {
                 if let Some((flag, _)) = engine_only.iter().find(|(_, set)| *set) {
-                    return Err(format!(
-                        "{flag} needs an engine preset (--preset {} has no engine)",
-                        self.preset
-                    ));
+                    return Err(PlanError::EngineOnly {
+                        flag,
+                        preset: self.preset.to_string(),
+                    });
                 }
             }
             Some(e) => {
@@ -529,7 +388,7 @@ impl SimArgs {
                 ..crate::sim::HttpLimits::default()
             },
         };
-        cfg.validate()?;
+        (cfg.validate()).map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(cfg)
     }
 }
@@ -561,47 +420,6 @@ pub struct SearchArgs {
     /// The benchmark each probe runs (its --request-rate or --max-concurrency is set by the search).
     #[command(flatten)]
     pub run: RunArgs,
-}
-
-impl SearchArgs {
-    pub fn spec(&self) -> Result<SearchSpec, String> {
-        let by = self.by;
-        if !(self.target > 0.0 && self.target <= 1.0) {
-            return Err(format!(
-                "invalid --target: {} is not in (0, 1]",
-                self.target
-            ));
-        }
-        if !(self.start > 0.0
-            && self.start.is_finite()
-            && self.max >= self.start
-            && self.max.is_finite())
-        {
-            return Err("invalid --start/--max: need 0 < start <= max".into());
-        }
-        if !(self.precision > 0.0 && self.precision < 1.0) {
-            return Err(format!(
-                "invalid --precision: {} is not in (0, 1)",
-                self.precision
-            ));
-        }
-        if self.run.goodput.is_empty() {
-            return Err(
-                "search needs SLOs: give --goodput, e.g. --goodput ttft:500 tpot:50".into(),
-            );
-        }
-        if self.run.shard.is_some() || self.run.start_at.is_some() {
-            return Err("--shard and --start-at take a single run, not a search".into());
-        }
-        Ok(SearchSpec {
-            by,
-            start: self.start,
-            max: self.max,
-            precision: self.precision,
-            target: self.target,
-            max_probes: self.max_probes,
-        })
-    }
 }
 
 #[derive(Debug, Args)]

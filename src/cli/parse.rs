@@ -3,42 +3,25 @@
 
 use std::time::Duration;
 
-use crate::config::shard::Shard;
-use crate::config::{BackendKind, Metric, RequestRate, Slo};
-use crate::sim::{MetricsFlavor, Preset};
+use super::error::FlagError;
+use crate::config::{Metric, RequestRate};
 
-pub(super) fn parse_preset(s: &str) -> Result<Preset, String> {
-    s.parse()
-}
-
-pub(super) fn parse_flavor(s: &str) -> Result<MetricsFlavor, String> {
-    s.parse()
-}
-
-pub(super) fn parse_shard(s: &str) -> Result<Shard, String> {
-    s.parse()
-}
-
-pub(super) fn parse_time_scale(s: &str) -> Result<f64, String> {
+pub(super) fn parse_time_scale(s: &str) -> Result<f64, FlagError> {
     match s.trim().parse::<f64>() {
         Ok(k) if k.is_finite() && k > 0.0 => Ok(k),
-        _ => Err(format!("'{s}' is not a time scale (a finite number > 0)")),
+        _ => Err(FlagError::TimeScale(s.to_string())),
     }
-}
-
-pub(super) fn parse_backend(s: &str) -> Result<BackendKind, String> {
-    s.parse()
 }
 
 /// A comma-separated option value (see `sweep` for the syntax).
 #[derive(Clone, Debug, PartialEq)]
 pub struct List<T>(pub Vec<T>);
 
-pub(super) fn parse_counts(s: &str) -> Result<List<u64>, String> {
-    crate::config::sweep::parse_counts(s).map(List)
+pub(super) fn parse_counts(s: &str) -> Result<List<u64>, FlagError> {
+    Ok(List(crate::config::sweep::parse_counts(s)?))
 }
 
-pub(super) fn parse_rates(s: &str) -> Result<List<RequestRate>, String> {
+pub(super) fn parse_rates(s: &str) -> Result<List<RequestRate>, FlagError> {
     let rates = crate::config::sweep::parse_rates(s)?;
     for r in &rates {
         if let RequestRate::PerSecond(r) = r {
@@ -49,71 +32,61 @@ pub(super) fn parse_rates(s: &str) -> Result<List<RequestRate>, String> {
 }
 
 /// A time span in seconds: 0 or more, at most a week (`--cooldown`).
-pub(super) fn parse_span(s: &str) -> Result<f64, String> {
-    let v = (s.trim().parse::<f64>()).map_err(|_| format!("'{s}' is not a number of seconds"))?;
+pub(super) fn parse_span(s: &str) -> Result<f64, FlagError> {
+    let v = (s.trim().parse::<f64>()).map_err(|_| FlagError::Seconds(s.to_string()))?;
     crate::config::limits::check_span(v, true)?;
     Ok(v)
 }
 
-pub(super) fn parse_slo(s: &str) -> Result<Slo, String> {
-    s.parse()
-}
-
-pub(super) fn parse_header(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s
-        .split_once(':')
-        .ok_or_else(|| format!("'{s}' is not NAME:VALUE"))?;
+pub(super) fn parse_header(s: &str) -> Result<(String, String), FlagError> {
+    let (k, v) = (s.split_once(':')).ok_or_else(|| FlagError::Header(s.to_string()))?;
     let k = k.trim();
     if k.is_empty() {
-        return Err(format!("'{s}' has an empty header name"));
+        return Err(FlagError::EmptyHeaderName(s.to_string()));
     }
     Ok((k.to_string(), v.trim().to_string()))
 }
 
-pub(super) fn parse_json_object(s: &str) -> Result<serde_json::Value, String> {
+pub(super) fn parse_json_object(s: &str) -> Result<serde_json::Value, FlagError> {
     let v: serde_json::Value =
-        serde_json::from_str(s).map_err(|e| format!("not valid JSON: {e}"))?;
+        serde_json::from_str(s).map_err(|e| FlagError::Json(e.to_string()))?;
     if !v.is_object() {
-        return Err("must be a JSON object, e.g. '{\"top_k\": 5}'".into());
+        return Err(FlagError::NotAnObject);
     }
     Ok(v)
 }
 
-pub(super) fn parse_metric(s: &str) -> Result<Metric, String> {
-    s.parse()
-}
-
-pub(super) fn parse_percentile(s: &str) -> Result<f64, String> {
+pub(super) fn parse_percentile(s: &str) -> Result<f64, FlagError> {
     match s.trim().parse::<f64>() {
         Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
-        _ => Err(format!("'{s}' is not a percentile in (0, 100]")),
+        _ => Err(FlagError::Percentile(s.to_string())),
     }
 }
 
-pub(super) fn parse_http_url(s: &str) -> Result<String, String> {
+pub(super) fn parse_http_url(s: &str) -> Result<String, FlagError> {
     if s.starts_with("http://") || s.starts_with("https://") {
         Ok(s.to_string())
     } else {
-        Err(format!("'{s}' is not an http:// or https:// URL"))
+        Err(FlagError::Url(s.to_string()))
     }
 }
 
 /// A `--scrape-metrics` value: a URL, or "" (the flag alone: the server's /metrics).
-pub(super) fn parse_scrape_url(s: &str) -> Result<String, String> {
+pub(super) fn parse_scrape_url(s: &str) -> Result<String, FlagError> {
     if s.is_empty() {
         return Ok(String::new());
     }
     parse_http_url(s)
 }
 
-pub(super) fn parse_interval(s: &str) -> Result<Duration, String> {
+pub(super) fn parse_interval(s: &str) -> Result<Duration, FlagError> {
     s.trim()
         .parse::<f64>()
         .ok()
         .filter(|v| v.is_finite() && *v > 0.0 && *v <= crate::config::MAX_WAIT_S)
         .and_then(|v| Duration::try_from_secs_f64(v).ok())
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("'{s}' is not a positive number of seconds, at most a week"))
+        .ok_or_else(|| FlagError::Interval(s.to_string()))
 }
 
 /// `compare --fail-if-worse METRIC:PCT`: fail when B is significantly worse than A on METRIC by
@@ -127,9 +100,8 @@ pub struct Gate {
 
 /// `tpot:5` (a short name means the mean: `ttft`, `tpot`, `itl`, `e2el`) or
 /// `p99_ttft_ms:10`, `output_throughput:3`.
-pub(super) fn parse_gate(s: &str) -> Result<Gate, String> {
-    let bad =
-        || format!("'{s}' is not METRIC:PCT (e.g. tpot:5, p99_ttft_ms:10, output_throughput:3)");
+pub(super) fn parse_gate(s: &str) -> Result<Gate, FlagError> {
+    let bad = || FlagError::Gate(s.to_string());
     let (name, pct) = s.split_once(':').ok_or_else(bad)?;
     let percent: f64 = pct.trim().parse().map_err(|_| bad())?;
     if !(percent.is_finite() && percent >= 0.0) {

@@ -3,6 +3,7 @@
 
 use clap::Args;
 
+use super::error::PlanError;
 use crate::config::tags::{parse_pair, Tags};
 
 #[derive(Debug, Args)]
@@ -22,12 +23,10 @@ pub struct TagArgs {
 
 impl TagArgs {
     /// A `--metadata` key given twice is refused (a map would keep only the last).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), PlanError> {
         for (i, (k, _)) in self.metadata.iter().enumerate() {
             if self.metadata[..i].iter().any(|(seen, _)| seen == k) {
-                return Err(format!(
-                    "invalid --metadata: the key '{k}' is given twice; give each key once"
-                ));
+                return Err(PlanError::MetadataTwice(k.clone()));
             }
         }
         Ok(())

@@ -1,10 +1,14 @@
 //! One file per subcommand: turn the parsed command line into library calls, print what the
-//! user reads, and choose the exit code. The only place besides `main` that uses `anyhow`
-//! and prints.
+//! user reads, and choose the exit code; no command uses another's file. `run` and `search`
+//! plan (`cli::plan`) and hand the plan to `session.rs`, which runs it through the one
+//! session driver (`drive::session`) and prints as it goes (`printer.rs`, its observer). The
+//! only place besides `main` that uses `anyhow`; it prints the reports and notes (drive's
+//! progress bar and dashboard draw on stderr while a run lasts).
 //!
 //! Exit codes: 0 ok (also when stdout is a closed pipe: `servebench report x.json | head`);
-//! 1 the run finished but no request succeeded, or the search found no passing load; 2 usage,
-//! configuration, connection or I/O error.
+//! 1 the run finished but no request succeeded, or stopped early (`--max-errors`,
+//! `--max-error-rate`; a sweep's step too), the search found no passing load, or a
+//! `compare --fail-if-worse` gate failed; 2 usage, configuration, connection or I/O error.
 //!
 //! To add a subcommand: its `clap` arguments in `cli`, a file here with
 //! `pub fn NAME(args) -> anyhow::Result<ExitCode>` (async when it drives a server), and one
@@ -26,17 +30,18 @@ mod compare;
 mod import;
 mod merge;
 mod plot;
+mod printer;
 mod report;
 mod run;
 mod search;
+mod session;
 mod sim;
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use tokio_util::sync::CancellationToken;
-
 use crate::cli::{Cli, Command, SimArgs};
+use crate::drive::session::Signals;
 
 /// Runs the parsed command line and returns the process's exit code.
 pub fn dispatch(cli: Cli) -> ExitCode {
@@ -107,15 +112,6 @@ fn out(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What Ctrl-C and SIGTERM have asked for.
-#[derive(Clone, Default)]
-struct Signals {
-    /// First signal: send no new request, let those in flight finish within `--grace`.
-    stop: CancellationToken,
-    /// Second signal: cancel those in flight now; what was measured is still written and saved.
-    abort: CancellationToken,
-}
-
 /// Watches for Ctrl-C and SIGTERM: the first stops new sends, the second cancels the requests
 /// in flight (records flushed, result saved), the third exits at once.
 fn stop_on_signal() -> Signals {
@@ -150,12 +146,4 @@ async fn wait_for_signal() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
-}
-
-/// The result file stem: `--result-filename` without its `.json`, else `default()`.
-fn result_stem(name: Option<&str>, default: impl FnOnce() -> String) -> String {
-    match name {
-        Some(name) => name.strip_suffix(".json").unwrap_or(name).to_string(),
-        None => default(),
-    }
 }

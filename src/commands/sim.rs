@@ -6,7 +6,7 @@ use crate::cli::SimArgs;
 use crate::sim;
 
 pub async fn sim(args: SimArgs) -> anyhow::Result<ExitCode> {
-    let cfg = args.config().map_err(anyhow::Error::msg)?;
+    let cfg = args.config()?;
     let server = sim::spawn(cfg, (args.host, args.port).into())
         .await
         .map_err(|e| anyhow::anyhow!("cannot bind {}:{}: {e}", args.host, args.port))?;

@@ -1,8 +1,109 @@
-//! The error of a configuration value that breaks a rule. The message names the option.
+//! The errors of configuration values, by topic: [`ConfigError`], a value that breaks a rule
+//! (the message names the option), and [`ValueError`], text that is not the value it should
+//! be (a flag's, or a saved document's field). The bounds' own error is
+//! `limits::LimitError`.
+
+use std::fmt::Display;
+
+use super::limits::LimitError;
 
 /// A configuration value is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("invalid {option}: {why}")]
     Invalid { option: String, why: String },
+    /// A time span or a rate past its bounds (the message holds the bound's: it is no
+    /// `source`, which would print it twice).
+    #[error("invalid {option}: {why}")]
+    Limit { option: String, why: LimitError },
+}
+
+impl ConfigError {
+    /// `option` (a flag, `--num-prompts`) is wrong: `why`.
+    pub fn invalid(option: impl Into<String>, why: impl Display) -> ConfigError {
+        ConfigError::Invalid {
+            option: option.into(),
+            why: why.to_string(),
+        }
+    }
+
+    /// `option` is past a bound.
+    pub fn limit(option: impl Into<String>, why: LimitError) -> ConfigError {
+        ConfigError::Limit {
+            option: option.into(),
+            why,
+        }
+    }
+
+    /// The option that is wrong.
+    pub fn option(&self) -> &str {
+        match self {
+            ConfigError::Invalid { option, .. } | ConfigError::Limit { option, .. } => option,
+        }
+    }
+}
+
+/// Text that is not the value it stands for. Each message quotes the text and says what was
+/// expected, in one line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    #[error("unknown backend '{0}' (expected openai, vllm, sglang, openai-chat, tgi, llamacpp, anthropic-messages or openai-responses)")]
+    Backend(String),
+    #[error("invalid request rate '{0}' (expected a positive number or 'inf')")]
+    Rate(String),
+    #[error("unknown metric '{0}' (expected ttft, tpot, itl or e2el)")]
+    Metric(String),
+    #[error("invalid goodput SLO '{0}' (expected METRIC:MS, e.g. ttft:500)")]
+    Slo(String),
+    #[error("goodput SLOs take ttft, tpot or e2el (ITL is not per request)")]
+    SloOfItl,
+    #[error("invalid goodput SLO '{slo}': '{ms}' is not a positive number of ms")]
+    SloBound { slo: String, ms: String },
+    #[error("invalid stage '{0}' (expected RATE:SECONDS, e.g. 5:30)")]
+    Stage(String),
+    #[error("invalid stage '{0}' (expected RATE:SECONDS, e.g. 5:30): rate and seconds must be positive numbers")]
+    StageNotPositive(String),
+    #[error("invalid stage '{stage}': {part} {why}")]
+    StageBound {
+        stage: String,
+        /// `rate` or `seconds`.
+        part: &'static str,
+        why: LimitError,
+    },
+    #[error("'{0}' is not a statistic (mean, median, std or pNN, e.g. p99)")]
+    Stat(String),
+    #[error("'{0}' is not a metric key (STAT_METRIC_ms, e.g. p99_ttft_ms)")]
+    MetricKey(String),
+    #[error("'{0}' is not a whole number of at least 1")]
+    Count(String),
+    #[error("'{0}': a range is written A,B,...,C (e.g. 1,2,...,4096)")]
+    Range(String),
+    #[error("'{0}': B must be a multiple of A greater than A (the ratio of the progression)")]
+    RangeRatio(String),
+    #[error("unknown search axis '{0}' (expected rate or concurrency)")]
+    Axis(String),
+    #[error("invalid shard '{shard}': {why}")]
+    Shard { shard: String, why: ShardWhy },
+    #[error(
+        "invalid start time '{text}': {reason} (expected RFC 3339, e.g. 2026-05-01T12:00:00Z)"
+    )]
+    StartAt { text: String, reason: String },
+    #[error("'{0}' is not KEY=VALUE")]
+    Pair(String),
+}
+
+/// What is wrong with a `--shard INDEX/COUNT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ShardWhy {
+    #[error("expected INDEX/COUNT, e.g. 0/4")]
+    Shape,
+    #[error("INDEX and COUNT must be whole numbers, e.g. 0/4")]
+    NotNumbers,
+    #[error("COUNT must be at least 1")]
+    NoCount,
+    /// Past the most shards a run may be split into.
+    #[error("COUNT must be at most {0}")]
+    TooMany(u64),
+    #[error("INDEX counts from 0 and must be below COUNT")]
+    IndexPastCount,
 }

@@ -43,38 +43,45 @@ pub fn limit(seconds: f64) -> Duration {
     Duration::try_from_secs_f64(seconds.min(MAX_WAIT_S)).unwrap_or(Duration::ZERO)
 }
 
+/// A time span or a rate past the bounds every value is held to; the message says why, to
+/// follow the flag's name.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum LimitError {
+    #[error("{seconds} is not a number of seconds {}", if *zero_ok { "0 or more" } else { "above 0" })]
+    NotASpan { seconds: f64, zero_ok: bool },
+    #[error("{seconds} s is longer than a week ({week:.0} s), the longest time span", week = MAX_WAIT_S)]
+    SpanTooLong { seconds: f64 },
+    #[error("{rps} is not a positive number of requests per second")]
+    NotARate { rps: f64 },
+    #[error("{rps} requests per second is a mean gap of more than a week: at least {min:.3e} (one a week)", min = MIN_RATE)]
+    RateTooLow { rps: f64 },
+}
+
 /// Checks a time span in seconds: a number, not negative (above zero unless `zero_ok`), at
-/// most [`MAX_WAIT_S`]. `Err`: why not, to follow the flag's name.
-pub fn check_span(seconds: f64, zero_ok: bool) -> Result<(), String> {
+/// most [`MAX_WAIT_S`].
+pub fn check_span(seconds: f64, zero_ok: bool) -> Result<(), LimitError> {
     let low_ok = if zero_ok {
         seconds >= 0.0
     } else {
         seconds > 0.0
     };
     if !(seconds.is_finite() && low_ok) {
-        let what = if zero_ok { "0 or more" } else { "above 0" };
-        return Err(format!("{seconds} is not a number of seconds {what}"));
+        return Err(LimitError::NotASpan { seconds, zero_ok });
     }
     if seconds > MAX_WAIT_S {
-        return Err(format!(
-            "{seconds} s is longer than a week ({MAX_WAIT_S:.0} s), the longest time span"
-        ));
+        return Err(LimitError::SpanTooLong { seconds });
     }
     Ok(())
 }
 
 /// Checks a request rate (per second): a number of at least [`MIN_RATE`] (its mean gap at
 /// most a week).
-pub fn check_rate(rps: f64) -> Result<(), String> {
+pub fn check_rate(rps: f64) -> Result<(), LimitError> {
     if !(rps.is_finite() && rps > 0.0) {
-        return Err(format!(
-            "{rps} is not a positive number of requests per second"
-        ));
+        return Err(LimitError::NotARate { rps });
     }
     if rps < MIN_RATE {
-        return Err(format!(
-            "{rps} requests per second is a mean gap of more than a week: at least {MIN_RATE:.3e} (one a week)"
-        ));
+        return Err(LimitError::RateTooLow { rps });
     }
     Ok(())
 }
@@ -87,7 +94,7 @@ mod tests {
     fn issue_23_spans_and_rates_are_numbers_within_a_week() {
         assert!(check_span(0.0, true).is_ok() && check_span(MAX_WAIT_S, false).is_ok());
         for bad in [1e300, f64::NAN, f64::INFINITY, -1.0, MAX_WAIT_S * 1.01] {
-            let e = check_span(bad, true).unwrap_err();
+            let e = check_span(bad, true).unwrap_err().to_string();
             assert!(!e.contains('\n'), "{e}");
         }
         assert!(check_span(0.0, false).is_err());

@@ -14,6 +14,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::error::ValueError;
 use super::Metric;
 
 /// The suffix vLLM uses for a percentile: `99` for 99.0, `99.9` otherwise.
@@ -48,9 +49,9 @@ impl fmt::Display for Stat {
 }
 
 impl FromStr for Stat {
-    type Err = String;
+    type Err = ValueError;
     /// `mean`, `median`, `std` or `p` and a percentile in (0, 100] (`p99`, `p99.9`).
-    fn from_str(s: &str) -> Result<Stat, String> {
+    fn from_str(s: &str) -> Result<Stat, ValueError> {
         match s {
             "mean" => Ok(Stat::Mean),
             "median" => Ok(Stat::Median),
@@ -60,9 +61,7 @@ impl FromStr for Stat {
                 .and_then(|p| p.parse::<f64>().ok())
                 .filter(|p| *p > 0.0 && *p <= 100.0)
                 .map(Stat::Percentile)
-                .ok_or_else(|| {
-                    format!("'{s}' is not a statistic (mean, median, std or pNN, e.g. p99)")
-                }),
+                .ok_or_else(|| ValueError::Stat(s.to_string())),
         }
     }
 }
@@ -87,9 +86,9 @@ impl fmt::Display for MetricKey {
 }
 
 impl FromStr for MetricKey {
-    type Err = String;
-    fn from_str(s: &str) -> Result<MetricKey, String> {
-        let junk = || format!("'{s}' is not a metric key (STAT_METRIC_ms, e.g. p99_ttft_ms)");
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<MetricKey, ValueError> {
+        let junk = || ValueError::MetricKey(s.to_string());
         let (stat, metric) = s
             .strip_suffix("_ms")
             .and_then(|rest| rest.rsplit_once('_'))
@@ -174,7 +173,7 @@ mod tests {
         ] {
             assert!(junk.parse::<MetricKey>().is_err(), "{junk}");
         }
-        let e = "nope".parse::<MetricKey>().unwrap_err();
+        let e = "nope".parse::<MetricKey>().unwrap_err().to_string();
         assert!(e.contains("'nope'"), "{e}");
     }
 }

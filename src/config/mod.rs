@@ -1,7 +1,13 @@
 //! The validated, serializable run configuration, embedded in every result document.
 //!
-//! `cli` turns flags into a [`RunConfig`]; nothing here knows about clap. Everything a result
-//! needs to be reproduced or compared is here; secrets (API keys, header values) are not.
+//! `cli` turns flags into a [`RunConfig`] and its plan makes it a [`valid::ValidConfig`], the
+//! only way past [`RunConfig::validate`], which holds every rule on the resolved values (rules between
+//! flags that never reach the config, such as a sweep with `--shard`, are the plan's:
+//! `cli::plan`). Nothing here knows clap but two `ValueEnum` derives (`DatasetKind`,
+//! `RampStrategy`), so `--dataset-name` and `--ramp-up-strategy` list their values. Everything
+//! a result needs to be reproduced or compared is here; secrets (API keys, header values) are
+//! not. Errors: [`error::ConfigError`] (a rule broken), [`error::ValueError`] (text that is not
+//! a value), `limits::LimitError` (a bound passed).
 //!
 //! To add an option: add the field with `#[serde(default)]` (old result files must still load),
 //! validate it in [`RunConfig::validate`], and set it in `cli`.
@@ -11,7 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use self::error::ConfigError;
+use self::error::{ConfigError, ValueError};
 pub use self::limits::{limit, MAX_PROMPTS, MAX_TOKENS, MAX_WAIT_S};
 use self::shape::LoadShape;
 use self::shard::Shard;
@@ -28,6 +34,7 @@ pub mod shard;
 pub mod sweep;
 pub mod tags;
 pub mod url;
+pub mod valid;
 pub mod workload;
 
 /// The server API spoken by the client.
@@ -73,8 +80,8 @@ impl BackendKind {
 }
 
 impl FromStr for BackendKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, ValueError> {
         match s {
             "openai" | "vllm" | "sglang" => Ok(BackendKind::Openai),
             "openai-chat" => Ok(BackendKind::OpenaiChat),
@@ -82,9 +89,7 @@ impl FromStr for BackendKind {
             "llamacpp" | "llama.cpp" => Ok(BackendKind::Llamacpp),
             "anthropic-messages" => Ok(BackendKind::AnthropicMessages),
             "openai-responses" => Ok(BackendKind::OpenaiResponses),
-            other => Err(format!(
-                "unknown backend '{other}' (expected openai, vllm, sglang, openai-chat, tgi, llamacpp, anthropic-messages or openai-responses)"
-            )),
+            other => Err(ValueError::Backend(other.to_string())),
         }
     }
 }
@@ -108,17 +113,15 @@ impl fmt::Display for RequestRate {
 }
 
 impl FromStr for RequestRate {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, ValueError> {
         if s.eq_ignore_ascii_case("inf") {
             return Ok(RequestRate::Infinite);
         }
         match s.parse::<f64>() {
             Ok(r) if r.is_infinite() && r > 0.0 => Ok(RequestRate::Infinite),
             Ok(r) if r.is_finite() && r > 0.0 => Ok(RequestRate::PerSecond(r)),
-            _ => Err(format!(
-                "invalid request rate '{s}' (expected a positive number or 'inf')"
-            )),
+            _ => Err(ValueError::Rate(s.to_string())),
         }
     }
 }
@@ -130,8 +133,8 @@ impl From<RequestRate> for String {
 }
 
 impl TryFrom<String> for RequestRate {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
+    type Error = ValueError;
+    fn try_from(s: String) -> Result<Self, ValueError> {
         s.parse()
     }
 }
@@ -160,16 +163,14 @@ impl Metric {
 }
 
 impl FromStr for Metric {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, ValueError> {
         match s.trim() {
             "ttft" => Ok(Metric::Ttft),
             "tpot" => Ok(Metric::Tpot),
             "itl" => Ok(Metric::Itl),
             "e2el" => Ok(Metric::E2el),
-            other => Err(format!(
-                "unknown metric '{other}' (expected ttft, tpot, itl or e2el)"
-            )),
+            other => Err(ValueError::Metric(other.to_string())),
         }
     }
 }
@@ -183,21 +184,18 @@ pub struct Slo {
 }
 
 impl FromStr for Slo {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (name, value) = s.split_once(':').ok_or_else(|| {
-            format!("invalid goodput SLO '{s}' (expected METRIC:MS, e.g. ttft:500)")
-        })?;
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, ValueError> {
+        let (name, value) = (s.split_once(':')).ok_or_else(|| ValueError::Slo(s.to_string()))?;
         let metric: Metric = name.parse()?;
         if metric == Metric::Itl {
-            return Err("goodput SLOs take ttft, tpot or e2el (ITL is not per request)".into());
+            return Err(ValueError::SloOfItl);
         }
-        let max_ms: f64 = value
-            .parse()
-            .ok()
+        let max_ms: f64 = (value.parse().ok())
             .filter(|v: &f64| v.is_finite() && *v > 0.0)
-            .ok_or_else(|| {
-                format!("invalid goodput SLO '{s}': '{value}' is not a positive number of ms")
+            .ok_or_else(|| ValueError::SloBound {
+                slo: s.to_string(),
+                ms: value.to_string(),
             })?;
         Ok(Slo { metric, max_ms })
     }
@@ -380,13 +378,13 @@ impl RunConfig {
     /// Checks what a run's flags ask to build before it starts: at most [`MAX_PROMPTS`]
     /// requests (conversations times their turns) and [`limits::MAX_BUILT_TOKENS`] prompt
     /// tokens in all (the synthetic datasets; a file's prompts are as large as the file, a
-    /// trace's are checked as it is read). `(flag, why)` on error.
-    fn check_built(&self) -> Result<(), (&'static str, String)> {
+    /// trace's are checked as it is read).
+    fn check_built(&self) -> Result<(), ConfigError> {
         let (load, w) = (&self.load, &self.workload);
         let turns = u64::from(load.shape.turns());
         let requests = load.num_prompts.saturating_mul(turns);
         if requests > MAX_PROMPTS {
-            return Err((
+            return Err(ConfigError::invalid(
                 "--turns",
                 format!("{} conversations of {turns} turns are {requests} requests, more than {MAX_PROMPTS}", load.num_prompts),
             ));
@@ -400,7 +398,7 @@ impl RunConfig {
         };
         let tokens = (pool.saturating_add(load.num_warmups)).saturating_mul(longest);
         if tokens > limits::MAX_BUILT_TOKENS {
-            return Err((
+            return Err(ConfigError::invalid(
                 "--num-prompts",
                 format!("with --input-len (and --num-warmups, --prefix-len) it asks for up to {tokens} prompt tokens, more than the {} a run builds before it starts", limits::MAX_BUILT_TOKENS),
             ));
@@ -408,15 +406,11 @@ impl RunConfig {
         Ok(())
     }
 
-    /// Checks every field; the error names the option that is wrong.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        let bad = |option: &str, why: String| {
-            Err(ConfigError::Invalid {
-                option: option.to_string(),
-                why,
-            })
-        };
-        self.tags.validate().or_else(|(flag, why)| bad(flag, why))?;
+    /// Checks every field; the error names the option that is wrong. Its one caller is
+    /// `valid::ValidConfig::new`: a run takes a `ValidConfig`, so it cannot skip the check.
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |option: &str, why: String| Err(ConfigError::invalid(option, why));
+        self.tags.validate()?;
         if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
             return bad(
                 "--base-url",
@@ -430,12 +424,9 @@ impl RunConfig {
             return bad("--burstiness", "must be a positive number".into());
         }
         let finite = self.load.request_rate != RequestRate::Infinite;
-        self.load
-            .shape
-            .validate(finite)
-            .or_else(|(flag, why)| bad(flag, why))?;
+        self.load.shape.validate(finite)?;
         if let RequestRate::PerSecond(r) = self.load.request_rate {
-            limits::check_rate(r).or_else(|why| bad("--request-rate", why))?;
+            limits::check_rate(r).map_err(|why| ConfigError::limit("--request-rate", why))?;
         }
         if self.load.max_concurrency == Some(0) {
             return bad("--max-concurrency", "must be at least 1".into());
@@ -477,7 +468,7 @@ impl RunConfig {
         }
         let w = &self.workload;
         w.dataset.check()?;
-        self.check_built().or_else(|(flag, why)| bad(flag, why))?;
+        self.check_built()?;
         if let Dataset::Trace {
             block_size,
             speedup,
@@ -485,8 +476,7 @@ impl RunConfig {
         } = w.dataset
         {
             let shaped = finite || self.load.shape.sets_schedule();
-            shape::validate_trace(shaped, (block_size, speedup))
-                .or_else(|(flag, why)| bad(flag, why))?;
+            shape::validate_trace(shaped, (block_size, speedup))?;
         }
         if w.dataset.multi_turn() {
             if self.load.shape.turns() > 1 {
@@ -606,7 +596,8 @@ mod tests {
         );
         assert_eq!("tgi".parse::<BackendKind>().unwrap(), BackendKind::Tgi);
         let err = "foo".parse::<BackendKind>().unwrap_err();
-        assert!(err.contains("foo"));
+        assert_eq!(err, ValueError::Backend("foo".into()));
+        assert!(err.to_string().contains("'foo'"));
     }
 
     #[test]

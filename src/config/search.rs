@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::error::ValueError;
 use super::sweep::LoadParameter;
 
 /// The word a search uses for its axis (`rate`, `concurrency`); `None` for a parameter a
@@ -20,13 +21,11 @@ pub fn axis_word(p: LoadParameter) -> Option<&'static str> {
 }
 
 /// The parameter a search axis word names: `rate` or `concurrency`.
-pub fn parse_axis(s: &str) -> Result<LoadParameter, String> {
+pub fn parse_axis(s: &str) -> Result<LoadParameter, ValueError> {
     match s {
         "rate" => Ok(LoadParameter::RequestRate),
         "concurrency" => Ok(LoadParameter::MaxConcurrency),
-        other => Err(format!(
-            "unknown search axis '{other}' (expected rate or concurrency)"
-        )),
+        other => Err(ValueError::Axis(other.to_string())),
     }
 }
 

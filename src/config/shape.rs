@@ -8,9 +8,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::{ConfigError, ValueError};
 use super::limits::{
-    check_rate, check_span, MAX_HISTORY_BYTES, MAX_HISTORY_TOKENS, MAX_TOKENS, MAX_TURNS,
-    MAX_WAIT_S,
+    check_rate, check_span, LimitError, MAX_HISTORY_BYTES, MAX_HISTORY_TOKENS, MAX_TOKENS,
+    MAX_TURNS, MAX_WAIT_S,
 };
 
 /// How the request rate changes over a ramped run (vLLM's `--ramp-up-strategy`).
@@ -52,10 +53,9 @@ pub struct Stage {
 }
 
 impl FromStr for Stage {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Stage, String> {
-        let bad = || format!("invalid stage '{s}' (expected RATE:SECONDS, e.g. 5:30)");
-        let (rate, seconds) = s.split_once(':').ok_or_else(bad)?;
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Stage, ValueError> {
+        let (rate, seconds) = (s.split_once(':')).ok_or_else(|| ValueError::Stage(s.into()))?;
         let positive = |v: &str| {
             v.trim()
                 .parse::<f64>()
@@ -64,25 +64,25 @@ impl FromStr for Stage {
         };
         let stage = match (positive(rate), positive(seconds)) {
             (Some(rate), Some(seconds)) => Stage { rate, seconds },
-            _ => {
-                return Err(format!(
-                    "{}: rate and seconds must be positive numbers",
-                    bad()
-                ))
-            }
+            _ => return Err(ValueError::StageNotPositive(s.into())),
         };
         stage
             .check()
-            .map_err(|why| format!("invalid stage '{s}': {why}"))?;
+            .map_err(|(part, why)| ValueError::StageBound {
+                stage: s.into(),
+                part,
+                why,
+            })?;
         Ok(stage)
     }
 }
 
 impl Stage {
-    /// Its rate at least one request a week, its time at most a week.
-    fn check(&self) -> Result<(), String> {
-        check_rate(self.rate).map_err(|why| format!("rate {why}"))?;
-        check_span(self.seconds, false).map_err(|why| format!("seconds {why}"))
+    /// Its rate at least one request a week, its time at most a week; on error, which of the
+    /// two (`rate`, `seconds`) and why.
+    fn check(&self) -> Result<(), (&'static str, LimitError)> {
+        check_rate(self.rate).map_err(|why| ("rate", why))?;
+        check_span(self.seconds, false).map_err(|why| ("seconds", why))
     }
 }
 
@@ -205,91 +205,93 @@ impl LoadShape {
     }
 
     /// Checks the values and how they combine with `--request-rate` (`finite_rate`: it was
-    /// given a number): `(flag, why)` on error.
-    pub fn validate(&self, finite_rate: bool) -> Result<(), (&'static str, String)> {
+    /// given a number).
+    pub fn validate(&self, finite_rate: bool) -> Result<(), ConfigError> {
+        let bad = |flag: &str, why: String| Err(ConfigError::invalid(flag, why));
         let positive = |v: f64| v.is_finite() && v > 0.0;
         if let Some(d) = self.duration_s {
-            check_span(d, false).map_err(|why| ("--duration", why))?;
+            check_span(d, false).map_err(|why| ConfigError::limit("--duration", why))?;
         }
         if self.duration_cancel && self.window_s().is_none() {
-            return Err((
+            return bad(
                 "--duration-cancel",
                 "needs --duration or --stages (it says what happens at their end)".into(),
-            ));
+            );
         }
         if let Some(r) = &self.ramp {
             if finite_rate {
-                return Err((
+                return bad(
                     "--ramp-up-strategy",
                     "the ramp sets the rate: leave --request-rate out".into(),
-                ));
+                );
             }
             if !(r.start_rps.is_finite() && r.start_rps >= 0.0 && positive(r.end_rps)) {
-                return Err((
+                return bad(
                     "--ramp-up-start-rps",
                     "start must be 0 or more and end positive".into(),
-                ));
+                );
             }
             if r.start_rps > r.end_rps {
-                return Err((
+                return bad(
                     "--ramp-up-start-rps",
                     "must be at most --ramp-up-end-rps".into(),
-                ));
+                );
             }
             if r.strategy == RampStrategy::Exponential && r.start_rps <= 0.0 {
-                return Err((
+                return bad(
                     "--ramp-up-start-rps",
                     "an exponential ramp needs a positive start".into(),
-                ));
+                );
             }
-            check_rate(r.end_rps).map_err(|why| ("--ramp-up-end-rps", why))?;
+            check_rate(r.end_rps).map_err(|why| ConfigError::limit("--ramp-up-end-rps", why))?;
             if r.start_rps > 0.0 {
-                check_rate(r.start_rps).map_err(|why| ("--ramp-up-start-rps", why))?;
+                (check_rate(r.start_rps))
+                    .map_err(|why| ConfigError::limit("--ramp-up-start-rps", why))?;
             }
         }
         if !self.stages.is_empty() {
             if finite_rate || self.ramp.is_some() || self.duration_s.is_some() {
-                return Err((
+                return bad(
                     "--stages",
                     "stages set the rate and the duration: leave --request-rate, --ramp-up-* and --duration out".into(),
-                ));
+                );
             }
             if self.stages.len() > 1000 {
-                return Err(("--stages", "at most 1000 stages".into()));
+                return bad("--stages", "at most 1000 stages".into());
             }
             for (i, stage) in self.stages.iter().enumerate() {
-                stage
-                    .check()
-                    .map_err(|why| ("--stages", format!("stage {}: {why}", i + 1)))?;
+                if let Err((part, why)) = stage.check() {
+                    return bad("--stages", format!("stage {}: {part} {why}", i + 1));
+                }
             }
             let total: f64 = self.stages.iter().map(|s| s.seconds).sum();
             if total > MAX_WAIT_S {
-                return Err((
+                return bad(
                     "--stages",
                     format!("the stages last {total} s in all, longer than a week ({MAX_WAIT_S:.0} s), the longest time span"),
-                ));
+                );
             }
         }
         if let Some(f) = self.max_error_rate.filter(|f| !(*f > 0.0 && *f <= 1.0)) {
-            return Err(("--max-error-rate", format!("{f} is not in (0, 1]")));
+            return bad("--max-error-rate", format!("{f} is not in (0, 1]"));
         }
         if self.max_errors == Some(0) {
-            return Err(("--max-errors", "must be at least 1".into()));
+            return bad("--max-errors", "must be at least 1".into());
         }
         if let Some(t) = self.turns.filter(|t| !(1..=MAX_TURNS).contains(t)) {
-            return Err((
+            return bad(
                 "--turns",
                 format!("{t} is not in 1..={MAX_TURNS} (each turn resends the whole history)"),
-            ));
+            );
         }
         if self.turns() > 1 && self.window_s().is_some() {
-            return Err((
+            return bad(
                 "--turns",
                 "conversations run to their last turn: not with --duration or --stages".into(),
-            ));
+            );
         }
         if let Some(t) = self.think_time_s {
-            check_span(t, true).map_err(|why| ("--think-time", why))?;
+            check_span(t, true).map_err(|why| ConfigError::limit("--think-time", why))?;
         }
         let history = [
             (
@@ -301,7 +303,7 @@ impl LoadShape {
         ];
         for (flag, value, max) in history {
             if let Some(v) = value.filter(|v| !(1..=max).contains(v)) {
-                return Err((flag, format!("{v} is not in 1..={max}")));
+                return bad(flag, format!("{v} is not in 1..={max}"));
             }
         }
         Ok(())
@@ -322,24 +324,21 @@ pub struct WindowEnd {
 
 /// Checks a trace replay's settings: `shaped` when `--request-rate` or a load shape was
 /// given (a trace brings its own schedule), then `(block size, speedup)`.
-pub fn validate_trace(
-    shaped: bool,
-    (block, speedup): (u64, f64),
-) -> Result<(), (&'static str, String)> {
+pub fn validate_trace(shaped: bool, (block, speedup): (u64, f64)) -> Result<(), ConfigError> {
     if shaped {
-        return Err((
+        return Err(ConfigError::invalid(
             "--dataset-name",
-            "a trace is replayed on its own timestamps: leave --request-rate, --duration, --ramp-up-*, --stages, --turns and --think-time out (--trace-speedup scales it)".into(),
+            "a trace is replayed on its own timestamps: leave --request-rate, --duration, --ramp-up-*, --stages, --turns and --think-time out (--trace-speedup scales it)",
         ));
     }
     if block == 0 || block > 1 << 20 {
-        return Err((
+        return Err(ConfigError::invalid(
             "--trace-block-size",
             format!("{block} is not in 1..=1048576 tokens"),
         ));
     }
     if !(speedup.is_finite() && speedup > 0.0) {
-        return Err((
+        return Err(ConfigError::invalid(
             "--trace-speedup",
             format!("{speedup} is not a positive number"),
         ));
@@ -380,7 +379,7 @@ mod tests {
             })
         );
         for bad in ["5", "0:3", "x:3", "5:-1"] {
-            let e = bad.parse::<Stage>().unwrap_err();
+            let e = bad.parse::<Stage>().unwrap_err().to_string();
             assert!(e.contains(bad), "{e}");
         }
         let shape = LoadShape {
@@ -394,7 +393,7 @@ mod tests {
         assert!(shape
             .validate(true)
             .unwrap_err()
-            .1
+            .to_string()
             .contains("leave --request-rate"));
         // Conversations run to their last turn: not inside a time window.
         let talk = |turns, duration_s| LoadShape {
@@ -402,15 +401,22 @@ mod tests {
             duration_s,
             ..LoadShape::default()
         };
-        assert_eq!(talk(0, None).validate(false).unwrap_err().0, "--turns");
-        assert_eq!(talk(4, Some(5.0)).validate(false).unwrap_err().0, "--turns");
+        assert_eq!(
+            talk(0, None).validate(false).unwrap_err().option(),
+            "--turns"
+        );
+        assert_eq!(
+            talk(4, Some(5.0)).validate(false).unwrap_err().option(),
+            "--turns"
+        );
         assert!(talk(4, None).validate(true).is_ok());
     }
 
     #[test]
     fn issue_23_every_time_span_is_at_most_a_week_and_every_rate_one_a_week() {
         let refused = |shape: LoadShape, flag: &str| {
-            let (f, why) = shape.validate(false).unwrap_err();
+            let err = shape.validate(false).unwrap_err();
+            let (f, why) = (err.option(), err.to_string());
             assert_eq!(f, flag, "{why}");
             assert!(!why.contains('\n'), "{why}");
         };
@@ -430,8 +436,16 @@ mod tests {
             };
             refused(think, "--think-time");
         }
-        assert!("5:1e300".parse::<Stage>().unwrap_err().contains("week"));
-        assert!("1e-300:5".parse::<Stage>().unwrap_err().contains("week"));
+        assert!("5:1e300"
+            .parse::<Stage>()
+            .unwrap_err()
+            .to_string()
+            .contains("week"));
+        assert!("1e-300:5"
+            .parse::<Stage>()
+            .unwrap_err()
+            .to_string()
+            .contains("week"));
         let stages = |v: &[&str]| LoadShape {
             stages: v.iter().map(|s| s.parse().unwrap()).collect(),
             ..LoadShape::default()
@@ -501,7 +515,7 @@ mod tests {
                 "--max-history-tokens",
             ),
         ] {
-            assert_eq!(shape.validate(false).unwrap_err().0, flag);
+            assert_eq!(shape.validate(false).unwrap_err().option(), flag);
         }
     }
 }

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
+use super::error::{ShardWhy, ValueError};
+
 /// The most shards a run may be split into: far more client machines than any run needs, and
 /// small enough that listing the missing ones stays short work.
 pub const MAX_SHARDS: u64 = 65_536;
@@ -39,24 +41,25 @@ impl fmt::Display for Shard {
 }
 
 impl FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = |why: &str| format!("invalid shard '{s}': {why}");
-        let (i, n) = s
-            .split_once('/')
-            .ok_or_else(|| bad("expected INDEX/COUNT, e.g. 0/4"))?;
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, ValueError> {
+        let bad = |why| ValueError::Shard {
+            shard: s.to_string(),
+            why,
+        };
+        let (i, n) = s.split_once('/').ok_or_else(|| bad(ShardWhy::Shape))?;
         let parse = |x: &str| x.trim().parse::<u64>().ok();
         let (Some(index), Some(count)) = (parse(i), parse(n)) else {
-            return Err(bad("INDEX and COUNT must be whole numbers, e.g. 0/4"));
+            return Err(bad(ShardWhy::NotNumbers));
         };
         if count == 0 {
-            return Err(bad("COUNT must be at least 1"));
+            return Err(bad(ShardWhy::NoCount));
         }
         if count > MAX_SHARDS {
-            return Err(bad(&format!("COUNT must be at most {MAX_SHARDS}")));
+            return Err(bad(ShardWhy::TooMany(MAX_SHARDS)));
         }
         if index >= count {
-            return Err(bad("INDEX counts from 0 and must be below COUNT"));
+            return Err(bad(ShardWhy::IndexPastCount));
         }
         Ok(Shard { index, count })
     }
@@ -77,9 +80,10 @@ pub fn list(indices: &[u64], count: u64) -> String {
 }
 
 /// Parses `--start-at`: an RFC 3339 time, e.g. `2026-05-01T12:00:00Z`.
-pub fn parse_start_at(s: &str) -> Result<OffsetDateTime, String> {
-    OffsetDateTime::parse(s, &Rfc3339).map_err(|e| {
-        format!("invalid start time '{s}': {e} (expected RFC 3339, e.g. 2026-05-01T12:00:00Z)")
+pub fn parse_start_at(s: &str) -> Result<OffsetDateTime, ValueError> {
+    OffsetDateTime::parse(s, &Rfc3339).map_err(|e| ValueError::StartAt {
+        text: s.to_string(),
+        reason: e.to_string(),
     })
 }
 
@@ -101,7 +105,7 @@ mod tests {
             ("-1/2", "whole numbers"),
             ("3", "INDEX/COUNT"),
         ] {
-            let e = bad.parse::<Shard>().unwrap_err();
+            let e = bad.parse::<Shard>().unwrap_err().to_string();
             assert!(e.contains(why) && e.contains(bad), "{bad}: {e}");
         }
     }
@@ -139,7 +143,7 @@ mod tests {
         let t = parse_start_at("2026-05-01T12:00:00.250Z").unwrap();
         assert_eq!(t.unix_timestamp_nanos() % 1_000_000_000, 250_000_000);
         assert!(parse_start_at("2026-05-01T12:00:00+02:00").is_ok());
-        let e = parse_start_at("tomorrow").unwrap_err();
+        let e = parse_start_at("tomorrow").unwrap_err().to_string();
         assert!(e.contains("tomorrow") && e.contains("RFC 3339"), "{e}");
     }
 }

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::error::ValueError;
 use super::{RequestRate, RunConfig};
 
 /// A load parameter: what a sweep varies, what a search probes (rate or concurrency, see
@@ -86,25 +87,20 @@ impl std::fmt::Display for SweepValue {
 }
 
 /// Parses `1,2,4` or `A,B,...,C` into counts (all ≥ 1).
-pub fn parse_counts(s: &str) -> Result<Vec<u64>, String> {
+pub fn parse_counts(s: &str) -> Result<Vec<u64>, ValueError> {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    let num = |p: &str| -> Result<u64, String> {
-        p.parse::<u64>()
-            .ok()
+    let num = |p: &str| -> Result<u64, ValueError> {
+        (p.parse::<u64>().ok())
             .filter(|&n| n >= 1)
-            .ok_or_else(|| format!("'{p}' is not a whole number of at least 1"))
+            .ok_or_else(|| ValueError::Count(p.to_string()))
     };
     if let Some(pos) = parts.iter().position(|p| *p == "...") {
         if pos != 2 || parts.len() != 4 {
-            return Err(format!(
-                "'{s}': a range is written A,B,...,C (e.g. 1,2,...,4096)"
-            ));
+            return Err(ValueError::Range(s.to_string()));
         }
         let (a, b, c) = (num(parts[0])?, num(parts[1])?, num(parts[3])?);
         if b <= a || b % a != 0 {
-            return Err(format!(
-                "'{s}': B must be a multiple of A greater than A (the ratio of the progression)"
-            ));
+            return Err(ValueError::RangeRatio(s.to_string()));
         }
         let ratio = b / a;
         let mut v = Vec::new();
@@ -122,7 +118,7 @@ pub fn parse_counts(s: &str) -> Result<Vec<u64>, String> {
 }
 
 /// Parses a comma-separated list of request rates (`1,2.5,inf`).
-pub fn parse_rates(s: &str) -> Result<Vec<RequestRate>, String> {
+pub fn parse_rates(s: &str) -> Result<Vec<RequestRate>, ValueError> {
     s.split(',').map(|p| p.trim().parse()).collect()
 }
 
@@ -154,8 +150,9 @@ mod tests {
         assert_eq!(parse_counts("64").unwrap(), vec![64]);
         assert!(parse_counts("0").is_err());
         assert!(parse_counts("1,2,...").is_err());
-        assert!(parse_counts("2,3,...,10").unwrap_err().contains("multiple"));
-        assert!(parse_counts("a").unwrap_err().contains("'a'"));
+        let err = |s| parse_counts(s).unwrap_err().to_string();
+        assert!(err("2,3,...,10").contains("multiple"));
+        assert!(err("a").contains("'a'"));
     }
 
     #[test]

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::{ConfigError, ValueError};
+
 /// Saved in the config (its keys at the config's top level) and kept by `merge`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Tags {
@@ -39,23 +41,21 @@ impl Tags {
         pairs.join(", ")
     }
 
-    /// The flag that is wrong and why.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    /// Checks the values; the error names the flag that is wrong.
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if let Some(c) = self.cost_per_hour.filter(|c| !(c.is_finite() && *c > 0.0)) {
-            return Err((
-                "--cost-per-hour",
-                format!("{c} is not a price in USD (> 0)"),
-            ));
+            let why = format!("{c} is not a price in USD (> 0)");
+            return Err(ConfigError::invalid("--cost-per-hour", why));
         }
         if self.label.as_deref().is_some_and(|l| l.trim().is_empty()) {
-            return Err(("--label", "is empty".into()));
+            return Err(ConfigError::invalid("--label", "is empty"));
         }
         if let Some(k) = self.metadata.keys().find(|k| is_result_key(k)) {
             let instead = match k.as_str() {
                 "label" => "give the run's name with --label",
                 _ => "name the fact otherwise",
             };
-            return Err((
+            return Err(ConfigError::invalid(
                 "--metadata",
                 format!("'{k}' is a key of the result itself (a metadata key would replace it or be lost): {instead}"),
             ));
@@ -122,10 +122,10 @@ pub fn is_result_key(key: &str) -> bool {
 }
 
 /// One `--metadata` value: `KEY=VALUE`, a non-empty key.
-pub fn parse_pair(s: &str) -> Result<(String, String), String> {
+pub fn parse_pair(s: &str) -> Result<(String, String), ValueError> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-        _ => Err(format!("'{s}' is not KEY=VALUE")),
+        _ => Err(ValueError::Pair(s.to_string())),
     }
 }
 
@@ -214,7 +214,7 @@ mod tests {
         );
         assert!(parse_pair("=x").is_err() && parse_pair("gpu").is_err());
         t.cost_per_hour = Some(-1.0);
-        assert_eq!(t.validate().unwrap_err().0, "--cost-per-hour");
+        assert_eq!(t.validate().unwrap_err().option(), "--cost-per-hour");
         t.cost_per_hour = None;
         for key in [
             "label",
@@ -225,8 +225,9 @@ mod tests {
         ] {
             let mut t = t.clone();
             t.metadata.insert(key.into(), "x".into());
-            let (flag, why) = t.validate().unwrap_err();
-            assert!(flag == "--metadata" && why.contains(key), "{why}");
+            let err = t.validate().unwrap_err();
+            let why = err.to_string();
+            assert!(err.option() == "--metadata" && why.contains(key), "{why}");
         }
         assert!(t.validate().is_ok());
     }

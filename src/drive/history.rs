@@ -274,7 +274,7 @@ mod tests {
         // 2 MB replies over 40 turns grew request bodies from 4 to 41 MB.
         let cfg = crate::config::RunConfig::default();
         let secrets = crate::measure::client::Secrets::default();
-        let client = Client::new(&cfg, &secrets, None).unwrap();
+        let client = Client::new(&cfg, &secrets, None, None).unwrap();
         let limits = cfg.load.shape.history_limits();
         let never = CancellationToken::new();
         let reply = RequestRecord {
@@ -310,7 +310,7 @@ mod tests {
     async fn issue_23_the_history_limit_in_tokens_counts_texts_and_replies() {
         let cfg = crate::config::RunConfig::default();
         let secrets = crate::measure::client::Secrets::default();
-        let client = Client::new(&cfg, &secrets, None).unwrap();
+        let client = Client::new(&cfg, &secrets, None, None).unwrap();
         let limits = HistoryLimits {
             bytes: 1 << 20,
             tokens: 25,

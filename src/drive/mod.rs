@@ -1,8 +1,10 @@
-//! Driving a server: run phases, the arrival schedule, the start-at barrier and clock probe,
-//! the client-side validity monitor, the metrics scraper, progress, sweeps and SLO search.
+//! Driving a server: the session (`session.rs`) that runs a plan (`plan.rs`: the mode, the
+//! resolved text, the files) in every mode, run phases, the arrival schedule, the start-at
+//! barrier and clock probe, the client-side validity monitor, the metrics scraper, progress
+//! and the live dashboard, sweeps, stages and SLO search.
 //!
 //! Imports every layer below (`config`, `measure`, `workload`, `results`); nothing here
-//! renders a report.
+//! renders a report. Only progress and the dashboard draw (on stderr, while a run lasts).
 
 pub mod dashboard;
 pub mod early_stop;
@@ -11,10 +13,12 @@ pub mod history;
 pub mod live;
 pub mod load;
 pub mod monitor;
+pub mod plan;
 pub mod progress;
 pub mod run;
 pub mod scrape;
 pub mod search;
+pub mod session;
 pub mod shard;
 pub mod stages;
 pub mod sweep;

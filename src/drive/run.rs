@@ -3,7 +3,8 @@
 //! and the simulator's counters around it) and `finish` (summary, validity, the saved result).
 //!
 //! This is the glue between `drive::load`, `measure::client`, `results::stats` and
-//! `results::document`; it prints nothing.
+//! `results::document`; it prints nothing. It runs a [`ValidConfig`] with the text resolved
+//! by the session's plan ([`execute_with`]); [`execute`] plans a lone config itself.
 //! What is measured is never lost: each record is appended to the JSON Lines file as soon as
 //! its request ends (flushed whenever no other record is waiting), and the result document is
 //! written atomically at the end, also when the run was stopped. Records are not kept in
@@ -13,19 +14,21 @@
 //! server's metrics are sampled (`scrape`) while the measured load runs and saved with the
 //! result.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::shape::WindowEnd;
+use crate::config::valid::ValidConfig;
 use crate::config::RunConfig;
 use crate::config::ScrapeSpec;
 use crate::drive::early_stop::ErrorWatch;
 use crate::drive::error::RunError;
 use crate::drive::load::Sink;
 use crate::drive::monitor::Monitor;
+use crate::drive::plan::{ask_server, Text};
 use crate::drive::progress::Live;
 use crate::drive::scrape::Scraper;
 use crate::measure::client::{Client, RequestSpec, Secrets};
@@ -37,7 +40,7 @@ use crate::results::server_metrics::ServerMetrics;
 use crate::results::shard::Timebase;
 use crate::results::stats::{SampleSet, Summarizer, SummaryOptions};
 use crate::results::validity::{RunFacts, Validity};
-use crate::workload::{self, PromptTokenizer};
+use crate::workload;
 
 /// Where a run writes, and what it checks first.
 #[derive(Clone, Debug)]
@@ -56,8 +59,9 @@ pub struct RunOptions {
     pub scrape: Option<ScrapeSpec>,
     /// `--start-at`: start the measured load at this wall-clock instant (see `shard`).
     pub start_at: Option<time::OffsetDateTime>,
-    /// Replace an existing result or records file (`--overwrite`); otherwise the run refuses
-    /// to start, before it touches anything.
+    /// Replace an existing result or records file (`--overwrite`); otherwise [`execute`]
+    /// refuses to start, before it touches anything (a session's plan checks every file of
+    /// the session once instead).
     pub overwrite: bool,
     /// Cancelled on a second Ctrl-C: in-flight requests are cancelled at once instead of
     /// after the grace period; what was measured is still saved.
@@ -88,62 +92,58 @@ impl RunOptions {
     }
 }
 
-/// Runs the benchmark described by `cfg`, resolving its tokenizer first (see [`execute_with`]).
+/// Runs the benchmark described by `cfg` alone, planning it as a session's plan would: the
+/// server asked what the config cannot know (`plan::ask_server`), the config validated, the
+/// files checked, the text resolved; then [`execute_with`].
 pub async fn execute(
     cfg: RunConfig,
     secrets: &Secrets,
     opts: &RunOptions,
     stop: CancellationToken,
 ) -> Result<BenchResult, RunError> {
-    let tokenizer = PromptTokenizer::resolve(cfg.workload.tokenizer.as_deref())?;
-    execute_with(cfg, &tokenizer, secrets, opts, stop).await
+    let cfg = ValidConfig::new(ask_server(cfg, secrets).await)?;
+    opts.check_targets()?;
+    let text = Text::resolve(&cfg)?;
+    execute_with(&cfg, &text, secrets, opts, stop).await
 }
 
-/// Runs the benchmark described by `cfg` with prompts built by `tokenizer`, in four phases:
+/// Runs the benchmark described by `cfg` with prompts built by `text`, in four phases:
 /// [`prepare`] (client and requests), [`warm_up`] (after the pre-flight check), [`measure`]
 /// (the driven load, with the monitor and the scraper around it) and [`finish`] (summary,
 /// validity, the saved result). Cancelling `stop` (Ctrl-C) stops new sends, lets in-flight
 /// requests finish within the grace period, and saves an incomplete result.
 pub async fn execute_with(
-    cfg: RunConfig,
-    tokenizer: &PromptTokenizer,
+    cfg: &ValidConfig,
+    text: &Text,
     secrets: &Secrets,
     opts: &RunOptions,
     stop: CancellationToken,
 ) -> Result<BenchResult, RunError> {
-    cfg.validate()?;
-    opts.check_targets()?;
     // Nothing is written until the measured load starts: a run stopped or refused before
     // then (Ctrl-C, a failed pre-flight, a --start-at already past) leaves no file behind.
-    let mut cfg = cfg;
     let before = async {
-        let prepared = prepare(&cfg, tokenizer, secrets).await?;
+        let prepared = prepare(cfg, text, secrets).await?;
         let clock = Clock::start();
         if opts.preflight {
-            preflight(&prepared.client, &cfg, &clock).await?;
+            preflight(&prepared.client, cfg, &clock).await?;
         }
-        let scale = external_time_scale(&prepared.client, &cfg).await;
-        if let Some(k) = scale {
-            prepared.client.set_time_scale(k);
-        }
-        let warmups = warm_up(&prepared, &cfg, clock, &opts.live, &stop).await;
-        Ok::<_, RunError>((prepared, clock, warmups, scale))
+        let warmups = warm_up(&prepared, cfg, clock, &opts.live, &stop).await;
+        Ok::<_, RunError>((prepared, clock, warmups))
     };
-    let (prepared, clock, warmups, scale) = tokio::select! {
+    let (prepared, clock, warmups) = tokio::select! {
         biased;
         () = stop.cancelled() => return Err(RunError::Stopped),
         r = before => r?,
     };
-    if let Some(k) = scale {
-        cfg.time_scale = k;
+    // What only the run can know goes into the config its result saves, not into the
+    // plan's: a trace's lines (up to --num-prompts) are the run's requests.
+    let mut saved = RunConfig::clone(cfg);
+    if saved.workload.dataset.own_schedule().is_some() {
+        saved.load.num_prompts = prepared.requests.len() as u64;
     }
-    if cfg.workload.dataset.own_schedule().is_some() {
-        // A trace's lines (up to --num-prompts) are the run's requests.
-        cfg.load.num_prompts = prepared.requests.len() as u64;
-    }
-    let measured = measure(&cfg, prepared, opts, clock, warmups, stop).await?;
+    let measured = measure(cfg, prepared, opts, clock, warmups, stop).await?;
     let lost = measured.records_error.as_ref().map(ToString::to_string);
-    let result = finish(cfg, opts, clock, measured)?;
+    let result = finish(saved, opts, clock, measured)?;
     match lost {
         Some(why) => Err(RunError::Incomplete {
             why,
@@ -163,12 +163,14 @@ struct Prepared {
 
 /// Builds the client and the requests (before the clock starts: building prompts is not
 /// part of the run).
-async fn prepare(
-    cfg: &RunConfig,
-    tokenizer: &PromptTokenizer,
-    secrets: &Secrets,
-) -> Result<Prepared, RunError> {
-    let client = Client::new(cfg, secrets, tokenizer.local().cloned())?;
+async fn prepare(cfg: &RunConfig, text: &Text, secrets: &Secrets) -> Result<Prepared, RunError> {
+    let tokenizer = &text.tokenizer;
+    let client = Client::new(
+        cfg,
+        secrets,
+        tokenizer.local().cloned(),
+        text.chat_template.clone(),
+    )?;
     crate::drive::history::check_template(&client).await?;
     let seed = cfg.load.seed;
     let build = |n, seed, warmup| {
@@ -402,19 +404,6 @@ fn finish(
     result.judge_complete(measured.planned, measured.unsent);
     result.save(&opts.result_path)?;
     Ok(result)
-}
-
-/// The clock speed-up of an external `servebench sim --time-scale K` (its `/sim/info`), so
-/// the load's schedule and every figure are in its simulated time, as with the built-in one;
-/// `None` for the built-in simulator (already known) and for any other server.
-async fn external_time_scale(client: &Client, cfg: &RunConfig) -> Option<f64> {
-    if cfg.simulated {
-        return None;
-    }
-    let info = client.get_json(client.base_url(), "/sim/info").await?;
-    info.get("preset")?;
-    let k = info.get("time_scale")?.as_f64()?;
-    (k.is_finite() && k > 0.0 && k != cfg.time_scale).then_some(k)
 }
 
 /// The simulator's counters (`/sim/stats`) and its mode (`/sim/info`: the mode decides whether
@@ -653,21 +642,4 @@ async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Resu
         "pre-flight request to {} failed: {message} ({hint})",
         client.url()
     )))
-}
-
-/// The default result file stem, after vLLM's:
-/// `{backend}-{rate}qps[-concurrency{N}]-{model}-{date}`.
-pub fn default_stem(cfg: &RunConfig, date: &str) -> String {
-    let model = Path::new(&cfg.model)
-        .file_name()
-        .map_or_else(|| cfg.model.clone(), |s| s.to_string_lossy().into_owned());
-    let conc = cfg
-        .load
-        .max_concurrency
-        .map_or(String::new(), |c| format!("-concurrency{c}"));
-    format!(
-        "{}-{}qps{conc}-{model}-{date}",
-        cfg.backend.as_str(),
-        cfg.load.request_rate
-    )
 }

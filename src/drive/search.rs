@@ -16,14 +16,12 @@ use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::search::SearchSpec;
-use crate::config::sweep::{step_config, LoadParameter};
-use crate::config::{RunConfig, ScrapeSpec};
+use crate::config::sweep::LoadParameter;
 use crate::drive::error::RunError;
+use crate::drive::plan::RunPlan;
 use crate::drive::run::{execute_with, RunOptions};
-use crate::measure::client::Secrets;
-use crate::results::document::refuse_existing;
+use crate::drive::sweep::StepObserver;
 use crate::results::search::{wilson95, Probe, SearchDoc};
-use crate::workload::PromptTokenizer;
 
 /// Runs the search. `probe(value, index)` runs one probe and returns (good, total, result
 /// file), or `None` when the search was stopped (Ctrl-C, SIGTERM) and it ran none: the search
@@ -104,77 +102,46 @@ where
     Ok(doc)
 }
 
-/// What every probe of a search runs with, and where the search writes: probe `i` saves its
-/// result as `<stem>-probe<i>.json` and the document is `<stem>.search.json`, both in `dir`.
-pub struct Probes<'a> {
-    pub base: &'a RunConfig,
-    pub tokenizer: &'a PromptTokenizer,
-    pub secrets: &'a Secrets,
-    pub dir: PathBuf,
-    pub stem: String,
-    pub scrape: Option<ScrapeSpec>,
-    /// Send the pre-flight request before the first probe.
-    pub preflight: bool,
-    /// Replace existing files (`--overwrite`); otherwise the search refuses to start when its
-    /// document or a probe's files exist.
-    pub overwrite: bool,
-    /// Cancelled on a second Ctrl-C (see `RunOptions::abort`).
-    pub abort: CancellationToken,
-}
-
-impl Probes<'_> {
-    pub fn doc_path(&self) -> PathBuf {
-        self.dir.join(format!("{}.search.json", self.stem))
-    }
-
-    /// The result file of probe `i`.
-    fn probe_file(&self, i: u32) -> String {
-        format!("{}-probe{i}.json", self.stem)
-    }
-}
-
-/// Runs the search with a full benchmark run per probe, saving the document after every probe
-/// and then calling `probed(doc)` (to print progress).
+/// Runs `plan`'s search with a full benchmark run per probe (probe `i` saves its result as
+/// `<stem>-probe<i>.json`, each config derived from the plan's and validated), saving the
+/// document (`<stem>.search.json`) after every probe and then telling `observer`. The plan
+/// has checked every file the search may write. `abort` is the second Ctrl-C.
 pub async fn run_search(
+    plan: &RunPlan,
     spec: &SearchSpec,
-    probes: &Probes<'_>,
     stop: CancellationToken,
-    mut probed: impl FnMut(&SearchDoc),
+    abort: &CancellationToken,
+    observer: &mut dyn StepObserver,
 ) -> Result<SearchDoc, RunError> {
-    let doc_path = probes.doc_path();
-    let probe_files: Vec<PathBuf> = (0..spec.max_probes)
-        .flat_map(|i| {
-            let result = probes.dir.join(probes.probe_file(i));
-            [result.with_extension("records.jsonl"), result]
-        })
-        .collect();
-    refuse_existing(
-        probes.overwrite,
-        std::iter::once(&doc_path).chain(&probe_files),
-    )?;
+    let out = &plan.output;
+    let doc_path = out.search_doc();
+    // The probe runs and the saved documents both tell the one observer.
+    let observer = std::cell::RefCell::new(observer);
     search(
         spec,
         |value, i| {
-            let step = step_config(probes.base, spec.by, spec.by.value(value));
-            let file = probes.probe_file(i);
+            let file = out.probe(i);
             let opts = RunOptions {
-                scrape: probes.scrape.clone(),
-                overwrite: probes.overwrite,
-                abort: probes.abort.clone(),
-                ..RunOptions::new(probes.dir.join(&file), probes.preflight && i == 0)
+                scrape: plan.scrape.clone(),
+                overwrite: out.overwrite,
+                abort: abort.clone(),
+                ..RunOptions::new(out.dir.join(&file), plan.preflight && i == 0)
             };
-            let stop = stop.clone();
+            let (stop, observer) = (stop.clone(), &observer);
             async move {
                 // After a stop no probe starts (it would stop before its load at once).
                 if stop.is_cancelled() {
                     return Ok(None);
                 }
-                let r =
-                    match execute_with(step, probes.tokenizer, probes.secrets, &opts, stop).await {
-                        // Stopped before this probe's load began: the probes before it stand.
-                        Err(RunError::Stopped) if i > 0 => return Ok(None),
-                        r => r?,
-                    };
+                let at = spec.by.value(value);
+                let step = plan.config.step(spec.by, at)?;
+                observer.borrow_mut().started(at, &step, &opts);
+                let r = match execute_with(&step, &plan.text, &plan.secrets, &opts, stop).await {
+                    // Stopped before this probe's load began: the probes before it stand.
+                    Err(RunError::Stopped) if i > 0 => return Ok(None),
+                    r => r?,
+                };
+                observer.borrow_mut().finished(at, &r);
                 let good = r.summary.good_requests.unwrap_or(0);
                 Ok(Some((
                     good,
@@ -184,8 +151,9 @@ pub async fn run_search(
             }
         },
         |doc| {
-            probed(doc);
-            Ok(doc.save(&doc_path)?)
+            doc.save(&doc_path)?;
+            observer.borrow_mut().probed(doc);
+            Ok(())
         },
     )
     .await

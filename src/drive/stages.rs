@@ -9,43 +9,24 @@
 //! first scheduled send (request 0's: offset 0; a shard's first request may come a gap
 //! later, which shifts its boundaries by less than one inter-arrival gap).
 
-use std::path::{Path, PathBuf};
-
 use crate::config::sweep::{LoadParameter, SweepValue};
 use crate::config::{RequestRate, RunConfig};
+use crate::drive::plan::Output;
 use crate::measure::record::{read_jsonl, RecordsWriter, RequestRecord};
-use crate::results::document::{refuse_existing, BenchResult, SCHEMA_VERSION};
+use crate::results::document::{BenchResult, SCHEMA_VERSION};
 use crate::results::error::ResultsError;
 use crate::results::stats::{summarize, SummaryOptions};
 use crate::results::sweep::{SweepDoc, SweepStep};
 
-/// The file of stage `k` (from 1).
-fn stage_file(stem: &str, k: usize) -> String {
-    format!("{stem}-stage{k}.json")
-}
-
-/// The files a staged run of `stages` stages would write besides its own result.
-pub fn stage_targets(dir: &Path, stem: &str, stages: usize) -> Vec<PathBuf> {
-    let mut out = vec![dir.join(format!("{stem}.sweep.json"))];
-    for k in 1..=stages {
-        let result = dir.join(stage_file(stem, k));
-        out.push(result.with_extension("records.jsonl"));
-        out.push(result);
-    }
-    out
-}
-
-/// Splits a finished staged run (`result`, saved at `dir/<stem>.json`) into its stages, saves
-/// each and the sweep document, and returns the stage results in order.
+/// Splits a finished staged run (`result`, saved at `out`'s `<stem>.json`) into its stages,
+/// saves each (`out.stage(k)`) and the sweep document (`out.sweep_doc()`; the session's plan
+/// has checked them all), and returns the stage results in order.
 pub fn split(
     result: &BenchResult,
-    dir: &Path,
-    stem: &str,
-    overwrite: bool,
+    out: &Output,
 ) -> Result<(SweepDoc, Vec<BenchResult>), ResultsError> {
     let stages = &result.config.load.shape.stages;
-    let doc_path = dir.join(format!("{stem}.sweep.json"));
-    refuse_existing(overwrite, stage_targets(dir, stem, stages.len()).iter())?;
+    let doc_path = out.sweep_doc();
     let records_path = result.records_file.clone().unwrap_or_default();
     let read_err = |source| ResultsError::Read {
         path: records_path.clone(),
@@ -84,10 +65,10 @@ pub fn split(
         steps: Vec::new(),
         complete: result.complete,
     };
-    let mut out = Vec::new();
+    let mut split = Vec::new();
     for (i, (stage, records)) in stages.iter().zip(by_stage).enumerate() {
-        let file = stage_file(stem, i + 1);
-        let path = dir.join(&file);
+        let file = out.stage(i + 1);
+        let path = out.dir.join(&file);
         let records_file = path.with_extension("records.jsonl");
         let write_err = |source| ResultsError::Write {
             path: records_file.clone(),
@@ -112,7 +93,7 @@ pub fn split(
             summary,
             &records,
             result.started_at.clone(),
-            stem.to_string(),
+            out.stem.clone(),
             0,
             Some(records_file),
         );
@@ -125,10 +106,10 @@ pub fn split(
             result: file.into(),
             complete: step.complete,
         });
-        out.push(step);
+        split.push(step);
     }
     doc.save(&doc_path)?;
-    Ok((doc, out))
+    Ok((doc, split))
 }
 
 /// A stage's config: the run's, as a `--duration` run of the stage's length at its rate.

@@ -192,7 +192,7 @@ mod tests {
             base_url: url.clone(),
             ..RunConfig::default()
         };
-        let client = Client::new(&cfg, &Secrets::default(), None).unwrap();
+        let client = Client::new(&cfg, &Secrets::default(), None, None).unwrap();
         let spec = WorkloadSpec::random(8, 4);
         let e = build_requests(&spec, &client, &url, "m", 2, 1, false)
             .await
@@ -210,7 +210,7 @@ mod tests {
             base_url: url.clone(),
             ..RunConfig::default()
         };
-        let client = Client::new(&cfg, &Secrets::default(), None).unwrap();
+        let client = Client::new(&cfg, &Secrets::default(), None, None).unwrap();
         let spec = WorkloadSpec {
             dataset: Dataset::Prefix {
                 prefix_len: 4,

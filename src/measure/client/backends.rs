@@ -46,8 +46,9 @@ pub fn takes_messages(kind: BackendKind) -> bool {
 
 /// The chat template of `--tokenizer`, for a run that may send conversations (`--turns`,
 /// `--multi-turn`, a jsonl file's "turns") to an API that takes a prompt: the chat API gets
-/// the messages and applies the server's own template.
-pub(super) fn chat_template(cfg: &RunConfig) -> Result<Option<ChatTemplate>, ClientError> {
+/// the messages and applies the server's own template. Read once per command, by the run's
+/// plan (`drive::plan::Text`), and handed to every [`super::Client::new`].
+pub fn chat_template(cfg: &RunConfig) -> Result<Option<ChatTemplate>, ClientError> {
     let w = &cfg.workload;
     let talks = cfg.load.shape.turns() > 1 || w.dataset.templates_conversations();
     match w.tokenizer.as_deref() {

@@ -21,6 +21,7 @@
 
 pub mod api;
 mod backends;
+pub use backends::chat_template;
 mod body;
 mod fast_event;
 mod http1;
@@ -115,7 +116,7 @@ pub struct Client {
     /// Counts every answer's text, next to the server's own count.
     tokenizer: Option<Tokenizer>,
     /// The model's chat template, for a conversation's history sent as a prompt.
-    chat_template: Option<ChatTemplate>,
+    chat_template: Option<Arc<ChatTemplate>>,
     limits: Limits,
     /// The server's clock speed-up (`--time-scale`, an f64's bits): its timings are in its
     /// own time, judged against the client's span × this.
@@ -140,10 +141,14 @@ struct Limits {
 }
 
 impl Client {
+    /// A client for `cfg`'s server; `tokenizer` counts each answer's text, and
+    /// `chat_template` (resolved once, by the run's plan: [`chat_template`]) renders a
+    /// conversation's history sent as a prompt.
     pub fn new(
         cfg: &RunConfig,
         secrets: &Secrets,
         tokenizer: Option<Tokenizer>,
+        chat_template: Option<Arc<ChatTemplate>>,
     ) -> Result<Arc<Client>, ClientError> {
         install_crypto_provider();
         // The API's own headers (the key's, `anthropic-version`), then the user's: a user's
@@ -183,7 +188,7 @@ impl Client {
             secrets.endpoint.as_deref().unwrap_or(&cfg.endpoint),
         );
         Ok(Arc::new(Client {
-            chat_template: backends::chat_template(cfg)?,
+            chat_template,
             http,
             lean: http1::Endpoint::new(&url, &lean_headers, cfg.load.connect_timeout()),
             url: redact_url(&url),
@@ -218,7 +223,7 @@ impl Client {
     /// The chat template a conversation's history is rendered with (an API that takes a
     /// prompt, and a tokenizer that carries one); `None`: the plain format.
     pub fn chat_template(&self) -> Option<&ChatTemplate> {
-        self.chat_template.as_ref()
+        self.chat_template.as_deref()
     }
 
     /// GETs `path` on the server's base URL and parses JSON; `None` on any failure. Used for

@@ -83,7 +83,7 @@ fn stamp_while_blocked() -> Result<(), String> {
         .unwrap();
     let clock = Clock::start();
     let (records, blocked) = rt.block_on(async {
-        let client = Client::new(&cfg, &Secrets::default(), None).unwrap();
+        let client = Client::new(&cfg, &Secrets::default(), None, None).unwrap();
         assert!(client.lean.is_some());
         let spec = RequestSpec {
             id: 0,
