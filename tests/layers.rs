@@ -371,3 +371,92 @@ fn the_path_parser_reads_groups_super_and_skips_tests() {
         "a\n\nb"
     );
 }
+
+/// The layers as [`ALLOWED`] has them, each with the set it may import.
+fn allowed() -> BTreeMap<String, BTreeSet<String>> {
+    ALLOWED
+        .iter()
+        .map(|(layer, may)| {
+            let may = may.iter().map(|m| m.to_string()).collect();
+            (layer.to_string(), may)
+        })
+        .collect()
+}
+
+/// The lines of the first ```text block after `marker` in `text`.
+fn text_block<'a>(text: &'a str, marker: &str) -> Vec<&'a str> {
+    let from = text.find(marker).expect(marker);
+    let lines = text[from..].lines().skip_while(|l| !l.contains("```text"));
+    lines.skip(1).take_while(|l| !l.contains("```")).collect()
+}
+
+/// Issue 24: `docs/architecture.md` (its folder diagram and its table of who may import whom)
+/// and `lib.rs` (its layer diagram and its modules) name exactly the layers of [`ALLOWED`],
+/// and the table gives each layer exactly what [`ALLOWED`] lets it import: a layer moved in
+/// one place and not the others fails here.
+#[test]
+fn issue_24_the_docs_name_the_layers_the_layer_test_checks() {
+    let allowed = allowed();
+    let layers: BTreeSet<String> = allowed.keys().cloned().collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let arch = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+
+    // The folder diagram: one `name/` line per layer, besides main.rs.
+    let folders: BTreeSet<String> = text_block(&arch, "# Architecture")
+        .iter()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| *w != "main.rs")
+        .map(|w| w.trim_end_matches('/').to_string())
+        .collect();
+    assert_eq!(folders, layers, "docs/architecture.md's folder diagram");
+
+    // The table: `| layer | may import |`.
+    let mut table = BTreeMap::new();
+    for line in arch.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let layer = cells[1].trim_matches('`').to_string();
+        let others = |but: &[&str]| -> BTreeSet<String> {
+            layers
+                .iter()
+                .filter(|l| **l != layer && !but.contains(&l.as_str()))
+                .cloned()
+                .collect()
+        };
+        let may: BTreeSet<String> = match cells[2] {
+            "—" => BTreeSet::new(),
+            "every layer" => others(&[]),
+            m if m.starts_with("every layer but ") => others(
+                &m["every layer but ".len()..]
+                    .split(", ")
+                    .collect::<Vec<_>>(),
+            ),
+            // `sim`: one file below it, which the test checks as SIM_MAY_USE.
+            m if m.contains(SIM_MAY_USE.trim_start_matches("src/")) => BTreeSet::new(),
+            m => m.split(", ").map(String::from).collect(),
+        };
+        table.insert(layer, may);
+    }
+    assert_eq!(
+        table, allowed,
+        "docs/architecture.md's table of who may import whom"
+    );
+
+    // lib.rs: its diagram's first words and its `pub mod` lines.
+    let diagram: BTreeSet<String> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! "))
+        .skip_while(|l| !l.contains("```text"))
+        .skip(1)
+        .take_while(|l| !l.contains("```"))
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
+    assert_eq!(diagram, layers, "lib.rs's layer diagram");
+    let mods: BTreeSet<String> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';').to_string())
+        .collect();
+    assert_eq!(mods, layers, "lib.rs's modules");
+}

@@ -3,8 +3,8 @@
 //! `cli` turns flags into a [`RunConfig`] and its plan makes it a [`valid::ValidConfig`], the
 //! only way past [`RunConfig::validate`], which holds every rule on the resolved values (rules between
 //! flags that never reach the config, such as a sweep with `--shard`, are the plan's:
-//! `cli::plan`). Nothing here knows clap but two `ValueEnum` derives (`DatasetKind`,
-//! `RampStrategy`), so `--dataset-name` and `--ramp-up-strategy` list their values. Everything
+//! `cli::plan`). Nothing here knows clap but one `ValueEnum` derive (`RampStrategy`), so
+//! `--ramp-up-strategy` lists its values (`--dataset-name`'s are `cli::dataset`'s). Everything
 //! a result needs to be reproduced or compared is here; secrets (API keys, header values) are
 //! not. Errors: [`error::ConfigError`] (a rule broken), [`error::ValueError`] (text that is not
 //! a value), `limits::LimitError` (a bound passed).
