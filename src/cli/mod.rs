@@ -22,6 +22,7 @@ use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 
 pub mod limits;
 mod parse;
+pub mod request;
 pub mod shape;
 pub mod tags;
 
@@ -85,7 +86,7 @@ pub struct MergeArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Server API: openai (aliases vllm, sglang), openai-chat, tgi, llamacpp,
-    /// anthropic-messages, openai-responses.
+    /// anthropic-messages, openai-responses, openai-embeddings.
     #[arg(long, default_value = "openai", value_parser = parse_backend)]
     pub backend: BackendKind,
     /// Server base URL, e.g. http://127.0.0.1:8000. Without it the built-in simulator is used.
@@ -250,6 +251,8 @@ pub struct RunArgs {
     pub shape: shape::ShapeArgs,
     #[command(flatten)]
     pub tags: tags::TagArgs,
+    #[command(flatten)]
+    pub request: request::RequestArgs,
 }
 
 impl RunArgs {
@@ -311,7 +314,7 @@ impl RunArgs {
             tags: self.tags.tags(),
             ..RunConfig::default()
         });
-        self.shape.apply(cfg)
+        self.shape.apply(self.request.apply(cfg))
     }
 
     /// The swept parameter and its values, when one option was given several values; an error

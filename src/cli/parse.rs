@@ -7,11 +7,11 @@ use crate::config::shard::Shard;
 use crate::config::{BackendKind, Metric, RequestRate, Slo};
 use crate::sim::{MetricsFlavor, Preset};
 
-pub(super) fn parse_preset(s: &str) -> Result<Preset, String> {
+pub(super) fn parse_preset(s: &str) -> Result<Preset, crate::sim::SimConfigError> {
     s.parse()
 }
 
-pub(super) fn parse_flavor(s: &str) -> Result<MetricsFlavor, String> {
+pub(super) fn parse_flavor(s: &str) -> Result<MetricsFlavor, crate::sim::SimConfigError> {
     s.parse()
 }
 
@@ -26,7 +26,7 @@ pub(super) fn parse_time_scale(s: &str) -> Result<f64, String> {
     }
 }
 
-pub(super) fn parse_backend(s: &str) -> Result<BackendKind, String> {
+pub(super) fn parse_backend(s: &str) -> Result<BackendKind, crate::config::UnknownBackend> {
     s.parse()
 }
 

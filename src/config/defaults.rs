@@ -24,3 +24,9 @@ pub(super) fn trace_block_size() -> u64 {
 pub(super) fn trace_speedup() -> f64 {
     1.0
 }
+pub(super) fn one() -> u32 {
+    1
+}
+pub(super) fn is_one(n: &u32) -> bool {
+    *n == 1
+}

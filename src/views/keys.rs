@@ -23,7 +23,7 @@ pub fn numeric_keys(map: &serde_json::Map<String, Value>) -> BTreeMap<String, f6
 
 /// True for the keys that name a run figure (vLLM's names).
 pub fn is_metric_key(k: &str) -> bool {
-    const RUN: [&str; 11] = [
+    const RUN: [&str; 13] = [
         "completed",
         "failed",
         "duration",
@@ -35,6 +35,8 @@ pub fn is_metric_key(k: &str) -> bool {
         "total_token_throughput",
         "max_output_tokens_per_s",
         "max_concurrent_requests",
+        "total_input_sequences",
+        "input_sequence_throughput",
     ];
     RUN.contains(&k)
         || (k.ends_with("_ms")
@@ -62,15 +64,17 @@ pub fn higher_is_better(key: &str) -> Option<bool> {
 /// Metric keys in reading order: run figures, then TTFT/TPOT/ITL/E2EL (mean, median, std,
 /// percentiles ascending), then anything else (foreign figures) alphabetically.
 pub fn ordered_keys<'a>(keys: impl IntoIterator<Item = &'a String>) -> Vec<String> {
-    const RUN: [&str; 11] = [
+    const RUN: [&str; 13] = [
         "completed",
         "failed",
         "duration",
         "request_throughput",
+        "input_sequence_throughput",
         "request_goodput",
         "output_throughput",
         "total_token_throughput",
         "total_input_tokens",
+        "total_input_sequences",
         "total_output_tokens",
         "max_output_tokens_per_s",
         "max_concurrent_requests",

@@ -11,6 +11,7 @@
 //!
 //! To add a dataset: a module under `dataset/` and a [`crate::config::DatasetKind`] variant.
 
+pub mod batch;
 pub mod dataset;
 pub mod error;
 pub mod server;
@@ -178,6 +179,7 @@ pub fn build_requests(
             offset_ns: p.at_ms.map(|ms| (ms * 1e6 / speedup) as u64),
             designed_cached: p.designed_cached,
             turn: p.turn,
+            ..RequestSpec::default()
         })
         .collect())
 }

@@ -197,6 +197,7 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
         for (key, title, unit) in [
             ("output_throughput", "Output token throughput", "tokens/s"),
             ("request_throughput", "Request throughput", "requests/s"),
+            ("input_sequence_throughput", "Input throughput", "inputs/s"),
         ] {
             out.extend(finish(Chart {
                 name: format!("{key}-{pname}"),

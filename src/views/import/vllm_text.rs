@@ -70,6 +70,7 @@ pub(super) fn text_key(label: &str) -> Option<String> {
         "Total input tokens" => "total_input_tokens",
         "Total generated tokens" => "total_output_tokens",
         "Request throughput (req/s)" => "request_throughput",
+        "Input throughput (inputs/s)" => "input_sequence_throughput",
         "Request goodput (req/s)" => "request_goodput",
         "Output token throughput (tok/s)" => "output_throughput",
         "Total Token throughput (tok/s)" | "Total token throughput (tok/s)" => {
