@@ -85,9 +85,9 @@ pub struct MergeArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Server API: openai (aliases vllm, sglang), openai-chat, tgi, llamacpp,
-    /// anthropic-messages, openai-responses, openai-embeddings.
-    #[arg(long, default_value = "openai", value_parser = parse_backend)]
+    // Its help lists every backend from `BackendKind`'s table, so it cannot fall behind.
+    #[arg(long, default_value = "openai", value_parser = parse_backend,
+          help = format!("Server API: {}", BackendKind::names()))]
     pub backend: BackendKind,
     /// Server base URL, e.g. http://127.0.0.1:8000. Without it the built-in simulator is used.
     #[arg(long)]

@@ -1,7 +1,8 @@
 //! The report of a run whose API answers each input of a request (embeddings): vLLM's
 //! block in the layout `vllm bench serve --backend openai-embeddings` prints (no output
-//! figures; input throughput; the request latency as E2EL), and servebench's lines for the
-//! inputs. Every number comes from the result's summary.
+//! figures; the request latency as E2EL) with one line of servebench's beside vLLM's (input
+//! throughput, which `import` reads back), and servebench's lines for the inputs. Every number
+//! comes from the result's summary.
 
 use super::{distribution, line, num, rule, section};
 use crate::config::Metric;
