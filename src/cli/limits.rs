@@ -36,6 +36,10 @@ pub struct LimitsArgs {
     /// character boundary).
     #[arg(long, value_name = "BYTES", default_value = "1MiB", value_parser = parse_bytes)]
     pub max_generated_text: u64,
+    /// Largest whole (non-streamed) answer read, bytes (default 64MiB: an embeddings batch);
+    /// a larger one fails the request as `malformed_answer`.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub max_answer_size: Option<u64>,
 }
 
 impl LimitsArgs {
@@ -48,6 +52,7 @@ impl LimitsArgs {
         cfg.max_event_bytes = self.max_event_size;
         cfg.max_error_body_bytes = self.max_error_body;
         cfg.max_generated_text_bytes = self.max_generated_text;
+        cfg.max_answer_size = self.max_answer_size;
         cfg
     }
 }

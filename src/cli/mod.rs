@@ -25,6 +25,7 @@ pub mod error;
 pub mod limits;
 mod parse;
 pub mod plan;
+pub mod request;
 pub mod shape;
 pub mod tags;
 
@@ -87,9 +88,9 @@ pub struct MergeArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Server API: openai (aliases vllm, sglang), openai-chat, tgi, llamacpp,
-    /// anthropic-messages, openai-responses.
-    #[arg(long, default_value = "openai")]
+    // Its help lists every backend from `BackendKind`'s table, so it cannot fall behind.
+    #[arg(long, default_value = "openai",
+          help = format!("Server API: {}", BackendKind::names()))]
     pub backend: BackendKind,
     /// Server base URL, e.g. http://127.0.0.1:8000. Without it the built-in simulator is used.
     #[arg(long)]
@@ -233,6 +234,8 @@ pub struct RunArgs {
     pub shape: shape::ShapeArgs,
     #[command(flatten)]
     pub tags: tags::TagArgs,
+    #[command(flatten)]
+    pub request: request::RequestArgs,
 }
 
 #[derive(Debug, Args)]

@@ -268,7 +268,7 @@ impl RunArgs {
             tags: self.tags.tags(),
             ..RunConfig::default()
         });
-        Ok(self.shape.apply(cfg))
+        Ok(self.shape.apply(self.request.apply(cfg)))
     }
 
     /// What `--scrape-metrics` asks for, with the default URL resolved against `base_url` (the

@@ -18,3 +18,9 @@ pub(super) fn max_error_body_bytes() -> u64 {
 pub(super) fn max_generated_text_bytes() -> u64 {
     1 << 20
 }
+pub(super) fn one() -> u32 {
+    1
+}
+pub(super) fn is_one(n: &u32) -> bool {
+    *n == 1
+}

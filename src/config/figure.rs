@@ -37,6 +37,9 @@ pub enum Unit {
     TokensPerRequest,
     RequestsPerSecond,
     TokensPerSecond,
+    /// A number of input sequences (an embeddings request carries several).
+    Inputs,
+    InputsPerSecond,
     /// US dollars per million tokens.
     UsdPerMillionTokens,
     JoulesPerToken,
@@ -52,6 +55,8 @@ impl Unit {
             Unit::Tokens => "tokens",
             Unit::TokensPerRequest => "tokens/request",
             Unit::RequestsPerSecond => "requests/s",
+            Unit::Inputs => "inputs",
+            Unit::InputsPerSecond => "inputs/s",
             Unit::TokensPerSecond => "tokens/s",
             Unit::UsdPerMillionTokens => "USD/1M tokens",
             Unit::JoulesPerToken => "J/token",
@@ -87,18 +92,23 @@ pub enum RunFigure {
     /// The peak output token rate over any one second.
     MaxOutputTokensPerS,
     MaxConcurrentRequests,
+    /// Input sequences sent (an embeddings request carries `--embedding-batch-size` of them).
+    TotalInputSequences,
+    InputSequenceThroughput,
 }
 
 impl RunFigure {
-    pub const ALL: [RunFigure; 11] = [
+    pub const ALL: [RunFigure; 13] = [
         RunFigure::Completed,
         RunFigure::Failed,
         RunFigure::Duration,
         RunFigure::RequestThroughput,
+        RunFigure::InputSequenceThroughput,
         RunFigure::RequestGoodput,
         RunFigure::OutputThroughput,
         RunFigure::TotalTokenThroughput,
         RunFigure::TotalInputTokens,
+        RunFigure::TotalInputSequences,
         RunFigure::TotalOutputTokens,
         RunFigure::MaxOutputTokensPerS,
         RunFigure::MaxConcurrentRequests,
@@ -117,6 +127,8 @@ impl RunFigure {
             RunFigure::TotalOutputTokens => "total_output_tokens",
             RunFigure::MaxOutputTokensPerS => "max_output_tokens_per_s",
             RunFigure::MaxConcurrentRequests => "max_concurrent_requests",
+            RunFigure::TotalInputSequences => "total_input_sequences",
+            RunFigure::InputSequenceThroughput => "input_sequence_throughput",
         }
     }
 
@@ -131,6 +143,8 @@ impl RunFigure {
             | RunFigure::TotalTokenThroughput
             | RunFigure::MaxOutputTokensPerS => Unit::TokensPerSecond,
             RunFigure::TotalInputTokens | RunFigure::TotalOutputTokens => Unit::Tokens,
+            RunFigure::TotalInputSequences => Unit::Inputs,
+            RunFigure::InputSequenceThroughput => Unit::InputsPerSecond,
         }
     }
 
@@ -143,10 +157,12 @@ impl RunFigure {
             | RunFigure::RequestGoodput
             | RunFigure::OutputThroughput
             | RunFigure::TotalTokenThroughput
-            | RunFigure::MaxOutputTokensPerS => Some(Better::Higher),
+            | RunFigure::MaxOutputTokensPerS
+            | RunFigure::InputSequenceThroughput => Some(Better::Higher),
             RunFigure::Failed | RunFigure::Duration => Some(Better::Lower),
             RunFigure::TotalInputTokens
             | RunFigure::TotalOutputTokens
+            | RunFigure::TotalInputSequences
             | RunFigure::MaxConcurrentRequests => None,
         }
     }

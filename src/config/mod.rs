@@ -17,12 +17,14 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+pub use self::backend::{AnswerShape, BackendInfo, BackendKind, UnknownBackend};
 use self::error::{ConfigError, ValueError};
 pub use self::limits::{limit, MAX_PROMPTS, MAX_TOKENS, MAX_WAIT_S};
 use self::shape::LoadShape;
 use self::shard::Shard;
 pub use self::workload::{Dataset, WorkloadSpec, DEFAULT_INPUT_LEN};
 
+mod backend;
 mod defaults;
 pub mod error;
 pub mod figure;
@@ -36,63 +38,6 @@ pub mod tags;
 pub mod url;
 pub mod valid;
 pub mod workload;
-
-/// The server API spoken by the client.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BackendKind {
-    /// OpenAI completions, `POST /v1/completions` (vLLM, SGLang, llama.cpp, TensorRT-LLM, ...).
-    Openai,
-    /// OpenAI chat completions, `POST /v1/chat/completions`.
-    OpenaiChat,
-    /// Hugging Face TGI, `POST /generate_stream`.
-    Tgi,
-    /// llama.cpp native, `POST /completion`.
-    Llamacpp,
-    /// Anthropic Messages, `POST /v1/messages` (vLLM, SGLang, llama.cpp).
-    AnthropicMessages,
-    /// OpenAI Responses, `POST /v1/responses` (vLLM, SGLang).
-    OpenaiResponses,
-}
-
-impl BackendKind {
-    /// Default endpoint path for the API.
-    pub fn default_endpoint(self) -> &'static str {
-        match self {
-            BackendKind::Openai => "/v1/completions",
-            BackendKind::OpenaiChat => "/v1/chat/completions",
-            BackendKind::Tgi => "/generate_stream",
-            BackendKind::Llamacpp => "/completion",
-            BackendKind::AnthropicMessages => "/v1/messages",
-            BackendKind::OpenaiResponses => "/v1/responses",
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BackendKind::Openai => "openai",
-            BackendKind::OpenaiChat => "openai-chat",
-            BackendKind::Tgi => "tgi",
-            BackendKind::Llamacpp => "llamacpp",
-            BackendKind::AnthropicMessages => "anthropic-messages",
-            BackendKind::OpenaiResponses => "openai-responses",
-        }
-    }
-}
-
-impl FromStr for BackendKind {
-    type Err = ValueError;
-    fn from_str(s: &str) -> Result<Self, ValueError> {
-        match s {
-            "openai" | "vllm" | "sglang" => Ok(BackendKind::Openai),
-            "openai-chat" => Ok(BackendKind::OpenaiChat),
-            "tgi" => Ok(BackendKind::Tgi),
-            "llamacpp" | "llama.cpp" => Ok(BackendKind::Llamacpp),
-            "anthropic-messages" => Ok(BackendKind::AnthropicMessages),
-            "openai-responses" => Ok(BackendKind::OpenaiResponses),
-            other => Err(ValueError::Backend(other.to_string())),
-        }
-    }
-}
 
 /// Requests per second: a finite rate, or all at once (`inf`, the default, as in the seeds).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Default)]
@@ -332,6 +277,13 @@ pub struct RunConfig {
     /// Most bytes of each request's generated text kept (`save_generated_text`).
     #[serde(default = "defaults::max_generated_text_bytes")]
     pub max_generated_text_bytes: u64,
+    /// Most bytes of a whole (non-streamed) answer read (`--max-answer-size`); `None`: the
+    /// default, [`RunConfig::max_answer_bytes`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_answer_size: Option<u64>,
+    /// Inputs each request carries, for an API that answers each (`--embedding-batch-size`).
+    #[serde(default = "defaults::one", skip_serializing_if = "defaults::is_one")]
+    pub inputs_per_request: u32,
     /// `--label`, `--metadata`, `--cost-per-hour`.
     #[serde(default, flatten)]
     pub tags: tags::Tags,
@@ -364,6 +316,8 @@ impl Default for RunConfig {
             max_event_bytes: defaults::max_event_bytes(),
             max_error_body_bytes: defaults::max_error_body_bytes(),
             max_generated_text_bytes: defaults::max_generated_text_bytes(),
+            max_answer_size: None,
+            inputs_per_request: 1,
             tags: tags::Tags::default(),
         }
     }
@@ -375,6 +329,12 @@ impl RunConfig {
         url::join_url(&self.base_url, &self.endpoint)
     }
 
+    /// Most bytes of a whole (non-streamed) answer read: `--max-answer-size`, 64 MiB unless
+    /// given.
+    pub fn max_answer_bytes(&self) -> u64 {
+        self.max_answer_size.unwrap_or(64 << 20)
+    }
+
     /// Checks what a run's flags ask to build before it starts: at most [`MAX_PROMPTS`]
     /// requests (conversations times their turns) and [`limits::MAX_BUILT_TOKENS`] prompt
     /// tokens in all (the synthetic datasets; a file's prompts are as large as the file, a
@@ -383,10 +343,20 @@ impl RunConfig {
         let (load, w) = (&self.load, &self.workload);
         let turns = u64::from(load.shape.turns());
         let requests = load.num_prompts.saturating_mul(turns);
+        // Each input of a batch is a prompt built.
+        let inputs = u64::from(self.inputs_per_request.max(1));
         if requests > MAX_PROMPTS {
             return Err(ConfigError::invalid(
                 "--turns",
                 format!("{} conversations of {turns} turns are {requests} requests, more than {MAX_PROMPTS}", load.num_prompts),
+            ));
+        }
+        if requests.saturating_mul(inputs) > MAX_PROMPTS {
+            return Err(ConfigError::invalid(
+                "--embedding-batch-size",
+                format!(
+                    "{requests} requests of {inputs} inputs are more than {MAX_PROMPTS} prompts"
+                ),
             ));
         }
         let Some(longest) = w.dataset.longest_built_prompt() else {
@@ -396,11 +366,13 @@ impl RunConfig {
             Some(_) => requests.max(limits::POOL_MAX),
             None => requests,
         };
-        let tokens = (pool.saturating_add(load.num_warmups)).saturating_mul(longest);
+        let tokens = (pool.saturating_add(load.num_warmups))
+            .saturating_mul(inputs)
+            .saturating_mul(longest);
         if tokens > limits::MAX_BUILT_TOKENS {
             return Err(ConfigError::invalid(
                 "--num-prompts",
-                format!("with --input-len (and --num-warmups, --prefix-len) it asks for up to {tokens} prompt tokens, more than the {} a run builds before it starts", limits::MAX_BUILT_TOKENS),
+                format!("with --input-len (and --num-warmups, --prefix-len, --embedding-batch-size) it asks for up to {tokens} prompt tokens, more than the {} a run builds before it starts", limits::MAX_BUILT_TOKENS),
             ));
         }
         Ok(())
@@ -478,6 +450,13 @@ impl RunConfig {
             let shaped = finite || self.load.shape.sets_schedule();
             shape::validate_trace(shaped, (block_size, speedup))?;
         }
+        let conversation = match (w.dataset.multi_turn(), self.load.shape.turns() > 1) {
+            (true, _) => Some("--multi-turn"),
+            (false, true) => Some("--turns"),
+            (false, false) => None,
+        };
+        let trace = w.dataset.own_schedule().is_some();
+        (self.backend).check_request(self.inputs_per_request, conversation, trace)?;
         if w.dataset.multi_turn() {
             if self.load.shape.turns() > 1 {
                 return bad(
@@ -547,6 +526,7 @@ impl RunConfig {
             ("--max-event-size", self.max_event_bytes),
             ("--max-error-body", self.max_error_body_bytes),
             ("--max-generated-text", self.max_generated_text_bytes),
+            ("--max-answer-size", self.max_answer_bytes()),
         ];
         if let Some((option, _)) = sizes.iter().find(|(_, n)| *n == 0) {
             return bad(option, "must be at least 1 byte".into());
@@ -585,19 +565,6 @@ mod tests {
         assert!("0".parse::<RequestRate>().is_err());
         assert!("-1".parse::<RequestRate>().is_err());
         assert!("x".parse::<RequestRate>().is_err());
-    }
-
-    #[test]
-    fn backends_and_aliases_parse() {
-        assert_eq!("vllm".parse::<BackendKind>().unwrap(), BackendKind::Openai);
-        assert_eq!(
-            "sglang".parse::<BackendKind>().unwrap(),
-            BackendKind::Openai
-        );
-        assert_eq!("tgi".parse::<BackendKind>().unwrap(), BackendKind::Tgi);
-        let err = "foo".parse::<BackendKind>().unwrap_err();
-        assert_eq!(err, ValueError::Backend("foo".into()));
-        assert!(err.to_string().contains("'foo'"));
     }
 
     #[test]

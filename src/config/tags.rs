@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 44] = [
+const RESULT_KEYS: [&str; 46] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -103,6 +103,8 @@ const RESULT_KEYS: [&str; 44] = [
     "request_goodput",
     "output_throughput",
     "total_token_throughput",
+    "total_input_sequences",
+    "input_sequence_throughput",
     "label",
     "input_lens",
     "output_lens",

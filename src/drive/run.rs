@@ -185,8 +185,15 @@ async fn prepare(cfg: &RunConfig, text: &Text, secrets: &Secrets) -> Result<Prep
             warmup,
         )
     };
-    let warmups = build(cfg.load.num_warmups, seed ^ 0xA5A5, true).await?;
-    let requests = build(crate::drive::load::pool_size(&cfg.load), seed, false).await?;
+    // Each request carries `--embedding-batch-size` inputs, each one prompt of the workload.
+    let k = cfg.inputs_per_request;
+    let n = |requests: u64| requests.saturating_mul(u64::from(k.max(1)));
+    let warmups = build(n(cfg.load.num_warmups), seed ^ 0xA5A5, true).await?;
+    let requests = build(n(crate::drive::load::pool_size(&cfg.load)), seed, false).await?;
+    let (warmups, requests) = (
+        workload::batch::batch(warmups, k),
+        workload::batch::batch(requests, k),
+    );
     Ok(Prepared {
         client,
         warmups,
@@ -622,7 +629,7 @@ async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Resu
         FailureKind::HttpStatus => r
             .http_status
             .is_some_and(|s| (400..500).contains(&s) && s != 429),
-        FailureKind::MalformedStream => true,
+        FailureKind::MalformedStream | FailureKind::MalformedAnswer => true,
         // A server that does not answer a 4-token request in time would hang every request.
         FailureKind::Timeout | FailureKind::Stall => true,
         _ => false,
@@ -632,7 +639,9 @@ async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Resu
     }
     let hint = match kind {
         FailureKind::Connect => "is the server running and --base-url right?",
-        FailureKind::MalformedStream => "does --backend match the server's API?",
+        FailureKind::MalformedStream | FailureKind::MalformedAnswer => {
+            "does --backend match the server's API?"
+        }
         FailureKind::Timeout | FailureKind::Stall => {
             "is the server answering? raise --preflight-timeout if it is only slow"
         }

@@ -91,9 +91,13 @@ pub fn parse_known(text: &str, limits: ParseLimits) -> Exposition {
 }
 
 /// Why a line was not read.
-enum LineError {
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    /// Not a sample line: what is wrong, quoting the line's start.
+    #[error("{0}")]
     Bad(String),
     /// A label value longer than the limit.
+    #[error("a label value over the limit")]
     OverLimit,
 }
 
@@ -120,18 +124,15 @@ pub fn parse(text: &str) -> Exposition {
         match parse_line(line) {
             Ok(Some(s)) => out.samples.push(s),
             Ok(None) => {}
-            Err(why) => out.bad_lines.push((i + 1, why)),
+            Err(why) => out.bad_lines.push((i + 1, why.to_string())),
         }
     }
     out
 }
 
 /// Parses one line: `Ok(None)` for blank and comment lines.
-pub fn parse_line(line: &str) -> Result<Option<PromSample>, String> {
-    parse_line_within(line, usize::MAX).map_err(|e| match e {
-        LineError::Bad(why) => why,
-        LineError::OverLimit => "a label value over the limit".into(),
-    })
+pub fn parse_line(line: &str) -> Result<Option<PromSample>, LineError> {
+    parse_line_within(line, usize::MAX)
 }
 
 /// [`parse_line`], with label values of at most `max_label` bytes.

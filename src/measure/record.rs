@@ -94,13 +94,17 @@ pub enum FailureKind {
     Other,
     /// The response body started and then went silent for longer than `--idle-timeout`.
     Stall,
-    /// A conversation's turn could not be built, so it was never sent: its chat template
-    /// failed or passed a limit, or its history would pass `--max-history-bytes`/`-tokens`.
+    /// A request could not be built, so it was never sent: a conversation's chat template
+    /// failed or passed a limit, its history would pass `--max-history-bytes`/`-tokens`, or
+    /// the request holds what its API cannot carry (an image for the completions API).
     Prompt,
+    /// A whole (non-streamed) answer could not be understood: not JSON, not the API's shape,
+    /// not one result per input, or longer than `--max-answer-size`.
+    MalformedAnswer,
 }
 
 impl FailureKind {
-    pub const ALL: [FailureKind; 11] = [
+    pub const ALL: [FailureKind; 12] = [
         FailureKind::Connect,
         FailureKind::Timeout,
         FailureKind::HttpStatus,
@@ -112,6 +116,7 @@ impl FailureKind {
         FailureKind::Other,
         FailureKind::Stall,
         FailureKind::Prompt,
+        FailureKind::MalformedAnswer,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -127,6 +132,7 @@ impl FailureKind {
             FailureKind::Other => "other",
             FailureKind::Stall => "stall",
             FailureKind::Prompt => "prompt",
+            FailureKind::MalformedAnswer => "malformed_answer",
         }
     }
 }
@@ -217,9 +223,15 @@ pub struct RequestRecord {
     /// HTTP status of the response, when one arrived.
     pub http_status: Option<u16>,
     pub outcome: Outcome,
-    /// Prompt length servebench built (under its tokenizer), when known.
+    /// Prompt length servebench built (under its tokenizer), when known; a batch's inputs
+    /// together.
     #[serde(default)]
     pub input_len_requested: Option<u64>,
+    /// The inputs a request carried when its API answers each one (an embeddings request:
+    /// its batch, `--embedding-batch-size`); such a request generates nothing (`output_tokens`
+    /// 0, no source). Absent for every generation request and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<u64>,
     /// Prompt tokens and where the count came from.
     pub prompt_tokens: Option<u64>,
     pub prompt_tokens_source: Option<TokenSource>,

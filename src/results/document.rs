@@ -460,6 +460,12 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
         ("total_token_throughput", json!(s.total_token_throughput)),
     ];
     out.extend(fields.into_iter().map(|(k, v)| (k.to_string(), v)));
+    // An embeddings run (`--backend openai-embeddings`): its inputs answered, servebench's keys
+    // beside vLLM's (vLLM's embeddings result counts tokens only).
+    if let (Some(n), Some(per_s)) = (s.total_input_sequences, s.input_sequence_throughput) {
+        out.insert("total_input_sequences".into(), json!(n));
+        out.insert("input_sequence_throughput".into(), json!(per_s));
+    }
     // vLLM's `--label` and `--metadata` keys (a metadata key never replaces one of the above).
     if let Some(l) = &config.tags.label {
         out.insert("label".into(), json!(l));

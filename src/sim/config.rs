@@ -17,6 +17,7 @@
 use std::time::Duration;
 
 use super::engine::EngineConfig;
+use super::error::SimConfigError;
 use super::faults::FaultConfig;
 use super::metrics::MetricsFlavor;
 use super::presets::Preset;
@@ -72,17 +73,21 @@ impl Default for HttpLimits {
 
 impl HttpLimits {
     /// Checks the limits; the error message names the offending field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SimConfigError> {
         let positive = [
             ("max_connections", self.max_connections),
             ("max_head_bytes", self.max_head_bytes),
             ("max_body_bytes", self.max_body_bytes),
         ];
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
-            return Err(format!("limits.{name} must be at least 1"));
+            return Err(SimConfigError::setting(
+                format!("limits.{name}"),
+                "must be at least 1",
+            ));
         }
         if self.head_timeout.is_zero() || self.body_timeout.is_zero() {
-            return Err("limits.head_timeout and limits.body_timeout must be > 0".to_string());
+            let both = "limits.head_timeout and limits.body_timeout";
+            return Err(SimConfigError::setting(both, "must be > 0"));
         }
         Ok(())
     }
@@ -157,27 +162,32 @@ impl SimConfig {
     }
 
     /// Checks the configuration; the error message names the offending field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SimConfigError> {
         if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
-            return Err(format!(
-                "time_scale must be a finite number > 0, got {}",
-                self.time_scale
-            ));
+            let rule = format!("must be a finite number > 0, got {}", self.time_scale);
+            return Err(SimConfigError::setting("time_scale", rule));
         }
         if let Some(engine) = &self.engine {
             engine.validate()?;
         }
         if self.tokens_per_chunk < 1 {
-            return Err("tokens_per_chunk must be at least 1".to_string());
+            return Err(SimConfigError::setting(
+                "tokens_per_chunk",
+                "must be at least 1",
+            ));
         }
         if self.output_tokens < 1 {
-            return Err("output_tokens must be at least 1".to_string());
+            return Err(SimConfigError::setting(
+                "output_tokens",
+                "must be at least 1",
+            ));
         }
         if self.output_tokens > MAX_TOKENS_LIMIT {
-            return Err(format!(
-                "output_tokens must be at most {MAX_TOKENS_LIMIT}, got {}",
+            let rule = format!(
+                "must be at most {MAX_TOKENS_LIMIT}, got {}",
                 self.output_tokens
-            ));
+            );
+            return Err(SimConfigError::setting("output_tokens", rule));
         }
         self.limits.validate()?;
         self.faults.validate()

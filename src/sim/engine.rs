@@ -46,6 +46,7 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use super::error::SimConfigError;
 use super::metrics::ServerMetrics;
 use super::text::{mix_seed, splitmix64};
 use super::time;
@@ -101,24 +102,30 @@ pub struct EngineConfig {
 
 impl EngineConfig {
     /// Checks the limits; the message names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SimConfigError> {
+        let at_least = |setting: &str, n: u64| {
+            SimConfigError::setting(format!("engine.{setting}"), format!("must be at least {n}"))
+        };
         if self.max_num_seqs < 1 {
-            return Err("engine.max_num_seqs must be at least 1".into());
+            return Err(at_least("max_num_seqs", 1));
         }
         if self.max_batched_tokens < 1 {
-            return Err("engine.max_batched_tokens must be at least 1".into());
+            return Err(at_least("max_batched_tokens", 1));
         }
         if self.max_model_len < 2 {
-            return Err("engine.max_model_len must be at least 2".into());
+            return Err(at_least("max_model_len", 2));
         }
         if self.kv_capacity_tokens < u64::from(self.max_model_len) {
-            return Err(format!(
-                "engine.kv_capacity_tokens ({}) must hold at least one full context (max_model_len {})",
-                self.kv_capacity_tokens, self.max_model_len
+            return Err(SimConfigError::setting(
+                format!("engine.kv_capacity_tokens ({})", self.kv_capacity_tokens),
+                format!(
+                    "must hold at least one full context (max_model_len {})",
+                    self.max_model_len
+                ),
             ));
         }
         if self.mean_output_tokens == Some(0) {
-            return Err("engine.mean_output_tokens must be at least 1".into());
+            return Err(at_least("mean_output_tokens", 1));
         }
         if let SchedulerKind::PrefillFirst {
             waiting_served_ratio,
@@ -126,7 +133,8 @@ impl EngineConfig {
         } = self.scheduler
         {
             if !(waiting_served_ratio.is_finite() && waiting_served_ratio >= 0.0) {
-                return Err("engine.waiting_served_ratio must be a finite number >= 0".into());
+                let rule = "must be a finite number >= 0";
+                return Err(SimConfigError::setting("engine.waiting_served_ratio", rule));
             }
         }
         Ok(())

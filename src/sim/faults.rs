@@ -15,6 +15,7 @@ use std::time::Duration;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
+use super::error::SimConfigError;
 use super::text::mix_seed;
 
 /// Fractions of requests that get each simulated fault. The rates are cumulative in the order
@@ -61,17 +62,19 @@ impl FaultConfig {
     }
 
     /// Checks every rate is within `[0, 1]` and that they sum to at most 1.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SimConfigError> {
         let mut sum = 0.0;
         for (name, rate) in self.rates() {
             if !(0.0..=1.0).contains(&rate) {
-                return Err(format!("faults.{name} must be between 0 and 1, got {rate}"));
+                let rule = format!("must be between 0 and 1, got {rate}");
+                return Err(SimConfigError::setting(format!("faults.{name}"), rule));
             }
             sum += rate;
         }
         if sum > 1.0 + 1e-9 {
-            return Err(format!(
-                "faults: the sum of error_rate, rate_limit_rate, disconnect_rate, stall_rate and malformed_rate must be at most 1, got {sum}"
+            return Err(SimConfigError::setting(
+                "faults: the sum of error_rate, rate_limit_rate, disconnect_rate, stall_rate and malformed_rate",
+                format!("must be at most 1, got {sum}"),
             ));
         }
         Ok(())
@@ -179,17 +182,21 @@ mod tests {
             malformed_rate: 1.5,
             ..Default::default()
         };
-        assert!(c.validate().unwrap_err().contains("malformed_rate"));
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("malformed_rate"));
         let c = FaultConfig {
             error_rate: f64::NAN,
             ..Default::default()
         };
-        assert!(c.validate().unwrap_err().contains("error_rate"));
+        assert!(c.validate().unwrap_err().to_string().contains("error_rate"));
         let c = FaultConfig {
             error_rate: 0.6,
             stall_rate: 0.6,
             ..Default::default()
         };
-        assert!(c.validate().unwrap_err().contains("sum"));
+        assert!(c.validate().unwrap_err().to_string().contains("sum"));
     }
 }

@@ -10,6 +10,8 @@
 
 use std::fmt::Write as _;
 
+use super::error::SimConfigError;
+
 /// Which server's metric names `/metrics` uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MetricsFlavor {
@@ -30,14 +32,16 @@ impl MetricsFlavor {
 }
 
 impl std::str::FromStr for MetricsFlavor {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = SimConfigError;
+    fn from_str(s: &str) -> Result<Self, SimConfigError> {
         match s {
             "vllm" => Ok(MetricsFlavor::Vllm),
             "llamacpp" | "llama.cpp" => Ok(MetricsFlavor::Llamacpp),
-            other => Err(format!(
-                "unknown metrics flavor '{other}' (expected vllm or llamacpp)"
-            )),
+            other => Err(SimConfigError::Unknown {
+                what: "metrics flavor",
+                name: other.to_string(),
+                expected: "vllm or llamacpp".into(),
+            }),
         }
     }
 }

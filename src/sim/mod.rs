@@ -11,7 +11,8 @@
 //!   ("The engine presets" below).
 //!
 //! # What it owns
-//! - [`SimConfig`] / [`FaultConfig`]: the schedule, the simulated model and the fault rates;
+//! - [`SimConfig`] / [`FaultConfig`]: the schedule, the simulated model and the fault rates
+//!   (a setting that breaks a rule is a [`SimConfigError`] naming it);
 //!   [`HttpLimits`]: what the HTTP layer bounds against slow or hostile clients (connections,
 //!   head and body time, head, body, chunk extension and trailer bytes), with defaults.
 //! - [`router`] / [`spawn`] / [`SimServer`]: the HTTP surface and its lifecycle; `http1.rs`
@@ -105,17 +106,18 @@
 //!
 //! | layer | module | owns | imports |
 //! |---|---|---|---|
-//! | 10 | `mod.rs` | [`router`], [`spawn`], [`SimServer`], re-exports | everything below |
-//! | 9 | `apis/` | the handlers and framers of each API (`common`, `openai`, `tgi`, `llama`, `info`) | `http1` (`Arrival`), `stream`, `state`, `config`, `engine`, `faults`, `metrics`, `text`, `time` |
-//! | 8 | `http1.rs` | the HTTP/1.1 server: connections and their limits, request parsing, writing responses | `sched`, `stream`, `state`, `config` |
-//! | 7 | `sched.rs` | the exact-mode scheduler thread | `stream`, `state` |
-//! | 6 | `stream/` | the stream state machine (`machine`), responses (`body`), the two paces (`exact`, `engine`) | `state`, `engine` (`Event`), `faults`, `metrics`, `time` |
-//! | 5 | `state.rs` | [`SimStats`], `Counters`, `Shutdown`, `Shared` | `config`, `engine`, `metrics` |
-//! | 4 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `engine`, `faults`, `metrics` |
-//! | 3 | `presets.rs` | [`Preset`] | `engine`, `metrics` |
-//! | 2 | `engine.rs` | the engine model ([`EngineConfig`]) and its task | `metrics`, `text`, `time` |
-//! | 1 | `faults.rs`, `time.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until` | `text`; `precise` |
-//! | 0 | `precise.rs`, `text.rs`, `metrics.rs`, `prefix_cache.rs` | the precise timer; token text and hashing; `/metrics`; the prefix cache | nothing of `sim` |
+//! | 11 | `mod.rs` | [`router`], [`spawn`], [`SimServer`], re-exports | everything below |
+//! | 10 | `apis/` | the route table, the handlers and framers of each API (`common`, `openai`, `tgi`, `llama`, `typed`, `embeddings`, `info`) | `http1` (`Arrival`), `stream`, `state`, `config`, `engine`, `faults`, `metrics`, `text`, `time` |
+//! | 9 | `http1.rs` | the HTTP/1.1 server: connections and their limits, request parsing, writing responses | `sched`, `stream`, `state`, `config` |
+//! | 8 | `sched.rs` | the exact-mode scheduler thread | `stream`, `state` |
+//! | 7 | `stream/` | the stream state machine (`machine`), responses (`body`), the two paces (`exact`, `engine`) | `state`, `engine` (`Event`), `faults`, `metrics`, `time` |
+//! | 6 | `state.rs` | [`SimStats`], `Counters`, `Shutdown`, `Shared` | `config`, `engine`, `metrics` |
+//! | 5 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `engine`, `faults`, `metrics`, `error` |
+//! | 4 | `presets.rs` | [`Preset`] | `engine`, `metrics`, `error` |
+//! | 3 | `engine.rs` | the engine model ([`EngineConfig`]) and its task | `metrics`, `text`, `time`, `error` |
+//! | 2 | `faults.rs`, `time.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until` | `text`, `error`; `precise` |
+//! | 1 | `precise.rs`, `text.rs`, `metrics.rs`, `prefix_cache.rs` | the precise timer; token text and hashing; `/metrics`; the prefix cache | `error` |
+//! | 0 | `error.rs` | [`SimConfigError`]: a setting or name that breaks a rule | nothing of `sim` |
 //!
 //! A new module takes the lowest line whose modules it needs; a piece two modules on the same
 //! line both need moves down (as `time.rs` did for `engine.rs` and `stream/`).
@@ -129,6 +131,7 @@
 mod apis;
 mod config;
 mod engine;
+mod error;
 mod faults;
 mod http1;
 mod metrics;
@@ -148,7 +151,6 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
 use axum::Router;
 use tokio::task::JoinHandle;
 
@@ -156,6 +158,7 @@ use state::Shared;
 
 pub use config::{HttpLimits, SimConfig, MAX_TOKENS_LIMIT};
 pub use engine::{EngineConfig, SchedulerKind};
+pub use error::SimConfigError;
 pub use faults::FaultConfig;
 pub use metrics::MetricsFlavor;
 pub use presets::Preset;
@@ -167,22 +170,7 @@ pub fn router(config: SimConfig) -> Router {
 }
 
 fn build_router(shared: Arc<Shared>) -> Router {
-    Router::new()
-        .route("/v1/completions", post(apis::completions))
-        .route("/v1/chat/completions", post(apis::chat_completions))
-        .route("/generate_stream", post(apis::tgi_generate_stream))
-        .route("/generate", post(apis::tgi_generate))
-        .route("/info", get(apis::tgi_info))
-        .route("/completion", post(apis::llama_completion))
-        .route("/v1/messages", post(apis::messages))
-        .route("/v1/responses", post(apis::responses))
-        .route("/v1/models", get(apis::models))
-        .route("/health", get(apis::health))
-        .route("/sim/stats", get(apis::stats))
-        .route("/sim/info", get(apis::sim_info))
-        .route("/metrics", get(apis::metrics))
-        .route("/tokenize", post(apis::tokenize))
-        .fallback(apis::not_found)
+    apis::routes()
         .layer(DefaultBodyLimit::max(shared.config.limits.max_body_bytes))
         .with_state(shared)
 }
@@ -267,7 +255,7 @@ pub async fn spawn_on_own_runtime(
 pub async fn spawn(config: SimConfig, addr: SocketAddr) -> std::io::Result<SimServer> {
     config
         .validate()
-        .map_err(|msg| std::io::Error::new(std::io::ErrorKind::InvalidInput, msg))?;
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let shared = Arc::new(Shared::new(config));
     let socket = if addr.is_ipv4() {
         tokio::net::TcpSocket::new_v4()?

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use super::engine::{EngineConfig, SchedulerKind};
+use super::error::SimConfigError;
 use super::metrics::MetricsFlavor;
 
 /// A named configuration of the simulated server.
@@ -147,17 +148,18 @@ impl std::fmt::Display for Preset {
 }
 
 impl std::str::FromStr for Preset {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = SimConfigError;
+    fn from_str(s: &str) -> Result<Self, SimConfigError> {
         Preset::ALL
             .into_iter()
             .find(|p| p.name() == s)
             .ok_or_else(|| {
                 let names: Vec<&str> = Preset::ALL.iter().map(|p| p.name()).collect();
-                format!(
-                    "unknown preset '{s}' (expected one of: {})",
-                    names.join(", ")
-                )
+                SimConfigError::Unknown {
+                    what: "preset",
+                    name: s.to_string(),
+                    expected: format!("one of: {}", names.join(", ")),
+                }
             })
     }
 }

@@ -1125,7 +1125,7 @@ fn validate_rejects_bad_config() {
     let bad = |f: fn(&mut SimConfig), field: &str| {
         let mut c = SimConfig::default();
         f(&mut c);
-        let err = c.validate().unwrap_err();
+        let err = c.validate().unwrap_err().to_string();
         assert!(err.contains(field), "{err:?} should name {field}");
     };
     bad(|c| c.faults.error_rate = -0.1, "error_rate");
@@ -1555,7 +1555,10 @@ fn time_scale_is_validated() {
             time_scale: bad,
             ..SimConfig::default()
         };
-        assert!(c.validate().unwrap_err().contains("time_scale"), "{bad}");
+        assert!(
+            c.validate().unwrap_err().to_string().contains("time_scale"),
+            "{bad}"
+        );
     }
     for p in Preset::ALL {
         assert!(SimConfig::from_preset(p).validate().is_ok(), "{p}");
@@ -1564,6 +1567,7 @@ fn time_scale_is_validated() {
     assert!("nope"
         .parse::<Preset>()
         .unwrap_err()
+        .to_string()
         .contains("vllm-llama-405b"));
 }
 

@@ -19,9 +19,9 @@ pub enum WorkloadError {
 /// Why the server's tokenizer could not build the prompts.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerTokenizerError {
-    /// The request itself failed (the client's one-line description).
+    /// The request itself failed.
     #[error("{0}")]
-    Request(String),
+    Request(crate::measure::error::SideChannelError),
     #[error("the /tokenize answer has no `tokens`")]
     NoTokensField,
     #[error("the /tokenize answer has no tokens for a text of {0} bytes")]

@@ -12,6 +12,7 @@
 //! A new dataset is a [`crate::config::Dataset`] variant and a module under `dataset/`
 //! (docs/architecture.md has the recipe: the compiler names the rest).
 
+pub mod batch;
 pub mod dataset;
 pub mod error;
 pub mod server;
@@ -147,6 +148,7 @@ pub fn build_requests(
             offset_ns: p.at_ms.map(|ms| (ms * 1e6 / speedup) as u64),
             designed_cached: p.designed_cached,
             turn: p.turn,
+            ..RequestSpec::default()
         })
         .collect())
 }

@@ -158,6 +158,17 @@ impl RealServer {
     /// As [`RealServer::start`], with `threads` CPU threads for generation and prompt
     /// processing (default 1: with more, llama.cpp can stall on a busy 2-core machine).
     pub fn start_with_threads(parallel: u32, threads: u32) -> Option<RealServer> {
+        Self::start_mode(parallel, threads, false)
+    }
+
+    /// As [`RealServer::start`], in llama.cpp's embedding mode (`--embedding` of
+    /// real_server.py: `/v1/embeddings` with last-token pooling), warmed up with an
+    /// embeddings request.
+    pub fn start_embeddings(parallel: u32) -> Option<RealServer> {
+        Self::start_mode(parallel, 1, true)
+    }
+
+    fn start_mode(parallel: u32, threads: u32, embedding: bool) -> Option<RealServer> {
         let python = repo_root().join(".venv-real/bin/python");
         if !python.is_file() || Self::gguf_path().is_none() {
             if skip_when_not_installed() {
@@ -172,6 +183,9 @@ impl RealServer {
             .args(["--port", "0", "--parallel", &parallel.to_string()])
             .args(["--threads", &threads.to_string()])
             .args(["--alias", MODEL_ALIAS, "--exit-with-parent"]);
+        if embedding {
+            cmd.arg("--embedding");
+        }
         let server = RealServer {
             process: ListeningProcess::spawn("real server", cmd, STARTUP_TIMEOUT),
         };
@@ -184,19 +198,18 @@ impl RealServer {
                 _ => std::thread::sleep(Duration::from_millis(50)),
             }
         }
-        let warm = http_request(
-            server.base_url(),
-            "POST",
-            "/v1/completions",
-            Some(r#"{"prompt":"Hello","max_tokens":4}"#),
-        );
+        let (path, body) = match embedding {
+            true => ("/v1/embeddings", r#"{"input":"Hello"}"#),
+            false => ("/v1/completions", r#"{"prompt":"Hello","max_tokens":4}"#),
+        };
+        let warm = http_request(server.base_url(), "POST", path, Some(body));
         match warm {
             Ok(r) if r.status == 200 => {}
             Ok(r) => server.fail(&format!(
-                "warm-up completion answered HTTP {}: {}",
+                "warm-up {path} answered HTTP {}: {}",
                 r.status, r.body
             )),
-            Err(e) => server.fail(&format!("warm-up completion failed: {e}")),
+            Err(e) => server.fail(&format!("warm-up {path} failed: {e}")),
         }
         eprintln!(
             "real server (pid {}, {parallel} slots, {threads} threads) at {}: listening after {listening_ms} ms, warmed up after {} ms",

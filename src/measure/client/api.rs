@@ -1,13 +1,24 @@
-//! The wire formats: one [`Api`] implementation per server API.
+//! The request shape every server API fits. An [`Api`] builds a request's JSON body from a
+//! [`BodySpec`] and says how its answer comes ([`Answer`]):
+//! - **streamed**: server-sent events, each read by a [`Streamed`] API into a [`Parsed`]
+//!   value (the six generation APIs);
+//! - **whole**: one JSON document, read at its end by a [`Whole`] API into an [`Answered`]
+//!   value (embeddings; a rerank, a classification or a non-streamed completion fits the same
+//!   shape).
 //!
-//! An `Api` builds the JSON body of a request and reads one SSE event into a [`Parsed`] value.
-//! It does no I/O and reads no clock; `client` owns both. To add an API: implement `Api` (here,
-//! or in `typed.rs` for typed events), add a `BackendKind` variant in `config`, and map it in
-//! `backends.rs`.
+//! A request's input is its prompt (or the dataset's chat messages), the further inputs of a
+//! batch after it (an embeddings request's `input` list), and media beside the text
+//! ([`Part`]: images, audio), which an API that takes content parts sends in its own form and
+//! any other refuses by name. Whatever the shape, the client times the request the same way
+//! and fills the same record.
+//!
+//! One file per API in `apis/`: `completions.rs` (with the OpenAI event reading `chat.rs`
+//! shares), `chat.rs`, `tgi.rs`, `llamacpp.rs`, `anthropic.rs`, `responses.rs` (streamed) and
+//! `embeddings.rs` (whole); `apis/mod.rs` maps a `BackendKind` to its `Api`. None does I/O or
+//! reads a clock: `client` owns both. How to add one: docs/architecture.md, "Recipes".
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::usage::Reported;
@@ -18,10 +29,43 @@ use crate::measure::record::FailureKind;
 pub struct BodySpec<'a> {
     pub model: &'a str,
     pub prompt: &'a str,
-    /// Chat messages from the dataset; the chat API sends them instead of `prompt`.
+    /// Further inputs of the request after `prompt`, for an API that takes a list (an
+    /// embeddings batch); empty otherwise.
+    pub batch: &'a [String],
+    /// Chat messages from the dataset; the APIs that take messages send them instead of
+    /// `prompt`.
     pub messages: Option<&'a Value>,
+    /// Media sent beside `prompt` as content parts of its user message.
+    pub parts: &'a [Part],
     pub max_tokens: u64,
     pub ignore_eos: bool,
+}
+
+impl BodySpec<'_> {
+    /// The request's inputs in order: `prompt`, then the batch's.
+    pub fn inputs(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.prompt).chain(self.batch.iter().map(String::as_str))
+    }
+}
+
+/// A media part of a request's input, sent beside its text as a content part of the user's
+/// message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// An image: a URL, or a `data:` URL holding its bytes (`data:image/png;base64,...`).
+    Image { url: String },
+    /// Audio: its bytes in base64 and their format (`wav`, `mp3`).
+    Audio { data: String, format: String },
+}
+
+impl Part {
+    /// What the part is, for a message naming it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Part::Image { .. } => "an image",
+            Part::Audio { .. } => "audio",
+        }
+    }
 }
 
 /// Token counts the server reported, as written (judged in `usage` before they are believed).
@@ -68,15 +112,33 @@ impl Parsed<'_> {
     }
 }
 
-/// A failure read from the stream.
+/// What a whole (non-streamed) answer said.
+#[derive(Debug, Default, PartialEq)]
+pub struct Answered {
+    /// Generated text (a non-streamed completion); empty for an answer that generates none.
+    pub content: String,
+    /// Counts reported by the server.
+    pub usage: Option<Usage>,
+}
+
+/// A failure read from the answer: its kind and a message quoting what was wrong.
 pub type EventError = (FailureKind, String);
 
-/// One server API.
+/// How an API's answer comes, with the reader for that shape.
+pub enum Answer<'a> {
+    /// Server-sent events, read one at a time as they arrive.
+    Streamed(&'a dyn Streamed),
+    /// One JSON document, read when the body has ended.
+    Whole(&'a dyn Whole),
+}
+
+/// One server API: how a request is written, and how its answer comes.
 pub trait Api: Send + Sync {
-    /// The JSON body for a streaming request.
-    fn body(&self, spec: &BodySpec) -> Value;
-    /// Reads one event. `[DONE]` and error events are handled here too.
-    fn parse<'a>(&self, event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError>;
+    /// The JSON body; an error (of kind `prompt`) when the request holds what the API cannot
+    /// carry (media parts).
+    fn body(&self, spec: &BodySpec) -> Result<Value, EventError>;
+    /// How the answer comes, and its reader.
+    fn answer(&self) -> Answer<'_>;
     /// The most output tokens a request body (as sent, `--extra-body` merged) allows;
     /// `None` when it sets no limit the client can read.
     fn max_tokens(&self, body: &Value) -> Option<u64> {
@@ -87,6 +149,33 @@ pub trait Api: Send + Sync {
     fn cached_within_prompt(&self) -> bool {
         true
     }
+    /// Whether the API takes a conversation as messages (the server applies the chat
+    /// template); otherwise a conversation's history is sent as a prompt.
+    fn takes_messages(&self) -> bool {
+        false
+    }
+    /// The headers the API needs besides the body's content type: the API key as it takes
+    /// it (`Authorization: Bearer` unless it says otherwise).
+    fn headers(&self, api_key: Option<&str>) -> Vec<(String, String)> {
+        let bearer = |k: &str| ("authorization".to_string(), format!("Bearer {k}"));
+        api_key.map(bearer).into_iter().collect()
+    }
+}
+
+/// An API whose answer streams as server-sent events.
+pub trait Streamed: Send + Sync {
+    /// Reads one event. The terminator and error events are handled here too.
+    fn parse<'a>(&self, event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError>;
+}
+
+/// An API whose answer is one JSON document.
+pub trait Whole: Send + Sync {
+    /// The inputs `body` (as sent) carries, each answered separately (an embeddings
+    /// request's list); `None` for an answer that generates text.
+    fn inputs(&self, body: &Value) -> Option<u64>;
+    /// Reads the answer to `body` (as sent): a server's error object, an answer that is not
+    /// the API's, or one that does not answer every input is an error.
+    fn read(&self, answer: &[u8], body: &Value) -> Result<Answered, EventError>;
 }
 
 /// Merges `extra` into `body`: objects merge key by key (recursively), anything else replaces.
@@ -106,6 +195,7 @@ pub fn merge_json(body: &mut Value, extra: &Value) {
     }
 }
 
+/// An event (or answer) that cannot be read, quoting its start.
 pub(super) fn malformed(data: &str, err: impl std::fmt::Display) -> EventError {
     let excerpt: String = data.chars().take(120).collect();
     (
@@ -114,8 +204,21 @@ pub(super) fn malformed(data: &str, err: impl std::fmt::Display) -> EventError {
     )
 }
 
-/// An error object sent inside the stream: `{"error": ...}` or `{"object": "error", ...}`.
-fn server_error(
+/// A whole answer that cannot be read, quoting its start.
+pub(super) fn malformed_answer(answer: &[u8], err: impl std::fmt::Display) -> EventError {
+    let excerpt: String = String::from_utf8_lossy(&answer[..answer.len().min(480)])
+        .chars()
+        .take(120)
+        .collect();
+    (
+        FailureKind::MalformedAnswer,
+        format!("cannot read the answer ({err}): {excerpt}"),
+    )
+}
+
+/// An error object sent inside the stream (or as the answer): `{"error": ...}` or
+/// `{"object": "error", ...}`.
+pub(super) fn server_error(
     error: Option<&Value>,
     object: Option<&str>,
     message: Option<&str>,
@@ -136,13 +239,6 @@ fn server_error(
     ))
 }
 
-#[derive(Deserialize)]
-struct OaiUsage {
-    prompt_tokens: Option<Reported>,
-    completion_tokens: Option<Reported>,
-    prompt_tokens_details: Option<Value>,
-}
-
 /// `details.cached_tokens` of a usage object's details (any shape: what is not a count there
 /// is judged, not a parse error).
 pub(super) fn cached_in(details: Option<&Value>) -> Option<Reported> {
@@ -151,263 +247,54 @@ pub(super) fn cached_in(details: Option<&Value>) -> Option<Reported> {
         .and_then(Reported::of)
 }
 
-impl From<OaiUsage> for Usage {
-    fn from(u: OaiUsage) -> Self {
-        Usage {
-            prompt_tokens: u.prompt_tokens,
-            completion_tokens: u.completion_tokens,
-            cached_tokens: cached_in(u.prompt_tokens_details.as_ref()),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct OaiChunk<'a> {
-    #[serde(default, borrow)]
-    choices: Vec<OaiChoice<'a>>,
-    usage: Option<OaiUsage>,
-    error: Option<Value>,
-    #[serde(borrow)]
-    object: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    message: Option<Cow<'a, str>>,
-    timings: Option<Value>,
-    metrics: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct OaiChoice<'a> {
-    #[serde(default, borrow)]
-    text: Option<Cow<'a, str>>,
-    /// Anything but `null` ends the answer (its value is not read).
-    #[serde(default)]
-    finish_reason: Option<serde::de::IgnoredAny>,
-    #[serde(default, borrow)]
-    delta: Option<OaiDelta<'a>>,
-}
-
-#[derive(Deserialize)]
-struct OaiDelta<'a> {
-    #[serde(default, borrow)]
-    content: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    reasoning_content: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    reasoning: Option<Cow<'a, str>>,
-}
-
-fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, EventError> {
-    if data.trim() == "[DONE]" {
-        return Ok(Parsed {
-            done: true,
-            ..Parsed::default()
-        });
-    }
-    if let Some(text) = super::fast_event::openai(data) {
-        return Ok(Parsed {
-            content: Cow::Borrowed(text),
-            ..Parsed::default()
-        });
-    }
-    let chunk: OaiChunk<'a> = serde_json::from_str(data).map_err(|e| malformed(data, e))?;
-    if let Some(err) = server_error(
-        chunk.error.as_ref(),
-        chunk.object.as_deref(),
-        chunk.message.as_deref(),
-    ) {
-        return Err(err);
-    }
-    let mut parsed = Parsed {
-        timings: chunk.timings,
-        request_metrics: chunk.metrics.filter(Value::is_object),
-        // The final usage chunk: usage on a chunk without choices.
-        finished: chunk.choices.is_empty() && chunk.usage.is_some(),
-        ..Parsed::default()
-    };
-    if let Some(choice) = chunk.choices.into_iter().next() {
-        parsed.finished |= choice.finish_reason.is_some();
-        if let Some(text) = choice.text {
-            parsed.content = text;
-        }
-        if let Some(delta) = choice.delta {
-            parsed.content = delta.content.unwrap_or_default();
-            parsed.reasoning = delta
-                .reasoning_content
-                .or(delta.reasoning)
-                .unwrap_or_default();
-        }
-        // A usage object on a chunk that has choices is vLLM's continuous usage (or
-        // llama.cpp's usage on its finish chunk): cumulative.
-        if let Some(u) = &chunk.usage {
-            parsed.cumulative_completion_tokens = u.completion_tokens.and_then(Reported::count);
-        }
-    }
-    parsed.usage = chunk.usage.map(Usage::from);
-    Ok(parsed)
-}
-
-fn stream_options(body: &mut Value, spec: &BodySpec) {
-    body["stream"] = json!(true);
-    body["stream_options"] = json!({"include_usage": true});
-    body["temperature"] = json!(0.0);
-    if spec.ignore_eos {
-        body["ignore_eos"] = json!(true);
-    }
-}
-
-/// OpenAI `POST /v1/completions` (vLLM, SGLang, llama.cpp, TensorRT-LLM, ...).
-pub struct OpenAiCompletions;
-
-impl Api for OpenAiCompletions {
-    fn body(&self, spec: &BodySpec) -> Value {
-        let mut body =
-            json!({"model": spec.model, "prompt": spec.prompt, "max_tokens": spec.max_tokens});
-        stream_options(&mut body, spec);
-        body
-    }
-    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
-        parse_openai(data)
-    }
-}
-
-/// OpenAI `POST /v1/chat/completions`. `max_tokens` is sent (not `max_completion_tokens`):
-/// every self-hosted server accepts it.
-pub struct OpenAiChat;
-
-impl Api for OpenAiChat {
-    fn body(&self, spec: &BodySpec) -> Value {
-        let messages = spec
-            .messages
-            .cloned()
-            .unwrap_or_else(|| json!([{"role": "user", "content": spec.prompt}]));
-        let mut body =
-            json!({"model": spec.model, "messages": messages, "max_tokens": spec.max_tokens});
-        stream_options(&mut body, spec);
-        body
-    }
-    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
-        parse_openai(data)
-    }
-    /// `max_completion_tokens` wins over `max_tokens` where both are set (as in vLLM).
-    fn max_tokens(&self, body: &Value) -> Option<u64> {
-        let limit = body.get("max_completion_tokens").filter(|v| !v.is_null());
-        limit.or_else(|| body.get("max_tokens"))?.as_u64()
-    }
-}
-
-#[derive(Deserialize)]
-struct TgiEvent<'a> {
-    #[serde(borrow)]
-    token: Option<TgiToken<'a>>,
-    generated_text: Option<Value>,
-    details: Option<TgiDetails>,
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct TgiToken<'a> {
-    #[serde(borrow)]
-    text: Cow<'a, str>,
-    #[serde(default)]
-    special: bool,
-}
-
-#[derive(Deserialize)]
-struct TgiDetails {
-    generated_tokens: Option<Reported>,
-}
-
-/// Hugging Face TGI `POST /generate_stream`: one event per token; the last carries
-/// `generated_text` and, when asked for, `details.generated_tokens`. TGI has no ignore-EOS
-/// parameter, so `--ignore-eos` does not change its body.
-pub struct Tgi;
-
-impl Api for Tgi {
-    fn body(&self, spec: &BodySpec) -> Value {
-        json!({
-            "inputs": spec.prompt,
-            "parameters": {"max_new_tokens": spec.max_tokens, "details": true, "do_sample": false},
-        })
-    }
-    fn parse<'a>(&self, event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
-        let ev: TgiEvent<'a> = serde_json::from_str(data).map_err(|e| malformed(data, e))?;
-        if event == Some("error") || ev.error.is_some() {
-            return Err(server_error(ev.error.as_ref(), Some("error"), Some(data))
-                .unwrap_or((FailureKind::ServerError, data.to_string())));
-        }
-        let mut parsed = Parsed::default();
-        if let Some(token) = ev.token.filter(|t| !t.special) {
-            parsed.content = token.text;
-            parsed.tokens = Some(1);
-        }
-        if ev.generated_text.is_some_and(|g| !g.is_null()) {
-            parsed.done = true;
-        }
-        if let Some(n) = ev.details.and_then(|d| d.generated_tokens) {
-            parsed.usage = Some(Usage {
-                prompt_tokens: None,
-                completion_tokens: Some(n),
-                cached_tokens: None,
-            });
-        }
-        Ok(parsed)
-    }
-    fn max_tokens(&self, body: &Value) -> Option<u64> {
-        body.get("parameters")?.get("max_new_tokens")?.as_u64()
-    }
-}
-
-#[derive(Deserialize)]
-struct LlamaEvent<'a> {
-    #[serde(default, borrow)]
-    content: Cow<'a, str>,
-    tokens: Option<Vec<Value>>,
-    #[serde(default)]
-    stop: bool,
-    tokens_predicted: Option<Reported>,
-    tokens_evaluated: Option<Reported>,
-    timings: Option<Value>,
-    error: Option<Value>,
-}
-
-/// llama.cpp native `POST /completion`: `content` per event, `tokens` (ids) when the server
-/// sends them, and a final `stop: true` event with counts and `timings`.
-pub struct LlamaCpp;
-
-impl Api for LlamaCpp {
-    fn body(&self, spec: &BodySpec) -> Value {
-        let mut body = json!({"prompt": spec.prompt, "n_predict": spec.max_tokens, "stream": true, "temperature": 0.0});
-        if spec.ignore_eos {
-            body["ignore_eos"] = json!(true);
-        }
-        body
-    }
-    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
-        let ev: LlamaEvent<'a> = serde_json::from_str(data).map_err(|e| malformed(data, e))?;
-        if let Some(err) = server_error(ev.error.as_ref(), None, None) {
-            return Err(err);
-        }
-        let mut parsed = Parsed {
-            content: ev.content,
-            timings: ev.timings,
-            done: ev.stop,
-            ..Parsed::default()
+/// The conversation as a messages API sends it: the dataset's messages, else one user turn
+/// of the prompt, its media parts (each in the API's form by `part`) after the text. An error
+/// naming the part an API cannot carry (`part` gives `None`), or media given with messages.
+pub(super) fn messages(
+    spec: &BodySpec,
+    text: impl Fn(&str) -> Value,
+    part: impl Fn(&Part) -> Option<Value>,
+) -> Result<Value, EventError> {
+    if let Some(m) = spec.messages {
+        return match spec.parts {
+            [] => Ok(m.clone()),
+            _ => Err(unsendable("media parts beside a dataset's messages")),
         };
-        if !parsed.content.is_empty() {
-            parsed.tokens = ev.tokens.map(|t| t.len() as u32).filter(|&n| n > 0);
-        }
-        if ev.stop {
-            parsed.usage = Some(Usage {
-                prompt_tokens: ev.tokens_evaluated,
-                completion_tokens: ev.tokens_predicted,
-                cached_tokens: None,
-            });
-        }
-        Ok(parsed)
     }
-    /// `n_predict`; a negative one (unlimited) sets no limit.
-    fn max_tokens(&self, body: &Value) -> Option<u64> {
-        body.get("n_predict")?.as_u64()
+    Ok(json!([{"role": "user", "content": content(spec, text, part)?}]))
+}
+
+/// The user's content: the prompt as a string, or with media parts a list of content parts
+/// (the prompt's text first, as `text` writes it, then each part as `part` writes it).
+pub(super) fn content(
+    spec: &BodySpec,
+    text: impl Fn(&str) -> Value,
+    part: impl Fn(&Part) -> Option<Value>,
+) -> Result<Value, EventError> {
+    if spec.parts.is_empty() {
+        return Ok(json!(spec.prompt));
+    }
+    let mut parts = vec![text(spec.prompt)];
+    for p in spec.parts {
+        parts.push(part(p).ok_or_else(|| unsendable(p.kind()))?);
+    }
+    Ok(Value::Array(parts))
+}
+
+/// The failure of a request that holds what its API cannot carry (never sent).
+pub(super) fn unsendable(what: &str) -> EventError {
+    (
+        FailureKind::Prompt,
+        format!("the request holds {what}, which this API cannot carry: not sent"),
+    )
+}
+
+/// A request with media parts to an API that takes only a prompt: the error naming the
+/// first part; `Ok` without parts.
+pub(super) fn text_only(spec: &BodySpec) -> Result<(), EventError> {
+    match spec.parts.first() {
+        Some(p) => Err(unsendable(p.kind())),
+        None => Ok(()),
     }
 }
 
@@ -415,161 +302,61 @@ impl Api for LlamaCpp {
 mod tests {
     use super::*;
 
-    #[test]
-    fn openai_completion_chunks() {
-        let p = parse_openai(
-            r#"{"choices":[{"index":0,"text":" hi","finish_reason":null}],"usage":null}"#,
-        )
-        .unwrap();
-        assert_eq!(p.content, " hi");
-        assert!(p.has_output() && !p.done);
-        let u = parse_openai(
-            r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":7,"total_tokens":10}}"#,
-        )
-        .unwrap();
-        assert!(!u.has_output());
-        assert_eq!(
-            u.usage,
-            Some(Usage {
-                prompt_tokens: Some(Reported::Count(3)),
-                completion_tokens: Some(Reported::Count(7)),
-                cached_tokens: None,
-            })
-        );
-        assert!(parse_openai("[DONE]").unwrap().done);
-    }
-
-    #[test]
-    fn chat_role_chunk_is_not_output_and_reasoning_is() {
-        let role =
-            parse_openai(r#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#).unwrap();
-        assert!(!role.has_output());
-        let null =
-            parse_openai(r#"{"choices":[{"delta":{"role":"assistant","content":null}}]}"#).unwrap();
-        assert!(!null.has_output());
-        let r = parse_openai(r#"{"choices":[{"delta":{"reasoning_content":"hmm"}}]}"#).unwrap();
-        assert_eq!((r.reasoning.as_ref(), r.content.as_ref()), ("hmm", ""));
-        let finish =
-            parse_openai(r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#).unwrap();
-        assert!(!finish.has_output());
-        // Issue 23: what ends the answer besides `[DONE]`.
-        assert!(finish.finished && !finish.done);
-        let usage = parse_openai(r#"{"choices":[],"usage":{"completion_tokens":2}}"#).unwrap();
-        assert!(usage.finished);
-        let going = r#"{"choices":[{"delta":{"content":"a"},"finish_reason":null}],"usage":{"completion_tokens":1}}"#;
-        assert!(!parse_openai(going).unwrap().finished, "continuous usage");
-    }
-
-    #[test]
-    fn errors_in_stream_are_classified() {
-        let (k, m) = parse_openai(r#"{"error":{"message":"boom","code":500}}"#).unwrap_err();
-        assert_eq!(k, FailureKind::ServerError);
-        assert!(m.contains("boom"));
-        let (k, _) = parse_openai(r#"{"object":"error","message":"bad"}"#).unwrap_err();
-        assert_eq!(k, FailureKind::ServerError);
-        let (k, _) = parse_openai(r#"{"choices": [tru"#).unwrap_err();
-        assert_eq!(k, FailureKind::MalformedStream);
-        let (k, _) = Tgi
-            .parse(None, r#"{"error":"overloaded","error_type":"overloaded"}"#)
-            .unwrap_err();
-        assert_eq!(k, FailureKind::ServerError);
-    }
-
-    #[test]
-    fn tgi_tokens_and_details() {
-        let p = Tgi.parse(None, r#"{"index":1,"token":{"id":5,"text":" a","logprob":-0.1,"special":false},"generated_text":null,"details":null}"#).unwrap();
-        assert_eq!(
-            (p.content.as_ref(), p.tokens, p.done),
-            (" a", Some(1), false)
-        );
-        let last = Tgi.parse(None, r#"{"index":2,"token":{"id":6,"text":" b","special":false},"generated_text":" a b","details":{"finish_reason":"length","generated_tokens":2,"seed":null}}"#).unwrap();
-        assert!(last.done);
-        assert_eq!(
-            last.usage.unwrap().completion_tokens,
-            Some(Reported::Count(2))
-        );
-    }
-
-    #[test]
-    fn llamacpp_native_events() {
-        let p = LlamaCpp
-            .parse(None, r#"{"content":"日本","tokens":[1,2],"stop":false}"#)
-            .unwrap();
-        assert_eq!((p.content.as_ref(), p.tokens), ("日本", Some(2)));
-        let last = LlamaCpp.parse(None, r#"{"content":"","tokens":[],"stop":true,"tokens_predicted":9,"tokens_evaluated":4,"timings":{"predicted_per_token_ms":7.5}}"#).unwrap();
-        assert!(last.done && !last.has_output());
-        assert_eq!(
-            last.usage,
-            Some(Usage {
-                prompt_tokens: Some(Reported::Count(4)),
-                completion_tokens: Some(Reported::Count(9)),
-                cached_tokens: None,
-            })
-        );
-        assert!(last.timings.is_some());
-    }
-
-    /// Issue 6: llama.cpp's `timings` is read on every API. Lines as the real server sends them.
-    #[test]
-    fn llamacpp_timings_are_read_on_every_api() {
-        // /v1/completions: in the chunk that carries `finish_reason` (and usage).
-        let completion = r#"{"choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"length"}],"object":"text_completion","usage":{"completion_tokens":4,"prompt_tokens":2,"total_tokens":6,"prompt_tokens_details":{"cached_tokens":0}},"timings":{"cache_n":0,"prompt_n":2,"prompt_ms":22.236,"predicted_n":4,"predicted_ms":35.651,"predicted_per_token_ms":11.883666666666668}}"#;
-        let usage = parse_openai(completion).unwrap().usage.unwrap();
-        assert_eq!(usage.cached_tokens, Some(Reported::Count(0)));
-        // /v1/chat/completions: in the usage-only chunk after the finish chunk.
-        let chat = r#"{"choices":[],"object":"chat.completion.chunk","usage":{"completion_tokens":3,"prompt_tokens":31,"total_tokens":34},"timings":{"cache_n":0,"prompt_n":31,"prompt_ms":244.785,"predicted_n":3,"predicted_ms":24.991,"predicted_per_token_ms":12.4955}}"#;
-        // /completion (native): in the `stop: true` event.
-        let native = r#"{"index":0,"content":"","tokens":[],"stop":true,"tokens_predicted":3,"tokens_evaluated":1,"timings":{"cache_n":0,"prompt_n":1,"prompt_ms":18.259,"predicted_n":3,"predicted_ms":33.023,"predicted_per_token_ms":16.5115}}"#;
-        for (api, data, per_token) in [
-            (
-                &OpenAiCompletions as &dyn Api,
-                completion,
-                11.883666666666668,
-            ),
-            (&OpenAiChat, chat, 12.4955),
-            (&LlamaCpp, native, 16.5115),
-        ] {
-            let p = api.parse(None, data).unwrap();
-            let t = p.timings.as_ref().expect("timings read");
-            assert_eq!(t["predicted_per_token_ms"], per_token, "{data}");
-            assert!(!p.has_output());
-            assert!(p.usage.is_some());
+    fn spec<'a>(parts: &'a [Part], messages: Option<&'a Value>) -> BodySpec<'a> {
+        BodySpec {
+            model: "m",
+            prompt: "look",
+            batch: &[],
+            messages,
+            parts,
+            max_tokens: 3,
+            ignore_eos: false,
         }
+    }
+
+    /// Issue 24: a request's input carries media parts beside its text; a messages API
+    /// writes them as content parts in its own form, and a part an API cannot carry is a
+    /// failure of kind `prompt` naming it.
+    #[test]
+    fn issue_24_media_parts_are_content_parts_or_a_named_refusal() {
+        let image = Part::Image {
+            url: "data:image/png;base64,iVBO".into(),
+        };
+        let audio = Part::Audio {
+            data: "UklG".into(),
+            format: "wav".into(),
+        };
+        let parts = [image.clone(), audio.clone()];
+        let text = |t: &str| json!({"type": "text", "text": t});
+        let only_images = |p: &Part| match p {
+            Part::Image { url } => Some(json!({"type": "image_url", "image_url": {"url": url}})),
+            Part::Audio { .. } => None,
+        };
+        let m = messages(&spec(&parts[..1], None), text, only_images).unwrap();
+        assert_eq!(m[0]["content"][0]["text"], "look");
+        assert_eq!(
+            m[0]["content"][1]["image_url"]["url"],
+            "data:image/png;base64,iVBO"
+        );
+        let (kind, why) = messages(&spec(&parts, None), text, only_images).unwrap_err();
+        assert_eq!(kind, FailureKind::Prompt);
+        assert!(why.contains("audio"), "{why}");
+        assert_eq!(
+            messages(&spec(&[], None), text, only_images).unwrap()[0]["content"],
+            "look"
+        );
+        let dataset = json!([{"role": "user", "content": "hi"}]);
+        assert!(messages(&spec(&parts[..1], Some(&dataset)), text, only_images).is_err());
+        assert!(text_only(&spec(&[audio], None)).is_err());
+        assert!(text_only(&spec(&[], None)).is_ok());
     }
 
     #[test]
     fn extra_body_merges_recursively() {
-        let mut body = Tgi.body(&BodySpec {
-            model: "m",
-            prompt: "p",
-            messages: None,
-            max_tokens: 3,
-            ignore_eos: false,
-        });
+        let mut body = json!({"parameters": {"max_new_tokens": 3}});
         merge_json(&mut body, &json!({"parameters": {"top_k": 5}, "x": 1}));
         assert_eq!(body["parameters"]["max_new_tokens"], 3);
         assert_eq!(body["parameters"]["top_k"], 5);
         assert_eq!(body["x"], 1);
-    }
-
-    /// Issue 15: vLLM's per-request `metrics` object (with `--enable-per-request-metrics`,
-    /// in the final usage chunk) is kept verbatim on both OpenAI APIs; anything but an object
-    /// is ignored.
-    #[test]
-    fn vllm_per_request_metrics_are_read() {
-        let m = r#"{"time_to_first_token_ms":96.5,"queue_time_ms":30.25,"generation_time_ms":400,"mean_itl_ms":10.1,"tokens_per_second":99}"#;
-        for api in [&OpenAiCompletions as &dyn Api, &OpenAiChat] {
-            let data = format!(
-                r#"{{"choices":[],"usage":{{"prompt_tokens":2,"completion_tokens":3}},"metrics":{m}}}"#
-            );
-            let p = api.parse(None, &data).unwrap();
-            let got = p.request_metrics.expect("metrics kept");
-            assert_eq!(got["queue_time_ms"], 30.25);
-            assert_eq!(got["time_to_first_token_ms"], 96.5);
-            let odd = api
-                .parse(None, r#"{"choices":[],"metrics":"n/a"}"#)
-                .unwrap();
-            assert_eq!(odd.request_metrics, None);
-        }
     }
 }

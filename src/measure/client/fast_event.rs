@@ -119,7 +119,9 @@ impl<'a> Found<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api::{Api, OpenAiChat, OpenAiCompletions, Parsed};
+    use super::super::api::{Parsed, Streamed};
+    use super::super::apis::chat::OpenAiChat;
+    use super::super::apis::completions::OpenAiCompletions;
     use super::*;
     use proptest::prelude::*;
     use std::borrow::Cow;

@@ -2,15 +2,19 @@
 //!
 //! [`Client::send`] never fails: whatever the server does (refuses, errors, stalls, cuts the
 //! stream, sends garbage) ends up in the record's `outcome`. It does not aggregate, print,
-//! or retry. The wire formats live in [`api`]; the SSE framing in `crate::measure::sse`. Measured
-//! requests to `http://` servers go over the lean HTTP/1.1 transport in `http1`, others over
-//! reqwest; both feed one body-reading loop (`Body`).
+//! or retry. The request shape lives in [`api`], each server API's wire format in a file of
+//! `apis/` (whose `mod.rs` maps a backend to its API), the SSE framing in
+//! `crate::measure::sse`. Measured requests to `http://` servers go over the lean HTTP/1.1
+//! transport in `http1`, others over reqwest; both feed one body-reading loop (`Body`,
+//! `exchange.rs`), in the shape the API answers in: events as they arrive, or one JSON
+//! answer read whole.
 //!
 //! Timestamps: over the lean transport `sent_ns` is the user-space time just before the
 //! request's first byte is written, after a new connection's TCP connect (timed on its own,
 //! `connect_start_ns`..`connect_end_ns`); over reqwest (https), which does not say when its
 //! pool connects, it is the time the request is handed to reqwest. Every output chunk's time
-//! is the arrival of the read that completed it, so events read together share one timestamp. Over the lean transport that arrival is the kernel's
+//! is the arrival of the read that completed it, so events read together share one timestamp
+//! (a whole answer is one chunk, at the arrival of its last byte). Over the lean transport that arrival is the kernel's
 //! receive stamp of the read's newest byte (`crate::measure::rxtime`; the read time where the kernel gave
 //! none), so a busy or descheduled client does not delay it; over reqwest (HTTPS) it is the time
 //! the read returned in user space.
@@ -20,47 +24,50 @@
 //! record or a message keeps is cleared of the user's secrets first (`scrub`).
 
 pub mod api;
-mod backends;
-pub use backends::chat_template;
+mod apis;
+pub use apis::chat_template;
 mod body;
+mod exchange;
 mod fast_event;
 mod http1;
 mod scrub;
 mod stream;
-mod typed;
 pub mod usage;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
-use reqwest::Response;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::url::{join_url, redact_url};
 use crate::config::RunConfig;
 use crate::measure::clock::Clock;
-use crate::measure::error::{describe, ClientError};
+use crate::measure::error::{describe, ClientError, SideChannelError};
 use crate::measure::record::{FailureKind, Outcome, RequestRecord};
-use crate::measure::sse::SseParser;
 use crate::tokenizer::chat_template::ChatTemplate;
 use crate::tokenizer::Tokenizer;
-use api::{Api, BodySpec};
+pub use api::Part;
+use api::{Answer, Api, BodySpec};
 pub use body::read_at_most;
-use body::{lean_failure, Body};
 use stream::{Bounds, Stream};
 
 /// One request to send, as built by the workload.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RequestSpec {
     pub id: u64,
     pub prompt: String,
     /// Chat messages, when the dataset gave them (chat API only; others send `prompt`).
     pub messages: Option<serde_json::Value>,
-    /// Prompt length under servebench's tokenizer (or as requested), when known.
+    /// Further inputs sent with `prompt` in this one request, for an API that takes a list
+    /// (an embeddings batch of `--embedding-batch-size`); empty for every other request.
+    pub batch: Vec<String>,
+    /// Media sent beside `prompt` as content parts of its user message (images, audio), for
+    /// the APIs that take them; a request holding one for another API fails unsent.
+    pub parts: Vec<Part>,
+    /// Prompt length under servebench's tokenizer (or as requested), when known; a batch's
+    /// inputs together.
     pub input_len: Option<u64>,
     pub output_len: u64,
     pub warmup: bool,
@@ -138,6 +145,8 @@ struct Limits {
     max_error_body: usize,
     /// Bytes of generated text kept per request.
     max_text: usize,
+    /// Bytes of a whole (non-streamed) answer read.
+    max_answer: usize,
 }
 
 impl Client {
@@ -154,20 +163,20 @@ impl Client {
         // The API's own headers (the key's, `anthropic-version`), then the user's: a user's
         // header replaces a default of the same name, as in reqwest's default-header map.
         let user = |name: &str| (secrets.headers.iter()).any(|(k, _)| k.eq_ignore_ascii_case(name));
-        let mut lean_headers: Vec<(String, String)> =
-            backends::default_headers(cfg.backend, secrets.api_key.as_deref())
-                .into_iter()
-                .filter(|(k, _)| !user(k))
-                .collect();
+        let api = apis::for_backend(cfg.backend);
+        let mut lean_headers: Vec<(String, String)> = (api.headers(secrets.api_key.as_deref()))
+            .into_iter()
+            .filter(|(k, _)| !user(k))
+            .collect();
         lean_headers.extend(secrets.headers.iter().cloned());
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         for (k, v) in &lean_headers {
             let name = HeaderName::from_bytes(k.as_bytes())
-                .map_err(|_| ClientError(format!("invalid header name '{k}'")))?;
+                .map_err(|_| ClientError::HeaderName(k.clone()))?;
             // The value is never shown: it may be the API key.
-            let value = HeaderValue::from_str(v)
-                .map_err(|_| ClientError(format!("invalid value for header '{k}'")))?;
+            let value =
+                HeaderValue::from_str(v).map_err(|_| ClientError::HeaderValue(k.clone()))?;
             headers.insert(name, value);
         }
         let http = reqwest::Client::builder()
@@ -181,7 +190,7 @@ impl Client {
             .redirect(reqwest::redirect::Policy::none())
             .tls_danger_accept_invalid_certs(cfg.insecure)
             .build()
-            .map_err(|e| ClientError(e.to_string()))?;
+            .map_err(|e| ClientError::Build(e.to_string()))?;
         let base_url = secrets.base_url.clone().unwrap_or(cfg.base_url.clone());
         let url = join_url(
             &base_url,
@@ -194,7 +203,7 @@ impl Client {
             url: redact_url(&url),
             target: url,
             base_url,
-            api: backends::for_backend(cfg.backend),
+            api,
             model: cfg.model.clone(),
             ignore_eos: cfg.ignore_eos,
             extra_body: cfg.extra_body.clone(),
@@ -207,6 +216,7 @@ impl Client {
                 max_event: usize::try_from(cfg.max_event_bytes).unwrap_or(usize::MAX),
                 max_error_body: usize::try_from(cfg.max_error_body_bytes).unwrap_or(usize::MAX),
                 max_text: usize::try_from(cfg.max_generated_text_bytes).unwrap_or(usize::MAX),
+                max_answer: usize::try_from(cfg.max_answer_bytes()).unwrap_or(usize::MAX),
             },
             time_scale: AtomicU64::new(cfg.time_scale.to_bits()),
             scrub: scrub::Scrubber::new(
@@ -262,37 +272,38 @@ impl Client {
         base_url: &str,
         path: &str,
         body: &serde_json::Value,
-    ) -> Result<serde_json::Value, String> {
+    ) -> Result<serde_json::Value, SideChannelError> {
         let url = join_url(base_url, path);
         let shown = redact_url(&url);
-        let body = serde_json::to_vec(body).map_err(|e| e.to_string())?;
+        let failed = |e: reqwest::Error| SideChannelError::Send {
+            url: shown.clone(),
+            why: describe(&e.without_url()),
+        };
+        // A `Value` always serializes.
+        let body = serde_json::to_vec(body).unwrap_or_default();
         let body_len = body.len();
-        let resp = self
-            .http
-            .post(&url)
-            .body(body)
-            .timeout(Duration::from_secs(60))
-            .send()
-            .await
-            .map_err(|e| format!("POST {shown}: {}", describe(&e.without_url())))?;
+        let req = self.http.post(&url).body(body);
+        let resp = (req.timeout(Duration::from_secs(60)).send().await).map_err(failed)?;
         let status = resp.status();
         // An answer is proportional to what was asked (a token id per prompt byte at most).
         let max = SIDE_ANSWER_MAX.max(body_len.saturating_mul(64));
-        let (bytes, over) = read_at_most(resp, max)
-            .await
-            .map_err(|e| format!("POST {shown}: {}", describe(&e.without_url())))?;
+        let (bytes, over) = read_at_most(resp, max).await.map_err(failed)?;
         if over && status.is_success() {
-            return Err(format!("POST {shown}: the answer is over {max} bytes"));
+            return Err(SideChannelError::TooLong { url: shown, max });
         }
         if !status.is_success() {
             // Secrets out before the excerpt is cut, so none is left half-hidden.
             let text = String::from_utf8_lossy(&bytes);
-            return Err(format!(
-                "POST {shown}: HTTP {status}: {}",
-                self.scrub.text(&text).chars().take(200).collect::<String>()
-            ));
+            return Err(SideChannelError::Status {
+                url: shown,
+                status: status.to_string(),
+                excerpt: self.scrub.text(&text).chars().take(200).collect(),
+            });
         }
-        serde_json::from_slice(&bytes).map_err(|e| format!("POST {shown}: not JSON: {e}"))
+        serde_json::from_slice(&bytes).map_err(|e| SideChannelError::NotJson {
+            url: shown,
+            why: e.to_string(),
+        })
     }
 
     /// Sets the server's clock speed-up when it is learnt after the client was made (an
@@ -340,23 +351,30 @@ impl Client {
         written: Written<'_>,
     ) -> RequestRecord {
         let limit = limit.unwrap_or(self.timeout);
-        let mut body = self.api.body(&BodySpec {
+        let built = self.api.body(&BodySpec {
             model: &self.model,
             prompt: &spec.prompt,
+            batch: &spec.batch,
             messages: spec.messages.as_ref(),
+            parts: &spec.parts,
             max_tokens: spec.output_len,
             ignore_eos: self.ignore_eos,
         });
+        let mut body = match built {
+            Ok(body) => body,
+            Err((kind, why)) => return unsent(spec, scheduled_ns, clock.now_ns(), kind, why),
+        };
         if let Some(extra) = &self.extra_body {
             api::merge_json(&mut body, extra);
         }
         let max_tokens = self.api.max_tokens(&body);
-        let body = serde_json::to_vec(&body).unwrap_or_default();
+        let request = serde_json::to_vec(&body).unwrap_or_default();
         // The body bounds the prompt's tokens, unless the prompt has parts that are not text.
-        let text_only = !(spec.messages.as_ref()).is_some_and(usage::has_non_text_parts);
+        let text_only = spec.parts.is_empty()
+            && !(spec.messages.as_ref()).is_some_and(usage::has_non_text_parts);
         let bounds = Bounds {
             max_tokens,
-            prompt_bytes: text_only.then_some(body.len() as u64),
+            prompt_bytes: text_only.then_some(request.len() as u64),
             cached_within_prompt: self.api.cached_within_prompt(),
         };
         // A conversation's turn keeps its reply: the next turn's history holds it.
@@ -372,6 +390,9 @@ impl Client {
             bounds,
         );
         state.rec.designed_cached_tokens = spec.designed_cached;
+        if let Answer::Whole(api) = self.api.answer() {
+            state.answered_whole(api.inputs(&body));
+        }
         // A lean response read to the server's final event, for its connection's reuse.
         let mut finished = None;
         state.rec.sent_ns = clock.now_ns();
@@ -379,7 +400,7 @@ impl Client {
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => Outcome::failed(FailureKind::Cancelled, "run stopped while the request was in flight"),
-            o = self.exchange(body, &mut state, clock, &mut finished, (sent_at, limit, written)) => o,
+            o = self.exchange((request, &body), &mut state, clock, &mut finished, (sent_at, limit, written)) => o,
         };
         let end_ns = clock.now_ns();
         // Everything after the last chunk's timestamp (counting the text with the tokenizer,
@@ -415,254 +436,34 @@ impl Client {
         }
         record
     }
+}
 
-    /// Sends the request and reads its response; a lean response that reached the server's
-    /// final event is left in `finished`. Every wait is bounded: the whole exchange by `limit`
-    /// from `sent_at` (`timeout`), until the body's first byte by the first-byte limit, after
-    /// it by the idle limit between two reads (a `stall`); one timer serves all three, moved
-    /// only when it fires (not once per read), so a read polls no other timer.
-    async fn exchange(
-        &self,
-        request: Vec<u8>,
-        state: &mut Stream<'_>,
-        clock: &Clock,
-        finished: &mut Option<http1::Response>,
-        (sent_at, limit, written): (Instant, Duration, Written<'_>),
-    ) -> Outcome {
-        let limits = self.limits;
-        let end = sent_at + limit;
-        let timed_out = || {
-            Outcome::failed(
-                FailureKind::Timeout,
-                format!("no complete answer within {:.1} s", limit.as_secs_f64()),
-            )
-        };
-        let first_byte = sent_at + limits.first_byte;
-        let mut wait = std::pin::pin!(tokio::time::sleep_until(first_byte.min(end)));
-        let opened = tokio::select! {
-            biased;
-            o = self.open(request, written, state) => o,
-            () = &mut wait => return if first_byte < end { no_first_byte(limits.first_byte) } else { timed_out() },
-        };
-        let mut body = match opened {
-            Ok(body) => body,
-            Err(failure) => return failure,
-        };
-        if let Body::Lean(r) = &body {
-            let rec = &mut state.rec;
-            rec.sent_ns = clock.ns_at(r.phase.written);
-            rec.connection_reused = Some(r.phase.connect.is_none());
-            if let Some((began, done)) = r.phase.connect {
-                rec.connect_start_ns = Some(clock.ns_at(began));
-                rec.connect_end_ns = Some(clock.ns_at(done));
-            }
-        }
-        let status = body.status();
-        state.rec.http_status = Some(status);
-        if !(200..300).contains(&status) {
-            // Secrets out of what the server sent before any excerpt is cut.
-            let clean = |s: String| self.scrub.text(&s).into_owned();
-            let location = body.location().map(clean);
-            let retry_after = body.retry_after().map(clean);
-            let read = body.error_text(limits.max_error_body);
-            let until = (Instant::now() + limits.idle).min(end);
-            let text = tokio::time::timeout_at(until, read)
-                .await
-                .unwrap_or_default();
-            let excerpt: String = self.scrub.text(&text).chars().take(200).collect();
-            // As reqwest's status shows: the code and its standard reason.
-            let status = reqwest::StatusCode::from_u16(status)
-                .map_or_else(|_| status.to_string(), |s| s.to_string());
-            // No redirect is followed (it would carry the API key and headers elsewhere).
-            if let Some(target) = location {
-                return Outcome::failed(
-                    FailureKind::HttpStatus,
-                    format!(
-                        "HTTP {status}: redirect to {} not followed (servebench follows no redirect: give the final URL)",
-                        redact_url(&target)
-                    ),
-                );
-            }
-            // Not retried, and not waited for: the load is the load asked for, and a server
-            // that sheds part of it has that counted against it.
-            let advice = retry_after
-                .map(|v| {
-                    format!(
-                        " (Retry-After: {}, not retried)",
-                        v.chars().take(40).collect::<String>()
-                    )
-                })
-                .unwrap_or_default();
-            return Outcome::failed(
-                FailureKind::HttpStatus,
-                format!("HTTP {status}{advice}: {}", excerpt.trim()),
-            );
-        }
-        let mut parser = SseParser::with_limit(limits.max_event);
-        let api = self.api.as_ref();
-        // The last read's arrival; `None` until the body's first byte.
-        let mut last_read: Option<Instant> = None;
-        loop {
-            let next = tokio::select! {
-                biased;
-                next = body.next_chunk() => next,
-                () = &mut wait => {
-                    if Instant::now() >= end {
-                        return timed_out();
-                    }
-                    let Some(last) = last_read else {
-                        return no_first_byte(limits.first_byte);
-                    };
-                    let quiet = last.elapsed();
-                    if quiet >= limits.idle {
-                        return Outcome::failed(
-                            FailureKind::Stall,
-                            format!(
-                                "stream stalled: no data for {:.1} s (--idle-timeout)",
-                                quiet.as_secs_f64()
-                            ),
-                        );
-                    }
-                    wait.as_mut().reset((last + limits.idle).min(end));
-                    continue;
-                }
-            };
-            match next {
-                Ok(Some((bytes, arrived))) => {
-                    let at = arrived.unwrap_or_else(Instant::now);
-                    if last_read.replace(at).is_none() {
-                        wait.as_mut().reset((at + limits.idle).min(end));
-                    }
-                    let t = arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at));
-                    let fed = parser.feed(bytes, &mut |name, data| {
-                        let read = state.event(api, name, data, t);
-                        read.map_err(|e| self.event_error(e, name, data))
-                    });
-                    if let Err((kind, msg)) = fed {
-                        return Outcome::failed(kind, msg);
-                    }
-                    if parser.too_long() {
-                        return Outcome::failed(
-                            FailureKind::MalformedStream,
-                            format!(
-                                "an SSE line or event longer than {} bytes (--max-event-size)",
-                                limits.max_event
-                            ),
-                        );
-                    }
-                    if state.done {
-                        body.keep(finished);
-                        return Outcome::Ok;
-                    }
-                }
-                Ok(None) => {
-                    let t = clock.now_ns();
-                    let fed = parser.finish(&mut |name, data| {
-                        let read = state.event(api, name, data, t);
-                        read.map_err(|e| self.event_error(e, name, data))
-                    });
-                    let truncated = match fed {
-                        Ok(truncated) => truncated,
-                        Err((kind, msg)) => return Outcome::failed(kind, msg),
-                    };
-                    // Without the terminator, a clean end after the chunk that ended the
-                    // answer is complete (servers that send no `[DONE]`; issue 23).
-                    return if state.done || (state.finished && !truncated) {
-                        body.keep(finished);
-                        Outcome::Ok
-                    } else if truncated {
-                        Outcome::failed(
-                            FailureKind::StreamBroken,
-                            "stream ended in the middle of an event",
-                        )
-                    } else {
-                        Outcome::failed(
-                            FailureKind::StreamBroken,
-                            "stream ended before the server signalled completion (no terminator, and no chunk ended the answer)",
-                        )
-                    };
-                }
-                Err(failure) => return failure,
-            }
-        }
-    }
-
-    /// An event's failure, its excerpt of the event taken from the event without the user's
-    /// secrets: an event that holds one is read again with them replaced, so the excerpt
-    /// cannot cut a secret in two (issue 23).
-    fn event_error(&self, e: api::EventError, name: Option<&str>, data: &str) -> api::EventError {
-        let clean = self.scrub.text(data);
-        if matches!(clean, std::borrow::Cow::Borrowed(_)) {
-            return e;
-        }
-        match self.api.parse(name, &clean) {
-            Err(again) => again,
-            Ok(_) => (
-                e.0,
-                "the event held a secret given to servebench: not quoted".into(),
-            ),
-        }
-    }
-
-    /// Sends the request over either transport, up to the response head.
-    async fn open(
-        &self,
-        request: Vec<u8>,
-        written: Written<'_>,
-        state: &mut Stream<'_>,
-    ) -> Result<Body, Outcome> {
-        let retried = &mut state.rec.connection_retries;
-        match &self.lean {
-            Some(lean) => match lean.post_noting(&request, retried, written).await {
-                Ok(r) => Ok(Body::Lean(r)),
-                Err(e) => Err(lean_failure(e)),
-            },
-            None => match self.send_reqwest(request, written).await {
-                Ok(r) => Ok(Body::Reqwest(r, Bytes::new())),
-                Err(e) => {
-                    // reqwest's message names the URL, which may hold credentials.
-                    let e = e.without_url();
-                    Err(Outcome::failed(classify(&e), describe(&e)))
-                }
-            },
-        }
-    }
-
-    /// The request through reqwest (HTTPS). Never sent again here: hyper-util already resends
-    /// a request that never left (its connection found closed before the request was
-    /// written), and one that did may have reached the server.
-    async fn send_reqwest(&self, body: Vec<u8>, w: Written<'_>) -> reqwest::Result<Response> {
-        w.inspect(|w| w());
-        self.http.post(&self.target).body(body).send().await
+/// The record of a request whose body could not be built (it holds what its API cannot
+/// carry): failed with `kind` and `why` at `now_ns`, never sent.
+fn unsent(
+    spec: &RequestSpec,
+    scheduled_ns: u64,
+    now_ns: u64,
+    kind: FailureKind,
+    why: String,
+) -> RequestRecord {
+    RequestRecord {
+        id: spec.id,
+        warmup: spec.warmup,
+        scheduled_ns,
+        sent_ns: now_ns,
+        end_ns: now_ns,
+        outcome: Outcome::failed(kind, why),
+        input_len_requested: spec.input_len,
+        output_len_requested: Some(spec.output_len),
+        designed_cached_tokens: spec.designed_cached,
+        ..RequestRecord::default()
     }
 }
 
 /// The most a side channel's JSON answer (`/sim/info`, `/sim/stats`, a small `/tokenize`)
 /// may hold; a larger one is refused rather than read whole.
 const SIDE_ANSWER_MAX: usize = 1 << 20;
-
-/// The failure of a response whose body did not start within the first-byte limit.
-fn no_first_byte(limit: Duration) -> Outcome {
-    Outcome::failed(
-        FailureKind::Timeout,
-        format!(
-            "no response within {:.1} s of sending (--first-byte-timeout)",
-            limit.as_secs_f64()
-        ),
-    )
-}
-
-fn classify(e: &reqwest::Error) -> FailureKind {
-    if e.is_connect() {
-        FailureKind::Connect
-    } else if e.is_timeout() {
-        FailureKind::Timeout
-    } else if e.is_body() || e.is_decode() {
-        FailureKind::StreamBroken
-    } else {
-        FailureKind::Other
-    }
-}
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests;

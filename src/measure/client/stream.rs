@@ -2,11 +2,14 @@
 //! events' token counts, the generated text (kept up to `--max-generated-text` bytes, and
 //! counted with the model's tokenizer in pieces so a long answer is never held whole for it),
 //! and what the server reported about the request, judged at the end (`usage`) before the
-//! record's counts are chosen. Knows nothing of sockets or HTTP: `super` feeds it parsed events.
+//! record's counts are chosen. A whole (non-streamed) answer is one output chunk, at the
+//! arrival of its last byte, carrying all its text ([`Stream::whole`]); one that answers each
+//! input (embeddings) generates nothing: its record counts its inputs and no output. Knows
+//! nothing of sockets or HTTP: `super` feeds it parsed events or the answer read whole.
 
 use std::time::Duration;
 
-use crate::measure::client::api::{Api, EventError};
+use crate::measure::client::api::{Answered, EventError, Streamed, Usage};
 use crate::measure::client::usage::{self, Claims, Reported, Seen, TOKENS_PER_EVENT};
 use crate::measure::record::{FailureKind, Implausible, Outcome, RequestRecord, TokenSource};
 use crate::tokenizer::Tokenizer;
@@ -55,6 +58,8 @@ pub(super) struct Stream<'a> {
     /// An event ended the answer (a `finish_reason`, the final usage): a body that ends
     /// cleanly after it is complete without the terminator (issue 23).
     pub(super) finished: bool,
+    /// The answer comes whole (not streamed): it has no terminator.
+    whole: bool,
 }
 
 impl<'a> Stream<'a> {
@@ -101,6 +106,47 @@ impl<'a> Stream<'a> {
             tokenizer,
             done: false,
             finished: false,
+            whole: false,
+        }
+    }
+
+    /// The answer will come whole; `inputs`: the inputs the request carries, each answered
+    /// separately (an embeddings batch), when it generates nothing.
+    pub(super) fn answered_whole(&mut self, inputs: Option<u64>) {
+        self.whole = true;
+        if inputs.is_some() {
+            self.rec.inputs = inputs;
+            self.rec.output_len_requested = None;
+        }
+    }
+
+    /// The whole answer, read at `t`: one output chunk at `t` with all its text.
+    pub(super) fn whole(&mut self, a: Answered, t: u64) {
+        self.events = 1;
+        self.rec.chunk_ns.push(t);
+        if !a.content.is_empty() {
+            self.text_bytes = a.content.len() as u64;
+            self.rec.first_answer_ns = Some(t);
+            if self.saved.is_some() || self.uncounted.is_some() {
+                self.keep_text(&a.content);
+            }
+        }
+        if let Some(u) = a.usage {
+            self.usage(u);
+        }
+        self.done = true;
+    }
+
+    /// The counts a server reported, each kept until a later report replaces it.
+    fn usage(&mut self, u: Usage) {
+        if u.completion_tokens.is_some() {
+            self.usage_output = u.completion_tokens;
+        }
+        if u.prompt_tokens.is_some() {
+            self.usage_prompt = u.prompt_tokens;
+        }
+        if u.cached_tokens.is_some() {
+            self.usage_cached = u.cached_tokens;
         }
     }
 
@@ -135,7 +181,7 @@ impl<'a> Stream<'a> {
 
     pub(super) fn event(
         &mut self,
-        api: &dyn Api,
+        api: &dyn Streamed,
         name: Option<&str>,
         data: &str,
         t: u64,
@@ -177,15 +223,7 @@ impl<'a> Stream<'a> {
             self.last_cumulative = Some(c);
         }
         if let Some(u) = p.usage {
-            if u.completion_tokens.is_some() {
-                self.usage_output = u.completion_tokens;
-            }
-            if u.prompt_tokens.is_some() {
-                self.usage_prompt = u.prompt_tokens;
-            }
-            if u.cached_tokens.is_some() {
-                self.usage_cached = u.cached_tokens;
-            }
+            self.usage(u);
         }
         if p.request_metrics.is_some() {
             self.rec.server_request_metrics = p.request_metrics;
@@ -215,10 +253,9 @@ impl<'a> Stream<'a> {
             outcome = Outcome::failed(FailureKind::NoOutput, "the stream carried no output token");
         }
         r.outcome = outcome;
-        // Whether the terminator came, for every response whose body was read.
-        r.done_marker = r
-            .http_status
-            .filter(|s| (200..300).contains(s))
+        // Whether the terminator came, for every streamed response whose body was read.
+        r.done_marker = (r.http_status)
+            .filter(|s| (200..300).contains(s) && !self.whole)
             .map(|_| self.done);
         if self.all_chunk_tokens_known && !self.chunk_tokens.is_empty() {
             r.chunk_tokens = Some(self.chunk_tokens);
@@ -229,7 +266,11 @@ impl<'a> Stream<'a> {
         let seen = Seen {
             events: self.events,
             text_bytes: self.text_bytes,
-            output_chunks: r.chunk_ns.len() as u64,
+            // A whole answer's one chunk carries output only when it has text.
+            output_chunks: match self.whole {
+                true => u64::from(self.text_bytes > 0),
+                false => r.chunk_ns.len() as u64,
+            },
             max_tokens: self.bounds.max_tokens,
             prompt_bytes: self.bounds.prompt_bytes,
             cached_within_prompt: self.bounds.cached_within_prompt,
@@ -258,6 +299,8 @@ impl<'a> Stream<'a> {
         // (a labelled fallback).
         (r.output_tokens, r.output_tokens_source) = match (judged.output, r.tokenizer_output_tokens)
         {
+            // An answer per input (embeddings) generates no token.
+            _ if r.inputs.is_some() => (Some(0), None),
             (Some(n), _) => (Some(n), Some(TokenSource::ServerUsage)),
             (None, Some(n)) => (Some(n), Some(TokenSource::Tokenizer)),
             (None, None) => {

@@ -1,7 +1,10 @@
 //! Tests of the client over real sockets on 127.0.0.1.
 
+use super::api::{Answered, Whole};
 use super::*;
+use crate::measure::record::TokenSource;
 use std::io::{Read, Write};
+use tokio::time::Instant;
 
 /// Answers two requests on one kept-alive connection with an SSE stream of three output
 /// events, each written `GAP` after the previous one; sends the instant before each write.
@@ -140,5 +143,185 @@ fn stamp_while_blocked() -> Result<(), String> {
         Err(format!(
             "chunks timestamped {late:+.2?} ms after their writes"
         ))
+    }
+}
+
+/// A non-streamed completion (`"stream": false`), written here as a new whole-answer API
+/// would be: the request shape's whole answer carries generated text and its counts too.
+struct WholeCompletions;
+
+impl Api for WholeCompletions {
+    fn body(&self, spec: &BodySpec) -> Result<serde_json::Value, api::EventError> {
+        let (prompt, max) = (spec.prompt, spec.max_tokens);
+        Ok(serde_json::json!({"prompt": prompt, "max_tokens": max, "stream": false}))
+    }
+    fn answer(&self) -> Answer<'_> {
+        Answer::Whole(self)
+    }
+}
+
+impl Whole for WholeCompletions {
+    fn inputs(&self, _body: &serde_json::Value) -> Option<u64> {
+        None
+    }
+    fn read(&self, answer: &[u8], _body: &serde_json::Value) -> Result<Answered, api::EventError> {
+        let v: serde_json::Value = serde_json::from_slice(answer)
+            .map_err(|e| (FailureKind::MalformedAnswer, e.to_string()))?;
+        let count = |k: &str| v["usage"].get(k).and_then(usage::Reported::of);
+        Ok(Answered {
+            content: v["choices"][0]["text"].as_str().unwrap_or_default().into(),
+            usage: Some(api::Usage {
+                prompt_tokens: count("prompt_tokens"),
+                completion_tokens: count("completion_tokens"),
+                cached_tokens: None,
+            }),
+        })
+    }
+}
+
+/// Answers one request on `listener` with a JSON body of `answer`, written in two pieces
+/// `GAP` apart; sends the instant before the second write.
+fn serve_whole(
+    listener: std::net::TcpListener,
+    answer: String,
+    sent: std::sync::mpsc::Sender<Instant>,
+) {
+    const GAP: Duration = Duration::from_millis(60);
+    let (mut conn, _) = listener.accept().unwrap();
+    conn.set_nodelay(true).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("\r\n\r\n") {
+        let n = conn.read(&mut buf).unwrap();
+        assert!(n > 0, "request cut short");
+        got.extend_from_slice(&buf[..n]);
+    }
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        answer.len()
+    );
+    let (first, second) = answer.split_at(answer.len() / 2);
+    conn.write_all(format!("{head}{first}").as_bytes()).unwrap();
+    std::thread::sleep(GAP);
+    sent.send(Instant::now()).unwrap();
+    // A client that stopped reading (an answer over its limit) may have closed already.
+    let _ = conn.write_all(second.as_bytes());
+    std::thread::sleep(GAP);
+}
+
+/// Issue 24: one request shape for every kind of endpoint. A whole (non-streamed) answer, here
+/// a completion written as a new whole-answer API would be, is one output chunk at the
+/// arrival of its last byte, with its text and counts; it has no stream terminator. An answer
+/// that is not the API's, or longer than `--max-answer-size`, is `malformed_answer`; a request
+/// holding media its API cannot carry fails unsent, by name.
+#[test]
+fn issue_24_a_whole_answer_is_one_chunk_at_its_last_byte() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let answer = r#"{"choices":[{"text":" a b c","finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":3}}"#;
+    let run = |answer: &str, max: Option<u64>, parts: Vec<Part>| {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let cfg = RunConfig {
+            base_url: format!("http://{}", listener.local_addr().unwrap()),
+            max_answer_size: max,
+            ..RunConfig::default()
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let answer = answer.to_string();
+        let server = std::thread::spawn(move || serve_whole(listener, answer, tx));
+        let clock = Clock::start();
+        let record = rt.block_on(async {
+            let mut client = Client::new(&cfg, &Secrets::default(), None, None).unwrap();
+            Arc::get_mut(&mut client).unwrap().api = Box::new(WholeCompletions);
+            let spec = RequestSpec {
+                prompt: "one two three".into(),
+                input_len: Some(3),
+                output_len: 3,
+                parts,
+                ..RequestSpec::default()
+            };
+            client
+                .send(&spec, 0, &clock, &CancellationToken::new())
+                .await
+        });
+        let written = rx.recv_timeout(Duration::from_secs(5)).ok();
+        if written.is_some() {
+            server.join().unwrap();
+        }
+        (record, written.map(|w| clock.ns_at(w)), clock)
+    };
+    let (r, written, _) = run(answer, None, Vec::new());
+    assert!(r.outcome.is_ok(), "{:?}", r.outcome);
+    assert_eq!(r.chunk_ns.len(), 1);
+    let late_ms = (r.chunk_ns[0] as f64 - written.unwrap() as f64) / 1e6;
+    assert!(
+        (-0.5..30.0).contains(&late_ms),
+        "the answer's time is {late_ms:+.2} ms after its last byte"
+    );
+    assert_eq!(r.first_answer_ns, Some(r.chunk_ns[0]));
+    assert_eq!(
+        (r.output_tokens, r.output_tokens_source),
+        (Some(3), Some(TokenSource::ServerUsage))
+    );
+    assert_eq!(
+        (r.prompt_tokens, r.inputs, r.done_marker),
+        (Some(3), None, None)
+    );
+    assert!(r.implausible_usage.is_empty(), "{:?}", r.implausible_usage);
+
+    let (r, _, _) = run("{\"choices\": 5", None, Vec::new());
+    assert_eq!(
+        r.outcome.failure_kind(),
+        Some(FailureKind::MalformedAnswer),
+        "{:?}",
+        r.outcome
+    );
+    let (r, _, _) = run(answer, Some(16), Vec::new());
+    let Outcome::Failed { kind, message } = &r.outcome else {
+        panic!("an answer over the limit was read")
+    };
+    assert_eq!(*kind, FailureKind::MalformedAnswer);
+    assert!(message.contains("--max-answer-size"), "{message}");
+}
+
+/// A request holding media for an API that takes only text is never sent: it fails as
+/// `prompt`, naming what it holds.
+#[test]
+fn issue_24_media_for_a_text_api_fails_unsent_by_name() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for backend in [
+        crate::config::BackendKind::Openai,
+        crate::config::BackendKind::OpenaiEmbeddings,
+    ] {
+        // Nothing listens there: a request sent would fail as `connect`.
+        let cfg = RunConfig {
+            backend,
+            base_url: "http://127.0.0.1:9".into(),
+            ..RunConfig::default()
+        };
+        let spec = RequestSpec {
+            prompt: "see".into(),
+            parts: vec![Part::Image {
+                url: "https://x/y.png".into(),
+            }],
+            ..RequestSpec::default()
+        };
+        let r = rt.block_on(async {
+            let client = Client::new(&cfg, &Secrets::default(), None, None).unwrap();
+            client
+                .send(&spec, 0, &Clock::start(), &CancellationToken::new())
+                .await
+        });
+        let Outcome::Failed { kind, message } = &r.outcome else {
+            panic!("{backend:?} sent it")
+        };
+        assert_eq!(*kind, FailureKind::Prompt, "{backend:?}: {message}");
+        assert!(message.contains("an image"), "{message}");
+        assert_eq!(r.http_status, None);
     }
 }

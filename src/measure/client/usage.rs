@@ -223,7 +223,8 @@ fn timings_plausible(v: &Value, seen: &Seen, prompt_bound: u64) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api::{Api, OpenAiCompletions};
+    use super::super::api::Streamed;
+    use super::super::apis::completions::OpenAiCompletions;
     use super::super::stream::{Bounds, Stream};
     use super::*;
     use crate::measure::record::{Outcome, TokenSource};
@@ -532,7 +533,7 @@ mod tests {
                     e["usage"] = json!({"completion_tokens": c});
                 }
                 let data = e.to_string();
-                if state.event(&OpenAiCompletions as &dyn Api, None, &data, i as u64).is_ok() {
+                if state.event(&OpenAiCompletions as &dyn Streamed, None, &data, i as u64).is_ok() {
                     events += 1;
                 }
             }

@@ -198,6 +198,7 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
         for (figure, title) in [
             (RunFigure::OutputThroughput, "Output token throughput"),
             (RunFigure::RequestThroughput, "Request throughput"),
+            (RunFigure::InputSequenceThroughput, "Input throughput"),
         ] {
             let key = FigureKey::from(figure);
             out.extend(finish(Chart {

@@ -20,6 +20,7 @@ use crate::results::stats::Distribution;
 use crate::results::validity::Verdict;
 
 mod blocks;
+mod inputs;
 pub mod view;
 
 #[cfg(test)]
@@ -86,6 +87,9 @@ pub fn text(result: &BenchResult) -> String {
 
 /// vLLM's "Serving Benchmark Result" block.
 pub fn vllm_block(result: &BenchResult) -> String {
+    if result.summary.total_input_sequences.is_some() {
+        return inputs::vllm_block(result);
+    }
     let s = &result.summary;
     let c = &result.config;
     let mut out = String::new();
@@ -240,12 +244,17 @@ pub fn servebench_block(result: &BenchResult) -> String {
         );
         num(&mut out, "Request goodput (req/s):", g);
     }
+    // A run answered per input (embeddings) generates nothing: no output nor TTFT lines.
+    let pooled = s.total_input_sequences.is_some();
+    inputs::lines(&mut out, result);
     let sources: Vec<String> = s
         .output_token_sources
         .iter()
         .map(|(k, n)| format!("{k}={n}"))
         .collect();
-    line(&mut out, "Output token count source:", sources.join(" "));
+    if !pooled {
+        line(&mut out, "Output token count source:", sources.join(" "));
+    }
     let sources: Vec<String> = s
         .input_token_sources
         .iter()
@@ -312,7 +321,9 @@ pub fn servebench_block(result: &BenchResult) -> String {
         line(&mut out, "Output tokens asked min/mean/max:", asked);
         line(&mut out, "Output tokens received min/mean/max:", got);
     }
-    line(&mut out, "Output chunks:", s.total_output_chunks);
+    if !pooled {
+        line(&mut out, "Output chunks:", s.total_output_chunks);
+    }
     distribution(
         &mut out,
         "schedule lag",
@@ -320,13 +331,10 @@ pub fn servebench_block(result: &BenchResult) -> String {
         s.schedule_lag_ms.as_ref(),
         ps,
     );
-    distribution(
-        &mut out,
-        "TTFT from scheduled",
-        "ms",
-        s.ttft_from_scheduled_ms.as_ref(),
-        ps,
-    );
+    if !pooled {
+        let from_scheduled = s.ttft_from_scheduled_ms.as_ref();
+        distribution(&mut out, "TTFT from scheduled", "ms", from_scheduled, ps);
+    }
     if s.time_to_first_reasoning_ms.is_some() {
         distribution(
             &mut out,
@@ -391,7 +399,9 @@ pub fn servebench_block(result: &BenchResult) -> String {
     prefix_cache(&mut out, result);
     ttft_by_turn(&mut out, result);
     blocks::conversations(&mut out, result);
-    ttft_breakdown(&mut out, result);
+    if !pooled {
+        ttft_breakdown(&mut out, result);
+    }
     intervals(&mut out, result);
     server_timings(&mut out, result);
     server_metrics(&mut out, result);
@@ -468,6 +478,9 @@ fn connection_setup(out: &mut String, result: &BenchResult) {
         return;
     }
     distribution(out, "connect", "ms", s.connection_setup_ms.as_ref(), ps);
+    if s.total_input_sequences.is_some() {
+        return;
+    }
     distribution(
         out,
         "TTFT incl. connection setup",

@@ -153,6 +153,15 @@ pub struct RunSummary {
     /// Multi-turn runs: per-conversation totals (`turns.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversations: Option<ConversationTotals>,
+    /// Runs of an API that answers each input of a request (embeddings): Σ inputs over
+    /// successful requests (`total_input_sequences`, servebench's: vLLM's embeddings result
+    /// has no input count beside `total_input_tokens`), and that over the duration
+    /// (`input_sequence_throughput`); absent for generation runs (docs/metrics.md,
+    /// "Embeddings").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_input_sequences: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_sequence_throughput: Option<f64>,
 }
 
 impl RunSummary {
@@ -263,6 +272,10 @@ pub struct Summarizer {
     cache: CacheSums,
     turns: TurnSets,
     conversations: ConversationSums,
+    /// A request answered per input came (`RequestRecord::inputs`), and Σ its successful
+    /// requests' inputs.
+    pooled: bool,
+    inputs: u128,
 }
 
 impl Summarizer {
@@ -316,6 +329,8 @@ impl Summarizer {
             cache: CacheSums::default(),
             turns: TurnSets::default(),
             conversations: ConversationSums::default(),
+            pooled: false,
+            inputs: 0,
         }
     }
 
@@ -356,6 +371,7 @@ impl Summarizer {
                     .or_insert(0) += 1;
             }
         }
+        self.pooled |= r.inputs.is_some();
         let m = RequestMetrics::of(r).map(|m| m.scaled(k));
         self.conversations
             .add(r, m.as_ref().map(|m| m.output_tokens));
@@ -367,6 +383,27 @@ impl Summarizer {
         };
         self.completed += 1;
         self.total_input_tokens += u128::from(r.prompt_tokens.unwrap_or(0));
+        self.e2el.add(ms(m.e2el_ns));
+        if self.opts.goodput.is_empty() || m.meets(&self.opts.goodput) {
+            self.good += 1;
+        }
+        if let Some(source) = r.prompt_tokens_source {
+            *self
+                .input_token_sources
+                .entry(source.as_str().to_string())
+                .or_insert(0) += 1;
+        }
+        self.in_req.extend(r.input_len_requested.map(|n| n as f64));
+        if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
+            self.in_server.extend(r.prompt_tokens.map(|n| n as f64));
+            self.in_disagree += (r.input_len_requested.is_some()
+                && r.prompt_tokens != r.input_len_requested) as u64;
+        }
+        // An answer per input (embeddings) is its request latency: no output figure.
+        if let Some(n) = r.inputs {
+            self.inputs += u128::from(n);
+            return;
+        }
         self.total_output_tokens += u128::from(m.output_tokens);
         self.total_output_chunks += r.chunk_ns.len() as u64;
         self.ttft.add(ms(m.ttft_ns));
@@ -375,7 +412,6 @@ impl Summarizer {
         self.breakdown.add(r, &m, k);
         self.cache.add(r);
         self.turns.add(r.turn, ms(m.ttft_ns));
-        self.e2el.add(ms(m.e2el_ns));
         self.tpot.extend(m.tpot_ms);
         let (mut sum, mut n) = (0.0, 0u64);
         self.itl.extend(itl_gaps_ns(r).map(ms_k).inspect(|g| {
@@ -384,9 +420,6 @@ impl Summarizer {
         }));
         if n > 0 {
             self.itl_by_request.add(sum, n as f64);
-        }
-        if self.opts.goodput.is_empty() || m.meets(&self.opts.goodput) {
-            self.good += 1;
         }
         if let Some(t) = r.first_reasoning_ns {
             self.first_reasoning.add(ms_k(t.saturating_sub(r.sent_ns)));
@@ -399,20 +432,8 @@ impl Summarizer {
             .output_token_sources
             .entry(source.as_str().to_string())
             .or_insert(0) += 1;
-        if let Some(source) = r.prompt_tokens_source {
-            *self
-                .input_token_sources
-                .entry(source.as_str().to_string())
-                .or_insert(0) += 1;
-        }
         self.disagreements += r.output_count_disagrees() as u64;
         self.without_done += (r.done_marker == Some(false)) as u64;
-        self.in_req.extend(r.input_len_requested.map(|n| n as f64));
-        if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
-            self.in_server.extend(r.prompt_tokens.map(|n| n as f64));
-            self.in_disagree += (r.input_len_requested.is_some()
-                && r.prompt_tokens != r.input_len_requested) as u64;
-        }
         self.out_req
             .extend(r.output_len_requested.map(|n| n as f64));
         self.out_got.add(m.output_tokens as f64);
@@ -473,6 +494,8 @@ impl Summarizer {
         self.cache.merge(other.cache);
         self.turns.merge(other.turns);
         self.conversations.merge(other.conversations);
+        self.pooled |= other.pooled;
+        self.inputs += other.inputs;
     }
 
     /// Measured requests added so far, successful or not.
@@ -549,6 +572,8 @@ impl Summarizer {
             prefix_cache: self.cache.finish(),
             ttft_by_turn: self.turns.finish(ps),
             conversations: self.conversations.finish(ps, k),
+            total_input_sequences: self.pooled.then_some(saturated(self.inputs)),
+            input_sequence_throughput: self.pooled.then(|| per_s(self.inputs as f64)),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The HTTP APIs the simulated server speaks, each in its real server's wire format:
 //! OpenAI/vLLM completions and chat completions (`openai.rs`), Hugging Face TGI
 //! (`/generate_stream`, `/generate`, `/info`; `tgi.rs`) and llama.cpp's native `/completion`
-//! (`llama.rs`), Anthropic Messages and OpenAI Responses (`typed.rs`), plus the endpoints that generate nothing: `/v1/models`, `/health`,
+//! (`llama.rs`), Anthropic Messages and OpenAI Responses (`typed.rs`), OpenAI embeddings (`embeddings.rs`, a whole
+//! answer per request, prefill only), plus the endpoints that generate nothing: `/v1/models`, `/health`,
 //! `/sim/stats`, `/sim/info`, `/metrics`, `/tokenize` (`info.rs`).
 //!
 //! Each API has a lenient request struct (only the fields the simulator uses; unknown fields
@@ -11,9 +12,9 @@
 //! `common.rs`. The timing, faults and statistics are `stream/`'s job.
 //!
 //! # Layout (each file imports only those listed before it)
-//! `common.rs` → `openai.rs`, `tgi.rs`, `llama.rs`, `typed.rs`, `info.rs` (which do not import each other;
-//! `ChatMessage`, used by chat and by `/tokenize`, is in `common.rs`). This file only
-//! re-exports the handlers for `sim/mod.rs`'s route table.
+//! `common.rs` → `openai.rs`, `tgi.rs`, `llama.rs`, `typed.rs`, `embeddings.rs`, `info.rs`
+//! (which do not import each other; `ChatMessage`, used by chat and by `/tokenize`, is in
+//! `common.rs`). This file is the server's route table ([`routes`]).
 //!
 //! # What it must not touch
 //! Nothing here may use servebench's client code, nor write to a socket (`http1.rs` does), nor
@@ -24,22 +25,46 @@
 //!    ignored) and a handler returning `common::Answer` that takes `State`, `Arrival` and the
 //!    body, parses it with `parse_body`, resolves the token budget with `token_budget` and the
 //!    request with `resolve` (numbering, fault draw, 500/429 answers, output length).
-//! 2. A `Framer` for the API's wire format: `preamble` (bytes at `t0`), `content` (one content
-//!    chunk) and `trailer` (terminators written with the last chunk), built from pre-formatted
-//!    pieces (no JSON tree per chunk); answer with `stream_answer`, or `whole_answer` for a
-//!    non-streamed variant.
-//! 3. Re-export the handler below, add its route in `sim/mod.rs`'s `build_router`, and a test
-//!    in `sim/tests.rs` that checks the exact event structure.
+//! 2. A streamed answer: a `Framer` for the API's wire format: `preamble` (bytes at `t0`),
+//!    `content` (one content chunk) and `trailer` (terminators written with the last chunk),
+//!    built from pre-formatted pieces (no JSON tree per chunk); answer with `stream_answer`.
+//!    A whole answer (a non-streamed variant, embeddings): `whole_answer`, with the body
+//!    written once the generation (or the prefill) is done.
+//! 3. Its `mod` line and its route in [`routes`] below, its line in `tests/sim_layers.rs`'s
+//!    table, and a test in `sim/tests.rs` that checks the exact event structure.
 
 mod common;
+mod embeddings;
 mod info;
 mod llama;
 mod openai;
 mod tgi;
 mod typed;
 
-pub(crate) use info::{health, metrics, models, not_found, sim_info, stats, tokenize};
-pub(crate) use llama::llama_completion;
-pub(crate) use openai::{chat_completions, completions};
-pub(crate) use tgi::{tgi_generate, tgi_generate_stream, tgi_info};
-pub(crate) use typed::{messages, responses};
+use std::sync::Arc;
+
+use axum::routing::{get, post};
+use axum::Router;
+
+use crate::sim::state::Shared;
+
+/// Every route of the simulated server (the caller adds the body limit and the state).
+pub(crate) fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/v1/completions", post(openai::completions))
+        .route("/v1/chat/completions", post(openai::chat_completions))
+        .route("/generate_stream", post(tgi::tgi_generate_stream))
+        .route("/generate", post(tgi::tgi_generate))
+        .route("/info", get(tgi::tgi_info))
+        .route("/completion", post(llama::llama_completion))
+        .route("/v1/messages", post(typed::messages))
+        .route("/v1/responses", post(typed::responses))
+        .route("/v1/embeddings", post(embeddings::embeddings))
+        .route("/v1/models", get(info::models))
+        .route("/health", get(info::health))
+        .route("/sim/stats", get(info::stats))
+        .route("/sim/info", get(info::sim_info))
+        .route("/metrics", get(info::metrics))
+        .route("/tokenize", post(info::tokenize))
+        .fallback(info::not_found)
+}

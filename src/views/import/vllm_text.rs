@@ -71,6 +71,7 @@ pub(super) fn text_key(label: &str) -> Option<FigureKey> {
         "Total input tokens" => Some(RunFigure::TotalInputTokens),
         "Total generated tokens" => Some(RunFigure::TotalOutputTokens),
         "Request throughput (req/s)" => Some(RunFigure::RequestThroughput),
+        "Input throughput (inputs/s)" => Some(RunFigure::InputSequenceThroughput),
         "Request goodput (req/s)" => Some(RunFigure::RequestGoodput),
         "Output token throughput (tok/s)" => Some(RunFigure::OutputThroughput),
         "Total Token throughput (tok/s)" | "Total token throughput (tok/s)" => {

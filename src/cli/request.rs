@@ -1,0 +1,45 @@
+//! `servebench run`'s flags for what each request carries besides its prompt: several inputs
+//! for an API that answers each (`--embedding-batch-size`). Set into `RunConfig` by
+//! [`RequestArgs::apply`]; the rules between them and `--backend` are
+//! `config::BackendKind::check_request`'s.
+
+use clap::Args;
+
+use crate::config::RunConfig;
+
+#[derive(Debug, Args)]
+pub struct RequestArgs {
+    /// Inputs per request for openai-embeddings (vLLM's batch of one request's `input`
+    /// list), each of exactly --input-len tokens; --num-prompts counts requests.
+    #[arg(long, value_name = "B", default_value_t = 1)]
+    pub embedding_batch_size: u32,
+}
+
+impl RequestArgs {
+    /// `cfg` with these flags.
+    pub fn apply(&self, mut cfg: RunConfig) -> RunConfig {
+        cfg.inputs_per_request = self.embedding_batch_size;
+        cfg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use crate::config::BackendKind;
+
+    /// Issue 24: `run --help` names every backend `--backend` takes (it listed 4 of 6 once; it
+    /// is now written from `BackendKind`'s table).
+    #[test]
+    fn issue_24_run_help_lists_every_backend() {
+        let mut cli = super::super::Cli::command();
+        let run = cli.find_subcommand_mut("run").expect("run is a subcommand");
+        let backend = run.get_arguments().find(|a| a.get_id() == "backend");
+        let help = backend.and_then(|a| a.get_help()).map(ToString::to_string);
+        let help = help.expect("--backend has a help line");
+        for k in BackendKind::ALL {
+            assert!(help.contains(k.as_str()), "{}: {help}", k.as_str());
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! Anthropic's Messages API, `POST /v1/messages` (served by vLLM, SGLang and llama.cpp), whose
+//! stream events are typed by a `type` field (issue 17; facts:
+//! `../shared/reference/FORMATS.md` §3): `message_start` (input tokens),
+//! `content_block_delta` (`text_delta`, `thinking_delta`), `message_delta` (output tokens,
+//! cumulative, and the stop reason) and `message_stop`. Images go as Anthropic content blocks;
+//! it takes no audio.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::measure::client::api::{
+    malformed, messages, Answer, Api, BodySpec, EventError, Parsed, Part, Streamed, Usage,
+};
+use crate::measure::client::usage::Reported;
+use crate::measure::record::FailureKind;
+
+/// An error event, quoted.
+pub(super) fn stream_error(what: &str, data: &str) -> EventError {
+    let excerpt: String = data.chars().take(200).collect();
+    (
+        FailureKind::ServerError,
+        format!("server error in stream ({what}): {excerpt}"),
+    )
+}
+
+#[derive(Deserialize)]
+struct MessagesEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    delta: Option<MessagesDelta<'a>>,
+    message: Option<MessageStart>,
+    usage: Option<MessagesUsage>,
+}
+
+#[derive(Deserialize)]
+struct MessagesDelta<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    thinking: Option<Cow<'a, str>>,
+    /// `message_delta`'s reason the answer ended (its value is not read).
+    #[serde(default)]
+    stop_reason: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct MessageStart {
+    usage: Option<MessagesUsage>,
+}
+
+#[derive(Deserialize)]
+struct MessagesUsage {
+    input_tokens: Option<Reported>,
+    output_tokens: Option<Reported>,
+    cache_read_input_tokens: Option<Reported>,
+}
+
+/// An image as an Anthropic content block: a `data:` URL's bytes as a base64 source, any other
+/// URL as a URL source. Audio: none.
+fn anthropic_part(p: &Part) -> Option<Value> {
+    let Part::Image { url } = p else {
+        return None;
+    };
+    let inline = (url.strip_prefix("data:")).and_then(|rest| rest.split_once(";base64,"));
+    Some(match inline {
+        Some((media_type, data)) => {
+            json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+        }
+        None => json!({"type": "image", "source": {"type": "url", "url": url}}),
+    })
+}
+
+/// Anthropic Messages `POST /v1/messages`: `message_start` (input tokens),
+/// `content_block_delta` events (`text_delta`, `thinking_delta`), `message_delta` (the
+/// output tokens, cumulative) and `message_stop`. The API key goes in `x-api-key`, with
+/// `anthropic-version` (the client sets both headers).
+pub struct AnthropicMessages;
+
+/// The `anthropic-version` header servebench sends (the version every server accepts).
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+impl Api for AnthropicMessages {
+    fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
+        let text = |t: &str| json!({"type": "text", "text": t});
+        let mut body = json!({
+            "model": spec.model,
+            "messages": messages(spec, text, anthropic_part)?,
+            "max_tokens": spec.max_tokens,
+            "stream": true,
+            "temperature": 0.0,
+        });
+        if spec.ignore_eos {
+            body["ignore_eos"] = json!(true);
+        }
+        Ok(body)
+    }
+
+    fn answer(&self) -> Answer<'_> {
+        Answer::Streamed(self)
+    }
+
+    /// `input_tokens` counts the prompt tokens not read from the cache.
+    fn cached_within_prompt(&self) -> bool {
+        false
+    }
+
+    fn takes_messages(&self) -> bool {
+        true
+    }
+
+    /// The key in `x-api-key`, and `anthropic-version` with or without one.
+    fn headers(&self, api_key: Option<&str>) -> Vec<(String, String)> {
+        let key = api_key.map(|k| ("x-api-key".to_string(), k.to_string()));
+        let version = (
+            "anthropic-version".to_string(),
+            ANTHROPIC_VERSION.to_string(),
+        );
+        key.into_iter().chain([version]).collect()
+    }
+}
+
+impl Streamed for AnthropicMessages {
+    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
+        let ev: MessagesEvent<'a> = serde_json::from_str(data).map_err(|e| malformed(data, e))?;
+        let mut parsed = Parsed::default();
+        let usage = |u: MessagesUsage| Usage {
+            prompt_tokens: u.input_tokens,
+            completion_tokens: None,
+            cached_tokens: u.cache_read_input_tokens,
+        };
+        match ev.kind.as_ref() {
+            "message_start" => parsed.usage = ev.message.and_then(|m| m.usage).map(usage),
+            "content_block_delta" => {
+                if let Some(d) = ev.delta {
+                    match d.kind.as_deref() {
+                        Some("thinking_delta") => parsed.reasoning = d.thinking.unwrap_or_default(),
+                        _ => parsed.content = d.text.unwrap_or_default(),
+                    }
+                }
+            }
+            "message_delta" => {
+                parsed.finished = ev.delta.is_some_and(|d| d.stop_reason.is_some());
+                parsed.usage = ev.usage.map(|u| Usage {
+                    completion_tokens: u.output_tokens,
+                    ..usage(u)
+                });
+            }
+            "message_stop" => parsed.done = true,
+            "error" => return Err(stream_error("error event", data)),
+            _ => {}
+        }
+        Ok(parsed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(parts: &[Part]) -> BodySpec<'_> {
+        BodySpec {
+            model: "m",
+            prompt: "p",
+            batch: &[],
+            messages: None,
+            parts,
+            max_tokens: 5,
+            ignore_eos: false,
+        }
+    }
+
+    #[test]
+    fn messages_events() {
+        let a = AnthropicMessages;
+        let start = a.parse(Some("message_start"), r#"{"type":"message_start","message":{"id":"m","usage":{"input_tokens":12,"output_tokens":1,"cache_read_input_tokens":4}}}"#).unwrap();
+        let u = start.usage.unwrap();
+        let n = |x: u64| Some(Reported::Count(x));
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.cached_tokens),
+            (n(12), None, n(4))
+        );
+        assert!(!start.has_output());
+        let text = a.parse(None, r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":" hi"}}"#).unwrap();
+        assert_eq!(text.content, " hi");
+        let think = a.parse(None, r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}"#).unwrap();
+        assert_eq!(
+            (think.reasoning.as_ref(), think.content.as_ref()),
+            ("hm", "")
+        );
+        let end = a.parse(None, r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}"#).unwrap();
+        assert_eq!(end.usage.unwrap().completion_tokens, n(9));
+        assert!(
+            end.finished && !end.done,
+            "issue 23: the stop reason ends the answer"
+        );
+        assert!(a.parse(None, r#"{"type":"message_stop"}"#).unwrap().done);
+        assert!(!a.parse(None, r#"{"type":"ping"}"#).unwrap().has_output());
+        let err = a.parse(
+            None,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        );
+        assert!(err.unwrap_err().1.contains("Overloaded"));
+        let body = a.body(&spec(&[])).unwrap();
+        assert_eq!(body["messages"][0]["content"], "p");
+        assert_eq!(body["max_tokens"], 5);
+    }
+
+    #[test]
+    fn the_messages_api_takes_its_key_in_x_api_key() {
+        let h = AnthropicMessages.headers(Some("k"));
+        let want = [("x-api-key", "k"), ("anthropic-version", ANTHROPIC_VERSION)];
+        assert_eq!(h, want.map(|(a, b)| (a.to_string(), b.to_string())));
+        let h = super::super::responses::OpenAiResponses.headers(Some("k"));
+        assert_eq!(h, [("authorization".to_string(), "Bearer k".to_string())]);
+        let h = AnthropicMessages.headers(None);
+        assert_eq!(h.len(), 1, "anthropic-version without a key");
+    }
+
+    /// Issue 24: an inline image is a base64 image block, a linked one a URL block; audio,
+    /// which the Messages API does not take, is refused by name.
+    #[test]
+    fn issue_24_images_are_anthropic_blocks_and_audio_is_refused() {
+        let inline = Part::Image {
+            url: "data:image/jpeg;base64,/9j/".into(),
+        };
+        let linked = Part::Image {
+            url: "https://x/y.png".into(),
+        };
+        let body = AnthropicMessages.body(&spec(&[inline, linked])).unwrap();
+        let content = &body["messages"][0]["content"];
+        assert_eq!(content[0]["text"], "p");
+        assert_eq!(content[1]["source"]["media_type"], "image/jpeg");
+        assert_eq!(content[1]["source"]["data"], "/9j/");
+        assert_eq!(content[2]["source"]["url"], "https://x/y.png");
+        let audio = Part::Audio {
+            data: "UklG".into(),
+            format: "wav".into(),
+        };
+        let (kind, why) = AnthropicMessages.body(&spec(&[audio])).unwrap_err();
+        assert_eq!(kind, FailureKind::Prompt);
+        assert!(why.contains("audio"), "{why}");
+    }
+}

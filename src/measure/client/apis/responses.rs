@@ -1,0 +1,174 @@
+//! OpenAI's Responses API, `POST /v1/responses` (served by vLLM and SGLang), whose stream
+//! events are typed by a `type` field (issue 17; facts: `../shared/reference/FORMATS.md` §4):
+//! `response.output_text.delta` (answer), `response.reasoning_text.delta` and
+//! `response.reasoning_summary_text.delta` (reasoning), and `response.completed` (or
+//! `.incomplete`) with the usage; no `[DONE]`. Images go as `input_image` parts; it takes no
+//! audio.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::anthropic::stream_error;
+use crate::measure::client::api::{
+    cached_in, malformed, messages, Answer, Api, BodySpec, EventError, Parsed, Part, Streamed,
+    Usage,
+};
+use crate::measure::client::usage::Reported;
+
+#[derive(Deserialize)]
+struct ResponsesEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    delta: Option<Cow<'a, str>>,
+    response: Option<ResponseObject>,
+}
+
+#[derive(Deserialize)]
+struct ResponseObject {
+    usage: Option<ResponsesUsage>,
+}
+
+#[derive(Deserialize)]
+struct ResponsesUsage {
+    input_tokens: Option<Reported>,
+    output_tokens: Option<Reported>,
+    input_tokens_details: Option<serde_json::Value>,
+}
+
+/// An image as a Responses input part; audio: none.
+fn responses_part(p: &Part) -> Option<Value> {
+    match p {
+        Part::Image { url } => Some(json!({"type": "input_image", "image_url": url})),
+        Part::Audio { .. } => None,
+    }
+}
+
+/// OpenAI Responses `POST /v1/responses`: `response.output_text.delta` (answer),
+/// `response.reasoning_text.delta` and `response.reasoning_summary_text.delta` (reasoning),
+/// and `response.completed` (or `.incomplete`) with the usage; no `[DONE]`.
+pub struct OpenAiResponses;
+
+impl Api for OpenAiResponses {
+    fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
+        let input = match (spec.messages, spec.parts) {
+            (None, []) => json!(spec.prompt),
+            _ => {
+                let text = |t: &str| json!({"type": "input_text", "text": t});
+                messages(spec, text, responses_part)?
+            }
+        };
+        let mut body = json!({
+            "model": spec.model,
+            "input": input,
+            "max_output_tokens": spec.max_tokens,
+            "stream": true,
+            "temperature": 0.0,
+        });
+        if spec.ignore_eos {
+            body["ignore_eos"] = json!(true);
+        }
+        Ok(body)
+    }
+
+    fn answer(&self) -> Answer<'_> {
+        Answer::Streamed(self)
+    }
+
+    fn max_tokens(&self, body: &Value) -> Option<u64> {
+        body.get("max_output_tokens")?.as_u64()
+    }
+
+    fn takes_messages(&self) -> bool {
+        true
+    }
+}
+
+impl Streamed for OpenAiResponses {
+    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
+        let ev: ResponsesEvent<'a> = serde_json::from_str(data).map_err(|e| malformed(data, e))?;
+        let mut parsed = Parsed::default();
+        match ev.kind.as_ref() {
+            "response.output_text.delta" => parsed.content = ev.delta.unwrap_or_default(),
+            "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
+                parsed.reasoning = ev.delta.unwrap_or_default();
+            }
+            "response.completed" | "response.incomplete" => {
+                parsed.done = true;
+                parsed.usage = (ev.response.and_then(|r| r.usage)).map(|u| Usage {
+                    prompt_tokens: u.input_tokens,
+                    completion_tokens: u.output_tokens,
+                    cached_tokens: cached_in(u.input_tokens_details.as_ref()),
+                });
+            }
+            "response.failed" | "error" => return Err(stream_error(&ev.kind, data)),
+            _ => {}
+        }
+        Ok(parsed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn responses_events() {
+        let r = OpenAiResponses;
+        let d = r.parse(None, r#"{"type":"response.output_text.delta","sequence_number":3,"item_id":"i","output_index":0,"content_index":0,"delta":" a"}"#).unwrap();
+        assert_eq!(d.content, " a");
+        let t = r
+            .parse(
+                None,
+                r#"{"type":"response.reasoning_text.delta","sequence_number":2,"delta":"why"}"#,
+            )
+            .unwrap();
+        assert_eq!(t.reasoning, "why");
+        let done = r.parse(None, r#"{"type":"response.completed","sequence_number":9,"response":{"id":"r","status":"completed","usage":{"input_tokens":7,"input_tokens_details":{"cached_tokens":0},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":1},"total_tokens":12}}}"#).unwrap();
+        assert!(done.done);
+        let u = done.usage.unwrap();
+        let n = |x: u64| Some(Reported::Count(x));
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.cached_tokens),
+            (n(7), n(5), n(0))
+        );
+        assert!(r
+            .parse(
+                None,
+                r#"{"type":"response.created","sequence_number":0,"response":{"id":"r"}}"#
+            )
+            .unwrap()
+            .usage
+            .is_none());
+        assert!(r
+            .parse(
+                None,
+                r#"{"type":"response.failed","response":{"error":{"message":"x"}}}"#
+            )
+            .is_err());
+        let spec = |parts| BodySpec {
+            model: "m",
+            prompt: "p",
+            batch: &[],
+            messages: None,
+            parts,
+            max_tokens: 5,
+            ignore_eos: false,
+        };
+        let body = r.body(&spec(&[])).unwrap();
+        assert_eq!(
+            (body["input"].as_str(), body["max_output_tokens"].as_u64()),
+            (Some("p"), Some(5))
+        );
+        // Issue 24: an image goes as an `input_image` part after the `input_text`.
+        let image = [Part::Image {
+            url: "https://x/y.png".into(),
+        }];
+        let body = r.body(&spec(&image)).unwrap();
+        let content = &body["input"][0]["content"];
+        assert_eq!(content[0]["type"], "input_text");
+        assert_eq!(content[1]["image_url"], "https://x/y.png");
+    }
+}

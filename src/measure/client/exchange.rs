@@ -1,0 +1,383 @@
+//! One exchange with the server, on either transport: the request written, the response's
+//! head judged (an error status is read to its message, a redirect named, never followed),
+//! and its body read in the shape its API answers in: events fed to the request's state as
+//! they arrive ([`Answer::Streamed`]), or one JSON document read to its end, bounded by
+//! `--max-answer-size`, and judged whole ([`Answer::Whole`]). Every wait is bounded (module
+//! doc of `super`); nothing here builds a body or finishes a record.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::Response;
+use serde_json::Value;
+use tokio::time::{Instant, Sleep};
+
+use super::api::{Answer, EventError, Whole};
+use super::body::{lean_failure, Body};
+use super::stream::Stream;
+use super::{http1, Client, Limits, Written};
+use crate::config::url::redact_url;
+use crate::measure::clock::Clock;
+use crate::measure::error::describe;
+use crate::measure::record::{FailureKind, Outcome};
+use crate::measure::sse::SseParser;
+
+impl Client {
+    /// Sends the request and reads its response; a lean response that reached the server's
+    /// final event (or a whole answer's end) is left in `finished`. `sent` is the body as
+    /// sent, which a whole answer is judged against. Every wait is bounded: the whole exchange
+    /// by `limit` from `sent_at` (`timeout`), until the body's first byte by the first-byte
+    /// limit, after it by the idle limit between two reads (a `stall`); one timer serves all
+    /// three, moved only when it fires (not once per read), so a read polls no other timer.
+    pub(super) async fn exchange(
+        &self,
+        (request, sent): (Vec<u8>, &Value),
+        state: &mut Stream<'_>,
+        clock: &Clock,
+        finished: &mut Option<http1::Response>,
+        (sent_at, limit, written): (Instant, Duration, Written<'_>),
+    ) -> Outcome {
+        let limits = self.limits;
+        let end = sent_at + limit;
+        let first_byte = sent_at + limits.first_byte;
+        let mut wait = std::pin::pin!(tokio::time::sleep_until(first_byte.min(end)));
+        let opened = tokio::select! {
+            biased;
+            o = self.open(request, written, state) => o,
+            () = &mut wait => return if first_byte < end { no_first_byte(limits.first_byte) } else { timed_out(limit) },
+        };
+        let mut body = match opened {
+            Ok(body) => body,
+            Err(failure) => return failure,
+        };
+        if let Body::Lean(r) = &body {
+            let rec = &mut state.rec;
+            rec.sent_ns = clock.ns_at(r.phase.written);
+            rec.connection_reused = Some(r.phase.connect.is_none());
+            if let Some((began, done)) = r.phase.connect {
+                rec.connect_start_ns = Some(clock.ns_at(began));
+                rec.connect_end_ns = Some(clock.ns_at(done));
+            }
+        }
+        let status = body.status();
+        state.rec.http_status = Some(status);
+        if !(200..300).contains(&status) {
+            return self.error_status(body, status, end).await;
+        }
+        let api = match self.api.answer() {
+            Answer::Streamed(api) => api,
+            Answer::Whole(api) => {
+                let bounds = (end, limit);
+                let read = (body, wait.as_mut(), finished);
+                return self.read_whole(api, sent, read, state, clock, bounds).await;
+            }
+        };
+        let mut parser = SseParser::with_limit(limits.max_event);
+        // The last read's arrival; `None` until the body's first byte.
+        let mut last_read: Option<Instant> = None;
+        loop {
+            let next = tokio::select! {
+                biased;
+                next = body.next_chunk() => next,
+                () = &mut wait => match waited(wait.as_mut(), last_read, limits, (end, limit)) {
+                    Some(failure) => return failure,
+                    None => continue,
+                },
+            };
+            match next {
+                Ok(Some((bytes, arrived))) => {
+                    let at = arrived.unwrap_or_else(Instant::now);
+                    if last_read.replace(at).is_none() {
+                        wait.as_mut().reset((at + limits.idle).min(end));
+                    }
+                    let t = arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at));
+                    let fed = parser.feed(bytes, &mut |name, data| {
+                        let read = state.event(api, name, data, t);
+                        read.map_err(|e| self.event_error(e, name, data))
+                    });
+                    if let Err((kind, msg)) = fed {
+                        return Outcome::failed(kind, msg);
+                    }
+                    if parser.too_long() {
+                        return Outcome::failed(
+                            FailureKind::MalformedStream,
+                            format!(
+                                "an SSE line or event longer than {} bytes (--max-event-size)",
+                                limits.max_event
+                            ),
+                        );
+                    }
+                    if state.done {
+                        body.keep(finished);
+                        return Outcome::Ok;
+                    }
+                }
+                Ok(None) => {
+                    let t = clock.now_ns();
+                    let fed = parser.finish(&mut |name, data| {
+                        let read = state.event(api, name, data, t);
+                        read.map_err(|e| self.event_error(e, name, data))
+                    });
+                    let truncated = match fed {
+                        Ok(truncated) => truncated,
+                        Err((kind, msg)) => return Outcome::failed(kind, msg),
+                    };
+                    // Without the terminator, a clean end after the chunk that ended the
+                    // answer is complete (servers that send no `[DONE]`; issue 23).
+                    return if state.done || (state.finished && !truncated) {
+                        body.keep(finished);
+                        Outcome::Ok
+                    } else if truncated {
+                        Outcome::failed(
+                            FailureKind::StreamBroken,
+                            "stream ended in the middle of an event",
+                        )
+                    } else {
+                        Outcome::failed(
+                            FailureKind::StreamBroken,
+                            "stream ended before the server signalled completion (no terminator, and no chunk ended the answer)",
+                        )
+                    };
+                }
+                Err(failure) => return failure,
+            }
+        }
+    }
+
+    /// Reads a whole answer to its end (at most `--max-answer-size` bytes, under the same
+    /// limits as a stream) and judges it against the body as sent; its time is the arrival of
+    /// the read that completed it.
+    async fn read_whole(
+        &self,
+        api: &dyn Whole,
+        sent: &Value,
+        (mut body, mut wait, finished): (Body, Pin<&mut Sleep>, &mut Option<http1::Response>),
+        state: &mut Stream<'_>,
+        clock: &Clock,
+        (end, limit): (Instant, Duration),
+    ) -> Outcome {
+        let limits = self.limits;
+        let mut answer = Vec::new();
+        let mut last_read: Option<Instant> = None;
+        let mut last_ns = None;
+        loop {
+            let next = tokio::select! {
+                biased;
+                next = body.next_chunk() => next,
+                () = wait.as_mut() => match waited(wait.as_mut(), last_read, limits, (end, limit)) {
+                    Some(failure) => return failure,
+                    None => continue,
+                },
+            };
+            match next {
+                Ok(Some((bytes, arrived))) => {
+                    let at = arrived.unwrap_or_else(Instant::now);
+                    if last_read.replace(at).is_none() {
+                        wait.as_mut().reset((at + limits.idle).min(end));
+                    }
+                    if answer.len().saturating_add(bytes.len()) > limits.max_answer {
+                        return Outcome::failed(
+                            FailureKind::MalformedAnswer,
+                            format!(
+                                "an answer longer than {} bytes (--max-answer-size)",
+                                limits.max_answer
+                            ),
+                        );
+                    }
+                    answer.extend_from_slice(bytes);
+                    last_ns = Some(arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at)));
+                }
+                Ok(None) => {
+                    let t = last_ns.unwrap_or_else(|| clock.now_ns());
+                    return match api.read(&answer, sent) {
+                        Ok(answered) => {
+                            state.whole(answered, t);
+                            body.keep(finished);
+                            Outcome::Ok
+                        }
+                        Err(e) => {
+                            let (kind, message) = self.answer_error(e, api, &answer, sent);
+                            Outcome::failed(kind, message)
+                        }
+                    };
+                }
+                Err(failure) => return failure,
+            }
+        }
+    }
+
+    /// An error status: its body read (to `--max-error-body`, within the idle limit) for a
+    /// message, a redirect's target named (not followed), `Retry-After` quoted (not obeyed).
+    async fn error_status(&self, body: Body, status: u16, end: Instant) -> Outcome {
+        let limits = self.limits;
+        // Secrets out of what the server sent before any excerpt is cut.
+        let clean = |s: String| self.scrub.text(&s).into_owned();
+        let location = body.location().map(clean);
+        let retry_after = body.retry_after().map(clean);
+        let read = body.error_text(limits.max_error_body);
+        let until = (Instant::now() + limits.idle).min(end);
+        let text = tokio::time::timeout_at(until, read)
+            .await
+            .unwrap_or_default();
+        let excerpt: String = self.scrub.text(&text).chars().take(200).collect();
+        // As reqwest's status shows: the code and its standard reason.
+        let status = reqwest::StatusCode::from_u16(status)
+            .map_or_else(|_| status.to_string(), |s| s.to_string());
+        // No redirect is followed (it would carry the API key and headers elsewhere).
+        if let Some(target) = location {
+            return Outcome::failed(
+                FailureKind::HttpStatus,
+                format!(
+                    "HTTP {status}: redirect to {} not followed (servebench follows no redirect: give the final URL)",
+                    redact_url(&target)
+                ),
+            );
+        }
+        // Not retried, and not waited for: the load is the load asked for, and a server
+        // that sheds part of it has that counted against it.
+        let advice = retry_after
+            .map(|v| {
+                format!(
+                    " (Retry-After: {}, not retried)",
+                    v.chars().take(40).collect::<String>()
+                )
+            })
+            .unwrap_or_default();
+        Outcome::failed(
+            FailureKind::HttpStatus,
+            format!("HTTP {status}{advice}: {}", excerpt.trim()),
+        )
+    }
+
+    /// An event's failure, its excerpt of the event taken from the event without the user's
+    /// secrets: an event that holds one is read again with them replaced, so the excerpt
+    /// cannot cut a secret in two (issue 23).
+    fn event_error(&self, e: EventError, name: Option<&str>, data: &str) -> EventError {
+        let clean = self.scrub.text(data);
+        if matches!(clean, std::borrow::Cow::Borrowed(_)) {
+            return e;
+        }
+        let Answer::Streamed(api) = self.api.answer() else {
+            return e;
+        };
+        match api.parse(name, &clean) {
+            Err(again) => again,
+            Ok(_) => (e.0, SECRET_NOT_QUOTED.into()),
+        }
+    }
+
+    /// A whole answer's failure, read again without the user's secrets when it held one (as
+    /// [`Client::event_error`]).
+    fn answer_error(
+        &self,
+        e: EventError,
+        api: &dyn Whole,
+        answer: &[u8],
+        sent: &Value,
+    ) -> EventError {
+        let text = String::from_utf8_lossy(answer);
+        let clean = self.scrub.text(&text);
+        if matches!(clean, std::borrow::Cow::Borrowed(_)) {
+            return e;
+        }
+        match api.read(clean.as_bytes(), sent) {
+            Err(again) => again,
+            Ok(_) => (e.0, SECRET_NOT_QUOTED.into()),
+        }
+    }
+
+    /// Sends the request over either transport, up to the response head.
+    async fn open(
+        &self,
+        request: Vec<u8>,
+        written: Written<'_>,
+        state: &mut Stream<'_>,
+    ) -> Result<Body, Outcome> {
+        let retried = &mut state.rec.connection_retries;
+        match &self.lean {
+            Some(lean) => match lean.post_noting(&request, retried, written).await {
+                Ok(r) => Ok(Body::Lean(r)),
+                Err(e) => Err(lean_failure(e)),
+            },
+            None => match self.send_reqwest(request, written).await {
+                Ok(r) => Ok(Body::Reqwest(r, Bytes::new())),
+                Err(e) => {
+                    // reqwest's message names the URL, which may hold credentials.
+                    let e = e.without_url();
+                    Err(Outcome::failed(classify(&e), describe(&e)))
+                }
+            },
+        }
+    }
+
+    /// The request through reqwest (HTTPS). Never sent again here: hyper-util already resends
+    /// a request that never left (its connection found closed before the request was
+    /// written), and one that did may have reached the server.
+    async fn send_reqwest(&self, body: Vec<u8>, w: Written<'_>) -> reqwest::Result<Response> {
+        w.inspect(|w| w());
+        self.http.post(&self.target).body(body).send().await
+    }
+}
+
+/// What a failure says when the event or answer that failed held a secret.
+const SECRET_NOT_QUOTED: &str = "the event held a secret given to servebench: not quoted";
+
+/// The timer fired: the failure when a limit has passed (the request's time, the first byte,
+/// the idle limit: a `stall`), else `None` with the timer moved to the next limit.
+fn waited(
+    wait: Pin<&mut Sleep>,
+    last_read: Option<Instant>,
+    limits: Limits,
+    (end, limit): (Instant, Duration),
+) -> Option<Outcome> {
+    if Instant::now() >= end {
+        return Some(timed_out(limit));
+    }
+    let Some(last) = last_read else {
+        return Some(no_first_byte(limits.first_byte));
+    };
+    let quiet = last.elapsed();
+    if quiet >= limits.idle {
+        return Some(Outcome::failed(
+            FailureKind::Stall,
+            format!(
+                "stream stalled: no data for {:.1} s (--idle-timeout)",
+                quiet.as_secs_f64()
+            ),
+        ));
+    }
+    wait.reset((last + limits.idle).min(end));
+    None
+}
+
+/// The failure of a request that did not finish within its time limit.
+fn timed_out(limit: Duration) -> Outcome {
+    Outcome::failed(
+        FailureKind::Timeout,
+        format!("no complete answer within {:.1} s", limit.as_secs_f64()),
+    )
+}
+
+/// The failure of a response whose body did not start within the first-byte limit.
+fn no_first_byte(limit: Duration) -> Outcome {
+    Outcome::failed(
+        FailureKind::Timeout,
+        format!(
+            "no response within {:.1} s of sending (--first-byte-timeout)",
+            limit.as_secs_f64()
+        ),
+    )
+}
+
+fn classify(e: &reqwest::Error) -> FailureKind {
+    if e.is_connect() {
+        FailureKind::Connect
+    } else if e.is_timeout() {
+        FailureKind::Timeout
+    } else if e.is_body() || e.is_decode() {
+        FailureKind::StreamBroken
+    } else {
+        FailureKind::Other
+    }
+}
