@@ -19,6 +19,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::Regex;
 
+use super::FileFault;
+
 /// GPT-2's regex without its look-ahead (see the module docs for the correction).
 const GPT2_NO_LOOKAHEAD: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+";
 
@@ -101,9 +103,9 @@ impl ByteBpe {
         tokens: &[String],
         special: &[bool],
         merges: &[(String, String)],
-    ) -> Result<ByteBpe, String> {
-        let piece_re = Regex::new(GPT2_NO_LOOKAHEAD).map_err(|e| e.to_string())?;
-        let digit_re = Regex::new(r"\p{N}").map_err(|e| e.to_string())?;
+    ) -> Result<ByteBpe, FileFault> {
+        let piece_re = Regex::new(GPT2_NO_LOOKAHEAD)?;
+        let digit_re = Regex::new(r"\p{N}")?;
         let mut char_to_byte: HashMap<char, u8> = HashMap::with_capacity(256);
         for (b, c) in byte_to_char().iter().enumerate() {
             char_to_byte.insert(*c, b as u8);
@@ -113,7 +115,7 @@ impl ByteBpe {
         let mut special_texts = Vec::new();
         let mut special_ids = Vec::new();
         for (i, t) in tokens.iter().enumerate() {
-            let id = u32::try_from(i).map_err(|_| "too many tokens".to_string())?;
+            let id = u32::try_from(i).map_err(|_| FileFault::TooManyTokens)?;
             ids.insert(t.as_str(), id);
             if special.get(i).copied().unwrap_or(false) {
                 token_bytes.push(t.as_bytes().to_vec());
@@ -146,7 +148,7 @@ impl ByteBpe {
             let Some(&merged) = ids.get(format!("{a}{b}").as_str()) else {
                 continue;
             };
-            let rank = u32::try_from(rank).map_err(|_| "too many merges".to_string())?;
+            let rank = u32::try_from(rank).map_err(|_| FileFault::TooManyMerges)?;
             merge_map.entry((ia, ib)).or_insert((rank, merged));
         }
         let specials = if special_texts.is_empty() {
@@ -154,8 +156,7 @@ impl ByteBpe {
         } else {
             let ac = AhoCorasickBuilder::new()
                 .match_kind(MatchKind::LeftmostLongest)
-                .build(&special_texts)
-                .map_err(|e| e.to_string())?;
+                .build(&special_texts)?;
             Some((ac, special_ids))
         };
         Ok(ByteBpe {

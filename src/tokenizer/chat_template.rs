@@ -20,6 +20,7 @@ use std::path::Path;
 use minijinja::{Environment, ErrorKind};
 
 use super::gguf;
+use super::FileFault;
 
 /// The bounds of one render. Fuel is minijinja's: about one unit an instruction and one per
 /// 64 bytes of data a template makes (strings, lists, output); it bounds both the time and
@@ -193,9 +194,9 @@ impl ChatTemplate {
             (Ok(None), path.to_path_buf())
         };
         let origin = origin.display().to_string();
-        let found = found.map_err(|reason| TemplateError::Compile {
+        let found = found.map_err(|fault| TemplateError::Compile {
             origin: origin.clone(),
-            reason,
+            reason: fault.to_string(),
         })?;
         found
             .map(|(source, eos)| ChatTemplate::new(&source, &eos, &origin))
@@ -240,14 +241,13 @@ impl std::io::Write for Bounded {
 /// string, or a list of `{name, template}` of which "default" (else the first) is used.
 /// `Ok(None)`: no such file, or no template in it; `Err`: a file that cannot be read as one
 /// (its template is never silently left out).
-fn from_config(path: &Path) -> Result<Option<(String, String)>, String> {
+fn from_config(path: &Path) -> Result<Option<(String, String)>, FileFault> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read it: {e}")),
+        Err(e) => return Err(FileFault::Unreadable(e)),
     };
-    let v: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(FileFault::NotJson)?;
     let source = match v.get("chat_template") {
         None | Some(serde_json::Value::Null) => return Ok(None),
         Some(serde_json::Value::String(s)) => s.clone(),
@@ -257,10 +257,10 @@ fn from_config(path: &Path) -> Result<Option<(String, String)>, String> {
                 .or(list.first());
             match pick.and_then(|p| p.get("template")?.as_str()) {
                 Some(t) => t.to_string(),
-                None => return Err("\"chat_template\" is a list without a template".into()),
+                None => return Err(FileFault::TemplateListWithout),
             }
         }
-        Some(_) => return Err("\"chat_template\" is neither a string nor a list".into()),
+        Some(_) => return Err(FileFault::TemplateNotText),
     };
     let eos = match v.get("eos_token") {
         Some(serde_json::Value::String(s)) => s.clone(),

@@ -34,7 +34,7 @@ use tokenizers::{AddedToken, SplitDelimiterBehavior};
 
 use super::bpe::{ByteBpe, Pre};
 use super::gguf::{self, GgufError, GgufMetadata, GgufValue};
-use super::TokenizerError;
+use super::{FileFault, TokenizerError};
 
 /// GPT-2's pre-tokenizer regex (as llama.cpp writes it).
 const GPT2_REGEX: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)";
@@ -91,10 +91,10 @@ pub fn load(path: &Path) -> Result<Built, TokenizerError> {
     let parsed = parse(path, &read(path)?)?;
     if let Some(pre) = fast_pre(&parsed.pre) {
         let special: Vec<bool> = parsed.types.iter().map(|t| is_added(*t)).collect();
-        let bpe = ByteBpe::new(pre, &parsed.texts, &special, &parsed.merges).map_err(|reason| {
+        let bpe = ByteBpe::new(pre, &parsed.texts, &special, &parsed.merges).map_err(|fault| {
             TokenizerError::GgufBadTokenizer {
                 path: path.to_path_buf(),
-                reason,
+                reason: fault.to_string(),
             }
         })?;
         return Ok(Built::Fast(Box::new(bpe)));
@@ -163,14 +163,14 @@ fn parse(path: &Path, meta: &GgufMetadata) -> Result<Parsed, TokenizerError> {
         pre: pre.to_string(),
     })?;
 
-    let tokens = string_array(meta, "tokenizer.ggml.tokens").map_err(bad)?;
+    let tokens = string_array(meta, "tokenizer.ggml.tokens").map_err(|f| bad(f.to_string()))?;
     if tokens.is_empty() {
         return Err(bad("tokenizer.ggml.tokens is empty".into()));
     }
     if u32::try_from(tokens.len()).is_err() {
         return Err(bad("too many tokens".into()));
     }
-    let merges_raw = string_array(meta, "tokenizer.ggml.merges").map_err(bad)?;
+    let merges_raw = string_array(meta, "tokenizer.ggml.merges").map_err(|f| bad(f.to_string()))?;
     let types: Vec<i64> = match meta.get("tokenizer.ggml.token_type") {
         None => vec![1; tokens.len()],
         Some(v) => {
@@ -275,16 +275,14 @@ fn build_hf(path: &Path, parsed: &Parsed) -> Result<tokenizers::Tokenizer, Token
     Ok(tok)
 }
 
-fn string_array<'a>(meta: &'a GgufMetadata, key: &str) -> Result<Vec<&'a str>, String> {
-    let arr = meta
-        .get(key)
-        .ok_or_else(|| format!("missing {key}"))?
+fn string_array<'a>(meta: &'a GgufMetadata, key: &'static str) -> Result<Vec<&'a str>, FileFault> {
+    let arr = (meta.get(key).ok_or(FileFault::Missing(key))?)
         .as_array()
-        .ok_or_else(|| format!("{key} is not an array"))?;
+        .ok_or(FileFault::NotAnArray(key))?;
     arr.iter()
         .map(|v| match v {
             GgufValue::String(s) => Ok(s.as_str()),
-            _ => Err(format!("{key} holds a non-string")),
+            _ => Err(FileFault::NotAString(key)),
         })
         .collect()
 }

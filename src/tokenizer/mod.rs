@@ -36,6 +36,34 @@ pub const TIKTOKEN_NAMES: &[&str] = &[
     "gpt2",
 ];
 
+/// What is wrong inside a tokenizer's or chat template's file (the caller's error names the
+/// file).
+#[derive(Debug, thiserror::Error)]
+pub enum FileFault {
+    #[error("missing {0}")]
+    Missing(&'static str),
+    #[error("{0} is not an array")]
+    NotAnArray(&'static str),
+    #[error("{0} holds a non-string")]
+    NotAString(&'static str),
+    #[error("too many tokens")]
+    TooManyTokens,
+    #[error("too many merges")]
+    TooManyMerges,
+    #[error("special tokens: {0}")]
+    SpecialTokens(#[from] aho_corasick::BuildError),
+    #[error("{0}")]
+    Regex(#[from] regex::Error),
+    #[error("cannot read it: {0}")]
+    Unreadable(std::io::Error),
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("\"chat_template\" is a list without a template")]
+    TemplateListWithout,
+    #[error("\"chat_template\" is neither a string nor a list")]
+    TemplateNotText,
+}
+
 /// Why a tokenizer could not be loaded. Each message is one line naming the file or name.
 #[derive(Debug, thiserror::Error)]
 pub enum TokenizerError {
