@@ -17,7 +17,6 @@ use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 
-use assert_cmd::cargo::cargo_bin;
 use common::litellm::Gateway;
 use common::real_server::{process_exists, RealServer};
 use common::relay::{Ending, Relay};
@@ -50,7 +49,7 @@ fn servebench_run(
     dir: &Path,
     stem: &str,
 ) -> Command {
-    let mut cmd = Command::new(cargo_bin("servebench"));
+    let mut cmd = common::servebench();
     cmd.args(["run", "--backend", backend, "--base-url", base_url])
         .args(["--model", gw.model(), "--api-key", gw.key()])
         .arg("--tokenizer")

@@ -2,10 +2,9 @@
 //! exactly known: the figures servebench reports are compared with the truth, the invariants of
 //! docs/metrics.md are checked on every line of the records file, and faults are counted exactly.
 
-use std::path::Path;
 use std::time::Duration;
 
-use servebench::config::{BackendKind, LoadSpec, Metric, RunConfig, WorkloadSpec};
+use servebench::config::BackendKind;
 use servebench::drive::run::{execute, RunOptions};
 use servebench::measure::client::Secrets;
 use servebench::measure::record::{FailureKind, RequestRecord, TokenSource};
@@ -14,7 +13,12 @@ use servebench::results::stats::{itl_gaps_ns, RequestMetrics};
 use servebench::sim::{self, FaultConfig, SimConfig, SimServer};
 use tokio_util::sync::CancellationToken;
 
-/// Heavy timing tests run one at a time so they do not disturb each other's clocks.
+mod common;
+
+/// The tests that hold their medians to the simulator's schedule within a few ms run one at a
+/// time so they do not disturb each other's clocks: they measure real time (kernel receive
+/// stamps against a simulator that keeps its schedule on the real clock), which a paused
+/// clock cannot stand in for. Tests that only count run on a paused clock instead.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 const TTFT_MS: f64 = 50.0;
@@ -35,6 +39,23 @@ async fn start_sim(tokens_per_chunk: u32, usage: bool, faults: FaultConfig) -> S
         .expect("sim starts")
 }
 
+/// The simulator on tokio's clock (no precise phase on the real clock), for tests on a paused
+/// clock: they count outcomes, and every wait is virtual.
+async fn start_virtual_sim(faults: FaultConfig) -> SimServer {
+    let cfg = SimConfig {
+        ttft: Duration::from_millis(TTFT_MS as u64),
+        itl: Duration::from_millis(ITL_MS as u64),
+        usage: true,
+        seed: 42,
+        faults,
+        precise_timing: false,
+        ..SimConfig::default()
+    };
+    sim::spawn(cfg, ([127, 0, 0, 1], 0).into())
+        .await
+        .expect("sim starts")
+}
+
 /// The simulator with an engine preset, usage in every stream.
 async fn start_preset(preset: sim::Preset) -> SimServer {
     let cfg = SimConfig {
@@ -44,40 +65,6 @@ async fn start_preset(preset: sim::Preset) -> SimServer {
     sim::spawn(cfg, ([127, 0, 0, 1], 0).into())
         .await
         .expect("sim starts")
-}
-
-fn config(base_url: String, backend: BackendKind, n: u64, conc: u64, output_len: u64) -> RunConfig {
-    RunConfig {
-        backend,
-        endpoint: backend.default_endpoint().into(),
-        base_url,
-        load: LoadSpec {
-            num_prompts: n,
-            max_concurrency: Some(conc),
-            timeout_s: 30.0,
-            ..LoadSpec::default()
-        },
-        workload: WorkloadSpec::random(16, output_len),
-        metric_percentiles: vec![50.0, 99.0],
-        percentile_metrics: Metric::ALL.to_vec(),
-        ..RunConfig::default()
-    }
-}
-
-async fn run(cfg: RunConfig, dir: &Path) -> (BenchResult, Vec<RequestRecord>) {
-    let opts = RunOptions::new(dir.join("result.json"), true);
-    let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
-        .await
-        .expect("run completes");
-    (result, read_records(&opts.records_path))
-}
-
-fn read_records(path: &Path) -> Vec<RequestRecord> {
-    std::fs::read_to_string(path)
-        .expect("records file exists")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is a record"))
-        .collect()
 }
 
 /// The invariants of docs/metrics.md, on every successful record.
@@ -124,11 +111,11 @@ async fn measure(
 ) -> Vec<(&'static str, f64, f64)> {
     let server = start_sim(k, usage, FaultConfig::default()).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(server.base_url(), BackendKind::Openai, n, conc, out_len);
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, n, conc, 16, out_len);
     // Arrivals spread at a rate that keeps `conc` streams in flight (each lasts ~110 ms),
     // rather than bursts of `conc` connections at one instant.
     cfg.load.request_rate = servebench::config::RequestRate::PerSecond(conc as f64 * 10.0);
-    let (result, records) = run(cfg, dir.path()).await;
+    let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
     server.shutdown().await;
 
     assert_eq!(records.len() as u64, n);
@@ -244,7 +231,13 @@ async fn every_backend_reports_the_same_truth() {
 /// One run of 4 requests on `backend`, its counts checked; its median TTFT (ms).
 async fn same_truth(base_url: String, backend: BackendKind) -> f64 {
     let dir = tempfile::tempdir().unwrap();
-    let (result, records) = run(config(base_url, backend, 4, 4, 12), dir.path()).await;
+    let (result, records) = common::execute(
+        common::run_config(base_url, backend, 4, 4, 16, 12),
+        dir.path(),
+        "result.json",
+        true,
+    )
+    .await;
     assert_eq!(
         result.summary.completed, 4,
         "{backend:?}: {:?}",
@@ -268,10 +261,9 @@ async fn same_truth(base_url: String, backend: BackendKind) -> f64 {
 }
 
 /// 30% HTTP 500 plus cut-off and malformed streams: the run completes, the counts by kind are
-/// exactly the simulator's, and every request has a record.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// exactly the simulator's, and every request has a record. On a paused clock: it counts.
+#[tokio::test(start_paused = true)]
 async fn faults_are_counted_exactly_and_no_record_is_lost() {
-    let _guard = SERIAL.lock().await;
     let faults = FaultConfig {
         error_rate: 0.3,
         disconnect_rate: 0.1,
@@ -279,17 +271,17 @@ async fn faults_are_counted_exactly_and_no_record_is_lost() {
         rate_limit_rate: 0.05,
         ..FaultConfig::default()
     };
-    let server = start_sim(1, true, faults).await;
+    let server = start_virtual_sim(faults).await;
     let dir = tempfile::tempdir().unwrap();
     let n = 200;
-    let mut cfg = config(server.base_url(), BackendKind::Openai, n, 32, 10);
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, n, 32, 16, 10);
     cfg.load.num_warmups = 0;
     // No pre-flight: the simulator's fault schedule counts every request.
     let opts = RunOptions::new(dir.path().join("r.json"), false);
     let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
         .await
         .unwrap();
-    let records = read_records(&opts.records_path);
+    let records = common::read_records(&opts.records_path);
     let stats = server.stats();
     server.shutdown().await;
 
@@ -321,17 +313,17 @@ async fn faults_are_counted_exactly_and_no_record_is_lost() {
     assert_eq!(s.ttft_ms.as_ref().unwrap().count, s.completed);
 }
 
-/// A stalled stream ends as a timeout, with its record, and the run still finishes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// A stalled stream ends as a timeout, with its record, and the run still finishes. On a
+/// paused clock: the timeout's second passes as soon as nothing else is left to do.
+#[tokio::test(start_paused = true)]
 async fn stalled_streams_time_out_with_a_record() {
-    let _guard = SERIAL.lock().await;
     let faults = FaultConfig {
         stall_rate: 0.5,
         ..FaultConfig::default()
     };
-    let server = start_sim(1, true, faults).await;
+    let server = start_virtual_sim(faults).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(server.base_url(), BackendKind::Openai, 10, 10, 10);
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, 10, 10, 16, 10);
     cfg.load.timeout_s = 1.0;
     let opts = RunOptions::new(dir.path().join("r.json"), false);
     let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
@@ -344,25 +336,26 @@ async fn stalled_streams_time_out_with_a_record() {
         result.summary.failures_by_kind.get("timeout"),
         Some(&stalled)
     );
-    assert_eq!(read_records(&opts.records_path).len(), 10);
+    assert_eq!(common::read_records(&opts.records_path).len(), 10);
 }
 
 /// Stopping a run (Ctrl-C) keeps every finished record, cancels the rest after the grace
 /// period with a record each, and saves a result marked incomplete. The stop comes once the
 /// simulator has answered 8 requests in full (two rounds of 4, 0.34 s each), not after a
-/// fixed time: a busy machine may take longer than any fixed time to start the run.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// fixed time: a busy machine may take longer than any fixed time to start the run. On a
+/// paused clock, where the simulator's schedule and the checks of its count are virtual.
+#[tokio::test(start_paused = true)]
 async fn stopping_a_run_keeps_what_was_measured() {
-    let _guard = SERIAL.lock().await;
-    let server = start_sim(1, true, FaultConfig::default()).await;
+    let server = start_virtual_sim(FaultConfig::default()).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(server.base_url(), BackendKind::Openai, 1000, 4, 30);
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, 1000, 4, 16, 30);
     cfg.load.grace_s = 0.0;
     let opts = RunOptions::new(dir.path().join("r.json"), false);
     let stop = CancellationToken::new();
     let trigger = stop.clone();
     let stopper = async {
         while server.stats().ok < 8 {
+            // Virtual: the clock moves on only when the run and the simulator wait.
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         trigger.cancel();
@@ -371,7 +364,7 @@ async fn stopping_a_run_keeps_what_was_measured() {
     let (result, ()) = tokio::join!(execute(cfg, &secrets, &opts, stop), stopper);
     let result = result.unwrap();
     server.shutdown().await;
-    let records = read_records(&opts.records_path);
+    let records = common::read_records(&opts.records_path);
     assert!(!result.complete);
     assert!(result.unsent > 0);
     assert_eq!(records.len() as u64 + result.unsent, 1000);
@@ -420,9 +413,9 @@ async fn reasoning_is_output_and_reported_separately(base_url: String, backend: 
 /// reasoning chunk to the first answer chunk (ms).
 async fn reasoning_then_answer(base_url: String, backend: BackendKind) -> f64 {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(base_url, backend, 4, 4, 10);
+    let mut cfg = common::run_config(base_url, backend, 4, 4, 16, 10);
     cfg.extra_body = Some(serde_json::json!({"sim_reasoning_tokens": 4}));
-    let (result, records) = run(cfg, dir.path()).await;
+    let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
     let s = &result.summary;
     assert_eq!(s.completed, 4);
     assert_eq!(s.total_output_tokens, 40);
@@ -454,8 +447,8 @@ async fn new_and_reused_connections_give_the_same_ttft() {
     for _ in 0..3 {
         let server = start_sim(1, true, FaultConfig::default()).await;
         let dir = tempfile::tempdir().unwrap();
-        let cfg = config(server.base_url(), BackendKind::Openai, 256, 128, 4);
-        let (result, records) = run(cfg, dir.path()).await;
+        let cfg = common::run_config(server.base_url(), BackendKind::Openai, 256, 128, 16, 4);
+        let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
         server.shutdown().await;
         assert_invariants(&records);
         let s = &result.summary;
@@ -510,9 +503,9 @@ async fn an_external_simulator_s_time_scale_is_read_from_its_info() {
     .await
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(server.base_url(), BackendKind::Openai, 8, 8, 5);
+    let cfg = common::run_config(server.base_url(), BackendKind::Openai, 8, 8, 16, 5);
     assert!(!cfg.simulated);
-    let (result, _) = run(cfg, dir.path()).await;
+    let (result, _) = common::execute(cfg, dir.path(), "result.json", true).await;
     server.shutdown().await;
     assert_eq!(result.config.time_scale, 10.0);
     let s = &result.summary;
@@ -548,8 +541,8 @@ async fn ttft_breakdown_from_the_simulators_truth() {
 async fn breakdown_of_one_run() -> servebench::results::stats::Distribution {
     let server = start_sim(1, true, FaultConfig::default()).await;
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(server.base_url(), BackendKind::Openai, 40, 8, 4);
-    let (result, records) = run(cfg, dir.path()).await;
+    let cfg = common::run_config(server.base_url(), BackendKind::Openai, 40, 8, 16, 4);
+    let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
     server.shutdown().await;
     assert!(records.iter().all(|r| r.server_request_metrics.is_some()));
     let b = &result.summary.ttft_breakdown;
@@ -580,9 +573,9 @@ async fn engine_preset_reports_its_queue_and_prefill() {
     let _guard = SERIAL.lock().await;
     let server = start_preset(sim::Preset::LlamacppLlama8bRtx4090).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(server.base_url(), BackendKind::Openai, 12, 12, 8);
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, 12, 12, 16, 8);
     cfg.ignore_eos = true;
-    let (result, records) = run(cfg, dir.path()).await;
+    let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
     server.shutdown().await;
     assert_eq!(result.summary.completed, 12);
     let mut queued = 0;
@@ -622,7 +615,7 @@ async fn engine_preset_prefills_only_the_uncached_prompt() {
         r#"{"timestamp": 1200, "input_length": 2048, "output_length": 2, "hash_ids": [5, 6, 7, 8]}"#,
     ];
     std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
-    let mut cfg = config(server.base_url(), BackendKind::Openai, 3, 1, 2);
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, 3, 1, 16, 2);
     cfg.ignore_eos = true;
     cfg.workload.dataset = servebench::config::Dataset::Trace {
         path: trace,
@@ -630,7 +623,7 @@ async fn engine_preset_prefills_only_the_uncached_prompt() {
         block_size: 512,
         speedup: 1.0,
     };
-    let (result, mut records) = run(cfg, dir.path()).await;
+    let (result, mut records) = common::execute(cfg, dir.path(), "result.json", true).await;
     server.shutdown().await;
     records.sort_by_key(|r| r.id);
     let cached: Vec<Option<u64>> = records.iter().map(|r| r.cached_prompt_tokens).collect();
