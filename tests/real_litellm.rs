@@ -29,7 +29,9 @@ use servebench::tokenizer::Tokenizer;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// One test at a time (a failed test does not block the others).
+/// One test at a time (a failed test does not block the others): each starts a llama.cpp
+/// server and a LiteLLM proxy, too heavy for two at once on a 2-core machine; a paused clock
+/// cannot stand in for real processes.
 fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
