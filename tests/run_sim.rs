@@ -15,10 +15,11 @@ use tokio_util::sync::CancellationToken;
 
 mod common;
 
-/// The tests that hold their medians to the simulator's schedule within a few ms run one at a
-/// time so they do not disturb each other's clocks: they measure real time (kernel receive
-/// stamps against a simulator that keeps its schedule on the real clock), which a paused
-/// clock cannot stand in for. Tests that only count run on a paused clock instead.
+/// The tests run one at a time so they do not disturb each other's clocks: they measure real
+/// time, and those that only count run 200 requests as fast as they go, which would disturb
+/// the others' medians (held to the schedule within a few ms). A paused clock cannot stand in:
+/// the client stamps each chunk with the kernel's receive time, on the real clock (tried: on a
+/// paused clock, runs beside others on a busy machine record chunks before their sends).
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 const TTFT_MS: f64 = 50.0;
@@ -32,23 +33,6 @@ async fn start_sim(tokens_per_chunk: u32, usage: bool, faults: FaultConfig) -> S
         usage,
         seed: 42,
         faults,
-        ..SimConfig::default()
-    };
-    sim::spawn(cfg, ([127, 0, 0, 1], 0).into())
-        .await
-        .expect("sim starts")
-}
-
-/// The simulator on tokio's clock (no precise phase on the real clock), for tests on a paused
-/// clock: they count outcomes, and every wait is virtual.
-async fn start_virtual_sim(faults: FaultConfig) -> SimServer {
-    let cfg = SimConfig {
-        ttft: Duration::from_millis(TTFT_MS as u64),
-        itl: Duration::from_millis(ITL_MS as u64),
-        usage: true,
-        seed: 42,
-        faults,
-        precise_timing: false,
         ..SimConfig::default()
     };
     sim::spawn(cfg, ([127, 0, 0, 1], 0).into())
@@ -261,9 +245,10 @@ async fn same_truth(base_url: String, backend: BackendKind) -> f64 {
 }
 
 /// 30% HTTP 500 plus cut-off and malformed streams: the run completes, the counts by kind are
-/// exactly the simulator's, and every request has a record. On a paused clock: it counts.
-#[tokio::test(start_paused = true)]
+/// exactly the simulator's, and every request has a record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_are_counted_exactly_and_no_record_is_lost() {
+    let _guard = SERIAL.lock().await;
     let faults = FaultConfig {
         error_rate: 0.3,
         disconnect_rate: 0.1,
@@ -271,7 +256,7 @@ async fn faults_are_counted_exactly_and_no_record_is_lost() {
         rate_limit_rate: 0.05,
         ..FaultConfig::default()
     };
-    let server = start_virtual_sim(faults).await;
+    let server = start_sim(1, true, faults).await;
     let dir = tempfile::tempdir().unwrap();
     let n = 200;
     let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, n, 32, 16, 10);
@@ -313,15 +298,15 @@ async fn faults_are_counted_exactly_and_no_record_is_lost() {
     assert_eq!(s.ttft_ms.as_ref().unwrap().count, s.completed);
 }
 
-/// A stalled stream ends as a timeout, with its record, and the run still finishes. On a
-/// paused clock: the timeout's second passes as soon as nothing else is left to do.
-#[tokio::test(start_paused = true)]
+/// A stalled stream ends as a timeout, with its record, and the run still finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_streams_time_out_with_a_record() {
+    let _guard = SERIAL.lock().await;
     let faults = FaultConfig {
         stall_rate: 0.5,
         ..FaultConfig::default()
     };
-    let server = start_virtual_sim(faults).await;
+    let server = start_sim(1, true, faults).await;
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, 10, 10, 16, 10);
     cfg.load.timeout_s = 1.0;
@@ -342,11 +327,11 @@ async fn stalled_streams_time_out_with_a_record() {
 /// Stopping a run (Ctrl-C) keeps every finished record, cancels the rest after the grace
 /// period with a record each, and saves a result marked incomplete. The stop comes once the
 /// simulator has answered 8 requests in full (two rounds of 4, 0.34 s each), not after a
-/// fixed time: a busy machine may take longer than any fixed time to start the run. On a
-/// paused clock, where the simulator's schedule and the checks of its count are virtual.
-#[tokio::test(start_paused = true)]
+/// fixed time: a busy machine may take longer than any fixed time to start the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stopping_a_run_keeps_what_was_measured() {
-    let server = start_virtual_sim(FaultConfig::default()).await;
+    let _guard = SERIAL.lock().await;
+    let server = start_sim(1, true, FaultConfig::default()).await;
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, 1000, 4, 16, 30);
     cfg.load.grace_s = 0.0;
@@ -355,7 +340,7 @@ async fn stopping_a_run_keeps_what_was_measured() {
     let trigger = stop.clone();
     let stopper = async {
         while server.stats().ok < 8 {
-            // Virtual: the clock moves on only when the run and the simulator wait.
+            // Polls the simulator's count (its own tasks; nothing signals it).
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         trigger.cancel();
