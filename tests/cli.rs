@@ -4,13 +4,9 @@
 
 use std::process::{Command, Stdio};
 
-use assert_cmd::cargo::cargo_bin;
-
 mod common;
 
-fn servebench() -> Command {
-    Command::new(cargo_bin("servebench"))
-}
+use common::{run_fails, run_ok, servebench};
 
 /// The label of every report line ("Mean TTFT (ms):"), or the rule itself for section rules.
 fn labels(report: &str) -> Vec<String> {
@@ -32,23 +28,6 @@ fn vllm_block(text: &str) -> String {
     let rest = &text[start..];
     let end = rest[50..].find(&"=".repeat(50)).expect("block ends") + 50 + 50;
     rest[..end].to_string()
-}
-
-fn run_ok(args: &[&str]) -> (String, String) {
-    let out = servebench().args(args).output().unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    assert!(out.status.success(), "servebench {args:?} failed: {stderr}");
-    (stdout, stderr)
-}
-
-fn run_fails(args: &[&str]) -> String {
-    let out = servebench().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "servebench {args:?}: {out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    stderr
 }
 
 #[test]
@@ -396,10 +375,11 @@ fn killing_a_sweep_keeps_every_finished_step() {
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .map_or(0, |v| v["steps"].as_array().map_or(0, Vec::len))
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while steps(&doc_path) < 2 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    common::wait_for(
+        "two finished steps",
+        std::time::Duration::from_secs(60),
+        || steps(&doc_path) >= 2,
+    );
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     child.wait().unwrap();
     let (doc, results) = servebench::results::sweep::SweepDoc::load(&doc_path).unwrap();

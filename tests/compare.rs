@@ -3,18 +3,13 @@
 //! stopped with it), runs of a bounded size by the binary against each.
 
 use std::path::Path;
-use std::process::{Command, Output};
 use std::time::Duration;
 
-use assert_cmd::cargo::cargo_bin;
 use servebench::sim::{self, SimConfig};
 
-fn servebench(args: &[&str]) -> Output {
-    Command::new(cargo_bin("servebench"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
+
+use common::output as servebench;
 
 /// One run of 120 requests, 20 at a time, against `url`, saved as `dir/name`.
 fn run(url: &str, dir: &Path, name: &str) {

@@ -3,11 +3,12 @@
 //! least once a second; `q` stops the run as Ctrl-C does and keeps what was measured; the same
 //! run piped to a file prints today's lines and saves the same figures.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::cargo_bin;
+mod common;
+
+use common::{json, servebench_path};
 use serde_json::Value;
 
 /// A tmux server of this test's own; killed on drop.
@@ -52,6 +53,7 @@ impl Tmux {
         let t0 = Instant::now();
         while !self.exited() {
             assert!(t0.elapsed() < limit, "still running:\n{}", self.screen());
+            // Polls tmux for its pane's end: nothing tells this process.
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -72,15 +74,11 @@ fn elapsed(screen: &str) -> Option<f64> {
     s.split(" s").next()?.trim().parse().ok()
 }
 
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
 #[test]
 fn the_dashboard_updates_and_a_piped_run_prints_lines() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let bin = cargo_bin("servebench");
+    let bin = servebench_path();
     let args = "run --sim-preset exact --num-prompts 30,20 --request-rate 10 --output-len 8";
     let tmux = Tmux::new("dash");
     tmux.start(&format!(
@@ -96,6 +94,7 @@ fn the_dashboard_updates_and_a_piped_run_prints_lines() {
                 seen.push((Instant::now(), e));
             }
         }
+        // The pace of the samples (a screen is read, not waited on).
         std::thread::sleep(Duration::from_millis(250));
     }
     tmux.wait_exit(Duration::from_secs(30));
@@ -168,15 +167,17 @@ fn q_stops_the_run_and_keeps_what_was_measured() {
     let tmux = Tmux::new("q");
     tmux.start(&format!(
         "{} run --sim-preset exact --num-prompts 400 --request-rate 20 --output-len 8 --result-dir {d} --result-filename q.json",
-        cargo_bin("servebench").display()
+        servebench_path().display()
     ));
     // A single run's dashboard title says "run".
-    let t0 = Instant::now();
-    while !tmux.screen().contains("servebench · run ·") {
-        assert!(t0.elapsed() < Duration::from_secs(20), "{}", tmux.screen());
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_secs(1));
+    common::wait_for("the run's dashboard", Duration::from_secs(20), || {
+        tmux.screen().contains("servebench · run ·")
+    });
+    // A first request has ended (its record is written as it ends): `q` comes mid-run.
+    let records = dir.path().join("q.records.jsonl");
+    common::wait_for("a first record", Duration::from_secs(20), || {
+        std::fs::read_to_string(&records).is_ok_and(|t| t.lines().count() > 0)
+    });
     tmux.tmux(&["send-keys", "-t", "t", "q"]);
     tmux.wait_exit(Duration::from_secs(20));
     let r = json(&dir.path().join("q.json"));

@@ -7,12 +7,12 @@
 
 mod common;
 
+use common::servebench;
+
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-use assert_cmd::cargo::cargo_bin;
 use serde_json::{json, Value};
 use servebench::config::{BackendKind, LoadSpec, Metric, RequestRate, RunConfig, WorkloadSpec};
 use servebench::drive::run::{execute, RunOptions};
@@ -23,10 +23,6 @@ use servebench::sim::{self, SimConfig, SimServer};
 use tokio_util::sync::CancellationToken;
 
 const TTFT_MS: f64 = 30.0;
-
-fn servebench() -> Command {
-    Command::new(cargo_bin("servebench"))
-}
 
 async fn exact_sim() -> SimServer {
     let cfg = SimConfig {

@@ -8,20 +8,18 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::cargo_bin;
-use servebench::config::{BackendKind, LoadSpec, RunConfig, WorkloadSpec};
-use servebench::drive::run::{execute, RunOptions};
-use servebench::measure::client::Secrets;
+use servebench::config::{BackendKind, RunConfig};
 use servebench::measure::record::{FailureKind, Implausible, RequestRecord, TokenSource};
-use servebench::results::document::BenchResult;
 use servebench::results::validity::Verdict;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio_util::sync::CancellationToken;
+
+mod common;
+
+use common::output as servebench;
 
 /// A server that hands every connection to `answer`; its address.
 async fn hostile<F, Fut>(answer: F) -> SocketAddr
@@ -72,33 +70,9 @@ async fn request_line(conn: &mut TcpStream) -> Option<String> {
 const SSE_HEAD: &[u8] =
     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
 
+/// `n` requests at once of 4 tokens in and out, to the OpenAI completions API at `addr`.
 fn config(addr: SocketAddr, n: u64) -> RunConfig {
-    RunConfig {
-        backend: BackendKind::Openai,
-        base_url: format!("http://{addr}"),
-        endpoint: BackendKind::Openai.default_endpoint().into(),
-        load: LoadSpec {
-            num_prompts: n,
-            max_concurrency: Some(n),
-            timeout_s: 30.0,
-            ..LoadSpec::default()
-        },
-        workload: WorkloadSpec::random(4, 4),
-        ..RunConfig::default()
-    }
-}
-
-async fn run(cfg: RunConfig, dir: &Path) -> (BenchResult, Vec<RequestRecord>) {
-    let opts = RunOptions::new(dir.join("r.json"), false);
-    let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
-        .await
-        .expect("the run completes");
-    let records = std::fs::read_to_string(&opts.records_path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (result, records)
+    common::run_config(format!("http://{addr}"), BackendKind::Openai, n, n, 4, 4)
 }
 
 fn failure(r: &RequestRecord) -> (FailureKind, String) {
@@ -149,6 +123,8 @@ async fn no_done_server(chat: bool, chunked: bool, done: bool) -> SocketAddr {
                 e.clone()
             };
             let _ = c.write_all(bytes.as_bytes()).await;
+            // The gaps are what the test measures, on the client's real clock (kernel
+            // receive stamps): a server's pace, not a wait for something to happen.
             if i == 2 {
                 tokio::time::sleep(Duration::from_millis(60)).await;
             }
@@ -183,7 +159,7 @@ async fn issue_23_a_stream_that_ends_after_its_finish_chunk_without_done_succeed
             cfg.backend = BackendKind::OpenaiChat;
             cfg.endpoint = BackendKind::OpenaiChat.default_endpoint().into();
         }
-        let (result, records) = run(cfg, dir.path()).await;
+        let (result, records) = common::execute(cfg, dir.path(), "r.json", false).await;
         assert_eq!(result.summary.completed, 3, "{what}: {records:?}");
         let without = if done { 0 } else { 3 };
         assert_eq!(
@@ -264,7 +240,7 @@ async fn issue_23_an_output_count_of_10_18_is_flagged_and_the_tokenizer_counts()
     cfg.backend = BackendKind::AnthropicMessages;
     cfg.endpoint = BackendKind::AnthropicMessages.default_endpoint().into();
     cfg.workload.tokenizer = Some("cl100k_base".into());
-    let (result, records) = run(cfg, dir.path()).await;
+    let (result, records) = common::execute(cfg, dir.path(), "r.json", false).await;
     let s = &result.summary;
     assert_eq!(s.completed, n, "{records:?}");
     assert_eq!(
@@ -329,7 +305,7 @@ async fn issue_23_prompt_cached_and_timings_are_checked_before_they_are_believed
     ])
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let (result, records) = run(config(addr, 3), dir.path()).await;
+    let (result, records) = common::execute(config(addr, 3), dir.path(), "r.json", false).await;
     let s = &result.summary;
     assert_eq!(s.completed, 3, "{records:?}");
     for r in &records {
@@ -519,7 +495,7 @@ async fn issue_23_a_body_that_ends_mid_answer_stays_stream_broken() {
         })
         .await;
         let dir = tempfile::tempdir().unwrap();
-        let (result, records) = run(config(addr, 2), dir.path()).await;
+        let (result, records) = common::execute(config(addr, 2), dir.path(), "r.json", false).await;
         assert_eq!(
             result.summary.failures_by_kind.get("stream_broken"),
             Some(&2)
@@ -543,7 +519,7 @@ async fn issue_14_a_stalled_stream_is_a_stall_and_the_run_goes_on() {
             let _ = c
                 .write_all(b"data: {\"choices\":[{\"text\":\"a\"}]}\n\n")
                 .await;
-            tokio::time::sleep(Duration::from_secs(60)).await;
+            std::future::pending::<()>().await;
         }
     })
     .await;
@@ -551,7 +527,7 @@ async fn issue_14_a_stalled_stream_is_a_stall_and_the_run_goes_on() {
     let mut cfg = config(addr, 3);
     cfg.load.idle_timeout_s = 0.3;
     let began = Instant::now();
-    let (result, records) = run(cfg, dir.path()).await;
+    let (result, records) = common::execute(cfg, dir.path(), "r.json", false).await;
     assert!(
         began.elapsed() < Duration::from_secs(10),
         "{:?}",
@@ -573,7 +549,7 @@ async fn issue_14_a_body_that_never_starts_fails_at_the_first_byte_limit() {
     let addr = hostile(|mut c| async move {
         if read_request(&mut c).await {
             let _ = c.write_all(SSE_HEAD).await;
-            tokio::time::sleep(Duration::from_secs(60)).await;
+            std::future::pending::<()>().await;
         }
     })
     .await;
@@ -581,7 +557,7 @@ async fn issue_14_a_body_that_never_starts_fails_at_the_first_byte_limit() {
     let mut cfg = config(addr, 2);
     cfg.load.first_byte_timeout_s = Some(0.3);
     let began = Instant::now();
-    let (_, records) = run(cfg, dir.path()).await;
+    let (_, records) = common::execute(cfg, dir.path(), "r.json", false).await;
     assert!(began.elapsed() < Duration::from_secs(10));
     for r in &records {
         let (kind, message) = failure(r);
@@ -610,7 +586,7 @@ async fn issue_14_an_endless_line_is_malformed_stream_at_the_event_limit() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(addr, 1);
     cfg.max_event_bytes = 256 * 1024;
-    let (_, records) = run(cfg, dir.path()).await;
+    let (_, records) = common::execute(cfg, dir.path(), "r.json", false).await;
     let (kind, message) = failure(&records[0]);
     assert_eq!(kind, FailureKind::MalformedStream);
     assert!(
@@ -634,7 +610,7 @@ async fn issue_14_a_redirect_is_not_followed_and_names_its_target_redacted() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let (_, records) = run(config(addr, 1), dir.path()).await;
+    let (_, records) = common::execute(config(addr, 1), dir.path(), "r.json", false).await;
     let (kind, message) = failure(&records[0]);
     assert_eq!(kind, FailureKind::HttpStatus);
     assert_eq!(records[0].http_status, Some(307));
@@ -670,7 +646,7 @@ async fn issue_14_a_429_with_retry_after_is_recorded_not_retried() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let began = Instant::now();
-    let (result, records) = run(config(addr, 4), dir.path()).await;
+    let (result, records) = common::execute(config(addr, 4), dir.path(), "r.json", false).await;
     assert!(began.elapsed() < Duration::from_secs(20));
     assert_eq!(records.len(), 4);
     assert_eq!(result.summary.failures_by_kind.get("http_status"), Some(&4));
@@ -711,7 +687,7 @@ async fn issue_14_an_endless_error_body_is_read_only_to_its_limit() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(addr, 2);
     cfg.max_error_body_bytes = 1024;
-    let (_, records) = run(cfg, dir.path()).await;
+    let (_, records) = common::execute(cfg, dir.path(), "r.json", false).await;
     for r in &records {
         let (kind, message) = failure(r);
         assert_eq!(kind, FailureKind::HttpStatus);
@@ -746,8 +722,9 @@ async fn issue_14_an_idle_408_sends_the_next_request_on_a_new_connection() {
             let _ = c.write_all(head.as_bytes()).await;
             let _ = c.write_all(body).await;
             // Later, as a server's idle timer would (in the same write, the client would see
-            // bytes past the body and not keep the connection at all).
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            // bytes past the body and not keep the connection at all): once the client has
+            // kept the connection and sent its next request on it (or closed it).
+            let _ = c.peek(&mut [0u8; 1]).await;
             let _ = c
                 .write_all(b"HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
                 .await;
@@ -762,7 +739,7 @@ async fn issue_14_an_idle_408_sends_the_next_request_on_a_new_connection() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(addr, 4);
     cfg.load.max_concurrency = Some(1);
-    let (result, records) = run(cfg, dir.path()).await;
+    let (result, records) = common::execute(cfg, dir.path(), "r.json", false).await;
     assert_eq!(result.summary.completed, 4, "{records:?}");
     assert_eq!(
         seen.load(std::sync::atomic::Ordering::SeqCst),
@@ -776,13 +753,6 @@ async fn issue_14_an_idle_408_sends_the_next_request_on_a_new_connection() {
     );
 }
 
-fn servebench(args: &[&str]) -> std::process::Output {
-    Command::new(cargo_bin("servebench"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 /// A server that accepts and never answers: the pre-flight request fails within
 /// `--preflight-timeout` with one line naming the flag, exit code 2 (it hung before).
 #[test]
@@ -790,7 +760,7 @@ fn issue_14_a_silent_server_fails_the_preflight_within_its_limit() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let addr = rt.block_on(hostile(|mut c| async move {
         let _ = read_request(&mut c).await;
-        tokio::time::sleep(Duration::from_secs(60)).await;
+        std::future::pending::<()>().await;
     }));
     let began = Instant::now();
     let url = format!("http://{addr}");

@@ -4,14 +4,12 @@
 //! in any phase stops it without a hang.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::cargo_bin;
+mod common;
 
-fn servebench() -> Command {
-    Command::new(cargo_bin("servebench"))
-}
+use common::servebench;
 
 fn files_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
@@ -294,7 +292,8 @@ fn server_stuck_in(phase: Phase) -> (String, std::sync::mpsc::Receiver<()>) {
                         // The stream starts and stalls: the request is in flight.
                         let _ = conn.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: {\"choices\":[{\"text\":\"a\"}]}\n\n");
                     }
-                    std::thread::sleep(Duration::from_secs(120));
+                    // Never answers: holds the connection until the client hangs up.
+                    let _ = std::io::copy(&mut conn, &mut std::io::sink());
                 } else if completions {
                     let head = format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", ONE_EVENT.len());
                     let _ = conn.write_all(head.as_bytes());
@@ -348,6 +347,8 @@ fn a_signal_in_any_phase_stops_the_run_and_keeps_what_was_measured() {
             heard
                 .recv_timeout(Duration::from_secs(60))
                 .unwrap_or_else(|_| panic!("{case}: the run never reached its phase"));
+            // A margin for the child, which cannot say when it waits in the phase: its
+            // request is out, so it is there or on its way (the verdict counts outcomes).
             std::thread::sleep(Duration::from_millis(100));
             unsafe { libc::kill(child.id() as i32, signal) };
             let out = child.wait_with_output().unwrap();
@@ -392,10 +393,11 @@ fn a_second_signal_cancels_the_requests_in_flight_and_still_saves() {
         .spawn()
         .unwrap();
     let records = dir.path().join("r.records.jsonl");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !records.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_for("the measured load", Duration::from_secs(60), || {
+        records.exists()
+    });
+    // The child's 8 sends go out once its load starts; nothing tells the test when they
+    // have, so it gives them half a second (each stream lasts 10 s).
     std::thread::sleep(Duration::from_millis(500));
     // Its stderr, line by line: the second signal goes once the first was heard (a busy
     // machine may run the child too late to tell two quick signals apart).
@@ -414,6 +416,7 @@ fn a_second_signal_cancels_the_requests_in_flight_and_still_saves() {
         let line = lines.recv_timeout(Duration::from_secs(30));
         seen.push(line.expect("the first signal was heard"));
     }
+    // The child listens for the next signal after it printed that line; nothing says when.
     std::thread::sleep(Duration::from_millis(300));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();

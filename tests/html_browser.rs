@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use assert_cmd::cargo::cargo_bin;
+mod common;
 
 fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("SERVEBENCH_CHROMIUM") {
@@ -53,18 +53,9 @@ fn headless(browser: &Path, profile: &Path, args: &[&str], page: &Path) -> Strin
         std::io::Read::read_to_string(&mut stdout, &mut s).ok();
         s
     });
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "chromium {args:?}: {status:?}");
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("chromium {args:?} did not finish in 90 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let case = format!("chromium {args:?}");
+    let out = common::finish_within(child, Duration::from_secs(90), &case);
+    assert!(out.status.success(), "{case}: {:?}", out.status);
     reader.join().unwrap()
 }
 
@@ -83,7 +74,7 @@ fn html_report_shows_its_charts_in_chromium() {
     });
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("tgi.html");
-    let out = Command::new(cargo_bin("servebench"))
+    let out = common::servebench()
         .args(["report", "tests/fixtures/seed001_tgi.txt", "--html"])
         .arg(&page)
         .output()

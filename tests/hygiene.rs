@@ -7,15 +7,13 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use assert_cmd::cargo::cargo_bin;
+mod common;
 
-fn servebench() -> Command {
-    Command::new(cargo_bin("servebench"))
-}
+use common::{output as run, path_str as s};
 
 /// Sets the terminal's title and clears it, when printed raw.
 const ATTACK: &str = "\x1b]0;pwned\x07\x1b[2J";
@@ -38,10 +36,6 @@ fn printed(what: &str, out: &Output) -> String {
         }
     }
     stdout
-}
-
-fn run(args: &[&str]) -> Output {
-    servebench().args(args).output().unwrap()
 }
 
 /// A server answering each request (its request line and its number, from 0) with the bytes
@@ -86,10 +80,6 @@ fn http(status: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
     .into_bytes();
     v.extend_from_slice(body);
     v
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// Every cell of a CSV text; none may start a spreadsheet formula unless it is a number.

@@ -9,11 +9,14 @@
 //! completions API, which takes a prompt: the history is rendered with the template.
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
-use assert_cmd::cargo::cargo_bin;
 use servebench::measure::record::RequestRecord;
+
+mod common;
+
+use common::{finish_within, servebench};
 
 /// A template that renders turns as `role: content` lines, running `extra` first.
 fn template(extra: &str) -> String {
@@ -64,7 +67,7 @@ fn setup(dir: &Path, chat_template: &str, conversations: usize, words: usize) {
 
 /// `servebench run` against the exact simulator with the conversations of `setup`.
 fn command(dir: &Path, more: &[&str]) -> Command {
-    let mut cmd = Command::new(cargo_bin("servebench"));
+    let mut cmd = servebench();
     cmd.args(["run", "--sim-preset", "exact", "--output-len", "4"])
         .args(["--quiet", "--dataset-name", "jsonl"]);
     if !more.contains(&"--num-prompts") {
@@ -80,26 +83,8 @@ fn command(dir: &Path, more: &[&str]) -> Command {
     cmd
 }
 
-/// Waits for `child` at most `limit`; a child still running then is killed and the test
-/// fails (a hang is the failure these tests exist for).
-fn finish_within(mut child: Child, limit: Duration, case: &str) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!("{case}: still running after {limit:?}: {out:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
-
 fn records(dir: &Path) -> Vec<RequestRecord> {
-    let text = std::fs::read_to_string(dir.join("r.records.jsonl")).unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    common::read_records(&dir.join("r.records.jsonl"))
 }
 
 /// The failed records' (turn, message), all failed as `prompt`.
@@ -214,17 +199,14 @@ fn issue_23_signals_are_heard_whatever_the_template_does() {
             .unwrap();
         // Once the measured load has started (its records file is open), the first
         // conversations reach their turn 2 within two seconds.
-        let start = Instant::now();
-        while !dir.path().join("r.records.jsonl").exists() {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "the load never started"
-            );
+        common::wait_for("the load's start", Duration::from_secs(60), || {
             if child.try_wait().unwrap().is_some() {
-                panic!("it ended before its load: {:?}", child.wait_with_output());
+                panic!("it ended before its load");
             }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            dir.path().join("r.records.jsonl").exists()
+        });
+        // The child cannot say when a render has begun looping; the first conversations'
+        // turn 2 begin within this margin of the load's start (a conversation a second).
         std::thread::sleep(Duration::from_secs(2));
         unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
         let case = format!("--client-threads {threads}");
@@ -315,7 +297,7 @@ fn issue_23_time_spans_and_rates_are_capped_at_a_week_by_flag() {
             "--max-history-tokens",
         ),
     ] {
-        let out = Command::new(cargo_bin("servebench"))
+        let out = servebench()
             .args(["run", "--sim-preset", "exact", "--quiet"])
             .args(["--result-dir", dir.path().to_str().unwrap()])
             .args(args)
@@ -332,7 +314,7 @@ fn issue_23_time_spans_and_rates_are_capped_at_a_week_by_flag() {
 
 /// `servebench run` of the trace at `trace` with `more`, within a minute.
 fn replay(dir: &Path, trace: &Path, more: &[&str]) -> Output {
-    let child = Command::new(cargo_bin("servebench"))
+    let child = servebench()
         .args([
             "run",
             "--sim-preset",

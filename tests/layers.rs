@@ -5,7 +5,8 @@
 //!    ([`ALLOWED`], the diagram of `docs/architecture.md`);
 //! 2. the files, as a graph of who names whom, have no cycle;
 //! 3. `src/` holds only `main.rs` and `lib.rs` besides the layer folders, and no source file
-//!    outside tests is longer than 700 lines.
+//!    outside tests is longer than 700 lines;
+//! 4. the test binaries use the test toolkit (`tests/common`) and keep no copy of its helpers.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -459,4 +460,45 @@ fn issue_24_the_docs_name_the_layers_the_layer_test_checks() {
         .map(|m| m.trim_end_matches(';').to_string())
         .collect();
     assert_eq!(mods, layers, "lib.rs's modules");
+}
+
+/// The toolkit's helpers that test binaries once each kept a copy of.
+const TOOLKIT: &[&str] = &[
+    "fn servebench(",
+    "fn output(",
+    "fn stdout(",
+    "fn json(",
+    "fn read_records(",
+    "fn try_read_records(",
+    "fn run_config(",
+    "fn sim_url(",
+    "fn wait_for(",
+    "fn finish_within(",
+    "cargo_bin(",
+];
+
+/// Issue 24, item 8: a helper lives once, in `tests/common`; no test binary defines its own
+/// copy or finds the binary itself.
+#[test]
+fn issue_24_test_binaries_use_the_toolkit_not_copies() {
+    let tests = src().parent().unwrap().join("tests");
+    let mut copies = Vec::new();
+    for entry in std::fs::read_dir(&tests).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let code = std::fs::read_to_string(&path).unwrap();
+        for helper in TOOLKIT.iter().filter(|h| code.contains(**h)) {
+            // This file names them in its list.
+            if path.file_name().is_some_and(|n| n == "layers.rs") {
+                continue;
+            }
+            copies.push(format!("{}: {helper}", path.display()));
+        }
+    }
+    assert!(
+        copies.is_empty(),
+        "test binaries keep their own copies of tests/common's helpers: {copies:#?}"
+    );
 }

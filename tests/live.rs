@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::cargo_bin;
+use common::{json, servebench, servebench_path};
 use serde_json::Value;
 
 /// A `servebench sim` child, killed on drop.
@@ -25,7 +25,7 @@ struct Sim {
 impl Sim {
     /// TTFT 50 ms and one token every `itl_ms`.
     fn start(itl_ms: u64) -> Sim {
-        let mut child = Command::new(cargo_bin("servebench"))
+        let mut child = servebench()
             .args(["sim", "--port", "0", "--itl-ms", &itl_ms.to_string()])
             .stdout(Stdio::piped())
             .spawn()
@@ -156,6 +156,7 @@ fn stable_read(
         );
         let open = sim.open_streams();
         let first = figures(&read());
+        // The span between the two reads (see above): what the test reads, not a wait.
         std::thread::sleep(Duration::from_millis(700));
         let text = read();
         let second = figures(&text);
@@ -164,12 +165,9 @@ fn stable_read(
                 return (f, open, text);
             }
         }
+        // Polls a screen and a simulator process until they agree.
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// 128 requests, at most 64 at once, 100 tokens at 50 ms each: 64 streams stay open for 5 s.
@@ -177,7 +175,7 @@ fn run_line(url: &str, dir: &Path, name: &str, more: &str) -> String {
     format!(
         "{} run --base-url {url} --tokenizer words --num-prompts 128 --max-concurrency 64 \
          --output-len 100 --result-dir {} --result-filename {name} {more}",
-        cargo_bin("servebench").display(),
+        servebench_path().display(),
         dir.display()
     )
 }
@@ -206,11 +204,9 @@ fn issue_23_the_dashboard_shows_the_streams_open_at_that_moment_and_q_accounts_f
     assert!(screen.contains("of 128"), "{screen}");
     // `q` stops the sends: the 64 waiting for a slot are never sent, and say so.
     tmux.tmux(&["send-keys", "-t", "t", "q"]);
-    let t0 = Instant::now();
-    while !tmux.exited() {
-        assert!(t0.elapsed() < Duration::from_secs(30), "{}", tmux.screen());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::wait_for("the run's end after q", Duration::from_secs(30), || {
+        tmux.exited()
+    });
     let r = json(&dir.path().join("q.json"));
     let n = |k: &str| r[k].as_u64().unwrap();
     assert_eq!(n("planned"), 128, "{r}");
@@ -241,7 +237,7 @@ fn issue_23_the_progress_line_shows_the_streams_open_at_that_moment() {
     // Piped: a plain line every 10 s, so these streams last 13 s (130 tokens, 100 ms each).
     let sim = Sim::start(100);
     let err = dir.path().join("stderr.txt");
-    let mut child = Command::new(cargo_bin("servebench"))
+    let mut child = servebench()
         .args(["run", "--base-url", &sim.url, "--tokenizer", "words"])
         .args(["--num-prompts", "64", "--max-concurrency", "64"])
         .args(["--output-len", "130", "--result-filename", "p.json"])

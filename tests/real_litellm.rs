@@ -17,7 +17,6 @@ use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 
-use assert_cmd::cargo::cargo_bin;
 use common::litellm::Gateway;
 use common::real_server::{process_exists, RealServer};
 use common::relay::{Ending, Relay};
@@ -30,7 +29,9 @@ use servebench::tokenizer::Tokenizer;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// One test at a time (a failed test does not block the others).
+/// One test at a time (a failed test does not block the others): each starts a llama.cpp
+/// server and a LiteLLM proxy, too heavy for two at once on a 2-core machine; a paused clock
+/// cannot stand in for real processes.
 fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -50,7 +51,7 @@ fn servebench_run(
     dir: &Path,
     stem: &str,
 ) -> Command {
-    let mut cmd = Command::new(cargo_bin("servebench"));
+    let mut cmd = common::servebench();
     cmd.args(["run", "--backend", backend, "--base-url", base_url])
         .args(["--model", gw.model(), "--api-key", gw.key()])
         .arg("--tokenizer")

@@ -13,14 +13,13 @@
 mod common;
 
 use std::future::Future;
-use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use common::real_server::{http_request, process_exists, RealServer};
 use serde_json::{json, Value};
 use servebench::config::ScrapeSpec;
-use servebench::config::{BackendKind, Dataset, LoadSpec, Metric, RunConfig, WorkloadSpec};
+use servebench::config::{BackendKind, Dataset, Metric, RunConfig};
 use servebench::drive::run::{execute, RunOptions};
 use servebench::measure::client::Secrets;
 use servebench::measure::prom::ServerFamily;
@@ -31,7 +30,9 @@ use tokio_util::sync::CancellationToken;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// One real-server test at a time (a failed test does not block the others).
+/// One real-server test at a time (a failed test does not block the others): each starts a
+/// llama.cpp process whose CPU-bound decoding sets the figures the tests check, and two at
+/// once on a 2-core machine would slow each other's; a paused clock cannot stand in for it.
 fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -56,24 +57,18 @@ fn config(
     output_len: u64,
     seed: u64,
 ) -> RunConfig {
-    RunConfig {
+    let mut cfg = common::run_config(
+        server.base_url().into(),
         backend,
-        endpoint: backend.default_endpoint().into(),
-        base_url: server.base_url().into(),
-        model: server.model().into(),
-        ignore_eos: true,
-        load: LoadSpec {
-            num_prompts: n,
-            max_concurrency: Some(conc),
-            seed,
-            timeout_s: 60.0,
-            ..LoadSpec::default()
-        },
-        workload: WorkloadSpec::random(input_len, output_len),
-        metric_percentiles: vec![50.0, 99.0],
-        percentile_metrics: Metric::ALL.to_vec(),
-        ..RunConfig::default()
-    }
+        n,
+        conc,
+        input_len,
+        output_len,
+    );
+    cfg.model = server.model().into();
+    cfg.ignore_eos = true;
+    (cfg.load.seed, cfg.load.timeout_s) = (seed, 60.0);
+    cfg
 }
 
 fn run(cfg: RunConfig, scrape: Option<ScrapeSpec>) -> (BenchResult, Vec<RequestRecord>) {
@@ -89,20 +84,12 @@ fn run(cfg: RunConfig, scrape: Option<ScrapeSpec>) -> (BenchResult, Vec<RequestR
         CancellationToken::new(),
     ))
     .expect("run completes");
-    let records = read_records(&opts.records_path);
+    let records = common::read_records(&opts.records_path);
     assert_eq!(
         BenchResult::load(&opts.result_path).expect("result reloads"),
         result
     );
     (result, records)
-}
-
-fn read_records(path: &Path) -> Vec<RequestRecord> {
-    std::fs::read_to_string(path)
-        .expect("records file")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is a record"))
-        .collect()
 }
 
 /// llama.cpp (this version) closes the connection after every streamed response although
@@ -465,7 +452,7 @@ fn scrape_metrics_flag_reports_the_servers_counts() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("servebench"))
+    let out = common::servebench()
         .args([
             "run",
             "--base-url",

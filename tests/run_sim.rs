@@ -2,10 +2,9 @@
 //! exactly known: the figures servebench reports are compared with the truth, the invariants of
 //! docs/metrics.md are checked on every line of the records file, and faults are counted exactly.
 
-use std::path::Path;
 use std::time::Duration;
 
-use servebench::config::{BackendKind, LoadSpec, Metric, RunConfig, WorkloadSpec};
+use servebench::config::BackendKind;
 use servebench::drive::run::{execute, RunOptions};
 use servebench::measure::client::Secrets;
 use servebench::measure::record::{FailureKind, RequestRecord, TokenSource};
@@ -14,7 +13,13 @@ use servebench::results::stats::{itl_gaps_ns, RequestMetrics};
 use servebench::sim::{self, FaultConfig, SimConfig, SimServer};
 use tokio_util::sync::CancellationToken;
 
-/// Heavy timing tests run one at a time so they do not disturb each other's clocks.
+mod common;
+
+/// The tests run one at a time so they do not disturb each other's clocks: they measure real
+/// time, and those that only count run 200 requests as fast as they go, which would disturb
+/// the others' medians (held to the schedule within a few ms). A paused clock cannot stand in:
+/// the client stamps each chunk with the kernel's receive time, on the real clock (tried: on a
+/// paused clock, runs beside others on a busy machine record chunks before their sends).
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 const TTFT_MS: f64 = 50.0;
@@ -44,40 +49,6 @@ async fn start_preset(preset: sim::Preset) -> SimServer {
     sim::spawn(cfg, ([127, 0, 0, 1], 0).into())
         .await
         .expect("sim starts")
-}
-
-fn config(base_url: String, backend: BackendKind, n: u64, conc: u64, output_len: u64) -> RunConfig {
-    RunConfig {
-        backend,
-        endpoint: backend.default_endpoint().into(),
-        base_url,
-        load: LoadSpec {
-            num_prompts: n,
-            max_concurrency: Some(conc),
-            timeout_s: 30.0,
-            ..LoadSpec::default()
-        },
-        workload: WorkloadSpec::random(16, output_len),
-        metric_percentiles: vec![50.0, 99.0],
-        percentile_metrics: Metric::ALL.to_vec(),
-        ..RunConfig::default()
-    }
-}
-
-async fn run(cfg: RunConfig, dir: &Path) -> (BenchResult, Vec<RequestRecord>) {
-    let opts = RunOptions::new(dir.join("result.json"), true);
-    let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
-        .await
-        .expect("run completes");
-    (result, read_records(&opts.records_path))
-}
-
-fn read_records(path: &Path) -> Vec<RequestRecord> {
-    std::fs::read_to_string(path)
-        .expect("records file exists")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is a record"))
-        .collect()
 }
 
 /// The invariants of docs/metrics.md, on every successful record.
@@ -124,11 +95,11 @@ async fn measure(
 ) -> Vec<(&'static str, f64, f64)> {
     let server = start_sim(k, usage, FaultConfig::default()).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(server.base_url(), BackendKind::Openai, n, conc, out_len);
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, n, conc, 16, out_len);
     // Arrivals spread at a rate that keeps `conc` streams in flight (each lasts ~110 ms),
     // rather than bursts of `conc` connections at one instant.
     cfg.load.request_rate = servebench::config::RequestRate::PerSecond(conc as f64 * 10.0);
-    let (result, records) = run(cfg, dir.path()).await;
+    let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
     server.shutdown().await;
 
     assert_eq!(records.len() as u64, n);
@@ -244,7 +215,13 @@ async fn every_backend_reports_the_same_truth() {
 /// One run of 4 requests on `backend`, its counts checked; its median TTFT (ms).
 async fn same_truth(base_url: String, backend: BackendKind) -> f64 {
     let dir = tempfile::tempdir().unwrap();
-    let (result, records) = run(config(base_url, backend, 4, 4, 12), dir.path()).await;
+    let (result, records) = common::execute(
+        common::run_config(base_url, backend, 4, 4, 16, 12),
+        dir.path(),
+        "result.json",
+        true,
+    )
+    .await;
     assert_eq!(
         result.summary.completed, 4,
         "{backend:?}: {:?}",
@@ -282,14 +259,14 @@ async fn faults_are_counted_exactly_and_no_record_is_lost() {
     let server = start_sim(1, true, faults).await;
     let dir = tempfile::tempdir().unwrap();
     let n = 200;
-    let mut cfg = config(server.base_url(), BackendKind::Openai, n, 32, 10);
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, n, 32, 16, 10);
     cfg.load.num_warmups = 0;
     // No pre-flight: the simulator's fault schedule counts every request.
     let opts = RunOptions::new(dir.path().join("r.json"), false);
     let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
         .await
         .unwrap();
-    let records = read_records(&opts.records_path);
+    let records = common::read_records(&opts.records_path);
     let stats = server.stats();
     server.shutdown().await;
 
@@ -331,7 +308,7 @@ async fn stalled_streams_time_out_with_a_record() {
     };
     let server = start_sim(1, true, faults).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(server.base_url(), BackendKind::Openai, 10, 10, 10);
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, 10, 10, 16, 10);
     cfg.load.timeout_s = 1.0;
     let opts = RunOptions::new(dir.path().join("r.json"), false);
     let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
@@ -344,7 +321,7 @@ async fn stalled_streams_time_out_with_a_record() {
         result.summary.failures_by_kind.get("timeout"),
         Some(&stalled)
     );
-    assert_eq!(read_records(&opts.records_path).len(), 10);
+    assert_eq!(common::read_records(&opts.records_path).len(), 10);
 }
 
 /// Stopping a run (Ctrl-C) keeps every finished record, cancels the rest after the grace
@@ -356,13 +333,14 @@ async fn stopping_a_run_keeps_what_was_measured() {
     let _guard = SERIAL.lock().await;
     let server = start_sim(1, true, FaultConfig::default()).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(server.base_url(), BackendKind::Openai, 1000, 4, 30);
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, 1000, 4, 16, 30);
     cfg.load.grace_s = 0.0;
     let opts = RunOptions::new(dir.path().join("r.json"), false);
     let stop = CancellationToken::new();
     let trigger = stop.clone();
     let stopper = async {
         while server.stats().ok < 8 {
+            // Polls the simulator's count (its own tasks; nothing signals it).
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         trigger.cancel();
@@ -371,7 +349,7 @@ async fn stopping_a_run_keeps_what_was_measured() {
     let (result, ()) = tokio::join!(execute(cfg, &secrets, &opts, stop), stopper);
     let result = result.unwrap();
     server.shutdown().await;
-    let records = read_records(&opts.records_path);
+    let records = common::read_records(&opts.records_path);
     assert!(!result.complete);
     assert!(result.unsent > 0);
     assert_eq!(records.len() as u64 + result.unsent, 1000);
@@ -420,9 +398,9 @@ async fn reasoning_is_output_and_reported_separately(base_url: String, backend: 
 /// reasoning chunk to the first answer chunk (ms).
 async fn reasoning_then_answer(base_url: String, backend: BackendKind) -> f64 {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(base_url, backend, 4, 4, 10);
+    let mut cfg = common::run_config(base_url, backend, 4, 4, 16, 10);
     cfg.extra_body = Some(serde_json::json!({"sim_reasoning_tokens": 4}));
-    let (result, records) = run(cfg, dir.path()).await;
+    let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
     let s = &result.summary;
     assert_eq!(s.completed, 4);
     assert_eq!(s.total_output_tokens, 40);
@@ -454,8 +432,8 @@ async fn new_and_reused_connections_give_the_same_ttft() {
     for _ in 0..3 {
         let server = start_sim(1, true, FaultConfig::default()).await;
         let dir = tempfile::tempdir().unwrap();
-        let cfg = config(server.base_url(), BackendKind::Openai, 256, 128, 4);
-        let (result, records) = run(cfg, dir.path()).await;
+        let cfg = common::run_config(server.base_url(), BackendKind::Openai, 256, 128, 16, 4);
+        let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
         server.shutdown().await;
         assert_invariants(&records);
         let s = &result.summary;
@@ -510,9 +488,9 @@ async fn an_external_simulator_s_time_scale_is_read_from_its_info() {
     .await
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(server.base_url(), BackendKind::Openai, 8, 8, 5);
+    let cfg = common::run_config(server.base_url(), BackendKind::Openai, 8, 8, 16, 5);
     assert!(!cfg.simulated);
-    let (result, _) = run(cfg, dir.path()).await;
+    let (result, _) = common::execute(cfg, dir.path(), "result.json", true).await;
     server.shutdown().await;
     assert_eq!(result.config.time_scale, 10.0);
     let s = &result.summary;
@@ -548,8 +526,8 @@ async fn ttft_breakdown_from_the_simulators_truth() {
 async fn breakdown_of_one_run() -> servebench::results::stats::Distribution {
     let server = start_sim(1, true, FaultConfig::default()).await;
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(server.base_url(), BackendKind::Openai, 40, 8, 4);
-    let (result, records) = run(cfg, dir.path()).await;
+    let cfg = common::run_config(server.base_url(), BackendKind::Openai, 40, 8, 16, 4);
+    let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
     server.shutdown().await;
     assert!(records.iter().all(|r| r.server_request_metrics.is_some()));
     let b = &result.summary.ttft_breakdown;
@@ -580,9 +558,9 @@ async fn engine_preset_reports_its_queue_and_prefill() {
     let _guard = SERIAL.lock().await;
     let server = start_preset(sim::Preset::LlamacppLlama8bRtx4090).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(server.base_url(), BackendKind::Openai, 12, 12, 8);
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, 12, 12, 16, 8);
     cfg.ignore_eos = true;
-    let (result, records) = run(cfg, dir.path()).await;
+    let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
     server.shutdown().await;
     assert_eq!(result.summary.completed, 12);
     let mut queued = 0;
@@ -622,7 +600,7 @@ async fn engine_preset_prefills_only_the_uncached_prompt() {
         r#"{"timestamp": 1200, "input_length": 2048, "output_length": 2, "hash_ids": [5, 6, 7, 8]}"#,
     ];
     std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
-    let mut cfg = config(server.base_url(), BackendKind::Openai, 3, 1, 2);
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, 3, 1, 16, 2);
     cfg.ignore_eos = true;
     cfg.workload.dataset = servebench::config::Dataset::Trace {
         path: trace,
@@ -630,7 +608,7 @@ async fn engine_preset_prefills_only_the_uncached_prompt() {
         block_size: 512,
         speedup: 1.0,
     };
-    let (result, mut records) = run(cfg, dir.path()).await;
+    let (result, mut records) = common::execute(cfg, dir.path(), "result.json", true).await;
     server.shutdown().await;
     records.sort_by_key(|r| r.id);
     let cached: Vec<Option<u64>> = records.iter().map(|r| r.cached_prompt_tokens).collect();

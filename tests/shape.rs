@@ -4,11 +4,14 @@
 //! `--duration-cancel`, and the early stop against a simulator that fails half its requests.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use assert_cmd::cargo::cargo_bin;
 use serde_json::Value;
 use servebench::measure::record::RequestRecord;
+
+mod common;
+
+use common::{json, read_records, servebench};
 
 /// Runs the built-in exact simulator ten times faster than real time (TTFT 50 ms, ITL 10 ms,
 /// simulated), saving `name` in `dir`; 8 output tokens unless `more` says.
@@ -18,7 +21,7 @@ fn run(dir: &Path, name: &str, more: &[&str]) -> Output {
     } else {
         &["--output-len", "8"][..]
     };
-    Command::new(cargo_bin("servebench"))
+    servebench()
         .args(["run", "--sim-preset", "exact", "--time-scale", "10"])
         .args(len)
         .args(["--quiet", "--result-filename", name])
@@ -26,18 +29,6 @@ fn run(dir: &Path, name: &str, more: &[&str]) -> Output {
         .args(more)
         .output()
         .unwrap()
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn records(path: &Path) -> Vec<RequestRecord> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// Simulated seconds from the run's first scheduled send to each record's send.
@@ -69,7 +60,7 @@ fn duration_sends_for_its_window_then_drains() {
     let end = &r["window_end"];
     assert_eq!(end["cancelled"], 0, "{end}");
     assert_eq!(end["drained"], end["in_flight"], "{end}");
-    let rs = records(&dir.path().join("d.records.jsonl"));
+    let rs = read_records(&dir.path().join("d.records.jsonl"));
     // None is scheduled past the window (one due just before its end may go a timer tick
     // after it: its schedule lag shows that).
     let t0 = rs.iter().map(|r| r.scheduled_ns).min().unwrap();
@@ -133,7 +124,7 @@ fn linear_ramp_sends_faster_and_faster() {
         ],
     );
     assert!(out.status.success(), "{out:?}");
-    let offsets = send_offsets_s(&records(&dir.path().join("r.records.jsonl")));
+    let offsets = send_offsets_s(&read_records(&dir.path().join("r.records.jsonl")));
     let per_s = |a: f64, b: f64| offsets.iter().filter(|&&t| t >= a && t < b).count();
     // Expected 1 + 19 t / 10 per second: about 20 requests in 0-3 s, 52 in 3-6 s, 73 in 6-9 s.
     let (early, middle, late) = (per_s(0.0, 3.0), per_s(3.0, 6.0), per_s(6.0, 9.0));
@@ -173,12 +164,12 @@ fn stages_are_the_steps_of_one_run() {
                 .next()
                 .unwrap(),
         );
-        assert_eq!(records(&records_file).len() as u64, n);
+        assert_eq!(read_records(&records_file).len() as u64, n);
         total += n;
     }
     assert_eq!(total, whole["completed"].as_u64().unwrap());
     // The staged run reads as a sweep.
-    let report = Command::new(cargo_bin("servebench"))
+    let report = servebench()
         .args(["report", dir.path().join("s.sweep.json").to_str().unwrap()])
         .output()
         .unwrap();
@@ -188,14 +179,14 @@ fn stages_are_the_steps_of_one_run() {
 #[test]
 fn early_stop_saves_what_it_has_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = Command::new(cargo_bin("servebench"))
+    let sim = servebench()
         .args(["sim", "--port", "0", "--error-rate", "0.5", "--seed", "3"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let mut sim = KillOnDrop(sim);
-    let url = sim_url(&mut sim.0);
-    let out = Command::new(cargo_bin("servebench"))
+    let url = common::sim_url(&mut sim.0);
+    let out = servebench()
         .args(["run", "--base-url", &url, "--tokenizer", "words", "--quiet"])
         .args([
             "--num-prompts",
@@ -223,12 +214,12 @@ fn early_stop_saves_what_it_has_and_says_why() {
         .starts_with("max_errors"));
     assert!(r["unsent"].as_u64().unwrap() > 0);
     // Every sent request is recorded, the failures with their cause.
-    let rs = records(&dir.path().join("e.records.jsonl"));
+    let rs = read_records(&dir.path().join("e.records.jsonl"));
     let failed = rs.iter().filter(|r| !r.is_ok()).count();
     assert!(failed >= 20, "{failed}");
     assert_eq!(rs.len() as u64 + r["unsent"].as_u64().unwrap(), 400);
     // Issue 23: a sweep that stops early at a step exits 1 as a single run does (it exited 0).
-    let out = Command::new(cargo_bin("servebench"))
+    let out = servebench()
         .args(["run", "--base-url", &url, "--tokenizer", "words", "--quiet"])
         .args(["--num-prompts", "200,400", "--request-rate", "100"])
         .args(["--max-errors", "20", "--output-len", "4"])
@@ -252,23 +243,6 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// The simulator's base URL, from the line it prints when it listens.
-fn sim_url(child: &mut std::process::Child) -> String {
-    use std::io::BufRead;
-    let out = child.stdout.take().unwrap();
-    for line in std::io::BufReader::new(out).lines() {
-        let line = line.unwrap();
-        if let Some(i) = line.find("http://") {
-            let url: String = line[i..]
-                .chars()
-                .take_while(|c| !c.is_whitespace())
-                .collect();
-            return url;
-        }
-    }
-    panic!("the simulator printed no URL");
-}
-
 /// Issue 16: the committed trace replayed against the simulator (real time): every request
 /// is scheduled at its timestamp less the first and begun within 5 ms of it (95% of them:
 /// the validity rule's bound on schedule lag; on a quiet machine all are within 2 ms,
@@ -289,7 +263,7 @@ fn trace_replay_sends_at_the_trace_times() {
     let mut lateness = Vec::new();
     let (out, name) = loop {
         let name = format!("t{}", lateness.len());
-        let out = Command::new(cargo_bin("servebench"))
+        let out = servebench()
             .args(["run", "--sim-preset", "exact", "--dataset-name", "trace"])
             .args([
                 "--dataset-path",
@@ -302,7 +276,7 @@ fn trace_replay_sends_at_the_trace_times() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
-        let mut rs = records(&dir.path().join(format!("{name}.records.jsonl")));
+        let mut rs = read_records(&dir.path().join(format!("{name}.records.jsonl")));
         assert_eq!(rs.len(), lines.len());
         rs.sort_by_key(|r| r.id);
         let t0 = rs[0].scheduled_ns;
@@ -354,7 +328,7 @@ fn conversations_grow_their_history_turn_by_turn() {
         ],
     );
     assert!(out.status.success(), "{out:?}");
-    let mut rs = records(&dir.path().join("m.records.jsonl"));
+    let mut rs = read_records(&dir.path().join("m.records.jsonl"));
     assert_eq!(rs.len(), 12);
     rs.sort_by_key(|r| (r.conversation, r.turn));
     for conv in rs.chunks(4) {
@@ -394,7 +368,7 @@ fn conversations_grow_their_history_turn_by_turn() {
     for &(s, _) in &spans {
         assert!(spans.iter().filter(|&&(a, b)| a <= s && s < b).count() <= 2);
     }
-    let report = Command::new(cargo_bin("servebench"))
+    let report = servebench()
         .args(["report", dir.path().join("m.json").to_str().unwrap()])
         .output()
         .unwrap();
@@ -441,7 +415,7 @@ fn conversation_files_send_their_turns_in_order_with_the_history() {
     let more = ["--tokenizer", "cl100k_base", "--num-prompts", "3"];
     let out = run(dir.path(), "j.json", &[&args[..], &more].concat());
     assert!(out.status.success(), "{out:?}");
-    let mut rs = records(&dir.path().join("j.records.jsonl"));
+    let mut rs = read_records(&dir.path().join("j.records.jsonl"));
     assert_eq!(rs.len(), 6);
     let mut ids: Vec<u64> = rs.iter().map(|r| r.id).collect();
     ids.sort();
@@ -462,7 +436,7 @@ fn conversation_files_send_their_turns_in_order_with_the_history() {
         totals["output_tokens_mean"],
         (6 + 5 + 6 + 8 + 8) as f64 / 2.0
     );
-    let report = Command::new(cargo_bin("servebench"))
+    let report = servebench()
         .args(["report", dir.path().join("j.json").to_str().unwrap()])
         .output()
         .unwrap();
@@ -518,7 +492,7 @@ fn conversation_files_send_their_turns_in_order_with_the_history() {
     let more = ["--tokenizer", "cl100k_base", "--num-prompts", "2"];
     let out = run(dir.path(), "s.json", &[&args[..], &[path], &more].concat());
     assert!(out.status.success(), "{out:?}");
-    let mut rs = records(&dir.path().join("s.records.jsonl"));
+    let mut rs = read_records(&dir.path().join("s.records.jsonl"));
     rs.sort_by_key(|r| (r.conversation, r.turn));
     let turns: Vec<Option<u32>> = rs.iter().map(|r| r.turn).collect();
     assert_eq!(turns.len(), 3, "{turns:?}");
@@ -556,7 +530,7 @@ fn trace_sessions_are_conversations_on_the_trace_times() {
         &["--dataset-name", "trace", "--dataset-path", path],
     );
     assert!(out.status.success(), "{out:?}");
-    let mut rs = records(&dir.path().join("t.records.jsonl"));
+    let mut rs = read_records(&dir.path().join("t.records.jsonl"));
     assert_eq!(rs.len(), 5);
     rs.sort_by_key(|r| (r.conversation.is_none(), r.conversation, r.turn));
     let t0 = rs[0].scheduled_ns;

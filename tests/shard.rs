@@ -8,11 +8,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use assert_cmd::cargo::cargo_bin;
 use servebench::measure::record::RequestRecord;
 use servebench::results::document::BenchResult;
 
 mod common;
+
+use common::{servebench, servebench_path};
 
 /// Medians of TTFT, TPOT, ITL and E2EL of the merged run and of the one-process run agree
 /// within this, ms: the accuracy of each against the simulator's exact schedule
@@ -20,15 +21,12 @@ mod common;
 const MEDIAN_BOUND_MS: f64 = 2.0;
 
 /// The two tests that run five processes at once take turns, so they do not disturb each
-/// other's timing.
+/// other's timing: separate processes measure real time (medians within 2 ms of each other),
+/// which no paused clock in this test process could stand in for.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn servebench() -> Command {
-    Command::new(cargo_bin("servebench"))
 }
 
 /// A `servebench sim` process (exact schedule: TTFT 20 ms, a chunk every 5 ms), started
@@ -40,7 +38,7 @@ struct Sim {
 
 impl Sim {
     fn start(prefix: &[&str], host: &str) -> Sim {
-        let bin = cargo_bin("servebench");
+        let bin = servebench_path();
         let args = ["sim", "--host", host, "--ttft-ms", "20", "--itl-ms", "5"];
         let mut cmd = match prefix.split_first() {
             Some((first, rest)) => {
@@ -89,7 +87,7 @@ fn run_shards(prefix: impl Fn(u64) -> Vec<String>, url: &str, dir: &Path) -> Vec
     let children: Vec<(u64, Child)> = (0..4)
         .map(|i| {
             let mut words = prefix(i);
-            words.push(cargo_bin("servebench").display().to_string());
+            words.push(servebench_path().display().to_string());
             words.extend(run_args(url, 7, dir, &format!("shard{i}.json")));
             words.extend(["--shard".into(), format!("{i}/4"), "--start-at".into()]);
             words.push(start.clone());
@@ -373,7 +371,7 @@ fn shards_on_separate_hosts_of_a_private_network_merge_into_the_whole_run() {
     };
     let out = Command::new("ip")
         .args(["netns", "exec", &net.clients[0]])
-        .arg(cargo_bin("servebench"))
+        .arg(servebench_path())
         .args(run_args(&sim.url, 7, d, "one.json"))
         .output()
         .unwrap();

@@ -1,7 +1,10 @@
 //! Issue 14, item 6: the simulator holds under hostile clients. Each test drives raw TCP on
 //! 127.0.0.1 against `sim::spawn` with tiny limits (`HttpLimits`), so nothing waits for the
 //! defaults; every test is bounded by [`BOUND`] and shuts its server down. Timing is only
-//! checked as "the connection was closed", never against a wall-clock figure.
+//! checked as "the connection was closed", never against a wall-clock figure. The tests of the
+//! simulator's timers run on a paused clock (the simulator keeps them on tokio's clock when
+//! `precise_timing` is off): a slow client's pace, an idle span and the limits are virtual,
+//! so a busy machine cannot reorder them.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -82,7 +85,7 @@ fn assert_answer_or_nothing(got: &str, status: &str) {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn issue14_slow_head_is_dropped_after_head_timeout() {
     tokio::time::timeout(BOUND, async {
         let limits = HttpLimits {
@@ -92,7 +95,7 @@ async fn issue14_slow_head_is_dropped_after_head_timeout() {
         let server = start(limits).await;
         let stream = TcpStream::connect(server.local_addr()).await.unwrap();
         let (mut rx, mut tx) = stream.into_split();
-        // Slowloris: one byte of a never-ending head every 20 ms.
+        // Slowloris: one byte of a never-ending head every 20 ms (of the paused clock).
         let writer = tokio::spawn(async move {
             let head = b"POST /v1/completions HTTP/1.1\r\nx-slow: ";
             for &b in head.iter().chain(std::iter::repeat_n(&b'a', 2000)) {
@@ -116,7 +119,7 @@ async fn issue14_slow_head_is_dropped_after_head_timeout() {
     .expect("bounded");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn issue14_silent_connection_is_closed_after_head_timeout() {
     tokio::time::timeout(BOUND, async {
         let limits = HttpLimits {
@@ -132,7 +135,7 @@ async fn issue14_silent_connection_is_closed_after_head_timeout() {
     .expect("bounded");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn issue14_kept_alive_connection_idle_between_requests_is_not_timed() {
     tokio::time::timeout(BOUND, async {
         let limits = HttpLimits {
@@ -143,7 +146,8 @@ async fn issue14_kept_alive_connection_idle_between_requests_is_not_timed() {
         let mut s = TcpStream::connect(server.local_addr()).await.unwrap();
         s.write_all(HEALTH).await.unwrap();
         assert!(read_response(&mut s).await.starts_with("HTTP/1.1 200"));
-        tokio::time::sleep(Duration::from_millis(600)).await;
+        // Idle for three head timeouts, on the paused clock.
+        tokio::time::advance(Duration::from_millis(600)).await;
         s.write_all(HEALTH).await.unwrap();
         assert!(read_response(&mut s).await.starts_with("HTTP/1.1 200"));
         server.shutdown().await;
@@ -152,7 +156,7 @@ async fn issue14_kept_alive_connection_idle_between_requests_is_not_timed() {
     .expect("bounded");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn issue14_slow_body_is_dropped_after_body_timeout() {
     tokio::time::timeout(BOUND, async {
         let limits = HttpLimits {
@@ -266,7 +270,7 @@ async fn issue14_endless_chunk_extension_is_an_error_and_closed() {
     .expect("bounded");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn issue14_connection_cap_refuses_the_extra_connection() {
     tokio::time::timeout(BOUND, async {
         let limits = HttpLimits {
@@ -294,6 +298,7 @@ async fn issue14_connection_cap_refuses_the_extra_connection() {
                 served = true;
                 break;
             }
+            // The paused clock's 20 ms: the server's task sees the close meanwhile.
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         assert!(served, "a freed slot is reused");

@@ -2,37 +2,22 @@
 //! (seeds 001 and 002), hand-built servebench results and a sweep document, and one-line
 //! errors with exit code 2 for bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-use assert_cmd::cargo::cargo_bin;
 use servebench::config::{Metric, RunConfig};
 use servebench::measure::record::{RequestRecord, TokenSource};
 use servebench::results::document::BenchResult;
 use servebench::results::stats::{summarize, SummaryOptions};
+use std::path::{Path, PathBuf};
 
-fn servebench() -> Command {
-    Command::new(cargo_bin("servebench"))
-}
+mod common;
 
-fn run_ok(args: &[&str]) -> String {
-    let out = servebench().args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "servebench {args:?} failed: {stderr}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::{path_str as s, stdout_of as run_ok};
 
+/// `common::run_fails`, whose refusal is one line starting `error: `.
 fn run_fails(args: &[&str]) -> String {
-    let out = servebench().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "servebench {args:?}: {out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stderr = common::run_fails(args);
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     assert!(stderr.starts_with("error: "), "{stderr}");
     stderr
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 const MS: u64 = 1_000_000;

@@ -4,27 +4,10 @@
 //! table that ends a sweep; CSV and Markdown.
 
 use std::io::{Read, Write};
-use std::path::Path;
-use std::process::{Command, Output};
 
-use assert_cmd::cargo::cargo_bin;
-use serde_json::Value;
+mod common;
 
-fn servebench(args: &[&str]) -> Output {
-    Command::new(cargo_bin("servebench"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    assert!(o.status.success(), "{o:?}");
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::{json, output as servebench, stdout};
 
 /// A DCGM exporter's answer: two GPUs drawing 150 W and 200 W, 40% and 60% busy. Serves
 /// until the test process ends; returns its /metrics URL.

@@ -1,4 +1,12 @@
-//! Support code shared by the integration tests (`mod common;` in tests/*.rs).
+//! The test toolkit: support code every integration test binary shares (`mod common;` in
+//! tests/*.rs). A helper two binaries need lives here, once; a binary never keeps its own copy.
+//!
+//! - the binary: [`servebench`], [`servebench_path`], [`output`], [`run_ok`], [`stdout_of`], [`run_fails`],
+//!   [`stdout`];
+//! - files: [`json`], [`read_records`], [`try_read_records`], [`path_str`];
+//! - the driver as a library: [`run_config`], [`execute`];
+//! - processes: [`sim_url`], [`wait_for`], [`finish_within`];
+//! - real servers and their relays: [`real_server`], [`litellm`], [`relay`].
 // Each test binary compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
 
@@ -6,15 +14,178 @@ pub mod litellm;
 pub mod real_server;
 pub mod relay;
 
-/// The URL a `servebench sim` child (started with its stdout piped) prints on its first line,
-/// `... listening on http://HOST:PORT`.
-pub fn sim_url(child: &mut std::process::Child) -> String {
+use std::path::Path;
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
+
+use servebench::config::{BackendKind, LoadSpec, Metric, RunConfig, WorkloadSpec};
+use servebench::drive::run::RunOptions;
+use servebench::measure::client::Secrets;
+use servebench::measure::record::RequestRecord;
+use servebench::results::document::BenchResult;
+use tokio_util::sync::CancellationToken;
+
+/// The built binary's path (for a command line another program runs: tmux, `ip netns`).
+pub fn servebench_path() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("servebench")
+}
+
+/// The built binary, as a command to add arguments to.
+pub fn servebench() -> Command {
+    Command::new(servebench_path())
+}
+
+/// `servebench ARGS`, run to its end: its exit status and what it printed.
+pub fn output(args: &[&str]) -> Output {
+    servebench().args(args).output().unwrap()
+}
+
+/// What a successful `out` printed on stdout (a failure panics with everything it printed).
+pub fn stdout(out: &Output) -> String {
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `servebench ARGS`, which must succeed: its stdout and stderr.
+pub fn run_ok(args: &[&str]) -> (String, String) {
+    let out = output(args);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "servebench {args:?} failed: {stderr}");
+    (stdout, stderr)
+}
+
+/// `servebench ARGS`, which must succeed: its stdout.
+pub fn stdout_of(args: &[&str]) -> String {
+    run_ok(args).0
+}
+
+/// `servebench ARGS`, which must be refused with exit code 2: its stderr.
+pub fn run_fails(args: &[&str]) -> String {
+    let out = output(args);
+    assert_eq!(out.status.code(), Some(2), "servebench {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A path as the `&str` an argument list takes.
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A JSON file (a result, a sweep document), parsed.
+pub fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every line of a records file (warm-ups too), each a whole record; an error names the
+/// file and, for a line that is not a record (or the torn last line of a killed writer),
+/// the line.
+pub fn try_read_records(path: &Path) -> Result<Vec<RequestRecord>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !text.is_empty() && !text.ends_with('\n') {
+        return Err(format!("{} ends in a torn line", path.display()));
+    }
+    (text.lines().enumerate())
+        .map(|(i, line)| {
+            serde_json::from_str(line)
+                .map_err(|e| format!("{} line {}: not a whole record: {e}", path.display(), i + 1))
+        })
+        .collect()
+}
+
+/// Every line of a records file (warm-ups too), each a whole record; panics otherwise.
+pub fn read_records(path: &Path) -> Vec<RequestRecord> {
+    try_read_records(path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A run of `n` requests, at most `conc` at once, of `input_len` random tokens asking for
+/// `output_len`, on `backend`'s default endpoint at `base_url`; a 30 s request timeout and
+/// p50 and p99 of every metric. Tests change what they need on the value.
+pub fn run_config(
+    base_url: String,
+    backend: BackendKind,
+    n: u64,
+    conc: u64,
+    input_len: u64,
+    output_len: u64,
+) -> RunConfig {
+    RunConfig {
+        backend,
+        endpoint: backend.default_endpoint().into(),
+        base_url,
+        load: LoadSpec {
+            num_prompts: n,
+            max_concurrency: Some(conc),
+            timeout_s: 30.0,
+            ..LoadSpec::default()
+        },
+        workload: WorkloadSpec::random(input_len, output_len),
+        metric_percentiles: vec![50.0, 99.0],
+        percentile_metrics: Metric::ALL.to_vec(),
+        ..RunConfig::default()
+    }
+}
+
+/// Runs `cfg` through the driver, saving `dir/name` (with a pre-flight request when
+/// `preflight`): the result and every line of its records file.
+pub async fn execute(
+    cfg: RunConfig,
+    dir: &Path,
+    name: &str,
+    preflight: bool,
+) -> (BenchResult, Vec<RequestRecord>) {
+    let opts = RunOptions::new(dir.join(name), preflight);
+    let result =
+        servebench::drive::run::execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
+            .await
+            .expect("the run completes");
+    (result, read_records(&opts.records_path))
+}
+
+/// The URL a `servebench sim` child (started with its stdout piped) prints,
+/// `... listening on http://HOST:PORT`: the first `http://` word of its output.
+pub fn sim_url(child: &mut Child) -> String {
     use std::io::BufRead;
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("sim's stdout is piped"))
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(url.starts_with("http://"), "sim printed {line:?}");
-    url
+    let out = child.stdout.take().expect("sim's stdout is piped");
+    for line in std::io::BufReader::new(out).lines() {
+        let line = line.unwrap();
+        if let Some(i) = line.find("http://") {
+            return line[i..]
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string();
+        }
+    }
+    panic!("the simulator ended without printing its URL");
+}
+
+/// Polls `done` until it holds, panicking with `what` after `limit`. For what another
+/// process or a socket does, which nothing here can be told of: the one place the toolkit
+/// sleeps (20 ms between looks). No test's verdict depends on the interval.
+pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !done() {
+        assert!(t0.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for `child` to end, at most `limit` (then kills it and panics with `case` and what
+/// it printed: a hang is a failure); its output.
+pub fn finish_within(mut child: Child, limit: Duration, case: &str) -> Output {
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("{case}: still running after {limit:?}: {out:?}");
+        }
+        // Polls a child process, which cannot tell this thread it ended.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }

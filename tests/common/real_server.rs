@@ -131,6 +131,7 @@ impl ListeningProcess {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return;
             }
+            // Polls the server process for its exit: nothing tells this one.
             std::thread::sleep(Duration::from_millis(20));
         }
         let _ = self.child.kill();
@@ -195,6 +196,7 @@ impl RealServer {
             match http_request(server.base_url(), "GET", "/health", None) {
                 Ok(r) if r.status == 200 => break,
                 _ if Instant::now() >= deadline => server.fail("GET /health never answered 200"),
+                // Polls the starting server process until it answers.
                 _ => std::thread::sleep(Duration::from_millis(50)),
             }
         }
