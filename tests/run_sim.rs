@@ -424,17 +424,24 @@ async fn reasoning_then_answer(base_url: String, backend: BackendKind) -> f64 {
 /// against the exact simulator (whose schedule starts at the kernel's arrival stamp of each
 /// request). 128 streams open at one instant, then reuse their connections. The medians are
 /// compared (a setup counted in TTFT moves every new connection's; a preempted request moves
-/// a mean, not a median), on the best of up to 3 runs.
+/// a mean, not a median), on the best of up to 5 runs. On a busy machine the simulator itself
+/// can fall behind its schedule (128 streams at one instant on a starved core): a run whose
+/// simulator says it was late (its late intakes and chunks) is judged within that lateness,
+/// and only when no run had a punctual simulator.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_and_reused_connections_give_the_same_ttft() {
     let _guard = SERIAL.lock().await;
     let mut attempts = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..5 {
         let server = start_sim(1, true, FaultConfig::default()).await;
         let dir = tempfile::tempdir().unwrap();
         let cfg = common::run_config(server.base_url(), BackendKind::Openai, 256, 128, 16, 4);
         let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
+        let st = server.stats();
         server.shutdown().await;
+        // What the simulator admits: its largest delay taking a request in or writing a chunk.
+        let late_ms = (st.max_intake_us.max(st.max_lateness_us)) as f64 / 1e3;
+        let punctual = st.late_intakes == 0 && st.late_chunks == 0;
         assert_invariants(&records);
         let s = &result.summary;
         assert_eq!(s.completed, 256);
@@ -461,12 +468,20 @@ async fn new_and_reused_connections_give_the_same_ttft() {
             (v[(v.len() - 1) / 2] + v[v.len() / 2]) / 2.0
         };
         let (a, b) = (median_ttft(&new), median_ttft(&reused));
-        attempts.push((a, b));
+        attempts.push((a, b, punctual, late_ms));
         if (a - TTFT_MS).abs() <= 1.0 && (b - TTFT_MS).abs() <= 1.0 {
             return;
         }
     }
-    panic!("median TTFT (ms) on new and reused connections, truth {TTFT_MS}: {attempts:?}");
+    // No run was within 1 ms: acceptable only where the simulator was late in every run, and
+    // then no median is further off than the simulator's own worst lateness (plus the 1 ms).
+    let explained = attempts.iter().all(|&(a, b, punctual, late)| {
+        !punctual && (a - TTFT_MS).abs().max((b - TTFT_MS).abs()) <= late + 1.0
+    });
+    assert!(
+        explained,
+        "median TTFT (ms) on new and reused connections, truth {TTFT_MS}, with (punctual simulator, its worst lateness ms): {attempts:?}"
+    );
 }
 
 /// Issue 15: against an external `servebench sim --time-scale 10`, the run reads the scale
