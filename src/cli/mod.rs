@@ -86,6 +86,13 @@ pub struct MergeArgs {
     pub quiet: bool,
 }
 
+/// `--steady-state`: find the steady window, or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SteadyState {
+    Auto,
+    Off,
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     // Its help lists every backend from `BackendKind`'s table, so it cannot fall behind.
@@ -168,6 +175,11 @@ pub struct RunArgs {
     /// Keep each request's generated text in the records and result.
     #[arg(long)]
     pub save_generated_text: bool,
+    /// auto: find the run's steady window (MSER-5 on its throughput, in-flight, TTFT and TPOT
+    /// series) and report its figures with batch-means 95% intervals beside the whole run's,
+    /// or say it never settled; off: the whole run only.
+    #[arg(long, value_enum, default_value_t = SteadyState::Auto)]
+    pub steady_state: SteadyState,
     /// Skip the pre-flight request that checks the server and endpoint before the run.
     #[arg(long)]
     pub no_preflight: bool,

@@ -254,6 +254,7 @@ impl RunArgs {
             goodput: self.goodput.clone(),
             simulated,
             save_generated_text: self.save_generated_text,
+            steady_state: self.steady_state == super::SteadyState::Auto,
             time_scale: if simulated {
                 self.time_scale.unwrap_or(1.0)
             } else {

@@ -18,6 +18,12 @@ pub(super) fn max_error_body_bytes() -> u64 {
 pub(super) fn max_generated_text_bytes() -> u64 {
     1 << 20
 }
+pub(super) fn yes() -> bool {
+    true
+}
+pub(super) fn is_yes(b: &bool) -> bool {
+    *b
+}
 pub(super) fn one() -> u32 {
     1
 }

@@ -261,6 +261,11 @@ pub struct RunConfig {
     pub simulated: bool,
     #[serde(default)]
     pub save_generated_text: bool,
+    /// Find the run's steady window and report its figures beside the whole run's
+    /// (`--steady-state auto`, the default; docs/metrics.md, "Steady state").
+    /// Saved only when off, so configs saved before it read and write back unchanged.
+    #[serde(default = "defaults::yes", skip_serializing_if = "defaults::is_yes")]
+    pub steady_state: bool,
     /// The built-in server's time scale: its clock ran this many times faster than real
     /// time (1 for real servers and old results).
     #[serde(default = "default_time_scale")]
@@ -311,6 +316,7 @@ impl Default for RunConfig {
             goodput: Vec::new(),
             simulated: false,
             save_generated_text: false,
+            steady_state: true,
             time_scale: 1.0,
             sim_preset: None,
             max_event_bytes: defaults::max_event_bytes(),

@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 46] = [
+const RESULT_KEYS: [&str; 47] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -76,6 +76,7 @@ const RESULT_KEYS: [&str; 46] = [
     "unsent_by",
     "error",
     "stopped_early",
+    "steady_state",
     "window_end",
     "records_file",
     "config",

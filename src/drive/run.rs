@@ -38,7 +38,7 @@ use crate::results::document::{BenchResult, Unsent};
 use crate::results::error::ResultsError;
 use crate::results::server_metrics::ServerMetrics;
 use crate::results::shard::Timebase;
-use crate::results::stats::{SampleSet, Summarizer, SummaryOptions};
+use crate::results::stats::{steady, SampleSet, Summarizer, SummaryOptions};
 use crate::results::validity::{RunFacts, Validity};
 use crate::workload;
 
@@ -408,6 +408,16 @@ fn finish(
     result.error = measured.records_error.as_ref().map(ToString::to_string);
     result.window_end = measured.window_end;
     result.stopped_early = measured.stopped_early;
+    if result.config.steady_state {
+        // Streamed from the records file, twice, rather than held (`steady::detect`).
+        let path = &opts.records_path;
+        let records = || {
+            crate::measure::record::read_jsonl(path)
+                .into_iter()
+                .flatten()
+        };
+        result.steady_state = Some(steady::detect(records, result.config.time_scale));
+    }
     result.judge_complete(measured.planned, measured.unsent);
     result.save(&opts.result_path)?;
     Ok(result)

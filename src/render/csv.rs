@@ -90,6 +90,9 @@ pub fn result(r: &BenchResult) -> String {
         flatten("cost", &serde_json::json!(c), &mut row);
     }
     flatten("summary", &serde_json::json!(r.summary), &mut row);
+    if let Some(st) = &r.steady_state {
+        flatten("steady_state", &serde_json::json!(st), &mut row);
+    }
     let (head, cells): (Vec<String>, Vec<String>) = row.into_iter().unzip();
     write(&head, &[cells])
 }

@@ -137,6 +137,10 @@ pub struct BenchResult {
     /// not be written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The run's steady window and its figures (`--steady-state auto`; docs/metrics.md,
+    /// "Steady state").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<crate::results::stats::steady::SteadyState>,
     /// `--max-errors` or `--max-error-rate` stopped the sends: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<String>,
@@ -194,6 +198,7 @@ impl BenchResult {
             planned: None,
             unsent_by: Unsent::default(),
             error: None,
+            steady_state: None,
             stopped_early: None,
             window_end: None,
             records_file,

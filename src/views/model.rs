@@ -143,6 +143,9 @@ pub struct Step {
     /// The per-request records file (servebench results), for the timeline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub records_file: Option<PathBuf>,
+    /// The run's steady window on the records' clock (ns), drawn on the timeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_window_ns: Option<[u64; 2]>,
     /// The file this step was read from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<PathBuf>,

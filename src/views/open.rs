@@ -293,6 +293,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
             })
             .collect(),
         records_file,
+        steady_window_ns: r.steady_state.as_ref().and_then(|s| s.window_ns),
         source: Some(path.to_path_buf()),
         notes,
     }

@@ -77,6 +77,8 @@ pub struct Timeline {
     pub name: String,
     pub title: String,
     pub bars: Vec<Bar>,
+    /// The run's steady window, seconds on the bars' clock (`--steady-state auto`).
+    pub steady: Option<(f64, f64)>,
 }
 
 /// Mean TTFT parts per load step of one series, drawn as stacked bars.
@@ -452,6 +454,7 @@ pub fn timelines(views: &[View]) -> Vec<Timeline> {
             name: format!("timeline-{}", slug(&file_stem(file))),
             title: format!("Requests over time: {}{step}{cut}", shown(&v.label)),
             bars,
+            steady: st.steady_window_ns.map(|[a, z]| (sec(a), sec(z))),
         });
     }
     out

@@ -256,13 +256,25 @@ pub(super) fn draw_timeline<DB: DrawingBackend>(
             seg(b.sent, b.end, failed);
         }
     }
+    let window = RGBColor(44, 160, 44);
+    if let Some((a, z)) = t.steady {
+        // Under the bars: the steady window's span, faint, with its edges drawn.
+        let span = Rectangle::new([(a, 0.0), (z.max(a), n)], window.mix(0.12).filled());
+        chart.draw_series(std::iter::once(span)).map_err(err)?;
+        let edges =
+            [a, z].map(|x| PathElement::new(vec![(x, 0.0), (x, n)], window.stroke_width(2)));
+        chart.draw_series(edges).map_err(err)?;
+    }
     chart.draw_series(rects).map_err(err)?;
-    let keys = [
+    let mut keys = vec![
         ("queued: scheduled → sent", queue),
         ("TTFT: sent → first chunk", ttft),
         ("decode: first → last chunk", decode),
         ("failed: sent → end", failed),
     ];
+    if t.steady.is_some() {
+        keys.push(("steady window (MSER-5)", window));
+    }
     color_key(&mut chart, keys, SeriesLabelPosition::UpperRight)?;
     root.present().map_err(err)
 }

@@ -1,8 +1,9 @@
-//! Blocks of the servebench report that only some runs have: cost and energy, and the
-//! conversations of a multi-turn run.
+//! Blocks of the servebench report that only some runs have: cost and energy, the
+//! conversations of a multi-turn run, and the steady window.
 
 use super::{line, rule};
 use crate::results::document::BenchResult;
+use crate::results::stats::steady::{SteadyVerdict, WindowMean};
 
 /// `--cost-per-hour` and a DCGM exporter's power: what the window cost, per million tokens,
 /// and its GPU energy (docs/metrics.md, "Cost and energy").
@@ -79,4 +80,47 @@ pub(super) fn conversations(out: &mut String, result: &BenchResult) {
             format!("{:.2} / {p99}", d.mean),
         );
     }
+}
+
+/// The steady window (`--steady-state auto`; docs/metrics.md, "Steady state"): its bounds and
+/// its means with their batch-means 95% intervals, or why there is none.
+pub(super) fn steady_state(out: &mut String, result: &BenchResult) {
+    let Some(st) = &result.steady_state else {
+        return;
+    };
+    out.push_str(&rule("Steady state (MSER-5)", '-'));
+    let (Some(start), Some(end)) = (st.start_s, st.end_s) else {
+        let never: Vec<&str> = (st.settled.iter())
+            .filter(|s| s.at_s.is_none())
+            .map(|s| s.series.as_str())
+            .collect();
+        let why = match st.verdict {
+            SteadyVerdict::TooShort => "too short to tell".to_string(),
+            _ => format!("still ramping ({} never settled)", never.join(", ")),
+        };
+        line(out, "Steady state:", format!("not reached: {why}"));
+        return;
+    };
+    line(
+        out,
+        "Window (s from the first send):",
+        format!("{start:.2} to {end:.2}"),
+    );
+    line(out, "Requests sent in the window:", st.requests);
+    let mean = |out: &mut String, label: &str, m: &Option<WindowMean>| {
+        if let Some(m) = m {
+            let ci = m
+                .ci95
+                .map_or(String::new(), |[lo, hi]| format!("  [{lo:.2}, {hi:.2}]"));
+            line(out, label, format!("{:.2}{ci}", m.mean));
+        }
+    };
+    mean(
+        out,
+        "Output token throughput (tok/s):",
+        &st.output_throughput,
+    );
+    mean(out, "Requests in flight:", &st.in_flight);
+    mean(out, "Mean TTFT (ms):", &st.ttft_ms);
+    mean(out, "Mean TPOT (ms):", &st.tpot_ms);
 }

@@ -403,6 +403,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
         ttft_breakdown(&mut out, result);
     }
     intervals(&mut out, result);
+    blocks::steady_state(&mut out, result);
     server_timings(&mut out, result);
     server_metrics(&mut out, result);
     if let Some(path) = &result.records_file {

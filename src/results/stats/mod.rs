@@ -13,7 +13,8 @@
 //!
 //! Files: `ci` (95% confidence intervals), `distribution` (one set of samples, the
 //! percentile method), `request` (one
-//! record's figures), `samples` (exact-then-HDR sample sets), `summary` (a run's figures).
+//! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window, MSER-5 and batch
+//! means), `summary` (a run's figures).
 
 mod breakdown;
 mod cache;
@@ -21,6 +22,7 @@ pub mod ci;
 mod distribution;
 mod request;
 mod samples;
+pub mod steady;
 mod summary;
 #[cfg(test)]
 mod tests;

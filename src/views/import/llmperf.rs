@@ -196,6 +196,7 @@ pub(super) fn llmperf_requests(
         samples,
         intervals: BTreeMap::new(),
         records_file: None,
+        steady_window_ns: None,
         source: Some(path.to_path_buf()),
         notes: Vec::new(),
     };
@@ -285,6 +286,7 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         samples: Samples::default(),
         intervals: BTreeMap::new(),
         records_file: None,
+        steady_window_ns: None,
         source: Some(path.to_path_buf()),
         notes: Vec::new(),
     };

@@ -464,6 +464,7 @@ fn text_series(
             samples: Samples::default(),
             intervals: BTreeMap::new(),
             records_file: None,
+            steady_window_ns: None,
             source: Some(path.to_path_buf()),
             notes: step_notes,
         });
