@@ -87,17 +87,14 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 impl Api for AnthropicMessages {
     fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
         let text = |t: &str| json!({"type": "text", "text": t});
-        let mut body = json!({
+        let body = json!({
             "model": spec.model,
             "messages": messages(spec, text, anthropic_part)?,
             "max_tokens": spec.max_tokens,
             "stream": true,
             "temperature": 0.0,
         });
-        if spec.ignore_eos {
-            body["ignore_eos"] = json!(true);
-        }
-        Ok(body)
+        Ok(super::with_ignore_eos(body, spec))
     }
 
     fn answer(&self) -> Answer<'_> {

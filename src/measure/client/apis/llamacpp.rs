@@ -31,11 +31,8 @@ pub struct LlamaCpp;
 impl Api for LlamaCpp {
     fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
         text_only(spec)?;
-        let mut body = json!({"prompt": spec.prompt, "n_predict": spec.max_tokens, "stream": true, "temperature": 0.0});
-        if spec.ignore_eos {
-            body["ignore_eos"] = json!(true);
-        }
-        Ok(body)
+        let body = json!({"prompt": spec.prompt, "n_predict": spec.max_tokens, "stream": true, "temperature": 0.0});
+        Ok(super::with_ignore_eos(body, spec))
     }
     fn answer(&self) -> Answer<'_> {
         Answer::Streamed(self)

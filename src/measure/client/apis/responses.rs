@@ -60,17 +60,14 @@ impl Api for OpenAiResponses {
                 messages(spec, text, responses_part)?
             }
         };
-        let mut body = json!({
+        let body = json!({
             "model": spec.model,
             "input": input,
             "max_output_tokens": spec.max_tokens,
             "stream": true,
             "temperature": 0.0,
         });
-        if spec.ignore_eos {
-            body["ignore_eos"] = json!(true);
-        }
-        Ok(body)
+        Ok(super::with_ignore_eos(body, spec))
     }
 
     fn answer(&self) -> Answer<'_> {
