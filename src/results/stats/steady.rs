@@ -6,16 +6,17 @@
 //!   send to the last (a hundred bins, each between 10 ms and 1 s wide); TTFT and TPOT, one
 //!   value per successful request in the order they were sent.
 //! - MSER-5 (White, Cobb and Spratt, 2000, "A comparison of five steady-state truncation
-//!   heuristics for simulation"): batch a series into means of 5 observations Z₁..Zₖ; for
-//!   each truncation d, MSER(d) = Σⱼ₌d₊₁..ₖ (Zⱼ − Z̄₍d₎)² / (k − d)²; the warm-up ends after the
-//!   d that minimises it, searched over the first half of the series (d ≤ k/2, as the method
-//!   prescribes: its statistic over a short tail is small by chance). A minimum at d = k/2,
-//!   where dropping more would still lower it, means the series never settled: the run was
-//!   still ramping. MSER errs late: a steady batch that happens to lie far from the mean is
-//!   dropped with the warm-up; so the batches just before its cut whose means lie within 3
-//!   standard deviations of the kept batches' mean rejoin the window (on simulated step
-//!   changes in noise this takes the cut within one batch of the true start in 94% of draws,
-//!   against 69% for the bare minimum).
+//!   heuristics for simulation"): a series, judged at a resolution of 1% of its median, is cut
+//!   into batches of 5 observations, each batch's median Z₁..Zₖ (the method takes means; a
+//!   median keeps one delayed request from moving the cut); for each truncation d,
+//!   MSER(d) = Σⱼ₌d₊₁..ₖ (Zⱼ − Z̄₍d₎)² / (k − d)²; the warm-up ends after the d that minimises
+//!   it, searched over the first half of the series (d ≤ k/2, as the method prescribes: its
+//!   statistic over a short tail is small by chance). A minimum at d = k/2, where dropping
+//!   more would still lower it, means the series never settled: the run was still ramping.
+//!   MSER errs late: a steady batch that happens to lie far from the mean is dropped with the
+//!   warm-up; so the batches just before its cut that lie within 3 standard deviations of the
+//!   kept batches' mean rejoin the window (on simulated step changes in noise this took the
+//!   cut within one batch of the true start in 94% of draws, against 69% without).
 //! - The window starts where the last of the four series settled and ends at the last send:
 //!   past it no new request replaces a finished one, so the load drains by construction.
 //! - A batch-means interval cuts the window's series into 10 batches (fewer for short series,
