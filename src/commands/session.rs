@@ -25,6 +25,7 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
     if !show.quiet && !search {
         note!("{}", start_line(&plan));
     }
+    open_files(&plan);
     let mut printer = Printer::new(&plan, show);
     let signals = super::stop_on_signal();
     let done = session::run(&plan, &mut printer, &signals).await;
@@ -140,4 +141,21 @@ fn answer(plan: &RunPlan, doc: &SearchDoc, quiet: bool) -> anyhow::Result<ExitCo
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Raises the open-file limit before the first stream opens, and says so when even the raised
+/// limit is below what the plan's peak concurrency needs (the run would fail its connections
+/// as `connect` errors past it).
+fn open_files(plan: &RunPlan) {
+    let Some(files) = crate::measure::fds::raise() else {
+        return;
+    };
+    let need = crate::measure::fds::needed(plan.peak_streams(), plan.config.simulated);
+    if need > files.soft {
+        note!(
+            "servebench: warning: up to {} concurrent streams need about {need} open files, but this process may open {} (the system's hard limit; raise it with `ulimit -Hn` as root or in limits.conf)",
+            plan.peak_streams(),
+            files.soft
+        );
+    }
 }

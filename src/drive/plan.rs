@@ -177,6 +177,27 @@ impl RunPlan {
     pub fn targets(&self) -> Vec<PathBuf> {
         targets(&self.output, &self.mode, &self.config)
     }
+
+    /// The most streams one of the session's runs may hold open at once: its concurrency cap,
+    /// else all its requests (a search's probes are bounded by its base config's).
+    pub fn peak_streams(&self) -> u64 {
+        let streams = |c: &RunConfig| {
+            let requests = c
+                .load
+                .num_prompts
+                .saturating_mul(u64::from(c.load.shape.turns()));
+            c.load
+                .max_concurrency
+                .unwrap_or(requests)
+                .min(requests.max(1))
+        };
+        match &self.mode {
+            Mode::Sweep { steps, .. } => steps.iter().map(|(_, c)| streams(c)).max(),
+            _ => None,
+        }
+        .unwrap_or(0)
+        .max(streams(&self.config))
+    }
 }
 
 /// Every file `mode` may write under `output` (a staged run's stages are `config`'s).

@@ -8,6 +8,7 @@
 pub mod client;
 pub mod clock;
 pub mod error;
+pub mod fds;
 pub mod prom;
 pub mod record;
 pub mod rxtime;

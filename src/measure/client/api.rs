@@ -42,6 +42,15 @@ pub struct BodySpec<'a> {
 }
 
 impl BodySpec<'_> {
+    /// `body` with `ignore_eos: true` when the run asks for it (`--ignore-eos`, vLLM's and
+    /// llama.cpp's field; the other servers ignore an unknown field).
+    pub fn with_ignore_eos(&self, mut body: serde_json::Value) -> serde_json::Value {
+        if self.ignore_eos {
+            body["ignore_eos"] = serde_json::Value::Bool(true);
+        }
+        body
+    }
+
     /// The request's inputs in order: `prompt`, then the batch's.
     pub fn inputs(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.prompt).chain(self.batch.iter().map(String::as_str))

@@ -94,7 +94,7 @@ impl Api for AnthropicMessages {
             "stream": true,
             "temperature": 0.0,
         });
-        Ok(super::with_ignore_eos(body, spec))
+        Ok(spec.with_ignore_eos(body))
     }
 
     fn answer(&self) -> Answer<'_> {

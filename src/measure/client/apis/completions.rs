@@ -124,7 +124,7 @@ pub(super) fn stream_options(body: &mut Value, spec: &BodySpec) {
     body["stream"] = json!(true);
     body["stream_options"] = json!({"include_usage": true});
     body["temperature"] = json!(0.0);
-    *body = super::with_ignore_eos(body.take(), spec);
+    *body = spec.with_ignore_eos(body.take());
 }
 
 /// OpenAI `POST /v1/completions` (vLLM, SGLang, llama.cpp, TensorRT-LLM, ...).

@@ -32,7 +32,7 @@ impl Api for LlamaCpp {
     fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
         text_only(spec)?;
         let body = json!({"prompt": spec.prompt, "n_predict": spec.max_tokens, "stream": true, "temperature": 0.0});
-        Ok(super::with_ignore_eos(body, spec))
+        Ok(spec.with_ignore_eos(body))
     }
     fn answer(&self) -> Answer<'_> {
         Answer::Streamed(self)

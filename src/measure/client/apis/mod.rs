@@ -26,15 +26,6 @@ use crate::config::{BackendKind, RunConfig};
 use crate::measure::error::ClientError;
 use crate::tokenizer::chat_template::ChatTemplate;
 
-/// `body` with `ignore_eos: true` when the run asks for it (`--ignore-eos`, vLLM's and
-/// llama.cpp's field; the other servers ignore an unknown field).
-fn with_ignore_eos(mut body: serde_json::Value, spec: &super::api::BodySpec) -> serde_json::Value {
-    if spec.ignore_eos {
-        body["ignore_eos"] = serde_json::Value::Bool(true);
-    }
-    body
-}
-
 /// The `Api` for a backend.
 pub fn for_backend(kind: BackendKind) -> Box<dyn Api> {
     match kind {

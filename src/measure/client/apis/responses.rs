@@ -67,7 +67,7 @@ impl Api for OpenAiResponses {
             "stream": true,
             "temperature": 0.0,
         });
-        Ok(super::with_ignore_eos(body, spec))
+        Ok(spec.with_ignore_eos(body))
     }
 
     fn answer(&self) -> Answer<'_> {
