@@ -38,9 +38,9 @@ pub fn raise() -> Option<OpenFiles> {
         }
     }
     Some(OpenFiles {
-        soft: lim.rlim_cur as u64,
-        hard: lim.rlim_max as u64,
-        was: was as u64,
+        soft: u64::from(lim.rlim_cur),
+        hard: u64::from(lim.rlim_max),
+        was: u64::from(was),
     })
 }
 
