@@ -16,6 +16,8 @@ pub struct OpenFiles {
 
 /// Raises the soft open-file limit to the hard one; `None` where the limit cannot be read.
 #[cfg(unix)]
+// `rlim_t` is `u64` on Linux and macOS, not on every unix: the conversions stay.
+#[allow(clippy::useless_conversion)]
 pub fn raise() -> Option<OpenFiles> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
