@@ -1798,7 +1798,8 @@ async fn schedule_starts_at_kernel_arrival() {
         first >= ttft - Duration::from_millis(5) && first < ttft + Duration::from_millis(150),
         "first chunk {first:?} after the request was written; TTFT {ttft:?}; {stats:?}"
     );
-    assert_eq!(stats.late_intakes, 1, "{stats:?}");
+    // The blocked request was taken in late; on a busy machine the first GET may be too.
+    assert!((1..=2).contains(&stats.late_intakes), "{stats:?}");
     assert!(stats.max_intake_us >= 250_000, "{stats:?}");
     // Its chunks were on time by the simulator's own account: not by anything like the 300 ms
     // the request waited unread (a busy machine may still wake the scheduler a few ms late).
