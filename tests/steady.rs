@@ -38,12 +38,15 @@ fn batch_s(span_s: f64) -> f64 {
 fn issue_27_the_steady_window_starts_where_the_load_settled() {
     // 10 requests/s for 1 s, then 50/s for 4 s, at nearly even spacing (gamma arrivals with a
     // shape of 1000). The load is steady once the first second-stage request has been
-    // answered: in flight and throughput reach their level at 1 s + one E2EL.
+    // answered: in flight and throughput reach their level at 1 s + one E2EL. The simulator's
+    // TTFT and TPOT have no transient at all; the window starts where the last series settled.
     let dir = tempfile::tempdir().unwrap();
     let mut misses = Vec::new();
-    // A busy machine can make one run's sends ragged or its answers late: the window is
-    // checked on the best of up to 3 runs; the figures of each steady run are checked in it.
-    for attempt in 0..3 {
+    // A busy machine can make one run's sends ragged, or stall the client for two batches
+    // of requests, which the latency series then show (on a 2-core machine with both cores
+    // kept busy, 2 runs of 6 had their window moved so): the settling points are checked on
+    // the best of up to 8 runs, and everything else in every steady run.
+    for attempt in 0..8 {
         let (r, text) = run(
             dir.path(),
             &format!("s{attempt}"),
@@ -57,17 +60,40 @@ fn issue_27_the_steady_window_starts_where_the_load_settled() {
             ],
         );
         let st = &r["steady_state"];
-        // A busy machine can delay the simulator's answers enough that a latency series
-        // never settles: then this run does not count.
+        let settled = |name: &str| {
+            st["settled"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["series"] == name)
+                .unwrap_or_else(|| panic!("no {name}: {st}"))["at_s"]
+                .as_f64()
+        };
+        let records = common::read_records(&dir.path().join(format!("s{attempt}.records.jsonl")));
+        let first = records.iter().map(|r| r.sent_ns).min().unwrap();
+        let last = records.iter().map(|r| r.sent_ns).max().unwrap();
+        let span = (last - first) as f64 / 1e9;
+        let truth = 1.0 + r["median_e2el_ms"].as_f64().unwrap() / 1e3;
+        let load = [settled("output_throughput"), settled("in_flight")];
+        if !load
+            .iter()
+            .all(|at| at.is_some_and(|at| (at - truth).abs() <= batch_s(span)))
+        {
+            misses.push(format!("load settled at {load:?}, truly at {truth:.3} s"));
+            continue;
+        }
         if st["verdict"] != "steady" {
             misses.push(format!("{st}"));
             continue;
         }
-        let (start, end) = (
-            st["start_s"].as_f64().unwrap(),
-            st["end_s"].as_f64().unwrap(),
-        );
-        let e2el_s = r["median_e2el_ms"].as_f64().unwrap() / 1e3;
+        // The window starts where the last series settled and ends at the last send.
+        let start = st["start_s"].as_f64().unwrap();
+        let latest = ["output_throughput", "in_flight", "ttft_ms", "tpot_ms"]
+            .map(|s| settled(s).unwrap())
+            .into_iter()
+            .fold(0.0, f64::max);
+        assert!((start - latest).abs() < 1e-9, "{st}");
+        assert!((st["end_s"].as_f64().unwrap() - span).abs() < 1e-6, "{st}");
         // Every figure over the window is the simulator's: TTFT exactly its 50 ms (within the
         // client's 1 ms), and the second stage's 50 requests/s of 20 tokens.
         let ttft = st["ttft_ms"]["mean"].as_f64().unwrap();
@@ -82,27 +108,23 @@ fn issue_27_the_steady_window_starts_where_the_load_settled() {
         );
         let [lo, hi] = [0, 1].map(|i| st["output_throughput"]["ci95"][i].as_f64().unwrap());
         assert!(lo <= thr && thr <= hi, "{st}");
-        // The window ends at the last send, and its requests are those sent inside it.
-        let records = common::read_records(&dir.path().join(format!("s{attempt}.records.jsonl")));
-        let first = records.iter().map(|r| r.sent_ns).min().unwrap();
-        let last = records.iter().map(|r| r.sent_ns).max().unwrap();
-        assert!((end - (last - first) as f64 / 1e9).abs() < 1e-6, "{st}");
+        // Its requests are those sent inside it.
         let inside = records
             .iter()
             .filter(|r| r.is_ok() && (r.sent_ns - first) as f64 / 1e9 >= start - 1e-9)
             .count();
         assert_eq!(st["requests"].as_u64(), Some(inside as u64), "{st}");
         assert!(text.contains("Steady state (MSER-5)"), "{text}");
-        let truth = 1.0 + e2el_s;
-        let batch = batch_s(end);
-        if (start - truth).abs() <= batch {
+        // Never before the load settled; on a quiet machine, where it settled.
+        assert!(start >= truth - batch_s(span), "{st}");
+        if start - truth <= batch_s(span) {
             return;
         }
         misses.push(format!(
             "window from {start:.3} s, load settled at {truth:.3} s"
         ));
     }
-    panic!("no steady window within one batch in 3 runs: {misses:?}");
+    panic!("no steady window within one batch of where the load settled in 8 runs: {misses:?}");
 }
 
 #[test]
