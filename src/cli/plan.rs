@@ -124,6 +124,7 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
             scrape,
             output,
             preflight: !args.no_preflight,
+            client_threads: args.client_threads,
         },
         simulator,
         show: Show {

@@ -45,23 +45,21 @@ use crate::drive::session::Signals;
 
 /// Runs the parsed command line and returns the process's exit code.
 pub fn dispatch(cli: Cli) -> ExitCode {
-    // The client's runtime: one thread unless asked (`--client-threads`, see docs/performance.md,
-    // "the client's CPU"); the built-in simulator runs on a runtime of its own. `sim` and the
-    // commands that only read files use one worker per CPU (or `sim --threads`).
-    let client_threads = match &cli.command {
-        Command::Run(args) => Some(args.client_threads),
-        Command::Search(args) => Some(args.run.client_threads),
-        _ => None,
-    };
-    let mut builder = match client_threads {
-        Some(1) => tokio::runtime::Builder::new_current_thread(),
-        _ => tokio::runtime::Builder::new_multi_thread(),
+    // The client's runtime: one thread (`run` and `search`; `--client-threads N` starts its
+    // further driver threads with runtimes of their own, `drive::lanes`; see
+    // docs/performance.md, "the client's CPU"); the built-in simulator runs on a runtime of
+    // its own. `sim` and the commands that only read files use one worker per CPU (or `sim
+    // --threads`).
+    let mut builder = if matches!(&cli.command, Command::Run(_) | Command::Search(_)) {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
     };
     let workers = match &cli.command {
         Command::Sim(SimArgs {
             threads: Some(n), ..
         }) => Some((*n).max(1)),
-        _ => client_threads.filter(|&n| n > 1).map(usize::from),
+        _ => None,
     };
     if let Some(n) = workers {
         builder.worker_threads(n);

@@ -90,6 +90,9 @@ pub enum ValueError {
     StartAt { text: String, reason: String },
     #[error("'{0}' is not KEY=VALUE")]
     Pair(String),
+    /// `--client-threads`: the text, and the most threads a run may ask for.
+    #[error("invalid --client-threads '{0}' (expected auto or a whole number from 1 to {1})")]
+    ClientThreads(String, u16),
 }
 
 /// What is wrong with a `--shard INDEX/COUNT`.

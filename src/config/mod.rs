@@ -35,6 +35,7 @@ pub mod shape;
 pub mod shard;
 pub mod sweep;
 pub mod tags;
+pub mod threads;
 pub mod url;
 pub mod valid;
 pub mod workload;

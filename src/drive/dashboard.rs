@@ -15,7 +15,6 @@
 
 use std::collections::VecDeque;
 use std::io::Stderr;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -232,7 +231,7 @@ fn snapshot(
     lateness: &VecDeque<f64>,
 ) -> Frame {
     let now = tokio::time::Instant::now();
-    let (done, tokens) = (live.done.load(Relaxed), live.output_tokens.load(Relaxed));
+    let (done, tokens) = (live.done(), live.output_tokens());
     history.push_back((now, done, tokens));
     while history
         .front()
@@ -266,9 +265,9 @@ fn snapshot(
         label: stage.map_or_else(|| info.label.clone(), |s| format!("{} · {s}", info.label)),
         elapsed_s: now.duration_since(started).as_secs_f64(),
         total: live.planned_or(info.total),
-        sent: live.sent.load(Relaxed),
+        sent: live.sent(),
         done,
-        failed: live.failed.load(Relaxed),
+        failed: live.failed(),
         cap: info.cap,
         recent_rates: per_k(history.front().map_or((0.0, 0.0), |&h| rates(h))),
         // The whole run's rates count from the measured load's start (after the warm-ups).

@@ -21,6 +21,9 @@ pub enum RunError {
     /// `--start-at` cannot be kept.
     #[error("{0}")]
     StartAt(String),
+    /// A client thread (`--client-threads`) could not start or ended without its figures.
+    #[error("{0}")]
+    Threads(String),
     /// Stopped (Ctrl-C, SIGTERM) before the measured load began: nothing was measured or
     /// written.
     #[error("stopped before the measured load began: nothing was measured or written")]

@@ -2,6 +2,10 @@
 //! (`load` sets `planned` and bumps `sent` as each request's first byte is written, the record
 //! writer calls [`Live::record`] as each one ends) and windows of the recent requests'
 //! figures. The progress line and the dashboard only read them.
+//!
+//! Each driver thread of a run (`--client-threads`, `lanes.rs`) counts into a lane of its own
+//! ([`Live::lane`]), so no thread writes a counter another writes; the readers ([`Live::done`],
+//! [`Live::recent`], ...) sum the lanes.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -32,6 +36,8 @@ pub struct Live {
     recent: Mutex<Recent>,
     /// When the measured load's schedule started (after warm-ups).
     pub measuring_since: std::sync::OnceLock<std::time::Instant>,
+    /// The driver threads' own counters, summed by the readers.
+    lanes: Mutex<Vec<std::sync::Arc<Live>>>,
 }
 
 /// Recent TTFTs, ITL gaps and schedule lags (ms), and the failures by kind.
@@ -41,6 +47,18 @@ struct Recent {
     itls_ms: VecDeque<f64>,
     lags_ms: VecDeque<f64>,
     failures: std::collections::BTreeMap<&'static str, u64>,
+}
+
+impl Recent {
+    /// Adds `other`'s windows and failure counts to these.
+    fn extend(&mut self, other: &Recent) {
+        self.ttfts_ms.extend(&other.ttfts_ms);
+        self.itls_ms.extend(&other.itls_ms);
+        self.lags_ms.extend(&other.lags_ms);
+        for (k, n) in &other.failures {
+            *self.failures.entry(k).or_insert(0) += n;
+        }
+    }
 }
 
 /// Appends `v` to a window of at most `cap` values.
@@ -68,6 +86,60 @@ pub struct RecentFigures {
 }
 
 impl Live {
+    /// A new lane of these counters for one driver thread: it counts there, and every reader
+    /// of `self` sums it in.
+    pub fn lane(&self) -> std::sync::Arc<Live> {
+        let lane = std::sync::Arc::<Live>::default();
+        if let Ok(mut lanes) = self.lanes.lock() {
+            lanes.push(lane.clone());
+        }
+        lane
+    }
+
+    /// `f` of these counters and of every lane's, summed.
+    fn sum(&self, f: impl Fn(&Live) -> &AtomicU64) -> u64 {
+        let lanes = self.lanes.lock().map(|l| l.clone()).unwrap_or_default();
+        (lanes.iter().map(|l| f(l).load(Relaxed))).fold(f(self).load(Relaxed), u64::saturating_add)
+    }
+
+    /// Measured requests whose first byte was written (or that ended before), every lane's.
+    pub fn sent(&self) -> u64 {
+        self.sum(|l| &l.sent)
+    }
+
+    /// Measured requests that ended, every lane's.
+    pub fn done(&self) -> u64 {
+        self.sum(|l| &l.done)
+    }
+
+    /// Measured requests that failed, every lane's.
+    pub fn failed(&self) -> u64 {
+        self.sum(|l| &l.failed)
+    }
+
+    /// Output tokens of the measured requests, every lane's.
+    pub fn output_tokens(&self) -> u64 {
+        self.sum(|l| &l.output_tokens)
+    }
+
+    /// The requests planned, every lane's (0 until known).
+    pub fn planned(&self) -> u64 {
+        self.sum(|l| &l.planned)
+    }
+
+    /// The recent windows of these counters and every lane's, side by side.
+    fn windows(&self) -> Recent {
+        let mut all = Recent::default();
+        let lanes = self.lanes.lock().map(|l| l.clone()).unwrap_or_default();
+        if let Ok(r) = self.recent.lock() {
+            all.extend(&r);
+        }
+        for lane in lanes {
+            all.extend(&lane.windows());
+        }
+        all
+    }
+
     /// Counts a finished measured request.
     pub fn record(&self, r: &RequestRecord) {
         if r.warmup {
@@ -101,9 +173,7 @@ impl Live {
     /// p50/p99 of the recent TTFTs, ITL gaps and schedule lags, and the failures by kind. The
     /// times are the client's (real) ms.
     pub fn recent(&self) -> RecentFigures {
-        let Ok(r) = self.recent.lock() else {
-            return RecentFigures::default();
-        };
+        let r = self.windows();
         RecentFigures {
             ttft_ms: p50_p99(&r.ttfts_ms),
             itl_ms: p50_p99(&r.itls_ms),
@@ -115,7 +185,7 @@ impl Live {
     /// The requests the run planned once its load has started (a count-bounded run),
     /// else `fallback` (what its pool was built for).
     pub fn planned_or(&self, fallback: u64) -> u64 {
-        match self.planned.load(Relaxed) {
+        match self.planned() {
             0 => fallback,
             planned => planned,
         }
@@ -123,7 +193,7 @@ impl Live {
 
     /// Median of the recent TTFTs, ms.
     pub fn recent_ttft_p50_ms(&self) -> Option<f64> {
-        let mut v: Vec<f64> = self.recent.lock().ok()?.ttfts_ms.iter().copied().collect();
+        let mut v: Vec<f64> = self.windows().ttfts_ms.into_iter().collect();
         v.sort_unstable_by(f64::total_cmp);
         percentile(&v, 50.0)
     }
@@ -134,15 +204,15 @@ impl Live {
         let secs = elapsed.as_secs_f64().max(1e-9);
         let total = self.planned_or(total);
         // Done first: every request done was counted sent before, so in flight is never < 0.
-        let (done, sent) = (self.done.load(Relaxed), self.sent.load(Relaxed));
+        let (done, sent) = (self.done(), self.sent());
         let ttft = self
             .recent_ttft_p50_ms()
             .map_or_else(|| "-".to_string(), |t| format!("{t:.1} ms"));
         format!(
             "{done}/{total} done ({} failed), {sent} sent, {} in flight, {:.0} tok/s, p50 TTFT {ttft}",
-            self.failed.load(Relaxed),
+            self.failed(),
             sent.saturating_sub(done),
-            self.output_tokens.load(Relaxed) as f64 / secs,
+            self.output_tokens() as f64 / secs,
         )
     }
 }
@@ -176,5 +246,30 @@ mod tests {
         assert_eq!(live.failed.load(Relaxed), 1);
         assert_eq!(live.output_tokens.load(Relaxed), 15);
         assert_eq!(live.recent_ttft_p50_ms(), Some(20.0));
+    }
+
+    /// Issue 26: each driver thread counts in its own lane; the readers sum them.
+    #[test]
+    fn issue_26_lanes_are_summed_by_the_readers() {
+        let live = Live::default();
+        let (a, b) = (live.lane(), live.lane());
+        a.sent.fetch_add(2, Relaxed);
+        b.sent.fetch_add(3, Relaxed);
+        b.planned.store(7, Relaxed);
+        for (lane, ttft_ms) in [(&a, 10u64), (&b, 30), (&b, 20)] {
+            lane.record(&RequestRecord {
+                chunk_ns: vec![ttft_ms * 1_000_000],
+                output_tokens: Some(4),
+                ..RequestRecord::default()
+            });
+        }
+        b.record(&RequestRecord {
+            outcome: Outcome::failed(FailureKind::Timeout, "t"),
+            ..RequestRecord::default()
+        });
+        assert_eq!((live.sent(), live.done(), live.failed()), (5, 4, 1));
+        assert_eq!((live.output_tokens(), live.planned()), (12, 7));
+        assert_eq!(live.recent_ttft_p50_ms(), Some(20.0));
+        assert_eq!(live.recent().failures, vec![("timeout", 1)]);
     }
 }

@@ -276,6 +276,7 @@ pub async fn drive(
         None => Box::new(arrival_offsets(spec, spec.num_prompts)),
     };
     let mut schedule = (0u64..).zip(schedule);
+    let mut timer = crate::measure::timer::SendTimer::new();
     for (id, offset) in schedule.by_ref() {
         if pool.is_empty() || (!may_reuse && id >= pool.len() as u64) {
             break;
@@ -292,7 +293,8 @@ pub async fn drive(
             tokio::select! {
                 biased;
                 () = stop.cancelled() => { halted = Some((Halt::Stopped, id)); break }
-                () = tokio::time::sleep_until(at) => {}
+                // Sub-millisecond: tokio's timer would leave up to 2 ms late (issue 26).
+                () = timer.sleep_until(at) => {}
             }
         } else if stop.is_cancelled() {
             halted = Some((Halt::Stopped, id));
@@ -467,7 +469,7 @@ pub async fn drive(
 /// Groups the pool into conversations: with `--turns N` every N requests, as turns 0..N;
 /// otherwise by the requests' own `turn` (a conversation dataset's), each request without
 /// one alone.
-fn conversations(pool: Vec<RequestSpec>, turns: u32) -> Vec<Vec<RequestSpec>> {
+pub(super) fn conversations(pool: Vec<RequestSpec>, turns: u32) -> Vec<Vec<RequestSpec>> {
     let mut out: Vec<Vec<RequestSpec>> = Vec::new();
     for (i, mut r) in pool.into_iter().enumerate() {
         if turns > 1 {

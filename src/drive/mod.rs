@@ -10,6 +10,7 @@ pub mod dashboard;
 pub mod early_stop;
 pub mod error;
 pub mod history;
+pub mod lanes;
 pub mod live;
 pub mod load;
 pub mod monitor;

@@ -44,6 +44,8 @@ pub struct RunPlan {
     pub output: Output,
     /// Send the pre-flight request (before each run; before a sweep's or search's first).
     pub preflight: bool,
+    /// `--client-threads`: the threads that drive each run's load (`drive::lanes`).
+    pub client_threads: crate::config::threads::ClientThreads,
 }
 
 /// What a session runs.

@@ -4,7 +4,6 @@
 //! counters, so it cannot change what is measured.
 
 use std::io::IsTerminal;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -85,7 +84,7 @@ impl Progress {
                     match &bar {
                         Some(bar) => {
                             bar.set_length(live.planned_or(total));
-                            bar.set_position(live.done.load(Relaxed));
+                            bar.set_position(live.done());
                             bar.set_message(line);
                         }
                         None => eprintln!("servebench: {label} {line}"),

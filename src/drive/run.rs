@@ -1,6 +1,7 @@
-//! One benchmark run, end to end, in named phases: `prepare` (the client and the requests),
-//! the pre-flight check, `warm_up`, `measure` (the driven load, with the monitor, the scraper
-//! and the simulator's counters around it) and `finish` (summary, validity, the saved result).
+//! One benchmark run, end to end, in named phases: `prepare` (the clients and the requests),
+//! the pre-flight check, the warm-ups and `measure` (the driven load on `--client-threads`
+//! lanes, each with its own monitor, `lanes.rs`; the scraper and the simulator's counters
+//! around it) and `finish` (summary, validity, the saved result).
 //!
 //! This is the glue between `drive::load`, `measure::client`, `results::stats` and
 //! `results::document`; it prints nothing. It runs a [`ValidConfig`] with the text resolved
@@ -8,8 +9,8 @@
 //! What is measured is never lost: each record is appended to the JSON Lines file as soon as
 //! its request ends (flushed whenever no other record is waiting), and the result document is
 //! written atomically at the end, also when the run was stopped. Records are not kept in
-//! memory: the writer feeds each to the streaming summary (`stats::Summarizer`) and the
-//! validity facts as it writes it, and the result's per-request arrays (small runs only, see
+//! memory: each lane's writer feeds each to its streaming summary (`stats::Summarizer`, the
+//! lanes' merged at the end) and the validity facts as it writes it, and the result's per-request arrays (small runs only, see
 //! `results`) are read back from the file. With `RunOptions::scrape`, the
 //! server's metrics are sampled (`scrape`) while the measured load runs and saved with the
 //! result.
@@ -17,28 +18,27 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::shape::WindowEnd;
+use crate::config::threads::ClientThreads;
 use crate::config::valid::ValidConfig;
 use crate::config::RunConfig;
 use crate::config::ScrapeSpec;
-use crate::drive::early_stop::ErrorWatch;
 use crate::drive::error::RunError;
-use crate::drive::load::Sink;
-use crate::drive::monitor::Monitor;
+use crate::drive::lanes::{Go, Lanes, Plan, RecordsFile, Sends};
+use crate::drive::monitor::process_cpu_s;
 use crate::drive::plan::{ask_server, Text};
 use crate::drive::progress::Live;
 use crate::drive::scrape::Scraper;
 use crate::measure::client::{Client, RequestSpec, Secrets};
 use crate::measure::clock::Clock;
-use crate::measure::record::{FailureKind, RecordsWriter, RequestRecord};
+use crate::measure::record::FailureKind;
 use crate::results::document::{BenchResult, Unsent};
 use crate::results::error::ResultsError;
 use crate::results::server_metrics::ServerMetrics;
 use crate::results::shard::Timebase;
-use crate::results::stats::{steady, SampleSet, Summarizer, SummaryOptions};
+use crate::results::stats::{steady, Summarizer};
 use crate::results::validity::{RunFacts, Validity};
 use crate::workload;
 
@@ -66,6 +66,8 @@ pub struct RunOptions {
     /// Cancelled on a second Ctrl-C: in-flight requests are cancelled at once instead of
     /// after the grace period; what was measured is still saved.
     pub abort: CancellationToken,
+    /// `--client-threads`: the threads that drive the measured load (`lanes`).
+    pub client_threads: ClientThreads,
 }
 
 impl RunOptions {
@@ -80,6 +82,7 @@ impl RunOptions {
             start_at: None,
             overwrite: false,
             abort: CancellationToken::new(),
+            client_threads: ClientThreads::default(),
         }
     }
 
@@ -108,9 +111,9 @@ pub async fn execute(
 }
 
 /// Runs the benchmark described by `cfg` with prompts built by `text`, in four phases:
-/// [`prepare`] (client and requests), [`warm_up`] (after the pre-flight check), [`measure`]
-/// (the driven load, with the monitor and the scraper around it) and [`finish`] (summary,
-/// validity, the saved result). Cancelling `stop` (Ctrl-C) stops new sends, lets in-flight
+/// [`prepare`] (clients and requests), the lanes' warm-ups (after the pre-flight check,
+/// `lanes`), [`measure`] (the driven load on `opts.client_threads` lanes, with the scraper
+/// around it) and [`finish`] (summary, validity, the saved result). Cancelling `stop` (Ctrl-C) stops new sends, lets in-flight
 /// requests finish within the grace period, and saves an incomplete result.
 pub async fn execute_with(
     cfg: &ValidConfig,
@@ -121,16 +124,36 @@ pub async fn execute_with(
 ) -> Result<BenchResult, RunError> {
     // Nothing is written until the measured load starts: a run stopped or refused before
     // then (Ctrl-C, a failed pre-flight, a --start-at already past) leaves no file behind.
+    let threads = crate::drive::lanes::lanes_for(
+        opts.client_threads.resolve(
+            &cfg.load,
+            cfg.workload.dataset.output_len(),
+            cfg.time_scale,
+            crate::drive::lanes::cores(),
+        ),
+        &cfg.load,
+    );
     let before = async {
-        let prepared = prepare(cfg, text, secrets).await?;
+        let prepared = prepare(cfg, text, secrets, threads).await?;
         let clock = Clock::start();
         if opts.preflight {
             preflight(&prepared.client, cfg, &clock).await?;
         }
-        let warmups = warm_up(&prepared, cfg, clock, &opts.live, &stop).await;
-        Ok::<_, RunError>((prepared, clock, warmups))
+        // Each lane sends its share of the warm-ups on its own connections.
+        let requests = prepared.requests.len() as u64;
+        let plan = Plan {
+            cfg,
+            clients: prepared.clients,
+            clock,
+            live: &opts.live,
+            stop: &stop,
+            abort: &opts.abort,
+        };
+        let mut lanes = Lanes::start(plan, prepared.warmups, prepared.requests)?;
+        lanes.warmed().await?;
+        Ok::<_, RunError>((prepared.client, clock, lanes, requests))
     };
-    let (prepared, clock, warmups) = tokio::select! {
+    let (client, clock, lanes, requests) = tokio::select! {
         biased;
         () = stop.cancelled() => return Err(RunError::Stopped),
         r = before => r?,
@@ -139,9 +162,10 @@ pub async fn execute_with(
     // plan's: a trace's lines (up to --num-prompts) are the run's requests.
     let mut saved = RunConfig::clone(cfg);
     if saved.workload.dataset.own_schedule().is_some() {
-        saved.load.num_prompts = prepared.requests.len() as u64;
+        saved.load.num_prompts = requests;
     }
-    let measured = measure(cfg, prepared, opts, clock, warmups, stop).await?;
+    let mut measured = measure(cfg, client, lanes, opts, clock, stop).await?;
+    measured.threads = threads;
     let lost = measured.records_error.as_ref().map(ToString::to_string);
     let result = finish(saved, opts, clock, measured)?;
     match lost {
@@ -153,25 +177,39 @@ pub async fn execute_with(
     }
 }
 
-/// What a run sends: its client, its warm-ups, and the pool its measured requests are taken
-/// from (`drive::load::drive` picks this shard's share).
+/// What a run sends: its client (for the pre-flight and the simulator's counters), one client
+/// per lane (the first is the run's own), its warm-ups, and the pool its measured requests
+/// are taken from (`drive::load::drive` picks each lane's share).
 struct Prepared {
     client: Arc<Client>,
+    clients: Vec<Arc<Client>>,
     warmups: Vec<RequestSpec>,
     requests: Vec<RequestSpec>,
 }
 
-/// Builds the client and the requests (before the clock starts: building prompts is not
+/// Builds the clients and the requests (before the clock starts: building prompts is not
 /// part of the run).
-async fn prepare(cfg: &RunConfig, text: &Text, secrets: &Secrets) -> Result<Prepared, RunError> {
+async fn prepare(
+    cfg: &RunConfig,
+    text: &Text,
+    secrets: &Secrets,
+    threads: u64,
+) -> Result<Prepared, RunError> {
     let tokenizer = &text.tokenizer;
-    let client = Client::new(
-        cfg,
-        secrets,
-        tokenizer.local().cloned(),
-        text.chat_template.clone(),
-    )?;
+    let new_client = || {
+        Client::new(
+            cfg,
+            secrets,
+            tokenizer.local().cloned(),
+            text.chat_template.clone(),
+        )
+    };
+    let client = new_client()?;
     crate::drive::history::check_template(&client).await?;
+    let mut clients = vec![client.clone()];
+    for _ in 1..threads {
+        clients.push(new_client()?);
+    }
     let seed = cfg.load.seed;
     let build = |n, seed, warmup| {
         workload::build_for(
@@ -196,64 +234,16 @@ async fn prepare(cfg: &RunConfig, text: &Text, secrets: &Secrets) -> Result<Prep
     );
     Ok(Prepared {
         client,
+        clients,
         warmups,
         requests,
     })
 }
 
-/// Sends the warm-ups, as many at a time as the measured load will (its concurrency limit), so
-/// the connection pool already holds that many connections when measuring starts: the first
-/// measured requests then time the server, not TCP connection setup. Their records are kept
-/// until the records file is created, when the measured load starts.
-async fn warm_up(
-    prepared: &Prepared,
-    cfg: &RunConfig,
-    clock: Clock,
-    live: &Live,
-    stop: &CancellationToken,
-) -> Vec<RequestRecord> {
-    let warm_concurrency = cfg
-        .load
-        .concurrency_cap()
-        .unwrap_or(u64::MAX)
-        .clamp(1, 1024) as usize;
-    // Each warm-up is a task, as each measured request is: with `--client-threads` above 1 a
-    // task runs on a worker, which also turns the I/O driver, where a future polled here would
-    // run on the thread blocked in `block_on` and be woken across threads for every read.
-    let gate = Arc::new(tokio::sync::Semaphore::new(warm_concurrency));
-    let never = CancellationToken::new();
-    let mut tasks = tokio::task::JoinSet::new();
-    let mut records = Vec::with_capacity(prepared.warmups.len());
-    let mut keep = |r: RequestRecord| {
-        live.record(&r);
-        records.push(r);
-    };
-    for w in &prepared.warmups {
-        let permit = tokio::select! {
-            biased;
-            () = stop.cancelled() => break,
-            p = gate.clone().acquire_owned() => p,
-        };
-        let (client, never, w) = (prepared.client.clone(), never.clone(), w.clone());
-        tasks.spawn(async move {
-            let r = client.send(&w, clock.now_ns(), &clock, &never).await;
-            drop(permit);
-            r
-        });
-        while let Some(Ok(r)) = tasks.try_join_next() {
-            keep(r);
-        }
-    }
-    while let Some(joined) = tasks.join_next().await {
-        if let Ok(r) = joined {
-            keep(r);
-        }
-    }
-    records
-}
-
 /// What the measured phase saw besides the records.
 struct Measured {
+    /// The lanes (client threads) that drove the load.
+    threads: u64,
     start_ns: u64,
     wall_s: f64,
     /// What the load planned and left unsent (`drive::load::DriveSummary`).
@@ -277,72 +267,49 @@ struct Measured {
 /// the scraper and the monitor, drives the schedule, and stops them again.
 async fn measure(
     cfg: &RunConfig,
-    prepared: Prepared,
+    client: Arc<Client>,
+    lanes: Lanes,
     opts: &RunOptions,
     clock: Clock,
-    warmups: Vec<RequestRecord>,
     stop: CancellationToken,
 ) -> Result<Measured, RunError> {
-    let client = prepared.client;
     let timebase = crate::drive::shard::before_start(&client, cfg, opts.start_at, &stop).await?;
     // The run starts here: from now on every record is written as it arrives.
     let halt = stop.child_token();
-    let (tx, rx) = mpsc::unbounded_channel();
-    let summarizer = Summarizer::new(&SummaryOptions {
-        percentiles: cfg.metric_percentiles.clone(),
-        goodput: cfg.goodput.clone(),
-        time_scale: cfg.time_scale,
-    });
-    let writer = tokio::spawn(write_records(
-        rx,
-        warmups,
-        opts.records_path.clone(),
-        opts.live.clone(),
-        summarizer,
-        halt.clone(),
-        ErrorWatch::new(&cfg.load.shape),
-    ));
+    let records = Arc::new(RecordsFile::create(opts.records_path.clone()));
     let sim_before = simulator_snapshot(&client, client.base_url()).await;
     let scraper = match &opts.scrape {
         Some(spec) => Some(Scraper::start(spec.clone(), clock).await),
         None => None,
     };
-    let monitor = Monitor::start();
+    let cpu_start = process_cpu_s();
     let start_ns = clock.now_ns();
     let _ = opts
         .live
         .measuring_since
         .set(clock.instant_at(start_ns).into_std());
-    let sink = Sink {
-        records: tx,
-        live: opts.live.clone(),
-        time_scale: cfg.time_scale,
-        abort: opts.abort.clone(),
-    };
-    let driven = crate::drive::load::drive(
-        client.clone(),
-        prepared.requests,
-        &cfg.load,
-        clock,
+    let go = Go {
         start_ns,
+        records: records.clone(),
         halt,
-        sink,
-    )
-    .await;
+    };
+    let lanes = lanes.go(go).await?;
     let wall_s = (clock.now_ns() - start_ns) as f64 / 1e9;
-    let (lags, cpu_s) = monitor.stop();
+    let cpu_s = (process_cpu_s() - cpu_start).max(0.0);
     let server_metrics = match scraper {
         Some(s) => Some(s.finish().await),
         None => None,
     };
     let sim_after = simulator_snapshot(&client, client.base_url()).await;
-    let written = writer.await.map_err(|e| {
-        RunError::from(ResultsError::Write {
-            path: opts.records_path.clone(),
-            source: std::io::Error::other(e),
-        })
-    })?;
+    let (driven, lags) = (lanes.driven, lanes.lags);
+    let written = Written {
+        summary: lanes.summary,
+        sends: lanes.sends,
+        error: records.finish(),
+        stopped_early: lanes.stopped_early,
+    };
     Ok(Measured {
+        threads: 1,
         start_ns,
         wall_s,
         planned: driven.planned,
@@ -399,7 +366,10 @@ fn finish(
     facts.measured = s.completed + s.failed;
     facts.implausible_usage = s.implausible_usage;
     facts.implausible_usage_by_field = s.implausible_usage_by_field.clone();
-    result.validity = Some(Validity::judge(&mut measured.lags, measured.cpu_s, facts));
+    let mut validity = Validity::judge(&mut measured.lags, measured.cpu_s, facts);
+    let events_per_s = s.total_output_chunks as f64 / measured.wall_s.max(1e-9);
+    crate::drive::lanes::advise(&mut validity, events_per_s, measured.threads);
+    result.validity = Some(validity);
     result.server_metrics = measured.server_metrics;
     result.set_cost_and_energy();
     result.timebase = measured
@@ -436,37 +406,6 @@ async fn simulator_snapshot(client: &Client, base_url: &str) -> Option<serde_jso
         map.insert("mode".into(), mode);
     }
     Some(stats)
-}
-
-/// The sends of the measured requests, gathered as their records arrive: real-time schedule
-/// lag (ms), and the first and last send.
-struct Sends {
-    lags: SampleSet,
-    first: u64,
-    last: u64,
-    count: u64,
-}
-
-impl Sends {
-    fn new() -> Sends {
-        Sends {
-            lags: SampleSet::default(),
-            first: u64::MAX,
-            last: 0,
-            count: 0,
-        }
-    }
-
-    fn add(&mut self, r: &RequestRecord) {
-        if r.warmup {
-            return;
-        }
-        self.lags
-            .add(r.began_ns().saturating_sub(r.scheduled_ns) as f64 / 1e6);
-        self.first = self.first.min(r.began_ns());
-        self.last = self.last.max(r.began_ns());
-        self.count += 1;
-    }
 }
 
 /// What validity judging needs from the run: schedule lag, offered vs achieved rate, and the
@@ -519,80 +458,6 @@ fn run_facts(
         }),
         server_stats,
         ..RunFacts::default()
-    }
-}
-
-/// Appends each record (the kept warm-ups first) as one JSON line as it arrives and feeds it
-/// to the summary, the send facts and the early-stop watch (which cancels `halt` when a limit
-/// is crossed); keeps no record (memory does not grow with the run's
-/// length, up to the summary's exact samples, `stats::EXACT_SAMPLES_MAX` per metric). A write
-/// that fails (a full disk) cancels `halt`, so no new request is sent; the records still
-/// arriving are summarized, and the error is returned beside the summary.
-async fn write_records(
-    mut rx: mpsc::UnboundedReceiver<RequestRecord>,
-    warmups: Vec<RequestRecord>,
-    path: PathBuf,
-    live: Arc<Live>,
-    mut summary: Summarizer,
-    halt: CancellationToken,
-    mut watch: ErrorWatch,
-) -> Written {
-    let err = |source| ResultsError::Write {
-        path: path.clone(),
-        source,
-    };
-    let mut sends = Sends::new();
-    let mut file = match RecordsWriter::create(&path) {
-        Ok(f) => Some(f),
-        Err(e) => {
-            halt.cancel();
-            return Written {
-                summary,
-                sends,
-                error: Some(err(e)),
-                stopped_early: None,
-            };
-        }
-    };
-    let mut error = None;
-    let mut stopped_early = None;
-    let mut pending = warmups.into_iter();
-    loop {
-        let r = match pending.next() {
-            Some(r) => r,
-            None => match rx.recv().await {
-                Some(r) => {
-                    live.record(&r);
-                    r
-                }
-                None => break,
-            },
-        };
-        if let Some(f) = &mut file {
-            let written = f
-                .write(&r)
-                .and_then(|()| if rx.is_empty() { f.flush() } else { Ok(()) });
-            if let Err(e) = written {
-                halt.cancel();
-                error = Some(err(e));
-                file = None;
-            }
-        }
-        summary.add(&r);
-        sends.add(&r);
-        if let Some(why) = watch.add(&r) {
-            stopped_early.get_or_insert(why);
-            halt.cancel();
-        }
-    }
-    if let Some(Err(e)) = file.as_mut().map(RecordsWriter::flush) {
-        error = Some(err(e));
-    }
-    Written {
-        summary,
-        sends,
-        error,
-        stopped_early,
     }
 }
 

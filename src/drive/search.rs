@@ -125,6 +125,7 @@ pub async fn run_search(
                 scrape: plan.scrape.clone(),
                 overwrite: out.overwrite,
                 abort: abort.clone(),
+                client_threads: plan.client_threads,
                 ..RunOptions::new(out.dir.join(&file), plan.preflight && i == 0)
             };
             let (stop, observer) = (stop.clone(), &observer);

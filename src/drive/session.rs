@@ -113,6 +113,7 @@ async fn runs(
             start_at,
             overwrite: plan.output.overwrite,
             abort: signals.abort.clone(),
+            client_threads: plan.client_threads,
             ..RunOptions::new(plan.output.dir.join(&file), plan.preflight)
         };
         observer.started(SweepValue::Count(cfg.load.num_prompts), cfg, &opts);

@@ -91,6 +91,7 @@ pub async fn run_sweep(
             scrape: plan.scrape.clone(),
             overwrite: out.overwrite,
             abort: abort.clone(),
+            client_threads: plan.client_threads,
             ..RunOptions::new(out.dir.join(&file), plan.preflight && i == 0)
         };
         observer.started(value, cfg, &run_opts);

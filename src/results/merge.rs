@@ -369,6 +369,9 @@ fn combined_validity(shards: &[&Input], offered_rate: Option<f64>) -> Option<Val
         achieved_rate: rates.map(|r| r.iter().sum()),
         offered_rate,
         server_stats: None,
+        client_threads: (judged.iter())
+            .map(|(_, j)| j.client_threads)
+            .sum::<Option<u64>>(),
     })
 }
 

@@ -59,6 +59,9 @@ pub struct Validity {
     pub offered_rate: Option<f64>,
     /// The simulator's own counters over this run, when the server is servebench's simulator.
     pub server_stats: Option<serde_json::Value>,
+    /// The client threads that drove the load (`--client-threads`); absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_threads: Option<u64>,
 }
 
 /// The facts `judge` needs besides the monitor's own samples.
@@ -171,6 +174,7 @@ impl Validity {
             achieved_rate: facts.achieved_rate,
             offered_rate: facts.offered_rate,
             server_stats: facts.server_stats,
+            client_threads: None,
         }
     }
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Issue 26 item 3: do requests leave on time, and what does the precise send timer cost?
+#
+# Ground truth: `servebench sim` in exact mode (TTFT 50 ms, a chunk every 10 ms) on CPU 0; the
+# client on CPU 1, both under SCHED_FIFO 10 when permitted (as bench/fidelity.sh). For each
+# rate in RATES (default 1000 10000 requests/s), an open-loop run of SECONDS × rate requests of
+# 2 tokens (Poisson arrivals, no concurrency cap, RATE/20 warm-ups so the pool holds
+# connections), and for each: the schedule lag (first byte written − scheduled send) at p50 /
+# p99 / max, the share of sends more than 0.5 ms late, the client's CPU per request (µs, user +
+# system, warm-ups included), and the verdict.
+#
+# Usage: bench/send_lag.sh    environment: RATES="1000 10000" SECONDS_EACH=5
+#        CLIENT_BIN= (another servebench binary as the client: an older build for "before")
+# Needs: Linux, taskset, /usr/bin/time (GNU time), python3, 2+ CPUs.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+read -r -a RATES <<<"${RATES:-1000 10000}"
+SECS="${SECONDS_EACH:-5}"
+ulimit -n 65536 2>/dev/null || true
+command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)" >&2; exit 2; }
+cargo build --release --quiet --bin servebench
+source bench/lib.sh
+CLIENT="${CLIENT_BIN:-target/release/servebench}"
+
+PRIO=()
+if chrt -f 10 true 2>/dev/null; then PRIO=(chrt -f 10); fi
+start_sim "${PRIO[@]}" taskset -c 0 target/release/servebench sim --threads 1 --ttft-ms 50 --itl-ms 10
+
+echo "client $CLIENT on CPU 1, simulator on CPU 0; priority: ${PRIO[*]:-normal (chrt not permitted)}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| rate (req/s) | requests | lag p50 / p99 / max (ms) | sent > 0.5 ms late | client µs per request | verdict |"
+echo "|---|---|---|---|---|---|"
+for R in "${RATES[@]}"; do
+    N=$((R * SECS))
+    W=$((R / 20))
+    /usr/bin/time -f "%M %U %S" -o "$OUT/time.$R" "${PRIO[@]}" taskset -c 1 "$CLIENT" run \
+        --base-url "$URL" --tokenizer words --num-prompts "$N" --request-rate "$R" \
+        --input-len 16 --output-len 2 --num-warmups "$W" --result-dir "$OUT" \
+        --result-filename "r$R.json" --no-preflight -q || true
+    python3 - "$OUT/r$R.json" "$OUT/r$R.records.jsonl" "$OUT/time.$R" "$R" "$N" "$W" <<'PY'
+import json, sys
+result, records, timef = sys.argv[1:4]
+rate, n, w = (int(x) for x in sys.argv[4:7])
+r = json.load(open(result))
+rss_kib, user, sys_s = open(timef).read().split()[-3:]
+lag = sorted((x["sent_ns"] - x["scheduled_ns"]) / 1e6
+             for x in map(json.loads, open(records)) if not x.get("warmup"))
+q = lambda p: lag[min(len(lag) - 1, int(p * len(lag)))]
+late = sum(1 for x in lag if x > 0.5) / max(1, len(lag))
+cpu_us = (float(user) + float(sys_s)) / (n + w) * 1e6
+v = r.get("validity") or {}
+print(f"| {rate:,} | {n:,} ({r['completed']:,} ok) | {q(.5):.3f} / {q(.99):.3f} / {lag[-1]:.2f} | {100 * late:.1f}% | {cpu_us:.1f} | {v.get('verdict', '?')} |")
+PY
+done

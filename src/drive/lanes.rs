@@ -1,0 +1,635 @@
+//! Thread per core (`--client-threads T`, issue 26): a run's measured load driven by T
+//! independent lanes, each on a thread of its own with its own single-thread runtime, client
+//! (connections), send timer, monitor, counters and record buffer.
+//!
+//! A lane takes its share of the one global schedule the way `--shard` splits a schedule
+//! across machines: lane t of T in shard I of N is shard I + N·t of N·T, so request j goes to
+//! the lane whose share holds it, at its own scheduled time, and the concurrency cap is split
+//! so the lanes' parts add up to the process's (`config::shard::Shard::concurrency_share`).
+//! Nothing on the per-event path crosses threads: each lane reads its own streams, counts into
+//! its own [`Live`] lane (the dashboard sums them) and feeds its own summary; the only shared
+//! things are the records file (one lock per finished request, to append its line), the
+//! early-stop watch (only with `--max-errors`/`--max-error-rate`) and the stop signals. At the
+//! end the lanes' summaries are merged with [`Summarizer::merge`], the exact merge `merge` and
+//! `summarize` use, and their counts added.
+//!
+//! Lane 0 runs on the caller's runtime (one thread is today's client exactly); lanes 1.. on
+//! threads named `sb-lane-N` (a thread's name holds 15 bytes). A run with a concurrency cap
+//! never has more lanes than its cap (each lane needs a slot). Each lane sends its own share
+//! of the warm-ups first, so its own pool holds its connections before the measured load
+//! starts; then it waits for [`Lanes::go`].
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::shape::WindowEnd;
+use crate::config::shard::Shard;
+use crate::config::threads::{threads_for, EVENTS_PER_THREAD};
+use crate::config::{LoadSpec, RunConfig};
+use crate::drive::early_stop::ErrorWatch;
+use crate::drive::error::RunError;
+use crate::drive::load::{DriveSummary, Sink};
+use crate::drive::monitor::Monitor;
+use crate::drive::progress::Live;
+use crate::measure::client::{Client, RequestSpec};
+use crate::measure::clock::Clock;
+use crate::measure::record::{RecordsWriter, RequestRecord};
+use crate::results::error::ResultsError;
+use crate::results::stats::{SampleSet, Summarizer, SummaryOptions};
+use crate::results::validity::{Validity, Verdict};
+
+/// Each lane's share of the process's schedule: lane t of `threads` in the process's shard
+/// (or in the whole schedule) as one shard of the finer split.
+pub fn lane_shards(process: Option<Shard>, threads: u64) -> Vec<Shard> {
+    let p = process.unwrap_or(Shard { index: 0, count: 1 });
+    (0..threads.max(1))
+        .map(|t| Shard {
+            index: p.index + p.count * t,
+            count: p.count * threads.max(1),
+        })
+        .collect()
+}
+
+/// The cores this process may run on (1 where unknown).
+pub fn cores() -> u64 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
+}
+
+/// A client-bound verdict names the thread count its event rate needs, when that is more than
+/// the run had (`config::threads::threads_for`, on this machine's cores).
+pub fn advise(validity: &mut Validity, events_per_s: f64, threads: u64) {
+    validity.client_threads = Some(threads);
+    if validity.verdict != Verdict::ClientBound {
+        return;
+    }
+    let need = threads_for(events_per_s, cores());
+    if need > threads {
+        validity.reasons.push(format!(
+            "{events_per_s:.0} streamed events/s is more than {threads} client thread(s) read on time (about {EVENTS_PER_THREAD:.0} each, docs/performance.md): use --client-threads {need} (or auto)"
+        ));
+    }
+}
+
+/// How many lanes a run of `load` gets of the `asked` threads: at most its concurrency cap (its
+/// share of one with `--shard`), so every lane has a slot.
+pub fn lanes_for(asked: u64, load: &LoadSpec) -> u64 {
+    let cap = load.concurrency_cap().unwrap_or(u64::MAX);
+    asked.clamp(1, cap.max(1))
+}
+
+/// `r` without its text (prompt, messages, batch, media): what a lane keeps of a conversation
+/// another lane sends (its place, its turns and a trace's send time).
+fn placeholder(r: &RequestSpec) -> RequestSpec {
+    RequestSpec {
+        id: r.id,
+        prompt: String::new(),
+        messages: None,
+        batch: Vec::new(),
+        parts: Vec::new(),
+        input_len: r.input_len,
+        output_len: r.output_len,
+        warmup: r.warmup,
+        offset_ns: r.offset_ns,
+        designed_cached: r.designed_cached,
+        turn: r.turn,
+    }
+}
+
+/// The pool split among `shards`: a lane holds the conversations its shard owns and a
+/// placeholder for every other (the driver picks conversation `id` by its place). A run that
+/// may send its pool again (a time window) gives every lane all of it.
+fn split_pool(
+    pool: Vec<RequestSpec>,
+    shards: &[Shard],
+    turns: u32,
+    may_reuse: bool,
+) -> Vec<Vec<RequestSpec>> {
+    if shards.len() <= 1 {
+        return vec![pool];
+    }
+    if may_reuse {
+        let mut out = vec![pool.clone(); shards.len() - 1];
+        out.push(pool);
+        return out;
+    }
+    let mut out = vec![Vec::with_capacity(pool.len()); shards.len()];
+    for (c, conversation) in crate::drive::load::conversations(pool, turns)
+        .into_iter()
+        .enumerate()
+    {
+        let owner = shards.iter().position(|s| s.owns(c as u64));
+        for (lane, reqs) in out.iter_mut().enumerate() {
+            if Some(lane) != owner {
+                reqs.extend(conversation.iter().map(placeholder));
+            }
+        }
+        if let Some(o) = owner {
+            out[o].extend(conversation);
+        }
+    }
+    out
+}
+
+/// The run's one records file, appended to by every lane (one lock per record). A write that
+/// fails closes it for all: the first error is kept.
+pub(super) struct RecordsFile {
+    path: PathBuf,
+    state: Mutex<(Option<RecordsWriter>, Option<std::io::Error>)>,
+}
+
+impl RecordsFile {
+    /// Creates the file (a failure is kept, and every write after it fails).
+    pub(super) fn create(path: PathBuf) -> RecordsFile {
+        let state = match RecordsWriter::create(&path) {
+            Ok(w) => (Some(w), None),
+            Err(e) => (None, Some(e)),
+        };
+        RecordsFile {
+            path,
+            state: Mutex::new(state),
+        }
+    }
+
+    /// True when the file could not be created or written.
+    pub(super) fn failed(&self) -> bool {
+        self.state.lock().map(|s| s.1.is_some()).unwrap_or(true)
+    }
+
+    /// Appends `r` (and flushes when `flush`); false when the file has failed, now or before.
+    fn write(&self, r: &RequestRecord, flush: bool) -> bool {
+        let Ok(mut state) = self.state.lock() else {
+            return false;
+        };
+        let Some(w) = state.0.as_mut() else {
+            return false;
+        };
+        let written = w
+            .write(r)
+            .and_then(|()| if flush { w.flush() } else { Ok(()) });
+        match written {
+            Ok(()) => true,
+            Err(e) => {
+                *state = (None, Some(e));
+                false
+            }
+        }
+    }
+
+    /// Flushes what is left; the first error the file met, if any.
+    pub(super) fn finish(&self) -> Option<ResultsError> {
+        let mut state = self.state.lock().ok()?;
+        if let Some(Err(e)) = state.0.as_mut().map(RecordsWriter::flush) {
+            *state = (None, Some(e));
+        }
+        state.1.take().map(|source| ResultsError::Write {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// The sends of the measured requests, gathered as their records arrive: real-time schedule
+/// lag (ms), and the first and last send.
+pub(super) struct Sends {
+    pub(super) lags: SampleSet,
+    pub(super) first: u64,
+    pub(super) last: u64,
+    pub(super) count: u64,
+}
+
+impl Sends {
+    fn new() -> Sends {
+        Sends {
+            lags: SampleSet::default(),
+            first: u64::MAX,
+            last: 0,
+            count: 0,
+        }
+    }
+
+    fn add(&mut self, r: &RequestRecord) {
+        if r.warmup {
+            return;
+        }
+        self.lags
+            .add(r.began_ns().saturating_sub(r.scheduled_ns) as f64 / 1e6);
+        self.first = self.first.min(r.began_ns());
+        self.last = self.last.max(r.began_ns());
+        self.count += 1;
+    }
+
+    fn merge(&mut self, o: Sends) {
+        self.lags.merge(o.lags);
+        self.first = self.first.min(o.first);
+        self.last = self.last.max(o.last);
+        self.count += o.count;
+    }
+}
+
+/// What every lane measured, together.
+pub(super) struct Driven {
+    pub(super) driven: DriveSummary,
+    pub(super) summary: Summarizer,
+    pub(super) sends: Sends,
+    /// Each lane's event-loop lag samples (ms), side by side.
+    pub(super) lags: Vec<f64>,
+    /// `--max-errors` / `--max-error-rate` stopped the sends: why.
+    pub(super) stopped_early: Option<String>,
+}
+
+/// What one lane measured.
+struct LaneOut {
+    driven: DriveSummary,
+    summary: Summarizer,
+    sends: Sends,
+    lags: Vec<f64>,
+    stopped_early: Option<String>,
+}
+
+/// What every lane is told when the measured load starts.
+#[derive(Clone)]
+pub(super) struct Go {
+    pub(super) start_ns: u64,
+    pub(super) records: Arc<RecordsFile>,
+    /// Cancelled to stop every lane's sends (a signal, an early stop, a write error).
+    pub(super) halt: CancellationToken,
+}
+
+/// One lane's work.
+struct Lane {
+    index: usize,
+    client: Arc<Client>,
+    warmups: Vec<RequestSpec>,
+    warm_concurrency: usize,
+    pool: Vec<RequestSpec>,
+    load: LoadSpec,
+    live: Arc<Live>,
+    clock: Clock,
+    stop: CancellationToken,
+    abort: CancellationToken,
+    summary: SummaryOptions,
+    time_scale: f64,
+    watch: Option<Arc<Mutex<ErrorWatch>>>,
+    warmed: oneshot::Sender<()>,
+    go: oneshot::Receiver<Go>,
+    done: oneshot::Sender<LaneOut>,
+}
+
+/// The running lanes, warming up or waiting for [`Lanes::go`]. Dropped before `go`, they end.
+pub(super) struct Lanes {
+    warmed: Vec<oneshot::Receiver<()>>,
+    go: Vec<oneshot::Sender<Go>>,
+    done: Vec<oneshot::Receiver<LaneOut>>,
+}
+
+/// What [`Lanes::start`] takes besides the requests.
+pub(super) struct Plan<'a> {
+    pub(super) cfg: &'a RunConfig,
+    /// The lanes' clients, one each (the first is the run's own).
+    pub(super) clients: Vec<Arc<Client>>,
+    pub(super) clock: Clock,
+    pub(super) live: &'a Live,
+    pub(super) stop: &'a CancellationToken,
+    pub(super) abort: &'a CancellationToken,
+}
+
+impl Lanes {
+    /// Starts one lane per client: lane 0 as a task here, the others on threads of their own.
+    /// Each sends its share of `warmups` at once.
+    pub(super) fn start(
+        plan: Plan<'_>,
+        warmups: Vec<RequestSpec>,
+        pool: Vec<RequestSpec>,
+    ) -> Result<Lanes, RunError> {
+        let cfg = plan.cfg;
+        let n = plan.clients.len().max(1);
+        let shards = lane_shards(cfg.load.shard, n as u64);
+        let may_reuse = cfg.load.shape.window_s().is_some();
+        let pools = split_pool(pool, &shards, cfg.load.shape.turns(), may_reuse);
+        let mut warm: Vec<Vec<RequestSpec>> = vec![Vec::new(); n];
+        for (i, w) in warmups.into_iter().enumerate() {
+            warm[i % n].push(w);
+        }
+        let warm_concurrency = cfg
+            .load
+            .concurrency_cap()
+            .unwrap_or(u64::MAX)
+            .clamp(1, 1024);
+        let limits = &cfg.load.shape;
+        let watch = (limits.max_errors.is_some() || limits.max_error_rate.is_some())
+            .then(|| Arc::new(Mutex::new(ErrorWatch::new(limits))));
+        let summary = SummaryOptions {
+            percentiles: cfg.metric_percentiles.clone(),
+            goodput: cfg.goodput.clone(),
+            time_scale: cfg.time_scale,
+        };
+        let mut lanes = Lanes {
+            warmed: Vec::new(),
+            go: Vec::new(),
+            done: Vec::new(),
+        };
+        let parts = plan.clients.into_iter().zip(shards).zip(pools).zip(warm);
+        for (index, (((client, shard), pool), warmups)) in parts.enumerate() {
+            let (warmed_tx, warmed_rx) = oneshot::channel();
+            let (go_tx, go_rx) = oneshot::channel();
+            let (done_tx, done_rx) = oneshot::channel();
+            let mut load = cfg.load.clone();
+            load.shard = Some(shard);
+            let lane = Lane {
+                index,
+                client,
+                warmups,
+                warm_concurrency: Shard {
+                    index: index as u64,
+                    count: n as u64,
+                }
+                .concurrency_share(warm_concurrency)
+                .max(1) as usize,
+                pool,
+                load,
+                live: plan.live.lane(),
+                clock: plan.clock,
+                stop: plan.stop.clone(),
+                abort: plan.abort.clone(),
+                summary: summary.clone(),
+                time_scale: cfg.time_scale,
+                watch: watch.clone(),
+                warmed: warmed_tx,
+                go: go_rx,
+                done: done_tx,
+            };
+            if index == 0 {
+                tokio::spawn(lane.run());
+            } else {
+                spawn_thread(lane)?;
+            }
+            lanes.warmed.push(warmed_rx);
+            lanes.go.push(go_tx);
+            lanes.done.push(done_rx);
+        }
+        Ok(lanes)
+    }
+
+    /// Waits until every lane has sent its warm-ups.
+    pub(super) async fn warmed(&mut self) -> Result<(), RunError> {
+        for (i, w) in self.warmed.iter_mut().enumerate() {
+            w.await.map_err(|_| lost(i))?;
+        }
+        Ok(())
+    }
+
+    /// Starts every lane's measured load and waits for all of them to end; their figures
+    /// together.
+    pub(super) async fn go(self, go: Go) -> Result<Driven, RunError> {
+        for tx in self.go {
+            // A lane that ended already is found below.
+            let _ = tx.send(go.clone());
+        }
+        let mut all: Option<Driven> = None;
+        for (i, done) in self.done.into_iter().enumerate() {
+            let out = done.await.map_err(|_| lost(i))?;
+            match &mut all {
+                None => {
+                    all = Some(Driven {
+                        driven: out.driven,
+                        summary: out.summary,
+                        sends: out.sends,
+                        lags: out.lags,
+                        stopped_early: out.stopped_early,
+                    })
+                }
+                Some(a) => {
+                    a.driven = add(a.driven, out.driven);
+                    a.summary.merge(out.summary);
+                    a.sends.merge(out.sends);
+                    a.lags.extend(out.lags);
+                    if a.stopped_early.is_none() {
+                        a.stopped_early = out.stopped_early;
+                    }
+                }
+            }
+        }
+        all.ok_or_else(|| lost(0))
+    }
+}
+
+/// A lane that ended without its figures (its thread could not start, or it panicked).
+fn lost(lane: usize) -> RunError {
+    RunError::Threads(format!(
+        "client thread {lane} ended without its figures (could not start, or failed)"
+    ))
+}
+
+/// Two lanes' driver summaries in one.
+fn add(a: DriveSummary, b: DriveSummary) -> DriveSummary {
+    let mut unsent = a.unsent;
+    unsent.add(&b.unsent);
+    let window_end = match (a.window_end, b.window_end) {
+        (None, None) => None,
+        (x, y) => {
+            let (x, y) = (x.unwrap_or_default(), y.unwrap_or_default());
+            Some(WindowEnd {
+                in_flight: x.in_flight + y.in_flight,
+                drained: x.drained + y.drained,
+                cancelled: x.cancelled + y.cancelled,
+                cancel_mode: x.cancel_mode || y.cancel_mode,
+            })
+        }
+    };
+    DriveSummary {
+        sent: a.sent + b.sent,
+        planned: a.planned.zip(b.planned).map(|(x, y)| x + y),
+        unsent,
+        window_end,
+    }
+}
+
+/// Runs `lane` on a new thread with a single-thread runtime of its own.
+fn spawn_thread(lane: Lane) -> Result<(), RunError> {
+    let name = format!("sb-lane-{}", lane.index);
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return; // its channels close: the run reports the lane lost
+            };
+            rt.block_on(lane.run());
+        })
+        .map(drop)
+        .map_err(|e| RunError::Threads(format!("cannot start a client thread: {e}")))
+}
+
+impl Lane {
+    /// Warm-ups, then (once told) the measured load with its monitor and record writer.
+    async fn run(self) {
+        let warm = warm_up(
+            &self.client,
+            &self.warmups,
+            self.warm_concurrency,
+            self.clock,
+            &self.live,
+            &self.stop,
+        )
+        .await;
+        let _ = self.warmed.send(());
+        let Ok(go) = self.go.await else {
+            return;
+        };
+        let monitor = Monitor::start();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let writer = tokio::spawn(write_records(
+            rx,
+            warm,
+            go.records.clone(),
+            self.live.clone(),
+            Summarizer::new(&self.summary),
+            go.halt.clone(),
+            self.watch,
+        ));
+        let sink = Sink {
+            records: tx,
+            live: self.live,
+            time_scale: self.time_scale,
+            abort: self.abort,
+        };
+        let driven = crate::drive::load::drive(
+            self.client,
+            self.pool,
+            &self.load,
+            self.clock,
+            go.start_ns,
+            go.halt,
+            sink,
+        )
+        .await;
+        let (lags, _) = monitor.stop();
+        let Ok(written) = writer.await else {
+            return;
+        };
+        let _ = self.done.send(LaneOut {
+            driven,
+            summary: written.summary,
+            sends: written.sends,
+            lags,
+            stopped_early: written.stopped_early,
+        });
+    }
+}
+
+/// Sends the warm-ups, as many at a time as the measured load will (its concurrency limit), so
+/// the connection pool already holds that many connections when measuring starts: the first
+/// measured requests then time the server, not TCP connection setup. Their records are kept
+/// until the records file is created, when the measured load starts.
+async fn warm_up(
+    client: &Arc<Client>,
+    warmups: &[RequestSpec],
+    concurrency: usize,
+    clock: Clock,
+    live: &Live,
+    stop: &CancellationToken,
+) -> Vec<RequestRecord> {
+    // Each warm-up is a task, as each measured request is.
+    let gate = Arc::new(tokio::sync::Semaphore::new(concurrency));
+    let never = CancellationToken::new();
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut records = Vec::with_capacity(warmups.len());
+    let mut keep = |r: RequestRecord| {
+        live.record(&r);
+        records.push(r);
+    };
+    for w in warmups {
+        let permit = tokio::select! {
+            biased;
+            () = stop.cancelled() => break,
+            p = gate.clone().acquire_owned() => p,
+        };
+        let (client, never, w) = (client.clone(), never.clone(), w.clone());
+        tasks.spawn(async move {
+            let r = client.send(&w, clock.now_ns(), &clock, &never).await;
+            drop(permit);
+            r
+        });
+        while let Some(Ok(r)) = tasks.try_join_next() {
+            keep(r);
+        }
+    }
+    while let Some(joined) = tasks.join_next().await {
+        if let Ok(r) = joined {
+            keep(r);
+        }
+    }
+    records
+}
+
+/// What a lane's record writer gathered.
+struct Written {
+    summary: Summarizer,
+    sends: Sends,
+    /// `--max-errors` / `--max-error-rate` stopped the sends: why.
+    stopped_early: Option<String>,
+}
+
+/// Appends each record of the lane (its kept warm-ups first) as one JSON line as it arrives
+/// and feeds it to the lane's summary, its send facts and the early-stop watch (which cancels
+/// `halt` when a limit is crossed); keeps no record (memory does not grow with the run's
+/// length, up to the summary's exact samples, `stats::EXACT_SAMPLES_MAX` per metric). A write
+/// that fails (a full disk) cancels `halt`, so no new request is sent; the records still
+/// arriving are summarized, and the file keeps the error.
+async fn write_records(
+    mut rx: mpsc::UnboundedReceiver<RequestRecord>,
+    warmups: Vec<RequestRecord>,
+    file: Arc<RecordsFile>,
+    live: Arc<Live>,
+    mut summary: Summarizer,
+    halt: CancellationToken,
+    watch: Option<Arc<Mutex<ErrorWatch>>>,
+) -> Written {
+    let mut sends = Sends::new();
+    let mut stopped_early = None;
+    let mut writing = !file.failed();
+    if !writing {
+        halt.cancel();
+    }
+    let mut pending = warmups.into_iter();
+    loop {
+        let r = match pending.next() {
+            Some(r) => r,
+            None => match rx.recv().await {
+                Some(r) => {
+                    live.record(&r);
+                    r
+                }
+                None => break,
+            },
+        };
+        // Flushed whenever no other record of this lane is waiting.
+        if writing && !file.write(&r, rx.is_empty()) {
+            halt.cancel();
+            writing = false;
+        }
+        summary.add(&r);
+        sends.add(&r);
+        let crossed = watch
+            .as_ref()
+            .and_then(|w| w.lock().ok().and_then(|mut w| w.add(&r)));
+        if let Some(why) = crossed {
+            stopped_early.get_or_insert(why);
+            halt.cancel();
+        }
+    }
+    Written {
+        summary,
+        sends,
+        stopped_early,
+    }
+}
+
+#[cfg(test)]
+#[path = "lanes_tests.rs"]
+mod tests;
