@@ -12,6 +12,7 @@ use std::path::Path;
 /// `src/sim/*`: module → layer (`mod.rs` wires everything and sits on top).
 const SIM: &[(&str, u32)] = &[
     ("error", 0),
+    ("spec", 0),
     ("precise", 1),
     ("text", 1),
     ("metrics", 1),

@@ -267,6 +267,18 @@ pub struct SimArgs {
     /// Tokens per output chunk.
     #[arg(long, default_value_t = 1)]
     pub tokens_per_chunk: u32,
+    /// A reasoning model: the first R tokens of each chat, Anthropic and Responses answer
+    /// are reasoning (a request's `sim_reasoning_tokens` sets its own).
+    #[arg(long, default_value_t = 0, value_name = "R")]
+    pub reasoning_tokens: u32,
+    /// Speculative decoding (exact preset): draft tokens each decoding step proposes, K
+    /// (1 to 15); each chunk after the first is one step. Needs --spec-accepted.
+    #[arg(long, value_name = "K")]
+    pub spec_draft_tokens: Option<u32>,
+    /// Speculative decoding: the tokens each step accepts, cycled over a stream's steps
+    /// (e.g. 3,1,2,0; each at most K, at most 16 steps); a step sends them and one more.
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
+    pub spec_accepted: Vec<u32>,
     /// Output tokens when a request does not set max tokens.
     #[arg(long, default_value_t = 128)]
     pub output_tokens: u32,
@@ -401,6 +413,18 @@ impl SimArgs {
             limits: crate::sim::HttpLimits {
                 max_connections: self.max_connections,
                 ..crate::sim::HttpLimits::default()
+            },
+            reasoning_tokens: self.reasoning_tokens,
+            spec: match (self.spec_draft_tokens, self.spec_accepted.is_empty()) {
+                (Some(k), _) => Some(crate::sim::SpecDecode {
+                    draft_tokens: k,
+                    accepted: self.spec_accepted.clone(),
+                }),
+                (None, true) => None,
+                (None, false) => {
+                    let why = "--spec-accepted needs --spec-draft-tokens";
+                    return Err(PlanError::Simulator(why.into()));
+                }
             },
         };
         (cfg.validate()).map_err(|e| PlanError::Simulator(e.to_string()))?;

@@ -43,6 +43,12 @@ pub enum Unit {
     /// US dollars per million tokens.
     UsdPerMillionTokens,
     JoulesPerToken,
+    /// A part of a whole, 0..=1.
+    Fraction,
+    /// A percentage, 0..=100.
+    Percent,
+    /// Tokens per decoding step (speculative decoding's acceptance length).
+    TokensPerStep,
 }
 
 impl Unit {
@@ -60,6 +66,9 @@ impl Unit {
             Unit::TokensPerSecond => "tokens/s",
             Unit::UsdPerMillionTokens => "USD/1M tokens",
             Unit::JoulesPerToken => "J/token",
+            Unit::Fraction => "fraction",
+            Unit::Percent => "%",
+            Unit::TokensPerStep => "tokens/step",
         }
     }
 
@@ -95,10 +104,21 @@ pub enum RunFigure {
     /// Input sequences sent (an embeddings request carries `--embedding-batch-size` of them).
     TotalInputSequences,
     InputSequenceThroughput,
+    /// Reasoning and answer phases (issue 25 §6): their token totals, the share of output
+    /// spent reasoning, each phase's throughput.
+    TotalReasoningTokens,
+    TotalAnswerTokens,
+    ReasoningShare,
+    ReasoningThroughput,
+    AnswerThroughput,
+    /// Speculative decoding over the run, from the server's counters (issue 25 §7; vLLM's
+    /// keys): accepted / draft tokens in percent, and tokens per step.
+    SpecDecodeAcceptanceRate,
+    SpecDecodeAcceptanceLength,
 }
 
 impl RunFigure {
-    pub const ALL: [RunFigure; 13] = [
+    pub const ALL: [RunFigure; 20] = [
         RunFigure::Completed,
         RunFigure::Failed,
         RunFigure::Duration,
@@ -112,6 +132,13 @@ impl RunFigure {
         RunFigure::TotalOutputTokens,
         RunFigure::MaxOutputTokensPerS,
         RunFigure::MaxConcurrentRequests,
+        RunFigure::TotalReasoningTokens,
+        RunFigure::TotalAnswerTokens,
+        RunFigure::ReasoningShare,
+        RunFigure::ReasoningThroughput,
+        RunFigure::AnswerThroughput,
+        RunFigure::SpecDecodeAcceptanceRate,
+        RunFigure::SpecDecodeAcceptanceLength,
     ];
 
     pub fn name(self) -> &'static str {
@@ -129,6 +156,13 @@ impl RunFigure {
             RunFigure::MaxConcurrentRequests => "max_concurrent_requests",
             RunFigure::TotalInputSequences => "total_input_sequences",
             RunFigure::InputSequenceThroughput => "input_sequence_throughput",
+            RunFigure::TotalReasoningTokens => "total_reasoning_tokens",
+            RunFigure::TotalAnswerTokens => "total_answer_tokens",
+            RunFigure::ReasoningShare => "reasoning_share",
+            RunFigure::ReasoningThroughput => "reasoning_throughput",
+            RunFigure::AnswerThroughput => "answer_throughput",
+            RunFigure::SpecDecodeAcceptanceRate => "spec_decode_acceptance_rate",
+            RunFigure::SpecDecodeAcceptanceLength => "spec_decode_acceptance_length",
         }
     }
 
@@ -145,6 +179,11 @@ impl RunFigure {
             RunFigure::TotalInputTokens | RunFigure::TotalOutputTokens => Unit::Tokens,
             RunFigure::TotalInputSequences => Unit::Inputs,
             RunFigure::InputSequenceThroughput => Unit::InputsPerSecond,
+            RunFigure::TotalReasoningTokens | RunFigure::TotalAnswerTokens => Unit::Tokens,
+            RunFigure::ReasoningShare => Unit::Fraction,
+            RunFigure::ReasoningThroughput | RunFigure::AnswerThroughput => Unit::TokensPerSecond,
+            RunFigure::SpecDecodeAcceptanceRate => Unit::Percent,
+            RunFigure::SpecDecodeAcceptanceLength => Unit::TokensPerStep,
         }
     }
 
@@ -164,6 +203,14 @@ impl RunFigure {
             | RunFigure::TotalOutputTokens
             | RunFigure::TotalInputSequences
             | RunFigure::MaxConcurrentRequests => None,
+            // What the model chose to generate, not how well it was served.
+            RunFigure::TotalReasoningTokens
+            | RunFigure::TotalAnswerTokens
+            | RunFigure::ReasoningShare => None,
+            RunFigure::ReasoningThroughput | RunFigure::AnswerThroughput => Some(Better::Higher),
+            RunFigure::SpecDecodeAcceptanceRate | RunFigure::SpecDecodeAcceptanceLength => {
+                Some(Better::Higher)
+            }
         }
     }
 }

@@ -123,19 +123,48 @@ impl FromStr for Metric {
 /// One service-level objective for goodput: a request is good when every SLO holds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Slo {
-    pub metric: Metric,
+    pub metric: SloMetric,
     /// Upper bound, milliseconds (as on vLLM's command line).
     pub max_ms: f64,
+}
+
+/// What a goodput SLO bounds: a per-request latency (`ttft`, `tpot`, `e2el`, saved under
+/// [`Metric`]'s names), or the time to the first answer token (`ttfa`, issue 25 §6: a
+/// reasoning model's first token of its answer, after its reasoning).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SloMetric {
+    Ttft,
+    Tpot,
+    E2el,
+    Ttfa,
+}
+
+impl SloMetric {
+    /// Its name on the command line and in documents.
+    pub fn key(self) -> &'static str {
+        match self {
+            SloMetric::Ttft => "ttft",
+            SloMetric::Tpot => "tpot",
+            SloMetric::E2el => "e2el",
+            SloMetric::Ttfa => "ttfa",
+        }
+    }
 }
 
 impl FromStr for Slo {
     type Err = ValueError;
     fn from_str(s: &str) -> Result<Self, ValueError> {
         let (name, value) = (s.split_once(':')).ok_or_else(|| ValueError::Slo(s.to_string()))?;
-        let metric: Metric = name.parse()?;
-        if metric == Metric::Itl {
-            return Err(ValueError::SloOfItl);
-        }
+        let metric = match name.trim() {
+            "ttfa" => SloMetric::Ttfa,
+            other => match (other.parse::<Metric>()).map_err(|_| ValueError::Slo(s.to_string()))? {
+                Metric::Ttft => SloMetric::Ttft,
+                Metric::Tpot => SloMetric::Tpot,
+                Metric::E2el => SloMetric::E2el,
+                Metric::Itl => return Err(ValueError::SloOfItl),
+            },
+        };
         let max_ms: f64 = (value.parse().ok())
             .filter(|v: &f64| v.is_finite() && *v > 0.0)
             .ok_or_else(|| ValueError::SloBound {
@@ -576,8 +605,11 @@ mod tests {
     #[test]
     fn slos_parse_and_reject_bad_values() {
         let s: Slo = "ttft:500".parse().unwrap();
-        assert_eq!(s.metric, Metric::Ttft);
+        assert_eq!(s.metric, SloMetric::Ttft);
         assert_eq!(s.max_ms, 500.0);
+        let ttfa: Slo = "ttfa:2000".parse().unwrap();
+        assert_eq!((ttfa.metric, ttfa.max_ms), (SloMetric::Ttfa, 2000.0));
+        assert!("ttfa:0".parse::<Slo>().is_err());
         assert!("ttft".parse::<Slo>().is_err());
         assert!("itl:5".parse::<Slo>().is_err());
         assert!("tpot:-5".parse::<Slo>().is_err());

@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 47] = [
+const RESULT_KEYS: [&str; 58] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -106,6 +106,17 @@ const RESULT_KEYS: [&str; 47] = [
     "total_token_throughput",
     "total_input_sequences",
     "input_sequence_throughput",
+    "total_reasoning_tokens",
+    "total_answer_tokens",
+    "reasoning_share",
+    "reasoning_throughput",
+    "answer_throughput",
+    "spec_decode_acceptance_rate",
+    "spec_decode_acceptance_length",
+    "spec_decode_num_drafts",
+    "spec_decode_draft_tokens",
+    "spec_decode_accepted_tokens",
+    "spec_decode_per_position_acceptance_rates",
     "label",
     "input_lens",
     "output_lens",

@@ -56,6 +56,10 @@ pub enum Implausible {
     ServerTimings,
     /// vLLM's per-request `metrics`: the same rules.
     ServerRequestMetrics,
+    /// The reasoning count (`completion_tokens_details.reasoning_tokens`, the Responses API's
+    /// `output_tokens_details.reasoning_tokens`): no count, more than the output count, or 0
+    /// for a stream that carried reasoning text (issue 25 §6).
+    ReasoningTokens,
 }
 
 impl Implausible {
@@ -66,6 +70,7 @@ impl Implausible {
             Implausible::CachedTokens => "cached_tokens",
             Implausible::ServerTimings => "server_timings",
             Implausible::ServerRequestMetrics => "server_request_metrics",
+            Implausible::ReasoningTokens => "reasoning_tokens",
         }
     }
 }
@@ -212,6 +217,18 @@ pub struct RequestRecord {
     /// First chunk with answer output (`content`/`text`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_answer_ns: Option<u64>,
+    /// The reasoning phase (issue 25 §6): the output chunks up to and including the last one
+    /// with reasoning text (the first `reasoning_chunks` of `chunk_ns`); absent when no chunk
+    /// carried reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_chunks: Option<u64>,
+    /// Of the N output tokens, those spent reasoning, and where the count came from (the
+    /// server's `reasoning_tokens`, the tokenizer on the reasoning text, or the reasoning
+    /// chunks); absent when the request showed and reported no reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens_source: Option<TokenSource>,
     /// When the stream ended (terminator, end of body, or failure).
     pub end_ns: u64,
     /// For a response whose body was read (2xx): whether the API's terminator came (`[DONE]`,

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::config::metric::{MetricKey, Stat};
+use crate::config::metric::{percentile_word, MetricKey, Stat};
 use crate::config::{Metric, RequestRate, RunConfig};
 use crate::measure::record::RequestRecord;
 use crate::results::error::ResultsError;
@@ -239,9 +239,11 @@ impl BenchResult {
     }
 
     /// Sets `cost` from `--cost-per-hour` and `energy` from the scraped GPU power, over the
-    /// summary's duration and tokens (docs/metrics.md, "Cost and energy"); called again when
+    /// summary's duration and tokens (docs/metrics.md, "Cost and energy"), and vLLM's
+    /// speculative-decoding keys ([`BenchResult::set_spec_decode_keys`]); called again when
     /// the server's metrics are added.
     pub fn set_cost_and_energy(&mut self) {
+        self.set_spec_decode_keys();
         let s = &self.summary;
         self.energy = (self.server_metrics.as_ref()).and_then(|m| {
             let power = m.summary.gpu_power_mean_w?;
@@ -262,6 +264,42 @@ impl BenchResult {
                 s.total_output_tokens,
             )
         });
+    }
+
+    /// vLLM's `vllm bench serve` keys of speculative decoding, from the server's counters over
+    /// the run (docs/metrics.md, "Speculative decoding"): `spec_decode_acceptance_rate` (a
+    /// percentage, as vLLM saves it), `spec_decode_acceptance_length`,
+    /// `spec_decode_num_drafts`, `spec_decode_draft_tokens`, `spec_decode_accepted_tokens`,
+    /// `spec_decode_per_position_acceptance_rates`; absent when the server reported none.
+    pub fn set_spec_decode_keys(&mut self) {
+        let spec = (self.server_metrics.as_ref()).and_then(|m| m.summary.spec_decode.as_ref());
+        let Some(f) = spec else {
+            return;
+        };
+        let keys = [
+            (
+                "spec_decode_acceptance_rate",
+                f.acceptance_rate.map(|r| 100.0 * r),
+            ),
+            ("spec_decode_acceptance_length", f.acceptance_length),
+            ("spec_decode_num_drafts", f.num_drafts),
+            ("spec_decode_draft_tokens", f.draft_tokens),
+            ("spec_decode_accepted_tokens", f.accepted_tokens),
+        ];
+        for (k, v) in keys {
+            if let Some(v) = v {
+                // Counts as integers, as vLLM writes them.
+                let v = match v.fract() == 0.0 && v.abs() < 9e15 && !k.ends_with("_rate") {
+                    true => json!(v as i64),
+                    false => json!(v),
+                };
+                self.vllm.insert(k.into(), v);
+            }
+        }
+        if !f.per_position_acceptance_rates.is_empty() {
+            let rates = json!(f.per_position_acceptance_rates);
+            (self.vllm).insert("spec_decode_per_position_acceptance_rates".into(), rates);
+        }
     }
 
     /// Whether the document holds the per-request arrays: at most [`PER_REQUEST_ARRAYS_MAX`]
@@ -470,6 +508,30 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
     if let (Some(n), Some(per_s)) = (s.total_input_sequences, s.input_sequence_throughput) {
         out.insert("total_input_sequences".into(), json!(n));
         out.insert("input_sequence_throughput".into(), json!(per_s));
+    }
+    // Reasoning and answer phases (issue 25 §6): servebench's keys (vLLM's result has none).
+    if let Some(x) = &s.reasoning {
+        out.insert(
+            "total_reasoning_tokens".into(),
+            json!(x.total_reasoning_tokens),
+        );
+        out.insert("total_answer_tokens".into(), json!(x.total_answer_tokens));
+        out.insert("reasoning_share".into(), json!(x.reasoning_share));
+        out.insert("reasoning_throughput".into(), json!(x.reasoning_throughput));
+        out.insert("answer_throughput".into(), json!(x.answer_throughput));
+        for (name, d) in [
+            ("reasoning_itl", &x.reasoning_itl_ms),
+            ("answer_itl", &x.answer_itl_ms),
+        ] {
+            if let Some(d) = d {
+                out.insert(format!("mean_{name}_ms"), json!(d.mean));
+                out.insert(format!("median_{name}_ms"), json!(d.median));
+                for (p, v) in &d.percentiles {
+                    let p = percentile_word(*p);
+                    out.insert(format!("p{p}_{name}_ms"), json!(v));
+                }
+            }
+        }
     }
     // vLLM's `--label` and `--metadata` keys (a metadata key never replaces one of the above).
     if let Some(l) = &config.tags.label {

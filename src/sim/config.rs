@@ -21,6 +21,7 @@ use super::error::SimConfigError;
 use super::faults::FaultConfig;
 use super::metrics::MetricsFlavor;
 use super::presets::Preset;
+use super::spec::{SpecDecode, MAX_DRAFT_TOKENS, MAX_PATTERN};
 
 /// Largest token budget a request may ask for (the simulated model's context limit).
 pub const MAX_TOKENS_LIMIT: u32 = 1 << 20;
@@ -127,6 +128,14 @@ pub struct SimConfig {
     pub metrics_flavor: MetricsFlavor,
     /// Limits of the HTTP/1.1 layer against slow or hostile clients (see [`HttpLimits`]).
     pub limits: HttpLimits,
+    /// A reasoning model (issue 25 §6): the first R tokens of every answer of the chat,
+    /// Anthropic and Responses APIs are reasoning, and the rest the answer (a request's
+    /// `sim_reasoning_tokens` sets its own). Default 0.
+    pub reasoning_tokens: u32,
+    /// Speculative decoding (issue 25 §7, exact mode only): each chunk after the first is a
+    /// step carrying its accepted draft tokens and one more (`spec.rs`), and `/metrics` has
+    /// vLLM's `vllm:spec_decode_*` counters. Default none.
+    pub spec: Option<SpecDecode>,
 }
 
 impl Default for SimConfig {
@@ -146,6 +155,8 @@ impl Default for SimConfig {
             time_scale: 1.0,
             metrics_flavor: MetricsFlavor::Vllm,
             limits: HttpLimits::default(),
+            reasoning_tokens: 0,
+            spec: None,
         }
     }
 }
@@ -189,8 +200,41 @@ impl SimConfig {
             );
             return Err(SimConfigError::setting("output_tokens", rule));
         }
+        if let Some(spec) = &self.spec {
+            self.validate_spec(spec)?;
+        }
         self.limits.validate()?;
         self.faults.validate()
+    }
+
+    /// Speculative decoding's rules: exact mode with one token per chunk, `K` in
+    /// 1..=[`MAX_DRAFT_TOKENS`], 1 to [`MAX_PATTERN`] accepted counts, each at most `K`.
+    fn validate_spec(&self, spec: &SpecDecode) -> Result<(), SimConfigError> {
+        let k = spec.draft_tokens;
+        if !(1..=MAX_DRAFT_TOKENS).contains(&k) {
+            let rule = format!("must be 1 to {MAX_DRAFT_TOKENS}, got {k}");
+            return Err(SimConfigError::setting("spec_draft_tokens", rule));
+        }
+        if spec.accepted.is_empty() || spec.accepted.len() > MAX_PATTERN {
+            let rule = format!(
+                "must list 1 to {MAX_PATTERN} accepted counts, got {}",
+                spec.accepted.len()
+            );
+            return Err(SimConfigError::setting("spec_accepted", rule));
+        }
+        if let Some(a) = spec.accepted.iter().find(|&&a| a > k) {
+            let rule = format!("each must be at most spec_draft_tokens ({k}), got {a}");
+            return Err(SimConfigError::setting("spec_accepted", rule));
+        }
+        if self.engine.is_some() {
+            let rule = "is simulated in exact mode only (not with an engine preset)";
+            return Err(SimConfigError::setting("spec_draft_tokens", rule));
+        }
+        if self.tokens_per_chunk != 1 {
+            let rule = "sets each chunk's tokens: tokens_per_chunk must stay 1";
+            return Err(SimConfigError::setting("spec_draft_tokens", rule));
+        }
+        Ok(())
     }
 
     /// Repairs values that would make the server misbehave; `validate` rejects them anyway.

@@ -216,7 +216,12 @@ impl Shared {
         let model_json =
             serde_json::to_string(&config.model).unwrap_or_else(|_| "\"servebench-sim\"".into());
         let shutdown = Shutdown::new();
-        let metrics = Arc::new(Mutex::new(metrics::ServerMetrics::default()));
+        let mut server_metrics = metrics::ServerMetrics::default();
+        // A speculating server exposes its counters from the start, at 0 (as vLLM does).
+        if let Some(spec) = &config.spec {
+            server_metrics.spec.per_position = vec![0; spec.draft_tokens as usize];
+        }
+        let metrics = Arc::new(Mutex::new(server_metrics));
         let k = config.time_scale;
         let real = RealDurations {
             ttft: config.ttft.div_f64(k),

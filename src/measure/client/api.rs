@@ -84,6 +84,8 @@ pub struct Usage {
     pub completion_tokens: Option<Reported>,
     /// `prompt_tokens_details.cached_tokens`.
     pub cached_tokens: Option<Reported>,
+    /// Of the output, the reasoning tokens (`completion_tokens_details.reasoning_tokens`).
+    pub reasoning_tokens: Option<Reported>,
 }
 
 /// What one SSE event said.
@@ -246,6 +248,14 @@ pub(super) fn server_error(
         FailureKind::ServerError,
         format!("server error in stream: {text}"),
     ))
+}
+
+/// `details.reasoning_tokens` of a usage object's output details (any shape, as
+/// [`cached_in`]): the reasoning part of the output count.
+pub(super) fn reasoning_in(details: Option<&Value>) -> Option<Reported> {
+    details
+        .and_then(|d| d.get("reasoning_tokens"))
+        .and_then(Reported::of)
 }
 
 /// `details.cached_tokens` of a usage object's details (any shape: what is not a count there

@@ -30,6 +30,7 @@ mod body;
 mod exchange;
 mod fast_event;
 mod http1;
+mod reasoning;
 mod scrub;
 mod stream;
 pub mod usage;

@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use crate::measure::client::api::{Answered, EventError, Streamed, Usage};
+use crate::measure::client::reasoning::Reasoning;
 use crate::measure::client::usage::{self, Claims, Reported, Seen, TOKENS_PER_EVENT};
 use crate::measure::record::{FailureKind, Implausible, Outcome, RequestRecord, TokenSource};
 use crate::tokenizer::Tokenizer;
@@ -60,6 +61,8 @@ pub(super) struct Stream<'a> {
     pub(super) finished: bool,
     /// The answer comes whole (not streamed): it has no terminator.
     whole: bool,
+    /// The reasoning phase (issue 25 §6).
+    reasoning: Reasoning<'a>,
 }
 
 impl<'a> Stream<'a> {
@@ -107,6 +110,7 @@ impl<'a> Stream<'a> {
             done: false,
             finished: false,
             whole: false,
+            reasoning: Reasoning::new(tokenizer),
         }
     }
 
@@ -147,6 +151,9 @@ impl<'a> Stream<'a> {
         }
         if u.cached_tokens.is_some() {
             self.usage_cached = u.cached_tokens;
+        }
+        if u.reasoning_tokens.is_some() {
+            self.reasoning.reported = u.reasoning_tokens;
         }
     }
 
@@ -197,6 +204,7 @@ impl<'a> Stream<'a> {
             self.rec.chunk_ns.push(t);
             if !p.reasoning.is_empty() {
                 self.rec.first_reasoning_ns.get_or_insert(t);
+                self.reasoning.chunk(self.rec.chunk_ns.len(), &p.reasoning);
             }
             if !p.content.is_empty() {
                 self.rec.first_answer_ns.get_or_insert(t);
@@ -320,6 +328,7 @@ impl<'a> Stream<'a> {
         };
         r.cached_prompt_tokens = judged.cached;
         r.generated_text = self.saved;
+        self.reasoning.finish(&mut self.rec);
         self.rec
     }
 }

@@ -201,6 +201,13 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
             (RunFigure::OutputThroughput, "Output token throughput"),
             (RunFigure::RequestThroughput, "Request throughput"),
             (RunFigure::InputSequenceThroughput, "Input throughput"),
+            // Issue 25 §6 and §7: drawn for a sweep whose steps have them.
+            (RunFigure::ReasoningThroughput, "Reasoning throughput"),
+            (RunFigure::AnswerThroughput, "Answer throughput"),
+            (
+                RunFigure::SpecDecodeAcceptanceLength,
+                "Mean acceptance length",
+            ),
         ] {
             let key = FigureKey::from(figure);
             out.extend(finish(Chart {

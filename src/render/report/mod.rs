@@ -21,6 +21,7 @@ use crate::results::validity::Verdict;
 
 mod blocks;
 mod inputs;
+mod phases;
 pub mod view;
 
 #[cfg(test)]
@@ -403,6 +404,8 @@ pub fn servebench_block(result: &BenchResult) -> String {
         ttft_breakdown(&mut out, result);
     }
     intervals(&mut out, result);
+    phases::reasoning(&mut out, result);
+    phases::spec_decode(&mut out, result);
     blocks::steady_state(&mut out, result);
     server_timings(&mut out, result);
     server_metrics(&mut out, result);

@@ -9,6 +9,7 @@ use super::breakdown::{BreakdownSets, TtftBreakdown};
 use super::cache::{CacheSums, PrefixCacheRates};
 use super::ci::RatioSums;
 use super::distribution::{Distribution, NS_PER_MS, NS_PER_S};
+use super::reasoning::{ReasoningFigures, ReasoningSums};
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 use super::samples::{SampleSet, EXACT_SAMPLES_MAX};
 use super::turns::{ConversationSums, ConversationTotals, TurnSets, TurnTtft};
@@ -162,6 +163,15 @@ pub struct RunSummary {
     pub total_input_sequences: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_sequence_throughput: Option<f64>,
+    /// Reasoning and answer phases (`reasoning.rs`, issue 25 §6); absent when no successful
+    /// request reasoned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ReasoningFigures>,
+    /// Tokens per output chunk (issue 25 §7: a speculating server's chunks carry several),
+    /// over the chunks of successful requests whose per-chunk counts are known (TGI,
+    /// llama.cpp, vLLM's continuous usage); absent when none are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_chunk: Option<Distribution>,
 }
 
 impl RunSummary {
@@ -276,6 +286,8 @@ pub struct Summarizer {
     /// requests' inputs.
     pooled: bool,
     inputs: u128,
+    reasoning: ReasoningSums,
+    chunk_tokens: SampleSet,
 }
 
 impl Summarizer {
@@ -331,6 +343,8 @@ impl Summarizer {
             conversations: ConversationSums::default(),
             pooled: false,
             inputs: 0,
+            reasoning: ReasoningSums::new(set),
+            chunk_tokens: set(),
         }
     }
 
@@ -421,6 +435,10 @@ impl Summarizer {
         if n > 0 {
             self.itl_by_request.add(sum, n as f64);
         }
+        self.reasoning.add(r, m.output_tokens, k);
+        if let Some(c) = &r.chunk_tokens {
+            self.chunk_tokens.extend(c.iter().map(|&n| f64::from(n)));
+        }
         if let Some(t) = r.first_reasoning_ns {
             self.first_reasoning.add(ms_k(t.saturating_sub(r.sent_ns)));
         }
@@ -496,6 +514,8 @@ impl Summarizer {
         self.conversations.merge(other.conversations);
         self.pooled |= other.pooled;
         self.inputs += other.inputs;
+        self.reasoning.merge(other.reasoning);
+        self.chunk_tokens.merge(other.chunk_tokens);
     }
 
     /// Measured requests added so far, successful or not.
@@ -574,6 +594,14 @@ impl Summarizer {
             conversations: self.conversations.finish(ps, k),
             total_input_sequences: self.pooled.then_some(saturated(self.inputs)),
             input_sequence_throughput: self.pooled.then(|| per_s(self.inputs as f64)),
+            reasoning: self.reasoning.finish(ps, duration_s),
+            // A request's chunks are not independent: no interval (as pooled ITL's).
+            tokens_per_chunk: self.chunk_tokens.finish(ps).map(|mut d| {
+                d.ci95_mean = None;
+                d.ci95_median = None;
+                d.ci95_percentiles.clear();
+                d
+            }),
         }
     }
 }

@@ -31,6 +31,7 @@ use tokio::time::Instant;
 use crate::sim::config::MAX_TOKENS_LIMIT;
 use crate::sim::engine::{output_length, Event};
 use crate::sim::faults::{self, Fault, ERROR_429_BODY, ERROR_500_BODY};
+use crate::sim::spec::Chunks;
 use crate::sim::state::{Counters, Shared};
 use crate::sim::stream::{
     engine_non_stream_response, engine_sse_response, json_response, non_stream_response,
@@ -157,7 +158,7 @@ fn plan(shared: &Shared, gen: &Gen) -> Plan {
         ttft: shared.real.ttft,
         itl: shared.real.itl,
         tokens: gen.tokens,
-        tokens_per_chunk: shared.config.tokens_per_chunk,
+        chunks: Chunks::of(shared.config.tokens_per_chunk, shared.config.spec.as_ref()),
         fault: gen.fault,
         stall: shared.real.stall,
     }
@@ -267,9 +268,10 @@ where
     Ok(r)
 }
 
-/// The `sim_reasoning_tokens` extension: the first R of the request's `tokens` are reasoning.
-pub(super) fn reasoning_tokens(requested: Option<u64>, tokens: u32) -> u32 {
-    u32::try_from(requested.unwrap_or(0))
+/// The `sim_reasoning_tokens` extension: the first R of the request's `tokens` are reasoning;
+/// without it, the server's `reasoning_tokens` setting.
+pub(super) fn reasoning_tokens(shared: &Shared, requested: Option<u64>, tokens: u32) -> u32 {
+    (requested.map_or(Ok(shared.config.reasoning_tokens), u32::try_from))
         .unwrap_or(u32::MAX)
         .min(tokens)
 }

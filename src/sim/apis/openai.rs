@@ -66,6 +66,17 @@ fn usage_json(prompt: u64, cached: u64, completion: u32) -> String {
     )
 }
 
+/// The chat API's usage: [`usage_json`] with the reasoning part of the output
+/// (`completion_tokens_details.reasoning_tokens`, as OpenAI reports it).
+fn chat_usage_json(prompt: u64, cached: u64, completion: u32, reasoning: u32) -> String {
+    let mut u = usage_json(prompt, cached, completion);
+    u.pop();
+    u.push_str(&format!(
+        r#","completion_tokens_details":{{"reasoning_tokens":{reasoning}}}}}"#
+    ));
+    u
+}
+
 #[derive(Deserialize)]
 struct CompletionRequest {
     prompt: Option<Value>,
@@ -262,7 +273,7 @@ pub(crate) async fn chat_completions(
     let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
-    let reasoning = reasoning_tokens(req.sim_reasoning_tokens, tokens);
+    let reasoning = reasoning_tokens(&shared, req.sim_reasoning_tokens, tokens);
     let gen = TokenGen::new(shared.config.seed, r.n);
     let id = format!("chatcmpl-{}", r.n);
     let model = shared.model_json.as_str();
@@ -273,7 +284,7 @@ pub(crate) async fn chat_completions(
         let usage = wants_usage(&shared, &req.stream_options).then(|| {
             format!(
                 "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}",
-                usage_json(prompt_tokens, r.cached, tokens)
+                chat_usage_json(prompt_tokens, r.cached, tokens, reasoning)
             )
         });
         let head = format!(
@@ -289,10 +300,11 @@ pub(crate) async fn chat_completions(
         return stream_answer(shared, &r, framer).await;
     }
 
-    let usage = shared
-        .config
-        .usage
-        .then(|| usage_value(prompt_tokens, r.cached, tokens));
+    let usage = shared.config.usage.then(|| {
+        let mut u = usage_value(prompt_tokens, r.cached, tokens);
+        u["completion_tokens_details"] = json!({"reasoning_tokens": reasoning});
+        u
+    });
     let model = shared.config.model.clone();
     whole_answer(shared.clone(), &r, move |_| {
         let reasoning_content = (reasoning > 0).then(|| gen.text(0, reasoning));

@@ -155,7 +155,7 @@ pub(crate) async fn messages(State(shared): AppState, Arrival(t0): Arrival, body
     let ignore_eos = req.ignore_eos.unwrap_or(false);
     let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
     let (prompt_tokens, tokens, cached) = (r.prompt_tokens, r.tokens, r.cached);
-    let reasoning = reasoning_tokens(req.sim_reasoning_tokens, tokens);
+    let reasoning = reasoning_tokens(&shared, req.sim_reasoning_tokens, tokens);
     let gen = TokenGen::new(shared.config.seed, r.n);
     let id = format!("msg_{}", r.n);
     let model = shared.model_json.clone();
@@ -261,7 +261,7 @@ pub(crate) async fn responses(
     let ignore_eos = req.ignore_eos.unwrap_or(false);
     let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
     let (prompt_tokens, tokens, cached) = (r.prompt_tokens, r.tokens, r.cached);
-    let reasoning = reasoning_tokens(req.sim_reasoning_tokens, tokens);
+    let reasoning = reasoning_tokens(&shared, req.sim_reasoning_tokens, tokens);
     let gen = TokenGen::new(shared.config.seed, r.n);
     let id = format!("resp_{}", r.n);
     let model = shared.model_json.clone();

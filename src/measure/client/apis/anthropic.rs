@@ -129,6 +129,7 @@ impl Streamed for AnthropicMessages {
             prompt_tokens: u.input_tokens,
             completion_tokens: None,
             cached_tokens: u.cache_read_input_tokens,
+            reasoning_tokens: None,
         };
         match ev.kind.as_ref() {
             "message_start" => parsed.usage = ev.message.and_then(|m| m.usage).map(usage),

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::measure::client::api::{
-    cached_in, malformed, server_error, text_only, Answer, Api, BodySpec, EventError, Parsed,
-    Streamed, Usage,
+    cached_in, malformed, reasoning_in, server_error, text_only, Answer, Api, BodySpec, EventError,
+    Parsed, Streamed, Usage,
 };
 use crate::measure::client::usage::Reported;
 
@@ -20,6 +20,7 @@ struct OaiUsage {
     prompt_tokens: Option<Reported>,
     completion_tokens: Option<Reported>,
     prompt_tokens_details: Option<Value>,
+    completion_tokens_details: Option<Value>,
 }
 
 impl From<OaiUsage> for Usage {
@@ -28,6 +29,7 @@ impl From<OaiUsage> for Usage {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
             cached_tokens: cached_in(u.prompt_tokens_details.as_ref()),
+            reasoning_tokens: reasoning_in(u.completion_tokens_details.as_ref()),
         }
     }
 }
@@ -174,6 +176,7 @@ mod tests {
                 prompt_tokens: Some(Reported::Count(3)),
                 completion_tokens: Some(Reported::Count(7)),
                 cached_tokens: None,
+                reasoning_tokens: None,
             })
         );
         assert!(parse_openai("[DONE]").unwrap().done);

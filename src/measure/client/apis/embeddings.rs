@@ -129,6 +129,7 @@ impl Whole for OpenAiEmbeddings {
                 prompt_tokens: u.prompt_tokens,
                 completion_tokens: None,
                 cached_tokens: None,
+                reasoning_tokens: None,
             }),
         })
     }

@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 
 use super::anthropic::stream_error;
 use crate::measure::client::api::{
-    cached_in, malformed, messages, Answer, Api, BodySpec, EventError, Parsed, Part, Streamed,
-    Usage,
+    cached_in, malformed, messages, reasoning_in, Answer, Api, BodySpec, EventError, Parsed, Part,
+    Streamed, Usage,
 };
 use crate::measure::client::usage::Reported;
 
@@ -36,6 +36,7 @@ struct ResponsesUsage {
     input_tokens: Option<Reported>,
     output_tokens: Option<Reported>,
     input_tokens_details: Option<serde_json::Value>,
+    output_tokens_details: Option<serde_json::Value>,
 }
 
 /// An image as a Responses input part; audio: none.
@@ -98,6 +99,7 @@ impl Streamed for OpenAiResponses {
                     prompt_tokens: u.input_tokens,
                     completion_tokens: u.output_tokens,
                     cached_tokens: cached_in(u.input_tokens_details.as_ref()),
+                    reasoning_tokens: reasoning_in(u.output_tokens_details.as_ref()),
                 });
             }
             "response.failed" | "error" => return Err(stream_error(&ev.kind, data)),
