@@ -39,6 +39,9 @@
 //! handed to the body at exactly `t0 + ttft + c*itl` (absolute deadlines via
 //! `tokio::time::sleep_until`, so no drift accumulates). Hence the truth for every request is
 //! TTFT = `ttft`, gaps between content chunks = `itl`, and E2E = `ttft + (ceil(N/k)-1)*itl`.
+//! With LoRA adapters configured ([`LoraConfig`]), a request whose `model` is an adapter that
+//! is not resident (or still loading) first waits for its load, so its TTFT is `ttft` plus
+//! that wait; a `model` the server does not serve is answered 404.
 //! Everything else (finish chunk, usage chunk, `[DONE]`, llama.cpp's stop event) goes out in
 //! the same write as the last content chunk. The chat role-only chunk goes out at once, on
 //! purpose: a client that counts it as a token reports a wrong TTFT.
@@ -156,7 +159,7 @@ use tokio::task::JoinHandle;
 
 use state::Shared;
 
-pub use config::{HttpLimits, SimConfig, MAX_TOKENS_LIMIT};
+pub use config::{HttpLimits, LoraConfig, SimConfig, MAX_TOKENS_LIMIT};
 pub use engine::{EngineConfig, SchedulerKind};
 pub use error::SimConfigError;
 pub use faults::FaultConfig;
