@@ -43,6 +43,7 @@ const APIS: &[(&str, u32)] = &[
     ("llama", 1),
     ("typed", 1),
     ("embeddings", 1),
+    ("rerank", 1),
     ("info", 1),
     ("mod", 2),
 ];

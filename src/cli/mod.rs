@@ -343,6 +343,54 @@ pub struct SimArgs {
     /// to match).
     #[arg(long, default_value_t = crate::sim::HttpLimits::default().max_connections)]
     pub max_connections: usize,
+    /// LoRA adapters served beside --model (vLLM's --lora-modules; NAME=PATH is taken as
+    /// NAME): a request naming another model is answered 404, as vLLM does.
+    #[arg(long, value_name = "NAME", num_args = 1.., value_delimiter = ',')]
+    pub lora_modules: Vec<String>,
+    /// Adapters resident at once (vLLM's --max-loras; default: all): a request to another
+    /// waits --lora-load-ms for its load, evicting the least recently used.
+    #[arg(long, value_name = "K")]
+    pub max_loras: Option<usize>,
+    /// The time to load an adapter that is not resident, ms (default 0).
+    #[arg(long, value_name = "MS")]
+    pub lora_load_ms: Option<f64>,
+}
+
+impl SimArgs {
+    /// The adapters of `--lora-modules`, `--max-loras` and `--lora-load-ms`; `None` without.
+    fn lora(&self) -> Result<Option<crate::sim::LoraConfig>, PlanError> {
+        if self.lora_modules.is_empty() {
+            let given = [
+                ("--max-loras", self.max_loras.is_some()),
+                ("--lora-load-ms", self.lora_load_ms.is_some()),
+            ];
+            return match given.iter().find(|(_, set)| *set) {
+                Some((flag, _)) => Err(PlanError::Simulator(format!(
+                    "{flag} needs --lora-modules (the adapters served)"
+                ))),
+                None => Ok(None),
+            };
+        }
+        let adapters: Vec<String> = (self.lora_modules.iter())
+            .map(|m| {
+                m.split_once('=')
+                    .map_or(m.as_str(), |(name, _)| name)
+                    .trim()
+                    .to_string()
+            })
+            .collect();
+        let ms = self.lora_load_ms.unwrap_or(0.0);
+        let load_time =
+            Duration::try_from_secs_f64(ms / 1000.0).map_err(|_| PlanError::NotADuration {
+                flag: "lora-load-ms",
+                value: ms,
+            })?;
+        Ok(Some(crate::sim::LoraConfig {
+            max_resident: self.max_loras.unwrap_or(adapters.len()),
+            adapters,
+            load_time,
+        }))
+    }
 }
 
 impl SimArgs {
@@ -426,6 +474,7 @@ impl SimArgs {
                     return Err(PlanError::Simulator(why.into()));
                 }
             },
+            lora: self.lora()?,
         };
         (cfg.validate()).map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(cfg)

@@ -304,6 +304,19 @@ impl RunArgs {
         }
         let mut cfg = SimConfig::from_preset(self.sim_preset.unwrap_or(Preset::RUN_DEFAULT));
         cfg.time_scale = self.time_scale.unwrap_or(1.0);
+        // The built-in server serves `--model` and the adapters of `--lora-modules`, all
+        // resident (`servebench sim --max-loras` models the swaps).
+        let adapters: Vec<String> = (self.request.lora_modules.iter())
+            .map(|m| m.name.clone())
+            .collect();
+        if !adapters.is_empty() {
+            cfg.model = self.model.clone();
+            cfg.lora = Some(crate::sim::LoraConfig {
+                max_resident: adapters.len(),
+                adapters,
+                load_time: std::time::Duration::ZERO,
+            });
+        }
         cfg.validate()
             .map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(Some(cfg))

@@ -17,6 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+pub use self::backend::MAX_INPUTS_PER_REQUEST;
 pub use self::backend::{AnswerShape, BackendInfo, BackendKind, UnknownBackend};
 use self::error::{ConfigError, ValueError};
 pub use self::limits::{limit, MAX_PROMPTS, MAX_TOKENS, MAX_WAIT_S};
@@ -29,6 +30,7 @@ mod defaults;
 pub mod error;
 pub mod figure;
 pub mod limits;
+pub mod lora;
 pub mod metric;
 pub mod search;
 pub mod shape;
@@ -318,6 +320,14 @@ pub struct RunConfig {
     /// Inputs each request carries, for an API that answers each (`--embedding-batch-size`).
     #[serde(default = "defaults::one", skip_serializing_if = "defaults::is_one")]
     pub inputs_per_request: u32,
+    /// A rerank request's query length (`--rerank-query-len`); `None`: the documents'
+    /// (`workload::rerank`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank_query_len: Option<u64>,
+    /// The LoRA adapters requests are sent to, each request's `model` drawn by weight
+    /// (`--lora-modules`); empty: every request to `model`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lora_modules: Vec<lora::LoraModule>,
     /// `--label`, `--metadata`, `--cost-per-hour`.
     #[serde(default, flatten)]
     pub tags: tags::Tags,
@@ -353,6 +363,8 @@ impl Default for RunConfig {
             max_generated_text_bytes: defaults::max_generated_text_bytes(),
             max_answer_size: None,
             inputs_per_request: 1,
+            rerank_query_len: None,
+            lora_modules: Vec::new(),
             tags: tags::Tags::default(),
         }
     }
@@ -380,6 +392,11 @@ impl RunConfig {
         let requests = load.num_prompts.saturating_mul(turns);
         // Each input of a batch is a prompt built.
         let inputs = u64::from(self.inputs_per_request.max(1));
+        // A rerank request's query is one more prompt built, of its own length.
+        let (inputs, query_len) = match self.backend.takes_query() {
+            true => (inputs + 1, self.rerank_query_len.unwrap_or(0)),
+            false => (inputs, 0),
+        };
         if requests > MAX_PROMPTS {
             return Err(ConfigError::invalid(
                 "--turns",
@@ -397,6 +414,7 @@ impl RunConfig {
         let Some(longest) = w.dataset.longest_built_prompt() else {
             return Ok(());
         };
+        let longest = longest.max(query_len);
         let pool = match load.shape.window_s() {
             Some(_) => requests.max(limits::POOL_MAX),
             None => requests,
@@ -492,6 +510,30 @@ impl RunConfig {
         };
         let trace = w.dataset.own_schedule().is_some();
         (self.backend).check_request(self.inputs_per_request, conversation, trace)?;
+        match self.rerank_query_len {
+            Some(_) if !self.backend.takes_query() => {
+                let why = format!(
+                    "--backend {} sends no query: give a rerank backend (rerank, tei-rerank)",
+                    self.backend.as_str()
+                );
+                return bad("--rerank-query-len", why);
+            }
+            Some(q) if q == 0 || q > MAX_TOKENS => {
+                return bad(
+                    "--rerank-query-len",
+                    format!("must be 1 to {MAX_TOKENS}, got {q}"),
+                );
+            }
+            _ => {}
+        }
+        if self.backend.takes_query()
+            && self.inputs_per_request > 1
+            && matches!(w.dataset, Dataset::Jsonl { .. })
+        {
+            let why = "a jsonl file's lines give each request's query and documents";
+            return bad("--rerank-documents", why.into());
+        }
+        lora::check(&self.lora_modules).map_err(|e| ConfigError::invalid("--lora-modules", e))?;
         if w.dataset.multi_turn() {
             if self.load.shape.turns() > 1 {
                 return bad(

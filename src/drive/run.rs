@@ -38,7 +38,7 @@ use crate::results::document::{BenchResult, Unsent};
 use crate::results::error::ResultsError;
 use crate::results::server_metrics::ServerMetrics;
 use crate::results::shard::Timebase;
-use crate::results::stats::{steady, SampleSet, Summarizer, SummaryOptions};
+use crate::results::stats::{adapters, steady, SampleSet, Summarizer, SummaryOptions};
 use crate::results::validity::{RunFacts, Validity};
 use crate::workload;
 
@@ -190,10 +190,19 @@ async fn prepare(cfg: &RunConfig, text: &Text, secrets: &Secrets) -> Result<Prep
     let n = |requests: u64| requests.saturating_mul(u64::from(k.max(1)));
     let warmups = build(n(cfg.load.num_warmups), seed ^ 0xA5A5, true).await?;
     let requests = build(n(crate::drive::load::pool_size(&cfg.load)), seed, false).await?;
-    let (warmups, requests) = (
+    let (mut warmups, mut requests) = (
         workload::batch::batch(warmups, k),
         workload::batch::batch(requests, k),
     );
+    // A rerank request's query goes before its documents (`workload::rerank`).
+    if cfg.backend.takes_query() {
+        let ask = workload::rerank::Queries::new(cfg, tokenizer, &client);
+        warmups = ask.before(warmups, seed ^ 0xA5A5, true).await?;
+        requests = ask.before(requests, seed, false).await?;
+    }
+    // Each request's LoRA adapter (`--lora-modules`), drawn from a seeded stream.
+    workload::lora::assign(&mut warmups, &cfg.lora_modules, seed ^ 0xA5A5);
+    workload::lora::assign(&mut requests, &cfg.lora_modules, seed);
     Ok(Prepared {
         client,
         warmups,
@@ -271,6 +280,17 @@ struct Measured {
     sends: Sends,
     /// The records file could not be written: the run stopped sending when it happened.
     records_error: Option<ResultsError>,
+    /// Some request went to a LoRA adapter: the result has each adapter's figures.
+    adapters: bool,
+}
+
+/// What a run's summary needs from its config.
+fn summary_options(cfg: &RunConfig) -> SummaryOptions {
+    SummaryOptions {
+        percentiles: cfg.metric_percentiles.clone(),
+        goodput: cfg.goodput.clone(),
+        time_scale: cfg.time_scale,
+    }
 }
 
 /// The measured load: waits for `--start-at` (sharded runs), snapshots the simulator, starts
@@ -284,15 +304,12 @@ async fn measure(
     stop: CancellationToken,
 ) -> Result<Measured, RunError> {
     let client = prepared.client;
+    let adapters = prepared.requests.iter().any(|r| r.model.is_some());
     let timebase = crate::drive::shard::before_start(&client, cfg, opts.start_at, &stop).await?;
     // The run starts here: from now on every record is written as it arrives.
     let halt = stop.child_token();
     let (tx, rx) = mpsc::unbounded_channel();
-    let summarizer = Summarizer::new(&SummaryOptions {
-        percentiles: cfg.metric_percentiles.clone(),
-        goodput: cfg.goodput.clone(),
-        time_scale: cfg.time_scale,
-    });
+    let summarizer = Summarizer::new(&summary_options(cfg));
     let writer = tokio::spawn(write_records(
         rx,
         warmups,
@@ -358,6 +375,7 @@ async fn measure(
         summarizer: written.summary,
         sends: written.sends,
         records_error: written.error,
+        adapters,
     })
 }
 
@@ -417,6 +435,12 @@ fn finish(
                 .flatten()
         };
         result.steady_state = Some(steady::detect(records, result.config.time_scale));
+    }
+    if measured.adapters {
+        // Each adapter's figures, streamed from the records file (`stats::adapters`).
+        let records = crate::measure::record::read_jsonl(&opts.records_path).into_iter();
+        let (opts_s, d) = (summary_options(&result.config), result.summary.duration_s);
+        result.per_adapter = adapters::per_adapter(records.flatten(), &opts_s, d);
     }
     result.judge_complete(measured.planned, measured.unsent);
     result.save(&opts.result_path)?;
@@ -614,6 +638,13 @@ async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Resu
     let spec = RequestSpec {
         id: u64::MAX,
         prompt: "Hello".into(),
+        // A rerank scores documents: one, besides its query.
+        batch: cfg
+            .backend
+            .takes_query()
+            .then(|| "Hello".into())
+            .into_iter()
+            .collect(),
         messages: None,
         input_len: None,
         output_len: cfg.workload.dataset.output_len().min(4),

@@ -249,6 +249,11 @@ pub struct RequestRecord {
     /// 0, no source). Absent for every generation request and in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<u64>,
+    /// The model the request was sent to when it was not the run's `--model`: the LoRA
+    /// adapter (`--lora-modules`, a jsonl line's `model`). Absent otherwise and in older
+    /// records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
     /// Prompt tokens and where the count came from.
     pub prompt_tokens: Option<u64>,
     pub prompt_tokens_source: Option<TokenSource>,

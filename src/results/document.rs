@@ -172,6 +172,11 @@ pub struct BenchResult {
     /// A DCGM exporter scraped with `--scrape-metrics`: the window's GPU energy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy: Option<crate::config::tags::Energy>,
+    /// Multi-LoRA runs (`--lora-modules`, a jsonl line's `model`): each adapter's figures and
+    /// its share of the requests sent (docs/metrics.md, "Multi-LoRA traffic"); absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_adapter: BTreeMap<String, crate::results::stats::adapters::AdapterFigures>,
     /// vLLM-compatible keys (see the module doc).
     #[serde(flatten)]
     pub vllm: BTreeMap<String, Value>,
@@ -210,6 +215,7 @@ impl BenchResult {
             merged_from: None,
             cost: None,
             energy: None,
+            per_adapter: BTreeMap::new(),
             vllm,
         };
         result.set_cost_and_energy();

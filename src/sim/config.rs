@@ -1,4 +1,5 @@
-//! The simulator's configuration: [`SimConfig`] (schedule, model, faults, engine, time scale)
+//! The simulator's configuration: [`SimConfig`] (schedule, model, LoRA adapters, faults,
+//! engine, time scale)
 //! with its defaults, its validation and its repair.
 //!
 //! # What it owns
@@ -136,6 +137,50 @@ pub struct SimConfig {
     /// step carrying its accepted draft tokens and one more (`spec.rs`), and `/metrics` has
     /// vLLM's `vllm:spec_decode_*` counters. Default none.
     pub spec: Option<SpecDecode>,
+    /// LoRA adapters served beside `model`, and what loading one costs; `None`: any `model`
+    /// a request names is served (no adapters modelled).
+    pub lora: Option<LoraConfig>,
+}
+
+/// The most adapters the simulator serves.
+pub const MAX_LORAS: usize = 1024;
+/// The longest adapter load time.
+pub const MAX_LORA_LOAD: Duration = Duration::from_secs(3600);
+
+/// LoRA adapters the simulator serves (vLLM's `--lora-modules`, `--max-loras`): a request
+/// whose `model` is neither the base model nor one of `adapters` is answered 404 as vLLM
+/// does; a request to an adapter that is not resident loads it first (`load_time` more before
+/// its first token; the least recently used resident one is evicted past `max_resident`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoraConfig {
+    pub adapters: Vec<String>,
+    /// Adapters resident at once (vLLM's `--max-loras`).
+    pub max_resident: usize,
+    /// The time to load an adapter that is not resident.
+    pub load_time: Duration,
+}
+
+impl LoraConfig {
+    fn validate(&self) -> Result<(), SimConfigError> {
+        if self.adapters.is_empty() || self.adapters.len() > MAX_LORAS {
+            let rule = format!(
+                "must name 1 to {MAX_LORAS} adapters, got {}",
+                self.adapters.len()
+            );
+            return Err(SimConfigError::setting("lora.adapters", rule));
+        }
+        if self.max_resident < 1 {
+            return Err(SimConfigError::setting(
+                "lora.max_resident",
+                "must be at least 1",
+            ));
+        }
+        if self.load_time > MAX_LORA_LOAD {
+            let rule = format!("must be at most an hour, got {:?}", self.load_time);
+            return Err(SimConfigError::setting("lora.load_time", rule));
+        }
+        Ok(())
+    }
 }
 
 impl Default for SimConfig {
@@ -157,6 +202,7 @@ impl Default for SimConfig {
             limits: HttpLimits::default(),
             reasoning_tokens: 0,
             spec: None,
+            lora: None,
         }
     }
 }
@@ -204,6 +250,9 @@ impl SimConfig {
             self.validate_spec(spec)?;
         }
         self.limits.validate()?;
+        if let Some(lora) = &self.lora {
+            lora.validate()?;
+        }
         self.faults.validate()
     }
 
@@ -253,6 +302,10 @@ impl SimConfig {
         }
         if l.body_timeout.is_zero() {
             l.body_timeout = d.body_timeout;
+        }
+        if let Some(lora) = &mut self.lora {
+            lora.max_resident = lora.max_resident.max(1);
+            lora.load_time = lora.load_time.min(MAX_LORA_LOAD);
         }
         self
     }

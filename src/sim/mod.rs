@@ -42,6 +42,9 @@
 //! With speculative decoding ([`SimConfig::spec`], `spec.rs`) chunk 0 carries one token and
 //! chunk `c ≥ 1` one step's accepted draft tokens and one more, on the same deadlines: E2E =
 //! `ttft + (chunks-1)*itl` with `chunks` from the acceptance pattern.
+//! With LoRA adapters configured ([`LoraConfig`]), a request whose `model` is an adapter that
+//! is not resident (or still loading) first waits for its load, so its TTFT is `ttft` plus
+//! that wait; a `model` the server does not serve is answered 404.
 //! Everything else (finish chunk, usage chunk, `[DONE]`, llama.cpp's stop event) goes out in
 //! the same write as the last content chunk. The chat role-only chunk goes out at once, on
 //! purpose: a client that counts it as a token reports a wrong TTFT.
@@ -161,7 +164,7 @@ use tokio::task::JoinHandle;
 
 use state::Shared;
 
-pub use config::{HttpLimits, SimConfig, MAX_TOKENS_LIMIT};
+pub use config::{HttpLimits, LoraConfig, SimConfig, MAX_TOKENS_LIMIT};
 pub use engine::{EngineConfig, SchedulerKind};
 pub use error::SimConfigError;
 pub use faults::FaultConfig;

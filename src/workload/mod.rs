@@ -15,6 +15,8 @@
 pub mod batch;
 pub mod dataset;
 pub mod error;
+pub mod lora;
+pub mod rerank;
 pub mod server;
 
 use rand::{RngExt, SeedableRng};
@@ -148,6 +150,8 @@ pub fn build_requests(
             offset_ns: p.at_ms.map(|ms| (ms * 1e6 / speedup) as u64),
             designed_cached: p.designed_cached,
             turn: p.turn,
+            model: p.model,
+            batch: p.documents,
             ..RequestSpec::default()
         })
         .collect())

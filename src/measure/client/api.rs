@@ -155,6 +155,12 @@ pub trait Api: Send + Sync {
     fn max_tokens(&self, body: &Value) -> Option<u64> {
         body.get("max_tokens")?.as_u64()
     }
+    /// The bytes that bound the prompt tokens the server may count for `body` (`bytes` long
+    /// as sent): the body's own, unless the server reads some text more than once (a rerank's
+    /// query, once beside each document).
+    fn prompt_bytes(&self, _body: &Value, bytes: u64) -> u64 {
+        bytes
+    }
     /// Whether the API's cached prompt tokens are part of its prompt count (Anthropic's
     /// `input_tokens` leaves cache reads out).
     fn cached_within_prompt(&self) -> bool {

@@ -81,6 +81,9 @@ pub struct RequestSpec {
     /// The turn of a conversation this request is (0 starts one; the driver sends a
     /// conversation's turns in order, each with the history); `None`: a single request.
     pub turn: Option<u32>,
+    /// The model (a LoRA adapter, `--lora-modules` or a jsonl line's `model`) this request is
+    /// sent to instead of the run's `--model`; kept in its record.
+    pub model: Option<String>,
 }
 
 /// Told when a request's first byte is about to be written ([`Client::send_within`]).
@@ -353,7 +356,7 @@ impl Client {
     ) -> RequestRecord {
         let limit = limit.unwrap_or(self.timeout);
         let built = self.api.body(&BodySpec {
-            model: &self.model,
+            model: spec.model.as_deref().unwrap_or(&self.model),
             prompt: &spec.prompt,
             batch: &spec.batch,
             messages: spec.messages.as_ref(),
@@ -375,7 +378,7 @@ impl Client {
             && !(spec.messages.as_ref()).is_some_and(usage::has_non_text_parts);
         let bounds = Bounds {
             max_tokens,
-            prompt_bytes: text_only.then_some(request.len() as u64),
+            prompt_bytes: text_only.then(|| self.api.prompt_bytes(&body, request.len() as u64)),
             cached_within_prompt: self.api.cached_within_prompt(),
         };
         // A conversation's turn keeps its reply: the next turn's history holds it.
@@ -391,6 +394,7 @@ impl Client {
             bounds,
         );
         state.rec.designed_cached_tokens = spec.designed_cached;
+        state.rec.adapter = spec.model.clone();
         if let Answer::Whole(api) = self.api.answer() {
             state.answered_whole(api.inputs(&body));
         }
@@ -458,6 +462,7 @@ fn unsent(
         input_len_requested: spec.input_len,
         output_len_requested: Some(spec.output_len),
         designed_cached_tokens: spec.designed_cached,
+        adapter: spec.model.clone(),
         ..RequestRecord::default()
     }
 }

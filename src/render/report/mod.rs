@@ -19,6 +19,7 @@ use crate::results::document::BenchResult;
 use crate::results::stats::Distribution;
 use crate::results::validity::Verdict;
 
+mod adapters;
 mod blocks;
 mod inputs;
 mod phases;
@@ -400,6 +401,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     prefix_cache(&mut out, result);
     ttft_by_turn(&mut out, result);
     blocks::conversations(&mut out, result);
+    adapters::lines(&mut out, result);
     if !pooled {
         ttft_breakdown(&mut out, result);
     }

@@ -11,11 +11,12 @@
 //! To add a figure: define it in `docs/metrics.md`, compute it in [`summarize`], add a field to
 //! [`RunSummary`] (with `#[serde(default)]`), and test it against a hand-computed value.
 //!
-//! Files: `ci` (95% confidence intervals), `distribution` (one set of samples, the
-//! percentile method), `request` (one
+//! Files: `adapters` (each LoRA adapter's figures), `ci` (95% confidence intervals),
+//! `distribution` (one set of samples, the percentile method), `request` (one
 //! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window, MSER-5 and batch
 //! means), `summary` (a run's figures).
 
+pub mod adapters;
 mod breakdown;
 mod cache;
 pub mod ci;

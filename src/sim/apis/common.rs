@@ -1,6 +1,7 @@
 //! What every generation API shares: answering without generating ([`Reject`]), reading a
 //! body ([`parse_body`]), the token budget ([`token_budget`]), numbering and the fault draw
-//! ([`resolve`], into a [`Gen`]), admission to the engine, and the streamed or whole answer
+//! ([`resolve`], into a [`Gen`]), a LoRA adapter's check and load wait ([`adapter`],
+//! [`wait_for_adapter`]), admission to the engine, and the streamed or whole answer
 //! on the exact schedule or the engine's ([`stream_answer`], [`whole_answer`]).
 //!
 //! # What it owns
@@ -50,6 +51,8 @@ pub(super) type AppState = State<Arc<Shared>>;
 #[derive(Debug)]
 pub(crate) enum Reject {
     BadRequest(String),
+    /// The request names a model the server does not serve (HTTP 404, vLLM's words).
+    UnknownModel(String),
     Error500,
     RateLimit,
     /// The request waited longer than the engine's queue timeout (HTTP 503).
@@ -64,6 +67,11 @@ impl IntoResponse for Reject {
             Reject::BadRequest(message) => {
                 let body = json!({"error": {"message": message, "type": "invalid_request_error", "code": 400}});
                 json_response(StatusCode::BAD_REQUEST, Body::from(body.to_string()))
+            }
+            Reject::UnknownModel(model) => {
+                let message = format!("The model `{model}` does not exist.");
+                let body = json!({"error": {"message": message, "type": "NotFoundError", "param": "model", "code": 404}});
+                json_response(StatusCode::NOT_FOUND, Body::from(body.to_string()))
             }
             Reject::Error500 => json_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -155,7 +163,7 @@ pub(super) fn unix_now() -> u64 {
 fn plan(shared: &Shared, gen: &Gen) -> Plan {
     Plan {
         t0: gen.t0,
-        ttft: shared.real.ttft,
+        ttft: shared.real.ttft + gen.adapter_wait,
         itl: shared.real.itl,
         tokens: gen.tokens,
         chunks: Chunks::of(shared.config.tokens_per_chunk, shared.config.spec.as_ref()),
@@ -204,6 +212,37 @@ pub(super) struct Gen {
     /// Output tokens the request gets.
     pub(super) tokens: u32,
     pub(super) finish: Finish,
+    /// The wait for the request's LoRA adapter to be loaded ([`adapter`]), before its prefill.
+    pub(super) adapter_wait: std::time::Duration,
+}
+
+/// The LoRA adapter a request's `model` names, when the server serves adapters
+/// (`SimConfig::lora`): `None` for the base model, an absent `model` or a server without
+/// adapters (any `model` is served then, unread); a name it does not serve is
+/// [`Reject::UnknownModel`]. Read before the request is numbered, as vLLM checks the model
+/// first.
+pub(super) fn adapter(shared: &Shared, body: &Bytes) -> Result<Option<String>, Reject> {
+    #[derive(Deserialize)]
+    struct Named {
+        model: Option<String>,
+    }
+    let Some(lora) = &shared.config.lora else {
+        return Ok(None);
+    };
+    match parse_body::<Named>(body)?.model {
+        None => Ok(None),
+        Some(m) if m == shared.config.model => Ok(None),
+        Some(m) if lora.adapters.contains(&m) => Ok(Some(m)),
+        Some(m) => Err(Reject::UnknownModel(m)),
+    }
+}
+
+/// Adds to a resolved request its wait for `adapter`'s load ([`adapter`]), before its
+/// prefill.
+pub(super) fn wait_for_adapter(shared: &Shared, gen: &mut Gen, adapter: Option<&str>) {
+    if let Some(name) = adapter {
+        gen.adapter_wait = shared.adapter_wait(gen.t0, name);
+    }
 }
 
 /// Checks the context length, numbers the request and draws its fault ([`begin`]) and decides
@@ -246,6 +285,7 @@ pub(super) fn resolve(
         cached: 0,
         tokens,
         finish,
+        adapter_wait: std::time::Duration::ZERO,
     })
 }
 
@@ -308,8 +348,9 @@ async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
     let Some(engine) = &shared.engine else {
         return Err(Reject::Unavailable);
     };
-    if !shared.real.frontend.is_zero() {
-        let until = time::offset(gen.t0, shared.real.frontend);
+    let before = shared.real.frontend + gen.adapter_wait;
+    if !before.is_zero() {
+        let until = time::offset(gen.t0, before);
         time::sleep_until(shared.config.precise_timing, until).await;
     }
     // Only the uncached part is prefilled; the cached blocks are already in the KV cache.

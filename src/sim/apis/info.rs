@@ -29,16 +29,17 @@ use crate::sim::stream::json_response;
 use crate::sim::text::splitmix64;
 
 pub(crate) async fn models(State(shared): AppState) -> Response {
-    Json(json!({
-        "object": "list",
-        "data": [{
-            "id": shared.config.model,
-            "object": "model",
-            "created": unix_now(),
-            "owned_by": "servebench-sim",
-        }],
-    }))
-    .into_response()
+    let base = &shared.config.model;
+    let model = |id: &str, parent: Option<&str>| {
+        let owner = "servebench-sim";
+        json!({"id": id, "object": "model", "created": unix_now(), "owned_by": owner, "parent": parent})
+    };
+    // The LoRA adapters served beside the base model, as vLLM lists them.
+    let adapters = (shared.config.lora.iter()).flat_map(|l| l.adapters.iter());
+    let data: Vec<Value> = std::iter::once(model(base, None))
+        .chain(adapters.map(|a| model(a, Some(base))))
+        .collect();
+    Json(json!({"object": "list", "data": data})).into_response()
 }
 
 pub(crate) async fn health() -> Response {

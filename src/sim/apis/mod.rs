@@ -2,7 +2,8 @@
 //! OpenAI/vLLM completions and chat completions (`openai.rs`), Hugging Face TGI
 //! (`/generate_stream`, `/generate`, `/info`; `tgi.rs`) and llama.cpp's native `/completion`
 //! (`llama.rs`), Anthropic Messages and OpenAI Responses (`typed.rs`), OpenAI embeddings (`embeddings.rs`, a whole
-//! answer per request, prefill only), plus the endpoints that generate nothing: `/v1/models`, `/health`,
+//! answer per request, prefill only), rerank in vLLM's and TEI's shapes (`rerank.rs`, the same),
+//! plus the endpoints that generate nothing: `/v1/models`, `/health`,
 //! `/sim/stats`, `/sim/info`, `/metrics`, `/tokenize` (`info.rs`).
 //!
 //! Each API has a lenient request struct (only the fields the simulator uses; unknown fields
@@ -12,7 +13,8 @@
 //! `common.rs`. The timing, faults and statistics are `stream/`'s job.
 //!
 //! # Layout (each file imports only those listed before it)
-//! `common.rs` → `openai.rs`, `tgi.rs`, `llama.rs`, `typed.rs`, `embeddings.rs`, `info.rs`
+//! `common.rs` → `openai.rs`, `tgi.rs`, `llama.rs`, `typed.rs`, `embeddings.rs`, `rerank.rs`,
+//! `info.rs`
 //! (which do not import each other; `ChatMessage`, used by chat and by `/tokenize`, is in
 //! `common.rs`). This file is the server's route table ([`routes`]).
 //!
@@ -38,6 +40,7 @@ mod embeddings;
 mod info;
 mod llama;
 mod openai;
+mod rerank;
 mod tgi;
 mod typed;
 
@@ -60,6 +63,9 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/v1/messages", post(typed::messages))
         .route("/v1/responses", post(typed::responses))
         .route("/v1/embeddings", post(embeddings::embeddings))
+        .route("/v1/rerank", post(rerank::rerank_v1))
+        .route("/v2/rerank", post(rerank::rerank_v1))
+        .route("/rerank", post(rerank::rerank_any))
         .route("/v1/models", get(info::models))
         .route("/health", get(info::health))
         .route("/sim/stats", get(info::stats))

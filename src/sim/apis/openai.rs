@@ -19,8 +19,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    parse_body, reasoning_tokens, resolve_prompt, stream_answer, token_budget, whole_answer,
-    Answer, AppState, ChatMessage,
+    adapter, parse_body, reasoning_tokens, resolve_prompt, stream_answer, token_budget,
+    wait_for_adapter, whole_answer, Answer, AppState, ChatMessage,
 };
 use crate::sim::http1::Arrival;
 use crate::sim::state::Shared;
@@ -122,9 +122,11 @@ pub(crate) async fn completions(
     body: Bytes,
 ) -> Answer {
     let req: CompletionRequest = parse_body(&body)?;
+    let lora = adapter(&shared, &body)?;
     let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    let r = resolve_prompt(&shared, t0, req.prompt.as_ref(), budget, ignore_eos)?;
+    let mut r = resolve_prompt(&shared, t0, req.prompt.as_ref(), budget, ignore_eos)?;
+    wait_for_adapter(&shared, &mut r, lora.as_deref());
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
     let gen = TokenGen::new(shared.config.seed, r.n);
@@ -263,6 +265,7 @@ pub(crate) async fn chat_completions(
     body: Bytes,
 ) -> Answer {
     let req: ChatRequest = parse_body(&body)?;
+    let lora = adapter(&shared, &body)?;
     let (field, requested) = match req.max_completion_tokens {
         Some(n) => ("max_completion_tokens", Some(n)),
         None => ("max_tokens", req.max_tokens),
@@ -270,7 +273,8 @@ pub(crate) async fn chat_completions(
     let budget = token_budget(&shared, field, requested)?;
     let contents = (req.messages.iter().flatten()).filter_map(|m| m.content.as_ref());
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    let mut r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    wait_for_adapter(&shared, &mut r, lora.as_deref());
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
     let reasoning = reasoning_tokens(&shared, req.sim_reasoning_tokens, tokens);

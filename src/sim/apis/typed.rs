@@ -19,8 +19,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    parse_body, reasoning_tokens, resolve_prompt, stream_answer, token_budget, whole_answer,
-    Answer, AppState, ChatMessage, Finish,
+    adapter, parse_body, reasoning_tokens, resolve_prompt, stream_answer, token_budget,
+    wait_for_adapter, whole_answer, Answer, AppState, ChatMessage, Finish,
 };
 use crate::sim::http1::Arrival;
 use crate::sim::stream::{Framer, ServerTimes};
@@ -143,6 +143,7 @@ fn anthropic_stop(f: Finish) -> &'static str {
 
 pub(crate) async fn messages(State(shared): AppState, Arrival(t0): Arrival, body: Bytes) -> Answer {
     let req: MessagesRequest = parse_body(&body)?;
+    let lora = adapter(&shared, &body)?;
     let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
     let contents: Vec<&Value> = (req.system.iter())
         .chain(
@@ -153,7 +154,8 @@ pub(crate) async fn messages(State(shared): AppState, Arrival(t0): Arrival, body
         )
         .collect();
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    let mut r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    wait_for_adapter(&shared, &mut r, lora.as_deref());
     let (prompt_tokens, tokens, cached) = (r.prompt_tokens, r.tokens, r.cached);
     let reasoning = reasoning_tokens(&shared, req.sim_reasoning_tokens, tokens);
     let gen = TokenGen::new(shared.config.seed, r.n);
@@ -250,6 +252,7 @@ pub(crate) async fn responses(
     body: Bytes,
 ) -> Answer {
     let req: ResponsesRequest = parse_body(&body)?;
+    let lora = adapter(&shared, &body)?;
     let budget = token_budget(&shared, "max_output_tokens", req.max_output_tokens)?;
     // `input` is a string, or items whose `content` is the text.
     let contents: Vec<&Value> = match &req.input {
@@ -259,7 +262,8 @@ pub(crate) async fn responses(
     };
     let contents: Vec<&Value> = req.instructions.iter().chain(contents).collect();
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    let mut r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    wait_for_adapter(&shared, &mut r, lora.as_deref());
     let (prompt_tokens, tokens, cached) = (r.prompt_tokens, r.tokens, r.cached);
     let reasoning = reasoning_tokens(&shared, req.sim_reasoning_tokens, tokens);
     let gen = TokenGen::new(shared.config.seed, r.n);

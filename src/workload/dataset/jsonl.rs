@@ -9,7 +9,10 @@
 //! A line may instead be a conversation: `{"turns": [...]}`, each turn a string (the user's
 //! new text) or `{"prompt": "...", "output_len": N}`, sent as turns 0, 1, ... in order, each
 //! with the history (the driver adds it); a turn without `output_len` takes the line's,
-//! else the spec's. Lines are used in file order, one prompt or conversation per item; when
+//! else the spec's. A line's optional `"model"` names the model (a LoRA adapter) its request, or
+//! each turn of its conversation, is sent to. A line `{"query": "...", "documents": [...]}` is
+//! a rerank request's real pair (`--backend rerank`, `tei-rerank`): its query and documents,
+//! its length the query's tokens beside each document's. Lines are used in file order, one prompt or conversation per item; when
 //! `n` is larger than the number of lines they are used again from the start.
 
 use std::path::Path;
@@ -50,6 +53,12 @@ pub enum LineError {
     NoContent(usize),
     #[error("message {0}: \"content\" must be a string or an array")]
     ContentNotText(usize),
+    #[error("\"documents\" must be a list of 1 to {max} strings beside \"query\" (a rerank pair)", max = crate::config::MAX_INPUTS_PER_REQUEST)]
+    Documents,
+    #[error("\"query\" must be a string")]
+    QueryNotText,
+    #[error("\"model\" must be an adapter's name: a string of 1 to {max} bytes without spaces or control characters", max = crate::config::lora::MAX_ADAPTER_NAME)]
+    Model,
 }
 
 pub(super) fn build(
@@ -76,6 +85,7 @@ pub(super) fn build(
             .as_object()
             .ok_or_else(|| bad(line_no, LineError::NotAnObject))?;
         let out = positive(obj.get("output_len"), output_len).map_err(|r| bad(line_no, r))?;
+        let model = model(obj.get("model")).map_err(|r| bad(line_no, r))?;
         if let Some(turns) = obj.get("turns") {
             let turns = turns
                 .as_array()
@@ -100,10 +110,29 @@ pub(super) fn build(
                     input_len: tok.count(text) as u64,
                     output_len: turn_out,
                     turn: Some(k as u32),
+                    model: model.clone(),
                     ..Default::default()
                 });
             }
             prompts.push(conversation);
+            continue;
+        }
+        if let Some(q) = obj.get("query") {
+            let query = q
+                .as_str()
+                .ok_or_else(|| bad(line_no, LineError::QueryNotText))?;
+            let docs = documents(obj.get("documents")).map_err(|r| bad(line_no, r))?;
+            // What a cross-encoder reads: the query beside each document.
+            let q_len = tok.count(query) as u64;
+            let d_len: u64 = docs.iter().map(|d| tok.count(d) as u64).sum();
+            prompts.push(vec![Prompt {
+                text: query.to_string(),
+                input_len: d_len + q_len * docs.len() as u64,
+                output_len: out,
+                model,
+                documents: docs,
+                ..Default::default()
+            }]);
             continue;
         }
         let (text, messages) = if let Some(p) = obj.get("prompt") {
@@ -123,6 +152,7 @@ pub(super) fn build(
             input_len,
             output_len: out,
             messages,
+            model,
             ..Default::default()
         }]);
     }
@@ -131,6 +161,35 @@ pub(super) fn build(
     }
     let have = prompts.len();
     Ok((0..n).flat_map(|i| prompts[i % have].clone()).collect())
+}
+
+/// A rerank pair line's `"documents"`: 1 to `MAX_INPUTS_PER_REQUEST` strings.
+fn documents(v: Option<&Value>) -> Result<Vec<String>, LineError> {
+    let items = v.and_then(Value::as_array).ok_or(LineError::Documents)?;
+    if items.is_empty() || items.len() > crate::config::MAX_INPUTS_PER_REQUEST as usize {
+        return Err(LineError::Documents);
+    }
+    (items.iter())
+        .map(|d| d.as_str().map(str::to_string).ok_or(LineError::Documents))
+        .collect()
+}
+
+/// A line's `"model"`: the LoRA adapter its request goes to, a name as `--lora-modules`
+/// takes one; `None` when absent.
+fn model(v: Option<&Value>) -> Result<Option<String>, LineError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => {
+            let named = crate::config::lora::LoraModule {
+                name: s.clone(),
+                weight: 1.0,
+            };
+            crate::config::lora::check(std::slice::from_ref(&named))
+                .map_err(|_| LineError::Model)?;
+            Ok(Some(named.name))
+        }
+        Some(_) => Err(LineError::Model),
+    }
 }
 
 /// An `output_len` value: a positive integer up to the limit of `--output-len`, or `default`
@@ -186,5 +245,30 @@ mod tests {
         let most = serde_json::json!(MAX_TOKENS);
         assert_eq!(positive(Some(&most), 4).unwrap(), MAX_TOKENS);
         assert_eq!(positive(None, 4).unwrap(), 4);
+    }
+
+    /// Issue 25 §2: a rerank line's documents are 1 to 2,048 strings, or refused by name.
+    #[test]
+    fn issue_25_a_rerank_line_s_documents_are_strings() {
+        use serde_json::json;
+        let docs = documents(Some(&json!(["a", "b c"]))).unwrap();
+        assert_eq!(docs, ["a", "b c"]);
+        for bad in [json!([]), json!("a"), json!([1]), json!(vec!["x"; 2049])] {
+            let e = documents(Some(&bad)).unwrap_err().to_string();
+            assert!(e.contains("\"documents\""), "{bad}: {e}");
+        }
+        assert!(documents(None).is_err());
+    }
+
+    /// Issue 25 §4: a line's `model` is an adapter's name, or refused by name.
+    #[test]
+    fn issue_25_a_line_s_model_is_an_adapter_name() {
+        use serde_json::json;
+        assert_eq!(model(None).unwrap(), None);
+        assert_eq!(model(Some(&json!("sql"))).unwrap().as_deref(), Some("sql"));
+        for bad in [json!(""), json!("a b"), json!(3), json!(["a"])] {
+            let e = model(Some(&bad)).unwrap_err().to_string();
+            assert!(e.contains("\"model\""), "{bad}: {e}");
+        }
     }
 }

@@ -47,6 +47,10 @@ pub struct Prompt {
     /// The turn of a conversation this prompt is (0 starts one; a conversation's turns are
     /// consecutive); `None`: a single request.
     pub turn: Option<u32>,
+    /// The model (a LoRA adapter) a jsonl line names for its request (`"model"`).
+    pub model: Option<String>,
+    /// A rerank pair's documents (a jsonl line's `"documents"`; `text` is its query).
+    pub documents: Vec<String>,
 }
 
 /// Why prompts could not be built. Each message is one line naming the file or setting.
