@@ -60,7 +60,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Issue 25 §4: 3 adapters, 1 resident, a 40 ms load, requests one at a time: a request to
 /// the adapter of the request before it finds it resident (TTFT = 30 ms), any other loads it
-/// (TTFT = 30 + 40 ms). The loads counted by the client equal the simulator's; every record
+/// (TTFT = 30 + 40 ms), and the server reports the load as its queueing. The loads counted by
+/// the client equal the simulator's; every record
 /// names its adapter; each adapter's figures are its own requests'. Counts exactly in every
 /// run, never early in every run; the medians within 1 ms on the best of 3 runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -99,6 +100,22 @@ async fn issue_25_a_non_resident_adapter_costs_its_load_time_exactly() {
                 .expect("every record names its adapter");
             assert!(names.contains(&adapter), "{adapter}");
             let ms = ttft_ms(r);
+            // The server says where the time went: the load is its queueing (vLLM's
+            // `queue_time_ms`), before a prefill of the configured TTFT.
+            let metrics = r
+                .server_request_metrics
+                .as_ref()
+                .expect("the server's metrics");
+            let queued = metrics["queue_time_ms"].as_f64().unwrap_or(-1.0);
+            let load = if before == Some(adapter) {
+                0.0
+            } else {
+                LOAD_MS
+            };
+            assert!(
+                (queued - load).abs() < 1e-6,
+                "{adapter}: queued {queued} ms"
+            );
             if before == Some(adapter) {
                 assert!(ms >= TTFT_MS - 0.05, "resident: {ms} ms, before the truth");
                 resident.push(ms);

@@ -56,9 +56,10 @@ pub(super) fn lines(out: &mut String, result: &BenchResult) {
             let name = m.key().to_uppercase();
             let mut block = String::new();
             distribution(&mut block, &name, "ms", d, ps);
+            // Indented by two, the value kept in its column: two of the label's padding go.
             for l in block.lines() {
                 out.push_str("  ");
-                out.push_str(l);
+                out.push_str(&l.replacen("  ", "", 1));
                 out.push('\n');
             }
         }

@@ -43,7 +43,7 @@ fn wants_usage(shared: &Shared, options: &Option<StreamOptions>) -> bool {
 /// Writes the usage event (`head` ends with the usage object), with a `metrics` object in the
 /// shape of vLLM's per-request metrics: the simulator's own time to first token (from its
 /// receipt of the request: front end, queueing and prefill) and its queueing in the engine
-/// (exact mode: none), in simulated ms.
+/// (exact mode: its wait for a LoRA adapter's load, else none), in simulated ms.
 fn usage_event(out: &mut Vec<u8>, head: &str, times: &ServerTimes) {
     out.extend_from_slice(head.as_bytes());
     if let Some(queue) = times.queue {

@@ -169,7 +169,7 @@ impl Pace for ExactPace {
     }
 
     fn times(&self, shared: &Shared, tokens: u32) -> ServerTimes {
-        ServerTimes::schedule(shared, tokens)
+        exact_times(shared, &self.plan, tokens)
     }
 
     async fn wait(&mut self, shared: &Shared, wait: Wait) -> bool {
@@ -178,6 +178,16 @@ impl Pace for ExactPace {
             Wait::Tokens => false,
         }
     }
+}
+
+/// Exact mode's times for a request of `tokens` output tokens on `plan`: the schedule's, with
+/// its wait for a LoRA adapter's load (the plan's TTFT past the configured one, in simulated
+/// time) as its queueing before the prefill.
+fn exact_times(shared: &Shared, plan: &Plan, tokens: u32) -> ServerTimes {
+    let mut times = ServerTimes::schedule(shared, tokens);
+    let waited = plan.ttft.saturating_sub(shared.real.ttft);
+    times.queue = Some(waited.mul_f64(shared.config.time_scale));
+    times
 }
 
 /// A `200 text/event-stream` response whose body follows `plan`, framed by `framer`.
@@ -217,6 +227,6 @@ pub(crate) async fn non_stream_response(
     if let Ok(mut m) = shared.metrics.lock() {
         active.count_spec(&mut m);
     }
-    let times = ServerTimes::schedule(&shared, plan.tokens);
+    let times = exact_times(&shared, &plan, plan.tokens);
     whole_response(shared, plan.fault, end, move || body(&times)).await
 }

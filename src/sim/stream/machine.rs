@@ -55,7 +55,8 @@ pub(crate) trait Framer: Send + 'static {
 /// `timings` (`apis/llama.rs`, `llama_timings`). Defined as llama.cpp measures them:
 /// - `prompt`: from when the request's prompt processing started (engine mode: the start of
 ///   the step that carried its first prefill chunk, so time spent waiting for a slot or in the
-///   queue is not in it; exact mode: the arrival) to its first output token;
+///   queue is not in it; exact mode: the arrival, or the end of its wait for a LoRA
+///   adapter's load) to its first output token;
 /// - `predicted`: from the first output token to the last (zero for one token).
 ///
 /// Exact mode reports its schedule (`ttft`, and `itl / tokens_per_chunk` per token after the
@@ -65,8 +66,8 @@ pub(crate) struct ServerTimes {
     /// The start of the request's prefill (after any queueing) to its first token.
     pub(crate) prompt: Duration,
     pub(crate) predicted: Duration,
-    /// The request's queueing before its prefill (exact mode: none; engine presets: its time
-    /// in the engine's waiting queue).
+    /// The request's queueing before its prefill (exact mode: its wait for a LoRA adapter's
+    /// load, else none; engine presets: its time in the engine's waiting queue).
     pub(crate) queue: Option<Duration>,
     /// Its front-end time before it reached the engine (engine presets' `frontend_latency`;
     /// exact mode: none).
