@@ -93,6 +93,9 @@ pub fn result(r: &BenchResult) -> String {
     if let Some(st) = &r.steady_state {
         flatten("steady_state", &serde_json::json!(st), &mut row);
     }
+    if let Some(mix) = &r.mix {
+        flatten("mix", &serde_json::json!(mix), &mut row);
+    }
     let (head, cells): (Vec<String>, Vec<String>) = row.into_iter().unzip();
     write(&head, &[cells])
 }

@@ -127,6 +127,12 @@ pub struct SimConfig {
     pub metrics_flavor: MetricsFlavor,
     /// Limits of the HTTP/1.1 layer against slow or hostile clients (see [`HttpLimits`]).
     pub limits: HttpLimits,
+    /// Exact mode: at most this many streams at once, the others queued (`slots.rs`); each
+    /// queued request's TTFT is its wait plus `ttft`. Default `None`: no limit.
+    pub slots: Option<u32>,
+    /// Exact mode's queue served by vLLM's `priority` request field (lower first, then
+    /// arrival) instead of first come first served (`--scheduling-policy priority`).
+    pub priority_scheduling: bool,
 }
 
 impl Default for SimConfig {
@@ -146,6 +152,8 @@ impl Default for SimConfig {
             time_scale: 1.0,
             metrics_flavor: MetricsFlavor::Vllm,
             limits: HttpLimits::default(),
+            slots: None,
+            priority_scheduling: false,
         }
     }
 }
@@ -188,6 +196,17 @@ impl SimConfig {
                 self.output_tokens
             );
             return Err(SimConfigError::setting("output_tokens", rule));
+        }
+        if self.slots == Some(0) {
+            return Err(SimConfigError::setting("slots", "must be at least 1"));
+        }
+        if self.slots.is_some() && self.engine.is_some() {
+            let rule = "are exact mode's: an engine preset queues by its own max_num_seqs";
+            return Err(SimConfigError::setting("slots", rule));
+        }
+        if self.priority_scheduling && self.slots.is_none() {
+            let rule = "orders the queue of exact mode's slots: give slots too";
+            return Err(SimConfigError::setting("priority_scheduling", rule));
         }
         self.limits.validate()?;
         self.faults.validate()

@@ -24,7 +24,7 @@ use tokio::sync::watch;
 
 use super::config::SimConfig;
 use super::prefix_cache::PrefixCache;
-use super::{engine, metrics};
+use super::{engine, metrics, slots};
 
 /// Counters of what the server did (a snapshot). Also served as JSON at `GET /sim/stats`.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
@@ -200,6 +200,8 @@ pub(crate) struct Shared {
     pub(crate) real: RealDurations,
     /// The prefix cache: the engine's KV capacity, or a million tokens in exact mode.
     pub(crate) prefix_cache: Mutex<PrefixCache>,
+    /// Exact mode's slots and their queue (`SimConfig::slots`); `None`: no limit.
+    pub(crate) slots: Option<Arc<slots::Slots>>,
 }
 
 /// Simulated durations converted to real time (divided by `time_scale`).
@@ -241,7 +243,12 @@ impl Shared {
             .engine
             .as_ref()
             .map_or(1_000_000, |e| e.kv_capacity_tokens);
+        let slots = (config.engine.is_none())
+            .then_some(config.slots)
+            .flatten()
+            .map(|n| slots::Slots::new(n as usize, config.priority_scheduling));
         Self {
+            slots,
             prefix_cache: Mutex::new(PrefixCache::new(capacity)),
             config,
             model_json,

@@ -15,6 +15,7 @@
 pub mod batch;
 pub mod dataset;
 pub mod error;
+pub mod mix;
 pub mod server;
 
 use rand::{RngExt, SeedableRng};

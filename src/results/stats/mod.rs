@@ -12,7 +12,7 @@
 //! [`RunSummary`] (with `#[serde(default)]`), and test it against a hand-computed value.
 //!
 //! Files: `ci` (95% confidence intervals), `distribution` (one set of samples, the
-//! percentile method), `request` (one
+//! percentile method), `mix` (a workload mix's classes and Jain's index), `request` (one
 //! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window, MSER-5 and batch
 //! means), `summary` (a run's figures).
 
@@ -20,6 +20,7 @@ mod breakdown;
 mod cache;
 pub mod ci;
 mod distribution;
+pub mod mix;
 mod request;
 mod samples;
 pub mod steady;

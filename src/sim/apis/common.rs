@@ -203,6 +203,9 @@ pub(super) struct Gen {
     /// Output tokens the request gets.
     pub(super) tokens: u32,
     pub(super) finish: Finish,
+    /// vLLM's `priority` request field (0 when not given): lower is served first when exact
+    /// mode's slots are ordered by priority.
+    pub(super) priority: i64,
 }
 
 /// Checks the context length, numbers the request and draws its fault ([`begin`]) and decides
@@ -245,6 +248,7 @@ pub(super) fn resolve(
         cached: 0,
         tokens,
         finish,
+        priority: 0,
     })
 }
 
@@ -358,9 +362,26 @@ pub(super) async fn stream_answer<F: Framer>(shared: Arc<Shared>, gen: &Gen, fra
         let job = admit(&shared, gen).await?;
         return Ok(engine_sse_response(shared, job, framer));
     }
-    let plan = plan(&shared, gen);
-    let active = Active::exact(&shared, gen.prompt_tokens, &plan);
+    let (plan, active) = exact_plan(&shared, gen).await;
     Ok(sse_response(shared, plan, framer, active))
+}
+
+/// Exact mode's schedule of `gen`, begun once it holds one of the slots where there are
+/// slots (`slots.rs`: its schedule starts when the slot it waited for freed), and its
+/// server metrics, which hold the slot until the stream ends.
+async fn exact_plan(shared: &Arc<Shared>, gen: &Gen) -> (Plan, Active) {
+    let mut plan = plan(shared, gen);
+    let slot = match &shared.slots {
+        Some(slots) => {
+            let (mut slot, t0) = slots.take(gen.t0, gen.priority).await;
+            plan.t0 = t0;
+            slot.ends_at(plan.deadline(plan.chunks() - 1));
+            Some(slot)
+        }
+        None => None,
+    };
+    let active = Active::exact(shared, gen.prompt_tokens, &plan).holding(slot);
+    (plan, active)
 }
 
 /// The non-streamed answer, when the whole generation is done.
@@ -373,8 +394,7 @@ pub(super) async fn whole_answer(
         let job = admit(&shared, gen).await?;
         return Ok(engine_non_stream_response(shared, job, body).await);
     }
-    let plan = plan(&shared, gen);
-    let active = Active::exact(&shared, gen.prompt_tokens, &plan);
+    let (plan, active) = exact_plan(&shared, gen).await;
     Ok(non_stream_response(shared, plan, active, body).await)
 }
 

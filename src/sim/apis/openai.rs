@@ -73,6 +73,8 @@ struct CompletionRequest {
     stream: Option<bool>,
     stream_options: Option<StreamOptions>,
     ignore_eos: Option<bool>,
+    /// vLLM's request priority (lower is served first).
+    priority: Option<i64>,
 }
 
 struct CompletionsFramer {
@@ -113,7 +115,8 @@ pub(crate) async fn completions(
     let req: CompletionRequest = parse_body(&body)?;
     let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    let r = resolve_prompt(&shared, t0, req.prompt.as_ref(), budget, ignore_eos)?;
+    let mut r = resolve_prompt(&shared, t0, req.prompt.as_ref(), budget, ignore_eos)?;
+    r.priority = req.priority.unwrap_or(0);
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
     let gen = TokenGen::new(shared.config.seed, r.n);
@@ -188,6 +191,8 @@ struct ChatRequest {
     /// Extension: the first R tokens are reasoning (`delta.reasoning_content`).
     sim_reasoning_tokens: Option<u64>,
     ignore_eos: Option<bool>,
+    /// vLLM's request priority (lower is served first).
+    priority: Option<i64>,
 }
 
 struct ChatFramer {
@@ -259,7 +264,8 @@ pub(crate) async fn chat_completions(
     let budget = token_budget(&shared, field, requested)?;
     let contents = (req.messages.iter().flatten()).filter_map(|m| m.content.as_ref());
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    let mut r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    r.priority = req.priority.unwrap_or(0);
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
     let reasoning = reasoning_tokens(req.sim_reasoning_tokens, tokens);

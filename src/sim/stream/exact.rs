@@ -25,6 +25,7 @@ use super::body::{machine_response, whole_response};
 use super::machine::{record_lateness, wait_until, Framer, Machine, Pace, ServerTimes, Wait};
 use crate::sim::faults::Fault;
 use crate::sim::metrics::ServerMetrics;
+use crate::sim::slots::Slot;
 use crate::sim::state::Shared;
 use crate::sim::time::{mul, offset};
 
@@ -58,6 +59,8 @@ pub(crate) struct Active {
     metrics: Arc<Mutex<ServerMetrics>>,
     generated: u32,
     ok: bool,
+    /// The exact-mode slot the request holds (`slots.rs`), handed on when it ends.
+    slot: Option<Slot>,
 }
 
 impl Active {
@@ -77,7 +80,16 @@ impl Active {
             metrics: shared.metrics.clone(),
             generated: 0,
             ok: false,
+            slot: None,
         }
+    }
+}
+
+impl Active {
+    /// The request holds `slot` until it ends.
+    pub(crate) fn holding(mut self, slot: Option<Slot>) -> Self {
+        self.slot = slot;
+        self
     }
 }
 
