@@ -240,6 +240,16 @@ pub struct RunArgs {
     /// after the workload, pre-flight and warm-ups: give every shard the same time.
     #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
     pub start_at: Option<time::OffsetDateTime>,
+    /// A workload mix: a JSON file of classes, each with its weight (or share), vLLM's
+    /// `priority`, a tenant id sent in a header, its lengths and SLOs; the report gives each
+    /// class's goodput, SLO attainment and token share, and Jain's fairness index.
+    #[arg(long, value_name = "FILE")]
+    pub mix: Option<PathBuf>,
+    /// With --mix: while the load runs, send a probe every 1/R s (at most 100 a second),
+    /// each class's first request in turn, outside --max-concurrency; each class's probe
+    /// latency is reported beside its own.
+    #[arg(long, value_name = "R")]
+    pub probe_request_rate: Option<f64>,
     #[command(flatten)]
     pub limits: limits::LimitsArgs,
     #[command(flatten)]
@@ -354,6 +364,14 @@ pub struct SimArgs {
     /// The time to load an adapter that is not resident, ms (default 0).
     #[arg(long, value_name = "MS")]
     pub lora_load_ms: Option<f64>,
+    /// Exact mode: at most N streams at once; the others wait in a queue, and a queued
+    /// request's TTFT is its wait plus --ttft-ms.
+    #[arg(long, value_name = "N")]
+    pub slots: Option<u32>,
+    /// fcfs: the queue of --slots first come first served; priority: by vLLM's `priority`
+    /// request field, lower first, then arrival (vLLM's --scheduling-policy).
+    #[arg(long, default_value = "fcfs", value_parser = PossibleValuesParser::new(["fcfs", "priority"]))]
+    pub scheduling_policy: String,
 }
 
 impl SimArgs {
@@ -475,6 +493,8 @@ impl SimArgs {
                 }
             },
             lora: self.lora()?,
+            slots: self.slots,
+            priority_scheduling: self.scheduling_policy == "priority",
         };
         (cfg.validate()).map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(cfg)

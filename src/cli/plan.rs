@@ -267,6 +267,8 @@ impl RunArgs {
                     .to_string()
             }),
             tags: self.tags.tags(),
+            mix: self.mix.as_deref().map(read_mix).transpose()?,
+            probe_request_rate: self.probe_request_rate,
             ..RunConfig::default()
         });
         Ok(self.shape.apply(self.request.apply(cfg)))
@@ -367,3 +369,24 @@ impl SearchArgs {
 #[cfg(test)]
 #[path = "plan_tests.rs"]
 mod tests;
+
+/// Reads `--mix FILE` (at most `mix::MAX_FILE_BYTES`) and parses it; an error names the file.
+fn read_mix(path: &std::path::Path) -> Result<crate::config::mix::Mix, ConfigError> {
+    use std::io::Read as _;
+    let name = path.display().to_string();
+    let cannot =
+        |e: std::io::Error| ConfigError::invalid("--mix", format!("cannot read {name}: {e}"));
+    let max = crate::config::mix::MAX_FILE_BYTES;
+    let mut text = String::new();
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    file.take(max + 1)
+        .read_to_string(&mut text)
+        .map_err(cannot)?;
+    if text.len() as u64 > max {
+        return Err(ConfigError::invalid(
+            "--mix",
+            format!("{name} is larger than {max} bytes"),
+        ));
+    }
+    crate::config::mix::Mix::from_json(&text, &name)
+}

@@ -32,6 +32,7 @@ pub mod figure;
 pub mod limits;
 pub mod lora;
 pub mod metric;
+pub mod mix;
 pub mod search;
 pub mod shape;
 pub mod shard;
@@ -331,6 +332,12 @@ pub struct RunConfig {
     /// `--label`, `--metadata`, `--cost-per-hour`.
     #[serde(default, flatten)]
     pub tags: tags::Tags,
+    /// `--mix FILE`: the run's classes of requests (issue 27 §2; `mix.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<mix::Mix>,
+    /// `--probe-request-rate`: probes per second beside a mix's load (`drive::mix`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_request_rate: Option<f64>,
 }
 
 fn default_time_scale() -> f64 {
@@ -366,6 +373,8 @@ impl Default for RunConfig {
             rerank_query_len: None,
             lora_modules: Vec::new(),
             tags: tags::Tags::default(),
+            mix: None,
+            probe_request_rate: None,
         }
     }
 }
@@ -610,6 +619,27 @@ impl RunConfig {
         }
         if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
             return bad("--time-scale", "must be a finite number > 0".into());
+        }
+        if let Some(mix) = &self.mix {
+            mix.check()
+                .map_err(|why| ConfigError::invalid("--mix", why))?;
+            let conversation = w.dataset.multi_turn() || self.load.shape.turns() > 1;
+            if conversation || w.dataset.own_schedule().is_some() || self.inputs_per_request > 1 {
+                return bad("--mix", "classes take single requests: not with a conversation (--multi-turn, --turns), a trace or --embedding-batch-size".into());
+            }
+            mix.check_run(self.load.num_prompts, w)?;
+        }
+        if let Some(r) = self.probe_request_rate {
+            if self.mix.is_none() {
+                return bad(
+                    "--probe-request-rate",
+                    "probes send each class's requests in turn: give --mix".into(),
+                );
+            }
+            limits::check_rate(r).map_err(|why| ConfigError::limit("--probe-request-rate", why))?;
+            if r > mix::MAX_PROBE_RATE {
+                return bad("--probe-request-rate", format!("{r} is more than {} probes a second: probes are a low rate beside the load", mix::MAX_PROBE_RATE));
+            }
         }
         Ok(())
     }

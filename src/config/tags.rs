@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 58] = [
+const RESULT_KEYS: [&str; 59] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -77,6 +77,7 @@ const RESULT_KEYS: [&str; 58] = [
     "error",
     "stopped_early",
     "steady_state",
+    "mix",
     "window_end",
     "records_file",
     "config",

@@ -12,6 +12,7 @@ pub mod error;
 pub mod history;
 pub mod live;
 pub mod load;
+pub mod mix;
 pub mod monitor;
 pub mod plan;
 pub mod progress;

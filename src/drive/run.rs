@@ -27,6 +27,7 @@ use crate::config::ScrapeSpec;
 use crate::drive::early_stop::ErrorWatch;
 use crate::drive::error::RunError;
 use crate::drive::load::Sink;
+use crate::drive::mix::Probes;
 use crate::drive::monitor::Monitor;
 use crate::drive::plan::{ask_server, Text};
 use crate::drive::progress::Live;
@@ -38,6 +39,7 @@ use crate::results::document::{BenchResult, Unsent};
 use crate::results::error::ResultsError;
 use crate::results::server_metrics::ServerMetrics;
 use crate::results::shard::Timebase;
+use crate::results::stats::mix::MixFigures;
 use crate::results::stats::{adapters, steady, SampleSet, Summarizer, SummaryOptions};
 use crate::results::validity::{RunFacts, Validity};
 use crate::workload;
@@ -189,7 +191,11 @@ async fn prepare(cfg: &RunConfig, text: &Text, secrets: &Secrets) -> Result<Prep
     let k = cfg.inputs_per_request;
     let n = |requests: u64| requests.saturating_mul(u64::from(k.max(1)));
     let warmups = build(n(cfg.load.num_warmups), seed ^ 0xA5A5, true).await?;
-    let requests = build(n(crate::drive::load::pool_size(&cfg.load)), seed, false).await?;
+    let pool = n(crate::drive::load::pool_size(&cfg.load));
+    let requests = match &cfg.mix {
+        None => build(pool, seed, false).await?,
+        Some(mix) => crate::drive::mix::build(mix, cfg, tokenizer, &client, pool, seed).await?,
+    };
     let (mut warmups, mut requests) = (
         workload::batch::batch(warmups, k),
         workload::batch::batch(requests, k),
@@ -282,6 +288,8 @@ struct Measured {
     records_error: Option<ResultsError>,
     /// Some request went to a LoRA adapter: the result has each adapter's figures.
     adapters: bool,
+    /// The probes' records (`--probe-request-rate`), kept apart from the run's.
+    probes: Vec<RequestRecord>,
 }
 
 /// What a run's summary needs from its config.
@@ -336,6 +344,10 @@ async fn measure(
         time_scale: cfg.time_scale,
         abort: opts.abort.clone(),
     };
+    let probes = (cfg.mix.as_ref().zip(cfg.probe_request_rate)).map(|(mix, rate)| {
+        let specs = crate::drive::mix::probe_specs(mix, &prepared.requests);
+        Probes::start(client.clone(), specs, rate, clock, opts.abort.clone())
+    });
     let driven = crate::drive::load::drive(
         client.clone(),
         prepared.requests,
@@ -347,6 +359,10 @@ async fn measure(
     )
     .await;
     let wall_s = (clock.now_ns() - start_ns) as f64 / 1e9;
+    let probes = match probes {
+        Some(p) => p.finish().await,
+        None => Vec::new(),
+    };
     let (lags, cpu_s) = monitor.stop();
     let server_metrics = match scraper {
         Some(s) => Some(s.finish().await),
@@ -376,6 +392,7 @@ async fn measure(
         sends: written.sends,
         records_error: written.error,
         adapters,
+        probes,
     })
 }
 
@@ -441,6 +458,13 @@ fn finish(
         let records = crate::measure::record::read_jsonl(&opts.records_path).into_iter();
         let (opts_s, d) = (summary_options(&result.config), result.summary.duration_s);
         result.per_adapter = adapters::per_adapter(records.flatten(), &opts_s, d);
+    }
+    if let Some(mix) = &result.config.mix {
+        let records = crate::measure::record::read_jsonl(&opts.records_path);
+        let (s, c) = (&result.summary, &result.config);
+        let run = (s.duration_s, c.time_scale, c.goodput.as_slice());
+        let figures = MixFigures::of(mix, records.into_iter().flatten(), &measured.probes, run);
+        result.mix = Some(figures);
     }
     result.judge_complete(measured.planned, measured.unsent);
     result.save(&opts.result_path)?;

@@ -283,6 +283,9 @@ pub struct RequestRecord {
     /// `trace` datasets).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub designed_cached_tokens: Option<u64>,
+    /// The `--mix` class of the request: its number in the mix's `classes`, from 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u32>,
     /// Timings the server reported about itself (llama.cpp `timings`), verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_timings: Option<serde_json::Value>,

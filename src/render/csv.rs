@@ -97,6 +97,9 @@ pub fn result(r: &BenchResult) -> String {
     if !r.per_adapter.is_empty() {
         flatten("per_adapter", &serde_json::json!(r.per_adapter), &mut row);
     }
+    if let Some(mix) = &r.mix {
+        flatten("mix", &serde_json::json!(mix), &mut row);
+    }
     let (head, cells): (Vec<String>, Vec<String>) = row.into_iter().unzip();
     write(&head, &[cells])
 }

@@ -141,6 +141,10 @@ pub struct BenchResult {
     /// "Steady state").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<crate::results::stats::steady::SteadyState>,
+    /// A workload mix's figures per class and Jain's fairness index (`--mix`;
+    /// docs/metrics.md, "Workload mix").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<crate::results::stats::mix::MixFigures>,
     /// `--max-errors` or `--max-error-rate` stopped the sends: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<String>,
@@ -204,6 +208,7 @@ impl BenchResult {
             unsent_by: Unsent::default(),
             error: None,
             steady_state: None,
+            mix: None,
             stopped_early: None,
             window_end: None,
             records_file,

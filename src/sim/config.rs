@@ -140,6 +140,12 @@ pub struct SimConfig {
     /// LoRA adapters served beside `model`, and what loading one costs; `None`: any `model`
     /// a request names is served (no adapters modelled).
     pub lora: Option<LoraConfig>,
+    /// Exact mode: at most this many streams at once, the others queued (`slots.rs`); each
+    /// queued request's TTFT is its wait plus `ttft`. Default `None`: no limit.
+    pub slots: Option<u32>,
+    /// Exact mode's queue served by vLLM's `priority` request field (lower first, then
+    /// arrival) instead of first come first served (`--scheduling-policy priority`).
+    pub priority_scheduling: bool,
 }
 
 /// The most adapters the simulator serves.
@@ -203,6 +209,8 @@ impl Default for SimConfig {
             reasoning_tokens: 0,
             spec: None,
             lora: None,
+            slots: None,
+            priority_scheduling: false,
         }
     }
 }
@@ -248,6 +256,17 @@ impl SimConfig {
         }
         if let Some(spec) = &self.spec {
             self.validate_spec(spec)?;
+        }
+        if self.slots == Some(0) {
+            return Err(SimConfigError::setting("slots", "must be at least 1"));
+        }
+        if self.slots.is_some() && self.engine.is_some() {
+            let rule = "are exact mode's: an engine preset queues by its own max_num_seqs";
+            return Err(SimConfigError::setting("slots", rule));
+        }
+        if self.priority_scheduling && self.slots.is_none() {
+            let rule = "orders the queue of exact mode's slots: give slots too";
+            return Err(SimConfigError::setting("priority_scheduling", rule));
         }
         self.limits.validate()?;
         if let Some(lora) = &self.lora {

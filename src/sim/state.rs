@@ -25,7 +25,7 @@ use tokio::sync::watch;
 
 use super::config::SimConfig;
 use super::prefix_cache::PrefixCache;
-use super::{engine, metrics};
+use super::{engine, metrics, slots};
 
 /// Counters of what the server did (a snapshot). Also served as JSON at `GET /sim/stats`.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
@@ -209,6 +209,8 @@ pub(crate) struct Shared {
     /// The resident LoRA adapters (`SimConfig::lora`), least recently used first, each with
     /// when its load is done.
     pub(crate) resident: Mutex<std::collections::VecDeque<(String, tokio::time::Instant)>>,
+    /// Exact mode's slots and their queue (`SimConfig::slots`); `None`: no limit.
+    pub(crate) slots: Option<Arc<slots::Slots>>,
 }
 
 impl Shared {
@@ -290,7 +292,12 @@ impl Shared {
             .engine
             .as_ref()
             .map_or(1_000_000, |e| e.kv_capacity_tokens);
+        let slots = (config.engine.is_none())
+            .then_some(config.slots)
+            .flatten()
+            .map(|n| slots::Slots::new(n as usize, config.priority_scheduling));
         Self {
+            slots,
             prefix_cache: Mutex::new(PrefixCache::new(capacity)),
             resident: Mutex::new(std::collections::VecDeque::new()),
             config,

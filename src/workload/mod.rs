@@ -17,6 +17,7 @@ pub mod dataset;
 pub mod error;
 pub mod lora;
 pub mod rerank;
+pub mod mix;
 pub mod server;
 
 use rand::{RngExt, SeedableRng};

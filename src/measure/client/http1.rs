@@ -117,19 +117,23 @@ impl Endpoint {
     /// again: the server may have received it, and would run it twice.
     #[cfg(test)]
     pub async fn post(&self, body: &[u8], retried: &mut u32) -> Result<Response, Error> {
-        self.post_noting(body, retried, None).await
+        self.post_noting(body, b"", retried, None).await
     }
 
-    /// As [`Endpoint::post`], calling `written` just before each attempt's first byte is
-    /// written (a request sent again on a new connection calls it again).
+    /// As [`Endpoint::post`], with `extra` (header lines, each ending in CRLF, already
+    /// checked) after the endpoint's own headers, calling `written` just before each
+    /// attempt's first byte is written (a request sent again on a new connection calls it
+    /// again).
     pub async fn post_noting(
         &self,
         body: &[u8],
+        extra: &[u8],
         retried: &mut u32,
         written: Option<&(dyn Fn() + Sync)>,
     ) -> Result<Response, Error> {
-        let mut request = Vec::with_capacity(self.head.len() + 32 + body.len());
+        let mut request = Vec::with_capacity(self.head.len() + extra.len() + 32 + body.len());
         request.extend_from_slice(&self.head);
+        request.extend_from_slice(extra);
         request.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
         request.extend_from_slice(body);
         let mut stale = false;

@@ -84,6 +84,18 @@ pub struct RequestSpec {
     /// The model (a LoRA adapter, `--lora-modules` or a jsonl line's `model`) this request is
     /// sent to instead of the run's `--model`; kept in its record.
     pub model: Option<String>,
+    /// The `--mix` class this request belongs to, and what the class sends with it.
+    pub class: Option<ClassTag>,
+}
+
+/// A request's class of a workload mix (`--mix`): its number in the mix, vLLM's `priority`
+/// field put in the body, and the tenant header sent with it (checked as a header name and
+/// value by `config::mix`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClassTag {
+    pub index: u32,
+    pub priority: Option<i32>,
+    pub header: Option<(String, String)>,
 }
 
 /// Told when a request's first byte is about to be written ([`Client::send_within`]).
@@ -371,6 +383,13 @@ impl Client {
         if let Some(extra) = &self.extra_body {
             api::merge_json(&mut body, extra);
         }
+        if let (Some(p), Some(body)) = (
+            spec.class.as_ref().and_then(|c| c.priority),
+            body.as_object_mut(),
+        ) {
+            body.insert("priority".into(), p.into());
+        }
+        let header = spec.class.as_ref().and_then(|c| c.header.as_ref());
         let max_tokens = self.api.max_tokens(&body);
         let request = serde_json::to_vec(&body).unwrap_or_default();
         // The body bounds the prompt's tokens, unless the prompt has parts that are not text.
@@ -395,6 +414,7 @@ impl Client {
         );
         state.rec.designed_cached_tokens = spec.designed_cached;
         state.rec.adapter = spec.model.clone();
+        state.rec.class = spec.class.as_ref().map(|c| c.index);
         if let Answer::Whole(api) = self.api.answer() {
             state.answered_whole(api.inputs(&body));
         }
@@ -405,7 +425,7 @@ impl Client {
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => Outcome::failed(FailureKind::Cancelled, "run stopped while the request was in flight"),
-            o = self.exchange((request, &body), &mut state, clock, &mut finished, (sent_at, limit, written)) => o,
+            o = self.exchange((request, &body, header), &mut state, clock, &mut finished, (sent_at, limit, written)) => o,
         };
         let end_ns = clock.now_ns();
         // Everything after the last chunk's timestamp (counting the text with the tokenizer,
@@ -463,6 +483,7 @@ fn unsent(
         output_len_requested: Some(spec.output_len),
         designed_cached_tokens: spec.designed_cached,
         adapter: spec.model.clone(),
+        class: spec.class.as_ref().map(|c| c.index),
         ..RequestRecord::default()
     }
 }

@@ -409,6 +409,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     phases::reasoning(&mut out, result);
     phases::spec_decode(&mut out, result);
     blocks::steady_state(&mut out, result);
+    blocks::mix(&mut out, result);
     server_timings(&mut out, result);
     server_metrics(&mut out, result);
     if let Some(path) = &result.records_file {

@@ -12,9 +12,10 @@
 //! [`RunSummary`] (with `#[serde(default)]`), and test it against a hand-computed value.
 //!
 //! Files: `adapters` (each LoRA adapter's figures), `ci` (95% confidence intervals),
-//! `distribution` (one set of samples, the percentile method), `request` (one
-//! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window, MSER-5 and batch
-//! means), `summary` (a run's figures).
+//! `distribution` (one set of samples, the percentile method), `mix` (a workload mix's
+//! classes and Jain's index), `reasoning` (the reasoning and answer phases), `request` (one
+//! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window,
+//! MSER-5 and batch means), `summary` (a run's figures).
 
 pub mod adapters;
 mod breakdown;
@@ -22,6 +23,7 @@ mod cache;
 pub mod ci;
 mod distribution;
 mod reasoning;
+pub mod mix;
 mod request;
 mod samples;
 pub mod steady;

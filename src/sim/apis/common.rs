@@ -214,6 +214,9 @@ pub(super) struct Gen {
     pub(super) finish: Finish,
     /// The wait for the request's LoRA adapter to be loaded ([`adapter`]), before its prefill.
     pub(super) adapter_wait: std::time::Duration,
+    /// vLLM's `priority` request field (0 when not given): lower is served first when exact
+    /// mode's slots are ordered by priority.
+    pub(super) priority: i64,
 }
 
 /// The LoRA adapter a request's `model` names, when the server serves adapters
@@ -286,6 +289,7 @@ pub(super) fn resolve(
         tokens,
         finish,
         adapter_wait: std::time::Duration::ZERO,
+        priority: 0,
     })
 }
 
@@ -401,9 +405,26 @@ pub(super) async fn stream_answer<F: Framer>(shared: Arc<Shared>, gen: &Gen, fra
         let job = admit(&shared, gen).await?;
         return Ok(engine_sse_response(shared, job, framer));
     }
-    let plan = plan(&shared, gen);
-    let active = Active::exact(&shared, gen.prompt_tokens, &plan);
+    let (plan, active) = exact_plan(&shared, gen).await;
     Ok(sse_response(shared, plan, framer, active))
+}
+
+/// Exact mode's schedule of `gen`, begun once it holds one of the slots where there are
+/// slots (`slots.rs`: its schedule starts when the slot it waited for freed), and its
+/// server metrics, which hold the slot until the stream ends.
+async fn exact_plan(shared: &Arc<Shared>, gen: &Gen) -> (Plan, Active) {
+    let mut plan = plan(shared, gen);
+    let slot = match &shared.slots {
+        Some(slots) => {
+            let (mut slot, t0) = slots.take(gen.t0, gen.priority).await;
+            plan.t0 = t0;
+            slot.ends_at(plan.deadline(plan.chunks() - 1));
+            Some(slot)
+        }
+        None => None,
+    };
+    let active = Active::exact(shared, gen.prompt_tokens, &plan).holding(slot);
+    (plan, active)
 }
 
 /// The non-streamed answer, when the whole generation is done.
@@ -416,8 +437,7 @@ pub(super) async fn whole_answer(
         let job = admit(&shared, gen).await?;
         return Ok(engine_non_stream_response(shared, job, body).await);
     }
-    let plan = plan(&shared, gen);
-    let active = Active::exact(&shared, gen.prompt_tokens, &plan);
+    let (plan, active) = exact_plan(&shared, gen).await;
     Ok(non_stream_response(shared, plan, active, body).await)
 }
 

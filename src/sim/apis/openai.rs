@@ -84,6 +84,8 @@ struct CompletionRequest {
     stream: Option<bool>,
     stream_options: Option<StreamOptions>,
     ignore_eos: Option<bool>,
+    /// vLLM's request priority (lower is served first).
+    priority: Option<i64>,
 }
 
 struct CompletionsFramer {
@@ -127,6 +129,7 @@ pub(crate) async fn completions(
     let ignore_eos = req.ignore_eos.unwrap_or(false);
     let mut r = resolve_prompt(&shared, t0, req.prompt.as_ref(), budget, ignore_eos)?;
     wait_for_adapter(&shared, &mut r, lora.as_deref());
+    r.priority = req.priority.unwrap_or(0);
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
     let gen = TokenGen::new(shared.config.seed, r.n);
@@ -201,6 +204,8 @@ struct ChatRequest {
     /// Extension: the first R tokens are reasoning (`delta.reasoning_content`).
     sim_reasoning_tokens: Option<u64>,
     ignore_eos: Option<bool>,
+    /// vLLM's request priority (lower is served first).
+    priority: Option<i64>,
 }
 
 struct ChatFramer {
@@ -275,6 +280,7 @@ pub(crate) async fn chat_completions(
     let ignore_eos = req.ignore_eos.unwrap_or(false);
     let mut r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
     wait_for_adapter(&shared, &mut r, lora.as_deref());
+    r.priority = req.priority.unwrap_or(0);
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
     let reasoning = reasoning_tokens(&shared, req.sim_reasoning_tokens, tokens);

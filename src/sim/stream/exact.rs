@@ -26,6 +26,7 @@ use super::machine::{record_lateness, wait_until, Framer, Machine, Pace, ServerT
 use crate::sim::faults::Fault;
 use crate::sim::metrics::ServerMetrics;
 use crate::sim::spec::Chunks;
+use crate::sim::slots::Slot;
 use crate::sim::state::Shared;
 use crate::sim::time::{mul, offset};
 
@@ -65,6 +66,8 @@ pub(crate) struct Active {
     sent: u32,
     chunks: Chunks,
     spec_counted: bool,
+    /// The exact-mode slot the request holds (`slots.rs`), handed on when it ends.
+    slot: Option<Slot>,
 }
 
 impl Active {
@@ -103,7 +106,16 @@ impl Active {
             sent: 0,
             chunks: plan.chunks,
             spec_counted: false,
+            slot: None,
         }
+    }
+}
+
+impl Active {
+    /// The request holds `slot` until it ends.
+    pub(crate) fn holding(mut self, slot: Option<Slot>) -> Self {
+        self.slot = slot;
+        self
     }
 }
 
