@@ -16,6 +16,7 @@ const SIM: &[(&str, u32)] = &[
     ("text", 1),
     ("metrics", 1),
     ("prefix_cache", 1),
+    ("spans", 1),
     ("time", 2),
     ("faults", 2),
     ("engine", 3),

@@ -289,6 +289,14 @@ pub struct RunConfig {
     /// Inputs each request carries, for an API that answers each (`--embedding-batch-size`).
     #[serde(default = "defaults::one", skip_serializing_if = "defaults::is_one")]
     pub inputs_per_request: u32,
+    /// The header each request's id is sent in (`--request-id-header`, lowercase; its syntax
+    /// is checked by the flag's parser); `None`: no id is sent (and older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id_header: Option<String>,
+    /// Send each request's W3C `traceparent` (derived from its id), so a server that traces
+    /// puts its spans under the client's exported ones (`--otel-file`, `--otel-endpoint`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub propagate_trace: bool,
     /// `--label`, `--metadata`, `--cost-per-hour`.
     #[serde(default, flatten)]
     pub tags: tags::Tags,
@@ -325,6 +333,8 @@ impl Default for RunConfig {
             max_answer_size: None,
             inputs_per_request: 1,
             tags: tags::Tags::default(),
+            request_id_header: Some("x-request-id".into()),
+            propagate_trace: false,
         }
     }
 }

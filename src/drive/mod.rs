@@ -13,6 +13,7 @@ pub mod history;
 pub mod live;
 pub mod load;
 pub mod monitor;
+pub mod otel;
 pub mod plan;
 pub mod progress;
 pub mod run;

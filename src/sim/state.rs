@@ -24,7 +24,7 @@ use tokio::sync::watch;
 
 use super::config::SimConfig;
 use super::prefix_cache::PrefixCache;
-use super::{engine, metrics};
+use super::{engine, metrics, spans};
 
 /// Counters of what the server did (a snapshot). Also served as JSON at `GET /sim/stats`.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
@@ -200,6 +200,8 @@ pub(crate) struct Shared {
     pub(crate) real: RealDurations,
     /// The prefix cache: the engine's KV capacity, or a million tokens in exact mode.
     pub(crate) prefix_cache: Mutex<PrefixCache>,
+    /// The newest finished requests' spans (`GET /sim/otlp`).
+    pub(crate) spans: spans::SpanLog,
 }
 
 /// Simulated durations converted to real time (divided by `time_scale`).
@@ -251,6 +253,7 @@ impl Shared {
             metrics,
             engine,
             real,
+            spans: spans::SpanLog::default(),
         }
     }
 }

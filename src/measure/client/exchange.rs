@@ -60,6 +60,14 @@ impl Client {
                 rec.connect_end_ns = Some(clock.ns_at(done));
             }
         }
+        let echoed = match (&body, &self.ids) {
+            (Body::Lean(r), _) => r.echoed.as_deref().and_then(super::server_id),
+            (Body::Reqwest(r, _), Some(ids)) => (r.headers().get(ids.name.as_str()))
+                .and_then(|v| v.to_str().ok())
+                .and_then(super::server_id),
+            (Body::Reqwest(..), None) => None,
+        };
+        state.rec.server_request_id = echoed;
         let status = body.status();
         state.rec.http_status = Some(status);
         if !(200..300).contains(&status) {
@@ -294,13 +302,19 @@ impl Client {
         written: Written<'_>,
         state: &mut Stream<'_>,
     ) -> Result<Body, Outcome> {
+        // This request's own header: its id (one line, formatted once per request).
+        let id = (self.ids.as_ref()).zip(state.rec.request_id.as_deref());
         let retried = &mut state.rec.connection_retries;
         match &self.lean {
-            Some(lean) => match lean.post_noting(&request, retried, written).await {
-                Ok(r) => Ok(Body::Lean(r)),
-                Err(e) => Err(lean_failure(e)),
-            },
-            None => match self.send_reqwest(request, written).await {
+            Some(lean) => {
+                let extra = id.map(|(ids, id)| ids.head_lines(id));
+                let extra = extra.as_deref().unwrap_or("").as_bytes();
+                match lean.post_noting(&request, extra, retried, written).await {
+                    Ok(r) => Ok(Body::Lean(r)),
+                    Err(e) => Err(lean_failure(e)),
+                }
+            }
+            None => match self.send_reqwest(request, id, written).await {
                 Ok(r) => Ok(Body::Reqwest(r, Bytes::new())),
                 Err(e) => {
                     // reqwest's message names the URL, which may hold credentials.
@@ -314,9 +328,21 @@ impl Client {
     /// The request through reqwest (HTTPS). Never sent again here: hyper-util already resends
     /// a request that never left (its connection found closed before the request was
     /// written), and one that did may have reached the server.
-    async fn send_reqwest(&self, body: Vec<u8>, w: Written<'_>) -> reqwest::Result<Response> {
+    async fn send_reqwest(
+        &self,
+        body: Vec<u8>,
+        id: Option<(&super::RequestIds, &str)>,
+        w: Written<'_>,
+    ) -> reqwest::Result<Response> {
         w.inspect(|w| w());
-        self.http.post(&self.target).body(body).send().await
+        let mut req = self.http.post(&self.target).body(body);
+        if let Some((ids, id)) = id {
+            req = req.header(ids.name.as_str(), id);
+            if ids.propagate {
+                req = req.header("traceparent", crate::measure::traceid::traceparent(id));
+            }
+        }
+        req.send().await
     }
 }
 
