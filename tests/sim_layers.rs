@@ -18,6 +18,7 @@ const SIM: &[(&str, u32)] = &[
     ("metrics", 1),
     ("prefix_cache", 1),
     ("slots", 1),
+    ("spans", 1),
     ("time", 2),
     ("faults", 2),
     ("engine", 3),

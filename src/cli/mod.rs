@@ -28,6 +28,7 @@ pub mod plan;
 pub mod request;
 pub mod shape;
 pub mod tags;
+pub mod trace;
 
 use error::PlanError;
 use parse::{
@@ -65,6 +66,9 @@ pub enum Command {
     Import(ImportArgs),
     /// Merge the results of a sharded run's shards (`run --shard I/N`) into one result.
     Merge(MergeArgs),
+    /// Join a run's requests with the server's own account of each (an OTLP JSON trace) by
+    /// request id, and split each TTFT into network, queue, prefill and KV transfer.
+    Join(trace::JoinArgs),
 }
 
 #[derive(Debug, Args)]
@@ -258,6 +262,8 @@ pub struct RunArgs {
     pub tags: tags::TagArgs,
     #[command(flatten)]
     pub request: request::RequestArgs,
+    #[command(flatten)]
+    pub trace: trace::TraceArgs,
 }
 
 #[derive(Debug, Args)]

@@ -31,6 +31,8 @@ pub struct Planned {
     /// The built-in simulator, started while planning; shut it down after the session.
     pub simulator: Option<SimServer>,
     pub show: Show,
+    /// Where each run's own spans go once it is saved (`--otel-file`, `--otel-endpoint`).
+    pub otel: crate::drive::otel::OtelTarget,
 }
 
 /// How a session is shown (`--quiet`, `--no-tui`, `--summary-only`).
@@ -114,6 +116,7 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
         overwrite: args.overwrite,
     };
     check_targets(&output, &mode, &config)?;
+    crate::results::document::refuse_existing(args.overwrite, args.trace.otel_file.iter())?;
     let text = Text::resolve(&config)?;
     Ok(Planned {
         plan: RunPlan {
@@ -131,6 +134,7 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
             no_tui: args.no_tui,
             summary_only: args.summary_only,
         },
+        otel: args.trace.otel(),
     })
 }
 
@@ -271,7 +275,7 @@ impl RunArgs {
             probe_request_rate: self.probe_request_rate,
             ..RunConfig::default()
         });
-        Ok(self.shape.apply(self.request.apply(cfg)))
+        Ok(self.trace.apply(self.shape.apply(self.request.apply(cfg))))
     }
 
     /// What `--scrape-metrics` asks for, with the default URL resolved against `base_url` (the

@@ -28,6 +28,7 @@ macro_rules! note {
 
 mod compare;
 mod import;
+mod join;
 mod merge;
 mod plot;
 mod printer;
@@ -80,6 +81,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
             Command::Plot(args) => plot::plot(args),
             Command::Import(args) => import::import(args),
             Command::Merge(args) => merge::merge(args),
+            Command::Join(args) => join::join(args),
         }
     });
     match outcome {

@@ -329,6 +329,14 @@ pub struct RunConfig {
     /// (`--lora-modules`); empty: every request to `model`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lora_modules: Vec<lora::LoraModule>,
+    /// The header each request's id is sent in (`--request-id-header`, lowercase; its syntax
+    /// is checked by the flag's parser); `None`: no id is sent (and older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id_header: Option<String>,
+    /// Send each request's W3C `traceparent` (derived from its id), so a server that traces
+    /// puts its spans under the client's exported ones (`--otel-file`, `--otel-endpoint`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub propagate_trace: bool,
     /// `--label`, `--metadata`, `--cost-per-hour`.
     #[serde(default, flatten)]
     pub tags: tags::Tags,
@@ -375,6 +383,8 @@ impl Default for RunConfig {
             tags: tags::Tags::default(),
             mix: None,
             probe_request_rate: None,
+            request_id_header: Some("x-request-id".into()),
+            propagate_trace: false,
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod live;
 pub mod load;
 pub mod mix;
 pub mod monitor;
+pub mod otel;
 pub mod plan;
 pub mod progress;
 pub mod run;

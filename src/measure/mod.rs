@@ -13,3 +13,4 @@ pub mod prom;
 pub mod record;
 pub mod rxtime;
 pub mod sse;
+pub mod traceid;

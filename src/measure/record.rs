@@ -204,6 +204,14 @@ pub struct RequestRecord {
     /// the request reached the server (its latencies still count from `sent_ns`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub connection_retries: u32,
+    /// The id servebench sent with the request (`--request-id-header`, `x-request-id` unless
+    /// set): unique in the run. Absent when none was sent and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The id the server returned in the same response header, when it sent a plausible one
+    /// (`measure::client`, `server_id`), without the user's secrets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_request_id: Option<String>,
     /// Arrival time of every chunk that carried output (content or reasoning), in order.
     /// Role-only deltas, empty finish chunks and usage-only chunks are not here.
     pub chunk_ns: Vec<u64>,

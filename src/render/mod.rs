@@ -27,6 +27,7 @@ pub mod error;
 pub mod escape;
 pub mod format;
 pub mod html;
+pub mod join;
 pub mod plot;
 pub mod print;
 pub mod report;

@@ -287,6 +287,38 @@ impl Printer<ImportSummary> for Text {
     }
 }
 
+/// A run joined with a server's trace (`servebench join`).
+pub struct JoinDoc(pub crate::results::join::Join);
+
+impl Document for JoinDoc {
+    const KIND: &'static str = "a join";
+    const PRINTERS: &'static [&'static dyn Printer<Self>] = &[&Text, &Csv, &Json, &Html];
+}
+
+impl Printer<JoinDoc> for Text {
+    fn print(&self, doc: &JoinDoc) -> Result<String, RenderError> {
+        Ok(super::join::text(&doc.0))
+    }
+}
+
+impl Printer<JoinDoc> for Csv {
+    fn print(&self, doc: &JoinDoc) -> Result<String, RenderError> {
+        Ok(super::join::csv(&doc.0))
+    }
+}
+
+impl Printer<JoinDoc> for Json {
+    fn print(&self, doc: &JoinDoc) -> Result<String, RenderError> {
+        Ok(super::join::json(&doc.0))
+    }
+}
+
+impl Printer<JoinDoc> for Html {
+    fn print(&self, doc: &JoinDoc) -> Result<String, RenderError> {
+        Ok(super::join::html(&doc.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,6 +331,7 @@ mod tests {
             (ViewDoc::KIND, formats::<ViewDoc>()),
             (RecordsDoc::KIND, formats::<RecordsDoc>()),
             (CompareDoc::KIND, formats::<CompareDoc>()),
+            (JoinDoc::KIND, formats::<JoinDoc>()),
         ]
     }
 

@@ -8,7 +8,9 @@
 pub mod compare;
 pub mod document;
 pub mod error;
+pub mod join;
 pub mod merge;
+pub mod otlp;
 pub mod repeat;
 pub mod search;
 pub mod server_metrics;

@@ -117,12 +117,12 @@
 //! | 9 | `http1.rs` | the HTTP/1.1 server: connections and their limits, request parsing, writing responses | `sched`, `stream`, `state`, `config` |
 //! | 8 | `sched.rs` | the exact-mode scheduler thread | `stream`, `state` |
 //! | 7 | `stream/` | the stream state machine (`machine`), responses (`body`), the two paces (`exact`, `engine`) | `state`, `engine` (`Event`), `faults`, `metrics`, `slots`, `spec`, `time` |
-//! | 6 | `state.rs` | [`SimStats`], `Counters`, `Shutdown`, `Shared` | `config`, `engine`, `metrics` |
+//! | 6 | `state.rs` | [`SimStats`], `Counters`, `Shutdown`, `Shared` | `config`, `engine`, `metrics`, `spans` |
 //! | 5 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `engine`, `faults`, `metrics`, `spec`, `error` |
 //! | 4 | `presets.rs` | [`Preset`] | `engine`, `metrics`, `error` |
 //! | 3 | `engine.rs` | the engine model ([`EngineConfig`]) and its task | `metrics`, `text`, `time`, `error` |
 //! | 2 | `faults.rs`, `time.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until` | `text`, `error`; `precise` |
-//! | 1 | `precise.rs`, `text.rs`, `metrics.rs`, `prefix_cache.rs`, `slots.rs` | the precise timer; token text and hashing; `/metrics`; the prefix cache; exact mode's slots and their queue | `error`; `metrics`: `spec` |
+//! | 1 | `precise.rs`, `text.rs`, `metrics.rs`, `prefix_cache.rs`, `slots.rs`, `spans.rs` | the precise timer; token text and hashing; `/metrics`; the prefix cache; exact mode's slots and their queue; each request's span (`/sim/otlp`) | `error`; `metrics`: `spec` |
 //! | 0 | `error.rs` | [`SimConfigError`]: a setting or name that breaks a rule | nothing of `sim` |
 //! | 0 | `spec.rs` | speculative decoding: [`SpecDecode`], how a stream's tokens are cut into chunks, vLLM's `spec_decode` counters | nothing of `sim` |
 //!
@@ -146,8 +146,9 @@ mod precise;
 mod prefix_cache;
 mod presets;
 mod sched;
-mod spec;
 mod slots;
+mod spans;
+mod spec;
 mod state;
 mod stream;
 mod text;

@@ -25,7 +25,7 @@ use tokio::sync::watch;
 
 use super::config::SimConfig;
 use super::prefix_cache::PrefixCache;
-use super::{engine, metrics, slots};
+use super::{engine, metrics, slots, spans};
 
 /// Counters of what the server did (a snapshot). Also served as JSON at `GET /sim/stats`.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
@@ -211,6 +211,8 @@ pub(crate) struct Shared {
     pub(crate) resident: Mutex<std::collections::VecDeque<(String, tokio::time::Instant)>>,
     /// Exact mode's slots and their queue (`SimConfig::slots`); `None`: no limit.
     pub(crate) slots: Option<Arc<slots::Slots>>,
+    /// The newest finished requests' spans (`GET /sim/otlp`).
+    pub(crate) spans: spans::SpanLog,
 }
 
 impl Shared {
@@ -308,6 +310,7 @@ impl Shared {
             metrics,
             engine,
             real,
+            spans: spans::SpanLog::default(),
         }
     }
 }

@@ -60,6 +60,14 @@ impl Client {
                 rec.connect_end_ns = Some(clock.ns_at(done));
             }
         }
+        let echoed = match (&body, &self.ids) {
+            (Body::Lean(r), _) => r.echoed.as_deref().and_then(super::server_id),
+            (Body::Reqwest(r, _), Some(ids)) => (r.headers().get(ids.name.as_str()))
+                .and_then(|v| v.to_str().ok())
+                .and_then(super::server_id),
+            (Body::Reqwest(..), None) => None,
+        };
+        state.rec.server_request_id = echoed;
         let status = body.status();
         state.rec.http_status = Some(status);
         if !(200..300).contains(&status) {
@@ -295,16 +303,22 @@ impl Client {
         written: Written<'_>,
         state: &mut Stream<'_>,
     ) -> Result<Body, Outcome> {
+        // This request's own header: its id (one line, formatted once per request).
+        let id = (self.ids.as_ref()).zip(state.rec.request_id.as_deref());
         let retried = &mut state.rec.connection_retries;
         let head = header.map_or(String::new(), |(k, v)| format!("{k}: {v}\r\n"));
         match &self.lean {
             Some(lean) => {
+                let mut head = head;
+                if let Some((ids, id)) = id {
+                    head.push_str(&ids.head_lines(id));
+                }
                 match (lean.post_noting(&request, head.as_bytes(), retried, written)).await {
                     Ok(r) => Ok(Body::Lean(r)),
                     Err(e) => Err(lean_failure(e)),
                 }
             }
-            None => match self.send_reqwest(request, header, written).await {
+            None => match self.send_reqwest(request, header, id, written).await {
                 Ok(r) => Ok(Body::Reqwest(r, Bytes::new())),
                 Err(e) => {
                     // reqwest's message names the URL, which may hold credentials.
@@ -322,14 +336,21 @@ impl Client {
         &self,
         body: Vec<u8>,
         header: Option<&(String, String)>,
+        id: Option<(&super::RequestIds, &str)>,
         w: Written<'_>,
     ) -> reqwest::Result<Response> {
         w.inspect(|w| w());
-        let mut post = self.http.post(&self.target);
+        let mut req = self.http.post(&self.target).body(body);
         if let Some((k, v)) = header {
-            post = post.header(k.as_str(), v.as_str());
+            req = req.header(k.as_str(), v.as_str());
         }
-        post.body(body).send().await
+        if let Some((ids, id)) = id {
+            req = req.header(ids.name.as_str(), id);
+            if ids.propagate {
+                req = req.header("traceparent", crate::measure::traceid::traceparent(id));
+            }
+        }
+        req.send().await
     }
 }
 

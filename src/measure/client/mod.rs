@@ -146,6 +146,63 @@ pub struct Client {
     time_scale: AtomicU64,
     /// The user's secrets, replaced in all the client stores or prints of what a server sent.
     scrub: scrub::Scrubber,
+    /// The header each request's id goes in (`--request-id-header`), and the ids' prefix.
+    ids: Option<RequestIds>,
+}
+
+/// Each request's id: the run's tag and the request's number (`w` before a warm-up's), sent in
+/// the header `name` (lowercase).
+struct RequestIds {
+    name: String,
+    tag: String,
+    /// Each request's `traceparent` is sent too (`RunConfig::propagate_trace`).
+    propagate: bool,
+}
+
+impl RequestIds {
+    /// A tag for this client's ids: `sb` and 12 hex digits from the time and the process, so
+    /// the ids of two runs (or two shards) sent to one server do not meet.
+    fn new(name: &str, propagate: bool) -> RequestIds {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let mixed = nanos ^ u64::from(std::process::id()).rotate_left(40);
+        RequestIds {
+            name: name.to_ascii_lowercase(),
+            tag: format!("sb{:012x}", mixed & 0xffff_ffff_ffff),
+            propagate,
+        }
+    }
+
+    /// The request's own header lines, each ending in CRLF: its id, and its `traceparent`
+    /// when asked for.
+    fn head_lines(&self, id: &str) -> String {
+        let mut lines = format!("{}: {id}\r\n", self.name);
+        if self.propagate {
+            lines.push_str("traceparent: ");
+            lines.push_str(&crate::measure::traceid::traceparent(id));
+            lines.push_str("\r\n");
+        }
+        lines
+    }
+
+    fn id(&self, spec: &RequestSpec) -> String {
+        let w = if spec.warmup { "w" } else { "" };
+        format!("{}-{w}{}", self.tag, spec.id)
+    }
+}
+
+/// The longest server request id a record keeps.
+const MAX_SERVER_ID: usize = 128;
+
+/// A request id the server sent, when it is plausible: 1 to [`MAX_SERVER_ID`] visible ASCII
+/// characters (anything else is not kept: it cannot be a request id, and it would reach a
+/// terminal or a spreadsheet).
+fn server_id(value: &str) -> Option<String> {
+    let plausible = !value.is_empty()
+        && value.len() <= MAX_SERVER_ID
+        && value.bytes().all(|b| b.is_ascii_graphic());
+    plausible.then(|| value.to_string())
 }
 
 /// The bounds on one exchange besides the request timeout (`LoadSpec`, `RunConfig`).
@@ -179,6 +236,15 @@ impl Client {
         // The API's own headers (the key's, `anthropic-version`), then the user's: a user's
         // header replaces a default of the same name, as in reqwest's default-header map.
         let user = |name: &str| (secrets.headers.iter()).any(|(k, _)| k.eq_ignore_ascii_case(name));
+        let ids = (cfg.request_id_header.as_deref())
+            .map(|name| RequestIds::new(name, cfg.propagate_trace));
+        if let Some(ids) = &ids {
+            if user(&ids.name) {
+                return Err(ClientError::RequestIdHeader(ids.name.clone()));
+            }
+            HeaderName::from_bytes(ids.name.as_bytes())
+                .map_err(|_| ClientError::HeaderName(ids.name.clone()))?;
+        }
         let api = apis::for_backend(cfg.backend);
         let mut lean_headers: Vec<(String, String)> = (api.headers(secrets.api_key.as_deref()))
             .into_iter()
@@ -215,7 +281,9 @@ impl Client {
         Ok(Arc::new(Client {
             chat_template,
             http,
-            lean: http1::Endpoint::new(&url, &lean_headers, cfg.load.connect_timeout()),
+            lean: http1::Endpoint::new(&url, &lean_headers, cfg.load.connect_timeout())
+                .map(|e| e.echoing(ids.as_ref().map(|i| i.name.as_str()))),
+            ids,
             url: redact_url(&url),
             target: url,
             base_url,
@@ -415,6 +483,7 @@ impl Client {
         state.rec.designed_cached_tokens = spec.designed_cached;
         state.rec.adapter = spec.model.clone();
         state.rec.class = spec.class.as_ref().map(|c| c.index);
+        state.rec.request_id = self.ids.as_ref().map(|ids| ids.id(spec));
         if let Answer::Whole(api) = self.api.answer() {
             state.answered_whole(api.inputs(&body));
         }
@@ -450,8 +519,8 @@ impl Client {
         if let Outcome::Failed { message, .. } = &mut record.outcome {
             self.scrub.string(message);
         }
-        if let Some(text) = &mut record.generated_text {
-            self.scrub.string(text);
+        for text in [&mut record.generated_text, &mut record.server_request_id] {
+            text.iter_mut().for_each(|t| self.scrub.string(t));
         }
         for v in [
             &mut record.server_timings,
@@ -492,5 +561,7 @@ fn unsent(
 /// may hold; a larger one is refused rather than read whole.
 const SIDE_ANSWER_MAX: usize = 1 << 20;
 
+#[cfg(all(test, target_os = "linux"))]
+mod ids_tests;
 #[cfg(all(test, target_os = "linux"))]
 mod tests;

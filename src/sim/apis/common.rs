@@ -33,6 +33,7 @@ use crate::sim::config::MAX_TOKENS_LIMIT;
 use crate::sim::engine::{output_length, Event};
 use crate::sim::faults::{self, Fault, ERROR_429_BODY, ERROR_500_BODY};
 use crate::sim::spec::Chunks;
+use crate::sim::spans::Span;
 use crate::sim::state::{Counters, Shared};
 use crate::sim::stream::{
     engine_non_stream_response, engine_sse_response, json_response, non_stream_response,
@@ -42,6 +43,102 @@ use crate::sim::text::count_words;
 use crate::sim::time;
 
 pub(super) type AppState = State<Arc<Shared>>;
+
+// ---------------------------------------------------------------------------------------------
+// Request ids and spans
+
+tokio::task_local! {
+    /// The request id a handler's span carries (`gen_ai.request.id`), set by
+    /// [`with_request_id`] around the handler.
+    static TRACE_ID: Option<String>;
+}
+
+/// The longest `x-request-id` the simulator takes (a longer or unprintable one is ignored).
+const MAX_REQUEST_ID: usize = 128;
+
+/// Middleware: reads the request's `x-request-id`, names the request's span after it as vLLM
+/// names its requests (`cmpl-<id>-0` for completions, `chatcmpl-<id>` for chat, the id itself
+/// elsewhere), and returns it in the response's `x-request-id`, as vLLM does with
+/// `--enable-request-id-headers`.
+pub(crate) async fn with_request_id(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let id = (req.headers().get("x-request-id"))
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= MAX_REQUEST_ID)
+        .map(str::to_owned);
+    let traced = id.as_ref().map(|id| match req.uri().path() {
+        "/v1/completions" => format!("cmpl-{id}-0"),
+        "/v1/chat/completions" => format!("chatcmpl-{id}"),
+        _ => id.clone(),
+    });
+    let mut response = TRACE_ID.scope(traced, next.run(req)).await;
+    if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    response
+}
+
+/// What a request's span needs from its start; finished with the server's times.
+struct Seed {
+    n: u64,
+    request_id: String,
+    t0: Instant,
+    prompt_tokens: u64,
+    tokens: u32,
+}
+
+impl Seed {
+    fn of(gen: &Gen) -> Seed {
+        Seed {
+            n: gen.n,
+            request_id: (gen.request_id.clone()).unwrap_or_else(|| format!("sim-{}", gen.n)),
+            t0: gen.t0,
+            prompt_tokens: gen.prompt_tokens,
+            tokens: gen.tokens,
+        }
+    }
+
+    /// Keeps the request's span, ending now, with what the server spent on it.
+    fn finish(self, shared: &Shared, times: &ServerTimes) {
+        let queue = times.queue.unwrap_or_default();
+        shared.spans.push(Span {
+            n: self.n,
+            request_id: self.request_id,
+            start: self.t0,
+            end: Instant::now(),
+            queue,
+            prefill: times.prompt,
+            ttft: times.front + queue + times.prompt,
+            decode: times.predicted,
+            prompt_tokens: self.prompt_tokens,
+            output_tokens: self.tokens,
+        });
+    }
+}
+
+/// A framer that keeps the request's span once its trailer is written (its last chunk).
+struct Traced<F> {
+    inner: F,
+    shared: Arc<Shared>,
+    seed: Option<Seed>,
+}
+
+impl<F: Framer> Framer for Traced<F> {
+    fn preamble(&mut self) -> Option<Bytes> {
+        self.inner.preamble()
+    }
+    fn content(&mut self, out: &mut Vec<u8>, chunk: u32, start: u32, end: u32, last: bool) {
+        self.inner.content(out, chunk, start, end, last);
+    }
+    fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes) {
+        self.inner.trailer(out, times);
+        if let Some(seed) = self.seed.take() {
+            seed.finish(&self.shared, times);
+        }
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Shared request handling
@@ -203,6 +300,8 @@ impl Finish {
 /// A generation request, resolved: numbered, fault drawn, prompt and output lengths known.
 pub(super) struct Gen {
     pub(super) t0: Instant,
+    /// Its span's `gen_ai.request.id` ([`with_request_id`]), when the request sent an id.
+    pub(super) request_id: Option<String>,
     pub(super) n: u64,
     pub(super) fault: Fault,
     pub(super) created: u64,
@@ -281,6 +380,7 @@ pub(super) fn resolve(
     };
     Ok(Gen {
         t0,
+        request_id: TRACE_ID.try_with(Clone::clone).ok().flatten(),
         n: begun.n,
         fault: begun.fault,
         created: begun.created,
@@ -401,6 +501,11 @@ async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
 
 /// The streamed answer: on the exact schedule, or following the engine.
 pub(super) async fn stream_answer<F: Framer>(shared: Arc<Shared>, gen: &Gen, framer: F) -> Answer {
+    let framer = Traced {
+        inner: framer,
+        shared: shared.clone(),
+        seed: Some(Seed::of(gen)),
+    };
     if shared.engine.is_some() {
         let job = admit(&shared, gen).await?;
         return Ok(engine_sse_response(shared, job, framer));
@@ -433,6 +538,11 @@ pub(super) async fn whole_answer(
     gen: &Gen,
     body: impl FnOnce(&ServerTimes) -> String,
 ) -> Answer {
+    let (seed, traced) = (Seed::of(gen), shared.clone());
+    let body = move |times: &ServerTimes| {
+        seed.finish(&traced, times);
+        body(times)
+    };
     if shared.engine.is_some() {
         let job = admit(&shared, gen).await?;
         return Ok(engine_non_stream_response(shared, job, body).await);

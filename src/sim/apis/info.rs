@@ -1,5 +1,6 @@
 //! Endpoints that generate nothing: `GET /v1/models`, `GET /health`, `GET /sim/stats`,
-//! `GET /sim/info`, `GET /metrics`, `POST /tokenize`, and the 404 fallback.
+//! `GET /sim/info`, `GET /metrics`, `POST /tokenize`, `GET /sim/otlp` (the requests' spans,
+//! `sim/spans.rs`), and the 404 fallback.
 //!
 //! # What it owns
 //! Their documents: the counters (`stats`), the configuration as a client needs it to convert
@@ -40,6 +41,12 @@ pub(crate) async fn models(State(shared): AppState) -> Response {
         .chain(adapters.map(|a| model(a, Some(base))))
         .collect();
     Json(json!({"object": "list", "data": data})).into_response()
+}
+
+/// `GET /sim/otlp`: the newest finished requests' spans, as an OTLP JSON file
+/// (`sim/spans.rs`).
+pub(crate) async fn otlp(State(shared): AppState) -> Response {
+    Json(shared.spans.otlp_json()).into_response()
 }
 
 pub(crate) async fn health() -> Response {

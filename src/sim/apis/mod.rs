@@ -4,7 +4,8 @@
 //! (`llama.rs`), Anthropic Messages and OpenAI Responses (`typed.rs`), OpenAI embeddings (`embeddings.rs`, a whole
 //! answer per request, prefill only), rerank in vLLM's and TEI's shapes (`rerank.rs`, the same),
 //! plus the endpoints that generate nothing: `/v1/models`, `/health`,
-//! `/sim/stats`, `/sim/info`, `/metrics`, `/tokenize` (`info.rs`).
+//! `/sim/stats`, `/sim/info`, `/metrics`, `/tokenize`, `/sim/otlp` (`info.rs`). Every route
+//! takes a request's `x-request-id` and returns it (`common::with_request_id`).
 //!
 //! Each API has a lenient request struct (only the fields the simulator uses; unknown fields
 //! are ignored), a handler, and a `Framer` (`stream/machine.rs`) that writes its stream events
@@ -72,5 +73,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/sim/info", get(info::sim_info))
         .route("/metrics", get(info::metrics))
         .route("/tokenize", post(info::tokenize))
+        .route("/sim/otlp", get(info::otlp))
+        .route_layer(axum::middleware::from_fn(common::with_request_id))
         .fallback(info::not_found)
 }
