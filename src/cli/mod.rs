@@ -20,6 +20,7 @@ use crate::render::plot::ImageFormat;
 use crate::render::print::Format;
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 
+pub mod capacity;
 pub mod dataset;
 pub mod error;
 pub mod limits;
@@ -65,6 +66,10 @@ pub enum Command {
     Import(ImportArgs),
     /// Merge the results of a sharded run's shards (`run --shard I/N`) into one result.
     Merge(MergeArgs),
+    /// Capacity per dollar over saved sweeps and searches (one per server configuration):
+    /// the highest load each sustains within the SLOs, $ per 1M input and output tokens there,
+    /// and the cheapest configuration and replica count for a demand.
+    Plan(capacity::PlanArgs),
 }
 
 #[derive(Debug, Args)]

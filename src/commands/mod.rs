@@ -26,6 +26,7 @@ macro_rules! note {
     };
 }
 
+mod capacity;
 mod compare;
 mod import;
 mod merge;
@@ -80,6 +81,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
             Command::Plot(args) => plot::plot(args),
             Command::Import(args) => import::import(args),
             Command::Merge(args) => merge::merge(args),
+            Command::Plan(args) => capacity::plan(args),
         }
     });
     match outcome {
