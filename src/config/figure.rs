@@ -43,6 +43,8 @@ pub enum Unit {
     /// US dollars per million tokens.
     UsdPerMillionTokens,
     JoulesPerToken,
+    /// A share of a whole, 0 to 1 (a hit rate).
+    Fraction,
 }
 
 impl Unit {
@@ -60,6 +62,7 @@ impl Unit {
             Unit::TokensPerSecond => "tokens/s",
             Unit::UsdPerMillionTokens => "USD/1M tokens",
             Unit::JoulesPerToken => "J/token",
+            Unit::Fraction => "fraction",
         }
     }
 
@@ -95,10 +98,14 @@ pub enum RunFigure {
     /// Input sequences sent (an embeddings request carries `--embedding-batch-size` of them).
     TotalInputSequences,
     InputSequenceThroughput,
+    /// The prefix cache's hit rate the workload designed (an unbounded cache), and the one
+    /// the server reported (docs/metrics.md, "Prefix-cache hit rate").
+    DesignedPrefixHitRate,
+    MeasuredPrefixHitRate,
 }
 
 impl RunFigure {
-    pub const ALL: [RunFigure; 13] = [
+    pub const ALL: [RunFigure; 15] = [
         RunFigure::Completed,
         RunFigure::Failed,
         RunFigure::Duration,
@@ -112,6 +119,8 @@ impl RunFigure {
         RunFigure::TotalOutputTokens,
         RunFigure::MaxOutputTokensPerS,
         RunFigure::MaxConcurrentRequests,
+        RunFigure::DesignedPrefixHitRate,
+        RunFigure::MeasuredPrefixHitRate,
     ];
 
     pub fn name(self) -> &'static str {
@@ -129,6 +138,8 @@ impl RunFigure {
             RunFigure::MaxConcurrentRequests => "max_concurrent_requests",
             RunFigure::TotalInputSequences => "total_input_sequences",
             RunFigure::InputSequenceThroughput => "input_sequence_throughput",
+            RunFigure::DesignedPrefixHitRate => "designed_prefix_hit_rate",
+            RunFigure::MeasuredPrefixHitRate => "measured_prefix_hit_rate",
         }
     }
 
@@ -145,6 +156,7 @@ impl RunFigure {
             RunFigure::TotalInputTokens | RunFigure::TotalOutputTokens => Unit::Tokens,
             RunFigure::TotalInputSequences => Unit::Inputs,
             RunFigure::InputSequenceThroughput => Unit::InputsPerSecond,
+            RunFigure::DesignedPrefixHitRate | RunFigure::MeasuredPrefixHitRate => Unit::Fraction,
         }
     }
 
@@ -158,12 +170,14 @@ impl RunFigure {
             | RunFigure::OutputThroughput
             | RunFigure::TotalTokenThroughput
             | RunFigure::MaxOutputTokensPerS
-            | RunFigure::InputSequenceThroughput => Some(Better::Higher),
+            | RunFigure::InputSequenceThroughput
+            | RunFigure::MeasuredPrefixHitRate => Some(Better::Higher),
             RunFigure::Failed | RunFigure::Duration => Some(Better::Lower),
             RunFigure::TotalInputTokens
             | RunFigure::TotalOutputTokens
             | RunFigure::TotalInputSequences
-            | RunFigure::MaxConcurrentRequests => None,
+            | RunFigure::MaxConcurrentRequests
+            | RunFigure::DesignedPrefixHitRate => None,
         }
     }
 }

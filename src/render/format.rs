@@ -18,7 +18,9 @@ pub fn fmt_value(key: &FigureKey, v: f64) -> String {
         Some(u) if u.is_count() && v.fract() == 0.0 && v.abs() < 1e15 => {
             format!("{}", v as i64)
         }
-        Some(Unit::UsdPerMillionTokens | Unit::JoulesPerToken) => format!("{v:.4}"),
+        Some(Unit::UsdPerMillionTokens | Unit::JoulesPerToken | Unit::Fraction) => {
+            format!("{v:.4}")
+        }
         _ => format!("{v:.2}"),
     }
 }
