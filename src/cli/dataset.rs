@@ -52,9 +52,10 @@ pub struct DatasetArgs {
     /// prefix dataset: tokens in each shared prefix. Default 0.
     #[arg(long)]
     pub prefix_len: Option<u64>,
-    /// prefix dataset: number of distinct prefixes. Default 1.
-    #[arg(long)]
-    pub num_prefixes: Option<u64>,
+    /// prefix dataset: number of distinct prefixes. Default 1. A list (`1,2,4`) or range
+    /// (`1,2,...,64`) runs a sweep over them at a fixed load: the prefix-cache cliff.
+    #[arg(long, value_parser = super::parse::parse_counts)]
+    pub num_prefixes: Option<super::List<u64>>,
 }
 
 /// The dataset flags not yet taken by the chosen dataset.
@@ -128,7 +129,11 @@ impl DatasetArgs {
             input_len: self.input_len,
             range_ratio: self.range_ratio,
             prefix_len: self.prefix_len,
-            num_prefixes: self.num_prefixes,
+            // A sweep's first value; each step sets its own (`config::sweep::step_config`).
+            num_prefixes: self
+                .num_prefixes
+                .as_ref()
+                .and_then(|l| l.0.first().copied()),
             multi_turn: shape.multi_turn.then_some(true),
             block_size: shape.trace_block_size,
             speedup: shape.trace_speedup,

@@ -20,6 +20,7 @@ use crate::render::plot::ImageFormat;
 use crate::render::print::Format;
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 
+pub mod capacity;
 pub mod dataset;
 pub mod error;
 pub mod limits;
@@ -69,6 +70,10 @@ pub enum Command {
     /// Join a run's requests with the server's own account of each (an OTLP JSON trace) by
     /// request id, and split each TTFT into network, queue, prefill and KV transfer.
     Join(trace::JoinArgs),
+    /// Capacity per dollar over saved sweeps and searches (one per server configuration):
+    /// the highest load each sustains within the SLOs, $ per 1M input and output tokens there,
+    /// and the cheapest configuration and replica count for a demand.
+    Plan(capacity::PlanArgs),
 }
 
 #[derive(Debug, Args)]

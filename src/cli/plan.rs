@@ -193,6 +193,9 @@ impl RunArgs {
         if let Some(c) = self.max_concurrency.as_ref().filter(|c| c.0.len() > 1) {
             swept.push((LoadParameter::MaxConcurrency, counts(&c.0)));
         }
+        if let Some(p) = self.dataset.num_prefixes.as_ref().filter(|p| p.0.len() > 1) {
+            swept.push((LoadParameter::NumPrefixes, counts(&p.0)));
+        }
         if self.request_rate.0.len() > 1 {
             let rates = (self.request_rate.0.iter()).map(|&r| SweepValue::Rate(r));
             swept.push((LoadParameter::RequestRate, rates.collect()));

@@ -26,6 +26,7 @@ macro_rules! note {
     };
 }
 
+mod capacity;
 mod compare;
 mod import;
 mod join;
@@ -82,6 +83,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
             Command::Import(args) => import::import(args),
             Command::Merge(args) => merge::merge(args),
             Command::Join(args) => join::join(args),
+            Command::Plan(args) => capacity::plan(args),
         }
     });
     match outcome {

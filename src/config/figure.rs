@@ -115,10 +115,14 @@ pub enum RunFigure {
     /// keys): accepted / draft tokens in percent, and tokens per step.
     SpecDecodeAcceptanceRate,
     SpecDecodeAcceptanceLength,
+    /// The prefix cache's hit rate the workload designed (an unbounded cache), and the one
+    /// the server reported (docs/metrics.md, "Prefix-cache hit rate").
+    DesignedPrefixHitRate,
+    MeasuredPrefixHitRate,
 }
 
 impl RunFigure {
-    pub const ALL: [RunFigure; 20] = [
+    pub const ALL: [RunFigure; 22] = [
         RunFigure::Completed,
         RunFigure::Failed,
         RunFigure::Duration,
@@ -139,6 +143,8 @@ impl RunFigure {
         RunFigure::AnswerThroughput,
         RunFigure::SpecDecodeAcceptanceRate,
         RunFigure::SpecDecodeAcceptanceLength,
+        RunFigure::DesignedPrefixHitRate,
+        RunFigure::MeasuredPrefixHitRate,
     ];
 
     pub fn name(self) -> &'static str {
@@ -163,6 +169,8 @@ impl RunFigure {
             RunFigure::AnswerThroughput => "answer_throughput",
             RunFigure::SpecDecodeAcceptanceRate => "spec_decode_acceptance_rate",
             RunFigure::SpecDecodeAcceptanceLength => "spec_decode_acceptance_length",
+            RunFigure::DesignedPrefixHitRate => "designed_prefix_hit_rate",
+            RunFigure::MeasuredPrefixHitRate => "measured_prefix_hit_rate",
         }
     }
 
@@ -184,6 +192,7 @@ impl RunFigure {
             RunFigure::ReasoningThroughput | RunFigure::AnswerThroughput => Unit::TokensPerSecond,
             RunFigure::SpecDecodeAcceptanceRate => Unit::Percent,
             RunFigure::SpecDecodeAcceptanceLength => Unit::TokensPerStep,
+            RunFigure::DesignedPrefixHitRate | RunFigure::MeasuredPrefixHitRate => Unit::Fraction,
         }
     }
 
@@ -197,12 +206,14 @@ impl RunFigure {
             | RunFigure::OutputThroughput
             | RunFigure::TotalTokenThroughput
             | RunFigure::MaxOutputTokensPerS
-            | RunFigure::InputSequenceThroughput => Some(Better::Higher),
+            | RunFigure::InputSequenceThroughput
+            | RunFigure::MeasuredPrefixHitRate => Some(Better::Higher),
             RunFigure::Failed | RunFigure::Duration => Some(Better::Lower),
             RunFigure::TotalInputTokens
             | RunFigure::TotalOutputTokens
             | RunFigure::TotalInputSequences
-            | RunFigure::MaxConcurrentRequests => None,
+            | RunFigure::MaxConcurrentRequests
+            | RunFigure::DesignedPrefixHitRate => None,
             // What the model chose to generate, not how well it was served.
             RunFigure::TotalReasoningTokens
             | RunFigure::TotalAnswerTokens

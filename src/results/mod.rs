@@ -5,6 +5,7 @@
 //! Imports `config`, `measure` (the records) and nothing above. Nothing here sends a request
 //! or prints.
 
+pub mod capacity;
 pub mod compare;
 pub mod document;
 pub mod error;
