@@ -104,3 +104,90 @@ impl<'a> Reasoning<'a> {
         r.reasoning_tokens_source = Some(source);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A successful record of `n` output tokens from `source`, over `chunks` chunks.
+    fn record(n: u64, source: TokenSource, chunks: usize) -> RequestRecord {
+        RequestRecord {
+            chunk_ns: (0..chunks as u64).collect(),
+            output_tokens: Some(n),
+            output_tokens_source: Some(source),
+            ..RequestRecord::default()
+        }
+    }
+
+    /// Issue 25 §6, each source by hand: the server's count when N is the server's and the
+    /// count fits; else (flagged when it does not fit) the tokenizer on the reasoning text;
+    /// else the reasoning phase's stated chunk counts, or one per chunk; nothing without
+    /// reasoning.
+    #[test]
+    fn issue_25_the_reasoning_count_has_one_source() {
+        let tok = Tokenizer::load("cl100k_base").unwrap();
+        let think = [" think", " about", " it"];
+        let streamed = |tokenizer: Option<&'static Tokenizer>, reported| {
+            let mut x = Reasoning::new(tokenizer);
+            for (i, t) in think.iter().enumerate() {
+                x.chunk(i + 1, t);
+            }
+            x.reported = reported;
+            x
+        };
+        let tok: &'static Tokenizer = Box::leak(Box::new(tok));
+        let mut r = record(10, TokenSource::ServerUsage, 5);
+        streamed(Some(tok), Some(Reported::Count(7))).finish(&mut r);
+        let got = (
+            r.reasoning_tokens,
+            r.reasoning_tokens_source,
+            r.reasoning_chunks,
+        );
+        assert_eq!(got, (Some(7), Some(TokenSource::ServerUsage), Some(3)));
+        assert!(r.implausible_usage.is_empty());
+
+        // Past N, or 0 after reasoning text: flagged, and the tokenizer counts instead.
+        for bad in [Reported::Count(11), Reported::Count(0), Reported::NotACount] {
+            let mut r = record(10, TokenSource::ServerUsage, 5);
+            streamed(Some(tok), Some(bad)).finish(&mut r);
+            assert_eq!(
+                r.implausible_usage,
+                [Implausible::ReasoningTokens],
+                "{bad:?}"
+            );
+            let counted = tok.count(" think about it") as u64;
+            assert_eq!(r.reasoning_tokens, Some(counted));
+            assert_eq!(r.reasoning_tokens_source, Some(TokenSource::Tokenizer));
+        }
+
+        // N from the chunks: the server's count is not believed (nor flagged), the reasoning
+        // chunks' stated counts are summed, never past N.
+        let mut r = record(9, TokenSource::ChunkCount, 5);
+        r.chunk_tokens = Some(vec![2, 3, 4, 1, 1]);
+        streamed(None, Some(Reported::Count(1))).finish(&mut r);
+        assert!(r.implausible_usage.is_empty());
+        assert_eq!(r.reasoning_tokens, Some(9), "2 + 3 + 4, within N");
+        assert_eq!(r.reasoning_tokens_source, Some(TokenSource::ChunkCount));
+        let mut r = record(4, TokenSource::ChunkCount, 5);
+        streamed(None, None).finish(&mut r);
+        assert_eq!(r.reasoning_tokens, Some(3), "one per reasoning chunk");
+
+        // Hidden reasoning (counted, never streamed), and none at all.
+        let mut r = record(10, TokenSource::ServerUsage, 2);
+        streamed_none(Some(Reported::Count(6))).finish(&mut r);
+        assert_eq!((r.reasoning_tokens, r.reasoning_chunks), (Some(6), None));
+        let mut r = record(10, TokenSource::ServerUsage, 2);
+        streamed_none(Some(Reported::Count(0))).finish(&mut r);
+        assert_eq!(
+            (r.reasoning_tokens, r.reasoning_tokens_source),
+            (None, None)
+        );
+        assert!(r.implausible_usage.is_empty());
+    }
+
+    fn streamed_none(reported: Option<Reported>) -> Reasoning<'static> {
+        let mut x = Reasoning::new(None);
+        x.reported = reported;
+        x
+    }
+}
