@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ConfigError;
 use super::limits::{MAX_TOKENS, MAX_WAIT_S};
-use super::{Dataset, Metric, Slo, WorkloadSpec};
+use super::{Dataset, Slo, SloMetric, WorkloadSpec};
 
 /// The most classes of a mix.
 pub const MAX_CLASSES: usize = 16;
@@ -97,9 +97,9 @@ impl ClassSlo {
     /// The SLOs given, as `--goodput`'s.
     pub fn slos(&self) -> Vec<Slo> {
         [
-            (Metric::Ttft, self.ttft_ms),
-            (Metric::Tpot, self.tpot_ms),
-            (Metric::E2el, self.e2el_ms),
+            (SloMetric::Ttft, self.ttft_ms),
+            (SloMetric::Tpot, self.tpot_ms),
+            (SloMetric::E2el, self.e2el_ms),
         ]
         .into_iter()
         .filter_map(|(metric, ms)| ms.map(|max_ms| Slo { metric, max_ms }))

@@ -402,7 +402,7 @@ fn reference_name(src: &Source, fallback: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Metric;
+    use crate::config::SloMetric;
 
     fn step(load: f64, good: u64, total: u64) -> PlanStep {
         PlanStep {
@@ -449,11 +449,11 @@ mod tests {
     #[test]
     fn slos_compare_as_sets() {
         let ttft = Slo {
-            metric: Metric::Ttft,
+            metric: SloMetric::Ttft,
             max_ms: 500.0,
         };
         let tpot = Slo {
-            metric: Metric::Tpot,
+            metric: SloMetric::Tpot,
             max_ms: 50.0,
         };
         assert!(same_slos(&[ttft, tpot], &[tpot, ttft]));
@@ -461,7 +461,7 @@ mod tests {
         assert!(!same_slos(
             &[ttft],
             &[Slo {
-                metric: Metric::Ttft,
+                metric: SloMetric::Ttft,
                 max_ms: 400.0
             }]
         ));

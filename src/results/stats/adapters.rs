@@ -117,7 +117,7 @@ pub fn per_adapter(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Metric, Slo};
+    use crate::config::{Slo, SloMetric};
     use crate::measure::record::{FailureKind, Outcome};
 
     /// A successful request to `adapter`: sent at `at` ms, first chunk `ttft` ms later, then
@@ -156,7 +156,7 @@ mod tests {
         let opts = SummaryOptions {
             percentiles: vec![50.0],
             goodput: vec![Slo {
-                metric: Metric::Ttft,
+                metric: SloMetric::Ttft,
                 max_ms: 50.0,
             }],
             time_scale: 1.0,
