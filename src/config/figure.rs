@@ -43,6 +43,8 @@ pub enum Unit {
     /// US dollars per million tokens.
     UsdPerMillionTokens,
     JoulesPerToken,
+    /// A share of requests, in percent.
+    Percent,
 }
 
 impl Unit {
@@ -60,6 +62,7 @@ impl Unit {
             Unit::TokensPerSecond => "tokens/s",
             Unit::UsdPerMillionTokens => "USD/1M tokens",
             Unit::JoulesPerToken => "J/token",
+            Unit::Percent => "%",
         }
     }
 
@@ -95,10 +98,17 @@ pub enum RunFigure {
     /// Input sequences sent (an embeddings request carries `--embedding-batch-size` of them).
     TotalInputSequences,
     InputSequenceThroughput,
+    /// Structured output (`--structured-output`): the share of checked answers valid against
+    /// the schema (vLLM's `correct_rate(%)`), and that parsed as JSON.
+    CorrectRate,
+    JsonRate,
+    /// Tool calls: the mean time to the first tool-call token, and output tokens per call.
+    MeanToolCallTtft,
+    MeanToolCallTokens,
 }
 
 impl RunFigure {
-    pub const ALL: [RunFigure; 13] = [
+    pub const ALL: [RunFigure; 17] = [
         RunFigure::Completed,
         RunFigure::Failed,
         RunFigure::Duration,
@@ -112,6 +122,10 @@ impl RunFigure {
         RunFigure::TotalOutputTokens,
         RunFigure::MaxOutputTokensPerS,
         RunFigure::MaxConcurrentRequests,
+        RunFigure::CorrectRate,
+        RunFigure::JsonRate,
+        RunFigure::MeanToolCallTtft,
+        RunFigure::MeanToolCallTokens,
     ];
 
     pub fn name(self) -> &'static str {
@@ -129,6 +143,10 @@ impl RunFigure {
             RunFigure::MaxConcurrentRequests => "max_concurrent_requests",
             RunFigure::TotalInputSequences => "total_input_sequences",
             RunFigure::InputSequenceThroughput => "input_sequence_throughput",
+            RunFigure::CorrectRate => "correct_rate(%)",
+            RunFigure::JsonRate => "json_rate(%)",
+            RunFigure::MeanToolCallTtft => "mean_tool_call_ttft_ms",
+            RunFigure::MeanToolCallTokens => "mean_tool_call_tokens",
         }
     }
 
@@ -145,6 +163,9 @@ impl RunFigure {
             RunFigure::TotalInputTokens | RunFigure::TotalOutputTokens => Unit::Tokens,
             RunFigure::TotalInputSequences => Unit::Inputs,
             RunFigure::InputSequenceThroughput => Unit::InputsPerSecond,
+            RunFigure::CorrectRate | RunFigure::JsonRate => Unit::Percent,
+            RunFigure::MeanToolCallTtft => Unit::Milliseconds,
+            RunFigure::MeanToolCallTokens => Unit::TokensPerRequest,
         }
     }
 
@@ -158,9 +179,14 @@ impl RunFigure {
             | RunFigure::OutputThroughput
             | RunFigure::TotalTokenThroughput
             | RunFigure::MaxOutputTokensPerS
-            | RunFigure::InputSequenceThroughput => Some(Better::Higher),
-            RunFigure::Failed | RunFigure::Duration => Some(Better::Lower),
-            RunFigure::TotalInputTokens
+            | RunFigure::InputSequenceThroughput
+            | RunFigure::CorrectRate
+            | RunFigure::JsonRate => Some(Better::Higher),
+            RunFigure::Failed | RunFigure::Duration | RunFigure::MeanToolCallTtft => {
+                Some(Better::Lower)
+            }
+            RunFigure::MeanToolCallTokens
+            | RunFigure::TotalInputTokens
             | RunFigure::TotalOutputTokens
             | RunFigure::TotalInputSequences
             | RunFigure::MaxConcurrentRequests => None,

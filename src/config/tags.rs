@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 47] = [
+const RESULT_KEYS: [&str; 51] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -106,6 +106,10 @@ const RESULT_KEYS: [&str; 47] = [
     "total_token_throughput",
     "total_input_sequences",
     "input_sequence_throughput",
+    "correct_rate(%)",
+    "json_rate(%)",
+    "mean_tool_call_ttft_ms",
+    "mean_tool_call_tokens",
     "label",
     "input_lens",
     "output_lens",

@@ -292,6 +292,7 @@ async fn measure(
         percentiles: cfg.metric_percentiles.clone(),
         goodput: cfg.goodput.clone(),
         time_scale: cfg.time_scale,
+        valid_output: cfg.goodput_valid_output,
     });
     let writer = tokio::spawn(write_records(
         rx,

@@ -127,6 +127,9 @@ pub struct SimConfig {
     pub metrics_flavor: MetricsFlavor,
     /// Limits of the HTTP/1.1 layer against slow or hostile clients (see [`HttpLimits`]).
     pub limits: HttpLimits,
+    /// The share of structured answers (a schema's JSON, a tool call) that are invalid, by
+    /// an exact rule (`structured.rs`). Default 0.
+    pub invalid_output_rate: f64,
 }
 
 impl Default for SimConfig {
@@ -146,6 +149,7 @@ impl Default for SimConfig {
             time_scale: 1.0,
             metrics_flavor: MetricsFlavor::Vllm,
             limits: HttpLimits::default(),
+            invalid_output_rate: 0.0,
         }
     }
 }
@@ -188,6 +192,10 @@ impl SimConfig {
                 self.output_tokens
             );
             return Err(SimConfigError::setting("output_tokens", rule));
+        }
+        if !(0.0..=1.0).contains(&self.invalid_output_rate) {
+            let rule = format!("must be between 0 and 1, got {}", self.invalid_output_rate);
+            return Err(SimConfigError::setting("invalid_output_rate", rule));
         }
         self.limits.validate()?;
         self.faults.validate()

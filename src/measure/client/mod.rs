@@ -41,10 +41,12 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::structured::StructuredOutput;
 use crate::config::url::{join_url, redact_url};
 use crate::config::RunConfig;
 use crate::measure::clock::Clock;
 use crate::measure::error::{describe, ClientError, SideChannelError};
+use crate::measure::output_check::Checker;
 use crate::measure::record::{FailureKind, Outcome, RequestRecord};
 use crate::tokenizer::chat_template::ChatTemplate;
 use crate::tokenizer::Tokenizer;
@@ -130,6 +132,8 @@ pub struct Client {
     time_scale: AtomicU64,
     /// The user's secrets, replaced in all the client stores or prints of what a server sent.
     scrub: scrub::Scrubber,
+    /// `--structured-output`: asked in every body, and every answer checked.
+    structured: Option<StructuredOutput>,
 }
 
 /// The bounds on one exchange besides the request timeout (`LoadSpec`, `RunConfig`).
@@ -219,6 +223,7 @@ impl Client {
                 max_answer: usize::try_from(cfg.max_answer_bytes()).unwrap_or(usize::MAX),
             },
             time_scale: AtomicU64::new(cfg.time_scale.to_bits()),
+            structured: cfg.structured.clone(),
             scrub: scrub::Scrubber::new(
                 (secrets.api_key.iter().map(String::as_str))
                     .chain(secrets.headers.iter().map(|(_, v)| v.as_str())),
@@ -364,6 +369,11 @@ impl Client {
             Ok(body) => body,
             Err((kind, why)) => return unsent(spec, scheduled_ns, clock.now_ns(), kind, why),
         };
+        if let Some(s) = &self.structured {
+            if let Err((kind, why)) = self.api.structured(&mut body, s) {
+                return unsent(spec, scheduled_ns, clock.now_ns(), kind, why);
+            }
+        }
         if let Some(extra) = &self.extra_body {
             api::merge_json(&mut body, extra);
         }
@@ -390,6 +400,9 @@ impl Client {
             bounds,
         );
         state.rec.designed_cached_tokens = spec.designed_cached;
+        if let Some(s) = &self.structured {
+            state.check_with(Checker::new(s));
+        }
         if let Answer::Whole(api) = self.api.answer() {
             state.answered_whole(api.inputs(&body));
         }
@@ -427,6 +440,9 @@ impl Client {
         }
         if let Some(text) = &mut record.generated_text {
             self.scrub.string(text);
+        }
+        if let Some(why) = record.output_check.as_mut().and_then(|c| c.why.as_mut()) {
+            self.scrub.string(why);
         }
         for v in [
             &mut record.server_timings,

@@ -14,7 +14,7 @@
 //! Files: `ci` (95% confidence intervals), `distribution` (one set of samples, the
 //! percentile method), `request` (one
 //! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window, MSER-5 and batch
-//! means), `summary` (a run's figures).
+//! means), `structured` (structured output and tool calls), `summary` (a run's figures).
 
 mod breakdown;
 mod cache;
@@ -23,6 +23,7 @@ mod distribution;
 mod request;
 mod samples;
 pub mod steady;
+mod structured;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -33,5 +34,6 @@ pub use cache::PrefixCacheRates;
 pub use distribution::{percentile, Distribution, PercentileMethod};
 pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 pub use samples::{SampleSet, EXACT_SAMPLES_MAX, HDR_RELATIVE_ERROR};
+pub use structured::StructuredFigures;
 pub use summary::{summarize, RunSummary, Summarizer, SummaryOptions};
 pub use turns::{ConversationTotals, TurnTtft};

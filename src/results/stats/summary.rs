@@ -11,8 +11,10 @@ use super::ci::RatioSums;
 use super::distribution::{Distribution, NS_PER_MS, NS_PER_S};
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 use super::samples::{SampleSet, EXACT_SAMPLES_MAX};
+use super::structured::{StructuredFigures, StructuredSums};
 use super::turns::{ConversationSums, ConversationTotals, TurnSets, TurnTtft};
 use crate::config::{Metric, Slo};
+use crate::measure::output_check::Verdict;
 use crate::measure::record::{RequestRecord, TokenSource};
 
 /// What `summarize` needs besides the records.
@@ -23,6 +25,8 @@ pub struct SummaryOptions {
     /// The simulated server's clock speed-up (`--time-scale`): every measured duration is
     /// multiplied by it, so figures read in the simulated server's time. 1 for real servers.
     pub time_scale: f64,
+    /// `--goodput valid_output:1`: a good request's structured answer is also valid.
+    pub valid_output: bool,
 }
 
 impl Default for SummaryOptions {
@@ -31,6 +35,7 @@ impl Default for SummaryOptions {
             percentiles: vec![99.0],
             goodput: Vec::new(),
             time_scale: 1.0,
+            valid_output: false,
         }
     }
 }
@@ -162,6 +167,11 @@ pub struct RunSummary {
     pub total_input_sequences: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_sequence_throughput: Option<f64>,
+    /// Runs that ask for structured output or tool calls (`--structured-output`): the
+    /// answers' validity and the tool-call figures (`structured.rs`; docs/metrics.md,
+    /// "Structured output and tool calls"); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<StructuredFigures>,
 }
 
 impl RunSummary {
@@ -276,6 +286,7 @@ pub struct Summarizer {
     /// requests' inputs.
     pooled: bool,
     inputs: u128,
+    structured: StructuredSums,
 }
 
 impl Summarizer {
@@ -331,6 +342,7 @@ impl Summarizer {
             conversations: ConversationSums::default(),
             pooled: false,
             inputs: 0,
+            structured: StructuredSums::default(),
         }
     }
 
@@ -384,7 +396,13 @@ impl Summarizer {
         self.completed += 1;
         self.total_input_tokens += u128::from(r.prompt_tokens.unwrap_or(0));
         self.e2el.add(ms(m.e2el_ns));
-        if self.opts.goodput.is_empty() || m.meets(&self.opts.goodput) {
+        let valid = r
+            .output_check
+            .as_ref()
+            .is_some_and(|c| c.verdict == Verdict::Valid);
+        if (self.opts.goodput.is_empty() || m.meets(&self.opts.goodput))
+            && (valid || !self.opts.valid_output)
+        {
             self.good += 1;
         }
         if let Some(source) = r.prompt_tokens_source {
@@ -404,6 +422,7 @@ impl Summarizer {
             self.inputs += u128::from(n);
             return;
         }
+        self.structured.add(r, m.output_tokens, k);
         self.total_output_tokens += u128::from(m.output_tokens);
         self.total_output_chunks += r.chunk_ns.len() as u64;
         self.ttft.add(ms(m.ttft_ns));
@@ -494,6 +513,7 @@ impl Summarizer {
         self.cache.merge(other.cache);
         self.turns.merge(other.turns);
         self.conversations.merge(other.conversations);
+        self.structured.merge(other.structured);
         self.pooled |= other.pooled;
         self.inputs += other.inputs;
     }
@@ -518,7 +538,7 @@ impl Summarizer {
                 0.0
             }
         };
-        let has_slos = !self.opts.goodput.is_empty();
+        let has_slos = !self.opts.goodput.is_empty() || self.opts.valid_output;
         let (input, output) = (self.total_input_tokens, self.total_output_tokens);
         let saturated = |n: u128| u64::try_from(n).unwrap_or(u64::MAX);
         RunSummary {
@@ -574,6 +594,7 @@ impl Summarizer {
             conversations: self.conversations.finish(ps, k),
             total_input_sequences: self.pooled.then_some(saturated(self.inputs)),
             input_sequence_throughput: self.pooled.then(|| per_s(self.inputs as f64)),
+            structured: self.structured.finish(ps),
         }
     }
 }
