@@ -342,14 +342,15 @@ fn issue_25_bad_structured_input_names_what_is_wrong() {
 
 /// Issue 25 §5: `run --structured-output tools` against the built-in simulator prints the
 /// structured lines (every call valid: the built-in server makes none invalid), and the CSV
-/// and compare of the saved results carry vLLM's `correct_rate(%)` and the tool-call figures.
+/// and compare of the saved results carry vLLM's `correct_rate(%)` and the tool-call figures;
+/// a sweep's plot charts the share valid.
 #[test]
 fn issue_25_the_report_csv_and_compare_show_the_structured_figures() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |name: &str| {
+    let run = |name: &str, counts: &str| {
         let out = servebench()
             .args(["run", "--backend", "openai-chat", "--sim-preset", "exact"])
-            .args(["--structured-output", "tools", "--num-prompts", "6"])
+            .args(["--structured-output", "tools", "--num-prompts", counts])
             .args(["--max-concurrency", "2", "--output-len", "12", "--no-tui"])
             .args(["--result-filename", name, "--result-dir"])
             .arg(dir.path())
@@ -360,7 +361,7 @@ fn issue_25_the_report_csv_and_compare_show_the_structured_figures() {
         assert!(out.status.success(), "{text}\n{err}");
         text
     };
-    let report = run("a.json");
+    let report = run("a.json", "6");
     let value = |label: &str| {
         let line = report.lines().find(|l| l.starts_with(label));
         line.map(|l| l[label.len()..].trim().to_string())
@@ -382,7 +383,7 @@ fn issue_25_the_report_csv_and_compare_show_the_structured_figures() {
         "{report}"
     );
     assert!(value("Mean tool-call TTFT (ms):").is_some(), "{report}");
-    run("b.json");
+    run("b.json", "6");
     let a = dir.path().join("a.json");
     let csv = servebench()
         .arg("report")
@@ -410,5 +411,34 @@ fn issue_25_the_report_csv_and_compare_show_the_structured_figures() {
     assert!(
         cmp.contains("correct_rate(%)") && cmp.contains("mean_tool_call_ttft_ms"),
         "{cmp}"
+    );
+    // A sweep's plot has a chart of the valid answers' share.
+    run("s.json", "3,6");
+    let sweep = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".sweep.json"))
+        .expect("the sweep's document");
+    let charts = dir.path().join("charts");
+    let out = servebench()
+        .arg("plot")
+        .arg(&sweep)
+        .arg("-o")
+        .arg(&charts)
+        .args(["--format", "svg"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: Vec<String> = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("correct_rate_pct-")),
+        "{names:?}"
     );
 }
