@@ -21,6 +21,7 @@ const SIM: &[(&str, u32)] = &[
     ("spans", 1),
     ("time", 2),
     ("faults", 2),
+    ("structured", 2),
     ("engine", 3),
     ("presets", 4),
     ("config", 5),

@@ -15,7 +15,7 @@ use crate::config::figure::FigureKey;
 use crate::config::search::parse_axis;
 use crate::config::shard::{parse_start_at, Shard};
 use crate::config::sweep::LoadParameter;
-use crate::config::{BackendKind, Metric, RequestRate, Slo};
+use crate::config::{BackendKind, Metric, RequestRate};
 use crate::render::plot::ImageFormat;
 use crate::render::print::Format;
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
@@ -28,6 +28,7 @@ mod parse;
 pub mod plan;
 pub mod request;
 pub mod shape;
+pub mod structured;
 pub mod tags;
 pub mod trace;
 
@@ -169,9 +170,10 @@ pub struct RunArgs {
     /// Percentiles to report, comma-separated (e.g. 50,75,90,95,99).
     #[arg(long, default_value = "99", value_delimiter = ',', value_parser = parse_percentile)]
     pub metric_percentiles: Vec<f64>,
-    /// Goodput SLOs, e.g. `--goodput ttft:500 tpot:50`: a request is good when it meets all.
+    /// Goodput SLOs, e.g. `--goodput ttft:500 tpot:50`: a request is good when it meets all;
+    /// `valid_output:1` (with --structured-output): and its answer is valid.
     #[arg(long, num_args = 1..)]
-    pub goodput: Vec<Slo>,
+    pub goodput: Vec<structured::GoodputTerm>,
     /// Directory for the result and records files.
     #[arg(long, default_value = "servebench-results")]
     pub result_dir: PathBuf,
@@ -269,6 +271,8 @@ pub struct RunArgs {
     pub request: request::RequestArgs,
     #[command(flatten)]
     pub trace: trace::TraceArgs,
+    #[command(flatten)]
+    pub structured: structured::StructuredArgs,
 }
 
 #[derive(Debug, Args)]
@@ -383,6 +387,10 @@ pub struct SimArgs {
     /// request field, lower first, then arrival (vLLM's --scheduling-policy).
     #[arg(long, default_value = "fcfs", value_parser = PossibleValuesParser::new(["fcfs", "priority"]))]
     pub scheduling_policy: String,
+    /// Fraction of structured answers (a schema's JSON, a tool call) that are invalid, by an
+    /// exact rule: of requests 0..N, floor(N × rate); alternately not JSON and not the schema's.
+    #[arg(long, default_value_t = 0.0)]
+    pub invalid_output_rate: f64,
 }
 
 impl SimArgs {
@@ -506,6 +514,7 @@ impl SimArgs {
             lora: self.lora()?,
             slots: self.slots,
             priority_scheduling: self.scheduling_policy == "priority",
+            invalid_output_rate: self.invalid_output_rate,
         };
         (cfg.validate()).map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(cfg)

@@ -14,6 +14,7 @@
 use std::time::Duration;
 
 use super::error::PlanError;
+use super::structured;
 use super::{RunArgs, SearchArgs};
 use crate::config::error::ConfigError;
 use crate::config::search::SearchSpec;
@@ -139,6 +140,20 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
 }
 
 /// The mode `asked` for, its steps derived from `config`.
+/// A `--json-schema-path` or `--tools-path` file's text, at most
+/// `config::structured::MAX_SCHEMA_FILE_BYTES` of it (or why it cannot be read).
+fn read_structured(path: &std::path::Path) -> Result<String, String> {
+    use crate::config::structured::MAX_SCHEMA_FILE_BYTES;
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    (file.take(MAX_SCHEMA_FILE_BYTES + 1).read_to_end(&mut bytes)).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_SCHEMA_FILE_BYTES {
+        return Err(format!("longer than {MAX_SCHEMA_FILE_BYTES} bytes"));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+}
+
 fn mode(args: &RunArgs, asked: Asked, config: &ValidConfig) -> Result<Mode, PlanError> {
     Ok(match asked {
         Asked::Single => Mode::Single {
@@ -258,7 +273,8 @@ impl RunArgs {
             },
             metric_percentiles: self.metric_percentiles.clone(),
             percentile_metrics: self.percentile_metrics.clone(),
-            goodput: self.goodput.clone(),
+            goodput: structured::slos(&self.goodput),
+            goodput_valid_output: structured::wants_valid_output(&self.goodput),
             simulated,
             save_generated_text: self.save_generated_text,
             steady_state: self.steady_state == super::SteadyState::Auto,
@@ -276,6 +292,7 @@ impl RunArgs {
             tags: self.tags.tags(),
             mix: self.mix.as_deref().map(read_mix).transpose()?,
             probe_request_rate: self.probe_request_rate,
+            structured: self.structured.structured(read_structured)?,
             ..RunConfig::default()
         });
         Ok(self.trace.apply(self.shape.apply(self.request.apply(cfg))))

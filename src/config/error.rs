@@ -55,6 +55,8 @@ pub enum ValueError {
     Metric(String),
     #[error("invalid goodput SLO '{0}' (expected METRIC:MS, e.g. ttft:500; METRIC is ttft, tpot, e2el or ttfa)")]
     Slo(String),
+    #[error("invalid goodput term '{0}': valid_output takes 1 (a good request's answer is valid)")]
+    ValidOutput(String),
     #[error("goodput SLOs take ttft, tpot, e2el or ttfa (ITL is not per request)")]
     SloOfItl,
     #[error("invalid goodput SLO '{slo}': '{ms}' is not a positive number of ms")]

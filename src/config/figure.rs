@@ -119,10 +119,17 @@ pub enum RunFigure {
     /// the server reported (docs/metrics.md, "Prefix-cache hit rate").
     DesignedPrefixHitRate,
     MeasuredPrefixHitRate,
+    /// Structured output (`--structured-output`): the share of checked answers valid against
+    /// the schema (vLLM's `correct_rate(%)`), and that parsed as JSON.
+    CorrectRate,
+    JsonRate,
+    /// Tool calls: the mean time to the first tool-call token, and output tokens per call.
+    MeanToolCallTtft,
+    MeanToolCallTokens,
 }
 
 impl RunFigure {
-    pub const ALL: [RunFigure; 22] = [
+    pub const ALL: [RunFigure; 26] = [
         RunFigure::Completed,
         RunFigure::Failed,
         RunFigure::Duration,
@@ -145,6 +152,10 @@ impl RunFigure {
         RunFigure::SpecDecodeAcceptanceLength,
         RunFigure::DesignedPrefixHitRate,
         RunFigure::MeasuredPrefixHitRate,
+        RunFigure::CorrectRate,
+        RunFigure::JsonRate,
+        RunFigure::MeanToolCallTtft,
+        RunFigure::MeanToolCallTokens,
     ];
 
     pub fn name(self) -> &'static str {
@@ -171,6 +182,10 @@ impl RunFigure {
             RunFigure::SpecDecodeAcceptanceLength => "spec_decode_acceptance_length",
             RunFigure::DesignedPrefixHitRate => "designed_prefix_hit_rate",
             RunFigure::MeasuredPrefixHitRate => "measured_prefix_hit_rate",
+            RunFigure::CorrectRate => "correct_rate(%)",
+            RunFigure::JsonRate => "json_rate(%)",
+            RunFigure::MeanToolCallTtft => "mean_tool_call_ttft_ms",
+            RunFigure::MeanToolCallTokens => "mean_tool_call_tokens",
         }
     }
 
@@ -193,6 +208,9 @@ impl RunFigure {
             RunFigure::SpecDecodeAcceptanceRate => Unit::Percent,
             RunFigure::SpecDecodeAcceptanceLength => Unit::TokensPerStep,
             RunFigure::DesignedPrefixHitRate | RunFigure::MeasuredPrefixHitRate => Unit::Fraction,
+            RunFigure::CorrectRate | RunFigure::JsonRate => Unit::Percent,
+            RunFigure::MeanToolCallTtft => Unit::Milliseconds,
+            RunFigure::MeanToolCallTokens => Unit::TokensPerRequest,
         }
     }
 
@@ -207,9 +225,14 @@ impl RunFigure {
             | RunFigure::TotalTokenThroughput
             | RunFigure::MaxOutputTokensPerS
             | RunFigure::InputSequenceThroughput
-            | RunFigure::MeasuredPrefixHitRate => Some(Better::Higher),
-            RunFigure::Failed | RunFigure::Duration => Some(Better::Lower),
-            RunFigure::TotalInputTokens
+            | RunFigure::MeasuredPrefixHitRate
+            | RunFigure::CorrectRate
+            | RunFigure::JsonRate => Some(Better::Higher),
+            RunFigure::Failed | RunFigure::Duration | RunFigure::MeanToolCallTtft => {
+                Some(Better::Lower)
+            }
+            RunFigure::MeanToolCallTokens
+            | RunFigure::TotalInputTokens
             | RunFigure::TotalOutputTokens
             | RunFigure::TotalInputSequences
             | RunFigure::MaxConcurrentRequests

@@ -36,6 +36,7 @@ pub mod mix;
 pub mod search;
 pub mod shape;
 pub mod shard;
+pub mod structured;
 pub mod sweep;
 pub mod tags;
 pub mod url;
@@ -337,6 +338,13 @@ pub struct RunConfig {
     /// puts its spans under the client's exported ones (`--otel-file`, `--otel-endpoint`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub propagate_trace: bool,
+    /// `--structured-output`: every answer asked as JSON of a schema, or as a tool call, and
+    /// checked (`structured.rs`); absent for a plain text run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<structured::StructuredOutput>,
+    /// `--goodput valid_output:1`: a good request's structured answer is also valid.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub goodput_valid_output: bool,
     /// `--label`, `--metadata`, `--cost-per-hour`.
     #[serde(default, flatten)]
     pub tags: tags::Tags,
@@ -380,6 +388,8 @@ impl Default for RunConfig {
             inputs_per_request: 1,
             rerank_query_len: None,
             lora_modules: Vec::new(),
+            structured: None,
+            goodput_valid_output: false,
             tags: tags::Tags::default(),
             mix: None,
             probe_request_rate: None,
@@ -455,6 +465,14 @@ impl RunConfig {
     fn validate(&self) -> Result<(), ConfigError> {
         let bad = |option: &str, why: String| Err(ConfigError::invalid(option, why));
         self.tags.validate()?;
+        if let Some(s) = &self.structured {
+            s.validate("--structured-output")?;
+            s.check_backend(self.backend)?;
+        }
+        if self.goodput_valid_output && self.structured.is_none() {
+            let why = "valid_output:1 counts valid structured answers: give --structured-output";
+            return bad("--goodput", why.into());
+        }
         if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
             return bad(
                 "--base-url",

@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 59] = [
+const RESULT_KEYS: [&str; 63] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -118,6 +118,10 @@ const RESULT_KEYS: [&str; 59] = [
     "spec_decode_draft_tokens",
     "spec_decode_accepted_tokens",
     "spec_decode_per_position_acceptance_rates",
+    "correct_rate(%)",
+    "json_rate(%)",
+    "mean_tool_call_ttft_ms",
+    "mean_tool_call_tokens",
     "label",
     "input_lens",
     "output_lens",

@@ -298,6 +298,7 @@ fn summary_options(cfg: &RunConfig) -> SummaryOptions {
         percentiles: cfg.metric_percentiles.clone(),
         goodput: cfg.goodput.clone(),
         time_scale: cfg.time_scale,
+        valid_output: cfg.goodput_valid_output,
     }
 }
 

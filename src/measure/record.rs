@@ -212,7 +212,8 @@ pub struct RequestRecord {
     /// (`measure::client`, `server_id`), without the user's secrets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_request_id: Option<String>,
-    /// Arrival time of every chunk that carried output (content or reasoning), in order.
+    /// Arrival time of every chunk that carried output (content, reasoning or a tool call's
+    /// arguments), in order.
     /// Role-only deltas, empty finish chunks and usage-only chunks are not here.
     pub chunk_ns: Vec<u64>,
     /// Tokens in each output chunk, when the server says so per chunk (TGI: one event per
@@ -237,6 +238,13 @@ pub struct RequestRecord {
     pub reasoning_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens_source: Option<TokenSource>,
+    /// First chunk with a piece of a tool call's arguments, if any (issue 25 §5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_tool_call_ns: Option<u64>,
+    /// A successful request of a run that asks for structured output: its answer's check
+    /// (`output_check.rs`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_check: Option<super::output_check::OutputCheck>,
     /// When the stream ended (terminator, end of body, or failure).
     pub end_ns: u64,
     /// For a response whose body was read (2xx): whether the API's terminator came (`[DONE]`,

@@ -544,6 +544,18 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
             }
         }
     }
+    // Structured output and tool calls (`--structured-output`): vLLM's `correct_rate(%)`
+    // and servebench's keys beside it.
+    if let Some(st) = &s.structured {
+        out.insert("correct_rate(%)".into(), json!(st.correct_rate));
+        out.insert("json_rate(%)".into(), json!(st.json_rate));
+        if let Some(d) = &st.ttft_tool_call_ms {
+            out.insert("mean_tool_call_ttft_ms".into(), json!(d.mean));
+        }
+        if let Some(t) = st.mean_tool_call_tokens {
+            out.insert("mean_tool_call_tokens".into(), json!(t));
+        }
+    }
     // vLLM's `--label` and `--metadata` keys (a metadata key never replaces one of the above).
     if let Some(l) = &config.tags.label {
         out.insert("label".into(), json!(l));

@@ -146,6 +146,9 @@ pub struct SimConfig {
     /// Exact mode's queue served by vLLM's `priority` request field (lower first, then
     /// arrival) instead of first come first served (`--scheduling-policy priority`).
     pub priority_scheduling: bool,
+    /// The share of structured answers (a schema's JSON, a tool call) that are invalid, by
+    /// an exact rule (`structured.rs`). Default 0.
+    pub invalid_output_rate: f64,
 }
 
 /// The most adapters the simulator serves.
@@ -211,6 +214,7 @@ impl Default for SimConfig {
             lora: None,
             slots: None,
             priority_scheduling: false,
+            invalid_output_rate: 0.0,
         }
     }
 }
@@ -267,6 +271,10 @@ impl SimConfig {
         if self.priority_scheduling && self.slots.is_none() {
             let rule = "orders the queue of exact mode's slots: give slots too";
             return Err(SimConfigError::setting("priority_scheduling", rule));
+        }
+        if !(0.0..=1.0).contains(&self.invalid_output_rate) {
+            let rule = format!("must be between 0 and 1, got {}", self.invalid_output_rate);
+            return Err(SimConfigError::setting("invalid_output_rate", rule));
         }
         self.limits.validate()?;
         if let Some(lora) = &self.lora {

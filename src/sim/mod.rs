@@ -113,7 +113,7 @@
 //! | layer | module | owns | imports |
 //! |---|---|---|---|
 //! | 11 | `mod.rs` | [`router`], [`spawn`], [`SimServer`], re-exports | everything below |
-//! | 10 | `apis/` | the route table, the handlers and framers of each API (`common`, `openai`, `tgi`, `llama`, `typed`, `embeddings`, `info`) | `http1` (`Arrival`), `stream`, `state`, `config`, `engine`, `faults`, `metrics`, `spec`, `text`, `time` |
+//! | 10 | `apis/` | the route table, the handlers and framers of each API (`common`, `openai`, `tgi`, `llama`, `typed`, `embeddings`, `info`) | `http1` (`Arrival`), `stream`, `state`, `config`, `engine`, `faults`, `metrics`, `spec`, `structured`, `text`, `time` |
 //! | 9 | `http1.rs` | the HTTP/1.1 server: connections and their limits, request parsing, writing responses | `sched`, `stream`, `state`, `config` |
 //! | 8 | `sched.rs` | the exact-mode scheduler thread | `stream`, `state` |
 //! | 7 | `stream/` | the stream state machine (`machine`), responses (`body`), the two paces (`exact`, `engine`) | `state`, `engine` (`Event`), `faults`, `metrics`, `slots`, `spec`, `time` |
@@ -121,7 +121,7 @@
 //! | 5 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `engine`, `faults`, `metrics`, `spec`, `error` |
 //! | 4 | `presets.rs` | [`Preset`] | `engine`, `metrics`, `error` |
 //! | 3 | `engine.rs` | the engine model ([`EngineConfig`]) and its task | `metrics`, `text`, `time`, `error` |
-//! | 2 | `faults.rs`, `time.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until` | `text`, `error`; `precise` |
+//! | 2 | `faults.rs`, `time.rs`, `structured.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until`; structured answers (a schema's JSON, a tool call) and their invalid share | `text`, `error`; `precise` |
 //! | 1 | `precise.rs`, `text.rs`, `metrics.rs`, `prefix_cache.rs`, `slots.rs`, `spans.rs` | the precise timer; token text and hashing; `/metrics`; the prefix cache; exact mode's slots and their queue; each request's span (`/sim/otlp`) | `error`; `metrics`: `spec` |
 //! | 0 | `error.rs` | [`SimConfigError`]: a setting or name that breaks a rule | nothing of `sim` |
 //! | 0 | `spec.rs` | speculative decoding: [`SpecDecode`], how a stream's tokens are cut into chunks, vLLM's `spec_decode` counters | nothing of `sim` |
@@ -151,6 +151,7 @@ mod spans;
 mod spec;
 mod state;
 mod stream;
+mod structured;
 mod text;
 mod time;
 

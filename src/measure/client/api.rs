@@ -22,6 +22,7 @@ use std::borrow::Cow;
 use serde_json::{json, Value};
 
 use super::usage::Reported;
+use crate::config::structured::StructuredOutput;
 use crate::measure::record::FailureKind;
 
 /// What one request asks for.
@@ -95,6 +96,12 @@ pub struct Parsed<'a> {
     pub content: Cow<'a, str>,
     /// Reasoning text in this event (empty: none).
     pub reasoning: Cow<'a, str>,
+    /// A piece of a tool call's arguments in this event (empty: none), and the called
+    /// function's name where the event names it (the call's first event).
+    pub tool_args: Cow<'a, str>,
+    pub tool_name: Option<Cow<'a, str>>,
+    /// Which of the answer's tool calls the piece belongs to (OpenAI's `index`; 0: the first).
+    pub tool_index: u64,
     /// Tokens in this event when the protocol says so (TGI: 1; llama.cpp: `tokens.len()`).
     pub tokens: Option<u32>,
     /// Counts reported by the server in this event.
@@ -117,9 +124,10 @@ pub struct Parsed<'a> {
 }
 
 impl Parsed<'_> {
-    /// True when the event carried output (answer or reasoning text).
+    /// True when the event carried output (answer or reasoning text, a tool call's
+    /// arguments).
     pub fn has_output(&self) -> bool {
-        !self.content.is_empty() || !self.reasoning.is_empty()
+        !self.content.is_empty() || !self.reasoning.is_empty() || !self.tool_args.is_empty()
     }
 }
 
@@ -170,6 +178,11 @@ pub trait Api: Send + Sync {
     /// template); otherwise a conversation's history is sent as a prompt.
     fn takes_messages(&self) -> bool {
         false
+    }
+    /// Asks for structured output in `body` (a schema's JSON, or a tool call: issue 25 §5);
+    /// an API that cannot ask for it refuses (the config allows it only where one can).
+    fn structured(&self, _body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+        Err(unsendable(&format!("--structured-output {}", s.kind())))
     }
     /// The headers the API needs besides the body's content type: the API key as it takes
     /// it (`Authorization: Bearer` unless it says otherwise).

@@ -42,10 +42,12 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::structured::StructuredOutput;
 use crate::config::url::{join_url, redact_url};
 use crate::config::RunConfig;
 use crate::measure::clock::Clock;
 use crate::measure::error::{describe, ClientError, SideChannelError};
+use crate::measure::output_check::Checker;
 use crate::measure::record::{FailureKind, Outcome, RequestRecord};
 use crate::tokenizer::chat_template::ChatTemplate;
 use crate::tokenizer::Tokenizer;
@@ -148,6 +150,8 @@ pub struct Client {
     scrub: scrub::Scrubber,
     /// The header each request's id goes in (`--request-id-header`), and the ids' prefix.
     ids: Option<RequestIds>,
+    /// `--structured-output`: asked in every body, and every answer checked.
+    structured: Option<StructuredOutput>,
 }
 
 /// Each request's id: the run's tag and the request's number (`w` before a warm-up's), sent in
@@ -303,6 +307,7 @@ impl Client {
                 max_answer: usize::try_from(cfg.max_answer_bytes()).unwrap_or(usize::MAX),
             },
             time_scale: AtomicU64::new(cfg.time_scale.to_bits()),
+            structured: cfg.structured.clone(),
             scrub: scrub::Scrubber::new(
                 (secrets.api_key.iter().map(String::as_str))
                     .chain(secrets.headers.iter().map(|(_, v)| v.as_str())),
@@ -448,6 +453,11 @@ impl Client {
             Ok(body) => body,
             Err((kind, why)) => return unsent(spec, scheduled_ns, clock.now_ns(), kind, why),
         };
+        if let Some(s) = &self.structured {
+            if let Err((kind, why)) = self.api.structured(&mut body, s) {
+                return unsent(spec, scheduled_ns, clock.now_ns(), kind, why);
+            }
+        }
         if let Some(extra) = &self.extra_body {
             api::merge_json(&mut body, extra);
         }
@@ -484,6 +494,9 @@ impl Client {
         state.rec.adapter = spec.model.clone();
         state.rec.class = spec.class.as_ref().map(|c| c.index);
         state.rec.request_id = self.ids.as_ref().map(|ids| ids.id(spec));
+        if let Some(s) = &self.structured {
+            state.check_with(Checker::new(s));
+        }
         if let Answer::Whole(api) = self.api.answer() {
             state.answered_whole(api.inputs(&body));
         }
@@ -521,6 +534,9 @@ impl Client {
         }
         for text in [&mut record.generated_text, &mut record.server_request_id] {
             text.iter_mut().for_each(|t| self.scrub.string(t));
+        }
+        if let Some(why) = record.output_check.as_mut().and_then(|c| c.why.as_mut()) {
+            self.scrub.string(why);
         }
         for v in [
             &mut record.server_timings,

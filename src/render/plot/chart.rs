@@ -208,10 +208,12 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
                 RunFigure::SpecDecodeAcceptanceLength,
                 "Mean acceptance length",
             ),
+            (RunFigure::CorrectRate, "Valid answers"),
         ] {
             let key = FigureKey::from(figure);
             out.extend(finish(Chart {
-                name: format!("{key}-{pname}"),
+                // `correct_rate(%)` (vLLM's key) names its file `correct_rate_pct-...`.
+                name: format!("{}-{pname}", key.to_string().replace("(%)", "_pct")),
                 title: format!("{title} vs {pname}"),
                 x_label: pname.into(),
                 y_label: format!("{key} ({})", figure.unit().as_str()),

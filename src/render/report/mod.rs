@@ -23,6 +23,7 @@ mod adapters;
 mod blocks;
 mod inputs;
 mod phases;
+mod structured;
 pub mod view;
 
 #[cfg(test)]
@@ -232,6 +233,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
             .goodput
             .iter()
             .map(|x| format!("{}<={}ms", x.metric.key(), x.max_ms))
+            .chain(c.goodput_valid_output.then(|| "valid_output".to_string()))
             .collect();
         line(&mut out, "Goodput SLOs:", slos.join(" "));
         let pct = if s.completed + s.failed > 0 {
@@ -249,6 +251,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     // A run answered per input (embeddings) generates nothing: no output nor TTFT lines.
     let pooled = s.total_input_sequences.is_some();
     inputs::lines(&mut out, result);
+    structured::lines(&mut out, result);
     let sources: Vec<String> = s
         .output_token_sources
         .iter()

@@ -160,6 +160,7 @@ mod tests {
                 max_ms: 50.0,
             }],
             time_scale: 1.0,
+            valid_output: false,
         };
         let figures = per_adapter(records, &opts, 2.0);
         assert_eq!(figures.keys().collect::<Vec<_>>(), ["a", "b"]);

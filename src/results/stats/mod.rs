@@ -15,7 +15,7 @@
 //! `distribution` (one set of samples, the percentile method), `mix` (a workload mix's
 //! classes and Jain's index), `reasoning` (the reasoning and answer phases), `request` (one
 //! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window,
-//! MSER-5 and batch means), `summary` (a run's figures).
+//! MSER-5 and batch means), `structured` (structured output and tool calls), `summary` (a run's figures).
 
 pub mod adapters;
 mod breakdown;
@@ -27,6 +27,7 @@ pub mod mix;
 mod request;
 mod samples;
 pub mod steady;
+mod structured;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -38,5 +39,6 @@ pub use distribution::{percentile, Distribution, PercentileMethod};
 pub use reasoning::ReasoningFigures;
 pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 pub use samples::{SampleSet, EXACT_SAMPLES_MAX, HDR_RELATIVE_ERROR};
+pub use structured::StructuredFigures;
 pub use summary::{summarize, RunSummary, Summarizer, SummaryOptions};
 pub use turns::{ConversationTotals, TurnTtft};

@@ -12,8 +12,10 @@ use super::distribution::{Distribution, NS_PER_MS, NS_PER_S};
 use super::reasoning::{ReasoningFigures, ReasoningSums};
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 use super::samples::{SampleSet, EXACT_SAMPLES_MAX};
+use super::structured::{StructuredFigures, StructuredSums};
 use super::turns::{ConversationSums, ConversationTotals, TurnSets, TurnTtft};
 use crate::config::{Metric, Slo};
+use crate::measure::output_check::Verdict;
 use crate::measure::record::{RequestRecord, TokenSource};
 
 /// What `summarize` needs besides the records.
@@ -24,6 +26,8 @@ pub struct SummaryOptions {
     /// The simulated server's clock speed-up (`--time-scale`): every measured duration is
     /// multiplied by it, so figures read in the simulated server's time. 1 for real servers.
     pub time_scale: f64,
+    /// `--goodput valid_output:1`: a good request's structured answer is also valid.
+    pub valid_output: bool,
 }
 
 impl Default for SummaryOptions {
@@ -32,6 +36,7 @@ impl Default for SummaryOptions {
             percentiles: vec![99.0],
             goodput: Vec::new(),
             time_scale: 1.0,
+            valid_output: false,
         }
     }
 }
@@ -172,6 +177,11 @@ pub struct RunSummary {
     /// llama.cpp, vLLM's continuous usage); absent when none are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_per_chunk: Option<Distribution>,
+    /// Runs that ask for structured output or tool calls (`--structured-output`): the
+    /// answers' validity and the tool-call figures (`structured.rs`; docs/metrics.md,
+    /// "Structured output and tool calls"); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<StructuredFigures>,
 }
 
 impl RunSummary {
@@ -288,6 +298,7 @@ pub struct Summarizer {
     inputs: u128,
     reasoning: ReasoningSums,
     chunk_tokens: SampleSet,
+    structured: StructuredSums,
 }
 
 impl Summarizer {
@@ -345,6 +356,7 @@ impl Summarizer {
             inputs: 0,
             reasoning: ReasoningSums::new(set),
             chunk_tokens: set(),
+            structured: StructuredSums::default(),
         }
     }
 
@@ -398,7 +410,13 @@ impl Summarizer {
         self.completed += 1;
         self.total_input_tokens += u128::from(r.prompt_tokens.unwrap_or(0));
         self.e2el.add(ms(m.e2el_ns));
-        if self.opts.goodput.is_empty() || m.meets(&self.opts.goodput) {
+        let valid = r
+            .output_check
+            .as_ref()
+            .is_some_and(|c| c.verdict == Verdict::Valid);
+        if (self.opts.goodput.is_empty() || m.meets(&self.opts.goodput))
+            && (valid || !self.opts.valid_output)
+        {
             self.good += 1;
         }
         if let Some(source) = r.prompt_tokens_source {
@@ -418,6 +436,7 @@ impl Summarizer {
             self.inputs += u128::from(n);
             return;
         }
+        self.structured.add(r, m.output_tokens, k);
         self.total_output_tokens += u128::from(m.output_tokens);
         self.total_output_chunks += r.chunk_ns.len() as u64;
         self.ttft.add(ms(m.ttft_ns));
@@ -512,6 +531,7 @@ impl Summarizer {
         self.cache.merge(other.cache);
         self.turns.merge(other.turns);
         self.conversations.merge(other.conversations);
+        self.structured.merge(other.structured);
         self.pooled |= other.pooled;
         self.inputs += other.inputs;
         self.reasoning.merge(other.reasoning);
@@ -538,7 +558,7 @@ impl Summarizer {
                 0.0
             }
         };
-        let has_slos = !self.opts.goodput.is_empty();
+        let has_slos = !self.opts.goodput.is_empty() || self.opts.valid_output;
         let (input, output) = (self.total_input_tokens, self.total_output_tokens);
         let saturated = |n: u128| u64::try_from(n).unwrap_or(u64::MAX);
         RunSummary {
@@ -602,6 +622,7 @@ impl Summarizer {
                 d.ci95_percentiles.clear();
                 d
             }),
+            structured: self.structured.finish(ps),
         }
     }
 }

@@ -121,6 +121,7 @@ fn hand_computed_summary() {
             percentiles: vec![50.0, 99.0],
             goodput: slos.clone(),
             time_scale: 1.0,
+            valid_output: false,
         },
     );
     // The same records from a simulator at --time-scale 10: every duration reads 10×
@@ -131,6 +132,7 @@ fn hand_computed_summary() {
             percentiles: vec![50.0],
             goodput: slos,
             time_scale: 10.0,
+            valid_output: false,
         },
     );
     assert!((slow.duration_s - 3.0).abs() < 1e-9);

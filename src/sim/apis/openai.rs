@@ -3,8 +3,10 @@
 //!
 //! # What it owns
 //! The two request structs, their framers (`CompletionsFramer`, `ChatFramer`: the chat role
-//! chunk at `t0`, `reasoning_content` for the `sim_reasoning_tokens` extension) and the whole
-//! JSON answers, byte for byte as vLLM writes them.
+//! chunk at `t0`, `reasoning_content` for the `sim_reasoning_tokens` extension; a streamed
+//! chat answer of a schema's JSON or of a tool call, `StructuredFramer`, issue 25 §5) and the
+//! whole JSON answers, byte for byte as vLLM writes them (a whole answer is text even when
+//! structured output is asked).
 //!
 //! # What it must not touch
 //! Timing, faults and statistics (`stream/`, `common.rs`); other APIs' formats.
@@ -25,6 +27,7 @@ use super::common::{
 use crate::sim::http1::Arrival;
 use crate::sim::state::Shared;
 use crate::sim::stream::{Framer, ServerTimes};
+use crate::sim::structured::{self, Asked, Pieces};
 use crate::sim::text::TokenGen;
 
 #[derive(Deserialize, Default)]
@@ -206,6 +209,9 @@ struct ChatRequest {
     ignore_eos: Option<bool>,
     /// vLLM's request priority (lower is served first).
     priority: Option<i64>,
+    /// Structured output (`sim/structured.rs`): a schema's JSON, or a tool call.
+    response_format: Option<Value>,
+    tools: Option<Value>,
 }
 
 struct ChatFramer {
@@ -219,14 +225,38 @@ struct ChatFramer {
 
 const CHAT_TAIL: &[u8] = br#","logprobs":null,"finish_reason":null}]}"#;
 
+/// The chat role chunk, handed over at `t0`.
+fn role_chunk(head: &str) -> Bytes {
+    let mut out = Vec::with_capacity(head.len() + 96);
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(br#"{"role":"assistant","content":""}"#);
+    out.extend_from_slice(CHAT_TAIL);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// The finish chunk, the usage event when asked, and `[DONE]`.
+fn chat_trailer(
+    out: &mut Vec<u8>,
+    head: &str,
+    finish: &str,
+    usage: Option<&str>,
+    times: &ServerTimes,
+) {
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(br#"{},"logprobs":null,"finish_reason":""#);
+    out.extend_from_slice(finish.as_bytes());
+    out.extend_from_slice(br#""}]}"#);
+    out.extend_from_slice(b"\n\n");
+    if let Some(usage) = usage {
+        usage_event(out, usage, times);
+    }
+    out.extend_from_slice(b"data: [DONE]\n\n");
+}
+
 impl Framer for ChatFramer {
     fn preamble(&mut self) -> Option<Bytes> {
-        let mut out = Vec::with_capacity(self.head.len() + 96);
-        out.extend_from_slice(self.head.as_bytes());
-        out.extend_from_slice(br#"{"role":"assistant","content":""}"#);
-        out.extend_from_slice(CHAT_TAIL);
-        out.extend_from_slice(b"\n\n");
-        Some(Bytes::from(out))
+        Some(role_chunk(&self.head))
     }
 
     fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
@@ -252,15 +282,57 @@ impl Framer for ChatFramer {
     }
 
     fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes) {
+        chat_trailer(out, &self.head, self.finish, self.usage.as_deref(), times);
+    }
+}
+
+/// A chat answer of a schema's JSON or of a tool call (`sim/structured.rs`): each token's
+/// piece of the document as `content`, or as the call's `arguments` (its first event opens
+/// the call: `id`, `type` and the function's name, as vLLM streams it).
+struct StructuredFramer {
+    head: String,
+    pieces: Pieces,
+    /// Tools: the call's opening (`"id":...,"type":"function",`) and its function's name
+    /// as JSON, written by its first event.
+    call: Option<(String, String)>,
+    usage: Option<String>,
+    finish: &'static str,
+}
+
+impl Framer for StructuredFramer {
+    fn preamble(&mut self) -> Option<Bytes> {
+        Some(role_chunk(&self.head))
+    }
+
+    fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
         out.extend_from_slice(self.head.as_bytes());
-        out.extend_from_slice(br#"{},"logprobs":null,"finish_reason":""#);
-        out.extend_from_slice(self.finish.as_bytes());
-        out.extend_from_slice(br#""}]}"#);
-        out.extend_from_slice(b"\n\n");
-        if let Some(usage) = &self.usage {
-            usage_event(out, usage, times);
+        match &self.call {
+            None => out.extend_from_slice(br#"{"content":""#),
+            Some((open, name)) => {
+                out.extend_from_slice(br#"{"tool_calls":[{"index":0,"#);
+                if start == 0 {
+                    out.extend_from_slice(open.as_bytes());
+                }
+                out.extend_from_slice(br#""function":{"#);
+                if start == 0 {
+                    out.extend_from_slice(br#""name":"#);
+                    out.extend_from_slice(name.as_bytes());
+                    out.push(b',');
+                }
+                out.extend_from_slice(br#""arguments":""#);
+            }
         }
-        out.extend_from_slice(b"data: [DONE]\n\n");
+        self.pieces.push(out, start, end);
+        out.extend_from_slice(match self.call {
+            None => &br#""}"#[..],
+            Some(_) => &br#""}}]}"#[..],
+        });
+        out.extend_from_slice(CHAT_TAIL);
+        out.extend_from_slice(b"\n\n");
+    }
+
+    fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes) {
+        chat_trailer(out, &self.head, self.finish, self.usage.as_deref(), times);
     }
 }
 
@@ -300,6 +372,29 @@ pub(crate) async fn chat_completions(
         let head = format!(
             "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":"
         );
+        let asked = structured::asked(req.response_format.as_ref(), req.tools.as_ref(), r.n);
+        if let Some(asked) = asked {
+            let seed = shared.config.seed;
+            let bad = structured::invalid(r.n, structured::ppm(shared.config.invalid_output_rate));
+            let (schema, call, finish) = match asked {
+                Asked::Json(schema) => (schema, None, finish),
+                Asked::Tool {
+                    name_json,
+                    parameters,
+                } => {
+                    let open = format!(r#""id":"call_{}","type":"function","#, r.n);
+                    (parameters, Some((open, name_json)), "tool_calls")
+                }
+            };
+            let framer = StructuredFramer {
+                head,
+                pieces: Pieces::new(&schema, seed, r.n, bad, tokens),
+                call,
+                usage,
+                finish,
+            };
+            return stream_answer(shared, &r, framer).await;
+        }
         let framer = ChatFramer {
             head,
             gen,

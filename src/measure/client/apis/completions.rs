@@ -67,6 +67,25 @@ struct OaiDelta<'a> {
     reasoning_content: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     reasoning: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<OaiToolCall<'a>>>,
+}
+
+/// A piece of a streamed tool call (issue 25 §5): the call's first event names the function.
+#[derive(Deserialize)]
+struct OaiToolCall<'a> {
+    #[serde(default)]
+    index: u64,
+    #[serde(default, borrow)]
+    function: Option<OaiFunction<'a>>,
+}
+
+#[derive(Deserialize)]
+struct OaiFunction<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<Cow<'a, str>>,
 }
 
 /// Reads one event of an OpenAI stream (completions or chat).
@@ -109,6 +128,12 @@ pub(super) fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, EventError> 
                 .reasoning_content
                 .or(delta.reasoning)
                 .unwrap_or_default();
+            let call = delta.tool_calls.and_then(|c| c.into_iter().next());
+            if let Some((index, f)) = call.and_then(|c| Some((c.index, c.function?))) {
+                parsed.tool_index = index;
+                parsed.tool_name = f.name;
+                parsed.tool_args = f.arguments.unwrap_or_default();
+            }
         }
         // A usage object on a chunk that has choices is vLLM's continuous usage (or
         // llama.cpp's usage on its finish chunk): cumulative.
