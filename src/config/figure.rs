@@ -43,6 +43,12 @@ pub enum Unit {
     /// US dollars per million tokens.
     UsdPerMillionTokens,
     JoulesPerToken,
+    /// Images sent (issue 25 §3).
+    Images,
+    /// Media tokens per image, on average.
+    TokensPerImage,
+    /// Bytes of a request's body.
+    Bytes,
 }
 
 impl Unit {
@@ -60,12 +66,15 @@ impl Unit {
             Unit::TokensPerSecond => "tokens/s",
             Unit::UsdPerMillionTokens => "USD/1M tokens",
             Unit::JoulesPerToken => "J/token",
+            Unit::Images => "images",
+            Unit::TokensPerImage => "tokens/image",
+            Unit::Bytes => "bytes",
         }
     }
 
     /// True for a count of whole things (requests, a total of tokens).
     pub fn is_count(self) -> bool {
-        matches!(self, Unit::Requests | Unit::Tokens)
+        matches!(self, Unit::Requests | Unit::Tokens | Unit::Images)
     }
 }
 
@@ -95,10 +104,18 @@ pub enum RunFigure {
     /// Input sequences sent (an embeddings request carries `--embedding-batch-size` of them).
     TotalInputSequences,
     InputSequenceThroughput,
+    /// Images in chat (issue 25 §3): images sent, media tokens per request and per image,
+    /// bytes per request, upload time (docs/metrics.md, "Images in chat").
+    TotalImages,
+    MeanMediaTokensPerRequest,
+    MediaTokensPerImage,
+    MeanRequestBytes,
+    MeanUploadMs,
+    P99UploadMs,
 }
 
 impl RunFigure {
-    pub const ALL: [RunFigure; 13] = [
+    pub const ALL: [RunFigure; 19] = [
         RunFigure::Completed,
         RunFigure::Failed,
         RunFigure::Duration,
@@ -112,6 +129,12 @@ impl RunFigure {
         RunFigure::TotalOutputTokens,
         RunFigure::MaxOutputTokensPerS,
         RunFigure::MaxConcurrentRequests,
+        RunFigure::TotalImages,
+        RunFigure::MeanMediaTokensPerRequest,
+        RunFigure::MediaTokensPerImage,
+        RunFigure::MeanRequestBytes,
+        RunFigure::MeanUploadMs,
+        RunFigure::P99UploadMs,
     ];
 
     pub fn name(self) -> &'static str {
@@ -129,6 +152,12 @@ impl RunFigure {
             RunFigure::MaxConcurrentRequests => "max_concurrent_requests",
             RunFigure::TotalInputSequences => "total_input_sequences",
             RunFigure::InputSequenceThroughput => "input_sequence_throughput",
+            RunFigure::TotalImages => "total_images",
+            RunFigure::MeanMediaTokensPerRequest => "mean_media_tokens_per_request",
+            RunFigure::MediaTokensPerImage => "media_tokens_per_image",
+            RunFigure::MeanRequestBytes => "mean_request_bytes",
+            RunFigure::MeanUploadMs => "mean_upload_ms",
+            RunFigure::P99UploadMs => "p99_upload_ms",
         }
     }
 
@@ -145,6 +174,11 @@ impl RunFigure {
             RunFigure::TotalInputTokens | RunFigure::TotalOutputTokens => Unit::Tokens,
             RunFigure::TotalInputSequences => Unit::Inputs,
             RunFigure::InputSequenceThroughput => Unit::InputsPerSecond,
+            RunFigure::TotalImages => Unit::Images,
+            RunFigure::MeanMediaTokensPerRequest => Unit::TokensPerRequest,
+            RunFigure::MediaTokensPerImage => Unit::TokensPerImage,
+            RunFigure::MeanRequestBytes => Unit::Bytes,
+            RunFigure::MeanUploadMs | RunFigure::P99UploadMs => Unit::Milliseconds,
         }
     }
 
@@ -164,6 +198,12 @@ impl RunFigure {
             | RunFigure::TotalOutputTokens
             | RunFigure::TotalInputSequences
             | RunFigure::MaxConcurrentRequests => None,
+            // What was sent, not how well it was served; the upload is time the request took.
+            RunFigure::TotalImages
+            | RunFigure::MeanMediaTokensPerRequest
+            | RunFigure::MediaTokensPerImage
+            | RunFigure::MeanRequestBytes => None,
+            RunFigure::MeanUploadMs | RunFigure::P99UploadMs => Some(Better::Lower),
         }
     }
 }

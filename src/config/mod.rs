@@ -29,6 +29,7 @@ mod defaults;
 pub mod error;
 pub mod figure;
 pub mod limits;
+pub mod media;
 pub mod metric;
 pub mod search;
 pub mod shape;

@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 47] = [
+const RESULT_KEYS: [&str; 53] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -106,6 +106,12 @@ const RESULT_KEYS: [&str; 47] = [
     "total_token_throughput",
     "total_input_sequences",
     "input_sequence_throughput",
+    "total_images",
+    "mean_media_tokens_per_request",
+    "media_tokens_per_image",
+    "mean_request_bytes",
+    "mean_upload_ms",
+    "p99_upload_ms",
     "label",
     "input_lens",
     "output_lens",

@@ -38,6 +38,7 @@ use crate::results::document::{BenchResult, Unsent};
 use crate::results::error::ResultsError;
 use crate::results::server_metrics::ServerMetrics;
 use crate::results::shard::Timebase;
+use crate::results::stats::media::MediaGeneration;
 use crate::results::stats::{steady, SampleSet, Summarizer, SummaryOptions};
 use crate::results::validity::{RunFacts, Validity};
 use crate::workload;
@@ -159,6 +160,8 @@ struct Prepared {
     client: Arc<Client>,
     warmups: Vec<RequestSpec>,
     requests: Vec<RequestSpec>,
+    /// What making the requests' images cost (random-mm); `None` without media.
+    generation: Option<MediaGeneration>,
 }
 
 /// Builds the client and the requests (before the clock starts: building prompts is not
@@ -188,8 +191,10 @@ async fn prepare(cfg: &RunConfig, text: &Text, secrets: &Secrets) -> Result<Prep
     // Each request carries `--embedding-batch-size` inputs, each one prompt of the workload.
     let k = cfg.inputs_per_request;
     let n = |requests: u64| requests.saturating_mul(u64::from(k.max(1)));
+    let began = std::time::Instant::now();
     let warmups = build(n(cfg.load.num_warmups), seed ^ 0xA5A5, true).await?;
     let requests = build(n(crate::drive::load::pool_size(&cfg.load)), seed, false).await?;
+    let generation = MediaGeneration::of(warmups.iter().chain(&requests), began.elapsed());
     let (warmups, requests) = (
         workload::batch::batch(warmups, k),
         workload::batch::batch(requests, k),
@@ -198,6 +203,7 @@ async fn prepare(cfg: &RunConfig, text: &Text, secrets: &Secrets) -> Result<Prep
         client,
         warmups,
         requests,
+        generation,
     })
 }
 
@@ -271,6 +277,7 @@ struct Measured {
     sends: Sends,
     /// The records file could not be written: the run stopped sending when it happened.
     records_error: Option<ResultsError>,
+    generation: Option<MediaGeneration>,
 }
 
 /// The measured load: waits for `--start-at` (sharded runs), snapshots the simulator, starts
@@ -358,6 +365,7 @@ async fn measure(
         summarizer: written.summary,
         sends: written.sends,
         records_error: written.error,
+        generation: prepared.generation,
     })
 }
 
@@ -375,9 +383,13 @@ fn finish(
         measured.sim_before,
         measured.sim_after,
     );
+    let mut summary = measured.summarizer.finish();
+    if let Some(m) = &mut summary.media {
+        m.generation = measured.generation;
+    }
     let mut result = BenchResult::new(
         cfg,
-        measured.summarizer.finish(),
+        summary,
         &[],
         clock.started_at_rfc3339(),
         clock.started_at_compact(),

@@ -390,6 +390,17 @@ impl Client {
             bounds,
         );
         state.rec.designed_cached_tokens = spec.designed_cached;
+        // Media: the parts given, or a dataset's messages' own image parts (issue 25 §3).
+        let images = (spec
+            .parts
+            .iter()
+            .filter(|p| matches!(p, Part::Image { .. }))
+            .count())
+            + spec.messages.as_ref().map_or(0, api::image_parts);
+        if !spec.parts.is_empty() || images > 0 {
+            state.rec.images = u32::try_from(images).ok().filter(|n| *n > 0);
+            state.rec.request_bytes = Some(request.len() as u64);
+        }
         if let Answer::Whole(api) = self.api.answer() {
             state.answered_whole(api.inputs(&body));
         }

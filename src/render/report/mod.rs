@@ -21,6 +21,7 @@ use crate::results::validity::Verdict;
 
 mod blocks;
 mod inputs;
+mod media;
 pub mod view;
 
 #[cfg(test)]
@@ -399,6 +400,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     prefix_cache(&mut out, result);
     ttft_by_turn(&mut out, result);
     blocks::conversations(&mut out, result);
+    media::block(&mut out, result);
     if !pooled {
         ttft_breakdown(&mut out, result);
     }

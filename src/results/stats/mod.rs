@@ -20,6 +20,7 @@ mod breakdown;
 mod cache;
 pub mod ci;
 mod distribution;
+pub mod media;
 mod request;
 mod samples;
 pub mod steady;

@@ -9,6 +9,7 @@ use super::breakdown::{BreakdownSets, TtftBreakdown};
 use super::cache::{CacheSums, PrefixCacheRates};
 use super::ci::RatioSums;
 use super::distribution::{Distribution, NS_PER_MS, NS_PER_S};
+use super::media::{MediaSummary, MediaSums};
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 use super::samples::{SampleSet, EXACT_SAMPLES_MAX};
 use super::turns::{ConversationSums, ConversationTotals, TurnSets, TurnTtft};
@@ -162,6 +163,9 @@ pub struct RunSummary {
     pub total_input_sequences: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_sequence_throughput: Option<f64>,
+    /// Runs that sent images: their figures (`media.rs`; docs/metrics.md, "Images in chat").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<MediaSummary>,
 }
 
 impl RunSummary {
@@ -276,6 +280,7 @@ pub struct Summarizer {
     /// requests' inputs.
     pooled: bool,
     inputs: u128,
+    media: MediaSums,
 }
 
 impl Summarizer {
@@ -331,6 +336,7 @@ impl Summarizer {
             conversations: ConversationSums::default(),
             pooled: false,
             inputs: 0,
+            media: MediaSums::new(set),
         }
     }
 
@@ -383,6 +389,7 @@ impl Summarizer {
         };
         self.completed += 1;
         self.total_input_tokens += u128::from(r.prompt_tokens.unwrap_or(0));
+        self.media.add(r, k);
         self.e2el.add(ms(m.e2el_ns));
         if self.opts.goodput.is_empty() || m.meets(&self.opts.goodput) {
             self.good += 1;
@@ -396,7 +403,9 @@ impl Summarizer {
         self.in_req.extend(r.input_len_requested.map(|n| n as f64));
         if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
             self.in_server.extend(r.prompt_tokens.map(|n| n as f64));
+            // A request with media: its prompt holds more than its text (`media.rs`).
             self.in_disagree += (r.input_len_requested.is_some()
+                && r.images.is_none()
                 && r.prompt_tokens != r.input_len_requested) as u64;
         }
         // An answer per input (embeddings) is its request latency: no output figure.
@@ -496,6 +505,7 @@ impl Summarizer {
         self.conversations.merge(other.conversations);
         self.pooled |= other.pooled;
         self.inputs += other.inputs;
+        self.media.merge(other.media);
     }
 
     /// Measured requests added so far, successful or not.
@@ -574,6 +584,7 @@ impl Summarizer {
             conversations: self.conversations.finish(ps, k),
             total_input_sequences: self.pooled.then_some(saturated(self.inputs)),
             input_sequence_throughput: self.pooled.then(|| per_s(self.inputs as f64)),
+            media: self.media.finish(ps),
         }
     }
 }

@@ -19,9 +19,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    parse_body, reasoning_tokens, resolve_prompt, stream_answer, token_budget, whole_answer,
-    Answer, AppState, ChatMessage,
+    parse_body, reasoning_tokens, resolve_media_prompt, resolve_prompt, stream_answer,
+    token_budget, whole_answer, Answer, AppState, ChatMessage, Reject,
 };
+use super::media::media_tokens;
 use crate::sim::http1::Arrival;
 use crate::sim::state::Shared;
 use crate::sim::stream::{Framer, ServerTimes};
@@ -259,7 +260,9 @@ pub(crate) async fn chat_completions(
     let budget = token_budget(&shared, field, requested)?;
     let contents = (req.messages.iter().flatten()).filter_map(|m| m.content.as_ref());
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    // Images: their tokens under the patch rule, a malformed one refused (issue 25 §3).
+    let media = media_tokens(contents.clone()).map_err(Reject::BadRequest)?;
+    let r = resolve_media_prompt(&shared, t0, contents, media, budget, ignore_eos)?;
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
     let reasoning = reasoning_tokens(req.sim_reasoning_tokens, tokens);

@@ -47,6 +47,8 @@ pub struct Prompt {
     /// The turn of a conversation this prompt is (0 starts one; a conversation's turns are
     /// consecutive); `None`: a single request.
     pub turn: Option<u32>,
+    /// Media sent beside `text` (a jsonl line's `image_files`, as data URLs).
+    pub parts: Vec<crate::measure::client::Part>,
 }
 
 /// Why prompts could not be built. Each message is one line naming the file or setting.
@@ -109,6 +111,11 @@ pub fn build(
     let output_len = dataset.output_len();
     match dataset {
         Dataset::Random {
+            input_len,
+            range_ratio,
+            ..
+        }
+        | Dataset::RandomMm {
             input_len,
             range_ratio,
             ..
