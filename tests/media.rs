@@ -384,6 +384,62 @@ fn issue_25_the_report_csv_and_compare_show_the_media_figures() {
         cmp.contains("media_tokens_per_image") && cmp.contains("mean_upload_ms"),
         "{cmp}"
     );
+    // A sweep's plot has an upload-time chart.
+    let out = servebench()
+        .args([
+            "run",
+            "--backend",
+            "openai-chat",
+            "--sim-preset",
+            "exact",
+            "--no-tui",
+        ])
+        .args([
+            "--dataset-name",
+            "random-mm",
+            "--input-len",
+            "8",
+            "--output-len",
+            "4",
+        ])
+        .args(["--random-mm-bucket-config", "{(64, 96, 1): 1.0}"])
+        .args(["--num-prompts", "2,4", "--max-concurrency", "2", "--quiet"])
+        .args(["--result-filename", "s.json", "--result-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sweep = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".sweep.json"))
+        .expect("the sweep's document");
+    let charts = dir.path().join("charts");
+    let out = servebench()
+        .arg("plot")
+        .arg(&sweep)
+        .arg("-o")
+        .arg(&charts)
+        .args(["--format", "svg"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: Vec<String> = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("mean_upload_ms")),
+        "{names:?}"
+    );
 }
 
 /// Issue 25 §3: vLLM's custom image format, a jsonl line's `prompt` and `image_files` (PNG
@@ -480,4 +536,77 @@ async fn issue_25_jsonl_image_files_are_sent_and_counted_exactly() {
             "{line}: {err}"
         );
     }
+}
+
+/// Issue 25 §3: a jsonl line's `audio` WAV goes out as an `input_audio` part; against the
+/// exact simulator its media tokens are the clip's duration rule exactly (1.5 s at 16 kHz: 40);
+/// a file that is not a WAV is one line naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_25_jsonl_audio_is_sent_and_counted_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (frames, rate) = (24_000u32, 16_000u32);
+    let mut wav = b"RIFF".to_vec();
+    wav.extend_from_slice(&(36 + frames * 2).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes());
+    wav.extend_from_slice(&[1, 0, 1, 0]);
+    wav.extend_from_slice(&rate.to_le_bytes());
+    wav.extend_from_slice(&(rate * 2).to_le_bytes());
+    wav.extend_from_slice(&[2, 0, 16, 0]);
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&(frames * 2).to_le_bytes());
+    wav.resize(wav.len() + (frames * 2) as usize, 0);
+    std::fs::write(dir.path().join("a.wav"), &wav).unwrap();
+    let jsonl = dir.path().join("audio.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"prompt\": \"listen to this\", \"audio\": \"a.wav\"}\n",
+    )
+    .unwrap();
+    let server = exact_sim().await;
+    let mut cfg = config(server.base_url(), 3, images(1, 1, 0, 0.0), 1);
+    cfg.workload = WorkloadSpec {
+        dataset: Dataset::Jsonl {
+            path: jsonl.clone(),
+            output_len: Some(4),
+        },
+        tokenizer: Some("cl100k_base".into()),
+    };
+    let (result, records) = run(cfg, dir.path()).await;
+    server.shutdown().await;
+    let s = &result.summary;
+    assert_eq!((s.completed, s.failed), (3, 0), "{:?}", s.failures_by_kind);
+    for r in &records {
+        assert_eq!((r.images, r.audio_clips), (None, Some(1)));
+        assert_eq!(
+            (r.input_len_requested, r.prompt_tokens),
+            (Some(3), Some(3 + 40))
+        );
+    }
+    let m = s.media.as_ref().unwrap();
+    assert_eq!((m.requests, m.audio_clips), (3, 3));
+    assert_eq!(m.media_tokens_per_clip, Some(40.0));
+    assert_eq!(m.media_tokens_per_image, None);
+
+    std::fs::write(dir.path().join("a.wav"), b"ID3 an mp3, not a wav").unwrap();
+    let out = servebench()
+        .args([
+            "run",
+            "--num-prompts",
+            "2",
+            "--quiet",
+            "--sim-preset",
+            "exact",
+        ])
+        .args(["--backend", "openai-chat", "--tokenizer", "cl100k_base"])
+        .args(["--dataset-name", "jsonl", "--dataset-path"])
+        .arg(&jsonl)
+        .arg("--result-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.contains("a.wav") && err.contains("not a WAV"), "{err}");
 }

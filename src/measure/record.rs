@@ -236,6 +236,9 @@ pub struct RequestRecord {
     /// media and in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<u32>,
+    /// Audio clips the request carried as `input_audio` parts (a jsonl line's `audio`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio_clips: Option<u32>,
     /// Bytes of the request's body as sent, for a request with media; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_bytes: Option<u64>,

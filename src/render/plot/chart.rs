@@ -201,6 +201,7 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
             (RunFigure::OutputThroughput, "Output token throughput"),
             (RunFigure::RequestThroughput, "Request throughput"),
             (RunFigure::InputSequenceThroughput, "Input throughput"),
+            (RunFigure::MeanUploadMs, "Mean upload time"),
         ] {
             let key = FigureKey::from(figure);
             out.extend(finish(Chart {

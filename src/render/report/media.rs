@@ -14,6 +14,9 @@ pub(super) fn block(out: &mut String, result: &BenchResult) {
     out.push_str(&rule("Images in chat", '-'));
     line(out, "Requests with images:", m.requests);
     line(out, "Images sent:", m.images);
+    if m.audio_clips > 0 {
+        line(out, "Audio clips sent:", m.audio_clips);
+    }
     let fixed = |v: Option<f64>| v.map_or_else(|| "unknown".into(), |v| format!("{v:.2}"));
     line(
         out,
@@ -28,6 +31,10 @@ pub(super) fn block(out: &mut String, result: &BenchResult) {
         "Media tokens per image (mean):",
         fixed(m.media_tokens_per_image),
     );
+    if m.audio_clips > 0 {
+        let per_clip = m.media_tokens_per_clip;
+        line(out, "Media tokens per audio clip (mean):", fixed(per_clip));
+    }
     let kb = m.request_bytes.as_ref().map(|d| d.mean / 1024.0);
     line(out, "Request body (mean KiB):", fixed(kb));
     let ps = &result.config.metric_percentiles;

@@ -26,8 +26,14 @@ pub struct MediaSummary {
     pub total_media_tokens: Option<u64>,
     /// Media tokens per request, over those requests.
     pub media_tokens_per_request: Option<Distribution>,
-    /// Σ media tokens / Σ images, over those requests.
+    /// Σ media tokens / Σ images, over those requests that carried no audio.
     pub media_tokens_per_image: Option<f64>,
+    /// Audio clips they carried (`input_audio` parts).
+    #[serde(default)]
+    pub audio_clips: u64,
+    /// Σ media tokens / Σ clips, over the requests of known count that carried only audio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_tokens_per_clip: Option<f64>,
     /// Bytes of each request's body as sent.
     pub request_bytes: Option<Distribution>,
     /// Upload time, ms: the request's first byte written to its last (lean transport only).
@@ -79,6 +85,11 @@ pub(super) struct MediaSums {
     known: u64,
     known_images: u64,
     tokens: u128,
+    /// Clips, and the images' and the clips' own (requests of one kind) known sums.
+    clips: u64,
+    image_tokens: u128,
+    known_clips: u64,
+    clip_tokens: u128,
     per_request: SampleSet,
     bytes: SampleSet,
     upload: SampleSet,
@@ -92,6 +103,10 @@ impl MediaSums {
             known: 0,
             known_images: 0,
             tokens: 0,
+            clips: 0,
+            image_tokens: 0,
+            known_clips: 0,
+            clip_tokens: 0,
             per_request: set(),
             bytes: set(),
             upload: set(),
@@ -104,8 +119,10 @@ impl MediaSums {
             return;
         };
         let images = u64::from(r.images.unwrap_or(0));
+        let clips = u64::from(r.audio_clips.unwrap_or(0));
         self.requests += 1;
         self.images += images;
+        self.clips += clips;
         self.bytes.add(bytes as f64);
         if let Some(end) = r.upload_end_ns {
             self.upload
@@ -113,8 +130,14 @@ impl MediaSums {
         }
         if let Some(media) = media_tokens(r) {
             self.known += 1;
-            self.known_images += images;
             self.tokens += u128::from(media);
+            if clips == 0 {
+                self.known_images += images;
+                self.image_tokens += u128::from(media);
+            } else if images == 0 {
+                self.known_clips += clips;
+                self.clip_tokens += u128::from(media);
+            }
             self.per_request.add(media as f64);
         }
     }
@@ -125,6 +148,10 @@ impl MediaSums {
         self.known += o.known;
         self.known_images += o.known_images;
         self.tokens += o.tokens;
+        self.clips += o.clips;
+        self.image_tokens += o.image_tokens;
+        self.known_clips += o.known_clips;
+        self.clip_tokens += o.clip_tokens;
         self.per_request.merge(o.per_request);
         self.bytes.merge(o.bytes);
         self.upload.merge(o.upload);
@@ -139,7 +166,10 @@ impl MediaSums {
                 .then(|| u64::try_from(self.tokens).unwrap_or(u64::MAX)),
             media_tokens_per_request: self.per_request.finish(ps),
             media_tokens_per_image: (self.known_images > 0)
-                .then(|| self.tokens as f64 / self.known_images as f64),
+                .then(|| self.image_tokens as f64 / self.known_images as f64),
+            audio_clips: self.clips,
+            media_tokens_per_clip: (self.known_clips > 0)
+                .then(|| self.clip_tokens as f64 / self.known_clips as f64),
             request_bytes: self.bytes.finish(ps),
             upload_ms: self.upload.finish(ps),
             generation: None,

@@ -405,7 +405,7 @@ impl Summarizer {
             self.in_server.extend(r.prompt_tokens.map(|n| n as f64));
             // A request with media: its prompt holds more than its text (`media.rs`).
             self.in_disagree += (r.input_len_requested.is_some()
-                && r.images.is_none()
+                && r.request_bytes.is_none()
                 && r.prompt_tokens != r.input_len_requested) as u64;
         }
         // An answer per input (embeddings) is its request latency: no output figure.

@@ -10,6 +10,14 @@
 //! truth, which a client's media-token figure is checked against. The image's tokens are part
 //! of the request's prompt: counted in its `prompt_tokens`, and prefilled by the engine model.
 //!
+//! # Audio
+//! An `input_audio` part's WAV costs `ceil(duration · 25) + 2` tokens ([`audio_tokens`]): a
+//! Whisper-style encoder's 50 frames a second pooled by 2 (Qwen2-Audio's layout), plus the
+//! start and end markers; the duration is the `data` chunk's sample frames over the `fmt`
+//! chunk's rate (1.5 s at 16 kHz: 40 tokens). A format other than `wav`, base64 broken at its
+//! start, a file without `RIFF`/`WAVE`, a `fmt` and a `data` chunk within its first 4 KiB, or
+//! a `data` chunk longer than the part holds is refused the same way.
+//!
 //! # What is refused
 //! An `image_url` content part whose URL is not a base64 `data:` URL of `image/png` or
 //! `image/jpeg` (the simulator fetches nothing), whose base64 is not whole groups of its
@@ -49,6 +57,17 @@ pub(crate) fn media_tokens<'a>(
             continue;
         };
         for (p, part) in parts.iter().enumerate() {
+            let at = || format!("message {} content part {}", m + 1, p + 1);
+            if part.get("type").and_then(Value::as_str) == Some("input_audio") {
+                let audio = part.get("input_audio");
+                let field = |k: &str| audio.and_then(|a| a.get(k)).and_then(Value::as_str);
+                let data =
+                    field("data").ok_or_else(|| format!("{}: input_audio has no data", at()))?;
+                let (frames, rate) =
+                    wav_frames(data, field("format")).map_err(|why| format!("{}: {why}", at()))?;
+                tokens = tokens.saturating_add(audio_tokens(frames, rate));
+                continue;
+            }
             if part.get("type").and_then(Value::as_str) != Some("image_url") {
                 continue;
             }
@@ -56,7 +75,6 @@ pub(crate) fn media_tokens<'a>(
                 Value::String(s) => Some(s.as_str()),
                 other => other.get("url").and_then(Value::as_str),
             });
-            let at = || format!("message {} content part {}", m + 1, p + 1);
             let url = url.ok_or_else(|| format!("{}: image_url has no url", at()))?;
             let (w, h) = image_size(url).map_err(|why| format!("{}: {why}", at()))?;
             tokens = tokens.saturating_add(image_tokens(w, h));
@@ -64,6 +82,89 @@ pub(crate) fn media_tokens<'a>(
     }
     Ok(tokens)
 }
+
+/// Audio tokens per second of sound: a Whisper-style encoder's 50 frames a second, pooled by 2
+/// (Qwen2-Audio's layout).
+pub(crate) const AUDIO_TOKENS_PER_S: u64 = 25;
+/// The longest clip taken, seconds.
+pub(crate) const MAX_AUDIO_S: u64 = 3600;
+
+/// A clip's tokens under the audio rule: `ceil(duration · 25) + 2`, the duration in exact
+/// sample frames.
+pub(crate) fn audio_tokens(frames: u64, sample_rate: u64) -> u64 {
+    (frames * AUDIO_TOKENS_PER_S).div_ceil(sample_rate) + IMAGE_MARKERS
+}
+
+/// The sample frames and rate of the WAV in an `input_audio` part's base64 `data`.
+fn wav_frames(data: &str, format: Option<&str>) -> Result<(u64, u64), String> {
+    if format != Some("wav") {
+        let shown: String = format.unwrap_or("none").chars().take(20).collect();
+        return Err(format!(
+            "the audio's format is {shown:?}: the simulator reads wav only"
+        ));
+    }
+    let b = data.as_bytes();
+    if b.len() < 64 || b.len() % 4 != 0 {
+        return Err(format!(
+            "the audio's base64 is {} characters: too short or not whole groups of 4",
+            b.len()
+        ));
+    }
+    let engine = base64::engine::general_purpose::STANDARD;
+    let head = engine
+        .decode(&b[..b.len().min(WAV_HEAD_B64)])
+        .map_err(|e| format!("the audio's base64: {e}"))?;
+    let total = b.len() / 4 * 3 - b.iter().rev().take_while(|c| **c == b'=').count();
+    if head.len() < 12 || &head[..4] != b"RIFF" || &head[8..12] != b"WAVE" {
+        return Err("the audio is not a WAV file (no RIFF/WAVE header)".into());
+    }
+    let le16 = |i: usize| u64::from(u16::from_le_bytes([head[i], head[i + 1]]));
+    let le32 = |i: usize| {
+        u64::from(u32::from_le_bytes([
+            head[i],
+            head[i + 1],
+            head[i + 2],
+            head[i + 3],
+        ]))
+    };
+    let (mut i, mut fmt) = (12usize, None);
+    while i + 8 <= head.len() {
+        let size = le32(i + 4) as usize;
+        match &head[i..i + 4] {
+            b"fmt " if i + 24 <= head.len() => {
+                fmt = Some((le16(i + 10), le32(i + 12), le16(i + 22)))
+            }
+            b"data" => {
+                let (channels, rate, bits) =
+                    fmt.ok_or("the WAV's data comes before its fmt chunk")?;
+                let frame = channels * bits.div_ceil(8);
+                if rate == 0 || frame == 0 {
+                    return Err(format!(
+                        "the WAV's fmt is {channels} channels of {bits} bits at {rate} Hz"
+                    ));
+                }
+                let bytes = size as u64;
+                if i + 8 + size > total {
+                    return Err(format!(
+                        "the WAV is cut short ({bytes} bytes of data announced, {} present)",
+                        total.saturating_sub(i + 8)
+                    ));
+                }
+                let frames = bytes / frame;
+                if frames > MAX_AUDIO_S * rate {
+                    return Err(format!("the WAV is longer than {MAX_AUDIO_S} s"));
+                }
+                return Ok((frames, rate));
+            }
+            _ => {}
+        }
+        i += 8 + size + (size & 1);
+    }
+    Err("the WAV has no data chunk in its first 4 KiB".into())
+}
+
+/// Base64 characters of a WAV's head decoded in search of its `fmt` and `data` chunks (4 KiB).
+const WAV_HEAD_B64: usize = 5_460;
 
 const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
 const PNG_IEND: &[u8] = b"IEND\xae\x42\x60\x82";
@@ -231,6 +332,59 @@ mod tests {
         out.extend_from_slice(&[0x55; 40]);
         out.extend_from_slice(&[0xFF, 0xD9]);
         out
+    }
+
+    /// A WAV file's bytes: `frames` of 16-bit mono at `rate` Hz.
+    fn wav(frames: u32, rate: u32) -> Vec<u8> {
+        let data = frames * 2;
+        let mut out = b"RIFF".to_vec();
+        out.extend_from_slice(&(36 + data).to_le_bytes());
+        out.extend_from_slice(b"WAVEfmt ");
+        out.extend_from_slice(&16u32.to_le_bytes());
+        out.extend_from_slice(&[1, 0, 1, 0]);
+        out.extend_from_slice(&rate.to_le_bytes());
+        out.extend_from_slice(&(rate * 2).to_le_bytes());
+        out.extend_from_slice(&[2, 0, 16, 0]);
+        out.extend_from_slice(b"data");
+        out.extend_from_slice(&data.to_le_bytes());
+        out.resize(out.len() + data as usize, 0);
+        out
+    }
+
+    fn audio(bytes: &[u8], format: &str) -> Value {
+        let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+        json!([{"type": "text", "text": "hear"}, {"type": "input_audio", "input_audio": {"data": data, "format": format}}])
+    }
+
+    /// Issue 25 §3: an audio clip's tokens by its duration; a malformed clip is refused by
+    /// name.
+    #[test]
+    fn issue_25_audio_tokens_follow_the_duration_and_bad_audio_is_refused() {
+        assert_eq!(
+            media_tokens(&[audio(&wav(24_000, 16_000), "wav")]).unwrap(),
+            38 + 2
+        );
+        assert_eq!(
+            media_tokens(&[audio(&wav(16_000, 16_000), "wav")]).unwrap(),
+            25 + 2
+        );
+        let mut cut = wav(16_000, 16_000);
+        cut.truncate(cut.len() - 100);
+        for (part, says) in [
+            (audio(&wav(16_000, 16_000), "mp3"), "wav only"),
+            (audio(&[9u8; 90], "wav"), "not a WAV"),
+            (audio(&cut, "wav"), "cut short"),
+            (
+                json!([{"type": "input_audio", "input_audio": {}}]),
+                "no data",
+            ),
+        ] {
+            let e = media_tokens(&[part]).unwrap_err();
+            assert!(
+                e.contains("message 1 content part") && e.contains(says),
+                "{e}"
+            );
+        }
     }
 
     /// Issue 25 §3: malformed media is refused, naming the message, the part and what is

@@ -10,6 +10,8 @@
 //! jsonl file's folder, or absolute), vLLM's custom image format: each is read (at most
 //! [`MAX_IMAGE_FILE_BYTES`]), checked to be what it says by its first bytes, and sent after the
 //! prompt as a base64 `data:` URL in an `image_url` content part (`workload::media`). A line's
+//! `"audio"` names a WAV file (or a list), each sent after the text as an `input_audio`
+//! content part (base64, format `wav`), checked by its `RIFF`/`WAVE` header. A line's
 //! `messages` carry their own content parts instead (an `image_url` part goes out as written).
 //!
 //! A line may instead be a conversation: `{"turns": [...]}`, each turn a string (the user's
@@ -27,7 +29,7 @@ use crate::config::media::{MAX_IMAGE_FILE_BYTES, MAX_MM_BYTES};
 use crate::config::MAX_TOKENS;
 use crate::measure::client::Part;
 use crate::tokenizer::Tokenizer;
-use crate::workload::media::image_file_url;
+use crate::workload::media::{image_file_url, wav_file_base64};
 
 /// What is wrong with one line of a jsonl file (the line's number is in
 /// [`DatasetError::BadJsonlLine`]).
@@ -63,6 +65,10 @@ pub enum LineError {
     ImageFiles,
     #[error("image file {file}: {why}")]
     ImageFile { file: String, why: String },
+    #[error("\"audio\" must be a WAV file's name or an array of them, with a \"prompt\"")]
+    AudioFiles,
+    #[error("audio file {file}: {why}")]
+    AudioFile { file: String, why: String },
 }
 
 pub(super) fn build(
@@ -135,6 +141,12 @@ pub(super) fn build(
             Some(_) if messages.is_some() => return Err(bad(line_no, LineError::ImageFiles)),
             Some(files) => images(files, path).map_err(|r| bad(line_no, r))?,
         };
+        let mut parts = parts;
+        match obj.get("audio") {
+            None => {}
+            Some(_) if messages.is_some() => return Err(bad(line_no, LineError::AudioFiles)),
+            Some(files) => parts.extend(clips(files, path).map_err(|r| bad(line_no, r))?),
+        }
         let input_len = tok.count(&text) as u64;
         prompts.push(vec![Prompt {
             text,
@@ -165,6 +177,30 @@ pub(super) fn build(
         });
     }
     Ok((0..n).flat_map(|i| prompts[i % have].clone()).collect())
+}
+
+/// A line's `audio`: a WAV file (or a list), each read as base64 for an `input_audio` part.
+fn clips(files: &Value, jsonl: &Path) -> Result<Vec<Part>, LineError> {
+    let names: Vec<&Value> = match files {
+        Value::Array(a) => a.iter().collect(),
+        one => vec![one],
+    };
+    let dir = jsonl.parent().unwrap_or(Path::new("."));
+    let mut parts = Vec::with_capacity(names.len());
+    for f in names {
+        let name = f.as_str().ok_or(LineError::AudioFiles)?;
+        let data = wav_file_base64(&dir.join(name), MAX_IMAGE_FILE_BYTES).map_err(|why| {
+            LineError::AudioFile {
+                file: name.to_string(),
+                why,
+            }
+        })?;
+        parts.push(Part::Audio {
+            data,
+            format: "wav".into(),
+        });
+    }
+    Ok(parts)
 }
 
 /// A line's `image_files`: each file read (relative to the jsonl file's folder) as a data URL.
