@@ -41,6 +41,7 @@ const STREAM: &[(&str, u32)] = &[
 ];
 const APIS: &[(&str, u32)] = &[
     ("common", 0),
+    ("media", 0),
     ("openai", 1),
     ("tgi", 1),
     ("llama", 1),

@@ -49,6 +49,12 @@ pub enum Unit {
     Percent,
     /// Tokens per decoding step (speculative decoding's acceptance length).
     TokensPerStep,
+    /// Images sent (issue 25 §3).
+    Images,
+    /// Media tokens per image, on average.
+    TokensPerImage,
+    /// Bytes of a request's body.
+    Bytes,
 }
 
 impl Unit {
@@ -69,12 +75,15 @@ impl Unit {
             Unit::Fraction => "fraction",
             Unit::Percent => "%",
             Unit::TokensPerStep => "tokens/step",
+            Unit::Images => "images",
+            Unit::TokensPerImage => "tokens/image",
+            Unit::Bytes => "bytes",
         }
     }
 
     /// True for a count of whole things (requests, a total of tokens).
     pub fn is_count(self) -> bool {
-        matches!(self, Unit::Requests | Unit::Tokens)
+        matches!(self, Unit::Requests | Unit::Tokens | Unit::Images)
     }
 }
 
@@ -126,10 +135,18 @@ pub enum RunFigure {
     /// Tool calls: the mean time to the first tool-call token, and output tokens per call.
     MeanToolCallTtft,
     MeanToolCallTokens,
+    /// Images in chat (issue 25 §3): images sent, media tokens per request and per image,
+    /// bytes per request, upload time (docs/metrics.md, "Images in chat").
+    TotalImages,
+    MeanMediaTokensPerRequest,
+    MediaTokensPerImage,
+    MeanRequestBytes,
+    MeanUploadMs,
+    P99UploadMs,
 }
 
 impl RunFigure {
-    pub const ALL: [RunFigure; 26] = [
+    pub const ALL: [RunFigure; 32] = [
         RunFigure::Completed,
         RunFigure::Failed,
         RunFigure::Duration,
@@ -156,6 +173,12 @@ impl RunFigure {
         RunFigure::JsonRate,
         RunFigure::MeanToolCallTtft,
         RunFigure::MeanToolCallTokens,
+        RunFigure::TotalImages,
+        RunFigure::MeanMediaTokensPerRequest,
+        RunFigure::MediaTokensPerImage,
+        RunFigure::MeanRequestBytes,
+        RunFigure::MeanUploadMs,
+        RunFigure::P99UploadMs,
     ];
 
     pub fn name(self) -> &'static str {
@@ -186,6 +209,12 @@ impl RunFigure {
             RunFigure::JsonRate => "json_rate(%)",
             RunFigure::MeanToolCallTtft => "mean_tool_call_ttft_ms",
             RunFigure::MeanToolCallTokens => "mean_tool_call_tokens",
+            RunFigure::TotalImages => "total_images",
+            RunFigure::MeanMediaTokensPerRequest => "mean_media_tokens_per_request",
+            RunFigure::MediaTokensPerImage => "media_tokens_per_image",
+            RunFigure::MeanRequestBytes => "mean_request_bytes",
+            RunFigure::MeanUploadMs => "mean_upload_ms",
+            RunFigure::P99UploadMs => "p99_upload_ms",
         }
     }
 
@@ -211,6 +240,11 @@ impl RunFigure {
             RunFigure::CorrectRate | RunFigure::JsonRate => Unit::Percent,
             RunFigure::MeanToolCallTtft => Unit::Milliseconds,
             RunFigure::MeanToolCallTokens => Unit::TokensPerRequest,
+            RunFigure::TotalImages => Unit::Images,
+            RunFigure::MeanMediaTokensPerRequest => Unit::TokensPerRequest,
+            RunFigure::MediaTokensPerImage => Unit::TokensPerImage,
+            RunFigure::MeanRequestBytes => Unit::Bytes,
+            RunFigure::MeanUploadMs | RunFigure::P99UploadMs => Unit::Milliseconds,
         }
     }
 
@@ -245,6 +279,12 @@ impl RunFigure {
             RunFigure::SpecDecodeAcceptanceRate | RunFigure::SpecDecodeAcceptanceLength => {
                 Some(Better::Higher)
             }
+            // What was sent, not how well it was served; the upload is time the request took.
+            RunFigure::TotalImages
+            | RunFigure::MeanMediaTokensPerRequest
+            | RunFigure::MediaTokensPerImage
+            | RunFigure::MeanRequestBytes => None,
+            RunFigure::MeanUploadMs | RunFigure::P99UploadMs => Some(Better::Lower),
         }
     }
 }

@@ -31,6 +31,7 @@ pub mod error;
 pub mod figure;
 pub mod limits;
 pub mod lora;
+pub mod media;
 pub mod metric;
 pub mod mix;
 pub mod search;

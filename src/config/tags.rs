@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 63] = [
+const RESULT_KEYS: [&str; 69] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -122,6 +122,12 @@ const RESULT_KEYS: [&str; 63] = [
     "json_rate(%)",
     "mean_tool_call_ttft_ms",
     "mean_tool_call_tokens",
+    "total_images",
+    "mean_media_tokens_per_request",
+    "media_tokens_per_image",
+    "mean_request_bytes",
+    "mean_upload_ms",
+    "p99_upload_ms",
     "label",
     "input_lens",
     "output_lens",

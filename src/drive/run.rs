@@ -39,6 +39,7 @@ use crate::results::document::{BenchResult, Unsent};
 use crate::results::error::ResultsError;
 use crate::results::server_metrics::ServerMetrics;
 use crate::results::shard::Timebase;
+use crate::results::stats::media::MediaGeneration;
 use crate::results::stats::mix::MixFigures;
 use crate::results::stats::{adapters, steady, SampleSet, Summarizer, SummaryOptions};
 use crate::results::validity::{RunFacts, Validity};
@@ -161,6 +162,8 @@ struct Prepared {
     client: Arc<Client>,
     warmups: Vec<RequestSpec>,
     requests: Vec<RequestSpec>,
+    /// What making the requests' images cost (random-mm); `None` without media.
+    generation: Option<MediaGeneration>,
 }
 
 /// Builds the client and the requests (before the clock starts: building prompts is not
@@ -190,12 +193,14 @@ async fn prepare(cfg: &RunConfig, text: &Text, secrets: &Secrets) -> Result<Prep
     // Each request carries `--embedding-batch-size` inputs, each one prompt of the workload.
     let k = cfg.inputs_per_request;
     let n = |requests: u64| requests.saturating_mul(u64::from(k.max(1)));
+    let began = std::time::Instant::now();
     let warmups = build(n(cfg.load.num_warmups), seed ^ 0xA5A5, true).await?;
     let pool = n(crate::drive::load::pool_size(&cfg.load));
     let requests = match &cfg.mix {
         None => build(pool, seed, false).await?,
         Some(mix) => crate::drive::mix::build(mix, cfg, tokenizer, &client, pool, seed).await?,
     };
+    let generation = MediaGeneration::of(warmups.iter().chain(&requests), began.elapsed());
     let (mut warmups, mut requests) = (
         workload::batch::batch(warmups, k),
         workload::batch::batch(requests, k),
@@ -213,6 +218,7 @@ async fn prepare(cfg: &RunConfig, text: &Text, secrets: &Secrets) -> Result<Prep
         client,
         warmups,
         requests,
+        generation,
     })
 }
 
@@ -290,6 +296,7 @@ struct Measured {
     adapters: bool,
     /// The probes' records (`--probe-request-rate`), kept apart from the run's.
     probes: Vec<RequestRecord>,
+    generation: Option<MediaGeneration>,
 }
 
 /// What a run's summary needs from its config.
@@ -394,6 +401,7 @@ async fn measure(
         records_error: written.error,
         adapters,
         probes,
+        generation: prepared.generation,
     })
 }
 
@@ -411,9 +419,13 @@ fn finish(
         measured.sim_before,
         measured.sim_after,
     );
+    let mut summary = measured.summarizer.finish();
+    if let Some(m) = &mut summary.media {
+        m.generation = measured.generation;
+    }
     let mut result = BenchResult::new(
         cfg,
-        measured.summarizer.finish(),
+        summary,
         &[],
         clock.started_at_rfc3339(),
         clock.started_at_compact(),

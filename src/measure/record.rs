@@ -270,6 +270,20 @@ pub struct RequestRecord {
     /// records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
+    /// Images the request carried as content parts (random-mm); absent for a request without
+    /// media and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<u32>,
+    /// Audio clips the request carried as `input_audio` parts (a jsonl line's `audio`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio_clips: Option<u32>,
+    /// Bytes of the request's body as sent, for a request with media; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_bytes: Option<u64>,
+    /// For a request with media over the lean transport: when the request's last byte was
+    /// handed to its connection (the upload is `sent_ns`..this); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_end_ns: Option<u64>,
     /// Prompt tokens and where the count came from.
     pub prompt_tokens: Option<u64>,
     pub prompt_tokens_source: Option<TokenSource>,

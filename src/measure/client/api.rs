@@ -319,6 +319,16 @@ pub(super) fn content(
     Ok(Value::Array(parts))
 }
 
+/// The `image_url` content parts of a dataset's chat messages.
+pub(super) fn image_parts(messages: &Value) -> usize {
+    let parts = (messages.as_array().into_iter().flatten())
+        .filter_map(|m| m.get("content")?.as_array())
+        .flatten();
+    parts
+        .filter(|p| p.get("type").and_then(Value::as_str) == Some("image_url"))
+        .count()
+}
+
 /// The failure of a request that holds what its API cannot carry (never sent).
 pub(super) fn unsendable(what: &str) -> EventError {
     (

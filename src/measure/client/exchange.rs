@@ -55,6 +55,10 @@ impl Client {
             let rec = &mut state.rec;
             rec.sent_ns = clock.ns_at(r.phase.written);
             rec.connection_reused = Some(r.phase.connect.is_none());
+            // A request with media: its upload's end (issue 25 §3).
+            if rec.request_bytes.is_some() {
+                rec.upload_end_ns = Some(clock.ns_at(r.phase.body_written));
+            }
             if let Some((began, done)) = r.phase.connect {
                 rec.connect_start_ns = Some(clock.ns_at(began));
                 rec.connect_end_ns = Some(clock.ns_at(done));

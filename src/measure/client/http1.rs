@@ -158,13 +158,16 @@ impl Endpoint {
                 }
                 continue;
             }
-            let phase = SendPhase {
+            let now = Instant::now();
+            let mut phase = SendPhase {
                 connect: None,
-                written: Instant::now(),
+                written: now,
+                body_written: now,
             };
             written.inspect(|w| w());
             match stream.write_all(&request).await {
                 Ok(()) => {
+                    phase.body_written = Instant::now();
                     let response =
                         Response::read_head(stream, true, phase, self.echo.as_deref()).await;
                     // A 408 on a kept-alive connection is the server closing it for idleness
@@ -188,14 +191,16 @@ impl Endpoint {
         let began = Instant::now();
         let mut stream = self.connect().await?;
         let connected = Instant::now();
-        let phase = SendPhase {
+        let mut phase = SendPhase {
             connect: Some((began, connected)),
             written: connected,
+            body_written: connected,
         };
         written.inspect(|w| w());
         if let Err(e) = stream.write_all(&request).await {
             return Err(Error::Broken(format!("cannot send the request: {e}")));
         }
+            phase.body_written = Instant::now();
         Response::read_head(stream, false, phase, self.echo.as_deref()).await
     }
 
@@ -308,6 +313,8 @@ pub struct SendPhase {
     pub connect: Option<(Instant, Instant)>,
     /// Just before the first byte of the request was handed to the socket.
     pub written: Instant,
+    /// Just after its last byte was handed to the socket (the kernel holds the rest).
+    pub body_written: Instant,
 }
 
 /// One read: the byte count and when its newest byte arrived (the read time if unstamped).

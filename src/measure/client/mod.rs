@@ -497,6 +497,19 @@ impl Client {
         if let Some(s) = &self.structured {
             state.check_with(Checker::new(s));
         }
+        // Media: the parts given, or a dataset's messages' own image parts (issue 25 §3).
+        let images = (spec
+            .parts
+            .iter()
+            .filter(|p| matches!(p, Part::Image { .. }))
+            .count())
+            + spec.messages.as_ref().map_or(0, api::image_parts);
+        if !spec.parts.is_empty() || images > 0 {
+            state.rec.images = u32::try_from(images).ok().filter(|n| *n > 0);
+            let clips = (spec.parts.iter()).filter(|p| matches!(p, Part::Audio { .. }));
+            state.rec.audio_clips = u32::try_from(clips.count()).ok().filter(|n| *n > 0);
+            state.rec.request_bytes = Some(request.len() as u64);
+        }
         if let Answer::Whole(api) = self.api.answer() {
             state.answered_whole(api.inputs(&body));
         }

@@ -209,6 +209,7 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
                 "Mean acceptance length",
             ),
             (RunFigure::CorrectRate, "Valid answers"),
+            (RunFigure::MeanUploadMs, "Mean upload time"),
         ] {
             let key = FigureKey::from(figure);
             out.extend(finish(Chart {

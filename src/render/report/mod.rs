@@ -24,6 +24,7 @@ mod blocks;
 mod inputs;
 mod phases;
 mod structured;
+mod media;
 pub mod view;
 
 #[cfg(test)]
@@ -405,6 +406,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     ttft_by_turn(&mut out, result);
     blocks::conversations(&mut out, result);
     adapters::lines(&mut out, result);
+    media::block(&mut out, result);
     if !pooled {
         ttft_breakdown(&mut out, result);
     }

@@ -24,6 +24,7 @@ pub mod ci;
 mod distribution;
 mod reasoning;
 pub mod mix;
+pub mod media;
 mod request;
 mod samples;
 pub mod steady;

@@ -10,6 +10,7 @@ use super::cache::{CacheSums, PrefixCacheRates};
 use super::ci::RatioSums;
 use super::distribution::{Distribution, NS_PER_MS, NS_PER_S};
 use super::reasoning::{ReasoningFigures, ReasoningSums};
+use super::media::{MediaSummary, MediaSums};
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 use super::samples::{SampleSet, EXACT_SAMPLES_MAX};
 use super::structured::{StructuredFigures, StructuredSums};
@@ -182,6 +183,9 @@ pub struct RunSummary {
     /// "Structured output and tool calls"); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured: Option<StructuredFigures>,
+    /// Runs that sent images: their figures (`media.rs`; docs/metrics.md, "Images in chat").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<MediaSummary>,
 }
 
 impl RunSummary {
@@ -299,6 +303,7 @@ pub struct Summarizer {
     reasoning: ReasoningSums,
     chunk_tokens: SampleSet,
     structured: StructuredSums,
+    media: MediaSums,
 }
 
 impl Summarizer {
@@ -357,6 +362,7 @@ impl Summarizer {
             reasoning: ReasoningSums::new(set),
             chunk_tokens: set(),
             structured: StructuredSums::default(),
+            media: MediaSums::new(set),
         }
     }
 
@@ -409,6 +415,7 @@ impl Summarizer {
         };
         self.completed += 1;
         self.total_input_tokens += u128::from(r.prompt_tokens.unwrap_or(0));
+        self.media.add(r, k);
         self.e2el.add(ms(m.e2el_ns));
         let valid = r
             .output_check
@@ -428,7 +435,9 @@ impl Summarizer {
         self.in_req.extend(r.input_len_requested.map(|n| n as f64));
         if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
             self.in_server.extend(r.prompt_tokens.map(|n| n as f64));
+            // A request with media: its prompt holds more than its text (`media.rs`).
             self.in_disagree += (r.input_len_requested.is_some()
+                && r.request_bytes.is_none()
                 && r.prompt_tokens != r.input_len_requested) as u64;
         }
         // An answer per input (embeddings) is its request latency: no output figure.
@@ -536,6 +545,7 @@ impl Summarizer {
         self.inputs += other.inputs;
         self.reasoning.merge(other.reasoning);
         self.chunk_tokens.merge(other.chunk_tokens);
+        self.media.merge(other.media);
     }
 
     /// Measured requests added so far, successful or not.
@@ -623,6 +633,7 @@ impl Summarizer {
                 d
             }),
             structured: self.structured.finish(ps),
+            media: self.media.finish(ps),
         }
     }
 }

@@ -406,7 +406,25 @@ pub(super) fn resolve_prompt<'a, P>(
 where
     P: IntoIterator<Item = &'a Value> + Clone,
 {
-    let prompt_tokens = parts.clone().into_iter().map(count_prompt).sum();
+    resolve_media_prompt(shared, t0, parts, 0, budget, ignore_eos)
+}
+
+/// [`resolve_prompt`] with `media` tokens beside the text (a chat request's images,
+/// `media.rs`): part of the prompt's tokens, so counted and prefilled, but not looked up in
+/// the prefix cache (which holds words).
+pub(super) fn resolve_media_prompt<'a, P>(
+    shared: &Shared,
+    t0: Instant,
+    parts: P,
+    media: u64,
+    budget: u32,
+    ignore_eos: bool,
+) -> Result<Gen, Reject>
+where
+    P: IntoIterator<Item = &'a Value> + Clone,
+{
+    let text: u64 = parts.clone().into_iter().map(count_prompt).sum();
+    let prompt_tokens = text.saturating_add(media);
     let mut r = resolve(shared, t0, prompt_tokens, budget, ignore_eos)?;
     r.cached = cache_prompt(shared, parts);
     Ok(r)

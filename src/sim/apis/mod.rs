@@ -14,8 +14,8 @@
 //! `common.rs`. The timing, faults and statistics are `stream/`'s job.
 //!
 //! # Layout (each file imports only those listed before it)
-//! `common.rs` → `openai.rs`, `tgi.rs`, `llama.rs`, `typed.rs`, `embeddings.rs`, `rerank.rs`,
-//! `info.rs`
+//! `common.rs`, `media.rs` (a chat request's images: their tokens, or their refusal) →
+//! `openai.rs`, `tgi.rs`, `llama.rs`, `typed.rs`, `embeddings.rs`, `rerank.rs`, `info.rs`
 //! (which do not import each other; `ChatMessage`, used by chat and by `/tokenize`, is in
 //! `common.rs`). This file is the server's route table ([`routes`]).
 //!
@@ -40,6 +40,7 @@ mod common;
 mod embeddings;
 mod info;
 mod llama;
+mod media;
 mod openai;
 mod rerank;
 mod tgi;

@@ -21,9 +21,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    adapter, parse_body, reasoning_tokens, resolve_prompt, stream_answer, token_budget,
-    wait_for_adapter, whole_answer, Answer, AppState, ChatMessage,
+    adapter, parse_body, reasoning_tokens, resolve_media_prompt, resolve_prompt,
+    stream_answer, token_budget, wait_for_adapter, whole_answer, Answer, AppState, ChatMessage,
+    Reject,
 };
+use super::media::media_tokens;
 use crate::sim::http1::Arrival;
 use crate::sim::state::Shared;
 use crate::sim::stream::{Framer, ServerTimes};
@@ -350,7 +352,9 @@ pub(crate) async fn chat_completions(
     let budget = token_budget(&shared, field, requested)?;
     let contents = (req.messages.iter().flatten()).filter_map(|m| m.content.as_ref());
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    let mut r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    // Images: their tokens under the patch rule, a malformed one refused (issue 25 §3).
+    let media = media_tokens(contents.clone()).map_err(Reject::BadRequest)?;
+    let mut r = resolve_media_prompt(&shared, t0, contents, media, budget, ignore_eos)?;
     wait_for_adapter(&shared, &mut r, lora.as_deref());
     r.priority = req.priority.unwrap_or(0);
     let prompt_tokens = r.prompt_tokens;

@@ -6,6 +6,14 @@
 //! `Prompt::text` is the contents joined by "\n" and `input_len` is its token count: the chat
 //! template's own tokens are not included (the server adds them).
 //!
+//! A `"prompt"` line may add `"image_files"`, a list of PNG or JPEG files (relative to the
+//! jsonl file's folder, or absolute), vLLM's custom image format: each is read (at most
+//! [`MAX_IMAGE_FILE_BYTES`]), checked to be what it says by its first bytes, and sent after the
+//! prompt as a base64 `data:` URL in an `image_url` content part (`workload::media`). A line's
+//! `"audio"` names a WAV file (or a list), each sent after the text as an `input_audio`
+//! content part (base64, format `wav`), checked by its `RIFF`/`WAVE` header. A line's
+//! `messages` carry their own content parts instead (an `image_url` part goes out as written).
+//!
 //! A line may instead be a conversation: `{"turns": [...]}`, each turn a string (the user's
 //! new text) or `{"prompt": "...", "output_len": N}`, sent as turns 0, 1, ... in order, each
 //! with the history (the driver adds it); a turn without `output_len` takes the line's,
@@ -20,8 +28,11 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{read_file, DatasetError, Prompt};
+use crate::config::media::{MAX_IMAGE_FILE_BYTES, MAX_MM_BYTES};
 use crate::config::MAX_TOKENS;
+use crate::measure::client::Part;
 use crate::tokenizer::Tokenizer;
+use crate::workload::media::{image_file_url, wav_file_base64};
 
 /// What is wrong with one line of a jsonl file (the line's number is in
 /// [`DatasetError::BadJsonlLine`]).
@@ -59,6 +70,14 @@ pub enum LineError {
     QueryNotText,
     #[error("\"model\" must be an adapter's name: a string of 1 to {max} bytes without spaces or control characters", max = crate::config::lora::MAX_ADAPTER_NAME)]
     Model,
+    #[error("\"image_files\" must be an array of file names, with a \"prompt\"")]
+    ImageFiles,
+    #[error("image file {file}: {why}")]
+    ImageFile { file: String, why: String },
+    #[error("\"audio\" must be a WAV file's name or an array of them, with a \"prompt\"")]
+    AudioFiles,
+    #[error("audio file {file}: {why}")]
+    AudioFile { file: String, why: String },
 }
 
 pub(super) fn build(
@@ -146,6 +165,17 @@ pub(super) fn build(
         } else {
             return Err(bad(line_no, LineError::NoPrompt));
         };
+        let parts = match obj.get("image_files") {
+            None => Vec::new(),
+            Some(_) if messages.is_some() => return Err(bad(line_no, LineError::ImageFiles)),
+            Some(files) => images(files, path).map_err(|r| bad(line_no, r))?,
+        };
+        let mut parts = parts;
+        match obj.get("audio") {
+            None => {}
+            Some(_) if messages.is_some() => return Err(bad(line_no, LineError::AudioFiles)),
+            Some(files) => parts.extend(clips(files, path).map_err(|r| bad(line_no, r))?),
+        }
         let input_len = tok.count(&text) as u64;
         prompts.push(vec![Prompt {
             text,
@@ -153,6 +183,7 @@ pub(super) fn build(
             output_len: out,
             messages,
             model,
+            parts,
             ..Default::default()
         }]);
     }
@@ -160,6 +191,21 @@ pub(super) fn build(
         return Err(DatasetError::Empty(path.to_path_buf()));
     }
     let have = prompts.len();
+    // Every request holds its images: the run's are bounded before they are copied.
+    let bytes = |p: &Vec<Prompt>| -> u64 {
+        let url = |part: &Part| match part {
+            Part::Image { url } => url.len() as u64,
+            Part::Audio { data, .. } => data.len() as u64,
+        };
+        p.iter().flat_map(|p| &p.parts).map(url).sum()
+    };
+    let total: u64 = (0..n).map(|i| bytes(&prompts[i % have])).sum();
+    if total > MAX_MM_BYTES {
+        return Err(DatasetError::BadFile {
+            path: path.to_path_buf(),
+            reason: format!("the images of {n} requests would hold {total} bytes in memory, more than {MAX_MM_BYTES}; ask for fewer requests or smaller images"),
+        });
+    }
     Ok((0..n).flat_map(|i| prompts[i % have].clone()).collect())
 }
 
@@ -190,6 +236,48 @@ fn model(v: Option<&Value>) -> Result<Option<String>, LineError> {
         }
         Some(_) => Err(LineError::Model),
     }
+}
+
+/// A line's `audio`: a WAV file (or a list), each read as base64 for an `input_audio` part.
+fn clips(files: &Value, jsonl: &Path) -> Result<Vec<Part>, LineError> {
+    let names: Vec<&Value> = match files {
+        Value::Array(a) => a.iter().collect(),
+        one => vec![one],
+    };
+    let dir = jsonl.parent().unwrap_or(Path::new("."));
+    let mut parts = Vec::with_capacity(names.len());
+    for f in names {
+        let name = f.as_str().ok_or(LineError::AudioFiles)?;
+        let data = wav_file_base64(&dir.join(name), MAX_IMAGE_FILE_BYTES).map_err(|why| {
+            LineError::AudioFile {
+                file: name.to_string(),
+                why,
+            }
+        })?;
+        parts.push(Part::Audio {
+            data,
+            format: "wav".into(),
+        });
+    }
+    Ok(parts)
+}
+
+/// A line's `image_files`: each file read (relative to the jsonl file's folder) as a data URL.
+fn images(files: &Value, jsonl: &Path) -> Result<Vec<Part>, LineError> {
+    let files = files.as_array().ok_or(LineError::ImageFiles)?;
+    let dir = jsonl.parent().unwrap_or(Path::new("."));
+    let mut parts = Vec::with_capacity(files.len());
+    for f in files {
+        let name = f.as_str().ok_or(LineError::ImageFiles)?;
+        let url = image_file_url(&dir.join(name), MAX_IMAGE_FILE_BYTES).map_err(|why| {
+            LineError::ImageFile {
+                file: name.to_string(),
+                why,
+            }
+        })?;
+        parts.push(Part::Image { url });
+    }
+    Ok(parts)
 }
 
 /// An `output_len` value: a positive integer up to the limit of `--output-len`, or `default`

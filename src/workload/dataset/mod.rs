@@ -51,6 +51,8 @@ pub struct Prompt {
     pub model: Option<String>,
     /// A rerank pair's documents (a jsonl line's `"documents"`; `text` is its query).
     pub documents: Vec<String>,
+    /// Media sent beside `text` (a jsonl line's `image_files`, as data URLs).
+    pub parts: Vec<crate::measure::client::Part>,
 }
 
 /// Why prompts could not be built. Each message is one line naming the file or setting.
@@ -113,6 +115,11 @@ pub fn build(
     let output_len = dataset.output_len();
     match dataset {
         Dataset::Random {
+            input_len,
+            range_ratio,
+            ..
+        }
+        | Dataset::RandomMm {
             input_len,
             range_ratio,
             ..
