@@ -55,7 +55,7 @@ pub enum Command {
     /// Benchmark a server (the built-in simulated one when no --base-url is given).
     Run(Box<RunArgs>),
     /// Run the built-in simulated LLM server.
-    Sim(SimArgs),
+    Sim(Box<SimArgs>),
     /// Print the report of a saved result, sweep or import (or write it as HTML).
     Report(ReportArgs),
     /// Find the highest request rate (or concurrency) at which enough requests meet the SLOs.

@@ -42,7 +42,7 @@ mod sim;
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::cli::{Cli, Command, SimArgs};
+use crate::cli::{Cli, Command};
 use crate::drive::session::Signals;
 
 /// Runs the parsed command line and returns the process's exit code.
@@ -60,9 +60,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         _ => tokio::runtime::Builder::new_multi_thread(),
     };
     let workers = match &cli.command {
-        Command::Sim(SimArgs {
-            threads: Some(n), ..
-        }) => Some((*n).max(1)),
+        Command::Sim(args) => args.threads.map(|n| n.max(1)),
         _ => client_threads.filter(|&n| n > 1).map(usize::from),
     };
     if let Some(n) = workers {
@@ -75,7 +73,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
     let outcome = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run::run(*args).await,
-            Command::Sim(args) => sim::sim(args).await,
+            Command::Sim(args) => sim::sim(*args).await,
             Command::Report(args) => report::report(args),
             Command::Search(args) => search::search(*args).await,
             Command::Compare(args) => compare::compare(args),

@@ -16,9 +16,9 @@ pub mod batch;
 pub mod dataset;
 pub mod error;
 pub mod lora;
-pub mod rerank;
-pub mod mix;
 pub mod media;
+pub mod mix;
+pub mod rerank;
 pub mod server;
 
 use rand::{RngExt, SeedableRng};

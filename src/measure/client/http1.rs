@@ -200,7 +200,7 @@ impl Endpoint {
         if let Err(e) = stream.write_all(&request).await {
             return Err(Error::Broken(format!("cannot send the request: {e}")));
         }
-            phase.body_written = Instant::now();
+        phase.body_written = Instant::now();
         Response::read_head(stream, false, phase, self.echo.as_deref()).await
     }
 

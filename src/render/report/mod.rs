@@ -22,9 +22,9 @@ use crate::results::validity::Verdict;
 mod adapters;
 mod blocks;
 mod inputs;
+mod media;
 mod phases;
 mod structured;
-mod media;
 pub mod view;
 
 #[cfg(test)]

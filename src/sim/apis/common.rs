@@ -32,8 +32,8 @@ use tokio::time::Instant;
 use crate::sim::config::MAX_TOKENS_LIMIT;
 use crate::sim::engine::{output_length, Event};
 use crate::sim::faults::{self, Fault, ERROR_429_BODY, ERROR_500_BODY};
-use crate::sim::spec::Chunks;
 use crate::sim::spans::Span;
+use crate::sim::spec::Chunks;
 use crate::sim::state::{Counters, Shared};
 use crate::sim::stream::{
     engine_non_stream_response, engine_sse_response, json_response, non_stream_response,

@@ -21,9 +21,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    adapter, parse_body, reasoning_tokens, resolve_media_prompt, resolve_prompt,
-    stream_answer, token_budget, wait_for_adapter, whole_answer, Answer, AppState, ChatMessage,
-    Reject,
+    adapter, parse_body, reasoning_tokens, resolve_media_prompt, resolve_prompt, stream_answer,
+    token_budget, wait_for_adapter, whole_answer, Answer, AppState, ChatMessage, Reject,
 };
 use super::media::media_tokens;
 use crate::sim::http1::Arrival;

@@ -25,8 +25,8 @@ use super::body::{machine_response, whole_response};
 use super::machine::{record_lateness, wait_until, Framer, Machine, Pace, ServerTimes, Wait};
 use crate::sim::faults::Fault;
 use crate::sim::metrics::ServerMetrics;
-use crate::sim::spec::Chunks;
 use crate::sim::slots::Slot;
+use crate::sim::spec::Chunks;
 use crate::sim::state::Shared;
 use crate::sim::time::{mul, offset};
 
