@@ -16,6 +16,7 @@ pub mod mix;
 pub mod monitor;
 pub mod otel;
 pub mod plan;
+mod preflight;
 pub mod progress;
 pub mod run;
 pub mod scrape;
