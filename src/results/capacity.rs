@@ -137,15 +137,11 @@ fn load_value(v: SweepValue) -> f64 {
 /// Reads a sweep (`<stem>.sweep.json`) or search (`<stem>.search.json`) document and every
 /// result it links.
 pub fn load(path: &Path) -> Result<Source, ResultsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let value = crate::results::document::read_json(path)?;
     let bad = |why: String| ResultsError::BadResult {
         path: path.to_path_buf(),
         why,
     };
-    let value: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     match value.get("kind").and_then(Value::as_str) {
         Some("search") => {

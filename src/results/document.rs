@@ -401,15 +401,11 @@ impl BenchResult {
 
     /// Reads a saved document; the error says what is wrong with the file.
     pub fn load(path: &Path) -> Result<BenchResult, ResultsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let value = read_json(path)?;
         let bad = |why: String| ResultsError::BadResult {
             path: path.to_path_buf(),
             why,
         };
-        let value: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
         match value.get("schema_version").and_then(Value::as_u64) {
             Some(v) if v == SCHEMA_VERSION as u64 => {}
             Some(v) => {
@@ -421,6 +417,18 @@ impl BenchResult {
         }
         serde_json::from_value(value).map_err(|e| bad(e.to_string()))
     }
+}
+
+/// A saved document read as JSON; the error names the file and what is wrong with it.
+pub fn read_json(path: &Path) -> Result<Value, ResultsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| ResultsError::BadResult {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })
 }
 
 /// An error naming the first of `paths` that exists, unless `overwrite`.
