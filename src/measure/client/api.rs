@@ -346,6 +346,26 @@ pub(super) fn text_only(spec: &BodySpec) -> Result<(), EventError> {
     }
 }
 
+/// Tests' body of a text request: `prompt` and `batch` (an embeddings request's further
+/// inputs, a rerank request's documents) for model `m`, with `extra` merged in.
+#[cfg(test)]
+pub(crate) fn text_body(api: &dyn Api, prompt: &str, batch: &[&str], extra: &Value) -> Value {
+    let batch: Vec<String> = batch.iter().map(|s| s.to_string()).collect();
+    let mut b = api
+        .body(&BodySpec {
+            model: "m",
+            prompt,
+            batch: &batch,
+            messages: None,
+            parts: &[],
+            max_tokens: 0,
+            ignore_eos: false,
+        })
+        .unwrap();
+    merge_json(&mut b, extra);
+    b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

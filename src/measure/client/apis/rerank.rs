@@ -232,20 +232,7 @@ mod tests {
     use super::*;
 
     fn body(api: &dyn Api, query: &str, docs: &[&str], extra: Value) -> Value {
-        let batch: Vec<String> = docs.iter().map(|s| s.to_string()).collect();
-        let mut b = api
-            .body(&BodySpec {
-                model: "m",
-                prompt: query,
-                batch: &batch,
-                messages: None,
-                parts: &[],
-                max_tokens: 0,
-                ignore_eos: false,
-            })
-            .unwrap();
-        crate::measure::client::api::merge_json(&mut b, &extra);
-        b
+        crate::measure::client::api::text_body(api, query, docs, &extra)
     }
 
     /// Issue 25 §2: a rerank body carries its query and documents in each API's words, and
