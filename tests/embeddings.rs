@@ -394,29 +394,7 @@ fn issue_25_the_report_csv_compare_and_plot_show_the_embeddings_figures() {
     );
     // A sweep's plot has an input-throughput chart.
     run("s.json", "3,6");
-    let sweep = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with(".sweep.json"))
-        .expect("the sweep's document");
-    let charts = dir.path().join("charts");
-    let out = servebench()
-        .arg("plot")
-        .arg(&sweep)
-        .arg("-o")
-        .arg(&charts)
-        .args(["--format", "svg"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let names: Vec<String> = std::fs::read_dir(&charts)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let names = common::sweep_chart_names(dir.path());
     assert!(
         names
             .iter()

@@ -12,12 +12,16 @@ use std::path::Path;
 /// `src/sim/*`: module → layer (`mod.rs` wires everything and sits on top).
 const SIM: &[(&str, u32)] = &[
     ("error", 0),
+    ("spec", 0),
     ("precise", 1),
     ("text", 1),
     ("metrics", 1),
     ("prefix_cache", 1),
+    ("slots", 1),
+    ("spans", 1),
     ("time", 2),
     ("faults", 2),
+    ("structured", 2),
     ("engine", 3),
     ("presets", 4),
     ("config", 5),
@@ -37,11 +41,13 @@ const STREAM: &[(&str, u32)] = &[
 ];
 const APIS: &[(&str, u32)] = &[
     ("common", 0),
+    ("media", 0),
     ("openai", 1),
     ("tgi", 1),
     ("llama", 1),
     ("typed", 1),
     ("embeddings", 1),
+    ("rerank", 1),
     ("info", 1),
     ("mod", 2),
 ];

@@ -10,6 +10,7 @@ use clap::Args;
 
 use super::shape::ShapeArgs;
 use crate::config::error::ConfigError;
+use crate::config::media::{parse_buckets, parse_limit, MmSpec};
 use crate::config::workload::{DEFAULT_TRACE_BLOCK_SIZE, DEFAULT_TRACE_SPEEDUP};
 use crate::config::{Dataset, DEFAULT_INPUT_LEN};
 
@@ -28,6 +29,8 @@ pub enum DatasetName {
     Prefix,
     /// A JSONL trace replayed on its own schedule (Mooncake's format, or a generic one).
     Trace,
+    /// Random text with synthetic images beside it (vLLM's random-mm).
+    RandomMm,
 }
 
 #[derive(Debug, Args)]
@@ -52,9 +55,25 @@ pub struct DatasetArgs {
     /// prefix dataset: tokens in each shared prefix. Default 0.
     #[arg(long)]
     pub prefix_len: Option<u64>,
-    /// prefix dataset: number of distinct prefixes. Default 1.
+    /// prefix dataset: number of distinct prefixes. Default 1. A list (`1,2,4`) or range
+    /// (`1,2,...,64`) runs a sweep over them at a fixed load: the prefix-cache cliff.
+    #[arg(long, value_parser = super::parse::parse_counts)]
+    pub num_prefixes: Option<super::List<u64>>,
+    /// random-mm: images per request, before the range ratio. Default 1.
     #[arg(long)]
-    pub num_prefixes: Option<u64>,
+    pub random_mm_base_items_per_request: Option<u64>,
+    /// random-mm: image counts uniform in [floor(n(1-r)), ceil(n(1+r))], r in [0, 1].
+    /// Default 0.
+    #[arg(long)]
+    pub random_mm_num_mm_items_range_ratio: Option<f64>,
+    /// random-mm: most items per request by modality, as JSON: '{"image": 3, "video": 0}'.
+    /// Default {"image": 255, "video": 1}.
+    #[arg(long)]
+    pub random_mm_limit_mm_per_prompt: Option<String>,
+    /// random-mm: image sizes and their probabilities, (height, width, num_frames):
+    /// probability. Default '{(256, 256, 1): 0.5, (720, 1280, 1): 0.5}'.
+    #[arg(long)]
+    pub random_mm_bucket_config: Option<String>,
 }
 
 /// The dataset flags not yet taken by the chosen dataset.
@@ -67,6 +86,7 @@ struct Unused {
     multi_turn: Option<bool>,
     block_size: Option<u64>,
     speedup: Option<f64>,
+    mm_given: Option<&'static str>,
 }
 
 impl Unused {
@@ -106,6 +126,11 @@ impl Unused {
             ("--num-prefixes", self.num_prefixes.is_some(), "prefix"),
             ("--trace-block-size", self.block_size.is_some(), "trace"),
             ("--trace-speedup", self.speedup.is_some(), "trace"),
+            (
+                self.mm_given.unwrap_or(""),
+                self.mm_given.is_some(),
+                "random-mm",
+            ),
         ];
         match left.into_iter().find(|(_, given, _)| *given) {
             Some((flag, _, owners)) => Err(ConfigError::Invalid {
@@ -128,10 +153,15 @@ impl DatasetArgs {
             input_len: self.input_len,
             range_ratio: self.range_ratio,
             prefix_len: self.prefix_len,
-            num_prefixes: self.num_prefixes,
+            // A sweep's first value; each step sets its own (`config::sweep::step_config`).
+            num_prefixes: self
+                .num_prefixes
+                .as_ref()
+                .and_then(|l| l.0.first().copied()),
             multi_turn: shape.multi_turn.then_some(true),
             block_size: shape.trace_block_size,
             speedup: shape.trace_speedup,
+            mm_given: self.mm_flag_given(),
         };
         let output_len = self.output_len;
         let name = match self.dataset_name {
@@ -141,6 +171,7 @@ impl DatasetArgs {
             DatasetName::Jsonl => "jsonl",
             DatasetName::Prefix => "prefix",
             DatasetName::Trace => "trace",
+            DatasetName::RandomMm => "random-mm",
         };
         let input_len = |f: &mut Unused| f.input_len.take().unwrap_or(DEFAULT_INPUT_LEN);
         let range_ratio = |f: &mut Unused| f.range_ratio.take().unwrap_or(0.0);
@@ -177,9 +208,65 @@ impl DatasetArgs {
                 block_size: f.block_size.take().unwrap_or(DEFAULT_TRACE_BLOCK_SIZE),
                 speedup: f.speedup.take().unwrap_or(DEFAULT_TRACE_SPEEDUP),
             },
+            DatasetName::RandomMm => {
+                f.mm_given = None;
+                Dataset::RandomMm {
+                    input_len: input_len(&mut f),
+                    output_len,
+                    range_ratio: range_ratio(&mut f),
+                    mm: self.mm()?,
+                }
+            }
         };
         f.refuse(name)?;
         Ok(dataset)
+    }
+
+    /// The first random-mm flag given, for a refusal when the dataset is another.
+    fn mm_flag_given(&self) -> Option<&'static str> {
+        [
+            (
+                "--random-mm-base-items-per-request",
+                self.random_mm_base_items_per_request.is_some(),
+            ),
+            (
+                "--random-mm-num-mm-items-range-ratio",
+                self.random_mm_num_mm_items_range_ratio.is_some(),
+            ),
+            (
+                "--random-mm-limit-mm-per-prompt",
+                self.random_mm_limit_mm_per_prompt.is_some(),
+            ),
+            (
+                "--random-mm-bucket-config",
+                self.random_mm_bucket_config.is_some(),
+            ),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+
+    /// random-mm's media settings from its flags (vLLM's defaults for those not given); a
+    /// value that cannot be read is refused naming its flag.
+    fn mm(&self) -> Result<MmSpec, ConfigError> {
+        let invalid = |option: &str| {
+            let option = option.to_string();
+            move |why: String| ConfigError::Invalid { option, why }
+        };
+        let mut mm = MmSpec::default();
+        if let Some(n) = self.random_mm_base_items_per_request {
+            mm.base_items = n;
+        }
+        if let Some(r) = self.random_mm_num_mm_items_range_ratio {
+            mm.items_range_ratio = r;
+        }
+        if let Some(l) = &self.random_mm_limit_mm_per_prompt {
+            mm.limit = parse_limit(l).map_err(invalid("--random-mm-limit-mm-per-prompt"))?;
+        }
+        if let Some(b) = &self.random_mm_bucket_config {
+            mm.buckets = parse_buckets(b).map_err(invalid("--random-mm-bucket-config"))?;
+        }
+        Ok(mm)
     }
 }
 

@@ -15,11 +15,12 @@ use crate::config::figure::FigureKey;
 use crate::config::search::parse_axis;
 use crate::config::shard::{parse_start_at, Shard};
 use crate::config::sweep::LoadParameter;
-use crate::config::{BackendKind, Metric, RequestRate, Slo};
+use crate::config::{BackendKind, Metric, RequestRate};
 use crate::render::plot::ImageFormat;
 use crate::render::print::Format;
 use crate::sim::{FaultConfig, MetricsFlavor, Preset, SimConfig};
 
+pub mod capacity;
 pub mod dataset;
 pub mod error;
 pub mod limits;
@@ -27,7 +28,9 @@ mod parse;
 pub mod plan;
 pub mod request;
 pub mod shape;
+pub mod structured;
 pub mod tags;
+pub mod trace;
 
 use error::PlanError;
 use parse::{
@@ -52,7 +55,7 @@ pub enum Command {
     /// Benchmark a server (the built-in simulated one when no --base-url is given).
     Run(Box<RunArgs>),
     /// Run the built-in simulated LLM server.
-    Sim(SimArgs),
+    Sim(Box<SimArgs>),
     /// Print the report of a saved result, sweep or import (or write it as HTML).
     Report(ReportArgs),
     /// Find the highest request rate (or concurrency) at which enough requests meet the SLOs.
@@ -65,6 +68,13 @@ pub enum Command {
     Import(ImportArgs),
     /// Merge the results of a sharded run's shards (`run --shard I/N`) into one result.
     Merge(MergeArgs),
+    /// Join a run's requests with the server's own account of each (an OTLP JSON trace) by
+    /// request id, and split each TTFT into network, queue, prefill and KV transfer.
+    Join(trace::JoinArgs),
+    /// Capacity per dollar over saved sweeps and searches (one per server configuration):
+    /// the highest load each sustains within the SLOs, $ per 1M input and output tokens there,
+    /// and the cheapest configuration and replica count for a demand.
+    Plan(capacity::PlanArgs),
 }
 
 #[derive(Debug, Args)]
@@ -160,9 +170,10 @@ pub struct RunArgs {
     /// Percentiles to report, comma-separated (e.g. 50,75,90,95,99).
     #[arg(long, default_value = "99", value_delimiter = ',', value_parser = parse_percentile)]
     pub metric_percentiles: Vec<f64>,
-    /// Goodput SLOs, e.g. `--goodput ttft:500 tpot:50`: a request is good when it meets all.
+    /// Goodput SLOs, e.g. `--goodput ttft:500 tpot:50`: a request is good when it meets all;
+    /// `valid_output:1` (with --structured-output): and its answer is valid.
     #[arg(long, num_args = 1..)]
-    pub goodput: Vec<Slo>,
+    pub goodput: Vec<structured::GoodputTerm>,
     /// Directory for the result and records files.
     #[arg(long, default_value = "servebench-results")]
     pub result_dir: PathBuf,
@@ -242,6 +253,16 @@ pub struct RunArgs {
     /// after the workload, pre-flight and warm-ups: give every shard the same time.
     #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
     pub start_at: Option<time::OffsetDateTime>,
+    /// A workload mix: a JSON file of classes, each with its weight (or share), vLLM's
+    /// `priority`, a tenant id sent in a header, its lengths and SLOs; the report gives each
+    /// class's goodput, SLO attainment and token share, and Jain's fairness index.
+    #[arg(long, value_name = "FILE")]
+    pub mix: Option<PathBuf>,
+    /// With --mix: while the load runs, send a probe every 1/R s (at most 100 a second),
+    /// each class's first request in turn, outside --max-concurrency; each class's probe
+    /// latency is reported beside its own.
+    #[arg(long, value_name = "R")]
+    pub probe_request_rate: Option<f64>,
     #[command(flatten)]
     pub limits: limits::LimitsArgs,
     #[command(flatten)]
@@ -250,6 +271,10 @@ pub struct RunArgs {
     pub tags: tags::TagArgs,
     #[command(flatten)]
     pub request: request::RequestArgs,
+    #[command(flatten)]
+    pub trace: trace::TraceArgs,
+    #[command(flatten)]
+    pub structured: structured::StructuredArgs,
 }
 
 #[derive(Debug, Args)]
@@ -269,6 +294,18 @@ pub struct SimArgs {
     /// Tokens per output chunk.
     #[arg(long, default_value_t = 1)]
     pub tokens_per_chunk: u32,
+    /// A reasoning model: the first R tokens of each chat, Anthropic and Responses answer
+    /// are reasoning (a request's `sim_reasoning_tokens` sets its own).
+    #[arg(long, default_value_t = 0, value_name = "R")]
+    pub reasoning_tokens: u32,
+    /// Speculative decoding (exact preset): draft tokens each decoding step proposes, K
+    /// (1 to 15); each chunk after the first is one step. Needs --spec-accepted.
+    #[arg(long, value_name = "K")]
+    pub spec_draft_tokens: Option<u32>,
+    /// Speculative decoding: the tokens each step accepts, cycled over a stream's steps
+    /// (e.g. 3,1,2,0; each at most K, at most 16 steps); a step sends them and one more.
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
+    pub spec_accepted: Vec<u32>,
     /// Output tokens when a request does not set max tokens.
     #[arg(long, default_value_t = 128)]
     pub output_tokens: u32,
@@ -333,6 +370,66 @@ pub struct SimArgs {
     /// to match).
     #[arg(long, default_value_t = crate::sim::HttpLimits::default().max_connections)]
     pub max_connections: usize,
+    /// LoRA adapters served beside --model (vLLM's --lora-modules; NAME=PATH is taken as
+    /// NAME): a request naming another model is answered 404, as vLLM does.
+    #[arg(long, value_name = "NAME", num_args = 1.., value_delimiter = ',')]
+    pub lora_modules: Vec<String>,
+    /// Adapters resident at once (vLLM's --max-loras; default: all): a request to another
+    /// waits --lora-load-ms for its load, evicting the least recently used.
+    #[arg(long, value_name = "K")]
+    pub max_loras: Option<usize>,
+    /// The time to load an adapter that is not resident, ms (default 0).
+    #[arg(long, value_name = "MS")]
+    pub lora_load_ms: Option<f64>,
+    /// Exact mode: at most N streams at once; the others wait in a queue, and a queued
+    /// request's TTFT is its wait plus --ttft-ms.
+    #[arg(long, value_name = "N")]
+    pub slots: Option<u32>,
+    /// fcfs: the queue of --slots first come first served; priority: by vLLM's `priority`
+    /// request field, lower first, then arrival (vLLM's --scheduling-policy).
+    #[arg(long, default_value = "fcfs", value_parser = PossibleValuesParser::new(["fcfs", "priority"]))]
+    pub scheduling_policy: String,
+    /// Fraction of structured answers (a schema's JSON, a tool call) that are invalid, by an
+    /// exact rule: of requests 0..N, floor(N × rate); alternately not JSON and not the schema's.
+    #[arg(long, default_value_t = 0.0)]
+    pub invalid_output_rate: f64,
+}
+
+impl SimArgs {
+    /// The adapters of `--lora-modules`, `--max-loras` and `--lora-load-ms`; `None` without.
+    fn lora(&self) -> Result<Option<crate::sim::LoraConfig>, PlanError> {
+        if self.lora_modules.is_empty() {
+            let given = [
+                ("--max-loras", self.max_loras.is_some()),
+                ("--lora-load-ms", self.lora_load_ms.is_some()),
+            ];
+            return match given.iter().find(|(_, set)| *set) {
+                Some((flag, _)) => Err(PlanError::Simulator(format!(
+                    "{flag} needs --lora-modules (the adapters served)"
+                ))),
+                None => Ok(None),
+            };
+        }
+        let adapters: Vec<String> = (self.lora_modules.iter())
+            .map(|m| {
+                m.split_once('=')
+                    .map_or(m.as_str(), |(name, _)| name)
+                    .trim()
+                    .to_string()
+            })
+            .collect();
+        let ms = self.lora_load_ms.unwrap_or(0.0);
+        let load_time =
+            Duration::try_from_secs_f64(ms / 1000.0).map_err(|_| PlanError::NotADuration {
+                flag: "lora-load-ms",
+                value: ms,
+            })?;
+        Ok(Some(crate::sim::LoraConfig {
+            max_resident: self.max_loras.unwrap_or(adapters.len()),
+            adapters,
+            load_time,
+        }))
+    }
 }
 
 impl SimArgs {
@@ -404,6 +501,22 @@ impl SimArgs {
                 max_connections: self.max_connections,
                 ..crate::sim::HttpLimits::default()
             },
+            reasoning_tokens: self.reasoning_tokens,
+            spec: match (self.spec_draft_tokens, self.spec_accepted.is_empty()) {
+                (Some(k), _) => Some(crate::sim::SpecDecode {
+                    draft_tokens: k,
+                    accepted: self.spec_accepted.clone(),
+                }),
+                (None, true) => None,
+                (None, false) => {
+                    let why = "--spec-accepted needs --spec-draft-tokens";
+                    return Err(PlanError::Simulator(why.into()));
+                }
+            },
+            lora: self.lora()?,
+            slots: self.slots,
+            priority_scheduling: self.scheduling_policy == "priority",
+            invalid_output_rate: self.invalid_output_rate,
         };
         (cfg.validate()).map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(cfg)

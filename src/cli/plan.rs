@@ -14,6 +14,7 @@
 use std::time::Duration;
 
 use super::error::PlanError;
+use super::structured;
 use super::{RunArgs, SearchArgs};
 use crate::config::error::ConfigError;
 use crate::config::search::SearchSpec;
@@ -31,6 +32,8 @@ pub struct Planned {
     /// The built-in simulator, started while planning; shut it down after the session.
     pub simulator: Option<SimServer>,
     pub show: Show,
+    /// Where each run's own spans go once it is saved (`--otel-file`, `--otel-endpoint`).
+    pub otel: crate::drive::otel::OtelTarget,
 }
 
 /// How a session is shown (`--quiet`, `--no-tui`, `--summary-only`).
@@ -114,6 +117,7 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
         overwrite: args.overwrite,
     };
     check_targets(&output, &mode, &config)?;
+    crate::results::document::refuse_existing(args.overwrite, args.trace.otel_file.iter())?;
     let text = Text::resolve(&config)?;
     Ok(Planned {
         plan: RunPlan {
@@ -132,10 +136,25 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
             no_tui: args.no_tui,
             summary_only: args.summary_only,
         },
+        otel: args.trace.otel(),
     })
 }
 
 /// The mode `asked` for, its steps derived from `config`.
+/// A `--json-schema-path` or `--tools-path` file's text, at most
+/// `config::structured::MAX_SCHEMA_FILE_BYTES` of it (or why it cannot be read).
+fn read_structured(path: &std::path::Path) -> Result<String, String> {
+    use crate::config::structured::MAX_SCHEMA_FILE_BYTES;
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    (file.take(MAX_SCHEMA_FILE_BYTES + 1).read_to_end(&mut bytes)).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_SCHEMA_FILE_BYTES {
+        return Err(format!("longer than {MAX_SCHEMA_FILE_BYTES} bytes"));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+}
+
 fn mode(args: &RunArgs, asked: Asked, config: &ValidConfig) -> Result<Mode, PlanError> {
     Ok(match asked {
         Asked::Single => Mode::Single {
@@ -189,6 +208,9 @@ impl RunArgs {
         }
         if let Some(c) = self.max_concurrency.as_ref().filter(|c| c.0.len() > 1) {
             swept.push((LoadParameter::MaxConcurrency, counts(&c.0)));
+        }
+        if let Some(p) = self.dataset.num_prefixes.as_ref().filter(|p| p.0.len() > 1) {
+            swept.push((LoadParameter::NumPrefixes, counts(&p.0)));
         }
         if self.request_rate.0.len() > 1 {
             let rates = (self.request_rate.0.iter()).map(|&r| SweepValue::Rate(r));
@@ -252,7 +274,8 @@ impl RunArgs {
             },
             metric_percentiles: self.metric_percentiles.clone(),
             percentile_metrics: self.percentile_metrics.clone(),
-            goodput: self.goodput.clone(),
+            goodput: structured::slos(&self.goodput),
+            goodput_valid_output: structured::wants_valid_output(&self.goodput),
             simulated,
             save_generated_text: self.save_generated_text,
             steady_state: self.steady_state == super::SteadyState::Auto,
@@ -268,9 +291,12 @@ impl RunArgs {
                     .to_string()
             }),
             tags: self.tags.tags(),
+            mix: self.mix.as_deref().map(read_mix).transpose()?,
+            probe_request_rate: self.probe_request_rate,
+            structured: self.structured.structured(read_structured)?,
             ..RunConfig::default()
         });
-        Ok(self.shape.apply(self.request.apply(cfg)))
+        Ok(self.trace.apply(self.shape.apply(self.request.apply(cfg))))
     }
 
     /// What `--scrape-metrics` asks for, with the default URL resolved against `base_url` (the
@@ -305,6 +331,19 @@ impl RunArgs {
         }
         let mut cfg = SimConfig::from_preset(self.sim_preset.unwrap_or(Preset::RUN_DEFAULT));
         cfg.time_scale = self.time_scale.unwrap_or(1.0);
+        // The built-in server serves `--model` and the adapters of `--lora-modules`, all
+        // resident (`servebench sim --max-loras` models the swaps).
+        let adapters: Vec<String> = (self.request.lora_modules.iter())
+            .map(|m| m.name.clone())
+            .collect();
+        if !adapters.is_empty() {
+            cfg.model = self.model.clone();
+            cfg.lora = Some(crate::sim::LoraConfig {
+                max_resident: adapters.len(),
+                adapters,
+                load_time: std::time::Duration::ZERO,
+            });
+        }
         cfg.validate()
             .map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(Some(cfg))
@@ -355,3 +394,24 @@ impl SearchArgs {
 #[cfg(test)]
 #[path = "plan_tests.rs"]
 mod tests;
+
+/// Reads `--mix FILE` (at most `mix::MAX_FILE_BYTES`) and parses it; an error names the file.
+fn read_mix(path: &std::path::Path) -> Result<crate::config::mix::Mix, ConfigError> {
+    use std::io::Read as _;
+    let name = path.display().to_string();
+    let cannot =
+        |e: std::io::Error| ConfigError::invalid("--mix", format!("cannot read {name}: {e}"));
+    let max = crate::config::mix::MAX_FILE_BYTES;
+    let mut text = String::new();
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    file.take(max + 1)
+        .read_to_string(&mut text)
+        .map_err(cannot)?;
+    if text.len() as u64 > max {
+        return Err(ConfigError::invalid(
+            "--mix",
+            format!("{name} is larger than {max} bytes"),
+        ));
+    }
+    crate::config::mix::Mix::from_json(&text, &name)
+}

@@ -1,5 +1,7 @@
 //! `servebench run`'s flags for what each request carries besides its prompt: several inputs
-//! for an API that answers each (`--embedding-batch-size`). Set into `RunConfig` by
+//! for an API that answers each (`--embedding-batch-size`, `--rerank-documents`), a rerank
+//! query's length (`--rerank-query-len`), the LoRA adapter each is sent to (`--lora-modules`).
+//! Set into `RunConfig` by
 //! [`RequestArgs::apply`]; the rules between them and `--backend` are
 //! `config::BackendKind::check_request`'s.
 
@@ -10,15 +12,33 @@ use crate::config::RunConfig;
 #[derive(Debug, Args)]
 pub struct RequestArgs {
     /// Inputs per request for openai-embeddings (vLLM's batch of one request's `input`
-    /// list), each of exactly --input-len tokens; --num-prompts counts requests.
-    #[arg(long, value_name = "B", default_value_t = 1)]
+    /// list), or documents per request for rerank and tei-rerank (vLLM's --random-batch-size),
+    /// each of exactly --input-len tokens; --num-prompts counts requests.
+    #[arg(
+        long,
+        value_name = "B",
+        default_value_t = 1,
+        visible_alias = "rerank-documents"
+    )]
     pub embedding_batch_size: u32,
+    /// A rerank request's query length, tokens (rerank, tei-rerank; --input-len unless given;
+    /// the datasets that take a length).
+    #[arg(long, value_name = "Q")]
+    pub rerank_query_len: Option<u64>,
+    /// LoRA adapters to send requests to, NAME[:WEIGHT] comma- or space-separated (weights
+    /// relative, default equal; vLLM's bare names work): each request's model is one drawn by
+    /// weight from a stream seeded by --seed, or a jsonl line's own "model".
+    #[arg(long, value_name = "NAME[:WEIGHT]", num_args = 1.., value_delimiter = ',',
+          value_parser = crate::config::lora::LoraModule::parse)]
+    pub lora_modules: Vec<crate::config::lora::LoraModule>,
 }
 
 impl RequestArgs {
     /// `cfg` with these flags.
     pub fn apply(&self, mut cfg: RunConfig) -> RunConfig {
         cfg.inputs_per_request = self.embedding_batch_size;
+        cfg.rerank_query_len = self.rerank_query_len;
+        cfg.lora_modules = self.lora_modules.clone();
         cfg
     }
 }

@@ -26,8 +26,10 @@ macro_rules! note {
     };
 }
 
+mod capacity;
 mod compare;
 mod import;
+mod join;
 mod merge;
 mod plot;
 mod printer;
@@ -40,7 +42,7 @@ mod sim;
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::cli::{Cli, Command, SimArgs};
+use crate::cli::{Cli, Command};
 use crate::drive::session::Signals;
 
 /// Runs the parsed command line and returns the process's exit code.
@@ -56,9 +58,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         tokio::runtime::Builder::new_multi_thread()
     };
     let workers = match &cli.command {
-        Command::Sim(SimArgs {
-            threads: Some(n), ..
-        }) => Some((*n).max(1)),
+        Command::Sim(args) => args.threads.map(|n| n.max(1)),
         _ => None,
     };
     if let Some(n) = workers {
@@ -71,13 +71,15 @@ pub fn dispatch(cli: Cli) -> ExitCode {
     let outcome = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run::run(*args).await,
-            Command::Sim(args) => sim::sim(args).await,
+            Command::Sim(args) => sim::sim(*args).await,
             Command::Report(args) => report::report(args),
             Command::Search(args) => search::search(*args).await,
             Command::Compare(args) => compare::compare(args),
             Command::Plot(args) => plot::plot(args),
             Command::Import(args) => import::import(args),
             Command::Merge(args) => merge::merge(args),
+            Command::Join(args) => join::join(args),
+            Command::Plan(args) => capacity::plan(args),
         }
     });
     match outcome {

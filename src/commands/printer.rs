@@ -37,6 +37,9 @@ pub(super) struct Printer {
     /// Why the first run or step that stopped early did (`--max-errors`, `--max-error-rate`):
     /// the exit code is then 1, for a sweep as for a single run.
     pub(super) stopped_early: Option<String>,
+    /// Every run's saved result (not a search's probes), in order: their spans are exported
+    /// after the session (`--otel-file`, `--otel-endpoint`).
+    pub(super) saved: Vec<PathBuf>,
 }
 
 impl Printer {
@@ -61,6 +64,7 @@ impl Printer {
             steps: Vec::new(),
             steps_total,
             stopped_early: None,
+            saved: Vec::new(),
         }
     }
 
@@ -132,6 +136,7 @@ impl StepObserver for Printer {
             return;
         }
         self.end_progress();
+        self.saved.push(self.result_path.clone());
         self.completed += result.summary.completed;
         if self.stopped_early.is_none() {
             self.stopped_early.clone_from(&result.stopped_early);

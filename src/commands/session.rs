@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use super::printer::Printer;
 use crate::cli::plan::Planned;
 use crate::config::sweep::LoadParameter;
+use crate::drive::otel::OtelTarget;
 use crate::drive::plan::{Mode, RunPlan};
 use crate::drive::session::{self, Done};
 use crate::render::report;
@@ -20,6 +21,7 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
         plan,
         simulator,
         show,
+        otel,
     } = planned;
     let search = matches!(plan.mode, Mode::Search { .. });
     if !show.quiet && !search {
@@ -36,6 +38,7 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
     if matches!(plan.mode, Mode::Sweep { .. } | Mode::Stages { .. }) {
         printer.step_table(&plan.output.sweep_doc());
     }
+    export_spans(&otel, &printer.saved, show.quiet).await;
     let doc = plan.output.sweep_doc();
     match done? {
         Done::Runs => {}
@@ -65,6 +68,28 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Exports each saved run's own spans (`--otel-file`, `--otel-endpoint`); a failure is a
+/// warning line: the results are saved already.
+async fn export_spans(otel: &OtelTarget, saved: &[PathBuf], quiet: bool) {
+    if !otel.is_set() || saved.is_empty() {
+        return;
+    }
+    // The plan refused an existing file unless --overwrite: this session's spans replace it.
+    if let Some(path) = &otel.file {
+        let _ = std::fs::remove_file(path);
+    }
+    for path in saved {
+        match otel.export(path).await {
+            Ok(n) if !quiet => note!(
+                "servebench: spans of {n} requests of {} exported",
+                path.display()
+            ),
+            Ok(_) => {}
+            Err(e) => note!("servebench: warning: spans not exported: {e}"),
+        }
+    }
 }
 
 /// `servebench: 1000 requests to URL (openai), rate inf, max concurrency none`.

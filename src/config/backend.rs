@@ -33,6 +33,11 @@ pub enum BackendKind {
     /// OpenAI embeddings, `POST /v1/embeddings` (vLLM, llama.cpp with `--embedding`, TEI):
     /// a whole JSON answer, one vector per input.
     OpenaiEmbeddings,
+    /// Jina/Cohere-style rerank, `POST /v1/rerank` (vLLM): a query and its documents, a whole
+    /// JSON answer scoring each document.
+    Rerank,
+    /// Hugging Face TEI's rerank, `POST /rerank` (`query`, `texts`).
+    TeiRerank,
 }
 
 /// How a backend answers.
@@ -59,7 +64,7 @@ pub struct BackendInfo {
 
 impl BackendKind {
     /// Every backend, in the order `--help` and errors list them.
-    pub const ALL: [BackendKind; 7] = [
+    pub const ALL: [BackendKind; 9] = [
         BackendKind::Openai,
         BackendKind::OpenaiChat,
         BackendKind::Tgi,
@@ -67,6 +72,8 @@ impl BackendKind {
         BackendKind::AnthropicMessages,
         BackendKind::OpenaiResponses,
         BackendKind::OpenaiEmbeddings,
+        BackendKind::Rerank,
+        BackendKind::TeiRerank,
     ];
 
     /// The one table of what a backend is (add a new one to [`BackendKind::ALL`] too).
@@ -83,6 +90,11 @@ impl BackendKind {
                 let answer = Whole { inputs: true };
                 ("openai-embeddings", &[], "/v1/embeddings", answer)
             }
+            BackendKind::Rerank => {
+                let answer = Whole { inputs: true };
+                ("rerank", &["vllm-rerank"], "/v1/rerank", answer)
+            }
+            BackendKind::TeiRerank => ("tei-rerank", &[], "/rerank", Whole { inputs: true }),
         };
         BackendInfo {
             name,
@@ -117,6 +129,14 @@ impl BackendKind {
 }
 
 impl BackendKind {
+    /// Whether each request is a query and its documents (rerank): the workload builds a
+    /// query for each request besides its inputs (`--rerank-query-len`).
+    pub fn takes_query(self) -> bool {
+        matches!(self, BackendKind::Rerank | BackendKind::TeiRerank)
+    }
+}
+
+impl BackendKind {
     /// The rules between `--backend` and what each request carries: several inputs
     /// (`inputs`, `--embedding-batch-size`) only for an API that answers each, and at most
     /// [`MAX_INPUTS_PER_REQUEST`]; a conversation (`conversation`: the flag that asks for one)
@@ -140,7 +160,7 @@ impl BackendKind {
         }
         if inputs > 1 && !batches {
             let why = format!(
-                "--backend {} sends one prompt per request; several inputs need an API that answers each (openai-embeddings)",
+                "--backend {} sends one prompt per request; several inputs need an API that answers each (openai-embeddings, rerank, tei-rerank)",
                 self.as_str()
             );
             return bad("--embedding-batch-size", why);

@@ -53,9 +53,11 @@ pub enum ValueError {
     Rate(String),
     #[error("unknown metric '{0}' (expected ttft, tpot, itl or e2el)")]
     Metric(String),
-    #[error("invalid goodput SLO '{0}' (expected METRIC:MS, e.g. ttft:500)")]
+    #[error("invalid goodput SLO '{0}' (expected METRIC:MS, e.g. ttft:500; METRIC is ttft, tpot, e2el or ttfa)")]
     Slo(String),
-    #[error("goodput SLOs take ttft, tpot or e2el (ITL is not per request)")]
+    #[error("invalid goodput term '{0}': valid_output takes 1 (a good request's answer is valid)")]
+    ValidOutput(String),
+    #[error("goodput SLOs take ttft, tpot, e2el or ttfa (ITL is not per request)")]
     SloOfItl,
     #[error("invalid goodput SLO '{slo}': '{ms}' is not a positive number of ms")]
     SloBound { slo: String, ms: String },

@@ -43,6 +43,18 @@ pub enum Unit {
     /// US dollars per million tokens.
     UsdPerMillionTokens,
     JoulesPerToken,
+    /// A part of a whole, 0..=1.
+    Fraction,
+    /// A percentage, 0..=100.
+    Percent,
+    /// Tokens per decoding step (speculative decoding's acceptance length).
+    TokensPerStep,
+    /// Images sent (issue 25 §3).
+    Images,
+    /// Media tokens per image, on average.
+    TokensPerImage,
+    /// Bytes of a request's body.
+    Bytes,
 }
 
 impl Unit {
@@ -60,12 +72,18 @@ impl Unit {
             Unit::TokensPerSecond => "tokens/s",
             Unit::UsdPerMillionTokens => "USD/1M tokens",
             Unit::JoulesPerToken => "J/token",
+            Unit::Fraction => "fraction",
+            Unit::Percent => "%",
+            Unit::TokensPerStep => "tokens/step",
+            Unit::Images => "images",
+            Unit::TokensPerImage => "tokens/image",
+            Unit::Bytes => "bytes",
         }
     }
 
     /// True for a count of whole things (requests, a total of tokens).
     pub fn is_count(self) -> bool {
-        matches!(self, Unit::Requests | Unit::Tokens)
+        matches!(self, Unit::Requests | Unit::Tokens | Unit::Images)
     }
 }
 
@@ -95,10 +113,40 @@ pub enum RunFigure {
     /// Input sequences sent (an embeddings request carries `--embedding-batch-size` of them).
     TotalInputSequences,
     InputSequenceThroughput,
+    /// Reasoning and answer phases (issue 25 §6): their token totals, the share of output
+    /// spent reasoning, each phase's throughput.
+    TotalReasoningTokens,
+    TotalAnswerTokens,
+    ReasoningShare,
+    ReasoningThroughput,
+    AnswerThroughput,
+    /// Speculative decoding over the run, from the server's counters (issue 25 §7; vLLM's
+    /// keys): accepted / draft tokens in percent, and tokens per step.
+    SpecDecodeAcceptanceRate,
+    SpecDecodeAcceptanceLength,
+    /// The prefix cache's hit rate the workload designed (an unbounded cache), and the one
+    /// the server reported (docs/metrics.md, "Prefix-cache hit rate").
+    DesignedPrefixHitRate,
+    MeasuredPrefixHitRate,
+    /// Structured output (`--structured-output`): the share of checked answers valid against
+    /// the schema (vLLM's `correct_rate(%)`), and that parsed as JSON.
+    CorrectRate,
+    JsonRate,
+    /// Tool calls: the mean time to the first tool-call token, and output tokens per call.
+    MeanToolCallTtft,
+    MeanToolCallTokens,
+    /// Images in chat (issue 25 §3): images sent, media tokens per request and per image,
+    /// bytes per request, upload time (docs/metrics.md, "Images in chat").
+    TotalImages,
+    MeanMediaTokensPerRequest,
+    MediaTokensPerImage,
+    MeanRequestBytes,
+    MeanUploadMs,
+    P99UploadMs,
 }
 
 impl RunFigure {
-    pub const ALL: [RunFigure; 13] = [
+    pub const ALL: [RunFigure; 32] = [
         RunFigure::Completed,
         RunFigure::Failed,
         RunFigure::Duration,
@@ -112,6 +160,25 @@ impl RunFigure {
         RunFigure::TotalOutputTokens,
         RunFigure::MaxOutputTokensPerS,
         RunFigure::MaxConcurrentRequests,
+        RunFigure::TotalReasoningTokens,
+        RunFigure::TotalAnswerTokens,
+        RunFigure::ReasoningShare,
+        RunFigure::ReasoningThroughput,
+        RunFigure::AnswerThroughput,
+        RunFigure::SpecDecodeAcceptanceRate,
+        RunFigure::SpecDecodeAcceptanceLength,
+        RunFigure::DesignedPrefixHitRate,
+        RunFigure::MeasuredPrefixHitRate,
+        RunFigure::CorrectRate,
+        RunFigure::JsonRate,
+        RunFigure::MeanToolCallTtft,
+        RunFigure::MeanToolCallTokens,
+        RunFigure::TotalImages,
+        RunFigure::MeanMediaTokensPerRequest,
+        RunFigure::MediaTokensPerImage,
+        RunFigure::MeanRequestBytes,
+        RunFigure::MeanUploadMs,
+        RunFigure::P99UploadMs,
     ];
 
     pub fn name(self) -> &'static str {
@@ -129,6 +196,25 @@ impl RunFigure {
             RunFigure::MaxConcurrentRequests => "max_concurrent_requests",
             RunFigure::TotalInputSequences => "total_input_sequences",
             RunFigure::InputSequenceThroughput => "input_sequence_throughput",
+            RunFigure::TotalReasoningTokens => "total_reasoning_tokens",
+            RunFigure::TotalAnswerTokens => "total_answer_tokens",
+            RunFigure::ReasoningShare => "reasoning_share",
+            RunFigure::ReasoningThroughput => "reasoning_throughput",
+            RunFigure::AnswerThroughput => "answer_throughput",
+            RunFigure::SpecDecodeAcceptanceRate => "spec_decode_acceptance_rate",
+            RunFigure::SpecDecodeAcceptanceLength => "spec_decode_acceptance_length",
+            RunFigure::DesignedPrefixHitRate => "designed_prefix_hit_rate",
+            RunFigure::MeasuredPrefixHitRate => "measured_prefix_hit_rate",
+            RunFigure::CorrectRate => "correct_rate(%)",
+            RunFigure::JsonRate => "json_rate(%)",
+            RunFigure::MeanToolCallTtft => "mean_tool_call_ttft_ms",
+            RunFigure::MeanToolCallTokens => "mean_tool_call_tokens",
+            RunFigure::TotalImages => "total_images",
+            RunFigure::MeanMediaTokensPerRequest => "mean_media_tokens_per_request",
+            RunFigure::MediaTokensPerImage => "media_tokens_per_image",
+            RunFigure::MeanRequestBytes => "mean_request_bytes",
+            RunFigure::MeanUploadMs => "mean_upload_ms",
+            RunFigure::P99UploadMs => "p99_upload_ms",
         }
     }
 
@@ -145,6 +231,20 @@ impl RunFigure {
             RunFigure::TotalInputTokens | RunFigure::TotalOutputTokens => Unit::Tokens,
             RunFigure::TotalInputSequences => Unit::Inputs,
             RunFigure::InputSequenceThroughput => Unit::InputsPerSecond,
+            RunFigure::TotalReasoningTokens | RunFigure::TotalAnswerTokens => Unit::Tokens,
+            RunFigure::ReasoningShare => Unit::Fraction,
+            RunFigure::ReasoningThroughput | RunFigure::AnswerThroughput => Unit::TokensPerSecond,
+            RunFigure::SpecDecodeAcceptanceRate => Unit::Percent,
+            RunFigure::SpecDecodeAcceptanceLength => Unit::TokensPerStep,
+            RunFigure::DesignedPrefixHitRate | RunFigure::MeasuredPrefixHitRate => Unit::Fraction,
+            RunFigure::CorrectRate | RunFigure::JsonRate => Unit::Percent,
+            RunFigure::MeanToolCallTtft => Unit::Milliseconds,
+            RunFigure::MeanToolCallTokens => Unit::TokensPerRequest,
+            RunFigure::TotalImages => Unit::Images,
+            RunFigure::MeanMediaTokensPerRequest => Unit::TokensPerRequest,
+            RunFigure::MediaTokensPerImage => Unit::TokensPerImage,
+            RunFigure::MeanRequestBytes => Unit::Bytes,
+            RunFigure::MeanUploadMs | RunFigure::P99UploadMs => Unit::Milliseconds,
         }
     }
 
@@ -158,12 +258,33 @@ impl RunFigure {
             | RunFigure::OutputThroughput
             | RunFigure::TotalTokenThroughput
             | RunFigure::MaxOutputTokensPerS
-            | RunFigure::InputSequenceThroughput => Some(Better::Higher),
-            RunFigure::Failed | RunFigure::Duration => Some(Better::Lower),
-            RunFigure::TotalInputTokens
+            | RunFigure::InputSequenceThroughput
+            | RunFigure::MeasuredPrefixHitRate
+            | RunFigure::CorrectRate
+            | RunFigure::JsonRate => Some(Better::Higher),
+            RunFigure::Failed | RunFigure::Duration | RunFigure::MeanToolCallTtft => {
+                Some(Better::Lower)
+            }
+            RunFigure::MeanToolCallTokens
+            | RunFigure::TotalInputTokens
             | RunFigure::TotalOutputTokens
             | RunFigure::TotalInputSequences
-            | RunFigure::MaxConcurrentRequests => None,
+            | RunFigure::MaxConcurrentRequests
+            | RunFigure::DesignedPrefixHitRate => None,
+            // What the model chose to generate, not how well it was served.
+            RunFigure::TotalReasoningTokens
+            | RunFigure::TotalAnswerTokens
+            | RunFigure::ReasoningShare => None,
+            RunFigure::ReasoningThroughput | RunFigure::AnswerThroughput => Some(Better::Higher),
+            RunFigure::SpecDecodeAcceptanceRate | RunFigure::SpecDecodeAcceptanceLength => {
+                Some(Better::Higher)
+            }
+            // What was sent, not how well it was served; the upload is time the request took.
+            RunFigure::TotalImages
+            | RunFigure::MeanMediaTokensPerRequest
+            | RunFigure::MediaTokensPerImage
+            | RunFigure::MeanRequestBytes => None,
+            RunFigure::MeanUploadMs | RunFigure::P99UploadMs => Some(Better::Lower),
         }
     }
 }
@@ -490,123 +611,5 @@ impl<'de> Deserialize<'de> for FigureKey {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(s: &str) -> FigureKey {
-        FigureKey::named(s)
-    }
-
-    #[test]
-    fn every_known_name_reads_back_as_itself() {
-        let mut all: Vec<FigureKey> = RunFigure::ALL.map(FigureKey::from).to_vec();
-        all.extend(CostFigure::ALL.map(FigureKey::from));
-        all.extend(TtftPart::ALL.map(FigureKey::from));
-        all.extend(
-            [
-                LlmperfFigure::MeanInterTokenLatency,
-                LlmperfFigure::P99InterTokenLatency,
-                LlmperfFigure::OutputThroughput,
-                LlmperfFigure::MeanRequestOutputThroughput,
-                LlmperfFigure::MeanNumberOutputTokens,
-                LlmperfFigure::Std(Metric::Ttft),
-                LlmperfFigure::Std(Metric::E2el),
-            ]
-            .map(FigureKey::from),
-        );
-        for m in Metric::ALL {
-            for stat in [Stat::Mean, Stat::Median, Stat::Std, Stat::Percentile(99.9)] {
-                all.push(MetricKey::new(stat, m).into());
-            }
-        }
-        for k in all {
-            let name = k.name();
-            assert_eq!(FigureKey::known(&name), Some(k.clone()), "{name}");
-            assert!(k.unit().is_some(), "{name}");
-            let json = serde_json::to_string(&k).unwrap();
-            assert_eq!(json, format!("\"{name}\""));
-            assert_eq!(serde_json::from_str::<FigureKey>(&json).unwrap(), k);
-        }
-    }
-
-    #[test]
-    fn unknown_names_are_kept_and_never_judged() {
-        for s in [
-            "mean_foo_ms",
-            "llmperf_new_figure",
-            "mean_ttft_part_x_ms",
-            "x",
-        ] {
-            let k = key(s);
-            assert_eq!(k, FigureKey::Other(s.into()), "{s}");
-            assert_eq!(k.name(), s);
-            assert_eq!(k.better(), None);
-            assert_eq!(k.unit(), None);
-        }
-    }
-
-    #[test]
-    fn directions_and_units_come_from_the_key() {
-        let better = |s: &str| key(s).better();
-        assert_eq!(better("output_throughput"), Some(Better::Higher));
-        assert_eq!(better("max_output_tokens_per_s"), Some(Better::Higher));
-        assert_eq!(better("completed"), Some(Better::Higher));
-        assert_eq!(better("p99_itl_ms"), Some(Better::Lower));
-        assert_eq!(better("std_ttft_ms"), Some(Better::Lower));
-        assert_eq!(better("usd_per_1m_output_tokens"), Some(Better::Lower));
-        assert_eq!(better("llmperf_output_throughput"), Some(Better::Higher));
-        assert_eq!(better("llmperf_std_e2el_ms"), Some(Better::Lower));
-        assert_eq!(better("total_input_tokens"), None);
-        assert_eq!(better("max_concurrent_requests"), None);
-        assert_eq!(better("llmperf_mean_number_output_tokens"), None);
-        assert_eq!(key("failed").unit(), Some(Unit::Requests));
-        assert_eq!(key("duration").unit(), Some(Unit::Seconds));
-        assert_eq!(
-            key("llmperf_mean_number_output_tokens").unit(),
-            Some(Unit::TokensPerRequest)
-        );
-        assert_eq!(
-            key("joules_per_output_token").unit(),
-            Some(Unit::JoulesPerToken)
-        );
-    }
-
-    #[test]
-    fn keys_order_for_reading() {
-        let mut keys: Vec<FigureKey> = [
-            "usd_per_1m_output_tokens",
-            "p99_ttft_ms",
-            "mean_itl_ms",
-            "output_throughput",
-            "std_ttft_ms",
-            "median_ttft_ms",
-            "p50_ttft_ms",
-            "mean_ttft_ms",
-            "mean_ttft_part_prefill_ms",
-            "llmperf_x",
-            "joules_per_output_token",
-            "completed",
-        ]
-        .map(key)
-        .to_vec();
-        keys.sort();
-        let names: Vec<String> = keys.iter().map(FigureKey::name).collect();
-        assert_eq!(
-            names,
-            [
-                "completed",
-                "output_throughput",
-                "mean_ttft_ms",
-                "median_ttft_ms",
-                "p50_ttft_ms",
-                "p99_ttft_ms",
-                "std_ttft_ms",
-                "mean_itl_ms",
-                "joules_per_output_token",
-                "llmperf_x",
-                "mean_ttft_part_prefill_ms",
-                "usd_per_1m_output_tokens",
-            ]
-        );
-    }
-}
+#[path = "figure_tests.rs"]
+mod tests;

@@ -17,6 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+pub use self::backend::MAX_INPUTS_PER_REQUEST;
 pub use self::backend::{AnswerShape, BackendInfo, BackendKind, UnknownBackend};
 use self::error::{ConfigError, ValueError};
 pub use self::limits::{limit, MAX_PROMPTS, MAX_TOKENS, MAX_WAIT_S};
@@ -29,10 +30,14 @@ mod defaults;
 pub mod error;
 pub mod figure;
 pub mod limits;
+pub mod lora;
+pub mod media;
 pub mod metric;
+pub mod mix;
 pub mod search;
 pub mod shape;
 pub mod shard;
+pub mod structured;
 pub mod sweep;
 pub mod tags;
 pub mod threads;
@@ -124,19 +129,48 @@ impl FromStr for Metric {
 /// One service-level objective for goodput: a request is good when every SLO holds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Slo {
-    pub metric: Metric,
+    pub metric: SloMetric,
     /// Upper bound, milliseconds (as on vLLM's command line).
     pub max_ms: f64,
+}
+
+/// What a goodput SLO bounds: a per-request latency (`ttft`, `tpot`, `e2el`, saved under
+/// [`Metric`]'s names), or the time to the first answer token (`ttfa`, issue 25 §6: a
+/// reasoning model's first token of its answer, after its reasoning).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SloMetric {
+    Ttft,
+    Tpot,
+    E2el,
+    Ttfa,
+}
+
+impl SloMetric {
+    /// Its name on the command line and in documents.
+    pub fn key(self) -> &'static str {
+        match self {
+            SloMetric::Ttft => "ttft",
+            SloMetric::Tpot => "tpot",
+            SloMetric::E2el => "e2el",
+            SloMetric::Ttfa => "ttfa",
+        }
+    }
 }
 
 impl FromStr for Slo {
     type Err = ValueError;
     fn from_str(s: &str) -> Result<Self, ValueError> {
         let (name, value) = (s.split_once(':')).ok_or_else(|| ValueError::Slo(s.to_string()))?;
-        let metric: Metric = name.parse()?;
-        if metric == Metric::Itl {
-            return Err(ValueError::SloOfItl);
-        }
+        let metric = match name.trim() {
+            "ttfa" => SloMetric::Ttfa,
+            other => match (other.parse::<Metric>()).map_err(|_| ValueError::Slo(s.to_string()))? {
+                Metric::Ttft => SloMetric::Ttft,
+                Metric::Tpot => SloMetric::Tpot,
+                Metric::E2el => SloMetric::E2el,
+                Metric::Itl => return Err(ValueError::SloOfItl),
+            },
+        };
         let max_ms: f64 = (value.parse().ok())
             .filter(|v: &f64| v.is_finite() && *v > 0.0)
             .ok_or_else(|| ValueError::SloBound {
@@ -290,9 +324,38 @@ pub struct RunConfig {
     /// Inputs each request carries, for an API that answers each (`--embedding-batch-size`).
     #[serde(default = "defaults::one", skip_serializing_if = "defaults::is_one")]
     pub inputs_per_request: u32,
+    /// A rerank request's query length (`--rerank-query-len`); `None`: the documents'
+    /// (`workload::rerank`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank_query_len: Option<u64>,
+    /// The LoRA adapters requests are sent to, each request's `model` drawn by weight
+    /// (`--lora-modules`); empty: every request to `model`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lora_modules: Vec<lora::LoraModule>,
+    /// The header each request's id is sent in (`--request-id-header`, lowercase; its syntax
+    /// is checked by the flag's parser); `None`: no id is sent (and older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id_header: Option<String>,
+    /// Send each request's W3C `traceparent` (derived from its id), so a server that traces
+    /// puts its spans under the client's exported ones (`--otel-file`, `--otel-endpoint`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub propagate_trace: bool,
+    /// `--structured-output`: every answer asked as JSON of a schema, or as a tool call, and
+    /// checked (`structured.rs`); absent for a plain text run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<structured::StructuredOutput>,
+    /// `--goodput valid_output:1`: a good request's structured answer is also valid.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub goodput_valid_output: bool,
     /// `--label`, `--metadata`, `--cost-per-hour`.
     #[serde(default, flatten)]
     pub tags: tags::Tags,
+    /// `--mix FILE`: the run's classes of requests (issue 27 §2; `mix.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<mix::Mix>,
+    /// `--probe-request-rate`: probes per second beside a mix's load (`drive::mix`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_request_rate: Option<f64>,
 }
 
 fn default_time_scale() -> f64 {
@@ -325,7 +388,15 @@ impl Default for RunConfig {
             max_generated_text_bytes: defaults::max_generated_text_bytes(),
             max_answer_size: None,
             inputs_per_request: 1,
+            rerank_query_len: None,
+            lora_modules: Vec::new(),
+            structured: None,
+            goodput_valid_output: false,
             tags: tags::Tags::default(),
+            mix: None,
+            probe_request_rate: None,
+            request_id_header: Some("x-request-id".into()),
+            propagate_trace: false,
         }
     }
 }
@@ -352,6 +423,11 @@ impl RunConfig {
         let requests = load.num_prompts.saturating_mul(turns);
         // Each input of a batch is a prompt built.
         let inputs = u64::from(self.inputs_per_request.max(1));
+        // A rerank request's query is one more prompt built, of its own length.
+        let (inputs, query_len) = match self.backend.takes_query() {
+            true => (inputs + 1, self.rerank_query_len.unwrap_or(0)),
+            false => (inputs, 0),
+        };
         if requests > MAX_PROMPTS {
             return Err(ConfigError::invalid(
                 "--turns",
@@ -369,6 +445,7 @@ impl RunConfig {
         let Some(longest) = w.dataset.longest_built_prompt() else {
             return Ok(());
         };
+        let longest = longest.max(query_len);
         let pool = match load.shape.window_s() {
             Some(_) => requests.max(limits::POOL_MAX),
             None => requests,
@@ -390,6 +467,14 @@ impl RunConfig {
     fn validate(&self) -> Result<(), ConfigError> {
         let bad = |option: &str, why: String| Err(ConfigError::invalid(option, why));
         self.tags.validate()?;
+        if let Some(s) = &self.structured {
+            s.validate("--structured-output")?;
+            s.check_backend(self.backend)?;
+        }
+        if self.goodput_valid_output && self.structured.is_none() {
+            let why = "valid_output:1 counts valid structured answers: give --structured-output";
+            return bad("--goodput", why.into());
+        }
         if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
             return bad(
                 "--base-url",
@@ -464,6 +549,30 @@ impl RunConfig {
         };
         let trace = w.dataset.own_schedule().is_some();
         (self.backend).check_request(self.inputs_per_request, conversation, trace)?;
+        match self.rerank_query_len {
+            Some(_) if !self.backend.takes_query() => {
+                let why = format!(
+                    "--backend {} sends no query: give a rerank backend (rerank, tei-rerank)",
+                    self.backend.as_str()
+                );
+                return bad("--rerank-query-len", why);
+            }
+            Some(q) if q == 0 || q > MAX_TOKENS => {
+                return bad(
+                    "--rerank-query-len",
+                    format!("must be 1 to {MAX_TOKENS}, got {q}"),
+                );
+            }
+            _ => {}
+        }
+        if self.backend.takes_query()
+            && self.inputs_per_request > 1
+            && matches!(w.dataset, Dataset::Jsonl { .. })
+        {
+            let why = "a jsonl file's lines give each request's query and documents";
+            return bad("--rerank-documents", why.into());
+        }
+        lora::check(&self.lora_modules).map_err(|e| ConfigError::invalid("--lora-modules", e))?;
         if w.dataset.multi_turn() {
             if self.load.shape.turns() > 1 {
                 return bad(
@@ -541,6 +650,27 @@ impl RunConfig {
         if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
             return bad("--time-scale", "must be a finite number > 0".into());
         }
+        if let Some(mix) = &self.mix {
+            mix.check()
+                .map_err(|why| ConfigError::invalid("--mix", why))?;
+            let conversation = w.dataset.multi_turn() || self.load.shape.turns() > 1;
+            if conversation || w.dataset.own_schedule().is_some() || self.inputs_per_request > 1 {
+                return bad("--mix", "classes take single requests: not with a conversation (--multi-turn, --turns), a trace or --embedding-batch-size".into());
+            }
+            mix.check_run(self.load.num_prompts, w)?;
+        }
+        if let Some(r) = self.probe_request_rate {
+            if self.mix.is_none() {
+                return bad(
+                    "--probe-request-rate",
+                    "probes send each class's requests in turn: give --mix".into(),
+                );
+            }
+            limits::check_rate(r).map_err(|why| ConfigError::limit("--probe-request-rate", why))?;
+            if r > mix::MAX_PROBE_RATE {
+                return bad("--probe-request-rate", format!("{r} is more than {} probes a second: probes are a low rate beside the load", mix::MAX_PROBE_RATE));
+            }
+        }
         Ok(())
     }
 }
@@ -559,74 +689,5 @@ pub struct ScrapeSpec {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rates_parse() {
-        assert_eq!("inf".parse::<RequestRate>().unwrap(), RequestRate::Infinite);
-        assert_eq!(
-            "2.5".parse::<RequestRate>().unwrap(),
-            RequestRate::PerSecond(2.5)
-        );
-        assert!("0".parse::<RequestRate>().is_err());
-        assert!("-1".parse::<RequestRate>().is_err());
-        assert!("x".parse::<RequestRate>().is_err());
-    }
-
-    #[test]
-    fn slos_parse_and_reject_bad_values() {
-        let s: Slo = "ttft:500".parse().unwrap();
-        assert_eq!(s.metric, Metric::Ttft);
-        assert_eq!(s.max_ms, 500.0);
-        assert!("ttft".parse::<Slo>().is_err());
-        assert!("itl:5".parse::<Slo>().is_err());
-        assert!("tpot:-5".parse::<Slo>().is_err());
-    }
-
-    #[test]
-    fn url_joins_base_and_endpoint() {
-        let c = RunConfig {
-            base_url: "http://h:1/".into(),
-            endpoint: "/v1/completions".into(),
-            ..RunConfig::default()
-        };
-        assert_eq!(c.url(), "http://h:1/v1/completions");
-    }
-
-    #[test]
-    fn validate_names_the_bad_option() {
-        let c = RunConfig {
-            metric_percentiles: vec![50.0, 101.0],
-            ..RunConfig::default()
-        };
-        assert!(c
-            .validate()
-            .unwrap_err()
-            .to_string()
-            .contains("--metric-percentiles"));
-        let c = RunConfig {
-            base_url: "localhost:8000".into(),
-            ..RunConfig::default()
-        };
-        assert!(c.validate().unwrap_err().to_string().contains("--base-url"));
-    }
-
-    /// Issue 23: `--duration` at `inf` with no concurrency cap sent about 228,000 requests in
-    /// 2 s (218,000 of them connect failures) and called the run complete.
-    #[test]
-    fn issue_23_an_uncapped_closed_loop_window_is_refused() {
-        let mut c = RunConfig::default();
-        c.load.shape.duration_s = Some(2.0);
-        let err = c.validate().unwrap_err().to_string();
-        assert!(
-            err.contains("--duration") && err.contains("--max-concurrency"),
-            "{err}"
-        );
-        c.load.max_concurrency = Some(8);
-        assert!(c.validate().is_ok());
-        c.load.max_concurrency = None;
-        c.load.request_rate = RequestRate::PerSecond(5.0);
-        assert!(c.validate().is_ok());
-    }
-}
+#[path = "mod_tests.rs"]
+mod tests;

@@ -16,7 +16,7 @@ pub fn axis_word(p: LoadParameter) -> Option<&'static str> {
     match p {
         LoadParameter::RequestRate => Some("rate"),
         LoadParameter::MaxConcurrency => Some("concurrency"),
-        LoadParameter::NumPrompts | LoadParameter::InputLen => None,
+        LoadParameter::NumPrompts | LoadParameter::InputLen | LoadParameter::NumPrefixes => None,
     }
 }
 

@@ -5,6 +5,8 @@
 //!
 //! To let a sweep vary one more parameter: add the [`LoadParameter`] variant (its serialized
 //! name is what sweep documents store), its file tag, and its case in [`step_config`].
+//! `num_prefixes` (the `prefix` dataset's distinct prefixes, issue 27 §4) is a workload
+//! setting swept at a fixed load: the prefix-cache cliff (`views::cliff`).
 
 use serde::{Deserialize, Serialize};
 
@@ -24,15 +26,19 @@ pub enum LoadParameter {
     /// Mean prompt tokens per request (seed 002's last section varies the prompt length).
     /// Read from imported files; a sweep does not vary it.
     InputLen,
+    /// The `prefix` dataset's number of distinct prefixes (`--num-prefixes 1,2,...,64`): the
+    /// working set a prefix cache must hold, at a fixed load.
+    NumPrefixes,
 }
 
 impl LoadParameter {
     /// Every parameter, in the order charts and series choose among them.
-    pub const ALL: [LoadParameter; 4] = [
+    pub const ALL: [LoadParameter; 5] = [
         LoadParameter::NumPrompts,
         LoadParameter::MaxConcurrency,
         LoadParameter::RequestRate,
         LoadParameter::InputLen,
+        LoadParameter::NumPrefixes,
     ];
 
     /// The serialized name (`num_prompts`, ...).
@@ -42,6 +48,7 @@ impl LoadParameter {
             LoadParameter::MaxConcurrency => "max_concurrency",
             LoadParameter::RequestRate => "request_rate",
             LoadParameter::InputLen => "input_len",
+            LoadParameter::NumPrefixes => "num_prefixes",
         }
     }
 
@@ -57,6 +64,7 @@ impl LoadParameter {
             LoadParameter::MaxConcurrency => "c",
             LoadParameter::RequestRate => "r",
             LoadParameter::InputLen => "i",
+            LoadParameter::NumPrefixes => "p",
         }
     }
 
@@ -129,6 +137,11 @@ pub fn step_config(base: &RunConfig, param: LoadParameter, value: SweepValue) ->
         (LoadParameter::NumPrompts, SweepValue::Count(n)) => cfg.load.num_prompts = n,
         (LoadParameter::MaxConcurrency, SweepValue::Count(n)) => cfg.load.max_concurrency = Some(n),
         (LoadParameter::RequestRate, SweepValue::Rate(r)) => cfg.load.request_rate = r,
+        (LoadParameter::NumPrefixes, SweepValue::Count(n)) => {
+            if let super::Dataset::Prefix { num_prefixes, .. } = &mut cfg.workload.dataset {
+                *num_prefixes = n;
+            }
+        }
         _ => {}
     }
     cfg

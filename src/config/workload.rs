@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
 use super::limits::MAX_TOKENS;
+use super::media::MmSpec;
 
 /// `--input-len` when not given.
 pub const DEFAULT_INPUT_LEN: u64 = 128;
@@ -38,6 +39,14 @@ pub enum Dataset {
         input_len: u64,
         output_len: Option<u64>,
         range_ratio: f64,
+    },
+    /// `random`'s text with synthetic images beside it (vLLM's `random-mm`): each request's
+    /// item count and sizes drawn from `mm`, sent as content parts of its user message.
+    RandomMm {
+        input_len: u64,
+        output_len: Option<u64>,
+        range_ratio: f64,
+        mm: MmSpec,
     },
     /// Passages of a text file, each at a seeded offset; lengths as `Random`.
     Book {
@@ -88,6 +97,7 @@ impl Dataset {
     fn saved_name(&self) -> Name {
         match self {
             Dataset::Random { .. } => Name::Random,
+            Dataset::RandomMm { .. } => Name::RandomMm,
             Dataset::Book { .. } => Name::Book,
             Dataset::ShareGpt { .. } => Name::Sharegpt,
             Dataset::Jsonl { .. } => Name::Jsonl,
@@ -103,7 +113,7 @@ impl Dataset {
             | Dataset::ShareGpt { path, .. }
             | Dataset::Jsonl { path, .. }
             | Dataset::Trace { path, .. } => Some(path),
-            Dataset::Random { .. } | Dataset::Prefix { .. } => None,
+            Dataset::Random { .. } | Dataset::RandomMm { .. } | Dataset::Prefix { .. } => None,
         }
     }
 
@@ -112,6 +122,7 @@ impl Dataset {
     pub fn input_len(&self) -> Option<u64> {
         match self {
             Dataset::Random { input_len, .. }
+            | Dataset::RandomMm { input_len, .. }
             | Dataset::Book { input_len, .. }
             | Dataset::Prefix { input_len, .. } => Some(*input_len),
             Dataset::ShareGpt { .. } | Dataset::Jsonl { .. } | Dataset::Trace { .. } => None,
@@ -122,6 +133,7 @@ impl Dataset {
     pub fn output_len_given(&self) -> Option<u64> {
         match self {
             Dataset::Random { output_len, .. }
+            | Dataset::RandomMm { output_len, .. }
             | Dataset::Book { output_len, .. }
             | Dataset::ShareGpt { output_len, .. }
             | Dataset::Jsonl { output_len, .. }
@@ -139,7 +151,9 @@ impl Dataset {
     /// The range ratio of the drawn lengths (`random`, `book`); 0 for the others.
     pub fn range_ratio(&self) -> f64 {
         match self {
-            Dataset::Random { range_ratio, .. } | Dataset::Book { range_ratio, .. } => *range_ratio,
+            Dataset::Random { range_ratio, .. }
+            | Dataset::RandomMm { range_ratio, .. }
+            | Dataset::Book { range_ratio, .. } => *range_ratio,
             Dataset::ShareGpt { .. }
             | Dataset::Jsonl { .. }
             | Dataset::Prefix { .. }
@@ -154,6 +168,11 @@ impl Dataset {
         let drawn = |input_len: u64, r: f64| (input_len as f64 * (1.0 + r)).ceil() as u64;
         match self {
             Dataset::Random {
+                input_len,
+                range_ratio,
+                ..
+            }
+            | Dataset::RandomMm {
                 input_len,
                 range_ratio,
                 ..
@@ -178,7 +197,7 @@ impl Dataset {
     /// need the tokenizer.
     pub fn builds_with_words(&self) -> bool {
         match self {
-            Dataset::Random { .. } | Dataset::Trace { .. } => true,
+            Dataset::Random { .. } | Dataset::RandomMm { .. } | Dataset::Trace { .. } => true,
             Dataset::Book { .. }
             | Dataset::ShareGpt { .. }
             | Dataset::Jsonl { .. }
@@ -192,6 +211,7 @@ impl Dataset {
         match self {
             Dataset::Trace { speedup, .. } => Some(*speedup),
             Dataset::Random { .. }
+            | Dataset::RandomMm { .. }
             | Dataset::Book { .. }
             | Dataset::ShareGpt { .. }
             | Dataset::Jsonl { .. }
@@ -207,6 +227,7 @@ impl Dataset {
             Dataset::ShareGpt { multi_turn, .. } => *multi_turn,
             Dataset::Jsonl { .. } => true,
             Dataset::Random { .. }
+            | Dataset::RandomMm { .. }
             | Dataset::Book { .. }
             | Dataset::Prefix { .. }
             | Dataset::Trace { .. } => false,
@@ -218,6 +239,7 @@ impl Dataset {
         match self {
             Dataset::ShareGpt { multi_turn, .. } => *multi_turn,
             Dataset::Random { .. }
+            | Dataset::RandomMm { .. }
             | Dataset::Book { .. }
             | Dataset::Jsonl { .. }
             | Dataset::Prefix { .. }
@@ -252,6 +274,14 @@ impl Dataset {
                 if !(0.0..1.0).contains(range_ratio) {
                     return bad("--range-ratio", "must be in [0, 1)".into());
                 }
+            }
+            Dataset::RandomMm {
+                range_ratio, mm, ..
+            } => {
+                if !(0.0..1.0).contains(range_ratio) {
+                    return bad("--range-ratio", "must be in [0, 1)".into());
+                }
+                mm.check()?;
             }
             Dataset::Prefix {
                 prefix_len,
@@ -326,6 +356,8 @@ enum Name {
     Jsonl,
     Prefix,
     Trace,
+    #[serde(rename = "random-mm")]
+    RandomMm,
 }
 
 impl Name {
@@ -337,6 +369,7 @@ impl Name {
             Name::Jsonl => "jsonl",
             Name::Prefix => "prefix",
             Name::Trace => "trace",
+            Name::RandomMm => "random-mm",
         }
     }
 }
@@ -369,6 +402,9 @@ pub struct Saved {
     trace_speedup: f64,
     #[serde(default)]
     tokenizer: Option<String>,
+    /// `random-mm`'s media settings; absent for every other dataset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    random_mm: Option<MmSpec>,
 }
 
 fn one() -> u64 {
@@ -413,6 +449,10 @@ impl From<WorkloadSpec> for Saved {
             trace_block_size,
             trace_speedup,
             tokenizer: w.tokenizer,
+            random_mm: match &w.dataset {
+                Dataset::RandomMm { mm, .. } => Some(mm.clone()),
+                _ => None,
+            },
         }
     }
 }
@@ -464,6 +504,12 @@ impl TryFrom<Saved> for WorkloadSpec {
                 output_len,
                 block_size: s.trace_block_size,
                 speedup: s.trace_speedup,
+            },
+            Name::RandomMm => Dataset::RandomMm {
+                input_len,
+                output_len,
+                range_ratio,
+                mm: s.random_mm.clone().unwrap_or_default(),
             },
         };
         Ok(WorkloadSpec {

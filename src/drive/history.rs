@@ -156,6 +156,7 @@ pub fn unbuilt(req: &RequestSpec, scheduled_ns: u64, now_ns: u64, why: String) -
         input_len_requested: req.input_len,
         output_len_requested: Some(req.output_len),
         designed_cached_tokens: req.designed_cached,
+        adapter: req.model.clone(),
         ..RequestRecord::default()
     }
 }

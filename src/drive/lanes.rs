@@ -73,6 +73,16 @@ pub fn advise(validity: &mut Validity, events_per_s: f64, threads: u64) {
     }
 }
 
+/// What a run's summary needs from its config (each lane's, and each adapter's at the end).
+pub(super) fn summary_options(cfg: &RunConfig) -> SummaryOptions {
+    SummaryOptions {
+        percentiles: cfg.metric_percentiles.clone(),
+        goodput: cfg.goodput.clone(),
+        time_scale: cfg.time_scale,
+        valid_output: cfg.goodput_valid_output,
+    }
+}
+
 /// How many lanes a run of `load` gets of the `asked` threads: at most its concurrency cap (its
 /// share of one with `--shard`), so every lane has a slot.
 pub fn lanes_for(asked: u64, load: &LoadSpec) -> u64 {
@@ -85,16 +95,13 @@ pub fn lanes_for(asked: u64, load: &LoadSpec) -> u64 {
 fn placeholder(r: &RequestSpec) -> RequestSpec {
     RequestSpec {
         id: r.id,
-        prompt: String::new(),
-        messages: None,
-        batch: Vec::new(),
-        parts: Vec::new(),
         input_len: r.input_len,
         output_len: r.output_len,
         warmup: r.warmup,
         offset_ns: r.offset_ns,
         designed_cached: r.designed_cached,
         turn: r.turn,
+        ..RequestSpec::default()
     }
 }
 
@@ -321,11 +328,7 @@ impl Lanes {
         let limits = &cfg.load.shape;
         let watch = (limits.max_errors.is_some() || limits.max_error_rate.is_some())
             .then(|| Arc::new(Mutex::new(ErrorWatch::new(limits))));
-        let summary = SummaryOptions {
-            percentiles: cfg.metric_percentiles.clone(),
-            goodput: cfg.goodput.clone(),
-            time_scale: cfg.time_scale,
-        };
+        let summary = summary_options(cfg);
         let mut lanes = Lanes {
             warmed: Vec::new(),
             go: Vec::new(),

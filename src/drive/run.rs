@@ -26,19 +26,22 @@ use crate::config::valid::ValidConfig;
 use crate::config::RunConfig;
 use crate::config::ScrapeSpec;
 use crate::drive::error::RunError;
-use crate::drive::lanes::{Go, Lanes, Plan, RecordsFile, Sends};
+use crate::drive::lanes::{summary_options, Go, Lanes, Plan, RecordsFile, Sends};
+use crate::drive::mix::Probes;
 use crate::drive::monitor::process_cpu_s;
 use crate::drive::plan::{ask_server, Text};
 use crate::drive::progress::Live;
 use crate::drive::scrape::Scraper;
 use crate::measure::client::{Client, RequestSpec, Secrets};
 use crate::measure::clock::Clock;
-use crate::measure::record::FailureKind;
+use crate::measure::record::RequestRecord;
 use crate::results::document::{BenchResult, Unsent};
 use crate::results::error::ResultsError;
 use crate::results::server_metrics::ServerMetrics;
 use crate::results::shard::Timebase;
-use crate::results::stats::{steady, Summarizer};
+use crate::results::stats::media::MediaGeneration;
+use crate::results::stats::mix::MixFigures;
+use crate::results::stats::{adapters, steady, Summarizer};
 use crate::results::validity::{RunFacts, Validity};
 use crate::workload;
 
@@ -137,10 +140,11 @@ pub async fn execute_with(
         let prepared = prepare(cfg, text, secrets, threads).await?;
         let clock = Clock::start();
         if opts.preflight {
-            preflight(&prepared.client, cfg, &clock).await?;
+            super::preflight::preflight(&prepared.client, cfg, &clock).await?;
         }
         // Each lane sends its share of the warm-ups on its own connections.
         let requests = prepared.requests.len() as u64;
+        let extras = Extras::of(cfg, &prepared);
         let plan = Plan {
             cfg,
             clients: prepared.clients,
@@ -151,9 +155,9 @@ pub async fn execute_with(
         };
         let mut lanes = Lanes::start(plan, prepared.warmups, prepared.requests)?;
         lanes.warmed().await?;
-        Ok::<_, RunError>((prepared.client, clock, lanes, requests))
+        Ok::<_, RunError>((prepared.client, clock, lanes, requests, extras))
     };
-    let (client, clock, lanes, requests) = tokio::select! {
+    let (client, clock, lanes, requests, extras) = tokio::select! {
         biased;
         () = stop.cancelled() => return Err(RunError::Stopped),
         r = before => r?,
@@ -164,7 +168,7 @@ pub async fn execute_with(
     if saved.workload.dataset.own_schedule().is_some() {
         saved.load.num_prompts = requests;
     }
-    let mut measured = measure(cfg, client, lanes, opts, clock, stop).await?;
+    let mut measured = measure(cfg, client, lanes, extras, opts, clock, stop).await?;
     measured.threads = threads;
     let lost = measured.records_error.as_ref().map(ToString::to_string);
     let result = finish(saved, opts, clock, measured)?;
@@ -185,6 +189,32 @@ struct Prepared {
     clients: Vec<Arc<Client>>,
     warmups: Vec<RequestSpec>,
     requests: Vec<RequestSpec>,
+    /// What making the requests' images cost (random-mm); `None` without media.
+    generation: Option<MediaGeneration>,
+}
+
+/// What the measured phase needs to know of the requests, taken before the lanes take them.
+struct Extras {
+    /// Some request goes to a LoRA adapter: the result has each adapter's figures.
+    adapters: bool,
+    /// The probes to send beside the load (`--mix` with `--probe-request-rate`) and their rate.
+    probes: Option<(Vec<RequestSpec>, f64)>,
+    generation: Option<MediaGeneration>,
+}
+
+impl Extras {
+    fn of(cfg: &RunConfig, prepared: &Prepared) -> Extras {
+        Extras {
+            adapters: prepared.requests.iter().any(|r| r.model.is_some()),
+            probes: (cfg.mix.as_ref().zip(cfg.probe_request_rate)).map(|(mix, rate)| {
+                (
+                    crate::drive::mix::probe_specs(mix, &prepared.requests),
+                    rate,
+                )
+            }),
+            generation: prepared.generation,
+        }
+    }
 }
 
 /// Builds the clients and the requests (before the clock starts: building prompts is not
@@ -226,17 +256,33 @@ async fn prepare(
     // Each request carries `--embedding-batch-size` inputs, each one prompt of the workload.
     let k = cfg.inputs_per_request;
     let n = |requests: u64| requests.saturating_mul(u64::from(k.max(1)));
+    let began = std::time::Instant::now();
     let warmups = build(n(cfg.load.num_warmups), seed ^ 0xA5A5, true).await?;
-    let requests = build(n(crate::drive::load::pool_size(&cfg.load)), seed, false).await?;
-    let (warmups, requests) = (
+    let pool = n(crate::drive::load::pool_size(&cfg.load));
+    let requests = match &cfg.mix {
+        None => build(pool, seed, false).await?,
+        Some(mix) => crate::drive::mix::build(mix, cfg, tokenizer, &client, pool, seed).await?,
+    };
+    let generation = MediaGeneration::of(warmups.iter().chain(&requests), began.elapsed());
+    let (mut warmups, mut requests) = (
         workload::batch::batch(warmups, k),
         workload::batch::batch(requests, k),
     );
+    // A rerank request's query goes before its documents (`workload::rerank`).
+    if cfg.backend.takes_query() {
+        let ask = workload::rerank::Queries::new(cfg, tokenizer, &client);
+        warmups = ask.before(warmups, seed ^ 0xA5A5, true).await?;
+        requests = ask.before(requests, seed, false).await?;
+    }
+    // Each request's LoRA adapter (`--lora-modules`), drawn from a seeded stream.
+    workload::lora::assign(&mut warmups, &cfg.lora_modules, seed ^ 0xA5A5);
+    workload::lora::assign(&mut requests, &cfg.lora_modules, seed);
     Ok(Prepared {
         client,
         clients,
         warmups,
         requests,
+        generation,
     })
 }
 
@@ -261,6 +307,11 @@ struct Measured {
     sends: Sends,
     /// The records file could not be written: the run stopped sending when it happened.
     records_error: Option<ResultsError>,
+    /// Some request went to a LoRA adapter: the result has each adapter's figures.
+    adapters: bool,
+    /// The probes' records (`--probe-request-rate`), kept apart from the run's.
+    probes: Vec<RequestRecord>,
+    generation: Option<MediaGeneration>,
 }
 
 /// The measured load: waits for `--start-at` (sharded runs), snapshots the simulator, starts
@@ -269,6 +320,7 @@ async fn measure(
     cfg: &RunConfig,
     client: Arc<Client>,
     lanes: Lanes,
+    extras: Extras,
     opts: &RunOptions,
     clock: Clock,
     stop: CancellationToken,
@@ -288,6 +340,9 @@ async fn measure(
         .live
         .measuring_since
         .set(clock.instant_at(start_ns).into_std());
+    let probes = extras
+        .probes
+        .map(|(specs, rate)| Probes::start(client.clone(), specs, rate, clock, opts.abort.clone()));
     let go = Go {
         start_ns,
         records: records.clone(),
@@ -295,6 +350,10 @@ async fn measure(
     };
     let lanes = lanes.go(go).await?;
     let wall_s = (clock.now_ns() - start_ns) as f64 / 1e9;
+    let probes = match probes {
+        Some(p) => p.finish().await,
+        None => Vec::new(),
+    };
     let cpu_s = (process_cpu_s() - cpu_start).max(0.0);
     let server_metrics = match scraper {
         Some(s) => Some(s.finish().await),
@@ -325,6 +384,9 @@ async fn measure(
         summarizer: written.summary,
         sends: written.sends,
         records_error: written.error,
+        adapters: extras.adapters,
+        probes,
+        generation: extras.generation,
     })
 }
 
@@ -342,9 +404,13 @@ fn finish(
         measured.sim_before,
         measured.sim_after,
     );
+    let mut summary = measured.summarizer.finish();
+    if let Some(m) = &mut summary.media {
+        m.generation = measured.generation;
+    }
     let mut result = BenchResult::new(
         cfg,
-        measured.summarizer.finish(),
+        summary,
         &[],
         clock.started_at_rfc3339(),
         clock.started_at_compact(),
@@ -387,6 +453,19 @@ fn finish(
                 .flatten()
         };
         result.steady_state = Some(steady::detect(records, result.config.time_scale));
+    }
+    if measured.adapters {
+        // Each adapter's figures, streamed from the records file (`stats::adapters`).
+        let records = crate::measure::record::read_jsonl(&opts.records_path).into_iter();
+        let (opts_s, d) = (summary_options(&result.config), result.summary.duration_s);
+        result.per_adapter = adapters::per_adapter(records.flatten(), &opts_s, d);
+    }
+    if let Some(mix) = &result.config.mix {
+        let records = crate::measure::record::read_jsonl(&opts.records_path);
+        let (s, c) = (&result.summary, &result.config);
+        let run = (s.duration_s, c.time_scale, c.goodput.as_slice());
+        let figures = MixFigures::of(mix, records.into_iter().flatten(), &measured.probes, run);
+        result.mix = Some(figures);
     }
     result.judge_complete(measured.planned, measured.unsent);
     result.save(&opts.result_path)?;
@@ -469,61 +548,4 @@ struct Written {
     error: Option<ResultsError>,
     /// `--max-errors` / `--max-error-rate` stopped the sends: why.
     stopped_early: Option<String>,
-}
-
-/// One short request before the run, bounded by `--preflight-timeout`. Configuration mistakes
-/// (unreachable server, wrong endpoint or API, rejected body or credentials) and a server that
-/// does not answer within that limit stop the run with one clear line; a server that is merely
-/// busy or flaky (5xx, 429, a broken stream) does not.
-async fn preflight(client: &Arc<Client>, cfg: &RunConfig, clock: &Clock) -> Result<(), RunError> {
-    let spec = RequestSpec {
-        id: u64::MAX,
-        prompt: "Hello".into(),
-        messages: None,
-        input_len: None,
-        output_len: cfg.workload.dataset.output_len().min(4),
-        warmup: true,
-        ..Default::default()
-    };
-    let limit = cfg.load.preflight_timeout();
-    let r = client
-        .send_within(
-            &spec,
-            clock.now_ns(),
-            clock,
-            &CancellationToken::new(),
-            Some(limit),
-            None,
-        )
-        .await;
-    let crate::measure::record::Outcome::Failed { kind, message } = &r.outcome else {
-        return Ok(());
-    };
-    let fatal = match kind {
-        FailureKind::Connect => true,
-        FailureKind::HttpStatus => r
-            .http_status
-            .is_some_and(|s| (400..500).contains(&s) && s != 429),
-        FailureKind::MalformedStream | FailureKind::MalformedAnswer => true,
-        // A server that does not answer a 4-token request in time would hang every request.
-        FailureKind::Timeout | FailureKind::Stall => true,
-        _ => false,
-    };
-    if !fatal {
-        return Ok(());
-    }
-    let hint = match kind {
-        FailureKind::Connect => "is the server running and --base-url right?",
-        FailureKind::MalformedStream | FailureKind::MalformedAnswer => {
-            "does --backend match the server's API?"
-        }
-        FailureKind::Timeout | FailureKind::Stall => {
-            "is the server answering? raise --preflight-timeout if it is only slow"
-        }
-        _ => "check --backend, --endpoint, --model and the API key",
-    };
-    Err(RunError::Preflight(format!(
-        "pre-flight request to {} failed: {message} ({hint})",
-        client.url()
-    )))
 }

@@ -119,9 +119,22 @@ fn merge(into: &mut MetricsSample, from: MetricsSample) {
         ),
         (&mut into.gpu_power_w, from.gpu_power_w),
         (&mut into.gpu_util_pct, from.gpu_util_pct),
+        (&mut into.spec_drafts_total, from.spec_drafts_total),
+        (
+            &mut into.spec_draft_tokens_total,
+            from.spec_draft_tokens_total,
+        ),
+        (
+            &mut into.spec_accepted_tokens_total,
+            from.spec_accepted_tokens_total,
+        ),
+        (&mut into.spec_accept_length, from.spec_accept_length),
     ];
     for (slot, v) in pairs {
         *slot = slot.or(v);
+    }
+    if into.spec_accepted_per_position_total.is_empty() {
+        into.spec_accepted_per_position_total = from.spec_accepted_per_position_total;
     }
 }
 

@@ -86,6 +86,7 @@ pub fn split(
                 percentiles: cfg.metric_percentiles.clone(),
                 goodput: cfg.goodput.clone(),
                 time_scale: cfg.time_scale,
+                valid_output: cfg.goodput_valid_output,
             },
         );
         let mut step = BenchResult::new(

@@ -1,7 +1,7 @@
 //! Sweeps: the same benchmark at several load levels, one full run per step.
 //!
 //! A sweep varies exactly one load parameter (`num_prompts`, `max_concurrency` or
-//! `request_rate`). Each step is an ordinary run whose result is saved the moment it
+//! `request_rate`), or the `prefix` dataset's `num_prefixes` at a fixed load. Each step is an ordinary run whose result is saved the moment it
 //! finishes (`<stem>-<parameter><value>.json` plus its records), and the sweep document
 //! (`<stem>.sweep.json`) is rewritten after every step, so a failure or Ctrl-C at step k keeps
 //! steps 1..k−1 on disk. This module runs steps and writes the sweep document; it prints

@@ -13,6 +13,9 @@ pub enum ClientError {
     /// The HTTP client could not be built (its TLS setup).
     #[error("cannot start the HTTP client: {0}")]
     Build(String),
+    /// `--header` names the header servebench sets per request (`--request-id-header`).
+    #[error("cannot start the HTTP client: --header {0} is also --request-id-header, which servebench sets to each request's own id; give --request-id-header none to send your value instead")]
+    RequestIdHeader(String),
     /// The chat template of `--tokenizer`, which a conversation sent as a prompt needs.
     #[error("cannot start the HTTP client: {0}")]
     ChatTemplate(#[source] crate::tokenizer::chat_template::TemplateError),

@@ -60,7 +60,9 @@ impl ParseLimits {
 /// True for the metric names servebench reads: those of [`SOURCES`] and a DCGM exporter's
 /// GPU power and utilisation ([`extract_gpu`]).
 pub fn known_name(name: &str) -> bool {
-    SOURCES.iter().any(|(_, _, n)| *n == name) || DCGM_NAMES.contains(&name)
+    SOURCES.iter().any(|(_, _, n)| *n == name)
+        || DCGM_NAMES.contains(&name)
+        || SPEC_NAMES.contains(&name)
 }
 
 const DCGM_NAMES: [&str; 2] = ["DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_UTIL"];
@@ -413,6 +415,19 @@ pub struct MetricsSample {
     /// `DCGM_FI_DEV_GPU_UTIL` averaged over the GPUs, %.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_util_pct: Option<f64>,
+    /// Speculative decoding (issue 25 §7): vLLM's counters of drafts, draft tokens and
+    /// accepted tokens, and of accepted tokens by draft position (position 0 first); SGLang's
+    /// mean acceptance length, a gauge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_drafts_total: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_draft_tokens_total: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_accepted_tokens_total: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spec_accepted_per_position_total: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_accept_length: Option<f64>,
 }
 
 impl MetricsSample {
@@ -438,7 +453,8 @@ impl MetricsSample {
     }
 }
 
-/// Maps parsed samples to the common names (see [`SOURCES`]). Returns the family of the first
+/// Maps parsed samples to the common names (see [`SOURCES`]), and speculative decoding's
+/// ([`extract_spec`]). Returns the family of the first
 /// name that matched, or `None` (and an empty sample) when no known name is present.
 /// Non-finite values (NaN, ±Inf) are left out.
 pub fn extract(samples: &[PromSample]) -> (Option<ServerFamily>, MetricsSample) {
@@ -463,7 +479,56 @@ pub fn extract(samples: &[PromSample]) -> (Option<ServerFamily>, MetricsSample) 
             family.get_or_insert(fam);
         }
     }
+    extract_spec(samples, &mut out);
     (family, out)
+}
+
+/// The speculative-decoding names servebench reads: vLLM's counters (with their `_total`
+/// suffix, as a scrape shows them) and SGLang's acceptance-length gauge.
+const SPEC_NAMES: [&str; 5] = [
+    "vllm:spec_decode_num_drafts_total",
+    "vllm:spec_decode_num_draft_tokens_total",
+    "vllm:spec_decode_num_accepted_tokens_total",
+    "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+    "sglang:spec_accept_length",
+];
+
+/// The most draft positions read (`position` labels 0..); vLLM's speculators draft far fewer.
+pub const MAX_SPEC_POSITIONS: usize = 64;
+
+/// Adds speculative decoding's figures (issue 25 §7) to `out`: vLLM's counters summed over
+/// their series (several engines), the accepted tokens per draft position by the `position`
+/// label (a label that is not a position under [`MAX_SPEC_POSITIONS`] is not read), and
+/// SGLang's acceptance length (the mean of its series). Non-finite and negative values are
+/// left out. False when `samples` have none of them.
+pub fn extract_spec(samples: &[PromSample], out: &mut MetricsSample) -> bool {
+    let values = |name: &'static str| {
+        (samples.iter()).filter(move |s| s.name == name && s.value.is_finite() && s.value >= 0.0)
+    };
+    let sum = |name: &'static str| values(name).map(|s| s.value).reduce(|a, b| a + b);
+    out.spec_drafts_total = sum(SPEC_NAMES[0]);
+    out.spec_draft_tokens_total = sum(SPEC_NAMES[1]);
+    out.spec_accepted_tokens_total = sum(SPEC_NAMES[2]);
+    let mut per_position = Vec::new();
+    for s in values(SPEC_NAMES[3]) {
+        let position = (s.labels.iter())
+            .find(|(k, _)| k == "position")
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+            .filter(|&p| p < MAX_SPEC_POSITIONS);
+        if let Some(p) = position {
+            if per_position.len() <= p {
+                per_position.resize(p + 1, 0.0);
+            }
+            per_position[p] += s.value;
+        }
+    }
+    out.spec_accepted_per_position_total = per_position;
+    let lengths: Vec<f64> = values(SPEC_NAMES[4]).map(|s| s.value).collect();
+    out.spec_accept_length =
+        (!lengths.is_empty()).then(|| lengths.iter().sum::<f64>() / lengths.len() as f64);
+    out.spec_drafts_total.is_some()
+        || out.spec_accept_length.is_some()
+        || out.spec_accepted_tokens_total.is_some()
 }
 
 /// Adds a DCGM exporter's GPU power (summed over GPUs) and utilisation (averaged) to `out`;

@@ -294,3 +294,46 @@ proptest! {
         prop_assert_eq!(e.samples, expect);
     }
 }
+
+/// Issue 25 §7: vLLM's speculative-decoding counters (summed over engines, the accepted tokens
+/// by their `position` label) and SGLang's acceptance-length gauge; a position label that is
+/// not a small number is not read, and the parse of a scrape keeps their lines.
+#[test]
+fn issue_25_spec_decode_counters_are_read() {
+    let text = r#"# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 1
+# TYPE vllm:spec_decode_num_drafts_total counter
+vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 10
+vllm:spec_decode_num_drafts_total{engine="1",model_name="m"} 6
+vllm:spec_decode_num_draft_tokens_total{engine="0",model_name="m"} 48
+vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="m"} 23
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="0"} 12
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="2"} 4
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="1"} 7
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="1",model_name="m",position="1"} 1
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="x"} 99
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="900"} 99
+"#;
+    let read = parse_known(text, ParseLimits::SCRAPE);
+    assert_eq!(read.samples.len(), 11, "{:?}", read.bad_lines);
+    let (family, s) = extract(&read.samples);
+    assert_eq!(family, Some(ServerFamily::Vllm));
+    assert_eq!(
+        (
+            s.spec_drafts_total,
+            s.spec_draft_tokens_total,
+            s.spec_accepted_tokens_total
+        ),
+        (Some(16.0), Some(48.0), Some(23.0))
+    );
+    assert_eq!(s.spec_accepted_per_position_total, [12.0, 8.0, 4.0]);
+    assert_eq!(s.spec_accept_length, None);
+    let mut g = MetricsSample::default();
+    let sglang = [
+        sample("sglang:spec_accept_length", &[("tp_rank", "0")], 2.0),
+        sample("sglang:spec_accept_length", &[("tp_rank", "1")], 3.0),
+    ];
+    assert!(extract_spec(&sglang, &mut g));
+    assert_eq!(g.spec_accept_length, Some(2.5));
+    assert!(!extract_spec(&[], &mut MetricsSample::default()));
+}

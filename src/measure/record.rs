@@ -56,6 +56,10 @@ pub enum Implausible {
     ServerTimings,
     /// vLLM's per-request `metrics`: the same rules.
     ServerRequestMetrics,
+    /// The reasoning count (`completion_tokens_details.reasoning_tokens`, the Responses API's
+    /// `output_tokens_details.reasoning_tokens`): no count, more than the output count, or 0
+    /// for a stream that carried reasoning text (issue 25 §6).
+    ReasoningTokens,
 }
 
 impl Implausible {
@@ -66,6 +70,7 @@ impl Implausible {
             Implausible::CachedTokens => "cached_tokens",
             Implausible::ServerTimings => "server_timings",
             Implausible::ServerRequestMetrics => "server_request_metrics",
+            Implausible::ReasoningTokens => "reasoning_tokens",
         }
     }
 }
@@ -199,7 +204,16 @@ pub struct RequestRecord {
     /// the request reached the server (its latencies still count from `sent_ns`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub connection_retries: u32,
-    /// Arrival time of every chunk that carried output (content or reasoning), in order.
+    /// The id servebench sent with the request (`--request-id-header`, `x-request-id` unless
+    /// set): unique in the run. Absent when none was sent and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The id the server returned in the same response header, when it sent a plausible one
+    /// (`measure::client`, `server_id`), without the user's secrets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_request_id: Option<String>,
+    /// Arrival time of every chunk that carried output (content, reasoning or a tool call's
+    /// arguments), in order.
     /// Role-only deltas, empty finish chunks and usage-only chunks are not here.
     pub chunk_ns: Vec<u64>,
     /// Tokens in each output chunk, when the server says so per chunk (TGI: one event per
@@ -212,6 +226,25 @@ pub struct RequestRecord {
     /// First chunk with answer output (`content`/`text`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_answer_ns: Option<u64>,
+    /// The reasoning phase (issue 25 §6): the output chunks up to and including the last one
+    /// with reasoning text (the first `reasoning_chunks` of `chunk_ns`); absent when no chunk
+    /// carried reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_chunks: Option<u64>,
+    /// Of the N output tokens, those spent reasoning, and where the count came from (the
+    /// server's `reasoning_tokens`, the tokenizer on the reasoning text, or the reasoning
+    /// chunks); absent when the request showed and reported no reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens_source: Option<TokenSource>,
+    /// First chunk with a piece of a tool call's arguments, if any (issue 25 §5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_tool_call_ns: Option<u64>,
+    /// A successful request of a run that asks for structured output: its answer's check
+    /// (`output_check.rs`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_check: Option<super::output_check::OutputCheck>,
     /// When the stream ended (terminator, end of body, or failure).
     pub end_ns: u64,
     /// For a response whose body was read (2xx): whether the API's terminator came (`[DONE]`,
@@ -232,6 +265,25 @@ pub struct RequestRecord {
     /// 0, no source). Absent for every generation request and in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<u64>,
+    /// The model the request was sent to when it was not the run's `--model`: the LoRA
+    /// adapter (`--lora-modules`, a jsonl line's `model`). Absent otherwise and in older
+    /// records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// Images the request carried as content parts (random-mm); absent for a request without
+    /// media and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<u32>,
+    /// Audio clips the request carried as `input_audio` parts (a jsonl line's `audio`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio_clips: Option<u32>,
+    /// Bytes of the request's body as sent, for a request with media; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_bytes: Option<u64>,
+    /// For a request with media over the lean transport: when the request's last byte was
+    /// handed to its connection (the upload is `sent_ns`..this); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_end_ns: Option<u64>,
     /// Prompt tokens and where the count came from.
     pub prompt_tokens: Option<u64>,
     pub prompt_tokens_source: Option<TokenSource>,
@@ -261,6 +313,9 @@ pub struct RequestRecord {
     /// `trace` datasets).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub designed_cached_tokens: Option<u64>,
+    /// The `--mix` class of the request: its number in the mix's `classes`, from 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u32>,
     /// Timings the server reported about itself (llama.cpp `timings`), verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_timings: Option<serde_json::Value>,

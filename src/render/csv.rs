@@ -3,7 +3,7 @@
 //! `ttft_ms.percentiles.p99`).
 //!
 //! - a result: one row, its top-level figures (vLLM's keys, `label`, metadata) then every
-//!   `summary` key flattened;
+//!   `summary` key flattened (and a multi-LoRA run's `per_adapter.NAME.*`);
 //! - a sweep or an import: one row per step, its load value and every figure it has;
 //! - `compare --format csv`: the same rows for each document, its file in the first column;
 //! - a records file: one row per request, each scalar field, and `itl_gaps_ms`, the gaps
@@ -92,6 +92,13 @@ pub fn result(r: &BenchResult) -> String {
     flatten("summary", &serde_json::json!(r.summary), &mut row);
     if let Some(st) = &r.steady_state {
         flatten("steady_state", &serde_json::json!(st), &mut row);
+    }
+    // A multi-LoRA run: each adapter's figures, `per_adapter.NAME.ttft_ms.mean`.
+    if !r.per_adapter.is_empty() {
+        flatten("per_adapter", &serde_json::json!(r.per_adapter), &mut row);
+    }
+    if let Some(mix) = &r.mix {
+        flatten("mix", &serde_json::json!(mix), &mut row);
     }
     let (head, cells): (Vec<String>, Vec<String>) = row.into_iter().unzip();
     write(&head, &[cells])

@@ -19,6 +19,7 @@ pub fn fmt_value(key: &FigureKey, v: f64) -> String {
             format!("{}", v as i64)
         }
         Some(Unit::UsdPerMillionTokens | Unit::JoulesPerToken) => format!("{v:.4}"),
+        Some(Unit::Fraction) => format!("{v:.4}"),
         _ => format!("{v:.2}"),
     }
 }

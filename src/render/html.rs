@@ -70,6 +70,9 @@ pub fn page(view: &View, text_report: Option<&str>) -> Result<String, RenderErro
             h.push_str("</tr>\n");
         }
         h.push_str("</table></div>\n");
+        if let Some(c) = crate::views::cliff::cliff(s.parameter, &s.steps) {
+            let _ = writeln!(h, "<p class=\"cliff\">{}</p>", esc(&c.line()));
+        }
         for st in &s.steps {
             for n in &st.notes {
                 let v = st.load_value(s.parameter).map_or("?".into(), fmt_load);

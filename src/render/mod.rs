@@ -11,6 +11,7 @@
 //! - `csv`: results, sweeps, imports, comparisons and records files as CSV;
 //! - `plot/`: charts as data, drawn to SVG and PNG;
 //! - `html`: one self-contained HTML page of a view (tables and inline SVG charts);
+//! - `capacity`: `servebench plan`'s tables, CSV, chart and HTML page;
 //! - `format`: number formatting every output shares;
 //! - `escape`: text from outside made safe for each output kind (terminal, CSV, Markdown,
 //!   HTML); every output writes outside text through it;
@@ -21,12 +22,14 @@
 //! `Printer` impl per document kind it writes (a function in a module here that takes the
 //! document and returns text).
 
+pub mod capacity;
 pub mod compare;
 pub mod csv;
 pub mod error;
 pub mod escape;
 pub mod format;
 pub mod html;
+pub mod join;
 pub mod plot;
 pub mod print;
 pub mod report;

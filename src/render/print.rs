@@ -287,6 +287,64 @@ impl Printer<ImportSummary> for Text {
     }
 }
 
+/// A run joined with a server's trace (`servebench join`).
+pub struct JoinDoc(pub crate::results::join::Join);
+
+impl Document for JoinDoc {
+    const KIND: &'static str = "a join";
+    const PRINTERS: &'static [&'static dyn Printer<Self>] = &[&Text, &Csv, &Json, &Html];
+}
+
+impl Printer<JoinDoc> for Text {
+    fn print(&self, doc: &JoinDoc) -> Result<String, RenderError> {
+        Ok(super::join::text(&doc.0))
+    }
+}
+
+impl Printer<JoinDoc> for Csv {
+    fn print(&self, doc: &JoinDoc) -> Result<String, RenderError> {
+        Ok(super::join::csv(&doc.0))
+    }
+}
+
+impl Printer<JoinDoc> for Json {
+    fn print(&self, doc: &JoinDoc) -> Result<String, RenderError> {
+        Ok(super::join::json(&doc.0))
+    }
+}
+
+impl Printer<JoinDoc> for Html {
+    fn print(&self, doc: &JoinDoc) -> Result<String, RenderError> {
+        Ok(super::join::html(&doc.0))
+    }
+}
+
+/// `servebench plan`'s answer over its sweeps and searches (`results::capacity`).
+pub struct PlanDoc(pub crate::results::capacity::CapacityPlan);
+
+impl Document for PlanDoc {
+    const KIND: &'static str = "a capacity plan";
+    const PRINTERS: &'static [&'static dyn Printer<Self>] = &[&Text, &Csv, &Html];
+}
+
+impl Printer<PlanDoc> for Text {
+    fn print(&self, doc: &PlanDoc) -> Result<String, RenderError> {
+        Ok(crate::render::capacity::text(&doc.0))
+    }
+}
+
+impl Printer<PlanDoc> for Csv {
+    fn print(&self, doc: &PlanDoc) -> Result<String, RenderError> {
+        Ok(crate::render::capacity::csv(&doc.0))
+    }
+}
+
+impl Printer<PlanDoc> for Html {
+    fn print(&self, doc: &PlanDoc) -> Result<String, RenderError> {
+        crate::render::capacity::html(&doc.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,6 +357,7 @@ mod tests {
             (ViewDoc::KIND, formats::<ViewDoc>()),
             (RecordsDoc::KIND, formats::<RecordsDoc>()),
             (CompareDoc::KIND, formats::<CompareDoc>()),
+            (JoinDoc::KIND, formats::<JoinDoc>()),
         ]
     }
 

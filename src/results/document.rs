@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::config::metric::{MetricKey, Stat};
+use crate::config::metric::{percentile_word, MetricKey, Stat};
 use crate::config::{Metric, RequestRate, RunConfig};
 use crate::measure::record::RequestRecord;
 use crate::results::error::ResultsError;
@@ -141,6 +141,10 @@ pub struct BenchResult {
     /// "Steady state").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<crate::results::stats::steady::SteadyState>,
+    /// A workload mix's figures per class and Jain's fairness index (`--mix`;
+    /// docs/metrics.md, "Workload mix").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<crate::results::stats::mix::MixFigures>,
     /// `--max-errors` or `--max-error-rate` stopped the sends: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<String>,
@@ -172,6 +176,11 @@ pub struct BenchResult {
     /// A DCGM exporter scraped with `--scrape-metrics`: the window's GPU energy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy: Option<crate::config::tags::Energy>,
+    /// Multi-LoRA runs (`--lora-modules`, a jsonl line's `model`): each adapter's figures and
+    /// its share of the requests sent (docs/metrics.md, "Multi-LoRA traffic"); absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_adapter: BTreeMap<String, crate::results::stats::adapters::AdapterFigures>,
     /// vLLM-compatible keys (see the module doc).
     #[serde(flatten)]
     pub vllm: BTreeMap<String, Value>,
@@ -199,6 +208,7 @@ impl BenchResult {
             unsent_by: Unsent::default(),
             error: None,
             steady_state: None,
+            mix: None,
             stopped_early: None,
             window_end: None,
             records_file,
@@ -210,6 +220,7 @@ impl BenchResult {
             merged_from: None,
             cost: None,
             energy: None,
+            per_adapter: BTreeMap::new(),
             vllm,
         };
         result.set_cost_and_energy();
@@ -239,9 +250,11 @@ impl BenchResult {
     }
 
     /// Sets `cost` from `--cost-per-hour` and `energy` from the scraped GPU power, over the
-    /// summary's duration and tokens (docs/metrics.md, "Cost and energy"); called again when
+    /// summary's duration and tokens (docs/metrics.md, "Cost and energy"), and vLLM's
+    /// speculative-decoding keys ([`BenchResult::set_spec_decode_keys`]); called again when
     /// the server's metrics are added.
     pub fn set_cost_and_energy(&mut self) {
+        self.set_spec_decode_keys();
         let s = &self.summary;
         self.energy = (self.server_metrics.as_ref()).and_then(|m| {
             let power = m.summary.gpu_power_mean_w?;
@@ -262,6 +275,42 @@ impl BenchResult {
                 s.total_output_tokens,
             )
         });
+    }
+
+    /// vLLM's `vllm bench serve` keys of speculative decoding, from the server's counters over
+    /// the run (docs/metrics.md, "Speculative decoding"): `spec_decode_acceptance_rate` (a
+    /// percentage, as vLLM saves it), `spec_decode_acceptance_length`,
+    /// `spec_decode_num_drafts`, `spec_decode_draft_tokens`, `spec_decode_accepted_tokens`,
+    /// `spec_decode_per_position_acceptance_rates`; absent when the server reported none.
+    pub fn set_spec_decode_keys(&mut self) {
+        let spec = (self.server_metrics.as_ref()).and_then(|m| m.summary.spec_decode.as_ref());
+        let Some(f) = spec else {
+            return;
+        };
+        let keys = [
+            (
+                "spec_decode_acceptance_rate",
+                f.acceptance_rate.map(|r| 100.0 * r),
+            ),
+            ("spec_decode_acceptance_length", f.acceptance_length),
+            ("spec_decode_num_drafts", f.num_drafts),
+            ("spec_decode_draft_tokens", f.draft_tokens),
+            ("spec_decode_accepted_tokens", f.accepted_tokens),
+        ];
+        for (k, v) in keys {
+            if let Some(v) = v {
+                // Counts as integers, as vLLM writes them.
+                let v = match v.fract() == 0.0 && v.abs() < 9e15 && !k.ends_with("_rate") {
+                    true => json!(v as i64),
+                    false => json!(v),
+                };
+                self.vllm.insert(k.into(), v);
+            }
+        }
+        if !f.per_position_acceptance_rates.is_empty() {
+            let rates = json!(f.per_position_acceptance_rates);
+            (self.vllm).insert("spec_decode_per_position_acceptance_rates".into(), rates);
+        }
     }
 
     /// Whether the document holds the per-request arrays: at most [`PER_REQUEST_ARRAYS_MAX`]
@@ -352,15 +401,11 @@ impl BenchResult {
 
     /// Reads a saved document; the error says what is wrong with the file.
     pub fn load(path: &Path) -> Result<BenchResult, ResultsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let value = read_json(path)?;
         let bad = |why: String| ResultsError::BadResult {
             path: path.to_path_buf(),
             why,
         };
-        let value: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
         match value.get("schema_version").and_then(Value::as_u64) {
             Some(v) if v == SCHEMA_VERSION as u64 => {}
             Some(v) => {
@@ -372,6 +417,18 @@ impl BenchResult {
         }
         serde_json::from_value(value).map_err(|e| bad(e.to_string()))
     }
+}
+
+/// A saved document read as JSON; the error names the file and what is wrong with it.
+pub fn read_json(path: &Path) -> Result<Value, ResultsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| ResultsError::BadResult {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })
 }
 
 /// An error naming the first of `paths` that exists, unless `overwrite`.
@@ -470,6 +527,70 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
     if let (Some(n), Some(per_s)) = (s.total_input_sequences, s.input_sequence_throughput) {
         out.insert("total_input_sequences".into(), json!(n));
         out.insert("input_sequence_throughput".into(), json!(per_s));
+    }
+    // Reasoning and answer phases (issue 25 §6): servebench's keys (vLLM's result has none).
+    if let Some(x) = &s.reasoning {
+        out.insert(
+            "total_reasoning_tokens".into(),
+            json!(x.total_reasoning_tokens),
+        );
+        out.insert("total_answer_tokens".into(), json!(x.total_answer_tokens));
+        out.insert("reasoning_share".into(), json!(x.reasoning_share));
+        out.insert("reasoning_throughput".into(), json!(x.reasoning_throughput));
+        out.insert("answer_throughput".into(), json!(x.answer_throughput));
+        for (name, d) in [
+            ("reasoning_itl", &x.reasoning_itl_ms),
+            ("answer_itl", &x.answer_itl_ms),
+        ] {
+            if let Some(d) = d {
+                out.insert(format!("mean_{name}_ms"), json!(d.mean));
+                out.insert(format!("median_{name}_ms"), json!(d.median));
+                for (p, v) in &d.percentiles {
+                    let p = percentile_word(*p);
+                    out.insert(format!("p{p}_{name}_ms"), json!(v));
+                }
+            }
+        }
+    }
+    // Structured output and tool calls (`--structured-output`): vLLM's `correct_rate(%)`
+    // and servebench's keys beside it.
+    if let Some(st) = &s.structured {
+        out.insert("correct_rate(%)".into(), json!(st.correct_rate));
+        out.insert("json_rate(%)".into(), json!(st.json_rate));
+        if let Some(d) = &st.ttft_tool_call_ms {
+            out.insert("mean_tool_call_ttft_ms".into(), json!(d.mean));
+        }
+        if let Some(t) = st.mean_tool_call_tokens {
+            out.insert("mean_tool_call_tokens".into(), json!(t));
+        }
+    }
+    // A run that sent images (issue 25 §3): servebench's keys (vLLM's result has none).
+    if let Some(m) = &s.media {
+        use crate::config::figure::RunFigure as F;
+        let upload = m.upload_ms.as_ref();
+        let figures = [
+            (F::TotalImages, Some(json!(m.images))),
+            (
+                F::MeanMediaTokensPerRequest,
+                (m.media_tokens_per_request.as_ref()).map(|d| json!(d.mean)),
+            ),
+            (
+                F::MediaTokensPerImage,
+                m.media_tokens_per_image.map(|v| json!(v)),
+            ),
+            (
+                F::MeanRequestBytes,
+                m.request_bytes.as_ref().map(|d| json!(d.mean)),
+            ),
+            (F::MeanUploadMs, upload.map(|d| json!(d.mean))),
+            (
+                F::P99UploadMs,
+                upload.and_then(|d| d.at(99.0)).map(|v| json!(v)),
+            ),
+        ];
+        for (f, v) in figures {
+            out.extend(v.map(|v| (f.name().to_string(), v)));
+        }
     }
     // vLLM's `--label` and `--metadata` keys (a metadata key never replaces one of the above).
     if let Some(l) = &config.tags.label {

@@ -136,6 +136,7 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
             percentiles: config.metric_percentiles.clone(),
             goodput: config.goodput.clone(),
             time_scale: config.time_scale,
+            valid_output: config.goodput_valid_output,
         },
     );
     let date = earliest
@@ -431,6 +432,7 @@ mod tests {
             percentiles: c.metric_percentiles.clone(),
             goodput: c.goodput.clone(),
             time_scale: c.time_scale,
+            valid_output: c.goodput_valid_output,
         }
     }
 

@@ -5,10 +5,13 @@
 //! Imports `config`, `measure` (the records) and nothing above. Nothing here sends a request
 //! or prints.
 
+pub mod capacity;
 pub mod compare;
 pub mod document;
 pub mod error;
+pub mod join;
 pub mod merge;
+pub mod otlp;
 pub mod repeat;
 pub mod search;
 pub mod server_metrics;

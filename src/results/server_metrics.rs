@@ -53,6 +53,77 @@ pub struct ServerMetricsSummary {
     /// A DCGM exporter's GPU utilisation (mean over GPUs), mean over the samples, %.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_util_mean_pct: Option<f64>,
+    /// Speculative decoding over the run ([`SpecDecodeFigures`]); absent when the server
+    /// reported none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_decode: Option<SpecDecodeFigures>,
+}
+
+/// Speculative decoding over a run, from the server's counters (docs/metrics.md,
+/// "Speculative decoding"; vLLM's `vllm bench serve` computes the same from its counters
+/// before and after a run).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SpecDecodeFigures {
+    /// Increases over the run: drafts (decoding steps that verified a draft), draft tokens
+    /// proposed, draft tokens accepted.
+    pub num_drafts: Option<f64>,
+    pub draft_tokens: Option<f64>,
+    pub accepted_tokens: Option<f64>,
+    /// accepted / draft tokens, 0..=1.
+    pub acceptance_rate: Option<f64>,
+    /// 1 + accepted / drafts: tokens per step, the bonus token included.
+    pub acceptance_length: Option<f64>,
+    /// Accepted tokens at each draft position / drafts, position 0 first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_position_acceptance_rates: Vec<f64>,
+    /// SGLang's own acceptance-length gauge, mean over the samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_accept_length_mean: Option<f64>,
+}
+
+/// Speculative decoding's figures over `samples` (in time order); `None` without any.
+fn spec_decode(samples: &[MetricsSample]) -> Option<SpecDecodeFigures> {
+    let series = |f: fn(&MetricsSample) -> Option<f64>| -> Vec<f64> {
+        samples.iter().filter_map(f).collect()
+    };
+    let drafts = counter_increase(&series(|s| s.spec_drafts_total));
+    let draft_tokens = counter_increase(&series(|s| s.spec_draft_tokens_total));
+    let accepted = counter_increase(&series(|s| s.spec_accepted_tokens_total));
+    let lengths = series(|s| s.spec_accept_length);
+    if drafts.is_none() && accepted.is_none() && lengths.is_empty() {
+        return None;
+    }
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    let positions = (samples.iter())
+        .map(|s| s.spec_accepted_per_position_total.len())
+        .max()
+        .unwrap_or(0);
+    let per_position = (0..positions)
+        .map(|p| {
+            let at = series_at(samples, p);
+            ratio(counter_increase(&at), drafts).unwrap_or(0.0)
+        })
+        .collect();
+    Some(SpecDecodeFigures {
+        num_drafts: drafts,
+        draft_tokens,
+        accepted_tokens: accepted,
+        acceptance_rate: ratio(accepted, draft_tokens),
+        acceptance_length: ratio(accepted, drafts).map(|x| 1.0 + x),
+        per_position_acceptance_rates: per_position,
+        server_accept_length_mean: (!lengths.is_empty())
+            .then(|| lengths.iter().sum::<f64>() / lengths.len() as f64),
+    })
+}
+
+/// The accepted tokens at draft position `p` over the samples that report it.
+fn series_at(samples: &[MetricsSample], p: usize) -> Vec<f64> {
+    (samples.iter())
+        .filter_map(|s| s.spec_accepted_per_position_total.get(p).copied())
+        .collect()
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -94,6 +165,7 @@ pub fn summarize_server_metrics(samples: &[MetricsSample]) -> ServerMetricsSumma
         generation_tokens: counter_increase(&series(|s| s.generation_tokens_total)),
         gpu_power_mean_w: mean(&series(|s| s.gpu_power_w)),
         gpu_util_mean_pct: mean(&series(|s| s.gpu_util_pct)),
+        spec_decode: spec_decode(samples),
     }
 }
 
@@ -112,6 +184,7 @@ mod tests {
             generation_tokens_total: Some(generated),
             gpu_power_w: Some(100.0 * running),
             gpu_util_pct: None,
+            ..MetricsSample::default()
         };
         let samples = vec![
             at(0, 0.0, Some(0.0), Some(0.1), 100.0, 1000.0),
@@ -136,6 +209,45 @@ mod tests {
         assert_eq!(
             summarize_server_metrics(&[]),
             ServerMetricsSummary::default()
+        );
+        assert_eq!(s.spec_decode, None);
+    }
+
+    /// Issue 25 §7, by hand: vLLM's counters rise by 10 drafts of 3 tokens, 18 accepted
+    /// (positions 9, 6, 3) over the run: acceptance rate 18/30, length 1 + 18/10.
+    #[test]
+    fn issue_25_spec_decode_figures_by_hand() {
+        let at = |drafts: f64, accepted: f64, pos: [f64; 3]| MetricsSample {
+            spec_drafts_total: Some(drafts),
+            spec_draft_tokens_total: Some(3.0 * drafts),
+            spec_accepted_tokens_total: Some(accepted),
+            spec_accepted_per_position_total: pos.to_vec(),
+            ..MetricsSample::default()
+        };
+        let samples = [
+            at(5.0, 7.0, [4.0, 2.0, 1.0]),
+            at(9.0, 15.0, [8.0, 5.0, 2.0]),
+            at(15.0, 25.0, [13.0, 8.0, 4.0]),
+        ];
+        let f = summarize_server_metrics(&samples).spec_decode.unwrap();
+        assert_eq!(
+            (f.num_drafts, f.draft_tokens, f.accepted_tokens),
+            (Some(10.0), Some(30.0), Some(18.0))
+        );
+        assert_eq!(f.acceptance_rate, Some(0.6));
+        assert!((f.acceptance_length.unwrap() - 2.8).abs() < 1e-12);
+        assert_eq!(f.per_position_acceptance_rates, [0.9, 0.6, 0.3]);
+        assert_eq!(f.server_accept_length_mean, None);
+        let sglang = MetricsSample {
+            spec_accept_length: Some(2.5),
+            ..MetricsSample::default()
+        };
+        let g = summarize_server_metrics(&[sglang.clone(), sglang])
+            .spec_decode
+            .unwrap();
+        assert_eq!(
+            (g.server_accept_length_mean, g.acceptance_rate),
+            (Some(2.5), None)
         );
     }
 }

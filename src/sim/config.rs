@@ -1,4 +1,5 @@
-//! The simulator's configuration: [`SimConfig`] (schedule, model, faults, engine, time scale)
+//! The simulator's configuration: [`SimConfig`] (schedule, model, LoRA adapters, faults,
+//! engine, time scale)
 //! with its defaults, its validation and its repair.
 //!
 //! # What it owns
@@ -21,6 +22,7 @@ use super::error::SimConfigError;
 use super::faults::FaultConfig;
 use super::metrics::MetricsFlavor;
 use super::presets::Preset;
+use super::spec::{SpecDecode, MAX_DRAFT_TOKENS, MAX_PATTERN};
 
 /// Largest token budget a request may ask for (the simulated model's context limit).
 pub const MAX_TOKENS_LIMIT: u32 = 1 << 20;
@@ -127,6 +129,67 @@ pub struct SimConfig {
     pub metrics_flavor: MetricsFlavor,
     /// Limits of the HTTP/1.1 layer against slow or hostile clients (see [`HttpLimits`]).
     pub limits: HttpLimits,
+    /// A reasoning model (issue 25 §6): the first R tokens of every answer of the chat,
+    /// Anthropic and Responses APIs are reasoning, and the rest the answer (a request's
+    /// `sim_reasoning_tokens` sets its own). Default 0.
+    pub reasoning_tokens: u32,
+    /// Speculative decoding (issue 25 §7, exact mode only): each chunk after the first is a
+    /// step carrying its accepted draft tokens and one more (`spec.rs`), and `/metrics` has
+    /// vLLM's `vllm:spec_decode_*` counters. Default none.
+    pub spec: Option<SpecDecode>,
+    /// LoRA adapters served beside `model`, and what loading one costs; `None`: any `model`
+    /// a request names is served (no adapters modelled).
+    pub lora: Option<LoraConfig>,
+    /// Exact mode: at most this many streams at once, the others queued (`slots.rs`); each
+    /// queued request's TTFT is its wait plus `ttft`. Default `None`: no limit.
+    pub slots: Option<u32>,
+    /// Exact mode's queue served by vLLM's `priority` request field (lower first, then
+    /// arrival) instead of first come first served (`--scheduling-policy priority`).
+    pub priority_scheduling: bool,
+    /// The share of structured answers (a schema's JSON, a tool call) that are invalid, by
+    /// an exact rule (`structured.rs`). Default 0.
+    pub invalid_output_rate: f64,
+}
+
+/// The most adapters the simulator serves.
+pub const MAX_LORAS: usize = 1024;
+/// The longest adapter load time.
+pub const MAX_LORA_LOAD: Duration = Duration::from_secs(3600);
+
+/// LoRA adapters the simulator serves (vLLM's `--lora-modules`, `--max-loras`): a request
+/// whose `model` is neither the base model nor one of `adapters` is answered 404 as vLLM
+/// does; a request to an adapter that is not resident loads it first (`load_time` more before
+/// its first token; the least recently used resident one is evicted past `max_resident`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoraConfig {
+    pub adapters: Vec<String>,
+    /// Adapters resident at once (vLLM's `--max-loras`).
+    pub max_resident: usize,
+    /// The time to load an adapter that is not resident.
+    pub load_time: Duration,
+}
+
+impl LoraConfig {
+    fn validate(&self) -> Result<(), SimConfigError> {
+        if self.adapters.is_empty() || self.adapters.len() > MAX_LORAS {
+            let rule = format!(
+                "must name 1 to {MAX_LORAS} adapters, got {}",
+                self.adapters.len()
+            );
+            return Err(SimConfigError::setting("lora.adapters", rule));
+        }
+        if self.max_resident < 1 {
+            return Err(SimConfigError::setting(
+                "lora.max_resident",
+                "must be at least 1",
+            ));
+        }
+        if self.load_time > MAX_LORA_LOAD {
+            let rule = format!("must be at most an hour, got {:?}", self.load_time);
+            return Err(SimConfigError::setting("lora.load_time", rule));
+        }
+        Ok(())
+    }
 }
 
 impl Default for SimConfig {
@@ -146,6 +209,12 @@ impl Default for SimConfig {
             time_scale: 1.0,
             metrics_flavor: MetricsFlavor::Vllm,
             limits: HttpLimits::default(),
+            reasoning_tokens: 0,
+            spec: None,
+            lora: None,
+            slots: None,
+            priority_scheduling: false,
+            invalid_output_rate: 0.0,
         }
     }
 }
@@ -189,8 +258,59 @@ impl SimConfig {
             );
             return Err(SimConfigError::setting("output_tokens", rule));
         }
+        if let Some(spec) = &self.spec {
+            self.validate_spec(spec)?;
+        }
+        if self.slots == Some(0) {
+            return Err(SimConfigError::setting("slots", "must be at least 1"));
+        }
+        if self.slots.is_some() && self.engine.is_some() {
+            let rule = "are exact mode's: an engine preset queues by its own max_num_seqs";
+            return Err(SimConfigError::setting("slots", rule));
+        }
+        if self.priority_scheduling && self.slots.is_none() {
+            let rule = "orders the queue of exact mode's slots: give slots too";
+            return Err(SimConfigError::setting("priority_scheduling", rule));
+        }
+        if !(0.0..=1.0).contains(&self.invalid_output_rate) {
+            let rule = format!("must be between 0 and 1, got {}", self.invalid_output_rate);
+            return Err(SimConfigError::setting("invalid_output_rate", rule));
+        }
         self.limits.validate()?;
+        if let Some(lora) = &self.lora {
+            lora.validate()?;
+        }
         self.faults.validate()
+    }
+
+    /// Speculative decoding's rules: exact mode with one token per chunk, `K` in
+    /// 1..=[`MAX_DRAFT_TOKENS`], 1 to [`MAX_PATTERN`] accepted counts, each at most `K`.
+    fn validate_spec(&self, spec: &SpecDecode) -> Result<(), SimConfigError> {
+        let k = spec.draft_tokens;
+        if !(1..=MAX_DRAFT_TOKENS).contains(&k) {
+            let rule = format!("must be 1 to {MAX_DRAFT_TOKENS}, got {k}");
+            return Err(SimConfigError::setting("spec_draft_tokens", rule));
+        }
+        if spec.accepted.is_empty() || spec.accepted.len() > MAX_PATTERN {
+            let rule = format!(
+                "must list 1 to {MAX_PATTERN} accepted counts, got {}",
+                spec.accepted.len()
+            );
+            return Err(SimConfigError::setting("spec_accepted", rule));
+        }
+        if let Some(a) = spec.accepted.iter().find(|&&a| a > k) {
+            let rule = format!("each must be at most spec_draft_tokens ({k}), got {a}");
+            return Err(SimConfigError::setting("spec_accepted", rule));
+        }
+        if self.engine.is_some() {
+            let rule = "is simulated in exact mode only (not with an engine preset)";
+            return Err(SimConfigError::setting("spec_draft_tokens", rule));
+        }
+        if self.tokens_per_chunk != 1 {
+            let rule = "sets each chunk's tokens: tokens_per_chunk must stay 1";
+            return Err(SimConfigError::setting("spec_draft_tokens", rule));
+        }
+        Ok(())
     }
 
     /// Repairs values that would make the server misbehave; `validate` rejects them anyway.
@@ -209,6 +329,10 @@ impl SimConfig {
         }
         if l.body_timeout.is_zero() {
             l.body_timeout = d.body_timeout;
+        }
+        if let Some(lora) = &mut self.lora {
+            lora.max_resident = lora.max_resident.max(1);
+            lora.load_time = lora.load_time.min(MAX_LORA_LOAD);
         }
         self
     }

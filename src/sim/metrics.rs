@@ -11,6 +11,7 @@
 use std::fmt::Write as _;
 
 use super::error::SimConfigError;
+use super::spec::SpecCounters;
 
 /// Which server's metric names `/metrics` uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -131,6 +132,9 @@ pub(crate) struct ServerMetrics {
     pub(crate) queue_timeouts: u64,
     pub(crate) ttft: Histogram,
     pub(crate) tpot: Histogram,
+    /// Speculative decoding's counters (exact mode with `spec`; served under vLLM's names
+    /// once a step was counted).
+    pub(crate) spec: SpecCounters,
 }
 
 impl Default for ServerMetrics {
@@ -147,6 +151,7 @@ impl Default for ServerMetrics {
             queue_timeouts: 0,
             ttft: Histogram::new(TTFT_BUCKETS),
             tpot: Histogram::new(TPOT_BUCKETS),
+            spec: SpecCounters::default(),
         }
     }
 }
@@ -267,6 +272,9 @@ pub(crate) fn render(flavor: MetricsFlavor, m: &ServerMetrics, model: &str) -> S
                 l,
                 "Histogram of time per output token in seconds.",
             );
+            if !m.spec.per_position.is_empty() {
+                m.spec.render_vllm(&mut out, l);
+            }
         }
         MetricsFlavor::Llamacpp => {
             scalar(

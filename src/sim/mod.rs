@@ -39,6 +39,12 @@
 //! handed to the body at exactly `t0 + ttft + c*itl` (absolute deadlines via
 //! `tokio::time::sleep_until`, so no drift accumulates). Hence the truth for every request is
 //! TTFT = `ttft`, gaps between content chunks = `itl`, and E2E = `ttft + (ceil(N/k)-1)*itl`.
+//! With speculative decoding ([`SimConfig::spec`], `spec.rs`) chunk 0 carries one token and
+//! chunk `c ≥ 1` one step's accepted draft tokens and one more, on the same deadlines: E2E =
+//! `ttft + (chunks-1)*itl` with `chunks` from the acceptance pattern.
+//! With LoRA adapters configured ([`LoraConfig`]), a request whose `model` is an adapter that
+//! is not resident (or still loading) first waits for its load, so its TTFT is `ttft` plus
+//! that wait; a `model` the server does not serve is answered 404.
 //! Everything else (finish chunk, usage chunk, `[DONE]`, llama.cpp's stop event) goes out in
 //! the same write as the last content chunk. The chat role-only chunk goes out at once, on
 //! purpose: a client that counts it as a token reports a wrong TTFT.
@@ -107,17 +113,18 @@
 //! | layer | module | owns | imports |
 //! |---|---|---|---|
 //! | 11 | `mod.rs` | [`router`], [`spawn`], [`SimServer`], re-exports | everything below |
-//! | 10 | `apis/` | the route table, the handlers and framers of each API (`common`, `openai`, `tgi`, `llama`, `typed`, `embeddings`, `info`) | `http1` (`Arrival`), `stream`, `state`, `config`, `engine`, `faults`, `metrics`, `text`, `time` |
+//! | 10 | `apis/` | the route table, the handlers and framers of each API (`common`, `openai`, `tgi`, `llama`, `typed`, `embeddings`, `info`) | `http1` (`Arrival`), `stream`, `state`, `config`, `engine`, `faults`, `metrics`, `spec`, `structured`, `text`, `time` |
 //! | 9 | `http1.rs` | the HTTP/1.1 server: connections and their limits, request parsing, writing responses | `sched`, `stream`, `state`, `config` |
 //! | 8 | `sched.rs` | the exact-mode scheduler thread | `stream`, `state` |
-//! | 7 | `stream/` | the stream state machine (`machine`), responses (`body`), the two paces (`exact`, `engine`) | `state`, `engine` (`Event`), `faults`, `metrics`, `time` |
-//! | 6 | `state.rs` | [`SimStats`], `Counters`, `Shutdown`, `Shared` | `config`, `engine`, `metrics` |
-//! | 5 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `engine`, `faults`, `metrics`, `error` |
+//! | 7 | `stream/` | the stream state machine (`machine`), responses (`body`), the two paces (`exact`, `engine`) | `state`, `engine` (`Event`), `faults`, `metrics`, `slots`, `spec`, `time` |
+//! | 6 | `state.rs` | [`SimStats`], `Counters`, `Shutdown`, `Shared` | `config`, `engine`, `metrics`, `spans` |
+//! | 5 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `engine`, `faults`, `metrics`, `spec`, `error` |
 //! | 4 | `presets.rs` | [`Preset`] | `engine`, `metrics`, `error` |
 //! | 3 | `engine.rs` | the engine model ([`EngineConfig`]) and its task | `metrics`, `text`, `time`, `error` |
-//! | 2 | `faults.rs`, `time.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until` | `text`, `error`; `precise` |
-//! | 1 | `precise.rs`, `text.rs`, `metrics.rs`, `prefix_cache.rs` | the precise timer; token text and hashing; `/metrics`; the prefix cache | `error` |
+//! | 2 | `faults.rs`, `time.rs`, `structured.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until`; structured answers (a schema's JSON, a tool call) and their invalid share | `text`, `error`; `precise` |
+//! | 1 | `precise.rs`, `text.rs`, `metrics.rs`, `prefix_cache.rs`, `slots.rs`, `spans.rs` | the precise timer; token text and hashing; `/metrics`; the prefix cache; exact mode's slots and their queue; each request's span (`/sim/otlp`) | `error`; `metrics`: `spec` |
 //! | 0 | `error.rs` | [`SimConfigError`]: a setting or name that breaks a rule | nothing of `sim` |
+//! | 0 | `spec.rs` | speculative decoding: [`SpecDecode`], how a stream's tokens are cut into chunks, vLLM's `spec_decode` counters | nothing of `sim` |
 //!
 //! A new module takes the lowest line whose modules it needs; a piece two modules on the same
 //! line both need moves down (as `time.rs` did for `engine.rs` and `stream/`).
@@ -139,8 +146,12 @@ mod precise;
 mod prefix_cache;
 mod presets;
 mod sched;
+mod slots;
+mod spans;
+mod spec;
 mod state;
 mod stream;
+mod structured;
 mod text;
 mod time;
 
@@ -156,12 +167,13 @@ use tokio::task::JoinHandle;
 
 use state::Shared;
 
-pub use config::{HttpLimits, SimConfig, MAX_TOKENS_LIMIT};
+pub use config::{HttpLimits, LoraConfig, SimConfig, MAX_TOKENS_LIMIT};
 pub use engine::{EngineConfig, SchedulerKind};
 pub use error::SimConfigError;
 pub use faults::FaultConfig;
 pub use metrics::MetricsFlavor;
 pub use presets::Preset;
+pub use spec::{SpecDecode, MAX_DRAFT_TOKENS, MAX_PATTERN};
 pub use state::SimStats;
 /// The simulator's routes, ready to serve. Invalid values in `config` are clamped (call
 /// [`SimConfig::validate`] first to report them).

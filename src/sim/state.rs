@@ -5,7 +5,8 @@
 //! - [`SimStats`] (a snapshot, served at `GET /sim/stats`) and [`Counters`] (the live atomics);
 //! - [`Shutdown`]: one flag and one watch channel for the server loop and every stream;
 //! - [`Shared`]: the sanitized [`SimConfig`], the counters, the request numbering, the server
-//!   metrics, the engine handle (engine mode) and the real-time durations.
+//!   metrics, the engine handle (engine mode), the real-time durations and the resident LoRA
+//!   adapters (`Shared::adapter_wait`).
 //!
 //! # What it must not touch
 //! HTTP, wire formats and stream pacing (`http1.rs`, `apis/`, `stream/`) use this state;
@@ -24,7 +25,7 @@ use tokio::sync::watch;
 
 use super::config::SimConfig;
 use super::prefix_cache::PrefixCache;
-use super::{engine, metrics};
+use super::{engine, metrics, slots, spans};
 
 /// Counters of what the server did (a snapshot). Also served as JSON at `GET /sim/stats`.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
@@ -73,6 +74,9 @@ pub struct SimStats {
     /// `limits.body_timeout`), too large (413, 431) or over the chunk extension limit (400).
     #[serde(default)]
     pub rejected_requests: u64,
+    /// LoRA adapter loads: requests to an adapter that was not resident (`SimConfig::lora`).
+    #[serde(default)]
+    pub lora_loads: u64,
 }
 
 /// Live counters behind [`SimStats`].
@@ -94,6 +98,7 @@ pub(crate) struct Counters {
     pub(crate) max_intake_us: AtomicU64,
     pub(crate) refused_connections: AtomicU64,
     pub(crate) rejected_requests: AtomicU64,
+    pub(crate) lora_loads: AtomicU64,
 }
 
 impl Counters {
@@ -116,6 +121,7 @@ impl Counters {
             max_intake_us: r(&self.max_intake_us),
             refused_connections: r(&self.refused_connections),
             rejected_requests: r(&self.rejected_requests),
+            lora_loads: r(&self.lora_loads),
         }
     }
 
@@ -200,6 +206,45 @@ pub(crate) struct Shared {
     pub(crate) real: RealDurations,
     /// The prefix cache: the engine's KV capacity, or a million tokens in exact mode.
     pub(crate) prefix_cache: Mutex<PrefixCache>,
+    /// The resident LoRA adapters (`SimConfig::lora`), least recently used first, each with
+    /// when its load is done.
+    pub(crate) resident: Mutex<std::collections::VecDeque<(String, tokio::time::Instant)>>,
+    /// Exact mode's slots and their queue (`SimConfig::slots`); `None`: no limit.
+    pub(crate) slots: Option<Arc<slots::Slots>>,
+    /// The newest finished requests' spans (`GET /sim/otlp`).
+    pub(crate) spans: spans::SpanLog,
+}
+
+impl Shared {
+    /// How long a request for `adapter` arriving at `t0` waits for it to be loaded: nothing
+    /// when it is resident and loaded, the rest of its load when it is loading, the load time
+    /// when it is not resident (it is loaded then, and the least recently used adapter past
+    /// `max_resident` evicted). Nothing without adapters configured or for the base model.
+    pub(crate) fn adapter_wait(&self, t0: tokio::time::Instant, adapter: &str) -> Duration {
+        let Some(lora) = &self.config.lora else {
+            return Duration::ZERO;
+        };
+        if adapter == self.config.model {
+            return Duration::ZERO;
+        }
+        let Ok(mut resident) = self.resident.lock() else {
+            return Duration::ZERO;
+        };
+        if let Some(at) = resident.iter().position(|(name, _)| name == adapter) {
+            if let Some(slot) = resident.remove(at) {
+                let wait = slot.1.saturating_duration_since(t0);
+                resident.push_back(slot);
+                return wait;
+            }
+        }
+        let load = self.real.lora_load;
+        resident.push_back((adapter.to_string(), t0 + load));
+        while resident.len() > lora.max_resident {
+            resident.pop_front();
+        }
+        Counters::bump(&self.stats.lora_loads);
+        load
+    }
 }
 
 /// Simulated durations converted to real time (divided by `time_scale`).
@@ -208,6 +253,8 @@ pub(crate) struct RealDurations {
     pub(crate) itl: Duration,
     pub(crate) stall: Duration,
     pub(crate) frontend: Duration,
+    /// A LoRA adapter's load time (`SimConfig::lora`).
+    pub(crate) lora_load: Duration,
 }
 
 impl Shared {
@@ -216,7 +263,12 @@ impl Shared {
         let model_json =
             serde_json::to_string(&config.model).unwrap_or_else(|_| "\"servebench-sim\"".into());
         let shutdown = Shutdown::new();
-        let metrics = Arc::new(Mutex::new(metrics::ServerMetrics::default()));
+        let mut server_metrics = metrics::ServerMetrics::default();
+        // A speculating server exposes its counters from the start, at 0 (as vLLM does).
+        if let Some(spec) = &config.spec {
+            server_metrics.spec.per_position = vec![0; spec.draft_tokens as usize];
+        }
+        let metrics = Arc::new(Mutex::new(server_metrics));
         let k = config.time_scale;
         let real = RealDurations {
             ttft: config.ttft.div_f64(k),
@@ -226,6 +278,7 @@ impl Shared {
                 .engine
                 .as_ref()
                 .map_or(Duration::ZERO, |e| e.frontend_latency.div_f64(k)),
+            lora_load: (config.lora.as_ref()).map_or(Duration::ZERO, |l| l.load_time.div_f64(k)),
         };
         let engine = config.engine.clone().map(|e| {
             engine::EngineHandle::new(
@@ -241,8 +294,14 @@ impl Shared {
             .engine
             .as_ref()
             .map_or(1_000_000, |e| e.kv_capacity_tokens);
+        let slots = (config.engine.is_none())
+            .then_some(config.slots)
+            .flatten()
+            .map(|n| slots::Slots::new(n as usize, config.priority_scheduling));
         Self {
+            slots,
             prefix_cache: Mutex::new(PrefixCache::new(capacity)),
+            resident: Mutex::new(std::collections::VecDeque::new()),
             config,
             model_json,
             stats: Counters::default(),
@@ -251,6 +310,7 @@ impl Shared {
             metrics,
             engine,
             real,
+            spans: spans::SpanLog::default(),
         }
     }
 }

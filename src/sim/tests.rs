@@ -960,7 +960,7 @@ fn plan_chunks_and_deadlines() {
         ttft: Duration::from_millis(50),
         itl: Duration::from_millis(10),
         tokens,
-        tokens_per_chunk: k,
+        chunks: super::spec::Chunks::Fixed(k),
         fault: super::faults::Fault::None,
         stall: Duration::ZERO,
     };

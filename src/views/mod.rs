@@ -11,12 +11,15 @@
 //! - `samples`: per-request TTFT/E2EL samples for CDFs;
 //! - `compare`: several views side by side (series paired, steps matched, each row judged by
 //!   `results::compare`), and the `--fail-if-worse` gates;
+//! - `cliff`: the prefix-cache cliff of a series over `num_prefixes` (the first step whose
+//!   measured hit rate falls below half of its designed one);
 //! - `error`: `ViewError` and `GateError`.
 //!
 //! Views hold and pair figures; they compute no statistic (that is `results`) and lay out no
 //! output (that is `render`). Imports `config`, `measure` (records) and
 //! `results`; never `drive` or `render`.
 
+pub mod cliff;
 pub mod compare;
 pub mod error;
 pub mod import;

@@ -48,6 +48,9 @@ pub struct Load {
     pub max_concurrency: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_rate: Option<RequestRate>,
+    /// The `prefix` dataset's distinct prefixes (a sweep over the prefix cache's working set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_prefixes: Option<u64>,
 }
 
 /// What was sent: two steps are comparable when these agree (see [`Workload::differences`]).
@@ -179,6 +182,7 @@ impl Step {
                 RequestRate::PerSecond(r) => Some(r),
             },
             LoadParameter::InputLen => self.workload.effective_input_len(),
+            LoadParameter::NumPrefixes => self.load.num_prefixes.map(|v| v as f64),
         }
     }
 }

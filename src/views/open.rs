@@ -236,6 +236,13 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
     if let Some(j) = r.energy.and_then(|e| e.joules_per_output_token) {
         metrics.insert(CostFigure::JoulesPerOutputToken.into(), j);
     }
+    if let Some(c) = &r.summary.prefix_cache {
+        let rates = [
+            (RunFigure::DesignedPrefixHitRate, c.designed_hit_rate),
+            (RunFigure::MeasuredPrefixHitRate, c.measured_hit_rate),
+        ];
+        metrics.extend(rates.into_iter().filter_map(|(k, v)| Some((k.into(), v?))));
+    }
     let records_file = crate::measure::record::records_next_to(path, r.records_file.as_deref());
     let samples = match samples {
         true => (records_file.as_deref())
@@ -269,6 +276,10 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
             num_prompts: Some(c.load.num_prompts),
             max_concurrency: c.load.max_concurrency,
             request_rate: Some(c.load.request_rate),
+            num_prefixes: match c.workload.dataset {
+                crate::config::Dataset::Prefix { num_prefixes, .. } => Some(num_prefixes),
+                _ => None,
+            },
         },
         workload: Workload {
             model: Some(c.model.clone()),

@@ -14,6 +14,8 @@ pub enum WorkloadError {
     Dataset(#[from] DatasetError),
     #[error("--tokenizer server: {0}")]
     ServerTokenizer(#[from] ServerTokenizerError),
+    #[error(transparent)]
+    Media(#[from] crate::workload::media::MediaError),
 }
 
 /// Why the server's tokenizer could not build the prompts.

@@ -15,6 +15,10 @@
 pub mod batch;
 pub mod dataset;
 pub mod error;
+pub mod lora;
+pub mod media;
+pub mod mix;
+pub mod rerank;
 pub mod server;
 
 use rand::{RngExt, SeedableRng};
@@ -73,12 +77,17 @@ pub async fn build_for(
     seed: u64,
     warmup: bool,
 ) -> Result<Vec<RequestSpec>, WorkloadError> {
-    match tokenizer {
+    let mut requests = match tokenizer {
         PromptTokenizer::Server => {
-            Ok(server::build_requests(spec, client, base_url, model, n, seed, warmup).await?)
+            server::build_requests(spec, client, base_url, model, n, seed, warmup).await?
         }
-        local => Ok(build_requests(spec, local.local(), n, 0, seed, warmup)?),
+        local => build_requests(spec, local.local(), n, 0, seed, warmup)?,
+    };
+    // random-mm: the images beside each request's text, made before the load starts.
+    if let Dataset::RandomMm { mm, .. } = &spec.dataset {
+        media::attach(&mut requests, mm, seed)?;
     }
+    Ok(requests)
 }
 
 /// Builds `n` requests (ids from `first_id`), reproducible from `seed`.
@@ -113,7 +122,7 @@ pub fn build_requests(
             let output_len = d.output_len();
             dataset::trace::build(path, &vocab, *block_size, output_len, n as usize, seed)?
         }
-        (None, Dataset::Random { input_len, .. }) => {
+        (None, Dataset::Random { input_len, .. } | Dataset::RandomMm { input_len, .. }) => {
             return Ok(words(*input_len, d.output_len(), n, first_id, seed, warmup))
         }
         (
@@ -148,6 +157,9 @@ pub fn build_requests(
             offset_ns: p.at_ms.map(|ms| (ms * 1e6 / speedup) as u64),
             designed_cached: p.designed_cached,
             turn: p.turn,
+            model: p.model,
+            batch: p.documents,
+            parts: p.parts,
             ..RequestSpec::default()
         })
         .collect())

@@ -116,6 +116,11 @@ pub async fn build_requests(
             input_len,
             range_ratio,
             ..
+        }
+        | Dataset::RandomMm {
+            input_len,
+            range_ratio,
+            ..
         } => (None, *input_len, *range_ratio),
         Dataset::ShareGpt { .. }
         | Dataset::Jsonl { .. }

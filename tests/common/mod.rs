@@ -62,6 +62,29 @@ pub fn stdout_of(args: &[&str]) -> String {
     run_ok(args).0
 }
 
+/// Plots the one sweep document in `dir` as SVG into `dir/charts` (the plot must succeed);
+/// the charts' file names.
+pub fn sweep_chart_names(dir: &Path) -> Vec<String> {
+    let sweep = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".sweep.json"))
+        .expect("the sweep's document");
+    let charts = dir.join("charts");
+    run_ok(&[
+        "plot",
+        path_str(&sweep),
+        "-o",
+        path_str(&charts),
+        "--format",
+        "svg",
+    ]);
+    std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
 /// `servebench ARGS`, which must be refused with exit code 2: its stderr.
 pub fn run_fails(args: &[&str]) -> String {
     let out = output(args);

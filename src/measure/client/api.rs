@@ -22,6 +22,7 @@ use std::borrow::Cow;
 use serde_json::{json, Value};
 
 use super::usage::Reported;
+use crate::config::structured::StructuredOutput;
 use crate::measure::record::FailureKind;
 
 /// What one request asks for.
@@ -84,6 +85,8 @@ pub struct Usage {
     pub completion_tokens: Option<Reported>,
     /// `prompt_tokens_details.cached_tokens`.
     pub cached_tokens: Option<Reported>,
+    /// Of the output, the reasoning tokens (`completion_tokens_details.reasoning_tokens`).
+    pub reasoning_tokens: Option<Reported>,
 }
 
 /// What one SSE event said.
@@ -93,6 +96,12 @@ pub struct Parsed<'a> {
     pub content: Cow<'a, str>,
     /// Reasoning text in this event (empty: none).
     pub reasoning: Cow<'a, str>,
+    /// A piece of a tool call's arguments in this event (empty: none), and the called
+    /// function's name where the event names it (the call's first event).
+    pub tool_args: Cow<'a, str>,
+    pub tool_name: Option<Cow<'a, str>>,
+    /// Which of the answer's tool calls the piece belongs to (OpenAI's `index`; 0: the first).
+    pub tool_index: u64,
     /// Tokens in this event when the protocol says so (TGI: 1; llama.cpp: `tokens.len()`).
     pub tokens: Option<u32>,
     /// Counts reported by the server in this event.
@@ -115,9 +124,10 @@ pub struct Parsed<'a> {
 }
 
 impl Parsed<'_> {
-    /// True when the event carried output (answer or reasoning text).
+    /// True when the event carried output (answer or reasoning text, a tool call's
+    /// arguments).
     pub fn has_output(&self) -> bool {
-        !self.content.is_empty() || !self.reasoning.is_empty()
+        !self.content.is_empty() || !self.reasoning.is_empty() || !self.tool_args.is_empty()
     }
 }
 
@@ -153,6 +163,12 @@ pub trait Api: Send + Sync {
     fn max_tokens(&self, body: &Value) -> Option<u64> {
         body.get("max_tokens")?.as_u64()
     }
+    /// The bytes that bound the prompt tokens the server may count for `body` (`bytes` long
+    /// as sent): the body's own, unless the server reads some text more than once (a rerank's
+    /// query, once beside each document).
+    fn prompt_bytes(&self, _body: &Value, bytes: u64) -> u64 {
+        bytes
+    }
     /// Whether the API's cached prompt tokens are part of its prompt count (Anthropic's
     /// `input_tokens` leaves cache reads out).
     fn cached_within_prompt(&self) -> bool {
@@ -162,6 +178,11 @@ pub trait Api: Send + Sync {
     /// template); otherwise a conversation's history is sent as a prompt.
     fn takes_messages(&self) -> bool {
         false
+    }
+    /// Asks for structured output in `body` (a schema's JSON, or a tool call: issue 25 §5);
+    /// an API that cannot ask for it refuses (the config allows it only where one can).
+    fn structured(&self, _body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+        Err(unsendable(&format!("--structured-output {}", s.kind())))
     }
     /// The headers the API needs besides the body's content type: the API key as it takes
     /// it (`Authorization: Bearer` unless it says otherwise).
@@ -248,6 +269,14 @@ pub(super) fn server_error(
     ))
 }
 
+/// `details.reasoning_tokens` of a usage object's output details (any shape, as
+/// [`cached_in`]): the reasoning part of the output count.
+pub(super) fn reasoning_in(details: Option<&Value>) -> Option<Reported> {
+    details
+        .and_then(|d| d.get("reasoning_tokens"))
+        .and_then(Reported::of)
+}
+
 /// `details.cached_tokens` of a usage object's details (any shape: what is not a count there
 /// is judged, not a parse error).
 pub(super) fn cached_in(details: Option<&Value>) -> Option<Reported> {
@@ -290,6 +319,16 @@ pub(super) fn content(
     Ok(Value::Array(parts))
 }
 
+/// The `image_url` content parts of a dataset's chat messages.
+pub(super) fn image_parts(messages: &Value) -> usize {
+    let parts = (messages.as_array().into_iter().flatten())
+        .filter_map(|m| m.get("content")?.as_array())
+        .flatten();
+    parts
+        .filter(|p| p.get("type").and_then(Value::as_str) == Some("image_url"))
+        .count()
+}
+
 /// The failure of a request that holds what its API cannot carry (never sent).
 pub(super) fn unsendable(what: &str) -> EventError {
     (
@@ -305,6 +344,26 @@ pub(super) fn text_only(spec: &BodySpec) -> Result<(), EventError> {
         Some(p) => Err(unsendable(p.kind())),
         None => Ok(()),
     }
+}
+
+/// Tests' body of a text request: `prompt` and `batch` (an embeddings request's further
+/// inputs, a rerank request's documents) for model `m`, with `extra` merged in.
+#[cfg(test)]
+pub(crate) fn text_body(api: &dyn Api, prompt: &str, batch: &[&str], extra: &Value) -> Value {
+    let batch: Vec<String> = batch.iter().map(|s| s.to_string()).collect();
+    let mut b = api
+        .body(&BodySpec {
+            model: "m",
+            prompt,
+            batch: &batch,
+            messages: None,
+            parts: &[],
+            max_tokens: 0,
+            ignore_eos: false,
+        })
+        .unwrap();
+    merge_json(&mut b, extra);
+    b
 }
 
 #[cfg(test)]

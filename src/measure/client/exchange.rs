@@ -32,7 +32,7 @@ impl Client {
     /// three, moved only when it fires (not once per read), so a read polls no other timer.
     pub(super) async fn exchange(
         &self,
-        (request, sent): (Vec<u8>, &Value),
+        (request, sent, header): (Vec<u8>, &Value, Option<&(String, String)>),
         state: &mut Stream<'_>,
         clock: &Clock,
         finished: &mut Option<http1::Response>,
@@ -44,7 +44,7 @@ impl Client {
         let mut wait = std::pin::pin!(tokio::time::sleep_until(first_byte.min(end)));
         let opened = tokio::select! {
             biased;
-            o = self.open(request, written, state) => o,
+            o = self.open((request, header), written, state) => o,
             () = &mut wait => return if first_byte < end { no_first_byte(limits.first_byte) } else { timed_out(limit) },
         };
         let mut body = match opened {
@@ -55,11 +55,23 @@ impl Client {
             let rec = &mut state.rec;
             rec.sent_ns = clock.ns_at(r.phase.written);
             rec.connection_reused = Some(r.phase.connect.is_none());
+            // A request with media: its upload's end (issue 25 §3).
+            if rec.request_bytes.is_some() {
+                rec.upload_end_ns = Some(clock.ns_at(r.phase.body_written));
+            }
             if let Some((began, done)) = r.phase.connect {
                 rec.connect_start_ns = Some(clock.ns_at(began));
                 rec.connect_end_ns = Some(clock.ns_at(done));
             }
         }
+        let echoed = match (&body, &self.ids) {
+            (Body::Lean(r), _) => r.echoed.as_deref().and_then(super::server_id),
+            (Body::Reqwest(r, _), Some(ids)) => (r.headers().get(ids.name.as_str()))
+                .and_then(|v| v.to_str().ok())
+                .and_then(super::server_id),
+            (Body::Reqwest(..), None) => None,
+        };
+        state.rec.server_request_id = echoed;
         let status = body.status();
         state.rec.http_status = Some(status);
         if !(200..300).contains(&status) {
@@ -287,20 +299,30 @@ impl Client {
         }
     }
 
-    /// Sends the request over either transport, up to the response head.
+    /// Sends the request, with its own `header` (a mix class's tenant) where it has one,
+    /// over either transport, up to the response head.
     async fn open(
         &self,
-        request: Vec<u8>,
+        (request, header): (Vec<u8>, Option<&(String, String)>),
         written: Written<'_>,
         state: &mut Stream<'_>,
     ) -> Result<Body, Outcome> {
+        // This request's own header: its id (one line, formatted once per request).
+        let id = (self.ids.as_ref()).zip(state.rec.request_id.as_deref());
         let retried = &mut state.rec.connection_retries;
+        let head = header.map_or(String::new(), |(k, v)| format!("{k}: {v}\r\n"));
         match &self.lean {
-            Some(lean) => match lean.post_noting(&request, retried, written).await {
-                Ok(r) => Ok(Body::Lean(r)),
-                Err(e) => Err(lean_failure(e)),
-            },
-            None => match self.send_reqwest(request, written).await {
+            Some(lean) => {
+                let mut head = head;
+                if let Some((ids, id)) = id {
+                    head.push_str(&ids.head_lines(id));
+                }
+                match (lean.post_noting(&request, head.as_bytes(), retried, written)).await {
+                    Ok(r) => Ok(Body::Lean(r)),
+                    Err(e) => Err(lean_failure(e)),
+                }
+            }
+            None => match self.send_reqwest(request, header, id, written).await {
                 Ok(r) => Ok(Body::Reqwest(r, Bytes::new())),
                 Err(e) => {
                     // reqwest's message names the URL, which may hold credentials.
@@ -314,9 +336,25 @@ impl Client {
     /// The request through reqwest (HTTPS). Never sent again here: hyper-util already resends
     /// a request that never left (its connection found closed before the request was
     /// written), and one that did may have reached the server.
-    async fn send_reqwest(&self, body: Vec<u8>, w: Written<'_>) -> reqwest::Result<Response> {
+    async fn send_reqwest(
+        &self,
+        body: Vec<u8>,
+        header: Option<&(String, String)>,
+        id: Option<(&super::RequestIds, &str)>,
+        w: Written<'_>,
+    ) -> reqwest::Result<Response> {
         w.inspect(|w| w());
-        self.http.post(&self.target).body(body).send().await
+        let mut req = self.http.post(&self.target).body(body);
+        if let Some((k, v)) = header {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        if let Some((ids, id)) = id {
+            req = req.header(ids.name.as_str(), id);
+            if ids.propagate {
+                req = req.header("traceparent", crate::measure::traceid::traceparent(id));
+            }
+        }
+        req.send().await
     }
 }
 

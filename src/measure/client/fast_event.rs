@@ -12,7 +12,7 @@
 //! - an event that does not start with `{` and end with `}`, or whose braces and brackets
 //!   (outside strings) do not balance (a cut or malformed event: serde names the error);
 //! - any key that says more than text: `error` (also `"object":"error"`), `message`,
-//!   `timings`, `metrics`, `reasoning…`, a `usage` or a `finish_reason` that is not `null`;
+//!   `timings`, `metrics`, `tool_calls`, `reasoning…`, a `usage` or a `finish_reason` that is not `null`;
 //! - more than one `choices` key, or one not followed by an array, or more than one text or
 //!   content key inside it.
 //!
@@ -53,7 +53,7 @@ pub(super) fn openai(data: &str) -> Option<&str> {
                 };
                 let value = value.trim_start();
                 match name {
-                    "error" | "message" | "timings" | "metrics" => return None,
+                    "error" | "message" | "timings" | "metrics" | "tool_calls" => return None,
                     n if n.starts_with("reasoning") => return None,
                     "usage" | "finish_reason" if !value.starts_with("null") => return None,
                     "choices" => {

@@ -63,6 +63,9 @@ pub struct Endpoint {
     reuse: AtomicBool,
     /// Longest wait for a new connection.
     connect_timeout: Duration,
+    /// The response header whose value a [`Response`] keeps (`--request-id-header`,
+    /// lowercase), if any.
+    echo: Option<String>,
 }
 
 impl Endpoint {
@@ -105,7 +108,15 @@ impl Endpoint {
             idle: Mutex::new(Vec::new()),
             reuse: AtomicBool::new(true),
             connect_timeout,
+            echo: None,
         })
+    }
+
+    /// This endpoint, keeping the value of the response header `name` (the server's request
+    /// id, `--request-id-header`) in each [`Response`].
+    pub fn echoing(mut self, name: Option<&str>) -> Endpoint {
+        self.echo = name.map(str::to_ascii_lowercase);
+        self
     }
 
     /// Sends `body` and reads the response head. The request goes to another connection only
@@ -117,19 +128,24 @@ impl Endpoint {
     /// again: the server may have received it, and would run it twice.
     #[cfg(test)]
     pub async fn post(&self, body: &[u8], retried: &mut u32) -> Result<Response, Error> {
-        self.post_noting(body, retried, None).await
+        self.post_noting(body, b"", retried, None).await
     }
 
-    /// As [`Endpoint::post`], calling `written` just before each attempt's first byte is
-    /// written (a request sent again on a new connection calls it again).
+    /// As [`Endpoint::post`], with `extra` (this request's own header lines, each ending in
+    /// CRLF, already checked: a mix class's tenant, its request id) after the fixed ones,
+    /// calling `written` just before each
+    /// attempt's first byte is written (a request sent again on a new connection calls it
+    /// again).
     pub async fn post_noting(
         &self,
         body: &[u8],
+        extra: &[u8],
         retried: &mut u32,
         written: Option<&(dyn Fn() + Sync)>,
     ) -> Result<Response, Error> {
-        let mut request = Vec::with_capacity(self.head.len() + 32 + body.len());
+        let mut request = Vec::with_capacity(self.head.len() + extra.len() + 32 + body.len());
         request.extend_from_slice(&self.head);
+        request.extend_from_slice(extra);
         request.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
         request.extend_from_slice(body);
         let mut stale = false;
@@ -142,14 +158,18 @@ impl Endpoint {
                 }
                 continue;
             }
-            let phase = SendPhase {
+            let now = Instant::now();
+            let mut phase = SendPhase {
                 connect: None,
-                written: Instant::now(),
+                written: now,
+                body_written: now,
             };
             written.inspect(|w| w());
             match stream.write_all(&request).await {
                 Ok(()) => {
-                    let response = Response::read_head(stream, true, phase).await;
+                    phase.body_written = Instant::now();
+                    let response =
+                        Response::read_head(stream, true, phase, self.echo.as_deref()).await;
                     // A 408 on a kept-alive connection is the server closing it for idleness
                     // (it may have been sent before the request arrived): by its definition
                     // the server did not take the request, so it goes to a new connection.
@@ -171,15 +191,17 @@ impl Endpoint {
         let began = Instant::now();
         let mut stream = self.connect().await?;
         let connected = Instant::now();
-        let phase = SendPhase {
+        let mut phase = SendPhase {
             connect: Some((began, connected)),
             written: connected,
+            body_written: connected,
         };
         written.inspect(|w| w());
         if let Err(e) = stream.write_all(&request).await {
             return Err(Error::Broken(format!("cannot send the request: {e}")));
         }
-        Response::read_head(stream, false, phase).await
+        phase.body_written = Instant::now();
+        Response::read_head(stream, false, phase, self.echo.as_deref()).await
     }
 
     fn take_idle(&self) -> Option<(TcpStream, Instant)> {
@@ -279,6 +301,8 @@ pub struct Response {
     /// How the request reached the server: the connection's setup (when it was new) and when
     /// the request's first byte was written.
     pub phase: SendPhase,
+    /// The value of the endpoint's echoed header ([`Endpoint::echoing`]), as sent.
+    pub echoed: Option<String>,
 }
 
 /// When a request's connection was set up and its first byte written.
@@ -289,6 +313,8 @@ pub struct SendPhase {
     pub connect: Option<(Instant, Instant)>,
     /// Just before the first byte of the request was handed to the socket.
     pub written: Instant,
+    /// Just after its last byte was handed to the socket (the kernel holds the rest).
+    pub body_written: Instant,
 }
 
 /// One read: the byte count and when its newest byte arrived (the read time if unstamped).
@@ -299,11 +325,13 @@ async fn read(stream: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, Instant)
 
 impl Response {
     /// Reads the response head; `reused`: the request went over a kept-alive connection (named
-    /// in the message when it is closed before any response byte).
+    /// in the message when it is closed before any response byte); the value of the header
+    /// `echo` is kept.
     async fn read_head(
         stream: TcpStream,
         reused: bool,
         phase: SendPhase,
+        echo: Option<&str>,
     ) -> Result<Response, Error> {
         let not_resent = if reused {
             " on a kept-alive connection, after the request was sent (not sent again: the server may have received it)"
@@ -315,7 +343,7 @@ impl Response {
         let mut arrived = Instant::now();
         loop {
             if end > 0 {
-                if let Some((len, head)) = parse_head(&buf[..end])? {
+                if let Some((len, head)) = parse_head(&buf[..end], echo)? {
                     // An interim 1xx answer (100 Continue) is skipped; 101 is not expected.
                     if (100..200).contains(&head.status) && head.status != 101 {
                         buf.copy_within(len..end, 0);
@@ -335,6 +363,7 @@ impl Response {
                         location: head.location,
                         retry_after: head.retry_after,
                         phase,
+                        echoed: head.echoed,
                     });
                 }
             }
@@ -470,11 +499,13 @@ struct Head {
     keep_alive: bool,
     location: Option<String>,
     retry_after: Option<String>,
+    /// The value of the header asked for ([`parse_head`]'s `echo`).
+    echoed: Option<String>,
 }
 
-/// Parses a response head at the start of `bytes`: its length and content, or `None` when
-/// more bytes are needed.
-fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
+/// Parses a response head at the start of `bytes`: its length and content (with the value of
+/// the header `echo`, its last), or `None` when more bytes are needed.
+fn parse_head(bytes: &[u8], echo: Option<&str>) -> Result<Option<(usize, Head)>, Error> {
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut resp = httparse::Response::new(&mut headers);
     let len = match resp.parse(bytes) {
@@ -488,7 +519,11 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
     let mut length = None;
     let mut location = None;
     let mut retry_after = None;
+    let mut echoed = None;
     for h in resp.headers.iter() {
+        if echo.is_some_and(|e| h.name.eq_ignore_ascii_case(e)) {
+            echoed = Some(String::from_utf8_lossy(h.value).into_owned());
+        }
         let value = std::str::from_utf8(h.value).unwrap_or("");
         let has = |token: &str| {
             value
@@ -539,6 +574,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
             keep_alive,
             location,
             retry_after,
+            echoed,
         },
     )))
 }

@@ -88,7 +88,7 @@ proptest! {
 }
 
 fn head(text: &str) -> Head {
-    parse_head(text.as_bytes()).unwrap().unwrap().1
+    parse_head(text.as_bytes(), None).unwrap().unwrap().1
 }
 
 #[test]
@@ -114,18 +114,21 @@ fn head_gives_status_framing_and_keep_alive() {
 fn head_partial_and_malformed() {
     let full = "HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc";
     for i in 0..full.len() - 3 {
-        assert!(parse_head(&full.as_bytes()[..i]).unwrap().is_none(), "{i}");
+        assert!(
+            parse_head(&full.as_bytes()[..i], None).unwrap().is_none(),
+            "{i}"
+        );
     }
     assert_eq!(
-        parse_head(full.as_bytes()).unwrap().unwrap().0,
+        parse_head(full.as_bytes(), None).unwrap().unwrap().0,
         full.len() - 3
     );
     assert!(matches!(
-        parse_head(b"HTTX/1.1 200 OK\r\n\r\n"),
+        parse_head(b"HTTX/1.1 200 OK\r\n\r\n", None),
         Err(Error::Broken(_))
     ));
     assert!(matches!(
-        parse_head(b"HTTP/1.1 200 OK\r\ncontent-length: x\r\n\r\n"),
+        parse_head(b"HTTP/1.1 200 OK\r\ncontent-length: x\r\n\r\n", None),
         Err(Error::Broken(_))
     ));
 }
@@ -324,7 +327,7 @@ fn issue_14_content_length_is_digits_and_both_framings_close_the_connection() {
     ] {
         let text = format!("HTTP/1.1 200 OK\r\n{bad}\r\n");
         assert!(
-            matches!(parse_head(text.as_bytes()), Err(Error::Broken(_))),
+            matches!(parse_head(text.as_bytes(), None), Err(Error::Broken(_))),
             "{bad:?} accepted"
         );
     }

@@ -30,6 +30,7 @@ mod body;
 mod exchange;
 mod fast_event;
 mod http1;
+mod reasoning;
 mod scrub;
 mod stream;
 pub mod usage;
@@ -41,10 +42,12 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::structured::StructuredOutput;
 use crate::config::url::{join_url, redact_url};
 use crate::config::RunConfig;
 use crate::measure::clock::Clock;
 use crate::measure::error::{describe, ClientError, SideChannelError};
+use crate::measure::output_check::Checker;
 use crate::measure::record::{FailureKind, Outcome, RequestRecord};
 use crate::tokenizer::chat_template::ChatTemplate;
 use crate::tokenizer::Tokenizer;
@@ -80,6 +83,21 @@ pub struct RequestSpec {
     /// The turn of a conversation this request is (0 starts one; the driver sends a
     /// conversation's turns in order, each with the history); `None`: a single request.
     pub turn: Option<u32>,
+    /// The model (a LoRA adapter, `--lora-modules` or a jsonl line's `model`) this request is
+    /// sent to instead of the run's `--model`; kept in its record.
+    pub model: Option<String>,
+    /// The `--mix` class this request belongs to, and what the class sends with it.
+    pub class: Option<ClassTag>,
+}
+
+/// A request's class of a workload mix (`--mix`): its number in the mix, vLLM's `priority`
+/// field put in the body, and the tenant header sent with it (checked as a header name and
+/// value by `config::mix`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClassTag {
+    pub index: u32,
+    pub priority: Option<i32>,
+    pub header: Option<(String, String)>,
 }
 
 /// Told when a request's first byte is about to be written ([`Client::send_within`]).
@@ -130,6 +148,65 @@ pub struct Client {
     time_scale: AtomicU64,
     /// The user's secrets, replaced in all the client stores or prints of what a server sent.
     scrub: scrub::Scrubber,
+    /// The header each request's id goes in (`--request-id-header`), and the ids' prefix.
+    ids: Option<RequestIds>,
+    /// `--structured-output`: asked in every body, and every answer checked.
+    structured: Option<StructuredOutput>,
+}
+
+/// Each request's id: the run's tag and the request's number (`w` before a warm-up's), sent in
+/// the header `name` (lowercase).
+struct RequestIds {
+    name: String,
+    tag: String,
+    /// Each request's `traceparent` is sent too (`RunConfig::propagate_trace`).
+    propagate: bool,
+}
+
+impl RequestIds {
+    /// A tag for this client's ids: `sb` and 12 hex digits from the time and the process, so
+    /// the ids of two runs (or two shards) sent to one server do not meet.
+    fn new(name: &str, propagate: bool) -> RequestIds {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let mixed = nanos ^ u64::from(std::process::id()).rotate_left(40);
+        RequestIds {
+            name: name.to_ascii_lowercase(),
+            tag: format!("sb{:012x}", mixed & 0xffff_ffff_ffff),
+            propagate,
+        }
+    }
+
+    /// The request's own header lines, each ending in CRLF: its id, and its `traceparent`
+    /// when asked for.
+    fn head_lines(&self, id: &str) -> String {
+        let mut lines = format!("{}: {id}\r\n", self.name);
+        if self.propagate {
+            lines.push_str("traceparent: ");
+            lines.push_str(&crate::measure::traceid::traceparent(id));
+            lines.push_str("\r\n");
+        }
+        lines
+    }
+
+    fn id(&self, spec: &RequestSpec) -> String {
+        let w = if spec.warmup { "w" } else { "" };
+        format!("{}-{w}{}", self.tag, spec.id)
+    }
+}
+
+/// The longest server request id a record keeps.
+const MAX_SERVER_ID: usize = 128;
+
+/// A request id the server sent, when it is plausible: 1 to [`MAX_SERVER_ID`] visible ASCII
+/// characters (anything else is not kept: it cannot be a request id, and it would reach a
+/// terminal or a spreadsheet).
+fn server_id(value: &str) -> Option<String> {
+    let plausible = !value.is_empty()
+        && value.len() <= MAX_SERVER_ID
+        && value.bytes().all(|b| b.is_ascii_graphic());
+    plausible.then(|| value.to_string())
 }
 
 /// The bounds on one exchange besides the request timeout (`LoadSpec`, `RunConfig`).
@@ -163,6 +240,15 @@ impl Client {
         // The API's own headers (the key's, `anthropic-version`), then the user's: a user's
         // header replaces a default of the same name, as in reqwest's default-header map.
         let user = |name: &str| (secrets.headers.iter()).any(|(k, _)| k.eq_ignore_ascii_case(name));
+        let ids = (cfg.request_id_header.as_deref())
+            .map(|name| RequestIds::new(name, cfg.propagate_trace));
+        if let Some(ids) = &ids {
+            if user(&ids.name) {
+                return Err(ClientError::RequestIdHeader(ids.name.clone()));
+            }
+            HeaderName::from_bytes(ids.name.as_bytes())
+                .map_err(|_| ClientError::HeaderName(ids.name.clone()))?;
+        }
         let api = apis::for_backend(cfg.backend);
         let mut lean_headers: Vec<(String, String)> = (api.headers(secrets.api_key.as_deref()))
             .into_iter()
@@ -199,7 +285,9 @@ impl Client {
         Ok(Arc::new(Client {
             chat_template,
             http,
-            lean: http1::Endpoint::new(&url, &lean_headers, cfg.load.connect_timeout()),
+            lean: http1::Endpoint::new(&url, &lean_headers, cfg.load.connect_timeout())
+                .map(|e| e.echoing(ids.as_ref().map(|i| i.name.as_str()))),
+            ids,
             url: redact_url(&url),
             target: url,
             base_url,
@@ -219,6 +307,7 @@ impl Client {
                 max_answer: usize::try_from(cfg.max_answer_bytes()).unwrap_or(usize::MAX),
             },
             time_scale: AtomicU64::new(cfg.time_scale.to_bits()),
+            structured: cfg.structured.clone(),
             scrub: scrub::Scrubber::new(
                 (secrets.api_key.iter().map(String::as_str))
                     .chain(secrets.headers.iter().map(|(_, v)| v.as_str())),
@@ -352,7 +441,7 @@ impl Client {
     ) -> RequestRecord {
         let limit = limit.unwrap_or(self.timeout);
         let built = self.api.body(&BodySpec {
-            model: &self.model,
+            model: spec.model.as_deref().unwrap_or(&self.model),
             prompt: &spec.prompt,
             batch: &spec.batch,
             messages: spec.messages.as_ref(),
@@ -364,9 +453,21 @@ impl Client {
             Ok(body) => body,
             Err((kind, why)) => return unsent(spec, scheduled_ns, clock.now_ns(), kind, why),
         };
+        if let Some(s) = &self.structured {
+            if let Err((kind, why)) = self.api.structured(&mut body, s) {
+                return unsent(spec, scheduled_ns, clock.now_ns(), kind, why);
+            }
+        }
         if let Some(extra) = &self.extra_body {
             api::merge_json(&mut body, extra);
         }
+        if let (Some(p), Some(body)) = (
+            spec.class.as_ref().and_then(|c| c.priority),
+            body.as_object_mut(),
+        ) {
+            body.insert("priority".into(), p.into());
+        }
+        let header = spec.class.as_ref().and_then(|c| c.header.as_ref());
         let max_tokens = self.api.max_tokens(&body);
         let request = serde_json::to_vec(&body).unwrap_or_default();
         // The body bounds the prompt's tokens, unless the prompt has parts that are not text.
@@ -374,7 +475,7 @@ impl Client {
             && !(spec.messages.as_ref()).is_some_and(usage::has_non_text_parts);
         let bounds = Bounds {
             max_tokens,
-            prompt_bytes: text_only.then_some(request.len() as u64),
+            prompt_bytes: text_only.then(|| self.api.prompt_bytes(&body, request.len() as u64)),
             cached_within_prompt: self.api.cached_within_prompt(),
         };
         // A conversation's turn keeps its reply: the next turn's history holds it.
@@ -390,6 +491,25 @@ impl Client {
             bounds,
         );
         state.rec.designed_cached_tokens = spec.designed_cached;
+        state.rec.adapter = spec.model.clone();
+        state.rec.class = spec.class.as_ref().map(|c| c.index);
+        state.rec.request_id = self.ids.as_ref().map(|ids| ids.id(spec));
+        if let Some(s) = &self.structured {
+            state.check_with(Checker::new(s));
+        }
+        // Media: the parts given, or a dataset's messages' own image parts (issue 25 §3).
+        let images = (spec
+            .parts
+            .iter()
+            .filter(|p| matches!(p, Part::Image { .. }))
+            .count())
+            + spec.messages.as_ref().map_or(0, api::image_parts);
+        if !spec.parts.is_empty() || images > 0 {
+            state.rec.images = u32::try_from(images).ok().filter(|n| *n > 0);
+            let clips = (spec.parts.iter()).filter(|p| matches!(p, Part::Audio { .. }));
+            state.rec.audio_clips = u32::try_from(clips.count()).ok().filter(|n| *n > 0);
+            state.rec.request_bytes = Some(request.len() as u64);
+        }
         if let Answer::Whole(api) = self.api.answer() {
             state.answered_whole(api.inputs(&body));
         }
@@ -400,7 +520,7 @@ impl Client {
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => Outcome::failed(FailureKind::Cancelled, "run stopped while the request was in flight"),
-            o = self.exchange((request, &body), &mut state, clock, &mut finished, (sent_at, limit, written)) => o,
+            o = self.exchange((request, &body, header), &mut state, clock, &mut finished, (sent_at, limit, written)) => o,
         };
         let end_ns = clock.now_ns();
         // Everything after the last chunk's timestamp (counting the text with the tokenizer,
@@ -425,8 +545,11 @@ impl Client {
         if let Outcome::Failed { message, .. } = &mut record.outcome {
             self.scrub.string(message);
         }
-        if let Some(text) = &mut record.generated_text {
-            self.scrub.string(text);
+        for text in [&mut record.generated_text, &mut record.server_request_id] {
+            text.iter_mut().for_each(|t| self.scrub.string(t));
+        }
+        if let Some(why) = record.output_check.as_mut().and_then(|c| c.why.as_mut()) {
+            self.scrub.string(why);
         }
         for v in [
             &mut record.server_timings,
@@ -457,6 +580,8 @@ fn unsent(
         input_len_requested: spec.input_len,
         output_len_requested: Some(spec.output_len),
         designed_cached_tokens: spec.designed_cached,
+        adapter: spec.model.clone(),
+        class: spec.class.as_ref().map(|c| c.index),
         ..RequestRecord::default()
     }
 }
@@ -465,5 +590,7 @@ fn unsent(
 /// may hold; a larger one is refused rather than read whole.
 const SIDE_ANSWER_MAX: usize = 1 << 20;
 
+#[cfg(all(test, target_os = "linux"))]
+mod ids_tests;
 #[cfg(all(test, target_os = "linux"))]
 mod tests;

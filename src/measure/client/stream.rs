@@ -2,7 +2,8 @@
 //! events' token counts, the generated text (kept up to `--max-generated-text` bytes, and
 //! counted with the model's tokenizer in pieces so a long answer is never held whole for it),
 //! and what the server reported about the request, judged at the end (`usage`) before the
-//! record's counts are chosen. A whole (non-streamed) answer is one output chunk, at the
+//! record's counts are chosen; a structured answer's text or tool call, kept for its check
+//! when the run asks for one (`measure::output_check`). A whole (non-streamed) answer is one output chunk, at the
 //! arrival of its last byte, carrying all its text ([`Stream::whole`]); one that answers each
 //! input (embeddings) generates nothing: its record counts its inputs and no output. Knows
 //! nothing of sockets or HTTP: `super` feeds it parsed events or the answer read whole.
@@ -10,7 +11,9 @@
 use std::time::Duration;
 
 use crate::measure::client::api::{Answered, EventError, Streamed, Usage};
+use crate::measure::client::reasoning::Reasoning;
 use crate::measure::client::usage::{self, Claims, Reported, Seen, TOKENS_PER_EVENT};
+use crate::measure::output_check::Checker;
 use crate::measure::record::{FailureKind, Implausible, Outcome, RequestRecord, TokenSource};
 use crate::tokenizer::Tokenizer;
 
@@ -60,6 +63,10 @@ pub(super) struct Stream<'a> {
     pub(super) finished: bool,
     /// The answer comes whole (not streamed): it has no terminator.
     whole: bool,
+    /// The reasoning phase (issue 25 §6).
+    reasoning: Reasoning<'a>,
+    /// A structured answer's check (issue 25 §5): the answer kept for it.
+    check: Option<Checker<'a>>,
 }
 
 impl<'a> Stream<'a> {
@@ -107,7 +114,14 @@ impl<'a> Stream<'a> {
             done: false,
             finished: false,
             whole: false,
+            reasoning: Reasoning::new(tokenizer),
+            check: None,
         }
+    }
+
+    /// The answer will be checked as structured output (`output_check.rs`).
+    pub(super) fn check_with(&mut self, checker: Checker<'a>) {
+        self.check = Some(checker);
     }
 
     /// The answer will come whole; `inputs`: the inputs the request carries, each answered
@@ -130,6 +144,9 @@ impl<'a> Stream<'a> {
             if self.saved.is_some() || self.uncounted.is_some() {
                 self.keep_text(&a.content);
             }
+            if let Some(c) = &mut self.check {
+                c.content(&a.content);
+            }
         }
         if let Some(u) = a.usage {
             self.usage(u);
@@ -147,6 +164,9 @@ impl<'a> Stream<'a> {
         }
         if u.cached_tokens.is_some() {
             self.usage_cached = u.cached_tokens;
+        }
+        if u.reasoning_tokens.is_some() {
+            self.reasoning.reported = u.reasoning_tokens;
         }
     }
 
@@ -192,14 +212,18 @@ impl<'a> Stream<'a> {
         let p = api.parse(name, data)?;
         self.events += 1;
         if p.has_output() {
-            let bytes = (p.content.len() + p.reasoning.len()) as u64;
+            let bytes = (p.content.len() + p.reasoning.len() + p.tool_args.len()) as u64;
             self.text_bytes = self.text_bytes.saturating_add(bytes);
             self.rec.chunk_ns.push(t);
             if !p.reasoning.is_empty() {
                 self.rec.first_reasoning_ns.get_or_insert(t);
+                self.reasoning.chunk(self.rec.chunk_ns.len(), &p.reasoning);
             }
             if !p.content.is_empty() {
                 self.rec.first_answer_ns.get_or_insert(t);
+            }
+            if !p.tool_args.is_empty() {
+                self.rec.first_tool_call_ns.get_or_insert(t);
             }
             let tokens = p.tokens.map(u64::from).or_else(|| {
                 let cum = p.cumulative_completion_tokens?;
@@ -217,6 +241,13 @@ impl<'a> Stream<'a> {
             if self.saved.is_some() || self.uncounted.is_some() {
                 self.keep_text(&p.reasoning);
                 self.keep_text(&p.content);
+                self.keep_text(&p.tool_args);
+            }
+        }
+        if let Some(c) = &mut self.check {
+            c.content(&p.content);
+            if p.tool_name.is_some() || !p.tool_args.is_empty() {
+                c.tool_call(p.tool_index, p.tool_name.as_deref(), &p.tool_args);
             }
         }
         if let Some(c) = p.cumulative_completion_tokens {
@@ -251,6 +282,9 @@ impl<'a> Stream<'a> {
         }
         if outcome.is_ok() && r.chunk_ns.is_empty() {
             outcome = Outcome::failed(FailureKind::NoOutput, "the stream carried no output token");
+        }
+        if outcome.is_ok() {
+            r.output_check = self.check.take().map(Checker::finish);
         }
         r.outcome = outcome;
         // Whether the terminator came, for every streamed response whose body was read.
@@ -320,6 +354,7 @@ impl<'a> Stream<'a> {
         };
         r.cached_prompt_tokens = judged.cached;
         r.generated_text = self.saved;
+        self.reasoning.finish(&mut self.rec);
         self.rec
     }
 }

@@ -174,6 +174,7 @@ impl Whole for WholeCompletions {
                 prompt_tokens: count("prompt_tokens"),
                 completion_tokens: count("completion_tokens"),
                 cached_tokens: None,
+                reasoning_tokens: None,
             }),
         })
     }

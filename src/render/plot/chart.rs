@@ -201,10 +201,20 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
             (RunFigure::OutputThroughput, "Output token throughput"),
             (RunFigure::RequestThroughput, "Request throughput"),
             (RunFigure::InputSequenceThroughput, "Input throughput"),
+            // Issue 25 §6 and §7: drawn for a sweep whose steps have them.
+            (RunFigure::ReasoningThroughput, "Reasoning throughput"),
+            (RunFigure::AnswerThroughput, "Answer throughput"),
+            (
+                RunFigure::SpecDecodeAcceptanceLength,
+                "Mean acceptance length",
+            ),
+            (RunFigure::CorrectRate, "Valid answers"),
+            (RunFigure::MeanUploadMs, "Mean upload time"),
         ] {
             let key = FigureKey::from(figure);
             out.extend(finish(Chart {
-                name: format!("{key}-{pname}"),
+                // `correct_rate(%)` (vLLM's key) names its file `correct_rate_pct-...`.
+                name: format!("{}-{pname}", key.to_string().replace("(%)", "_pct")),
                 title: format!("{title} vs {pname}"),
                 x_label: pname.into(),
                 y_label: format!("{key} ({})", figure.unit().as_str()),

@@ -1,5 +1,5 @@
 //! Blocks of the servebench report that only some runs have: cost and energy, the
-//! conversations of a multi-turn run, and the steady window.
+//! conversations of a multi-turn run, the steady window, and a workload mix's classes.
 
 use super::{line, rule};
 use crate::results::document::BenchResult;
@@ -123,4 +123,76 @@ pub(super) fn steady_state(out: &mut String, result: &BenchResult) {
     mean(out, "Requests in flight:", &st.in_flight);
     mean(out, "Mean TTFT (ms):", &st.ttft_ms);
     mean(out, "Mean TPOT (ms):", &st.tpot_ms);
+}
+
+/// A workload mix (`--mix`; docs/metrics.md, "Workload mix"): Jain's fairness index, then each
+/// class's requests, shares, goodput, SLO attainment and latencies (a class's name is shown
+/// escaped, as every value).
+pub(super) fn mix(out: &mut String, result: &BenchResult) {
+    let Some(mix) = &result.mix else {
+        return;
+    };
+    let opt =
+        |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+    out.push_str(&rule("Workload mix", '-'));
+    line(
+        out,
+        "Jain's fairness index:",
+        opt(mix.jain_fairness_index, 4),
+    );
+    if mix.unclassed > 0 {
+        line(out, "Requests of no class:", mix.unclassed);
+    }
+    for c in &mix.classes {
+        let priority = c
+            .priority
+            .map_or(String::new(), |p| format!(" (priority {p})"));
+        line(out, "Class:", format!("{}{priority}", c.name));
+        line(
+            out,
+            "  Completed / failed requests:",
+            format!("{} / {}", c.completed, c.failed),
+        );
+        line(
+            out,
+            "  Weight share / output token share:",
+            format!("{:.4} / {}", c.weight_share, opt(c.output_token_share, 4)),
+        );
+        line(
+            out,
+            "  Normalised token share:",
+            opt(c.normalized_token_share, 4),
+        );
+        line(
+            out,
+            "  Output token throughput (tok/s):",
+            format!("{:.2}", c.output_throughput),
+        );
+        if let (Some(g), Some(a)) = (c.request_goodput, c.slo_attainment) {
+            line(out, "  Request goodput (req/s):", format!("{g:.2}"));
+            line(out, "  SLO attainment:", format!("{:.2}%", a * 100.0));
+        }
+        let pair = |m: Option<f64>, p: Option<f64>| format!("{} / {}", opt(m, 2), opt(p, 2));
+        line(
+            out,
+            "  Mean / P99 TTFT (ms):",
+            pair(c.mean_ttft_ms, c.p99_ttft_ms),
+        );
+        line(
+            out,
+            "  Mean / P99 TPOT (ms):",
+            pair(c.mean_tpot_ms, c.p99_tpot_ms),
+        );
+        line(out, "  Mean E2EL (ms):", opt(c.mean_e2el_ms, 2));
+        if let (Some(done), Some(failed)) = (c.probe_completed, c.probe_failed) {
+            line(
+                out,
+                "  Probes completed / failed:",
+                format!("{done} / {failed}"),
+            );
+            let probe = pair(c.probe_mean_ttft_ms, c.probe_p99_ttft_ms);
+            line(out, "  Probe mean / P99 TTFT (ms):", probe);
+            line(out, "  TTFT over the probes':", opt(c.ttft_over_probe, 2));
+        }
+    }
 }

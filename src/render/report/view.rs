@@ -18,6 +18,18 @@ use crate::results::document::BenchResult;
 use crate::results::validity::Verdict;
 use crate::views::model::{LlmperfRequest, Step, View};
 
+/// The hit-rate columns of a sweep over `num_prefixes` (the prefix-cache cliff).
+const CACHE_COLUMNS: [(FigureKey, &str); 2] = [
+    (
+        FigureKey::Run(RunFigure::DesignedPrefixHitRate),
+        "designed hit",
+    ),
+    (
+        FigureKey::Run(RunFigure::MeasuredPrefixHitRate),
+        "measured hit",
+    ),
+];
+
 /// Run-level columns of the per-step table of a sweep or an import (key, heading), then the
 /// [`LATENCY_COLUMNS`], in this order when present.
 const RUN_COLUMNS: [(FigureKey, &str); 7] = [
@@ -88,8 +100,12 @@ fn series_rows(
     steps: &[Step],
     extra: Option<(&str, Vec<String>)>,
 ) -> (Vec<String>, Vec<Vec<String>>) {
-    let cols: Vec<(FigureKey, String)> = view_columns()
-        .into_iter()
+    let mut cols = view_columns();
+    // A sweep over the prefix cache's working set: its hit rates beside the TTFT.
+    if parameter == LoadParameter::NumPrefixes {
+        cols.extend(CACHE_COLUMNS.map(|(k, h)| (k, h.to_string())));
+    }
+    let cols: Vec<(FigureKey, String)> = (cols.into_iter())
         .filter(|(k, _)| steps.iter().any(|st| st.metrics.contains_key(k)))
         .collect();
     let mut head = vec![parameter.as_str().to_string()];
@@ -133,6 +149,9 @@ pub fn view_markdown(view: &View) -> String {
         let _ = writeln!(out, "\n### {}\n", markdown(&s.name));
         let (head, rows) = series_rows(s.parameter, &s.steps, None);
         markdown_table(&mut out, &head, &rows);
+        if let Some(c) = crate::views::cliff::cliff(s.parameter, &s.steps) {
+            let _ = writeln!(out, "\n{}", markdown(&c.line()));
+        }
     }
     out
 }
@@ -200,6 +219,9 @@ pub fn step_table(
         .collect();
     let (head, rows) = series_rows(parameter, &views, Some(("validity", validity)));
     table(&mut out, &head, &rows);
+    if let Some(c) = crate::views::cliff::cliff(parameter, &views) {
+        let _ = writeln!(out, "{}", c.line());
+    }
     let files: Vec<String> = saved.iter().map(|p| p.display().to_string()).collect();
     let files = files.join(" ");
     let _ = writeln!(out, "Plot it:     servebench plot {files} --out-dir plots");
@@ -230,6 +252,9 @@ pub fn view_text(view: &View) -> String {
         let _ = writeln!(out, "\n{}", terminal_line(&s.name));
         let (head, rows) = series_rows(s.parameter, &s.steps, None);
         table(&mut out, &head, &rows);
+        if let Some(c) = crate::views::cliff::cliff(s.parameter, &s.steps) {
+            let _ = writeln!(out, "{}", c.line());
+        }
         for st in &s.steps {
             for n in &st.notes {
                 let v = st.load_value(s.parameter).map_or("?".into(), fmt_load);

@@ -11,18 +11,24 @@
 //! To add a figure: define it in `docs/metrics.md`, compute it in [`summarize`], add a field to
 //! [`RunSummary`] (with `#[serde(default)]`), and test it against a hand-computed value.
 //!
-//! Files: `ci` (95% confidence intervals), `distribution` (one set of samples, the
-//! percentile method), `request` (one
-//! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window, MSER-5 and batch
-//! means), `summary` (a run's figures).
+//! Files: `adapters` (each LoRA adapter's figures), `ci` (95% confidence intervals),
+//! `distribution` (one set of samples, the percentile method), `mix` (a workload mix's
+//! classes and Jain's index), `reasoning` (the reasoning and answer phases), `request` (one
+//! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window,
+//! MSER-5 and batch means), `structured` (structured output and tool calls), `summary` (a run's figures).
 
+pub mod adapters;
 mod breakdown;
 mod cache;
 pub mod ci;
 mod distribution;
+pub mod media;
+pub mod mix;
+mod reasoning;
 mod request;
 mod samples;
 pub mod steady;
+mod structured;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -31,7 +37,9 @@ mod turns;
 pub use breakdown::{TtftBreakdown, PARTS as TTFT_PARTS, REST as TTFT_REST};
 pub use cache::PrefixCacheRates;
 pub use distribution::{percentile, Distribution, PercentileMethod};
+pub use reasoning::ReasoningFigures;
 pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 pub use samples::{SampleSet, EXACT_SAMPLES_MAX, HDR_RELATIVE_ERROR};
+pub use structured::StructuredFigures;
 pub use summary::{summarize, RunSummary, Summarizer, SummaryOptions};
 pub use turns::{ConversationTotals, TurnTtft};

@@ -2,7 +2,7 @@
 //! said about its own timing.
 
 use super::distribution::{NS_PER_MS, NS_PER_S};
-use crate::config::{Metric, Slo, MAX_TOKENS};
+use crate::config::{Slo, SloMetric, MAX_TOKENS};
 use crate::measure::record::{Implausible, RequestRecord};
 
 /// Per-request figures of one successful request (definitions in `docs/metrics.md`).
@@ -23,6 +23,9 @@ pub struct RequestMetrics {
     pub tpot_ms: Option<f64>,
     /// N / E2EL, tokens per second.
     pub output_throughput: f64,
+    /// First chunk with answer text − send (the time to the first answer token, after any
+    /// reasoning); `None` when no chunk carried answer text.
+    pub ttfa_ns: Option<u64>,
 }
 
 impl RequestMetrics {
@@ -51,6 +54,7 @@ impl RequestMetrics {
             output_tokens: n,
             tpot_ms,
             output_throughput,
+            ttfa_ns: r.first_answer_ns.map(|t| t.saturating_sub(r.sent_ns)),
         })
     }
 
@@ -68,6 +72,7 @@ impl RequestMetrics {
             output_tokens: self.output_tokens,
             tpot_ms: self.tpot_ms.map(|t| t * k),
             output_throughput: self.output_throughput / k,
+            ttfa_ns: self.ttfa_ns.map(ns),
         }
     }
 
@@ -75,11 +80,13 @@ impl RequestMetrics {
     /// request (TPOT is undefined for it).
     pub fn meets(&self, slos: &[Slo]) -> bool {
         slos.iter().all(|slo| {
+            let ms = |ns: u64| ns as f64 / NS_PER_MS;
             let value = match slo.metric {
-                Metric::Ttft => Some(self.ttft_ns as f64 / NS_PER_MS),
-                Metric::E2el => Some(self.e2el_ns as f64 / NS_PER_MS),
-                Metric::Tpot => self.tpot_ms,
-                Metric::Itl => None,
+                SloMetric::Ttft => Some(ms(self.ttft_ns)),
+                SloMetric::E2el => Some(ms(self.e2el_ns)),
+                SloMetric::Tpot => self.tpot_ms,
+                // A request that never answered (all reasoning) breaks it.
+                SloMetric::Ttfa => Some(self.ttfa_ns.map_or(f64::INFINITY, ms)),
             };
             value.is_none_or(|v| v <= slo.max_ms)
         })

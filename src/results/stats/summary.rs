@@ -9,10 +9,14 @@ use super::breakdown::{BreakdownSets, TtftBreakdown};
 use super::cache::{CacheSums, PrefixCacheRates};
 use super::ci::RatioSums;
 use super::distribution::{Distribution, NS_PER_MS, NS_PER_S};
+use super::media::{MediaSummary, MediaSums};
+use super::reasoning::{ReasoningFigures, ReasoningSums};
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 use super::samples::{SampleSet, EXACT_SAMPLES_MAX};
+use super::structured::{StructuredFigures, StructuredSums};
 use super::turns::{ConversationSums, ConversationTotals, TurnSets, TurnTtft};
 use crate::config::{Metric, Slo};
+use crate::measure::output_check::Verdict;
 use crate::measure::record::{RequestRecord, TokenSource};
 
 /// What `summarize` needs besides the records.
@@ -23,6 +27,8 @@ pub struct SummaryOptions {
     /// The simulated server's clock speed-up (`--time-scale`): every measured duration is
     /// multiplied by it, so figures read in the simulated server's time. 1 for real servers.
     pub time_scale: f64,
+    /// `--goodput valid_output:1`: a good request's structured answer is also valid.
+    pub valid_output: bool,
 }
 
 impl Default for SummaryOptions {
@@ -31,6 +37,7 @@ impl Default for SummaryOptions {
             percentiles: vec![99.0],
             goodput: Vec::new(),
             time_scale: 1.0,
+            valid_output: false,
         }
     }
 }
@@ -162,6 +169,23 @@ pub struct RunSummary {
     pub total_input_sequences: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_sequence_throughput: Option<f64>,
+    /// Reasoning and answer phases (`reasoning.rs`, issue 25 §6); absent when no successful
+    /// request reasoned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ReasoningFigures>,
+    /// Tokens per output chunk (issue 25 §7: a speculating server's chunks carry several),
+    /// over the chunks of successful requests whose per-chunk counts are known (TGI,
+    /// llama.cpp, vLLM's continuous usage); absent when none are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_chunk: Option<Distribution>,
+    /// Runs that ask for structured output or tool calls (`--structured-output`): the
+    /// answers' validity and the tool-call figures (`structured.rs`; docs/metrics.md,
+    /// "Structured output and tool calls"); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<StructuredFigures>,
+    /// Runs that sent images: their figures (`media.rs`; docs/metrics.md, "Images in chat").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<MediaSummary>,
 }
 
 impl RunSummary {
@@ -276,6 +300,10 @@ pub struct Summarizer {
     /// requests' inputs.
     pooled: bool,
     inputs: u128,
+    reasoning: ReasoningSums,
+    chunk_tokens: SampleSet,
+    structured: StructuredSums,
+    media: MediaSums,
 }
 
 impl Summarizer {
@@ -331,6 +359,10 @@ impl Summarizer {
             conversations: ConversationSums::default(),
             pooled: false,
             inputs: 0,
+            reasoning: ReasoningSums::new(set),
+            chunk_tokens: set(),
+            structured: StructuredSums::default(),
+            media: MediaSums::new(set),
         }
     }
 
@@ -383,8 +415,15 @@ impl Summarizer {
         };
         self.completed += 1;
         self.total_input_tokens += u128::from(r.prompt_tokens.unwrap_or(0));
+        self.media.add(r, k);
         self.e2el.add(ms(m.e2el_ns));
-        if self.opts.goodput.is_empty() || m.meets(&self.opts.goodput) {
+        let valid = r
+            .output_check
+            .as_ref()
+            .is_some_and(|c| c.verdict == Verdict::Valid);
+        if (self.opts.goodput.is_empty() || m.meets(&self.opts.goodput))
+            && (valid || !self.opts.valid_output)
+        {
             self.good += 1;
         }
         if let Some(source) = r.prompt_tokens_source {
@@ -396,7 +435,9 @@ impl Summarizer {
         self.in_req.extend(r.input_len_requested.map(|n| n as f64));
         if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
             self.in_server.extend(r.prompt_tokens.map(|n| n as f64));
+            // A request with media: its prompt holds more than its text (`media.rs`).
             self.in_disagree += (r.input_len_requested.is_some()
+                && r.request_bytes.is_none()
                 && r.prompt_tokens != r.input_len_requested) as u64;
         }
         // An answer per input (embeddings) is its request latency: no output figure.
@@ -404,6 +445,7 @@ impl Summarizer {
             self.inputs += u128::from(n);
             return;
         }
+        self.structured.add(r, m.output_tokens, k);
         self.total_output_tokens += u128::from(m.output_tokens);
         self.total_output_chunks += r.chunk_ns.len() as u64;
         self.ttft.add(ms(m.ttft_ns));
@@ -420,6 +462,10 @@ impl Summarizer {
         }));
         if n > 0 {
             self.itl_by_request.add(sum, n as f64);
+        }
+        self.reasoning.add(r, m.output_tokens, k);
+        if let Some(c) = &r.chunk_tokens {
+            self.chunk_tokens.extend(c.iter().map(|&n| f64::from(n)));
         }
         if let Some(t) = r.first_reasoning_ns {
             self.first_reasoning.add(ms_k(t.saturating_sub(r.sent_ns)));
@@ -494,8 +540,12 @@ impl Summarizer {
         self.cache.merge(other.cache);
         self.turns.merge(other.turns);
         self.conversations.merge(other.conversations);
+        self.structured.merge(other.structured);
         self.pooled |= other.pooled;
         self.inputs += other.inputs;
+        self.reasoning.merge(other.reasoning);
+        self.chunk_tokens.merge(other.chunk_tokens);
+        self.media.merge(other.media);
     }
 
     /// Measured requests added so far, successful or not.
@@ -518,7 +568,7 @@ impl Summarizer {
                 0.0
             }
         };
-        let has_slos = !self.opts.goodput.is_empty();
+        let has_slos = !self.opts.goodput.is_empty() || self.opts.valid_output;
         let (input, output) = (self.total_input_tokens, self.total_output_tokens);
         let saturated = |n: u128| u64::try_from(n).unwrap_or(u64::MAX);
         RunSummary {
@@ -574,6 +624,16 @@ impl Summarizer {
             conversations: self.conversations.finish(ps, k),
             total_input_sequences: self.pooled.then_some(saturated(self.inputs)),
             input_sequence_throughput: self.pooled.then(|| per_s(self.inputs as f64)),
+            reasoning: self.reasoning.finish(ps, duration_s),
+            // A request's chunks are not independent: no interval (as pooled ITL's).
+            tokens_per_chunk: self.chunk_tokens.finish(ps).map(|mut d| {
+                d.ci95_mean = None;
+                d.ci95_median = None;
+                d.ci95_percentiles.clear();
+                d
+            }),
+            structured: self.structured.finish(ps),
+            media: self.media.finish(ps),
         }
     }
 }

@@ -5,7 +5,7 @@ use super::distribution::*;
 use super::request::*;
 use super::samples::*;
 use super::summary::*;
-use crate::config::{Metric, Slo};
+use crate::config::{Slo, SloMetric};
 use crate::measure::record::{FailureKind, Outcome};
 use crate::measure::record::{RequestRecord, TokenSource};
 use proptest::prelude::*;
@@ -91,7 +91,7 @@ fn one_token_request_has_no_tpot_and_passes_tpot_slo() {
     let m = RequestMetrics::of(&rec(0, &[40], 1)).unwrap();
     assert_eq!(m.tpot_ms, None);
     let slo = Slo {
-        metric: Metric::Tpot,
+        metric: SloMetric::Tpot,
         max_ms: 1.0,
     };
     assert!(m.meets(&[slo]));
@@ -112,7 +112,7 @@ fn hand_computed_summary() {
         warm,
     ];
     let slos = vec![Slo {
-        metric: Metric::Ttft,
+        metric: SloMetric::Ttft,
         max_ms: 150.0,
     }];
     let s = summarize(
@@ -121,6 +121,7 @@ fn hand_computed_summary() {
             percentiles: vec![50.0, 99.0],
             goodput: slos.clone(),
             time_scale: 1.0,
+            valid_output: false,
         },
     );
     // The same records from a simulator at --time-scale 10: every duration reads 10×
@@ -131,6 +132,7 @@ fn hand_computed_summary() {
             percentiles: vec![50.0],
             goodput: slos,
             time_scale: 10.0,
+            valid_output: false,
         },
     );
     assert!((slow.duration_s - 3.0).abs() < 1e-9);

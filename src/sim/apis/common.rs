@@ -1,6 +1,7 @@
 //! What every generation API shares: answering without generating ([`Reject`]), reading a
 //! body ([`parse_body`]), the token budget ([`token_budget`]), numbering and the fault draw
-//! ([`resolve`], into a [`Gen`]), admission to the engine, and the streamed or whole answer
+//! ([`resolve`], into a [`Gen`]), a LoRA adapter's check and load wait ([`adapter`],
+//! [`wait_for_adapter`]), admission to the engine, and the streamed or whole answer
 //! on the exact schedule or the engine's ([`stream_answer`], [`whole_answer`]).
 //!
 //! # What it owns
@@ -31,6 +32,8 @@ use tokio::time::Instant;
 use crate::sim::config::MAX_TOKENS_LIMIT;
 use crate::sim::engine::{output_length, Event};
 use crate::sim::faults::{self, Fault, ERROR_429_BODY, ERROR_500_BODY};
+use crate::sim::spans::Span;
+use crate::sim::spec::Chunks;
 use crate::sim::state::{Counters, Shared};
 use crate::sim::stream::{
     engine_non_stream_response, engine_sse_response, json_response, non_stream_response,
@@ -42,6 +45,102 @@ use crate::sim::time;
 pub(super) type AppState = State<Arc<Shared>>;
 
 // ---------------------------------------------------------------------------------------------
+// Request ids and spans
+
+tokio::task_local! {
+    /// The request id a handler's span carries (`gen_ai.request.id`), set by
+    /// [`with_request_id`] around the handler.
+    static TRACE_ID: Option<String>;
+}
+
+/// The longest `x-request-id` the simulator takes (a longer or unprintable one is ignored).
+const MAX_REQUEST_ID: usize = 128;
+
+/// Middleware: reads the request's `x-request-id`, names the request's span after it as vLLM
+/// names its requests (`cmpl-<id>-0` for completions, `chatcmpl-<id>` for chat, the id itself
+/// elsewhere), and returns it in the response's `x-request-id`, as vLLM does with
+/// `--enable-request-id-headers`.
+pub(crate) async fn with_request_id(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let id = (req.headers().get("x-request-id"))
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= MAX_REQUEST_ID)
+        .map(str::to_owned);
+    let traced = id.as_ref().map(|id| match req.uri().path() {
+        "/v1/completions" => format!("cmpl-{id}-0"),
+        "/v1/chat/completions" => format!("chatcmpl-{id}"),
+        _ => id.clone(),
+    });
+    let mut response = TRACE_ID.scope(traced, next.run(req)).await;
+    if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    response
+}
+
+/// What a request's span needs from its start; finished with the server's times.
+struct Seed {
+    n: u64,
+    request_id: String,
+    t0: Instant,
+    prompt_tokens: u64,
+    tokens: u32,
+}
+
+impl Seed {
+    fn of(gen: &Gen) -> Seed {
+        Seed {
+            n: gen.n,
+            request_id: (gen.request_id.clone()).unwrap_or_else(|| format!("sim-{}", gen.n)),
+            t0: gen.t0,
+            prompt_tokens: gen.prompt_tokens,
+            tokens: gen.tokens,
+        }
+    }
+
+    /// Keeps the request's span, ending now, with what the server spent on it.
+    fn finish(self, shared: &Shared, times: &ServerTimes) {
+        let queue = times.queue.unwrap_or_default();
+        shared.spans.push(Span {
+            n: self.n,
+            request_id: self.request_id,
+            start: self.t0,
+            end: Instant::now(),
+            queue,
+            prefill: times.prompt,
+            ttft: times.front + queue + times.prompt,
+            decode: times.predicted,
+            prompt_tokens: self.prompt_tokens,
+            output_tokens: self.tokens,
+        });
+    }
+}
+
+/// A framer that keeps the request's span once its trailer is written (its last chunk).
+struct Traced<F> {
+    inner: F,
+    shared: Arc<Shared>,
+    seed: Option<Seed>,
+}
+
+impl<F: Framer> Framer for Traced<F> {
+    fn preamble(&mut self) -> Option<Bytes> {
+        self.inner.preamble()
+    }
+    fn content(&mut self, out: &mut Vec<u8>, chunk: u32, start: u32, end: u32, last: bool) {
+        self.inner.content(out, chunk, start, end, last);
+    }
+    fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes) {
+        self.inner.trailer(out, times);
+        if let Some(seed) = self.seed.take() {
+            seed.finish(&self.shared, times);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Shared request handling
 
 /// Why a generation request was answered without generating: a bad request, or one of the
@@ -49,6 +148,8 @@ pub(super) type AppState = State<Arc<Shared>>;
 #[derive(Debug)]
 pub(crate) enum Reject {
     BadRequest(String),
+    /// The request names a model the server does not serve (HTTP 404, vLLM's words).
+    UnknownModel(String),
     Error500,
     RateLimit,
     /// The request waited longer than the engine's queue timeout (HTTP 503).
@@ -63,6 +164,11 @@ impl IntoResponse for Reject {
             Reject::BadRequest(message) => {
                 let body = json!({"error": {"message": message, "type": "invalid_request_error", "code": 400}});
                 json_response(StatusCode::BAD_REQUEST, Body::from(body.to_string()))
+            }
+            Reject::UnknownModel(model) => {
+                let message = format!("The model `{model}` does not exist.");
+                let body = json!({"error": {"message": message, "type": "NotFoundError", "param": "model", "code": 404}});
+                json_response(StatusCode::NOT_FOUND, Body::from(body.to_string()))
             }
             Reject::Error500 => json_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -154,10 +260,10 @@ pub(super) fn unix_now() -> u64 {
 fn plan(shared: &Shared, gen: &Gen) -> Plan {
     Plan {
         t0: gen.t0,
-        ttft: shared.real.ttft,
+        ttft: shared.real.ttft + gen.adapter_wait,
         itl: shared.real.itl,
         tokens: gen.tokens,
-        tokens_per_chunk: shared.config.tokens_per_chunk,
+        chunks: Chunks::of(shared.config.tokens_per_chunk, shared.config.spec.as_ref()),
         fault: gen.fault,
         stall: shared.real.stall,
     }
@@ -194,6 +300,8 @@ impl Finish {
 /// A generation request, resolved: numbered, fault drawn, prompt and output lengths known.
 pub(super) struct Gen {
     pub(super) t0: Instant,
+    /// Its span's `gen_ai.request.id` ([`with_request_id`]), when the request sent an id.
+    pub(super) request_id: Option<String>,
     pub(super) n: u64,
     pub(super) fault: Fault,
     pub(super) created: u64,
@@ -203,6 +311,40 @@ pub(super) struct Gen {
     /// Output tokens the request gets.
     pub(super) tokens: u32,
     pub(super) finish: Finish,
+    /// The wait for the request's LoRA adapter to be loaded ([`adapter`]), before its prefill.
+    pub(super) adapter_wait: std::time::Duration,
+    /// vLLM's `priority` request field (0 when not given): lower is served first when exact
+    /// mode's slots are ordered by priority.
+    pub(super) priority: i64,
+}
+
+/// The LoRA adapter a request's `model` names, when the server serves adapters
+/// (`SimConfig::lora`): `None` for the base model, an absent `model` or a server without
+/// adapters (any `model` is served then, unread); a name it does not serve is
+/// [`Reject::UnknownModel`]. Read before the request is numbered, as vLLM checks the model
+/// first.
+pub(super) fn adapter(shared: &Shared, body: &Bytes) -> Result<Option<String>, Reject> {
+    #[derive(Deserialize)]
+    struct Named {
+        model: Option<String>,
+    }
+    let Some(lora) = &shared.config.lora else {
+        return Ok(None);
+    };
+    match parse_body::<Named>(body)?.model {
+        None => Ok(None),
+        Some(m) if m == shared.config.model => Ok(None),
+        Some(m) if lora.adapters.contains(&m) => Ok(Some(m)),
+        Some(m) => Err(Reject::UnknownModel(m)),
+    }
+}
+
+/// Adds to a resolved request its wait for `adapter`'s load ([`adapter`]), before its
+/// prefill.
+pub(super) fn wait_for_adapter(shared: &Shared, gen: &mut Gen, adapter: Option<&str>) {
+    if let Some(name) = adapter {
+        gen.adapter_wait = shared.adapter_wait(gen.t0, name);
+    }
 }
 
 /// Checks the context length, numbers the request and draws its fault ([`begin`]) and decides
@@ -238,6 +380,7 @@ pub(super) fn resolve(
     };
     Ok(Gen {
         t0,
+        request_id: TRACE_ID.try_with(Clone::clone).ok().flatten(),
         n: begun.n,
         fault: begun.fault,
         created: begun.created,
@@ -245,6 +388,8 @@ pub(super) fn resolve(
         cached: 0,
         tokens,
         finish,
+        adapter_wait: std::time::Duration::ZERO,
+        priority: 0,
     })
 }
 
@@ -261,15 +406,34 @@ pub(super) fn resolve_prompt<'a, P>(
 where
     P: IntoIterator<Item = &'a Value> + Clone,
 {
-    let prompt_tokens = parts.clone().into_iter().map(count_prompt).sum();
+    resolve_media_prompt(shared, t0, parts, 0, budget, ignore_eos)
+}
+
+/// [`resolve_prompt`] with `media` tokens beside the text (a chat request's images,
+/// `media.rs`): part of the prompt's tokens, so counted and prefilled, but not looked up in
+/// the prefix cache (which holds words).
+pub(super) fn resolve_media_prompt<'a, P>(
+    shared: &Shared,
+    t0: Instant,
+    parts: P,
+    media: u64,
+    budget: u32,
+    ignore_eos: bool,
+) -> Result<Gen, Reject>
+where
+    P: IntoIterator<Item = &'a Value> + Clone,
+{
+    let text: u64 = parts.clone().into_iter().map(count_prompt).sum();
+    let prompt_tokens = text.saturating_add(media);
     let mut r = resolve(shared, t0, prompt_tokens, budget, ignore_eos)?;
     r.cached = cache_prompt(shared, parts);
     Ok(r)
 }
 
-/// The `sim_reasoning_tokens` extension: the first R of the request's `tokens` are reasoning.
-pub(super) fn reasoning_tokens(requested: Option<u64>, tokens: u32) -> u32 {
-    u32::try_from(requested.unwrap_or(0))
+/// The `sim_reasoning_tokens` extension: the first R of the request's `tokens` are reasoning;
+/// without it, the server's `reasoning_tokens` setting.
+pub(super) fn reasoning_tokens(shared: &Shared, requested: Option<u64>, tokens: u32) -> u32 {
+    (requested.map_or(Ok(shared.config.reasoning_tokens), u32::try_from))
         .unwrap_or(u32::MAX)
         .min(tokens)
 }
@@ -306,8 +470,9 @@ async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
     let Some(engine) = &shared.engine else {
         return Err(Reject::Unavailable);
     };
-    if !shared.real.frontend.is_zero() {
-        let until = time::offset(gen.t0, shared.real.frontend);
+    let before = shared.real.frontend + gen.adapter_wait;
+    if !before.is_zero() {
+        let until = time::offset(gen.t0, before);
         time::sleep_until(shared.config.precise_timing, until).await;
     }
     // Only the uncached part is prefilled; the cached blocks are already in the KV cache.
@@ -354,13 +519,35 @@ async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
 
 /// The streamed answer: on the exact schedule, or following the engine.
 pub(super) async fn stream_answer<F: Framer>(shared: Arc<Shared>, gen: &Gen, framer: F) -> Answer {
+    let framer = Traced {
+        inner: framer,
+        shared: shared.clone(),
+        seed: Some(Seed::of(gen)),
+    };
     if shared.engine.is_some() {
         let job = admit(&shared, gen).await?;
         return Ok(engine_sse_response(shared, job, framer));
     }
-    let plan = plan(&shared, gen);
-    let active = Active::exact(&shared, gen.prompt_tokens, &plan);
+    let (plan, active) = exact_plan(&shared, gen).await;
     Ok(sse_response(shared, plan, framer, active))
+}
+
+/// Exact mode's schedule of `gen`, begun once it holds one of the slots where there are
+/// slots (`slots.rs`: its schedule starts when the slot it waited for freed), and its
+/// server metrics, which hold the slot until the stream ends.
+async fn exact_plan(shared: &Arc<Shared>, gen: &Gen) -> (Plan, Active) {
+    let mut plan = plan(shared, gen);
+    let slot = match &shared.slots {
+        Some(slots) => {
+            let (mut slot, t0) = slots.take(gen.t0, gen.priority).await;
+            plan.t0 = t0;
+            slot.ends_at(plan.deadline(plan.chunks() - 1));
+            Some(slot)
+        }
+        None => None,
+    };
+    let active = Active::exact(shared, gen.prompt_tokens, &plan).holding(slot);
+    (plan, active)
 }
 
 /// The non-streamed answer, when the whole generation is done.
@@ -369,12 +556,16 @@ pub(super) async fn whole_answer(
     gen: &Gen,
     body: impl FnOnce(&ServerTimes) -> String,
 ) -> Answer {
+    let (seed, traced) = (Seed::of(gen), shared.clone());
+    let body = move |times: &ServerTimes| {
+        seed.finish(&traced, times);
+        body(times)
+    };
     if shared.engine.is_some() {
         let job = admit(&shared, gen).await?;
         return Ok(engine_non_stream_response(shared, job, body).await);
     }
-    let plan = plan(&shared, gen);
-    let active = Active::exact(&shared, gen.prompt_tokens, &plan);
+    let (plan, active) = exact_plan(&shared, gen).await;
     Ok(non_stream_response(shared, plan, active, body).await)
 }
 

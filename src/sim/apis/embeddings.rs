@@ -27,7 +27,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::common::{
-    count_prompt, parse_body, resolve, unix_now, whole_answer, Answer, AppState, ByteSink, Reject,
+    adapter, count_prompt, parse_body, resolve, unix_now, wait_for_adapter, whole_answer, Answer,
+    AppState, ByteSink, Reject,
 };
 use crate::sim::http1::Arrival;
 use crate::sim::text::{mix_seed, splitmix64};
@@ -76,6 +77,7 @@ pub(crate) async fn embeddings(
     body: Bytes,
 ) -> Answer {
     let req: EmbeddingsRequest = parse_body(&body)?;
+    let lora = adapter(&shared, &body)?;
     let input = req
         .input
         .ok_or_else(|| Reject::BadRequest("`input` is required".into()))?;
@@ -105,7 +107,8 @@ pub(crate) async fn embeddings(
     }
     let prompt_tokens: u64 = inputs.iter().copied().map(count_prompt).sum();
     // Prefill only: answered with the step that ends the prompt's prefill.
-    let r = resolve(&shared, t0, prompt_tokens, 1, true)?;
+    let mut r = resolve(&shared, t0, prompt_tokens, 1, true)?;
+    wait_for_adapter(&shared, &mut r, lora.as_deref());
     let (seed, n, count) = (shared.config.seed, r.n, inputs.len() as u64);
     let model = shared.model_json.clone();
     let created = unix_now();

@@ -1,5 +1,6 @@
 //! Endpoints that generate nothing: `GET /v1/models`, `GET /health`, `GET /sim/stats`,
-//! `GET /sim/info`, `GET /metrics`, `POST /tokenize`, and the 404 fallback.
+//! `GET /sim/info`, `GET /metrics`, `POST /tokenize`, `GET /sim/otlp` (the requests' spans,
+//! `sim/spans.rs`), and the 404 fallback.
 //!
 //! # What it owns
 //! Their documents: the counters (`stats`), the configuration as a client needs it to convert
@@ -29,16 +30,23 @@ use crate::sim::stream::json_response;
 use crate::sim::text::splitmix64;
 
 pub(crate) async fn models(State(shared): AppState) -> Response {
-    Json(json!({
-        "object": "list",
-        "data": [{
-            "id": shared.config.model,
-            "object": "model",
-            "created": unix_now(),
-            "owned_by": "servebench-sim",
-        }],
-    }))
-    .into_response()
+    let base = &shared.config.model;
+    let model = |id: &str, parent: Option<&str>| {
+        let owner = "servebench-sim";
+        json!({"id": id, "object": "model", "created": unix_now(), "owned_by": owner, "parent": parent})
+    };
+    // The LoRA adapters served beside the base model, as vLLM lists them.
+    let adapters = (shared.config.lora.iter()).flat_map(|l| l.adapters.iter());
+    let data: Vec<Value> = std::iter::once(model(base, None))
+        .chain(adapters.map(|a| model(a, Some(base))))
+        .collect();
+    Json(json!({"object": "list", "data": data})).into_response()
+}
+
+/// `GET /sim/otlp`: the newest finished requests' spans, as an OTLP JSON file
+/// (`sim/spans.rs`).
+pub(crate) async fn otlp(State(shared): AppState) -> Response {
+    Json(shared.spans.otlp_json()).into_response()
 }
 
 pub(crate) async fn health() -> Response {

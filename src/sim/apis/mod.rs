@@ -2,8 +2,10 @@
 //! OpenAI/vLLM completions and chat completions (`openai.rs`), Hugging Face TGI
 //! (`/generate_stream`, `/generate`, `/info`; `tgi.rs`) and llama.cpp's native `/completion`
 //! (`llama.rs`), Anthropic Messages and OpenAI Responses (`typed.rs`), OpenAI embeddings (`embeddings.rs`, a whole
-//! answer per request, prefill only), plus the endpoints that generate nothing: `/v1/models`, `/health`,
-//! `/sim/stats`, `/sim/info`, `/metrics`, `/tokenize` (`info.rs`).
+//! answer per request, prefill only), rerank in vLLM's and TEI's shapes (`rerank.rs`, the same),
+//! plus the endpoints that generate nothing: `/v1/models`, `/health`,
+//! `/sim/stats`, `/sim/info`, `/metrics`, `/tokenize`, `/sim/otlp` (`info.rs`). Every route
+//! takes a request's `x-request-id` and returns it (`common::with_request_id`).
 //!
 //! Each API has a lenient request struct (only the fields the simulator uses; unknown fields
 //! are ignored), a handler, and a `Framer` (`stream/machine.rs`) that writes its stream events
@@ -12,7 +14,8 @@
 //! `common.rs`. The timing, faults and statistics are `stream/`'s job.
 //!
 //! # Layout (each file imports only those listed before it)
-//! `common.rs` → `openai.rs`, `tgi.rs`, `llama.rs`, `typed.rs`, `embeddings.rs`, `info.rs`
+//! `common.rs`, `media.rs` (a chat request's images: their tokens, or their refusal) →
+//! `openai.rs`, `tgi.rs`, `llama.rs`, `typed.rs`, `embeddings.rs`, `rerank.rs`, `info.rs`
 //! (which do not import each other; `ChatMessage`, used by chat and by `/tokenize`, is in
 //! `common.rs`). This file is the server's route table ([`routes`]).
 //!
@@ -37,7 +40,9 @@ mod common;
 mod embeddings;
 mod info;
 mod llama;
+mod media;
 mod openai;
+mod rerank;
 mod tgi;
 mod typed;
 
@@ -60,11 +65,16 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/v1/messages", post(typed::messages))
         .route("/v1/responses", post(typed::responses))
         .route("/v1/embeddings", post(embeddings::embeddings))
+        .route("/v1/rerank", post(rerank::rerank_v1))
+        .route("/v2/rerank", post(rerank::rerank_v1))
+        .route("/rerank", post(rerank::rerank_any))
         .route("/v1/models", get(info::models))
         .route("/health", get(info::health))
         .route("/sim/stats", get(info::stats))
         .route("/sim/info", get(info::sim_info))
         .route("/metrics", get(info::metrics))
         .route("/tokenize", post(info::tokenize))
+        .route("/sim/otlp", get(info::otlp))
+        .route_layer(axum::middleware::from_fn(common::with_request_id))
         .fallback(info::not_found)
 }

@@ -3,8 +3,10 @@
 //!
 //! # What it owns
 //! The two request structs, their framers (`CompletionsFramer`, `ChatFramer`: the chat role
-//! chunk at `t0`, `reasoning_content` for the `sim_reasoning_tokens` extension) and the whole
-//! JSON answers, byte for byte as vLLM writes them.
+//! chunk at `t0`, `reasoning_content` for the `sim_reasoning_tokens` extension; a streamed
+//! chat answer of a schema's JSON or of a tool call, `StructuredFramer`, issue 25 §5) and the
+//! whole JSON answers, byte for byte as vLLM writes them (a whole answer is text even when
+//! structured output is asked).
 //!
 //! # What it must not touch
 //! Timing, faults and statistics (`stream/`, `common.rs`); other APIs' formats.
@@ -19,12 +21,14 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    parse_body, reasoning_tokens, resolve_prompt, stream_answer, token_budget, whole_answer,
-    Answer, AppState, ChatMessage,
+    adapter, parse_body, reasoning_tokens, resolve_media_prompt, resolve_prompt, stream_answer,
+    token_budget, wait_for_adapter, whole_answer, Answer, AppState, ChatMessage, Reject,
 };
+use super::media::media_tokens;
 use crate::sim::http1::Arrival;
 use crate::sim::state::Shared;
 use crate::sim::stream::{Framer, ServerTimes};
+use crate::sim::structured::{self, Asked, Pieces};
 use crate::sim::text::TokenGen;
 
 #[derive(Deserialize, Default)]
@@ -43,7 +47,7 @@ fn wants_usage(shared: &Shared, options: &Option<StreamOptions>) -> bool {
 /// Writes the usage event (`head` ends with the usage object), with a `metrics` object in the
 /// shape of vLLM's per-request metrics: the simulator's own time to first token (from its
 /// receipt of the request: front end, queueing and prefill) and its queueing in the engine
-/// (exact mode: none), in simulated ms.
+/// (exact mode: its wait for a LoRA adapter's load, else none), in simulated ms.
 fn usage_event(out: &mut Vec<u8>, head: &str, times: &ServerTimes) {
     out.extend_from_slice(head.as_bytes());
     if let Some(queue) = times.queue {
@@ -66,6 +70,17 @@ fn usage_json(prompt: u64, cached: u64, completion: u32) -> String {
     )
 }
 
+/// The chat API's usage: [`usage_json`] with the reasoning part of the output
+/// (`completion_tokens_details.reasoning_tokens`, as OpenAI reports it).
+fn chat_usage_json(prompt: u64, cached: u64, completion: u32, reasoning: u32) -> String {
+    let mut u = usage_json(prompt, cached, completion);
+    u.pop();
+    u.push_str(&format!(
+        r#","completion_tokens_details":{{"reasoning_tokens":{reasoning}}}}}"#
+    ));
+    u
+}
+
 #[derive(Deserialize)]
 struct CompletionRequest {
     prompt: Option<Value>,
@@ -73,6 +88,8 @@ struct CompletionRequest {
     stream: Option<bool>,
     stream_options: Option<StreamOptions>,
     ignore_eos: Option<bool>,
+    /// vLLM's request priority (lower is served first).
+    priority: Option<i64>,
 }
 
 struct CompletionsFramer {
@@ -111,9 +128,12 @@ pub(crate) async fn completions(
     body: Bytes,
 ) -> Answer {
     let req: CompletionRequest = parse_body(&body)?;
+    let lora = adapter(&shared, &body)?;
     let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    let r = resolve_prompt(&shared, t0, req.prompt.as_ref(), budget, ignore_eos)?;
+    let mut r = resolve_prompt(&shared, t0, req.prompt.as_ref(), budget, ignore_eos)?;
+    wait_for_adapter(&shared, &mut r, lora.as_deref());
+    r.priority = req.priority.unwrap_or(0);
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
     let gen = TokenGen::new(shared.config.seed, r.n);
@@ -188,6 +208,11 @@ struct ChatRequest {
     /// Extension: the first R tokens are reasoning (`delta.reasoning_content`).
     sim_reasoning_tokens: Option<u64>,
     ignore_eos: Option<bool>,
+    /// vLLM's request priority (lower is served first).
+    priority: Option<i64>,
+    /// Structured output (`sim/structured.rs`): a schema's JSON, or a tool call.
+    response_format: Option<Value>,
+    tools: Option<Value>,
 }
 
 struct ChatFramer {
@@ -201,14 +226,38 @@ struct ChatFramer {
 
 const CHAT_TAIL: &[u8] = br#","logprobs":null,"finish_reason":null}]}"#;
 
+/// The chat role chunk, handed over at `t0`.
+fn role_chunk(head: &str) -> Bytes {
+    let mut out = Vec::with_capacity(head.len() + 96);
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(br#"{"role":"assistant","content":""}"#);
+    out.extend_from_slice(CHAT_TAIL);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// The finish chunk, the usage event when asked, and `[DONE]`.
+fn chat_trailer(
+    out: &mut Vec<u8>,
+    head: &str,
+    finish: &str,
+    usage: Option<&str>,
+    times: &ServerTimes,
+) {
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(br#"{},"logprobs":null,"finish_reason":""#);
+    out.extend_from_slice(finish.as_bytes());
+    out.extend_from_slice(br#""}]}"#);
+    out.extend_from_slice(b"\n\n");
+    if let Some(usage) = usage {
+        usage_event(out, usage, times);
+    }
+    out.extend_from_slice(b"data: [DONE]\n\n");
+}
+
 impl Framer for ChatFramer {
     fn preamble(&mut self) -> Option<Bytes> {
-        let mut out = Vec::with_capacity(self.head.len() + 96);
-        out.extend_from_slice(self.head.as_bytes());
-        out.extend_from_slice(br#"{"role":"assistant","content":""}"#);
-        out.extend_from_slice(CHAT_TAIL);
-        out.extend_from_slice(b"\n\n");
-        Some(Bytes::from(out))
+        Some(role_chunk(&self.head))
     }
 
     fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
@@ -234,15 +283,57 @@ impl Framer for ChatFramer {
     }
 
     fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes) {
+        chat_trailer(out, &self.head, self.finish, self.usage.as_deref(), times);
+    }
+}
+
+/// A chat answer of a schema's JSON or of a tool call (`sim/structured.rs`): each token's
+/// piece of the document as `content`, or as the call's `arguments` (its first event opens
+/// the call: `id`, `type` and the function's name, as vLLM streams it).
+struct StructuredFramer {
+    head: String,
+    pieces: Pieces,
+    /// Tools: the call's opening (`"id":...,"type":"function",`) and its function's name
+    /// as JSON, written by its first event.
+    call: Option<(String, String)>,
+    usage: Option<String>,
+    finish: &'static str,
+}
+
+impl Framer for StructuredFramer {
+    fn preamble(&mut self) -> Option<Bytes> {
+        Some(role_chunk(&self.head))
+    }
+
+    fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
         out.extend_from_slice(self.head.as_bytes());
-        out.extend_from_slice(br#"{},"logprobs":null,"finish_reason":""#);
-        out.extend_from_slice(self.finish.as_bytes());
-        out.extend_from_slice(br#""}]}"#);
-        out.extend_from_slice(b"\n\n");
-        if let Some(usage) = &self.usage {
-            usage_event(out, usage, times);
+        match &self.call {
+            None => out.extend_from_slice(br#"{"content":""#),
+            Some((open, name)) => {
+                out.extend_from_slice(br#"{"tool_calls":[{"index":0,"#);
+                if start == 0 {
+                    out.extend_from_slice(open.as_bytes());
+                }
+                out.extend_from_slice(br#""function":{"#);
+                if start == 0 {
+                    out.extend_from_slice(br#""name":"#);
+                    out.extend_from_slice(name.as_bytes());
+                    out.push(b',');
+                }
+                out.extend_from_slice(br#""arguments":""#);
+            }
         }
-        out.extend_from_slice(b"data: [DONE]\n\n");
+        self.pieces.push(out, start, end);
+        out.extend_from_slice(match self.call {
+            None => &br#""}"#[..],
+            Some(_) => &br#""}}]}"#[..],
+        });
+        out.extend_from_slice(CHAT_TAIL);
+        out.extend_from_slice(b"\n\n");
+    }
+
+    fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes) {
+        chat_trailer(out, &self.head, self.finish, self.usage.as_deref(), times);
     }
 }
 
@@ -252,6 +343,7 @@ pub(crate) async fn chat_completions(
     body: Bytes,
 ) -> Answer {
     let req: ChatRequest = parse_body(&body)?;
+    let lora = adapter(&shared, &body)?;
     let (field, requested) = match req.max_completion_tokens {
         Some(n) => ("max_completion_tokens", Some(n)),
         None => ("max_tokens", req.max_tokens),
@@ -259,10 +351,14 @@ pub(crate) async fn chat_completions(
     let budget = token_budget(&shared, field, requested)?;
     let contents = (req.messages.iter().flatten()).filter_map(|m| m.content.as_ref());
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    // Images: their tokens under the patch rule, a malformed one refused (issue 25 §3).
+    let media = media_tokens(contents.clone()).map_err(Reject::BadRequest)?;
+    let mut r = resolve_media_prompt(&shared, t0, contents, media, budget, ignore_eos)?;
+    wait_for_adapter(&shared, &mut r, lora.as_deref());
+    r.priority = req.priority.unwrap_or(0);
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
-    let reasoning = reasoning_tokens(req.sim_reasoning_tokens, tokens);
+    let reasoning = reasoning_tokens(&shared, req.sim_reasoning_tokens, tokens);
     let gen = TokenGen::new(shared.config.seed, r.n);
     let id = format!("chatcmpl-{}", r.n);
     let model = shared.model_json.as_str();
@@ -273,12 +369,35 @@ pub(crate) async fn chat_completions(
         let usage = wants_usage(&shared, &req.stream_options).then(|| {
             format!(
                 "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}",
-                usage_json(prompt_tokens, r.cached, tokens)
+                chat_usage_json(prompt_tokens, r.cached, tokens, reasoning)
             )
         });
         let head = format!(
             "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":"
         );
+        let asked = structured::asked(req.response_format.as_ref(), req.tools.as_ref(), r.n);
+        if let Some(asked) = asked {
+            let seed = shared.config.seed;
+            let bad = structured::invalid(r.n, structured::ppm(shared.config.invalid_output_rate));
+            let (schema, call, finish) = match asked {
+                Asked::Json(schema) => (schema, None, finish),
+                Asked::Tool {
+                    name_json,
+                    parameters,
+                } => {
+                    let open = format!(r#""id":"call_{}","type":"function","#, r.n);
+                    (parameters, Some((open, name_json)), "tool_calls")
+                }
+            };
+            let framer = StructuredFramer {
+                head,
+                pieces: Pieces::new(&schema, seed, r.n, bad, tokens),
+                call,
+                usage,
+                finish,
+            };
+            return stream_answer(shared, &r, framer).await;
+        }
         let framer = ChatFramer {
             head,
             gen,
@@ -289,10 +408,11 @@ pub(crate) async fn chat_completions(
         return stream_answer(shared, &r, framer).await;
     }
 
-    let usage = shared
-        .config
-        .usage
-        .then(|| usage_value(prompt_tokens, r.cached, tokens));
+    let usage = shared.config.usage.then(|| {
+        let mut u = usage_value(prompt_tokens, r.cached, tokens);
+        u["completion_tokens_details"] = json!({"reasoning_tokens": reasoning});
+        u
+    });
     let model = shared.config.model.clone();
     whole_answer(shared.clone(), &r, move |_| {
         let reasoning_content = (reasoning > 0).then(|| gen.text(0, reasoning));

@@ -8,7 +8,10 @@
 //! `content_block_stop`, `message_delta` (stop reason, output tokens) and `message_stop`.
 //! Responses: `response.created` at `t0`; `response.reasoning_text.delta` then
 //! `response.output_text.delta` events, numbered by `sequence_number`; `response.completed`
-//! with the usage.
+//! with the usage. Structured output (`sim/structured.rs`, streamed only): Messages answers
+//! `tools` with one `tool_use` block (`MessagesToolFramer`); Responses answers `text.format`'s
+//! schema in its `output_text` deltas and `tools` with a `function_call` item and its
+//! `response.function_call_arguments.delta` events.
 //!
 //! # What it must not touch
 //! Timing, faults and statistics (`stream/`, `common.rs`); other APIs' formats.
@@ -19,11 +22,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    parse_body, reasoning_tokens, resolve_prompt, stream_answer, token_budget, whole_answer,
-    Answer, AppState, ChatMessage, Finish,
+    adapter, parse_body, reasoning_tokens, resolve_prompt, stream_answer, token_budget,
+    wait_for_adapter, whole_answer, Answer, AppState, ChatMessage, Finish,
 };
 use crate::sim::http1::Arrival;
 use crate::sim::stream::{Framer, ServerTimes};
+use crate::sim::structured::{self, Asked, Pieces};
 use crate::sim::text::TokenGen;
 
 /// Appends one typed SSE event: `event: KIND` and its `data:` line.
@@ -51,6 +55,44 @@ struct MessagesRequest {
     ignore_eos: Option<bool>,
     /// Extension: the first R tokens are thinking (`thinking_delta`).
     sim_reasoning_tokens: Option<u64>,
+    /// Tools offered (`sim/structured.rs`): the answer is a call of one.
+    tools: Option<Value>,
+}
+
+/// A tool call (`sim/structured.rs`): one `tool_use` block, named at `t0`, whose
+/// `input_json_delta` events carry each token's piece of the arguments.
+struct MessagesToolFramer {
+    start: String,
+    block: String,
+    pieces: Pieces,
+    tokens: u32,
+}
+
+impl Framer for MessagesToolFramer {
+    fn preamble(&mut self) -> Option<Bytes> {
+        let mut out = Vec::new();
+        event(&mut out, "message_start", &self.start);
+        event(&mut out, "content_block_start", &self.block);
+        Some(Bytes::from(out))
+    }
+
+    fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
+        let data = format!(
+            r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"input_json_delta","partial_json":"{}"}}}}"#,
+            self.pieces.text(start, end)
+        );
+        event(out, "content_block_delta", &data);
+    }
+
+    fn trailer(&mut self, out: &mut Vec<u8>, _times: &ServerTimes) {
+        MessagesFramer::block_stop(out, 0);
+        let data = format!(
+            r#"{{"type":"message_delta","delta":{{"stop_reason":"tool_use","stop_sequence":null}},"usage":{{"output_tokens":{}}}}}"#,
+            self.tokens
+        );
+        event(out, "message_delta", &data);
+        event(out, "message_stop", r#"{"type":"message_stop"}"#);
+    }
 }
 
 struct MessagesFramer {
@@ -143,6 +185,7 @@ fn anthropic_stop(f: Finish) -> &'static str {
 
 pub(crate) async fn messages(State(shared): AppState, Arrival(t0): Arrival, body: Bytes) -> Answer {
     let req: MessagesRequest = parse_body(&body)?;
+    let lora = adapter(&shared, &body)?;
     let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
     let contents: Vec<&Value> = (req.system.iter())
         .chain(
@@ -153,9 +196,10 @@ pub(crate) async fn messages(State(shared): AppState, Arrival(t0): Arrival, body
         )
         .collect();
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    let mut r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    wait_for_adapter(&shared, &mut r, lora.as_deref());
     let (prompt_tokens, tokens, cached) = (r.prompt_tokens, r.tokens, r.cached);
-    let reasoning = reasoning_tokens(req.sim_reasoning_tokens, tokens);
+    let reasoning = reasoning_tokens(&shared, req.sim_reasoning_tokens, tokens);
     let gen = TokenGen::new(shared.config.seed, r.n);
     let id = format!("msg_{}", r.n);
     let model = shared.model_json.clone();
@@ -164,6 +208,24 @@ pub(crate) async fn messages(State(shared): AppState, Arrival(t0): Arrival, body
         let start = format!(
             r#"{{"type":"message_start","message":{{"id":"{id}","type":"message","role":"assistant","model":{model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":{prompt_tokens},"cache_read_input_tokens":{cached},"output_tokens":1}}}}}}"#
         );
+        if let Some(Asked::Tool {
+            name_json,
+            parameters,
+        }) = structured::asked(None, req.tools.as_ref(), r.n)
+        {
+            let bad = structured::invalid(r.n, structured::ppm(shared.config.invalid_output_rate));
+            let n = r.n;
+            let block = format!(
+                r#"{{"type":"content_block_start","index":0,"content_block":{{"type":"tool_use","id":"toolu_{n}","name":{name_json},"input":{{}}}}}}"#
+            );
+            let framer = MessagesToolFramer {
+                start,
+                block,
+                pieces: Pieces::new(&parameters, shared.config.seed, n, bad, tokens),
+                tokens,
+            };
+            return stream_answer(shared, &r, framer).await;
+        }
         let framer = MessagesFramer {
             gen,
             reasoning,
@@ -198,6 +260,9 @@ struct ResponsesRequest {
     ignore_eos: Option<bool>,
     /// Extension: the first R tokens are reasoning (`response.reasoning_text.delta`).
     sim_reasoning_tokens: Option<u64>,
+    /// Structured output (`sim/structured.rs`): `text.format` and the tools offered.
+    text: Option<Value>,
+    tools: Option<Value>,
 }
 
 struct ResponsesFramer {
@@ -207,14 +272,17 @@ struct ResponsesFramer {
     seq: u64,
     created: String,
     completed: String,
+    /// Structured output: the answer's pieces, and for a tool call its
+    /// `response.output_item.added` event (the `function_call` item, at `t0`).
+    pieces: Option<Pieces>,
+    call: Option<String>,
 }
 
 impl ResponsesFramer {
-    fn delta(&mut self, out: &mut Vec<u8>, kind: &str, start: u32, end: u32) {
+    fn delta(&mut self, out: &mut Vec<u8>, kind: &str, text: &str) {
         let data = format!(
-            r#"{{"type":"{kind}","sequence_number":{},"item_id":"item_0","output_index":0,"content_index":0,"delta":"{}"}}"#,
+            r#"{{"type":"{kind}","sequence_number":{},"item_id":"item_0","output_index":0,"content_index":0,"delta":"{text}"}}"#,
             self.seq,
-            text(&self.gen, start, end)
         );
         self.seq += 1;
         event(out, kind, &data);
@@ -225,16 +293,29 @@ impl Framer for ResponsesFramer {
     fn preamble(&mut self) -> Option<Bytes> {
         let mut out = Vec::new();
         event(&mut out, "response.created", &self.created);
+        if let Some(added) = &self.call {
+            event(&mut out, "response.output_item.added", added);
+        }
         Some(Bytes::from(out))
     }
 
     fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
+        if let Some(p) = &self.pieces {
+            let piece = p.text(start, end);
+            let kind = match self.call {
+                Some(_) => "response.function_call_arguments.delta",
+                None => "response.output_text.delta",
+            };
+            return self.delta(out, kind, &piece);
+        }
         let split = self.reasoning.clamp(start, end);
         if split > start {
-            self.delta(out, "response.reasoning_text.delta", start, split);
+            let t = text(&self.gen, start, split);
+            self.delta(out, "response.reasoning_text.delta", &t);
         }
         if end > split {
-            self.delta(out, "response.output_text.delta", split, end);
+            let t = text(&self.gen, split, end);
+            self.delta(out, "response.output_text.delta", &t);
         }
     }
 
@@ -250,6 +331,7 @@ pub(crate) async fn responses(
     body: Bytes,
 ) -> Answer {
     let req: ResponsesRequest = parse_body(&body)?;
+    let lora = adapter(&shared, &body)?;
     let budget = token_budget(&shared, "max_output_tokens", req.max_output_tokens)?;
     // `input` is a string, or items whose `content` is the text.
     let contents: Vec<&Value> = match &req.input {
@@ -259,9 +341,10 @@ pub(crate) async fn responses(
     };
     let contents: Vec<&Value> = req.instructions.iter().chain(contents).collect();
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    let r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    let mut r = resolve_prompt(&shared, t0, contents, budget, ignore_eos)?;
+    wait_for_adapter(&shared, &mut r, lora.as_deref());
     let (prompt_tokens, tokens, cached) = (r.prompt_tokens, r.tokens, r.cached);
-    let reasoning = reasoning_tokens(req.sim_reasoning_tokens, tokens);
+    let reasoning = reasoning_tokens(&shared, req.sim_reasoning_tokens, tokens);
     let gen = TokenGen::new(shared.config.seed, r.n);
     let id = format!("resp_{}", r.n);
     let model = shared.model_json.clone();
@@ -283,12 +366,33 @@ pub(crate) async fn responses(
         let completed = format!(
             r#"{{"type":"response.completed","sequence_number":{{SEQ}},"response":{{"id":"{id}","object":"response","status":"{status}","model":{model},"usage":{usage}}}}}"#
         );
+        let format = req.text.as_ref().and_then(|t| t.get("format"));
+        let (mut pieces, mut call) = (None, None);
+        if let Some(asked) = structured::asked(format, req.tools.as_ref(), r.n) {
+            let bad = structured::invalid(r.n, structured::ppm(shared.config.invalid_output_rate));
+            let n = r.n;
+            let schema = match asked {
+                Asked::Json(schema) => schema,
+                Asked::Tool {
+                    name_json,
+                    parameters,
+                } => {
+                    call = Some(format!(
+                        r#"{{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{{"type":"function_call","id":"item_0","call_id":"call_{n}","name":{name_json},"arguments":"","status":"in_progress"}}}}"#
+                    ));
+                    parameters
+                }
+            };
+            pieces = Some(Pieces::new(&schema, shared.config.seed, n, bad, tokens));
+        }
         let framer = ResponsesFramer {
             gen,
             reasoning,
-            seq: 1,
+            seq: 1 + u64::from(call.is_some()),
             created,
             completed,
+            pieces,
+            call,
         };
         return stream_answer(shared, &r, framer).await;
     }

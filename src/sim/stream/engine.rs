@@ -26,6 +26,7 @@ use super::body::{machine_response, whole_response};
 use super::machine::{record_lateness, wait_until, Framer, Machine, Pace, ServerTimes, Wait};
 use crate::sim::engine::Event;
 use crate::sim::faults::Fault;
+use crate::sim::spec::Chunks;
 use crate::sim::state::Shared;
 use crate::sim::time::offset;
 
@@ -150,7 +151,14 @@ pub(crate) fn engine_sse_response<F: Framer>(
         sim,
     };
     let (tokens, per_chunk, fault) = (job.tokens, job.tokens_per_chunk, job.fault);
-    let machine = Machine::new(shared, framer, pace, tokens, per_chunk, fault);
+    let machine = Machine::new(
+        shared,
+        framer,
+        pace,
+        tokens,
+        Chunks::Fixed(per_chunk),
+        fault,
+    );
     machine_response(machine, false)
 }
 

@@ -25,6 +25,8 @@ use super::body::{machine_response, whole_response};
 use super::machine::{record_lateness, wait_until, Framer, Machine, Pace, ServerTimes, Wait};
 use crate::sim::faults::Fault;
 use crate::sim::metrics::ServerMetrics;
+use crate::sim::slots::Slot;
+use crate::sim::spec::Chunks;
 use crate::sim::state::Shared;
 use crate::sim::time::{mul, offset};
 
@@ -35,15 +37,16 @@ pub(crate) struct Plan {
     pub(crate) ttft: Duration,
     pub(crate) itl: Duration,
     pub(crate) tokens: u32,
-    pub(crate) tokens_per_chunk: u32,
+    /// How its tokens are cut into chunks (`tokens_per_chunk`, or speculative decoding's).
+    pub(crate) chunks: Chunks,
     pub(crate) fault: Fault,
     pub(crate) stall: Duration,
 }
 
 impl Plan {
-    /// Number of content chunks: `ceil(tokens / tokens_per_chunk)`, at least 1.
+    /// Number of content chunks (`ceil(tokens / tokens_per_chunk)`), at least 1.
     pub(crate) fn chunks(&self) -> u32 {
-        self.tokens.div_ceil(self.tokens_per_chunk.max(1)).max(1)
+        self.chunks.count(self.tokens)
     }
 
     /// Scheduled instant of content chunk `c`.
@@ -58,6 +61,23 @@ pub(crate) struct Active {
     metrics: Arc<Mutex<ServerMetrics>>,
     generated: u32,
     ok: bool,
+    /// Content chunks sent, and how they were cut (speculative decoding's counters, counted
+    /// once: when the last chunk goes out, before a client can read it, or at the end).
+    sent: u32,
+    chunks: Chunks,
+    spec_counted: bool,
+    /// The exact-mode slot the request holds (`slots.rs`), handed on when it ends.
+    slot: Option<Slot>,
+}
+
+impl Active {
+    /// Adds the stream's speculative-decoding steps to the server's counters, once.
+    fn count_spec(&mut self, m: &mut ServerMetrics) {
+        if !self.spec_counted {
+            self.spec_counted = true;
+            (m.spec).count(self.chunks, self.sent, self.generated);
+        }
+    }
 }
 
 impl Active {
@@ -69,7 +89,13 @@ impl Active {
             m.running += 1;
             m.prompt_tokens += prompt;
             m.ttft.observe(c.ttft.as_secs_f64());
-            let per_token = c.itl.as_secs_f64() / f64::from(c.tokens_per_chunk.max(1));
+            let per_token = match plan.chunks {
+                // A step (a chunk after the first) takes `itl`, whatever it carries.
+                Chunks::Spec { .. } if plan.tokens > 1 => {
+                    c.itl.as_secs_f64() * f64::from(plan.chunks() - 1) / f64::from(plan.tokens - 1)
+                }
+                _ => c.itl.as_secs_f64() / f64::from(c.tokens_per_chunk.max(1)),
+            };
             m.tpot
                 .observe_n(per_token, u64::from(plan.tokens.saturating_sub(1)));
         }
@@ -77,19 +103,33 @@ impl Active {
             metrics: shared.metrics.clone(),
             generated: 0,
             ok: false,
+            sent: 0,
+            chunks: plan.chunks,
+            spec_counted: false,
+            slot: None,
         }
+    }
+}
+
+impl Active {
+    /// The request holds `slot` until it ends.
+    pub(crate) fn holding(mut self, slot: Option<Slot>) -> Self {
+        self.slot = slot;
+        self
     }
 }
 
 impl Drop for Active {
     fn drop(&mut self) {
-        if let Ok(mut m) = self.metrics.lock() {
+        let metrics = self.metrics.clone();
+        if let Ok(mut m) = metrics.lock() {
             m.running = m.running.saturating_sub(1);
             m.generation_tokens += u64::from(self.generated);
+            self.count_spec(&mut m);
             if self.ok {
                 m.request_success += 1;
             }
-        }
+        };
     }
 }
 
@@ -126,14 +166,22 @@ impl Pace for ExactPace {
 
     fn sent(&mut self, end: u32) {
         self.active.generated = end;
+        self.active.sent += 1;
     }
 
     fn finished(&mut self) {
         self.active.ok = true;
+        // Speculating, the counters include the stream before its last bytes can be read.
+        if self.active.chunks.draft().is_some() {
+            let metrics = self.active.metrics.clone();
+            if let Ok(mut m) = metrics.lock() {
+                self.active.count_spec(&mut m);
+            };
+        }
     }
 
     fn times(&self, shared: &Shared, tokens: u32) -> ServerTimes {
-        ServerTimes::schedule(shared, tokens)
+        exact_times(shared, &self.plan, tokens)
     }
 
     async fn wait(&mut self, shared: &Shared, wait: Wait) -> bool {
@@ -142,6 +190,16 @@ impl Pace for ExactPace {
             Wait::Tokens => false,
         }
     }
+}
+
+/// Exact mode's times for a request of `tokens` output tokens on `plan`: the schedule's, with
+/// its wait for a LoRA adapter's load (the plan's TTFT past the configured one, in simulated
+/// time) as its queueing before the prefill.
+fn exact_times(shared: &Shared, plan: &Plan, tokens: u32) -> ServerTimes {
+    let mut times = ServerTimes::schedule(shared, tokens);
+    let waited = plan.ttft.saturating_sub(shared.real.ttft);
+    times.queue = Some(waited.mul_f64(shared.config.time_scale));
+    times
 }
 
 /// A `200 text/event-stream` response whose body follows `plan`, framed by `framer`.
@@ -156,8 +214,8 @@ pub(crate) fn sse_response<F: Framer>(
         shift: Duration::ZERO,
         active,
     };
-    let (tokens, per_chunk, fault) = (plan.tokens, plan.tokens_per_chunk, plan.fault);
-    let machine = Machine::new(shared, framer, pace, tokens, per_chunk, fault);
+    let (tokens, chunks, fault) = (plan.tokens, plan.chunks, plan.fault);
+    let machine = Machine::new(shared, framer, pace, tokens, chunks, fault);
     machine_response(machine, true)
 }
 
@@ -176,7 +234,11 @@ pub(crate) async fn non_stream_response(
     }
     record_lateness(&shared.stats, Instant::now(), end);
     active.generated = plan.tokens;
+    active.sent = plan.chunks();
     active.ok = true;
-    let times = ServerTimes::schedule(&shared, plan.tokens);
+    if let Ok(mut m) = shared.metrics.lock() {
+        active.count_spec(&mut m);
+    }
+    let times = exact_times(&shared, &plan, plan.tokens);
     whole_response(shared, plan.fault, end, move || body(&times)).await
 }

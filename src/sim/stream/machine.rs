@@ -28,6 +28,7 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use crate::sim::faults::{Fault, MALFORMED_EVENT};
+use crate::sim::spec::Chunks;
 use crate::sim::state::{Counters, Shared};
 use crate::sim::time::{self, mul};
 
@@ -54,7 +55,8 @@ pub(crate) trait Framer: Send + 'static {
 /// `timings` (`apis/llama.rs`, `llama_timings`). Defined as llama.cpp measures them:
 /// - `prompt`: from when the request's prompt processing started (engine mode: the start of
 ///   the step that carried its first prefill chunk, so time spent waiting for a slot or in the
-///   queue is not in it; exact mode: the arrival) to its first output token;
+///   queue is not in it; exact mode: the arrival, or the end of its wait for a LoRA
+///   adapter's load) to its first output token;
 /// - `predicted`: from the first output token to the last (zero for one token).
 ///
 /// Exact mode reports its schedule (`ttft`, and `itl / tokens_per_chunk` per token after the
@@ -64,8 +66,8 @@ pub(crate) struct ServerTimes {
     /// The start of the request's prefill (after any queueing) to its first token.
     pub(crate) prompt: Duration,
     pub(crate) predicted: Duration,
-    /// The request's queueing before its prefill (exact mode: none; engine presets: its time
-    /// in the engine's waiting queue).
+    /// The request's queueing before its prefill (exact mode: its wait for a LoRA adapter's
+    /// load, else none; engine presets: its time in the engine's waiting queue).
     pub(crate) queue: Option<Duration>,
     /// Its front-end time before it reached the engine (engine presets' `frontend_latency`;
     /// exact mode: none).
@@ -77,9 +79,14 @@ impl ServerTimes {
     pub(crate) fn schedule(shared: &Shared, tokens: u32) -> Self {
         let c = &shared.config;
         let per_token = c.itl / c.tokens_per_chunk.max(1);
+        // Speculating, a step (a chunk after the first) takes `itl`, whatever it carries.
+        let predicted = match Chunks::of(c.tokens_per_chunk, c.spec.as_ref()) {
+            spec @ Chunks::Spec { .. } => mul(c.itl, spec.count(tokens) - 1),
+            Chunks::Fixed(_) => mul(per_token, tokens.saturating_sub(1)),
+        };
         Self {
             prompt: c.ttft,
-            predicted: mul(per_token, tokens.saturating_sub(1)),
+            predicted,
             queue: Some(Duration::ZERO),
             front: Duration::ZERO,
         }
@@ -169,7 +176,7 @@ pub(crate) struct Machine<F, P> {
     pace: P,
     fault: Fault,
     tokens: u32,
-    tokens_per_chunk: u32,
+    chunking: Chunks,
     phase: Phase,
     /// Next content chunk to send.
     next: u32,
@@ -184,18 +191,17 @@ impl<F: Framer, P: Pace> Machine<F, P> {
         framer: F,
         pace: P,
         tokens: u32,
-        tokens_per_chunk: u32,
+        chunking: Chunks,
         fault: Fault,
     ) -> Self {
-        let tokens_per_chunk = tokens_per_chunk.max(1);
-        let chunks = tokens.div_ceil(tokens_per_chunk).max(1);
+        let chunks = chunking.count(tokens);
         Self {
             shared,
             framer,
             pace,
             fault,
             tokens,
-            tokens_per_chunk,
+            chunking,
             phase: Phase::Preamble,
             next: 0,
             chunks,
@@ -205,9 +211,8 @@ impl<F: Framer, P: Pace> Machine<F, P> {
 
     /// First token after content chunk `c`.
     fn chunk_end(&self, c: u32) -> u32 {
-        c.saturating_add(1)
-            .saturating_mul(self.tokens_per_chunk)
-            .min(self.tokens)
+        let end = self.chunking.start(c.saturating_add(1));
+        u32::try_from(end).unwrap_or(u32::MAX).min(self.tokens)
     }
 
     fn trailer(&mut self, out: &mut Vec<u8>) {
@@ -240,7 +245,9 @@ impl<F: Framer, P: Pace> Machine<F, P> {
                         Err(wait) => return Step::Wait(wait),
                     };
                     record_lateness(&self.shared.stats, now, due);
-                    let start = c.saturating_mul(self.tokens_per_chunk).min(self.tokens);
+                    let start = u32::try_from(self.chunking.start(c))
+                        .unwrap_or(u32::MAX)
+                        .min(self.tokens);
                     self.next = c + 1;
                     self.pace.sent(end);
                     let last = self.next >= self.chunks;

@@ -273,6 +273,7 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
             num_prompts: f("results_num_requests_started").map(|v| v as u64),
             max_concurrency: f("num_concurrent_requests").map(|v| v as u64),
             request_rate: None,
+            ..Load::default()
         },
         workload: Workload {
             model: model.clone(),

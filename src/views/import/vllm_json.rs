@@ -54,6 +54,7 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
                 num_prompts: num_prompts.or(completed),
                 max_concurrency: u("max_concurrency"),
                 request_rate: rate,
+                ..Load::default()
             },
             workload: Workload {
                 model: s("model_id"),

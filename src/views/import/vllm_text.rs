@@ -451,6 +451,7 @@ fn text_series(
                 num_prompts,
                 max_concurrency: b.max_concurrency.or(ctx.max_concurrency),
                 request_rate: b.request_rate.or(ctx.request_rate),
+                ..Load::default()
             },
             workload: Workload {
                 model: ctx.model.clone(),

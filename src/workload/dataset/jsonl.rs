@@ -6,10 +6,21 @@
 //! `Prompt::text` is the contents joined by "\n" and `input_len` is its token count: the chat
 //! template's own tokens are not included (the server adds them).
 //!
+//! A `"prompt"` line may add `"image_files"`, a list of PNG or JPEG files (relative to the
+//! jsonl file's folder, or absolute), vLLM's custom image format: each is read (at most
+//! [`MAX_IMAGE_FILE_BYTES`]), checked to be what it says by its first bytes, and sent after the
+//! prompt as a base64 `data:` URL in an `image_url` content part (`workload::media`). A line's
+//! `"audio"` names a WAV file (or a list), each sent after the text as an `input_audio`
+//! content part (base64, format `wav`), checked by its `RIFF`/`WAVE` header. A line's
+//! `messages` carry their own content parts instead (an `image_url` part goes out as written).
+//!
 //! A line may instead be a conversation: `{"turns": [...]}`, each turn a string (the user's
 //! new text) or `{"prompt": "...", "output_len": N}`, sent as turns 0, 1, ... in order, each
 //! with the history (the driver adds it); a turn without `output_len` takes the line's,
-//! else the spec's. Lines are used in file order, one prompt or conversation per item; when
+//! else the spec's. A line's optional `"model"` names the model (a LoRA adapter) its request, or
+//! each turn of its conversation, is sent to. A line `{"query": "...", "documents": [...]}` is
+//! a rerank request's real pair (`--backend rerank`, `tei-rerank`): its query and documents,
+//! its length the query's tokens beside each document's. Lines are used in file order, one prompt or conversation per item; when
 //! `n` is larger than the number of lines they are used again from the start.
 
 use std::path::Path;
@@ -17,8 +28,11 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{read_file, DatasetError, Prompt};
+use crate::config::media::{MAX_IMAGE_FILE_BYTES, MAX_MM_BYTES};
 use crate::config::MAX_TOKENS;
+use crate::measure::client::Part;
 use crate::tokenizer::Tokenizer;
+use crate::workload::media::{image_file_url, wav_file_base64};
 
 /// What is wrong with one line of a jsonl file (the line's number is in
 /// [`DatasetError::BadJsonlLine`]).
@@ -50,6 +64,20 @@ pub enum LineError {
     NoContent(usize),
     #[error("message {0}: \"content\" must be a string or an array")]
     ContentNotText(usize),
+    #[error("\"documents\" must be a list of 1 to {max} strings beside \"query\" (a rerank pair)", max = crate::config::MAX_INPUTS_PER_REQUEST)]
+    Documents,
+    #[error("\"query\" must be a string")]
+    QueryNotText,
+    #[error("\"model\" must be an adapter's name: a string of 1 to {max} bytes without spaces or control characters", max = crate::config::lora::MAX_ADAPTER_NAME)]
+    Model,
+    #[error("\"image_files\" must be an array of file names, with a \"prompt\"")]
+    ImageFiles,
+    #[error("image file {file}: {why}")]
+    ImageFile { file: String, why: String },
+    #[error("\"audio\" must be a WAV file's name or an array of them, with a \"prompt\"")]
+    AudioFiles,
+    #[error("audio file {file}: {why}")]
+    AudioFile { file: String, why: String },
 }
 
 pub(super) fn build(
@@ -76,6 +104,7 @@ pub(super) fn build(
             .as_object()
             .ok_or_else(|| bad(line_no, LineError::NotAnObject))?;
         let out = positive(obj.get("output_len"), output_len).map_err(|r| bad(line_no, r))?;
+        let model = model(obj.get("model")).map_err(|r| bad(line_no, r))?;
         if let Some(turns) = obj.get("turns") {
             let turns = turns
                 .as_array()
@@ -100,10 +129,29 @@ pub(super) fn build(
                     input_len: tok.count(text) as u64,
                     output_len: turn_out,
                     turn: Some(k as u32),
+                    model: model.clone(),
                     ..Default::default()
                 });
             }
             prompts.push(conversation);
+            continue;
+        }
+        if let Some(q) = obj.get("query") {
+            let query = q
+                .as_str()
+                .ok_or_else(|| bad(line_no, LineError::QueryNotText))?;
+            let docs = documents(obj.get("documents")).map_err(|r| bad(line_no, r))?;
+            // What a cross-encoder reads: the query beside each document.
+            let q_len = tok.count(query) as u64;
+            let d_len: u64 = docs.iter().map(|d| tok.count(d) as u64).sum();
+            prompts.push(vec![Prompt {
+                text: query.to_string(),
+                input_len: d_len + q_len * docs.len() as u64,
+                output_len: out,
+                model,
+                documents: docs,
+                ..Default::default()
+            }]);
             continue;
         }
         let (text, messages) = if let Some(p) = obj.get("prompt") {
@@ -117,12 +165,25 @@ pub(super) fn build(
         } else {
             return Err(bad(line_no, LineError::NoPrompt));
         };
+        let parts = match obj.get("image_files") {
+            None => Vec::new(),
+            Some(_) if messages.is_some() => return Err(bad(line_no, LineError::ImageFiles)),
+            Some(files) => images(files, path).map_err(|r| bad(line_no, r))?,
+        };
+        let mut parts = parts;
+        match obj.get("audio") {
+            None => {}
+            Some(_) if messages.is_some() => return Err(bad(line_no, LineError::AudioFiles)),
+            Some(files) => parts.extend(clips(files, path).map_err(|r| bad(line_no, r))?),
+        }
         let input_len = tok.count(&text) as u64;
         prompts.push(vec![Prompt {
             text,
             input_len,
             output_len: out,
             messages,
+            model,
+            parts,
             ..Default::default()
         }]);
     }
@@ -130,7 +191,93 @@ pub(super) fn build(
         return Err(DatasetError::Empty(path.to_path_buf()));
     }
     let have = prompts.len();
+    // Every request holds its images: the run's are bounded before they are copied.
+    let bytes = |p: &Vec<Prompt>| -> u64 {
+        let url = |part: &Part| match part {
+            Part::Image { url } => url.len() as u64,
+            Part::Audio { data, .. } => data.len() as u64,
+        };
+        p.iter().flat_map(|p| &p.parts).map(url).sum()
+    };
+    let total: u64 = (0..n).map(|i| bytes(&prompts[i % have])).sum();
+    if total > MAX_MM_BYTES {
+        return Err(DatasetError::BadFile {
+            path: path.to_path_buf(),
+            reason: format!("the images of {n} requests would hold {total} bytes in memory, more than {MAX_MM_BYTES}; ask for fewer requests or smaller images"),
+        });
+    }
     Ok((0..n).flat_map(|i| prompts[i % have].clone()).collect())
+}
+
+/// A rerank pair line's `"documents"`: 1 to `MAX_INPUTS_PER_REQUEST` strings.
+fn documents(v: Option<&Value>) -> Result<Vec<String>, LineError> {
+    let items = v.and_then(Value::as_array).ok_or(LineError::Documents)?;
+    if items.is_empty() || items.len() > crate::config::MAX_INPUTS_PER_REQUEST as usize {
+        return Err(LineError::Documents);
+    }
+    (items.iter())
+        .map(|d| d.as_str().map(str::to_string).ok_or(LineError::Documents))
+        .collect()
+}
+
+/// A line's `"model"`: the LoRA adapter its request goes to, a name as `--lora-modules`
+/// takes one; `None` when absent.
+fn model(v: Option<&Value>) -> Result<Option<String>, LineError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => {
+            let named = crate::config::lora::LoraModule {
+                name: s.clone(),
+                weight: 1.0,
+            };
+            crate::config::lora::check(std::slice::from_ref(&named))
+                .map_err(|_| LineError::Model)?;
+            Ok(Some(named.name))
+        }
+        Some(_) => Err(LineError::Model),
+    }
+}
+
+/// A line's `audio`: a WAV file (or a list), each read as base64 for an `input_audio` part.
+fn clips(files: &Value, jsonl: &Path) -> Result<Vec<Part>, LineError> {
+    let names: Vec<&Value> = match files {
+        Value::Array(a) => a.iter().collect(),
+        one => vec![one],
+    };
+    let dir = jsonl.parent().unwrap_or(Path::new("."));
+    let mut parts = Vec::with_capacity(names.len());
+    for f in names {
+        let name = f.as_str().ok_or(LineError::AudioFiles)?;
+        let data = wav_file_base64(&dir.join(name), MAX_IMAGE_FILE_BYTES).map_err(|why| {
+            LineError::AudioFile {
+                file: name.to_string(),
+                why,
+            }
+        })?;
+        parts.push(Part::Audio {
+            data,
+            format: "wav".into(),
+        });
+    }
+    Ok(parts)
+}
+
+/// A line's `image_files`: each file read (relative to the jsonl file's folder) as a data URL.
+fn images(files: &Value, jsonl: &Path) -> Result<Vec<Part>, LineError> {
+    let files = files.as_array().ok_or(LineError::ImageFiles)?;
+    let dir = jsonl.parent().unwrap_or(Path::new("."));
+    let mut parts = Vec::with_capacity(files.len());
+    for f in files {
+        let name = f.as_str().ok_or(LineError::ImageFiles)?;
+        let url = image_file_url(&dir.join(name), MAX_IMAGE_FILE_BYTES).map_err(|why| {
+            LineError::ImageFile {
+                file: name.to_string(),
+                why,
+            }
+        })?;
+        parts.push(Part::Image { url });
+    }
+    Ok(parts)
 }
 
 /// An `output_len` value: a positive integer up to the limit of `--output-len`, or `default`
@@ -186,5 +333,30 @@ mod tests {
         let most = serde_json::json!(MAX_TOKENS);
         assert_eq!(positive(Some(&most), 4).unwrap(), MAX_TOKENS);
         assert_eq!(positive(None, 4).unwrap(), 4);
+    }
+
+    /// Issue 25 §2: a rerank line's documents are 1 to 2,048 strings, or refused by name.
+    #[test]
+    fn issue_25_a_rerank_line_s_documents_are_strings() {
+        use serde_json::json;
+        let docs = documents(Some(&json!(["a", "b c"]))).unwrap();
+        assert_eq!(docs, ["a", "b c"]);
+        for bad in [json!([]), json!("a"), json!([1]), json!(vec!["x"; 2049])] {
+            let e = documents(Some(&bad)).unwrap_err().to_string();
+            assert!(e.contains("\"documents\""), "{bad}: {e}");
+        }
+        assert!(documents(None).is_err());
+    }
+
+    /// Issue 25 §4: a line's `model` is an adapter's name, or refused by name.
+    #[test]
+    fn issue_25_a_line_s_model_is_an_adapter_name() {
+        use serde_json::json;
+        assert_eq!(model(None).unwrap(), None);
+        assert_eq!(model(Some(&json!("sql"))).unwrap().as_deref(), Some("sql"));
+        for bad in [json!(""), json!("a b"), json!(3), json!(["a"])] {
+            let e = model(Some(&bad)).unwrap_err().to_string();
+            assert!(e.contains("\"model\""), "{bad}: {e}");
+        }
     }
 }

@@ -47,6 +47,12 @@ pub struct Prompt {
     /// The turn of a conversation this prompt is (0 starts one; a conversation's turns are
     /// consecutive); `None`: a single request.
     pub turn: Option<u32>,
+    /// The model (a LoRA adapter) a jsonl line names for its request (`"model"`).
+    pub model: Option<String>,
+    /// A rerank pair's documents (a jsonl line's `"documents"`; `text` is its query).
+    pub documents: Vec<String>,
+    /// Media sent beside `text` (a jsonl line's `image_files`, as data URLs).
+    pub parts: Vec<crate::measure::client::Part>,
 }
 
 /// Why prompts could not be built. Each message is one line naming the file or setting.
@@ -109,6 +115,11 @@ pub fn build(
     let output_len = dataset.output_len();
     match dataset {
         Dataset::Random {
+            input_len,
+            range_ratio,
+            ..
+        }
+        | Dataset::RandomMm {
             input_len,
             range_ratio,
             ..

@@ -3,15 +3,18 @@
 //! `../shared/reference/FORMATS.md` §3): `message_start` (input tokens),
 //! `content_block_delta` (`text_delta`, `thinking_delta`), `message_delta` (output tokens,
 //! cumulative, and the stop reason) and `message_stop`. Images go as Anthropic content blocks;
-//! it takes no audio.
+//! it takes no audio. Tool calls (issue 25 §5): a `tool_use` block's `content_block_start`
+//! names the function, its `input_json_delta` events carry the arguments.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::config::structured::{StructuredOutput, Tool};
 use crate::measure::client::api::{
-    malformed, messages, Answer, Api, BodySpec, EventError, Parsed, Part, Streamed, Usage,
+    malformed, messages, unsendable, Answer, Api, BodySpec, EventError, Parsed, Part, Streamed,
+    Usage,
 };
 use crate::measure::client::usage::Reported;
 use crate::measure::record::FailureKind;
@@ -33,6 +36,20 @@ struct MessagesEvent<'a> {
     delta: Option<MessagesDelta<'a>>,
     message: Option<MessageStart>,
     usage: Option<MessagesUsage>,
+    /// The content block an event is about (a tool call's, issue 25 §5).
+    #[serde(default)]
+    index: u64,
+    #[serde(default, borrow)]
+    content_block: Option<ContentBlock<'a>>,
+}
+
+/// `content_block_start`'s block: a `tool_use` block names the function called.
+#[derive(Deserialize)]
+struct ContentBlock<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -43,6 +60,9 @@ struct MessagesDelta<'a> {
     text: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     thinking: Option<Cow<'a, str>>,
+    /// `input_json_delta`: a piece of a tool call's input.
+    #[serde(default, borrow)]
+    partial_json: Option<Cow<'a, str>>,
     /// `message_delta`'s reason the answer ended (its value is not read).
     #[serde(default)]
     stop_reason: Option<serde::de::IgnoredAny>,
@@ -110,6 +130,18 @@ impl Api for AnthropicMessages {
         true
     }
 
+    /// Tools as Anthropic tools (`input_schema`) with `tool_choice: any`, so every answer is
+    /// a call; the Messages API has no JSON-schema answer format (the config refuses it).
+    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+        let StructuredOutput::Tools { tools } = s else {
+            return Err(unsendable("--structured-output json"));
+        };
+        let tool = |t: &Tool| json!({"name": t.name, "description": t.description, "input_schema": t.parameters});
+        body["tools"] = tools.iter().map(tool).collect();
+        body["tool_choice"] = json!({"type": "any"});
+        Ok(())
+    }
+
     /// The key in `x-api-key`, and `anthropic-version` with or without one.
     fn headers(&self, api_key: Option<&str>) -> Vec<(String, String)> {
         let key = api_key.map(|k| ("x-api-key".to_string(), k.to_string()));
@@ -129,13 +161,27 @@ impl Streamed for AnthropicMessages {
             prompt_tokens: u.input_tokens,
             completion_tokens: None,
             cached_tokens: u.cache_read_input_tokens,
+            reasoning_tokens: None,
         };
         match ev.kind.as_ref() {
             "message_start" => parsed.usage = ev.message.and_then(|m| m.usage).map(usage),
+            "content_block_start" => {
+                let block = ev
+                    .content_block
+                    .filter(|b| b.kind.as_deref() == Some("tool_use"));
+                if let Some(b) = block {
+                    parsed.tool_index = ev.index;
+                    parsed.tool_name = Some(b.name.unwrap_or_default());
+                }
+            }
             "content_block_delta" => {
                 if let Some(d) = ev.delta {
                     match d.kind.as_deref() {
                         Some("thinking_delta") => parsed.reasoning = d.thinking.unwrap_or_default(),
+                        Some("input_json_delta") => {
+                            parsed.tool_index = ev.index;
+                            parsed.tool_args = d.partial_json.unwrap_or_default();
+                        }
                         _ => parsed.content = d.text.unwrap_or_default(),
                     }
                 }
@@ -205,6 +251,36 @@ mod tests {
         let body = a.body(&spec(&[])).unwrap();
         assert_eq!(body["messages"][0]["content"], "p");
         assert_eq!(body["max_tokens"], 5);
+    }
+
+    /// Issue 25 §5: a `tool_use` block names the function, its `input_json_delta` events are
+    /// output carrying the arguments; tools go out with their `input_schema`.
+    #[test]
+    fn issue_25_tool_use_blocks_are_tool_calls() {
+        let a = AnthropicMessages;
+        let start = a.parse(None, r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t","name":"get_weather","input":{}}}"#).unwrap();
+        assert_eq!(
+            (start.tool_name.as_deref(), start.tool_index),
+            (Some("get_weather"), 1)
+        );
+        assert!(!start.has_output());
+        let piece = a.parse(None, r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"city\""}}"#).unwrap();
+        assert_eq!(
+            (piece.tool_args.as_ref(), piece.tool_index),
+            ("{\"city\"", 1)
+        );
+        assert!(piece.has_output() && piece.content.is_empty());
+        let text = a.parse(None, r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#).unwrap();
+        assert!(text.tool_name.is_none());
+        let mut body = a.body(&spec(&[])).unwrap();
+        a.structured(&mut body, &StructuredOutput::builtin_tools())
+            .unwrap();
+        assert_eq!(body["tools"][0]["name"], "get_weather");
+        assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
+        assert_eq!(body["tool_choice"]["type"], "any");
+        assert!(a
+            .structured(&mut body, &StructuredOutput::builtin_json())
+            .is_err());
     }
 
     #[test]

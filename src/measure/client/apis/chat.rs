@@ -1,10 +1,12 @@
 //! OpenAI chat completions, `POST /v1/chat/completions`: the dataset's messages (or one user
 //! turn of the prompt, with its media parts as OpenAI content parts: `image_url`,
-//! `input_audio`), read with the OpenAI event reading of `completions.rs`.
+//! `input_audio`), read with the OpenAI event reading of `completions.rs`; structured output
+//! asked as `response_format` or `tools` (issue 25 §5).
 
 use serde_json::{json, Value};
 
 use super::completions::{parse_openai, stream_options};
+use crate::config::structured::{StructuredOutput, Tool};
 use crate::measure::client::api::{
     messages, Answer, Api, BodySpec, EventError, Parsed, Part, Streamed,
 };
@@ -42,6 +44,22 @@ impl Api for OpenAiChat {
     }
     fn takes_messages(&self) -> bool {
         true
+    }
+    /// A schema as `response_format` (`json_schema`, strict); tools as `tools` with
+    /// `tool_choice: "required"`, so every answer is a call.
+    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+        match s {
+            StructuredOutput::Json { schema } => {
+                body["response_format"] = json!({"type": "json_schema", "json_schema": {
+                    "name": "servebench", "schema": schema, "strict": true
+                }});
+            }
+            StructuredOutput::Tools { tools } => {
+                body["tools"] = tools.iter().map(Tool::openai).collect();
+                body["tool_choice"] = json!("required");
+            }
+        }
+        Ok(())
     }
 }
 

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::measure::client::api::{
-    cached_in, malformed, server_error, text_only, Answer, Api, BodySpec, EventError, Parsed,
-    Streamed, Usage,
+    cached_in, malformed, reasoning_in, server_error, text_only, Answer, Api, BodySpec, EventError,
+    Parsed, Streamed, Usage,
 };
 use crate::measure::client::usage::Reported;
 
@@ -20,6 +20,7 @@ struct OaiUsage {
     prompt_tokens: Option<Reported>,
     completion_tokens: Option<Reported>,
     prompt_tokens_details: Option<Value>,
+    completion_tokens_details: Option<Value>,
 }
 
 impl From<OaiUsage> for Usage {
@@ -28,6 +29,7 @@ impl From<OaiUsage> for Usage {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
             cached_tokens: cached_in(u.prompt_tokens_details.as_ref()),
+            reasoning_tokens: reasoning_in(u.completion_tokens_details.as_ref()),
         }
     }
 }
@@ -65,6 +67,25 @@ struct OaiDelta<'a> {
     reasoning_content: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     reasoning: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<OaiToolCall<'a>>>,
+}
+
+/// A piece of a streamed tool call (issue 25 §5): the call's first event names the function.
+#[derive(Deserialize)]
+struct OaiToolCall<'a> {
+    #[serde(default)]
+    index: u64,
+    #[serde(default, borrow)]
+    function: Option<OaiFunction<'a>>,
+}
+
+#[derive(Deserialize)]
+struct OaiFunction<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<Cow<'a, str>>,
 }
 
 /// Reads one event of an OpenAI stream (completions or chat).
@@ -107,6 +128,12 @@ pub(super) fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, EventError> 
                 .reasoning_content
                 .or(delta.reasoning)
                 .unwrap_or_default();
+            let call = delta.tool_calls.and_then(|c| c.into_iter().next());
+            if let Some((index, f)) = call.and_then(|c| Some((c.index, c.function?))) {
+                parsed.tool_index = index;
+                parsed.tool_name = f.name;
+                parsed.tool_args = f.arguments.unwrap_or_default();
+            }
         }
         // A usage object on a chunk that has choices is vLLM's continuous usage (or
         // llama.cpp's usage on its finish chunk): cumulative.
@@ -174,6 +201,7 @@ mod tests {
                 prompt_tokens: Some(Reported::Count(3)),
                 completion_tokens: Some(Reported::Count(7)),
                 cached_tokens: None,
+                reasoning_tokens: None,
             })
         );
         assert!(parse_openai("[DONE]").unwrap().done);

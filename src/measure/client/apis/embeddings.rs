@@ -129,6 +129,7 @@ impl Whole for OpenAiEmbeddings {
                 prompt_tokens: u.prompt_tokens,
                 completion_tokens: None,
                 cached_tokens: None,
+                reasoning_tokens: None,
             }),
         })
     }
@@ -211,20 +212,7 @@ mod tests {
     use super::*;
 
     fn body(inputs: &[&str], extra: Value) -> Value {
-        let batch: Vec<String> = inputs[1..].iter().map(|s| s.to_string()).collect();
-        let mut b = OpenAiEmbeddings
-            .body(&BodySpec {
-                model: "m",
-                prompt: inputs[0],
-                batch: &batch,
-                messages: None,
-                parts: &[],
-                max_tokens: 0,
-                ignore_eos: false,
-            })
-            .unwrap();
-        crate::measure::client::api::merge_json(&mut b, &extra);
-        b
+        crate::measure::client::api::text_body(&OpenAiEmbeddings, inputs[0], &inputs[1..], &extra)
     }
 
     #[test]

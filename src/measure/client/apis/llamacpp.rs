@@ -63,6 +63,7 @@ impl Streamed for LlamaCpp {
                 prompt_tokens: ev.tokens_evaluated,
                 completion_tokens: ev.tokens_predicted,
                 cached_tokens: None,
+                reasoning_tokens: None,
             });
         }
         Ok(parsed)
@@ -89,6 +90,7 @@ mod tests {
                 prompt_tokens: Some(Reported::Count(4)),
                 completion_tokens: Some(Reported::Count(9)),
                 cached_tokens: None,
+                reasoning_tokens: None,
             })
         );
         assert!(last.timings.is_some());

@@ -1,7 +1,8 @@
 //! The server APIs, one file each: OpenAI completions (`completions.rs`, with the OpenAI
 //! event reading `chat.rs` shares), chat completions (`chat.rs`), TGI (`tgi.rs`), llama.cpp's
 //! native API (`llamacpp.rs`), Anthropic Messages (`anthropic.rs`) and OpenAI Responses
-//! (`responses.rs`), streamed; OpenAI embeddings (`embeddings.rs`), answered whole. Each is an
+//! (`responses.rs`), streamed; OpenAI embeddings (`embeddings.rs`) and rerank, Jina/Cohere's
+//! and TEI's (`rerank.rs`), answered whole. Each is an
 //! `Api` of the request shape in `../api.rs`. This file is the one table from `BackendKind` to
 //! its API (a new backend's arm is the compiler's to point to), and finds the chat template a
 //! backend that takes a prompt needs for a conversation's history.
@@ -11,6 +12,7 @@ pub(super) mod chat;
 pub(super) mod completions;
 pub(super) mod embeddings;
 pub(super) mod llamacpp;
+pub(super) mod rerank;
 pub(super) mod responses;
 pub(super) mod tgi;
 
@@ -19,6 +21,7 @@ use self::chat::OpenAiChat;
 use self::completions::OpenAiCompletions;
 use self::embeddings::OpenAiEmbeddings;
 use self::llamacpp::LlamaCpp;
+use self::rerank::{Rerank, TeiRerank};
 use self::responses::OpenAiResponses;
 use self::tgi::Tgi;
 use super::api::{Answer, Api};
@@ -36,6 +39,8 @@ pub fn for_backend(kind: BackendKind) -> Box<dyn Api> {
         BackendKind::AnthropicMessages => Box::new(AnthropicMessages),
         BackendKind::OpenaiResponses => Box::new(OpenAiResponses),
         BackendKind::OpenaiEmbeddings => Box::new(OpenAiEmbeddings),
+        BackendKind::Rerank => Box::new(Rerank),
+        BackendKind::TeiRerank => Box::new(TeiRerank),
     }
 }
 

@@ -3,7 +3,8 @@
 //! `response.output_text.delta` (answer), `response.reasoning_text.delta` and
 //! `response.reasoning_summary_text.delta` (reasoning), and `response.completed` (or
 //! `.incomplete`) with the usage; no `[DONE]`. Images go as `input_image` parts; it takes no
-//! audio.
+//! audio. Tool calls (issue 25 §5): a `function_call` item's `response.output_item.added`
+//! names the function, `response.function_call_arguments.delta` events carry the arguments.
 
 use std::borrow::Cow;
 
@@ -11,9 +12,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::anthropic::stream_error;
+use crate::config::structured::{StructuredOutput, Tool};
 use crate::measure::client::api::{
-    cached_in, malformed, messages, Answer, Api, BodySpec, EventError, Parsed, Part, Streamed,
-    Usage,
+    cached_in, malformed, messages, reasoning_in, Answer, Api, BodySpec, EventError, Parsed, Part,
+    Streamed, Usage,
 };
 use crate::measure::client::usage::Reported;
 
@@ -24,6 +26,20 @@ struct ResponsesEvent<'a> {
     #[serde(default, borrow)]
     delta: Option<Cow<'a, str>>,
     response: Option<ResponseObject>,
+    /// The output item an event is about (a function call's, issue 25 §5).
+    #[serde(default)]
+    output_index: u64,
+    #[serde(default, borrow)]
+    item: Option<OutputItem<'a>>,
+}
+
+/// `response.output_item.added`'s item: a `function_call` names the function called.
+#[derive(Deserialize)]
+struct OutputItem<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -36,6 +52,7 @@ struct ResponsesUsage {
     input_tokens: Option<Reported>,
     output_tokens: Option<Reported>,
     input_tokens_details: Option<serde_json::Value>,
+    output_tokens_details: Option<serde_json::Value>,
 }
 
 /// An image as a Responses input part; audio: none.
@@ -81,6 +98,27 @@ impl Api for OpenAiResponses {
     fn takes_messages(&self) -> bool {
         true
     }
+
+    /// A schema as `text.format` (`json_schema`, strict); tools as Responses function tools
+    /// with `tool_choice: "required"`.
+    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+        match s {
+            StructuredOutput::Json { schema } => {
+                body["text"] = json!({"format": {
+                    "type": "json_schema", "name": "servebench", "schema": schema, "strict": true
+                }});
+            }
+            StructuredOutput::Tools { tools } => {
+                let tool = |t: &Tool| {
+                    json!({"type": "function", "name": t.name, "description": t.description,
+                           "parameters": t.parameters})
+                };
+                body["tools"] = tools.iter().map(tool).collect();
+                body["tool_choice"] = json!("required");
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Streamed for OpenAiResponses {
@@ -89,6 +127,19 @@ impl Streamed for OpenAiResponses {
         let mut parsed = Parsed::default();
         match ev.kind.as_ref() {
             "response.output_text.delta" => parsed.content = ev.delta.unwrap_or_default(),
+            "response.output_item.added" => {
+                let call = ev
+                    .item
+                    .filter(|i| i.kind.as_deref() == Some("function_call"));
+                if let Some(i) = call {
+                    parsed.tool_index = ev.output_index;
+                    parsed.tool_name = Some(i.name.unwrap_or_default());
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                parsed.tool_index = ev.output_index;
+                parsed.tool_args = ev.delta.unwrap_or_default();
+            }
             "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
                 parsed.reasoning = ev.delta.unwrap_or_default();
             }
@@ -98,6 +149,7 @@ impl Streamed for OpenAiResponses {
                     prompt_tokens: u.input_tokens,
                     completion_tokens: u.output_tokens,
                     cached_tokens: cached_in(u.input_tokens_details.as_ref()),
+                    reasoning_tokens: reasoning_in(u.output_tokens_details.as_ref()),
                 });
             }
             "response.failed" | "error" => return Err(stream_error(&ev.kind, data)),
@@ -110,6 +162,43 @@ impl Streamed for OpenAiResponses {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 25 §5: a `function_call` item names the function, its arguments' deltas are
+    /// output; JSON goes out as `text.format`, tools as Responses function tools.
+    #[test]
+    fn issue_25_function_call_items_are_tool_calls() {
+        let r = OpenAiResponses;
+        let added = r.parse(None, r#"{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"function_call","id":"fc","call_id":"c","name":"search_flights","arguments":""}}"#).unwrap();
+        assert_eq!(added.tool_name.as_deref(), Some("search_flights"));
+        assert!(!added.has_output());
+        let piece = r.parse(None, r#"{"type":"response.function_call_arguments.delta","sequence_number":2,"item_id":"fc","output_index":0,"delta":"{}"}"#).unwrap();
+        assert_eq!(piece.tool_args, "{}");
+        assert!(piece.has_output() && piece.content.is_empty());
+        let message = r.parse(None, r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message"}}"#).unwrap();
+        assert!(message.tool_name.is_none());
+        let spec = BodySpec {
+            model: "m",
+            prompt: "p",
+            batch: &[],
+            messages: None,
+            parts: &[],
+            max_tokens: 5,
+            ignore_eos: false,
+        };
+        let mut body = r.body(&spec).unwrap();
+        r.structured(&mut body, &StructuredOutput::builtin_json())
+            .unwrap();
+        assert_eq!(body["text"]["format"]["type"], "json_schema");
+        r.structured(&mut body, &StructuredOutput::builtin_tools())
+            .unwrap();
+        assert_eq!(
+            (
+                body["tools"][1]["name"].as_str(),
+                body["tool_choice"].as_str()
+            ),
+            (Some("search_flights"), Some("required"))
+        );
+    }
 
     #[test]
     fn responses_events() {

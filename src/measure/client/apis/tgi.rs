@@ -75,6 +75,7 @@ impl Streamed for Tgi {
                 prompt_tokens: None,
                 completion_tokens: Some(n),
                 cached_tokens: None,
+                reasoning_tokens: None,
             });
         }
         Ok(parsed)

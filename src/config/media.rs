@@ -1,0 +1,304 @@
+//! The settings of `--dataset-name random-mm`, vLLM's synthetic multimodal dataset: how many
+//! media items a request carries and at which sizes ([`MmSpec`]), read from vLLM's flag values
+//! (`--random-mm-bucket-config`'s Python-style dict, `--random-mm-limit-mm-per-prompt`'s
+//! JSON) and checked before a single image is made, each refusal naming its flag. Pure
+//! values, no I/O: `workload::media` draws and encodes the images.
+
+use serde::{Deserialize, Serialize};
+
+use super::error::ConfigError;
+
+/// `--random-mm-base-items-per-request` when not given (vLLM's default).
+pub const DEFAULT_MM_BASE_ITEMS: u64 = 1;
+/// `--random-mm-limit-mm-per-prompt` when not given (vLLM's default): 255 images, 1 video.
+pub const DEFAULT_MM_LIMIT: MmLimit = MmLimit {
+    image: 255,
+    video: 1,
+};
+/// The widest or tallest image made, pixels.
+pub const MAX_MM_SIDE: u64 = 8192;
+/// The most pixels of one image made: 4096² (48 MiB of RGB before encoding).
+pub const MAX_MM_PIXELS: u64 = 1 << 24;
+/// The most media items one request carries.
+pub const MAX_MM_ITEMS: u64 = 255;
+/// The largest image file a jsonl line may name (`image_files`).
+pub const MAX_IMAGE_FILE_BYTES: u64 = 64 << 20;
+/// The most bytes of encoded images a run holds (every request is built before the load
+/// starts, so all of them are in memory at once).
+pub const MAX_MM_BYTES: u64 = 2 << 30;
+
+/// One entry of `--random-mm-bucket-config`: an item of `height` × `width` pixels and
+/// `num_frames` frames (1: an image), drawn with `probability` (normalized over the entries).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MmBucket {
+    pub height: u64,
+    pub width: u64,
+    pub num_frames: u64,
+    pub probability: f64,
+}
+
+/// `--random-mm-limit-mm-per-prompt`: the most items of each modality in one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MmLimit {
+    pub image: u64,
+    pub video: u64,
+}
+
+/// The media of a `random-mm` request, under vLLM's flag names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MmSpec {
+    /// `--random-mm-base-items-per-request`: n, the items per request before the range.
+    #[serde(rename = "random_mm_base_items_per_request")]
+    pub base_items: u64,
+    /// `--random-mm-num-mm-items-range-ratio`: r; the item count is uniform in
+    /// [floor(n(1−r)), ceil(n(1+r))], capped at the limits' sum.
+    #[serde(rename = "random_mm_num_mm_items_range_ratio")]
+    pub items_range_ratio: f64,
+    #[serde(rename = "random_mm_limit_mm_per_prompt")]
+    pub limit: MmLimit,
+    #[serde(rename = "random_mm_bucket_config")]
+    pub buckets: Vec<MmBucket>,
+}
+
+impl Default for MmSpec {
+    /// vLLM's defaults: one image per request, 256×256 or 720×1280 (height × width) alike.
+    fn default() -> Self {
+        let image = |height, width| MmBucket {
+            height,
+            width,
+            num_frames: 1,
+            probability: 0.5,
+        };
+        MmSpec {
+            base_items: DEFAULT_MM_BASE_ITEMS,
+            items_range_ratio: 0.0,
+            limit: DEFAULT_MM_LIMIT,
+            buckets: vec![image(256, 256), image(720, 1280)],
+        }
+    }
+}
+
+impl MmSpec {
+    /// The inclusive range the item count of a request is drawn from: [floor(n(1−r)),
+    /// ceil(n(1+r))], its top capped at the limits' sum and at the images the buckets allow
+    /// (only images are made: a modality at its cap has its buckets left out).
+    pub fn items_range(&self) -> (u64, u64) {
+        let n = self.base_items as f64;
+        let r = self.items_range_ratio;
+        let lo = (n * (1.0 - r)).floor().max(0.0) as u64;
+        let hi = (n * (1.0 + r)).ceil() as u64;
+        let cap = self.limit.image.saturating_add(self.limit.video);
+        (lo, hi.min(cap).min(MAX_MM_ITEMS))
+    }
+
+    /// The buckets drawn from: those with a positive probability.
+    pub fn drawn(&self) -> impl Iterator<Item = &MmBucket> {
+        self.buckets.iter().filter(|b| b.probability > 0.0)
+    }
+
+    /// Checks every setting before anything is made; the error names the flag.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let bad = |option: &str, why: String| {
+            Err(ConfigError::Invalid {
+                option: option.into(),
+                why,
+            })
+        };
+        if self.base_items > MAX_MM_ITEMS {
+            let why = format!("must be at most {MAX_MM_ITEMS} items");
+            return bad("--random-mm-base-items-per-request", why);
+        }
+        if !(0.0..=1.0).contains(&self.items_range_ratio) {
+            let why = "must be in [0, 1]".into();
+            return bad("--random-mm-num-mm-items-range-ratio", why);
+        }
+        let (lo, _) = self.items_range();
+        let cap = self.limit.image.saturating_add(self.limit.video);
+        if lo > cap {
+            let why = format!("allows {cap} items per request, fewer than the {lo} the base count and range ratio ask for");
+            return bad("--random-mm-limit-mm-per-prompt", why);
+        }
+        let flag = "--random-mm-bucket-config";
+        for b in &self.buckets {
+            if !b.probability.is_finite() || b.probability < 0.0 {
+                let why = format!("the probability {} is not a number ≥ 0", b.probability);
+                return bad(flag, why);
+            }
+        }
+        if self.drawn().next().is_none() {
+            return bad(flag, "no bucket has a probability above 0".into());
+        }
+        for b in self.drawn() {
+            let key = format!("({}, {}, {})", b.height, b.width, b.num_frames);
+            if b.num_frames != 1 || b.height == 0 {
+                let why = format!("{key} is a video or audio bucket; only images (num_frames 1) are made (give it probability 0)");
+                return bad(flag, why);
+            }
+            if b.width == 0 || b.height > MAX_MM_SIDE || b.width > MAX_MM_SIDE {
+                let why = format!("{key}: height and width must be in 1..={MAX_MM_SIDE} pixels");
+                return bad(flag, why);
+            }
+            if b.height * b.width > MAX_MM_PIXELS {
+                let why = format!("{key}: at most {MAX_MM_PIXELS} pixels an image");
+                return bad(flag, why);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads `--random-mm-bucket-config`: vLLM's Python-style dict of `(height, width,
+/// num_frames): probability` entries, `{(256, 256, 1): 0.5, (720, 1280, 1): 0.5}`, its keys
+/// also taken quoted (`{"(256, 256, 1)": 0.5}`, valid JSON). The error quotes what is wrong.
+pub fn parse_buckets(text: &str) -> Result<Vec<MmBucket>, String> {
+    let t = text.trim();
+    let inner = (t.strip_prefix('{').and_then(|t| t.strip_suffix('}')))
+        .ok_or("expected a dict such as {(256, 256, 1): 0.5, (720, 1280, 1): 0.5}")?;
+    let mut out = Vec::new();
+    let mut rest = inner.trim();
+    while !rest.is_empty() {
+        let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'');
+        if let Some(q) = quote {
+            rest = &rest[q.len_utf8()..];
+        }
+        let open = rest
+            .strip_prefix('(')
+            .ok_or_else(|| format!("expected '(' at {rest:?}"))?;
+        let close = open
+            .find(')')
+            .ok_or_else(|| format!("no ')' after {open:?}"))?;
+        let dims: Vec<&str> = open[..close].split(',').map(str::trim).collect();
+        let num = |s: &str| {
+            s.parse::<u64>()
+                .map_err(|_| format!("{s:?} in ({}) is not a whole number", &open[..close]))
+        };
+        let &[h, w, f] = &dims[..] else {
+            return Err(format!(
+                "({}) is not (height, width, num_frames)",
+                &open[..close]
+            ));
+        };
+        rest = open[close + 1..].trim_start();
+        if let Some(q) = quote {
+            rest = rest
+                .strip_prefix(q)
+                .ok_or_else(|| format!("unclosed quote before {rest:?}"))?;
+        }
+        rest = (rest.trim_start().strip_prefix(':'))
+            .ok_or_else(|| format!("expected ':' at {rest:?}"))?;
+        let end = rest.find(',').unwrap_or(rest.len());
+        let p = rest[..end].trim();
+        let probability =
+            (p.parse::<f64>()).map_err(|_| format!("the probability {p:?} is not a number"))?;
+        out.push(MmBucket {
+            height: num(h)?,
+            width: num(w)?,
+            num_frames: num(f)?,
+            probability,
+        });
+        rest = rest[end..].strip_prefix(',').unwrap_or("").trim_start();
+    }
+    if out.is_empty() {
+        return Err("no bucket given".into());
+    }
+    Ok(out)
+}
+
+/// Reads `--random-mm-limit-mm-per-prompt`: a JSON object of item counts by modality,
+/// `{"image": 3, "video": 0}` (a modality left out takes vLLM's default).
+pub fn parse_limit(text: &str) -> Result<MmLimit, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("not a JSON object ({e})"))?;
+    let map = v.as_object().ok_or("not a JSON object")?;
+    let mut limit = DEFAULT_MM_LIMIT;
+    for (k, v) in map {
+        let n = (v.as_u64()).ok_or_else(|| format!("{k}: {v} is not a whole number ≥ 0"))?;
+        match k.as_str() {
+            "image" => limit.image = n,
+            "video" => limit.video = n,
+            other => return Err(format!("unknown modality {other:?} (image, video)")),
+        }
+    }
+    Ok(limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 25 §3: vLLM's bucket dict is read in both spellings, and a malformed one is one
+    /// line quoting what is wrong.
+    #[test]
+    fn issue_25_bucket_config_reads_vllms_dict_and_names_what_is_wrong() {
+        let b = parse_buckets("{(256, 256, 1): 0.25, (720, 1280, 1): 0.75}").unwrap();
+        assert_eq!((b[0].height, b[0].width, b[0].num_frames), (256, 256, 1));
+        assert_eq!(
+            (b[1].height, b[1].width, b[1].probability),
+            (720, 1280, 0.75)
+        );
+        let j = parse_buckets(r#"{"(32, 32, 1)":0.5,"(0, 1, 1)":0.1,"(32, 64, 2)":0.4}"#).unwrap();
+        assert_eq!(j.len(), 3);
+        assert_eq!((j[2].width, j[2].num_frames), (64, 2));
+        for bad in [
+            "(1,1,1): 1",
+            "{(1, 1): 1}",
+            "{(a, 1, 1): 1}",
+            "{(1, 1, 1) 1}",
+            "{}",
+        ] {
+            let e = parse_buckets(bad).unwrap_err();
+            assert!(!e.contains('\n'), "{e}");
+        }
+        assert_eq!(
+            parse_limit(r#"{"image": 3, "video": 0}"#).unwrap(),
+            MmLimit { image: 3, video: 0 }
+        );
+        assert!(parse_limit(r#"{"audio": 1}"#)
+            .unwrap_err()
+            .contains("audio"));
+        assert!(parse_limit(r#"{"image": -1}"#).is_err());
+    }
+
+    #[test]
+    fn issue_25_checks_name_the_flag() {
+        assert!(MmSpec::default().check().is_ok());
+        let video = MmSpec {
+            buckets: vec![MmBucket {
+                height: 64,
+                width: 64,
+                num_frames: 16,
+                probability: 1.0,
+            }],
+            ..MmSpec::default()
+        };
+        let e = video.check().unwrap_err().to_string();
+        assert!(
+            e.contains("--random-mm-bucket-config") && e.contains("video"),
+            "{e}"
+        );
+        let huge = MmSpec {
+            buckets: vec![MmBucket {
+                height: 8192,
+                width: 8192,
+                num_frames: 1,
+                probability: 1.0,
+            }],
+            ..MmSpec::default()
+        };
+        assert!(huge.check().is_err());
+        let capped = MmSpec {
+            base_items: 4,
+            limit: MmLimit { image: 2, video: 1 },
+            ..MmSpec::default()
+        };
+        let e = capped.check().unwrap_err().to_string();
+        assert!(e.contains("--random-mm-limit-mm-per-prompt"), "{e}");
+        let ranged = MmSpec {
+            base_items: 2,
+            items_range_ratio: 1.0,
+            limit: MmLimit { image: 3, video: 0 },
+            ..MmSpec::default()
+        };
+        assert_eq!(ranged.items_range(), (0, 3));
+    }
+}

@@ -1,0 +1,74 @@
+//! Tests of `config`: the run configuration's parsing and its rules.
+
+use super::*;
+
+#[test]
+fn rates_parse() {
+    assert_eq!("inf".parse::<RequestRate>().unwrap(), RequestRate::Infinite);
+    assert_eq!(
+        "2.5".parse::<RequestRate>().unwrap(),
+        RequestRate::PerSecond(2.5)
+    );
+    assert!("0".parse::<RequestRate>().is_err());
+    assert!("-1".parse::<RequestRate>().is_err());
+    assert!("x".parse::<RequestRate>().is_err());
+}
+
+#[test]
+fn slos_parse_and_reject_bad_values() {
+    let s: Slo = "ttft:500".parse().unwrap();
+    assert_eq!(s.metric, SloMetric::Ttft);
+    assert_eq!(s.max_ms, 500.0);
+    let ttfa: Slo = "ttfa:2000".parse().unwrap();
+    assert_eq!((ttfa.metric, ttfa.max_ms), (SloMetric::Ttfa, 2000.0));
+    assert!("ttfa:0".parse::<Slo>().is_err());
+    assert!("ttft".parse::<Slo>().is_err());
+    assert!("itl:5".parse::<Slo>().is_err());
+    assert!("tpot:-5".parse::<Slo>().is_err());
+}
+
+#[test]
+fn url_joins_base_and_endpoint() {
+    let c = RunConfig {
+        base_url: "http://h:1/".into(),
+        endpoint: "/v1/completions".into(),
+        ..RunConfig::default()
+    };
+    assert_eq!(c.url(), "http://h:1/v1/completions");
+}
+
+#[test]
+fn validate_names_the_bad_option() {
+    let c = RunConfig {
+        metric_percentiles: vec![50.0, 101.0],
+        ..RunConfig::default()
+    };
+    assert!(c
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("--metric-percentiles"));
+    let c = RunConfig {
+        base_url: "localhost:8000".into(),
+        ..RunConfig::default()
+    };
+    assert!(c.validate().unwrap_err().to_string().contains("--base-url"));
+}
+
+/// Issue 23: `--duration` at `inf` with no concurrency cap sent about 228,000 requests in
+/// 2 s (218,000 of them connect failures) and called the run complete.
+#[test]
+fn issue_23_an_uncapped_closed_loop_window_is_refused() {
+    let mut c = RunConfig::default();
+    c.load.shape.duration_s = Some(2.0);
+    let err = c.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("--duration") && err.contains("--max-concurrency"),
+        "{err}"
+    );
+    c.load.max_concurrency = Some(8);
+    assert!(c.validate().is_ok());
+    c.load.max_concurrency = None;
+    c.load.request_rate = RequestRate::PerSecond(5.0);
+    assert!(c.validate().is_ok());
+}

@@ -1,0 +1,527 @@
+//! Structured output and tool calls (issue 25 §5): what a run asks the server to answer in,
+//! [`StructuredOutput`] (a JSON schema sent as `response_format`, or function tools sent as
+//! `tools`), the built-in schema and tools, the reading of a user's schema or tools file
+//! ([`StructuredOutput::json_from_text`], [`StructuredOutput::tools_from_text`]: text in, a
+//! one-line error naming the flag, the file and its line out), and the check of an answer
+//! against a schema ([`check`]).
+//!
+//! The check is a documented subset of JSON Schema written here (README, "Dependencies": the
+//! `jsonschema` crate pulls a regex engine, an HTTP client for remote references and more
+//! than the rest of a 2-core CI build can afford): `type`, `properties`, `required`,
+//! `additionalProperties`, `enum`, `const`, `items`, `minItems`/`maxItems`,
+//! `minLength`/`maxLength` and `minimum`/`maximum`; the annotations `title`, `description`,
+//! `default`, `examples` and `$schema` are read past. A schema using any other keyword is
+//! refused when it is read, so no answer is ever called valid against a rule that was not
+//! checked. Pure values, no I/O.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::backend::BackendKind;
+use super::error::ConfigError;
+
+/// The most bytes of one request's answer (its text, or its tool call's arguments) kept for
+/// the check; a longer answer is `too_long`, not checked (docs/reliability.md, limits).
+pub const MAX_CHECKED_BYTES: usize = 1 << 20;
+
+/// The most bytes of a schema or tools file read.
+pub const MAX_SCHEMA_FILE_BYTES: u64 = 1 << 20;
+
+/// The deepest nesting of a schema checked (a deeper one is refused when read).
+const MAX_SCHEMA_DEPTH: usize = 32;
+
+/// What a run asks every request's answer to be.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StructuredOutput {
+    /// A JSON document valid against `schema`, asked with
+    /// `response_format: {"type": "json_schema", ...}` (vLLM's `--dataset json`).
+    Json { schema: Value },
+    /// A call of one of `tools`, asked with `tools` and `tool_choice: "required"`; its
+    /// arguments are checked against the called function's `parameters`.
+    Tools { tools: Vec<Tool> },
+}
+
+/// A function the model may call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// The JSON schema of its arguments.
+    pub parameters: Value,
+}
+
+impl Tool {
+    /// The tool as OpenAI's `tools` list writes it.
+    pub fn openai(&self) -> Value {
+        json!({"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": self.parameters
+        }})
+    }
+}
+
+/// The built-in schema: a small weather report with a string, a number, an enum and a list.
+fn builtin_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "minLength": 1},
+            "temperature_c": {"type": "number", "minimum": -90, "maximum": 60},
+            "conditions": {"type": "string", "enum": ["sunny", "cloudy", "rain", "snow"]},
+            "alerts": {"type": "array", "items": {"type": "string"}, "maxItems": 8}
+        },
+        "required": ["city", "temperature_c", "conditions"],
+        "additionalProperties": false
+    })
+}
+
+/// The built-in tools: three functions of different shapes.
+fn builtin_tools() -> Vec<Tool> {
+    let tool = |name: &str, description: &str, parameters: Value| Tool {
+        name: name.into(),
+        description: description.into(),
+        parameters,
+    };
+    vec![
+        tool(
+            "get_weather",
+            "The current weather in a city.",
+            json!({"type": "object", "properties": {
+                "city": {"type": "string", "minLength": 1},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}
+            }, "required": ["city", "unit"], "additionalProperties": false}),
+        ),
+        tool(
+            "search_flights",
+            "Flights between two airports on a day.",
+            json!({"type": "object", "properties": {
+                "origin": {"type": "string", "minLength": 3, "maxLength": 3},
+                "destination": {"type": "string", "minLength": 3, "maxLength": 3},
+                "date": {"type": "string"},
+                "passengers": {"type": "integer", "minimum": 1, "maximum": 9}
+            }, "required": ["origin", "destination", "date", "passengers"]}),
+        ),
+        tool(
+            "convert_currency",
+            "An amount of money in another currency.",
+            json!({"type": "object", "properties": {
+                "amount": {"type": "number", "minimum": 0},
+                "from": {"type": "string"},
+                "to": {"type": "string"}
+            }, "required": ["amount", "from", "to"]}),
+        ),
+    ]
+}
+
+impl StructuredOutput {
+    /// `--structured-output json` without `--json-schema-path`.
+    pub fn builtin_json() -> Self {
+        StructuredOutput::Json {
+            schema: builtin_schema(),
+        }
+    }
+
+    /// `--structured-output tools` without `--tools-path`.
+    pub fn builtin_tools() -> Self {
+        StructuredOutput::Tools {
+            tools: builtin_tools(),
+        }
+    }
+
+    /// The schema in `text` (the file `file`, given to `flag`).
+    pub fn json_from_text(text: &str, file: &str, flag: &str) -> Result<Self, ConfigError> {
+        let schema = parse(text, file, flag)?;
+        let out = StructuredOutput::Json { schema };
+        out.validate(flag)?;
+        Ok(out)
+    }
+
+    /// The tools in `text`: a list of OpenAI tools (`{"type": "function", "function":
+    /// {...}}`) or of bare functions (`{"name", "description", "parameters"}`).
+    pub fn tools_from_text(text: &str, file: &str, flag: &str) -> Result<Self, ConfigError> {
+        let value = parse(text, file, flag)?;
+        let bad = |why: String| ConfigError::invalid(flag, format!("{file}: {why}"));
+        let Value::Array(items) = value else {
+            return Err(bad("expected a JSON list of tools".into()));
+        };
+        let mut tools = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            let f = match item.get("function") {
+                Some(f) => f.clone(),
+                None => item,
+            };
+            let tool: Tool = serde_json::from_value(f).map_err(|e| {
+                bad(format!(
+                    "tool {}: {e} (expected name and parameters)",
+                    i + 1
+                ))
+            })?;
+            tools.push(tool);
+        }
+        let out = StructuredOutput::Tools { tools };
+        out.validate(flag)?;
+        Ok(out)
+    }
+
+    /// The schemas are ones [`check`] checks in full, and tools have distinct names.
+    pub fn validate(&self, flag: &str) -> Result<(), ConfigError> {
+        let bad = |why: String| Err(ConfigError::invalid(flag, why));
+        match self {
+            StructuredOutput::Json { schema } => {
+                supported(schema, "schema", 0).map_err(|why| ConfigError::invalid(flag, why))
+            }
+            StructuredOutput::Tools { tools } => {
+                if tools.is_empty() {
+                    return bad("no tool given".into());
+                }
+                for (i, t) in tools.iter().enumerate() {
+                    if t.name.is_empty() || tools[..i].iter().any(|o| o.name == t.name) {
+                        return bad(format!("tool {}: its name is empty or repeated", i + 1));
+                    }
+                    supported(&t.parameters, &format!("tool '{}' parameters", t.name), 0)
+                        .map_err(|why| ConfigError::invalid(flag, why))?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The APIs that can ask for it: JSON on openai-chat and openai-responses, tools on
+    /// those and anthropic-messages.
+    pub fn check_backend(&self, backend: BackendKind) -> Result<(), ConfigError> {
+        use BackendKind::{AnthropicMessages, OpenaiChat, OpenaiResponses};
+        let (ok, apis) = match self {
+            StructuredOutput::Json { .. } => (
+                matches!(backend, OpenaiChat | OpenaiResponses),
+                "openai-chat or openai-responses",
+            ),
+            StructuredOutput::Tools { .. } => (
+                matches!(backend, OpenaiChat | OpenaiResponses | AnthropicMessages),
+                "openai-chat, openai-responses or anthropic-messages",
+            ),
+        };
+        if ok {
+            return Ok(());
+        }
+        let why = format!(
+            "{} is asked of {apis}, not --backend {}",
+            self.kind(),
+            backend.as_str()
+        );
+        Err(ConfigError::invalid("--structured-output", why))
+    }
+
+    /// The schema an answer is checked against: a JSON answer's, or the called tool's
+    /// parameters (`None`: no such tool).
+    pub fn schema_for(&self, tool: Option<&str>) -> Option<&Value> {
+        match (self, tool) {
+            (StructuredOutput::Json { schema }, _) => Some(schema),
+            (StructuredOutput::Tools { tools }, Some(name)) => {
+                tools.iter().find(|t| t.name == name).map(|t| &t.parameters)
+            }
+            (StructuredOutput::Tools { .. }, None) => None,
+        }
+    }
+
+    /// `json` or `tools`, as `--structured-output` takes it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StructuredOutput::Json { .. } => "json",
+            StructuredOutput::Tools { .. } => "tools",
+        }
+    }
+}
+
+/// `text` as JSON, or the error naming the flag, the file and the line.
+fn parse(text: &str, file: &str, flag: &str) -> Result<Value, ConfigError> {
+    serde_json::from_str(text).map_err(|e| {
+        let why = format!(
+            "{file} line {} column {}: not JSON ({})",
+            e.line(),
+            e.column(),
+            e.to_string().split(" at line").next().unwrap_or_default()
+        );
+        ConfigError::invalid(flag, why)
+    })
+}
+
+/// The keywords [`check`] checks, and the annotations it reads past.
+const CHECKED: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "enum",
+    "const",
+    "items",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+];
+const ANNOTATIONS: &[&str] = &["title", "description", "default", "examples", "$schema"];
+const TYPES: &[&str] = &[
+    "object", "array", "string", "number", "integer", "boolean", "null",
+];
+
+/// `schema` (at `at`) uses only keywords [`check`] checks, each of the right shape.
+fn supported(schema: &Value, at: &str, depth: usize) -> Result<(), String> {
+    if depth > MAX_SCHEMA_DEPTH {
+        return Err(format!(
+            "{at}: nested deeper than {MAX_SCHEMA_DEPTH} levels"
+        ));
+    }
+    let Value::Object(map) = schema else {
+        return Err(format!("{at}: a schema must be a JSON object"));
+    };
+    for (k, v) in map {
+        let shape_ok = match k.as_str() {
+            k if ANNOTATIONS.contains(&k) => true,
+            "type" => match v {
+                Value::String(t) => TYPES.contains(&t.as_str()),
+                Value::Array(ts) => ts
+                    .iter()
+                    .all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))),
+                _ => false,
+            },
+            "properties" => match v {
+                Value::Object(props) => {
+                    for (name, s) in props {
+                        supported(s, &format!("{at}.properties.{name}"), depth + 1)?;
+                    }
+                    true
+                }
+                _ => false,
+            },
+            "items" => {
+                supported(v, &format!("{at}.items"), depth + 1)?;
+                true
+            }
+            "additionalProperties" => match v {
+                Value::Bool(_) => true,
+                _ => {
+                    supported(v, &format!("{at}.additionalProperties"), depth + 1)?;
+                    true
+                }
+            },
+            "required" => v.as_array().is_some_and(|r| r.iter().all(Value::is_string)),
+            "enum" => v.is_array(),
+            "const" => true,
+            "minItems" | "maxItems" | "minLength" | "maxLength" => v.is_u64(),
+            "minimum" | "maximum" => v.is_number(),
+            other => {
+                return Err(format!(
+                    "{at}: keyword '{other}' is not one servebench checks (it checks {})",
+                    CHECKED.join(", ")
+                ))
+            }
+        };
+        if !shape_ok {
+            return Err(format!("{at}: '{k}' has a value of the wrong shape: {v}"));
+        }
+    }
+    Ok(())
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn is_type(v: &Value, t: &str) -> bool {
+    let own = type_name(v);
+    own == t
+        || (t == "number" && own == "integer")
+        || (t == "integer" && v.as_f64().is_some_and(|f| f.fract() == 0.0))
+}
+
+/// Whether `v` is valid against `schema` (one [`supported`] by the subset); the error names
+/// the first place where it is not (`$.alerts[2]: expected string, got number`).
+pub fn check(schema: &Value, v: &Value) -> Result<(), String> {
+    at(schema, v, "$")
+}
+
+fn at(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
+    let Some(map) = schema.as_object() else {
+        return Ok(());
+    };
+    let fail = |why: String| Err(format!("{path}: {why}"));
+    match map.get("type") {
+        Some(Value::String(t)) if !is_type(v, t) => {
+            return fail(format!("expected {t}, got {}", type_name(v)))
+        }
+        Some(Value::Array(ts)) if !ts.iter().any(|t| t.as_str().is_some_and(|t| is_type(v, t))) => {
+            return fail(format!(
+                "expected one of {}, got {}",
+                Value::Array(ts.clone()),
+                type_name(v)
+            ))
+        }
+        _ => {}
+    }
+    if let Some(Value::Array(options)) = map.get("enum") {
+        if !options.contains(v) {
+            return fail(format!(
+                "{v} is not one of {}",
+                Value::Array(options.clone())
+            ));
+        }
+    }
+    if let Some(c) = map.get("const") {
+        if c != v {
+            return fail(format!("expected {c}, got {v}"));
+        }
+    }
+    let n = |k: &str| map.get(k).and_then(Value::as_u64);
+    let x = |k: &str| map.get(k).and_then(Value::as_f64);
+    match v {
+        Value::Object(obj) => object(map, obj, path)?,
+        Value::Array(items) => {
+            let len = items.len() as u64;
+            if n("minItems").is_some_and(|m| len < m) || n("maxItems").is_some_and(|m| len > m) {
+                return fail(format!("{len} items, outside the schema's bounds"));
+            }
+            if let Some(item) = map.get("items") {
+                for (i, it) in items.iter().enumerate() {
+                    at(item, it, &format!("{path}[{i}]"))?;
+                }
+            }
+        }
+        Value::String(s) => {
+            let len = s.chars().count() as u64;
+            if n("minLength").is_some_and(|m| len < m) || n("maxLength").is_some_and(|m| len > m) {
+                return fail(format!(
+                    "a string of {len} characters, outside the schema's bounds"
+                ));
+            }
+        }
+        Value::Number(num) => {
+            let f = num.as_f64().unwrap_or(0.0);
+            if x("minimum").is_some_and(|m| f < m) || x("maximum").is_some_and(|m| f > m) {
+                return fail(format!("{num} is outside the schema's bounds"));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn object(map: &Map<String, Value>, obj: &Map<String, Value>, path: &str) -> Result<(), String> {
+    if let Some(Value::Array(required)) = map.get("required") {
+        if let Some(missing) =
+            (required.iter().filter_map(Value::as_str)).find(|k| !obj.contains_key(*k))
+        {
+            return Err(format!("{path}: required property '{missing}' is missing"));
+        }
+    }
+    let props = map.get("properties").and_then(Value::as_object);
+    for (k, val) in obj {
+        let p = format!("{path}.{k}");
+        match (
+            props.and_then(|ps| ps.get(k)),
+            map.get("additionalProperties"),
+        ) {
+            (Some(s), _) => at(s, val, &p)?,
+            (None, Some(Value::Bool(false))) => {
+                return Err(format!("{path}: property '{k}' is not allowed"))
+            }
+            (None, Some(s)) if s.is_object() => at(s, val, &p)?,
+            (None, _) => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 25 §5: the subset checker says valid for what fits and names the first place
+    /// that does not.
+    #[test]
+    fn issue_25_the_schema_check_names_the_first_misfit() {
+        let s = builtin_schema();
+        let ok = json!({"city": "Oslo", "temperature_c": 4.5, "conditions": "rain", "alerts": []});
+        assert_eq!(check(&s, &ok), Ok(()));
+        let cases = [
+            (
+                json!({"city": "Oslo", "temperature_c": 4}),
+                "'conditions' is missing",
+            ),
+            (
+                json!({"city": "Oslo", "temperature_c": "4", "conditions": "rain"}),
+                "$.temperature_c: expected number",
+            ),
+            (
+                json!({"city": "Oslo", "temperature_c": 4, "conditions": "fog"}),
+                "$.conditions",
+            ),
+            (
+                json!({"city": "", "temperature_c": 4, "conditions": "rain"}),
+                "$.city",
+            ),
+            (
+                json!({"city": "O", "temperature_c": 99, "conditions": "rain"}),
+                "outside",
+            ),
+            (
+                json!({"city": "O", "temperature_c": 9, "conditions": "rain", "x": 1}),
+                "'x' is not allowed",
+            ),
+            (
+                json!({"city": "O", "temperature_c": 9, "conditions": "rain", "alerts": [1]}),
+                "$.alerts[0]",
+            ),
+            (json!([ok.clone()]), "expected object, got array"),
+        ];
+        for (v, why) in cases {
+            let err = check(&s, &v).unwrap_err();
+            assert!(err.contains(why), "{v}: {err}");
+        }
+        let int = json!({"type": "integer"});
+        assert!(check(&int, &json!(3)).is_ok() && check(&int, &json!(3.5)).is_err());
+    }
+
+    /// Issue 25 §5: a schema file that is not JSON is one line naming the flag, the file and
+    /// the line; a keyword the checker does not check is refused by name.
+    #[test]
+    fn issue_25_a_bad_schema_file_is_named_with_its_line() {
+        let err = StructuredOutput::json_from_text(
+            "{\n  \"type\": \"object\",\n  oops\n}",
+            "s.json",
+            "--json-schema-path",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("--json-schema-path") && err.contains("s.json line 3"),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "{err}");
+        let err = StructuredOutput::json_from_text(
+            r#"{"type":"string","pattern":"^a"}"#,
+            "s.json",
+            "--json-schema-path",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("'pattern'"), "{err}");
+        let tools =
+            r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]"#;
+        let t = StructuredOutput::tools_from_text(tools, "t.json", "--tools-path").unwrap();
+        assert_eq!(t.schema_for(Some("f")), Some(&json!({"type": "object"})));
+        assert!(StructuredOutput::tools_from_text("[]", "t.json", "--tools-path").is_err());
+        assert!(StructuredOutput::builtin_json().validate("x").is_ok());
+        assert!(StructuredOutput::builtin_tools().validate("x").is_ok());
+    }
+}

@@ -1,0 +1,193 @@
+//! A request's reasoning phase while its stream is read (issue 25 §6): which leading output
+//! chunks carried reasoning text, that text counted with the model's tokenizer (in pieces, as
+//! the whole answer is), and the server's own reasoning count; at the end, the record's
+//! reasoning figures from one source, as N has one (docs/metrics.md, "Reasoning").
+//!
+//! `stream.rs` calls [`Reasoning::chunk`] only for an output chunk with reasoning text, so a
+//! stream without reasoning costs nothing more per chunk.
+
+use crate::measure::client::usage::Reported;
+use crate::measure::record::{Implausible, RequestRecord, TokenSource};
+use crate::tokenizer::Tokenizer;
+
+/// Reasoning text counted with the tokenizer in pieces of about this many bytes (cut at
+/// whitespace), as `stream.rs` counts the whole answer.
+const COUNT_PIECE: usize = 1 << 20;
+
+/// The reasoning seen so far in one stream.
+pub(super) struct Reasoning<'a> {
+    /// Output chunks up to and including the last one with reasoning text (0: none yet).
+    chunks: u64,
+    /// Reasoning text not yet counted with the tokenizer, and the tokens counted so far.
+    uncounted: Option<String>,
+    counted: u64,
+    tokenizer: Option<&'a Tokenizer>,
+    /// The server's reasoning count as written, judged in [`Reasoning::finish`].
+    pub(super) reported: Option<Reported>,
+}
+
+impl<'a> Reasoning<'a> {
+    pub(super) fn new(tokenizer: Option<&'a Tokenizer>) -> Self {
+        Reasoning {
+            chunks: 0,
+            uncounted: None,
+            counted: 0,
+            tokenizer,
+            reported: None,
+        }
+    }
+
+    /// Output chunk number `chunks` (counted from 1) carried reasoning `text`.
+    pub(super) fn chunk(&mut self, chunks: usize, text: &str) {
+        self.chunks = chunks as u64;
+        let Some(tok) = self.tokenizer else {
+            return;
+        };
+        let buf = self.uncounted.get_or_insert_with(String::new);
+        buf.push_str(text);
+        if buf.len() >= COUNT_PIECE {
+            let cut = buf
+                .rfind(char::is_whitespace)
+                .filter(|&i| i > 0)
+                .unwrap_or(buf.len());
+            self.counted += tok.count(&buf[..cut]) as u64;
+            buf.drain(..cut);
+        }
+    }
+
+    /// Sets the record's reasoning figures once its N is chosen: the server's count when N is
+    /// the server's and the count is plausible (a count, at most N, and at least 1 when
+    /// reasoning text came), else the tokenizer's count of the reasoning text, else the
+    /// reasoning chunks' tokens (their stated counts, or one per chunk); never more than N.
+    /// An implausible server count is flagged (`reasoning_tokens`) and not used.
+    pub(super) fn finish(self, r: &mut RequestRecord) {
+        let n = r.output_tokens.unwrap_or(0);
+        if self.chunks > 0 {
+            r.reasoning_chunks = Some(self.chunks);
+        }
+        let from_server = r.output_tokens_source == Some(TokenSource::ServerUsage);
+        let server = match self.reported {
+            Some(Reported::Count(k)) if from_server && k <= n && (k > 0 || self.chunks == 0) => {
+                Some(k)
+            }
+            Some(_) if from_server => {
+                if !r.implausible_usage.contains(&Implausible::ReasoningTokens) {
+                    r.implausible_usage.push(Implausible::ReasoningTokens);
+                    r.implausible_usage.sort();
+                }
+                None
+            }
+            // A count beside an output count that was not believed is not believed either.
+            _ => None,
+        };
+        let tokenizer = match (self.tokenizer, self.uncounted) {
+            (Some(tok), Some(text)) => Some(self.counted + tok.count(&text) as u64),
+            _ => None,
+        };
+        let chunks = (self.chunks > 0).then(|| {
+            let phase = usize::try_from(self.chunks).unwrap_or(usize::MAX);
+            r.chunk_tokens.as_ref().map_or(self.chunks, |c| {
+                c.iter().take(phase).map(|&x| u64::from(x)).sum()
+            })
+        });
+        let (count, source) = match (server, tokenizer, chunks) {
+            (Some(k), _, _) => (k, TokenSource::ServerUsage),
+            (None, Some(k), _) => (k, TokenSource::Tokenizer),
+            (None, None, Some(k)) => (k, TokenSource::ChunkCount),
+            (None, None, None) => return,
+        };
+        // A server that reports 0 for a stream without reasoning text has none to show.
+        if count == 0 && self.chunks == 0 {
+            return;
+        }
+        r.reasoning_tokens = Some(count.min(n));
+        r.reasoning_tokens_source = Some(source);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A successful record of `n` output tokens from `source`, over `chunks` chunks.
+    fn record(n: u64, source: TokenSource, chunks: usize) -> RequestRecord {
+        RequestRecord {
+            chunk_ns: (0..chunks as u64).collect(),
+            output_tokens: Some(n),
+            output_tokens_source: Some(source),
+            ..RequestRecord::default()
+        }
+    }
+
+    /// Issue 25 §6, each source by hand: the server's count when N is the server's and the
+    /// count fits; else (flagged when it does not fit) the tokenizer on the reasoning text;
+    /// else the reasoning phase's stated chunk counts, or one per chunk; nothing without
+    /// reasoning.
+    #[test]
+    fn issue_25_the_reasoning_count_has_one_source() {
+        let tok = Tokenizer::load("cl100k_base").unwrap();
+        let think = [" think", " about", " it"];
+        let streamed = |tokenizer: Option<&'static Tokenizer>, reported| {
+            let mut x = Reasoning::new(tokenizer);
+            for (i, t) in think.iter().enumerate() {
+                x.chunk(i + 1, t);
+            }
+            x.reported = reported;
+            x
+        };
+        let tok: &'static Tokenizer = Box::leak(Box::new(tok));
+        let mut r = record(10, TokenSource::ServerUsage, 5);
+        streamed(Some(tok), Some(Reported::Count(7))).finish(&mut r);
+        let got = (
+            r.reasoning_tokens,
+            r.reasoning_tokens_source,
+            r.reasoning_chunks,
+        );
+        assert_eq!(got, (Some(7), Some(TokenSource::ServerUsage), Some(3)));
+        assert!(r.implausible_usage.is_empty());
+
+        // Past N, or 0 after reasoning text: flagged, and the tokenizer counts instead.
+        for bad in [Reported::Count(11), Reported::Count(0), Reported::NotACount] {
+            let mut r = record(10, TokenSource::ServerUsage, 5);
+            streamed(Some(tok), Some(bad)).finish(&mut r);
+            assert_eq!(
+                r.implausible_usage,
+                [Implausible::ReasoningTokens],
+                "{bad:?}"
+            );
+            let counted = tok.count(" think about it") as u64;
+            assert_eq!(r.reasoning_tokens, Some(counted));
+            assert_eq!(r.reasoning_tokens_source, Some(TokenSource::Tokenizer));
+        }
+
+        // N from the chunks: the server's count is not believed (nor flagged), the reasoning
+        // chunks' stated counts are summed, never past N.
+        let mut r = record(9, TokenSource::ChunkCount, 5);
+        r.chunk_tokens = Some(vec![2, 3, 4, 1, 1]);
+        streamed(None, Some(Reported::Count(1))).finish(&mut r);
+        assert!(r.implausible_usage.is_empty());
+        assert_eq!(r.reasoning_tokens, Some(9), "2 + 3 + 4, within N");
+        assert_eq!(r.reasoning_tokens_source, Some(TokenSource::ChunkCount));
+        let mut r = record(4, TokenSource::ChunkCount, 5);
+        streamed(None, None).finish(&mut r);
+        assert_eq!(r.reasoning_tokens, Some(3), "one per reasoning chunk");
+
+        // Hidden reasoning (counted, never streamed), and none at all.
+        let mut r = record(10, TokenSource::ServerUsage, 2);
+        streamed_none(Some(Reported::Count(6))).finish(&mut r);
+        assert_eq!((r.reasoning_tokens, r.reasoning_chunks), (Some(6), None));
+        let mut r = record(10, TokenSource::ServerUsage, 2);
+        streamed_none(Some(Reported::Count(0))).finish(&mut r);
+        assert_eq!(
+            (r.reasoning_tokens, r.reasoning_tokens_source),
+            (None, None)
+        );
+        assert!(r.implausible_usage.is_empty());
+    }
+
+    fn streamed_none(reported: Option<Reported>) -> Reasoning<'static> {
+        let mut x = Reasoning::new(None);
+        x.reported = reported;
+        x
+    }
+}

@@ -1,0 +1,54 @@
+//! The report's block of a run that sent images (docs/metrics.md, "Images in chat"): the
+//! images, their media tokens per request and per image, the bytes of a request's body, its
+//! upload time apart from TTFT, and what making the images cost before the load. Every number
+//! comes from the result's summary.
+
+use super::{distribution, line, rule};
+use crate::results::document::BenchResult;
+
+/// The block; nothing for a run without media.
+pub(super) fn block(out: &mut String, result: &BenchResult) {
+    let Some(m) = &result.summary.media else {
+        return;
+    };
+    out.push_str(&rule("Images in chat", '-'));
+    line(out, "Requests with images:", m.requests);
+    line(out, "Images sent:", m.images);
+    if m.audio_clips > 0 {
+        line(out, "Audio clips sent:", m.audio_clips);
+    }
+    let fixed = |v: Option<f64>| v.map_or_else(|| "unknown".into(), |v| format!("{v:.2}"));
+    line(
+        out,
+        "Total media tokens:",
+        m.total_media_tokens
+            .map_or_else(|| "unknown".into(), |n| n.to_string()),
+    );
+    let per_request = m.media_tokens_per_request.as_ref().map(|d| d.mean);
+    line(out, "Media tokens per request (mean):", fixed(per_request));
+    line(
+        out,
+        "Media tokens per image (mean):",
+        fixed(m.media_tokens_per_image),
+    );
+    if m.audio_clips > 0 {
+        let per_clip = m.media_tokens_per_clip;
+        line(out, "Media tokens per audio clip (mean):", fixed(per_clip));
+    }
+    let kb = m.request_bytes.as_ref().map(|d| d.mean / 1024.0);
+    line(out, "Request body (mean KiB):", fixed(kb));
+    let ps = &result.config.metric_percentiles;
+    distribution(out, "upload", "ms", m.upload_ms.as_ref(), ps);
+    if let Some(g) = &m.generation {
+        line(
+            out,
+            "Images made before the load:",
+            format!(
+                "{} ({:.1} MiB) in {:.2} s",
+                g.images,
+                g.bytes as f64 / (1024.0 * 1024.0),
+                g.seconds
+            ),
+        );
+    }
+}

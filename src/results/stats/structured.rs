@@ -1,0 +1,106 @@
+//! Structured output and tool calls (docs/metrics.md, "Structured output and tool calls"):
+//! over the successful requests of a run that asked for a schema's JSON or a tool call, how
+//! many answers were checked, parsed as JSON and were valid against the schema (the share
+//! valid is vLLM's `correct_rate(%)`), by verdict; and for tool calls, the time to the first
+//! tool-call token and the argument tokens per call.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::distribution::{Distribution, NS_PER_MS};
+use super::samples::SampleSet;
+use crate::measure::record::RequestRecord;
+
+/// A run's structured-output figures; absent for a run that asked for none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StructuredFigures {
+    /// Successful requests whose answer was checked.
+    pub checked: u64,
+    /// Those whose answer parsed as JSON.
+    pub json: u64,
+    /// Those whose answer was valid against the schema.
+    pub valid: u64,
+    /// `valid / checked`, in percent: vLLM's `correct_rate(%)`.
+    pub correct_rate: f64,
+    /// `json / checked`, in percent.
+    pub json_rate: f64,
+    /// Checked answers by verdict (`valid`, `schema_mismatch`, `not_json`, `missing`,
+    /// `too_long`).
+    pub by_verdict: BTreeMap<String, u64>,
+    /// Successful requests whose answer carried a tool call.
+    #[serde(default)]
+    pub tool_calls: u64,
+    /// From the send to the first piece of a tool call's arguments, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_tool_call_ms: Option<Distribution>,
+    /// Output tokens per request that answered with a tool call, mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_tool_call_tokens: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct StructuredSums {
+    checked: u64,
+    json: u64,
+    valid: u64,
+    by_verdict: BTreeMap<String, u64>,
+    tool_calls: u64,
+    tool_call_tokens: u128,
+    ttft_tool_call: SampleSet,
+}
+
+impl StructuredSums {
+    /// A successful request with `output_tokens`; `time_scale`: the simulator's clock speed-up.
+    pub(super) fn add(&mut self, r: &RequestRecord, output_tokens: u64, time_scale: f64) {
+        if let Some(c) = &r.output_check {
+            self.checked += 1;
+            self.json += u64::from(c.verdict.is_json());
+            self.valid += u64::from(c.verdict == crate::measure::output_check::Verdict::Valid);
+            *self
+                .by_verdict
+                .entry(c.verdict.as_str().into())
+                .or_insert(0) += 1;
+        }
+        if let Some(t) = r.first_tool_call_ns {
+            self.tool_calls += 1;
+            self.tool_call_tokens += u128::from(output_tokens);
+            let ns = t.saturating_sub(r.sent_ns);
+            self.ttft_tool_call.add(ns as f64 * time_scale / NS_PER_MS);
+        }
+    }
+
+    pub(super) fn merge(&mut self, other: StructuredSums) {
+        self.checked += other.checked;
+        self.json += other.json;
+        self.valid += other.valid;
+        for (k, n) in other.by_verdict {
+            *self.by_verdict.entry(k).or_insert(0) += n;
+        }
+        self.tool_calls += other.tool_calls;
+        self.tool_call_tokens += other.tool_call_tokens;
+        self.ttft_tool_call.merge(other.ttft_tool_call);
+    }
+
+    pub(super) fn finish(self, ps: &[f64]) -> Option<StructuredFigures> {
+        if self.checked == 0 && self.tool_calls == 0 {
+            return None;
+        }
+        let pct = |n: u64| match self.checked {
+            0 => 0.0,
+            c => n as f64 * 100.0 / c as f64,
+        };
+        Some(StructuredFigures {
+            checked: self.checked,
+            json: self.json,
+            valid: self.valid,
+            correct_rate: pct(self.valid),
+            json_rate: pct(self.json),
+            by_verdict: self.by_verdict,
+            tool_calls: self.tool_calls,
+            mean_tool_call_tokens: (self.tool_calls > 0)
+                .then(|| self.tool_call_tokens as f64 / self.tool_calls as f64),
+            ttft_tool_call_ms: self.ttft_tool_call.finish(ps),
+        })
+    }
+}

@@ -1,0 +1,231 @@
+//! random-mm's images (vLLM's synthetic multimodal dataset). For each request: its image
+//! count, uniform in [`MmSpec::items_range`] and at most the image limit; each image's size,
+//! drawn from the buckets by their probabilities (normalized); its pixels, seeded random RGB
+//! noise (every image differs, as vLLM's do, so no server cache answers one from another),
+//! encoded as PNG (8-bit RGB, fast deflate, no filter) and sent as a `data:image/png;base64,`
+//! URL in an `image_url` content part after the request's text. vLLM encodes its images as
+//! JPEG; noise does not compress either way, so the bodies are of the same order.
+//!
+//! Built with the requests, before the load starts (every image is in memory at once, so the
+//! total is bounded by [`MAX_MM_BYTES`] as they are made); reproducible from the seed. No
+//! clock here: the run times the building (`drive::run`).
+
+use base64::Engine;
+use rand::rngs::StdRng;
+use rand::{Rng, RngExt, SeedableRng};
+
+use crate::config::media::{MmBucket, MmSpec, MAX_MM_BYTES};
+use crate::measure::client::{Part, RequestSpec};
+
+/// Why random-mm's images could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum MediaError {
+    #[error("random-mm: cannot encode a {width}x{height} PNG: {why}")]
+    Encode {
+        width: u64,
+        height: u64,
+        why: String,
+    },
+    #[error("random-mm: the images of {requests} requests would hold more than {MAX_MM_BYTES} bytes in memory; ask for fewer requests (--num-prompts), fewer images (--random-mm-base-items-per-request) or smaller ones (--random-mm-bucket-config)")]
+    TooLarge { requests: usize },
+}
+
+/// What the images of a build came to: the count and their encoded bytes (the data URLs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Made {
+    pub images: u64,
+    pub bytes: u64,
+}
+
+/// Gives each request its images (after any parts it has), seeded by `seed`.
+pub fn attach(requests: &mut [RequestSpec], mm: &MmSpec, seed: u64) -> Result<Made, MediaError> {
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x1A6E_5EED_0F4D_4D00);
+    let (lo, hi) = mm.items_range();
+    let buckets: Vec<&MmBucket> = mm.drawn().collect();
+    let total: f64 = buckets.iter().map(|b| b.probability).sum();
+    let mut made = Made::default();
+    let n = requests.len();
+    for r in requests.iter_mut() {
+        let k = rng.random_range(lo..=hi).min(mm.limit.image);
+        for _ in 0..k {
+            let b = draw(&buckets, total, rng.random::<f64>());
+            let url = image_url(b.width, b.height, &mut rng)?;
+            made.images += 1;
+            made.bytes += url.len() as u64;
+            if made.bytes > MAX_MM_BYTES {
+                return Err(MediaError::TooLarge { requests: n });
+            }
+            r.parts.push(Part::Image { url });
+        }
+    }
+    Ok(made)
+}
+
+/// The bucket at `u` (in [0, 1)) of the cumulative normalized probabilities.
+fn draw<'a>(buckets: &[&'a MmBucket], total: f64, u: f64) -> &'a MmBucket {
+    let mut at = u * total;
+    for b in buckets {
+        if at < b.probability {
+            return b;
+        }
+        at -= b.probability;
+    }
+    // Rounding left `at` just past the last bucket.
+    buckets[buckets.len() - 1]
+}
+
+/// A `width` × `height` image of random RGB noise as a PNG data URL.
+fn image_url(width: u64, height: u64, rng: &mut StdRng) -> Result<String, MediaError> {
+    let fail = |why: String| MediaError::Encode { width, height, why };
+    let mut pixels = vec![0u8; (width * height * 3) as usize];
+    rng.fill_bytes(&mut pixels);
+    let png = encode_png(width, height, &pixels).map_err(|e| fail(e.to_string()))?;
+    Ok(png_data_url(&png))
+}
+
+/// 8-bit RGB `pixels` as a PNG file.
+pub fn encode_png(width: u64, height: u64, pixels: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
+    let mut out = Vec::with_capacity(pixels.len() + pixels.len() / 64 + 1024);
+    let (w, h) = (
+        u32::try_from(width).unwrap_or(u32::MAX),
+        u32::try_from(height).unwrap_or(u32::MAX),
+    );
+    let mut enc = png::Encoder::new(&mut out, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_compression(png::Compression::Fast);
+    enc.set_filter(png::FilterType::NoFilter);
+    let mut writer = enc.write_header()?;
+    writer.write_image_data(pixels)?;
+    writer.finish()?;
+    Ok(out)
+}
+
+/// An image file (a jsonl line's `image_files`) as a base64 `data:` URL: read up to `max`
+/// bytes, its type from its first bytes (PNG or JPEG); the error says what is wrong.
+pub fn image_file_url(path: &std::path::Path, max: u64) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    (file.take(max + 1).read_to_end(&mut bytes)).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
+        return Err(format!("larger than {max} bytes"));
+    }
+    let mime = if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        "image/png"
+    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        "image/jpeg"
+    } else {
+        return Err("not a PNG or JPEG file (by its first bytes)".into());
+    };
+    let engine = base64::engine::general_purpose::STANDARD;
+    let mut url = format!("data:{mime};base64,");
+    engine.encode_string(&bytes, &mut url);
+    Ok(url)
+}
+
+/// A WAV file (a jsonl line's `audio`) in base64: read up to `max` bytes, checked by its
+/// `RIFF`/`WAVE` header; the error says what is wrong.
+pub fn wav_file_base64(path: &std::path::Path, max: u64) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    (file.take(max + 1).read_to_end(&mut bytes)).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
+        return Err(format!("larger than {max} bytes"));
+    }
+    if bytes.len() < 12 || &bytes[..4] != b"RIFF" || &bytes[8..12] != b"WAVE" {
+        return Err("not a WAV file (no RIFF/WAVE header)".into());
+    }
+    Ok(base64::engine::general_purpose::STANDARD.encode(&bytes))
+}
+
+/// A PNG file as a `data:image/png;base64,` URL.
+pub fn png_data_url(png: &[u8]) -> String {
+    let engine = base64::engine::general_purpose::STANDARD;
+    let mut url = String::with_capacity(22 + png.len().div_ceil(3) * 4);
+    url.push_str("data:image/png;base64,");
+    engine.encode_string(png, &mut url);
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::media::MmLimit;
+
+    fn spec(buckets: Vec<MmBucket>, base: u64, r: f64, limit: u64) -> MmSpec {
+        MmSpec {
+            base_items: base,
+            items_range_ratio: r,
+            limit: MmLimit {
+                image: limit,
+                video: 0,
+            },
+            buckets,
+        }
+    }
+
+    fn bucket(height: u64, width: u64, probability: f64) -> MmBucket {
+        MmBucket {
+            height,
+            width,
+            num_frames: 1,
+            probability,
+        }
+    }
+
+    /// The PNG's size, read back from its IHDR chunk.
+    fn png_size(url: &str) -> (u32, u32) {
+        let b64 = url.strip_prefix("data:image/png;base64,").unwrap();
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert_eq!(&png[12..16], b"IHDR");
+        let be = |i: usize| u32::from_be_bytes([png[i], png[i + 1], png[i + 2], png[i + 3]]);
+        (be(16), be(20))
+    }
+
+    /// Issue 25 §3: the item counts stay in vLLM's range and under the limit, each image has
+    /// its bucket's size (width × height from (height, width, frames)), every image differs,
+    /// and the same seed makes the same images.
+    #[test]
+    fn issue_25_random_mm_images_follow_the_buckets_range_and_limit() {
+        let mm = spec(vec![bucket(16, 32, 1.0), bucket(8, 8, 3.0)], 2, 1.0, 3);
+        let mut reqs = vec![RequestSpec::default(); 200];
+        let made = attach(&mut reqs, &mm, 7).unwrap();
+        let counts: Vec<usize> = reqs.iter().map(|r| r.parts.len()).collect();
+        assert!(counts.iter().all(|&c| c <= 3));
+        for c in 0..=3 {
+            assert!(counts.contains(&c), "{c} images never drawn");
+        }
+        let mut sizes = std::collections::BTreeMap::new();
+        let mut urls = std::collections::HashSet::new();
+        for p in reqs.iter().flat_map(|r| &r.parts) {
+            let Part::Image { url } = p else {
+                panic!("an image")
+            };
+            *sizes.entry(png_size(url)).or_insert(0u32) += 1;
+            assert!(urls.insert(url.clone()), "two images alike");
+        }
+        assert_eq!(
+            sizes.keys().copied().collect::<Vec<_>>(),
+            [(8, 8), (32, 16)]
+        );
+        let (small, wide) = (sizes[&(8, 8)], sizes[&(32, 16)]);
+        assert!(small > 2 * wide, "weights 3:1, got {small}:{wide}");
+        assert_eq!(made.images, u64::from(small + wide));
+        let mut again = vec![RequestSpec::default(); 200];
+        attach(&mut again, &mm, 7).unwrap();
+        assert_eq!(again, reqs);
+    }
+
+    #[test]
+    fn issue_25_random_mm_fixed_count_without_a_range() {
+        let mm = spec(vec![bucket(4, 4, 1.0)], 2, 0.0, 255);
+        let mut reqs = vec![RequestSpec::default(); 5];
+        attach(&mut reqs, &mm, 1).unwrap();
+        assert!(reqs.iter().all(|r| r.parts.len() == 2));
+    }
+}
