@@ -9,6 +9,12 @@
 # p99 / max, the share of sends more than 0.5 ms late, the client's CPU per request (µs, user +
 # system, warm-ups included), and the verdict.
 #
+# Each rate runs twice: "poisson", the arrivals as drawn (sent on time, the server's answers
+# arrive as spread out as the sends), and "1 ms grid", a trace of the same count of Poisson
+# arrivals with each send time rounded up to a whole millisecond (about rate/1000 sends due
+# together, as tokio's 1 ms timer wheel sent them). The grid row compares clients at the same
+# send pattern: what the send timer itself costs, apart from what sending on time costs.
+#
 # Usage: bench/send_lag.sh    environment: RATES="1000 10000" SECONDS_EACH=5
 #        CLIENT_BIN= (another servebench binary as the client: an older build for "before")
 # Needs: Linux, taskset, /usr/bin/time (GNU time), python3, 2+ CPUs.
@@ -29,19 +35,34 @@ start_sim "${PRIO[@]}" taskset -c 0 target/release/servebench sim --threads 1 --
 
 echo "client $CLIENT on CPU 1, simulator on CPU 0; priority: ${PRIO[*]:-normal (chrt not permitted)}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| rate (req/s) | requests | lag p50 / p99 / max (ms) | sent > 0.5 ms late | client µs per request | verdict |"
-echo "|---|---|---|---|---|---|"
+echo "| rate (req/s) | arrivals | requests | lag p50 / p99 / max (ms) | sent > 0.5 ms late | client µs per request | verdict |"
+echo "|---|---|---|---|---|---|---|"
 for R in "${RATES[@]}"; do
     N=$((R * SECS))
     W=$((R / 20))
-    /usr/bin/time -f "%M %U %S" -o "$OUT/time.$R" "${PRIO[@]}" taskset -c 1 "$CLIENT" run \
-        --base-url "$URL" --tokenizer words --num-prompts "$N" --request-rate "$R" \
-        --input-len 16 --output-len 2 --num-warmups "$W" --result-dir "$OUT" \
-        --result-filename "r$R.json" --no-preflight -q || true
-    python3 - "$OUT/r$R.json" "$OUT/r$R.records.jsonl" "$OUT/time.$R" "$R" "$N" "$W" <<'PY'
+    python3 - "$R" "$N" >"$OUT/grid.$R.jsonl" <<'PY'
+import json, math, random, sys
+rate, n = int(sys.argv[1]), int(sys.argv[2])
+rng, t = random.Random(26), 0.0
+for i in range(n):
+    t += rng.expovariate(rate / 1000.0)
+    print(json.dumps({"timestamp": math.ceil(t), "input_length": 16, "output_length": 2}))
+PY
+    for ARRIVALS in poisson grid; do
+        if [ "$ARRIVALS" = grid ]; then
+            LOAD=(--dataset-name trace --dataset-path "$OUT/grid.$R.jsonl")
+        else
+            LOAD=(--request-rate "$R" --input-len 16 --output-len 2)
+        fi
+        /usr/bin/time -f "%M %U %S" -o "$OUT/time.$R" "${PRIO[@]}" taskset -c 1 "$CLIENT" run \
+            --base-url "$URL" --tokenizer words --num-prompts "$N" "${LOAD[@]}" \
+            --num-warmups "$W" --result-dir "$OUT" --overwrite \
+            --result-filename "r$R.json" --no-preflight -q || true
+        python3 - "$OUT/r$R.json" "$OUT/r$R.records.jsonl" "$OUT/time.$R" "$R" "$N" "$W" "$ARRIVALS" <<'PY'
 import json, sys
 result, records, timef = sys.argv[1:4]
 rate, n, w = (int(x) for x in sys.argv[4:7])
+arrivals = "1 ms grid" if sys.argv[7] == "grid" else "poisson"
 r = json.load(open(result))
 rss_kib, user, sys_s = open(timef).read().split()[-3:]
 lag = sorted((x["sent_ns"] - x["scheduled_ns"]) / 1e6
@@ -50,6 +71,7 @@ q = lambda p: lag[min(len(lag) - 1, int(p * len(lag)))]
 late = sum(1 for x in lag if x > 0.5) / max(1, len(lag))
 cpu_us = (float(user) + float(sys_s)) / (n + w) * 1e6
 v = r.get("validity") or {}
-print(f"| {rate:,} | {n:,} ({r['completed']:,} ok) | {q(.5):.3f} / {q(.99):.3f} / {lag[-1]:.2f} | {100 * late:.1f}% | {cpu_us:.1f} | {v.get('verdict', '?')} |")
+print(f"| {rate:,} | {arrivals} | {n:,} ({r['completed']:,} ok) | {q(.5):.3f} / {q(.99):.3f} / {lag[-1]:.2f} | {100 * late:.1f}% | {cpu_us:.1f} | {v.get('verdict', '?')} |")
 PY
+    done
 done
