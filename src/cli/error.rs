@@ -56,6 +56,10 @@ pub enum PlanError {
     SummaryOfOne,
     #[error("--shard and --start-at take a single run, not a search")]
     ShardedSearch,
+    #[error(
+        "--mix-alone follows a single run: not a sweep, a search, --repeat, --stages or --start-at"
+    )]
+    MixAloneNotARun,
     #[error("search needs SLOs: give --goodput, e.g. --goodput ttft:500 tpot:50")]
     SearchWithoutSlo,
     #[error("invalid --target: {0} is not in (0, 1]")]

@@ -263,6 +263,11 @@ pub struct RunArgs {
     /// latency is reported beside its own.
     #[arg(long, value_name = "R")]
     pub probe_request_rate: Option<f64>,
+    /// With --mix: after the mixed run, run each class alone at its share of the load (its
+    /// requests only, the same seed; saved as <stem>.alone<N>.json): each class's latency
+    /// alone and its interference (mixed ÷ alone) are added to the mixed run's result.
+    #[arg(long)]
+    pub mix_alone: bool,
     #[command(flatten)]
     pub limits: limits::LimitsArgs,
     #[command(flatten)]

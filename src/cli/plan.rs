@@ -83,6 +83,9 @@ pub fn check(args: &RunArgs, search: Option<&SearchArgs>) -> Result<Checked, Pla
     if args.summary_only && asked == Asked::Single {
         return Err(PlanError::SummaryOfOne);
     }
+    if args.mix_alone && (asked != Asked::Single || args.start_at.is_some()) {
+        return Err(PlanError::MixAloneNotARun);
+    }
     args.tags.check()?;
     let sim = args.sim_config()?;
     Ok(Checked { asked, sim })
@@ -293,6 +296,7 @@ impl RunArgs {
             tags: self.tags.tags(),
             mix: self.mix.as_deref().map(read_mix).transpose()?,
             probe_request_rate: self.probe_request_rate,
+            mix_alone: (self.mix_alone).then_some(crate::config::mix::MixAlone::EachClass),
             structured: self.structured.structured(read_structured)?,
             ..RunConfig::default()
         });

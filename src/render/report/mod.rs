@@ -23,6 +23,7 @@ mod adapters;
 mod blocks;
 mod inputs;
 mod media;
+mod mix_alone;
 mod phases;
 mod server;
 mod structured;
@@ -422,6 +423,14 @@ pub fn servebench_block(result: &BenchResult) -> String {
         line(&mut out, "Records:", path.display());
     }
     out.push_str(&rule("", '='));
+    out
+}
+
+/// The "Workload mix" block of `result` alone (printed again once each class was also run
+/// alone, `--mix-alone`); empty without a mix.
+pub fn mix(result: &BenchResult) -> String {
+    let mut out = String::new();
+    blocks::mix(&mut out, result);
     out
 }
 
