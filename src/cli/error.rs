@@ -62,6 +62,8 @@ pub enum PlanError {
     MixAloneNotARun,
     #[error("search needs SLOs: give --goodput, e.g. --goodput ttft:500 tpot:50")]
     SearchWithoutSlo,
+    #[error("search --by prefixes varies the prefix dataset's distinct prefixes: give --dataset-name prefix")]
+    PrefixSearchDataset,
     #[error("invalid --target: {0} is not in (0, 1]")]
     Target(f64),
     #[error("invalid --start/--max: need 0 < start <= max")]

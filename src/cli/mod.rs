@@ -530,11 +530,13 @@ impl SimArgs {
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {
-    /// What to vary: the request rate or the concurrency.
+    /// What to vary: the request rate, the concurrency, or (prefixes) the prefix dataset's
+    /// distinct prefixes at a fixed load, for the largest count whose measured prefix-cache hit
+    /// rate stays at least half its designed one (and, with --goodput, meets --target).
     #[arg(
         long,
         default_value = "rate",
-        value_parser = PossibleValuesParser::new(["rate", "concurrency"]).try_map(|s| parse_axis(&s))
+        value_parser = PossibleValuesParser::new(["rate", "concurrency", "prefixes"]).try_map(|s| parse_axis(&s))
     )]
     pub by: LoadParameter,
     /// Fraction of requests that must meet every --goodput SLO.

@@ -378,8 +378,14 @@ impl SearchArgs {
         if !(self.precision > 0.0 && self.precision < 1.0) {
             return Err(PlanError::Precision(self.precision));
         }
-        if self.run.goodput.is_empty() {
+        // A search over prefixes judges the hit rates; its SLOs are optional.
+        if self.run.goodput.is_empty() && self.by != LoadParameter::NumPrefixes {
             return Err(PlanError::SearchWithoutSlo);
+        }
+        if self.by == LoadParameter::NumPrefixes
+            && self.run.dataset.dataset_name != super::dataset::DatasetName::Prefix
+        {
+            return Err(PlanError::PrefixSearchDataset);
         }
         if self.run.shard.is_some() || self.run.start_at.is_some() {
             return Err(PlanError::ShardedSearch);
