@@ -22,6 +22,7 @@ use crate::results::validity::Verdict;
 mod adapters;
 mod blocks;
 mod inputs;
+mod joined;
 mod media;
 mod mix_alone;
 mod phases;
@@ -417,6 +418,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     phases::spec_decode(&mut out, result);
     blocks::steady_state(&mut out, result);
     blocks::mix(&mut out, result);
+    joined::lines(&mut out, result);
     server::timings(&mut out, result);
     server::metrics(&mut out, result);
     if let Some(path) = &result.records_file {
