@@ -356,6 +356,10 @@ pub struct RunConfig {
     /// `--probe-request-rate`: probes per second beside a mix's load (`drive::mix`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_request_rate: Option<f64>,
+    /// `--mix-alone`: each class of the mix also run alone after the mixed run, or (in such a
+    /// run's own config) the one class it runs (`mix.rs`, `drive::mix_alone`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix_alone: Option<mix::MixAlone>,
 }
 
 fn default_time_scale() -> f64 {
@@ -395,6 +399,7 @@ impl Default for RunConfig {
             tags: tags::Tags::default(),
             mix: None,
             probe_request_rate: None,
+            mix_alone: None,
             request_id_header: Some("x-request-id".into()),
             propagate_trace: false,
         }
@@ -650,27 +655,7 @@ impl RunConfig {
         if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
             return bad("--time-scale", "must be a finite number > 0".into());
         }
-        if let Some(mix) = &self.mix {
-            mix.check()
-                .map_err(|why| ConfigError::invalid("--mix", why))?;
-            let conversation = w.dataset.multi_turn() || self.load.shape.turns() > 1;
-            if conversation || w.dataset.own_schedule().is_some() || self.inputs_per_request > 1 {
-                return bad("--mix", "classes take single requests: not with a conversation (--multi-turn, --turns), a trace or --embedding-batch-size".into());
-            }
-            mix.check_run(self.load.num_prompts, w)?;
-        }
-        if let Some(r) = self.probe_request_rate {
-            if self.mix.is_none() {
-                return bad(
-                    "--probe-request-rate",
-                    "probes send each class's requests in turn: give --mix".into(),
-                );
-            }
-            limits::check_rate(r).map_err(|why| ConfigError::limit("--probe-request-rate", why))?;
-            if r > mix::MAX_PROBE_RATE {
-                return bad("--probe-request-rate", format!("{r} is more than {} probes a second: probes are a low rate beside the load", mix::MAX_PROBE_RATE));
-            }
-        }
+        mix::check_config(self)?;
         Ok(())
     }
 }

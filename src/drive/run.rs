@@ -464,7 +464,11 @@ fn finish(
         let records = crate::measure::record::read_jsonl(&opts.records_path);
         let (s, c) = (&result.summary, &result.config);
         let run = (s.duration_s, c.time_scale, c.goodput.as_slice());
-        let figures = MixFigures::of(mix, records.into_iter().flatten(), &measured.probes, run);
+        let mut figures = MixFigures::of(mix, records.into_iter().flatten(), &measured.probes, run);
+        // A class run alone has no other class to be fair to (`--mix-alone`).
+        if matches!(c.mix_alone, Some(crate::config::mix::MixAlone::Class(_))) {
+            figures.jain_fairness_index = None;
+        }
         result.mix = Some(figures);
     }
     result.judge_complete(measured.planned, measured.unsent);

@@ -145,6 +145,9 @@ pub struct BenchResult {
     /// docs/metrics.md, "Workload mix").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mix: Option<crate::results::stats::mix::MixFigures>,
+    /// The server's account of the run's requests (`servebench join RESULT TRACE --save`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<crate::results::join::saved::JoinFigures>,
     /// `--max-errors` or `--max-error-rate` stopped the sends: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<String>,
@@ -209,6 +212,7 @@ impl BenchResult {
             error: None,
             steady_state: None,
             mix: None,
+            join: None,
             stopped_early: None,
             window_end: None,
             records_file,
