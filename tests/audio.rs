@@ -211,6 +211,13 @@ async fn issue_25_random_makes_clips_of_the_asked_duration() {
     }
     let a = s.audio.as_ref().unwrap();
     assert!((a.total_audio_s - 10.0).abs() < 1e-9);
+    // The report's audio block; a run of clips alone says nothing of images.
+    let report = servebench::render::report::text(&result);
+    assert!(
+        report.contains("Audio sent (s):") && report.contains("RTFx"),
+        "{report}"
+    );
+    assert!(!report.to_lowercase().contains("image"), "{report}");
     // 80,000 bytes of samples and a 44-byte header, in a form of a few hundred bytes more.
     assert!(bodies
         .iter()
