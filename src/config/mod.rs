@@ -25,6 +25,7 @@ use self::shape::LoadShape;
 use self::shard::Shard;
 pub use self::workload::{Dataset, WorkloadSpec, DEFAULT_INPUT_LEN};
 
+pub mod audio;
 mod backend;
 mod defaults;
 pub mod error;
@@ -360,6 +361,10 @@ pub struct RunConfig {
     /// run's own config) the one class it runs (`mix.rs`, `drive::mix_alone`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mix_alone: Option<mix::MixAlone>,
+    /// `--audio-duration-s`, a transcription run's synthetic clips' length (`audio.rs`).
+    #[serde(default, rename = "audio_duration_s", with = "audio::secs")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audio_duration: Option<std::time::Duration>,
 }
 
 fn default_time_scale() -> f64 {
@@ -400,6 +405,7 @@ impl Default for RunConfig {
             mix: None,
             probe_request_rate: None,
             mix_alone: None,
+            audio_duration: None,
             request_id_header: Some("x-request-id".into()),
             propagate_trace: false,
         }
@@ -554,6 +560,7 @@ impl RunConfig {
         };
         let trace = w.dataset.own_schedule().is_some();
         (self.backend).check_request(self.inputs_per_request, conversation, trace)?;
+        audio::check(self.backend, &w.dataset, self.audio_duration)?;
         match self.rerank_query_len {
             Some(_) if !self.backend.takes_query() => {
                 let why = format!(

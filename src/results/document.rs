@@ -596,6 +596,8 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
             out.extend(v.map(|v| (f.name().to_string(), v)));
         }
     }
+    // A run that sent audio (issue 25 §3): vLLM's `rtfx` and servebench's keys beside it.
+    out.extend(s.audio.iter().flat_map(|a| a.keys()));
     // vLLM's `--label` and `--metadata` keys (a metadata key never replaces one of the above).
     if let Some(l) = &config.tags.label {
         out.insert("label".into(), json!(l));

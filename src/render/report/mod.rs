@@ -20,6 +20,7 @@ use crate::results::stats::Distribution;
 use crate::results::validity::Verdict;
 
 mod adapters;
+mod audio;
 mod blocks;
 mod inputs;
 mod joined;
@@ -410,6 +411,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     blocks::conversations(&mut out, result);
     adapters::lines(&mut out, result);
     media::block(&mut out, result);
+    audio::block(&mut out, result);
     if !pooled {
         ttft_breakdown(&mut out, result);
     }

@@ -18,6 +18,7 @@
 //! MSER-5 and batch means), `structured` (structured output and tool calls), `summary` (a run's figures).
 
 pub mod adapters;
+pub mod audio;
 mod breakdown;
 mod cache;
 pub mod ci;
