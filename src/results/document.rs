@@ -555,8 +555,14 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
     // Structured output and tool calls (`--structured-output`): vLLM's `correct_rate(%)`
     // and servebench's keys beside it.
     if let Some(st) = &s.structured {
-        out.insert("correct_rate(%)".into(), json!(st.correct_rate));
-        out.insert("json_rate(%)".into(), json!(st.json_rate));
+        // A grammar run checks no answer: no rate (vLLM's is None there); a regex or choice
+        // run parses none as JSON.
+        if st.checked > 0 {
+            out.insert("correct_rate(%)".into(), json!(st.correct_rate));
+        }
+        if st.checked > 0 && config.structured.as_ref().is_none_or(|k| k.is_json()) {
+            out.insert("json_rate(%)".into(), json!(st.json_rate));
+        }
         if let Some(d) = &st.ttft_tool_call_ms {
             out.insert("mean_tool_call_ttft_ms".into(), json!(d.mean));
         }
