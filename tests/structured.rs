@@ -448,7 +448,10 @@ async fn guided_run(
 
 fn regex(pattern: &str) -> StructuredOutput {
     let pattern = Pattern::new(pattern, "--structured-output-regex").unwrap();
-    StructuredOutput::Regex { pattern }
+    StructuredOutput::Regex {
+        pattern,
+        legacy_fields: false,
+    }
 }
 
 /// Issue 25 §5: the built-in pattern (vLLM's e-mail shape) at an invalid rate of 0.25: of 20
@@ -486,6 +489,7 @@ async fn issue_25_choice_answers_against_the_exact_simulator_equal_its_truth() {
     let choices: Vec<String> = ["up", "down", "flat"].map(String::from).to_vec();
     let spec = StructuredOutput::Choice {
         choices: choices.clone(),
+        legacy_fields: false,
     };
     let (result, records, doc) = guided_run(spec, 0.2, None).await;
     let st = result.summary.structured.as_ref().expect("structured");
@@ -511,6 +515,7 @@ async fn issue_25_other_answers_get_their_verdict_and_grammar_is_unchecked() {
     let unasked = Some(serde_json::json!({"structured_outputs": null}));
     let spec = StructuredOutput::Choice {
         choices: vec!["Positive".into(), "Negative".into()],
+        legacy_fields: false,
     };
     let (result, records, _) = guided_run(spec, 0.0, unasked.clone()).await;
     assert_eq!(verdicts(&records), BTreeMap::from([("not_a_choice", N)]));
@@ -530,6 +535,7 @@ async fn issue_25_other_answers_get_their_verdict_and_grammar_is_unchecked() {
 
     let grammar = StructuredOutput::Grammar {
         grammar: BUILTIN_GRAMMAR.into(),
+        legacy_fields: false,
     };
     let (result, records, doc) = guided_run(grammar, 0.0, None).await;
     assert_eq!(verdicts(&records), BTreeMap::from([("unchecked", N)]));
@@ -709,5 +715,44 @@ fn issue_25_the_report_shows_the_guided_kind() {
             .unwrap_or_default()
             .contains("correct_rate(%)"),
         "{csv}"
+    );
+}
+
+/// Issue 25 §5: --structured-output-legacy-fields sends vLLM's older top-level field
+/// (`guided_choice`) instead of `structured_outputs`: with `structured_outputs` nulled
+/// through --extra-body, the simulator still answers the choices from `guided_choice`, so
+/// of 20 answers at an invalid rate of 0.25 exactly 15 are valid; the flag is refused with
+/// json or tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_25_the_older_guided_fields_are_sent_on_request() {
+    let spec = StructuredOutput::Choice {
+        choices: vec!["Positive".into(), "Negative".into()],
+        legacy_fields: true,
+    };
+    let unasked = Some(serde_json::json!({"structured_outputs": null}));
+    let (result, records, doc) = guided_run(spec, 0.25, unasked).await;
+    let expected = BTreeMap::from([("not_a_choice", 5), ("valid", 15)]);
+    assert_eq!(verdicts(&records), expected);
+    assert_eq!(
+        result.summary.structured.as_ref().unwrap().correct_rate,
+        75.0
+    );
+    assert_eq!(doc["config"]["structured"]["legacy_fields"], true);
+    let out = servebench()
+        .args([
+            "run",
+            "--backend",
+            "openai-chat",
+            "--structured-output",
+            "json",
+        ])
+        .arg("--structured-output-legacy-fields")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--structured-output-legacy-fields") && err.trim().lines().count() == 1,
+        "{err}"
     );
 }

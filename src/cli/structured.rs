@@ -94,6 +94,10 @@ pub struct StructuredArgs {
     /// Default: a small SQL query grammar.
     #[arg(long, value_name = "FILE", requires = "structured_output")]
     pub structured_output_grammar: Option<PathBuf>,
+    /// Send a regex, choice or grammar in vLLM's older top-level fields (guided_regex,
+    /// guided_choice, guided_grammar: vLLM before 0.10.2) instead of structured_outputs.
+    #[arg(long, requires = "structured_output")]
+    pub structured_output_legacy_fields: bool,
 }
 
 impl StructuredArgs {
@@ -145,6 +149,13 @@ impl StructuredArgs {
         {
             return wrong(flag, owner);
         }
+        let legacy_fields = self.structured_output_legacy_fields;
+        if legacy_fields && matches!(kind, StructuredKind::Json | StructuredKind::Tools) {
+            return wrong(
+                "--structured-output-legacy-fields",
+                "regex, choice or grammar",
+            );
+        }
         Ok(Some(match kind {
             StructuredKind::Regex => {
                 let text = self.structured_output_regex.as_deref();
@@ -152,13 +163,17 @@ impl StructuredArgs {
                     text.unwrap_or(guided::BUILTIN_PATTERN),
                     "--structured-output-regex",
                 )?;
-                StructuredOutput::Regex { pattern }
+                StructuredOutput::Regex {
+                    pattern,
+                    legacy_fields,
+                }
             }
             StructuredKind::Choice => StructuredOutput::Choice {
                 choices: guided::choices(
                     self.structured_output_choices.as_deref(),
                     "--structured-output-choices",
                 )?,
+                legacy_fields,
             },
             StructuredKind::Grammar => StructuredOutput::Grammar {
                 grammar: match &self.structured_output_grammar {
@@ -169,6 +184,7 @@ impl StructuredArgs {
                         guided::grammar_from_text(&text, &name, flag)?
                     }
                 },
+                legacy_fields,
             },
             StructuredKind::Json => match &self.json_schema_path {
                 None => StructuredOutput::builtin_json(),

@@ -43,11 +43,24 @@ pub enum StructuredOutput {
     Tools { tools: Vec<Tool> },
     /// An answer matching `pattern` in full, asked with vLLM's `structured_outputs.regex`
     /// (`guided.rs`).
-    Regex { pattern: Pattern },
+    Regex {
+        pattern: Pattern,
+        /// Asked in vLLM's older top-level field instead (`guided_regex`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        legacy_fields: bool,
+    },
     /// An answer that is exactly one of `choices` (`structured_outputs.choice`).
-    Choice { choices: Vec<String> },
+    Choice {
+        choices: Vec<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        legacy_fields: bool,
+    },
     /// An answer following `grammar` (`structured_outputs.grammar`); not checked.
-    Grammar { grammar: String },
+    Grammar {
+        grammar: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        legacy_fields: bool,
+    },
 }
 
 /// A function the model may call.
@@ -192,7 +205,7 @@ impl StructuredOutput {
                 }
                 Ok(())
             }
-            StructuredOutput::Choice { choices } => {
+            StructuredOutput::Choice { choices, .. } => {
                 super::guided::choices(Some(choices.as_slice()), flag).map(|_| ())
             }
             StructuredOutput::Regex { .. } | StructuredOutput::Grammar { .. } => Ok(()),
@@ -267,15 +280,29 @@ impl StructuredOutput {
         )
     }
 
-    /// vLLM's `structured_outputs` request field of a regex, choice or grammar run: the
-    /// field's key and value; `None` for JSON and tools (asked in their own fields).
-    pub fn guided_field(&self) -> Option<(&'static str, Value)> {
-        match self {
-            StructuredOutput::Regex { pattern } => Some(("regex", json!(pattern.as_str()))),
-            StructuredOutput::Choice { choices } => Some(("choice", json!(choices))),
-            StructuredOutput::Grammar { grammar } => Some(("grammar", json!(grammar))),
-            StructuredOutput::Json { .. } | StructuredOutput::Tools { .. } => None,
-        }
+    /// What a regex, choice or grammar run adds to a body: vLLM's `structured_outputs`
+    /// field (`{"regex": P}`, ...), or with `legacy_fields` its older top-level field
+    /// (`guided_regex: P`, ...); `None` for JSON and tools (asked in their own fields).
+    pub fn guided_field(&self) -> Option<(String, Value)> {
+        let (key, value, legacy) = match self {
+            StructuredOutput::Regex {
+                pattern,
+                legacy_fields,
+            } => ("regex", json!(pattern.as_str()), legacy_fields),
+            StructuredOutput::Choice {
+                choices,
+                legacy_fields,
+            } => ("choice", json!(choices), legacy_fields),
+            StructuredOutput::Grammar {
+                grammar,
+                legacy_fields,
+            } => ("grammar", json!(grammar), legacy_fields),
+            StructuredOutput::Json { .. } | StructuredOutput::Tools { .. } => return None,
+        };
+        Some(match legacy {
+            true => (format!("guided_{key}"), value),
+            false => ("structured_outputs".into(), json!({ key: value })),
+        })
     }
 }
 

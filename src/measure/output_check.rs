@@ -156,17 +156,17 @@ impl<'a> Checker<'a> {
             return out(Verdict::Missing, Some(why.into()));
         }
         match self.spec {
-            StructuredOutput::Regex { pattern } if pattern.matches_whole(&self.text) => {
+            StructuredOutput::Regex { pattern, .. } if pattern.matches_whole(&self.text) => {
                 return out(Verdict::Valid, None)
             }
             StructuredOutput::Regex { .. } => {
                 let why = format!("{} does not match the pattern in full", excerpt(&self.text));
                 return out(Verdict::RegexMismatch, Some(why));
             }
-            StructuredOutput::Choice { choices } if choices.contains(&self.text) => {
+            StructuredOutput::Choice { choices, .. } if choices.contains(&self.text) => {
                 return out(Verdict::Valid, None)
             }
-            StructuredOutput::Choice { choices } => {
+            StructuredOutput::Choice { choices, .. } => {
                 let why = format!(
                     "{} is not one of the {} choices",
                     excerpt(&self.text),
@@ -257,6 +257,7 @@ mod tests {
         use crate::config::guided::{Pattern, BUILTIN_GRAMMAR};
         let regex = StructuredOutput::Regex {
             pattern: Pattern::new(r"\w+@\w+\.com\n", "f").unwrap(),
+            legacy_fields: false,
         };
         let verdict = |spec: &StructuredOutput, pieces: &[&str]| {
             let mut c = Checker::new(spec);
@@ -276,6 +277,7 @@ mod tests {
         assert_eq!(verdict(&regex, &[]).verdict, Verdict::Missing);
         let choice = StructuredOutput::Choice {
             choices: vec!["Positive".into(), "Negative".into()],
+            legacy_fields: false,
         };
         assert_eq!(verdict(&choice, &["Nega", "tive"]).verdict, Verdict::Valid);
         assert_eq!(
@@ -285,6 +287,7 @@ mod tests {
         assert_eq!(verdict(&choice, &["Neutral"]).verdict, Verdict::NotAChoice);
         let grammar = StructuredOutput::Grammar {
             grammar: BUILTIN_GRAMMAR.into(),
+            legacy_fields: false,
         };
         assert_eq!(verdict(&grammar, &["SELECT"]).verdict, Verdict::Unchecked);
         assert!(!Verdict::Unchecked.is_json() && !Verdict::NotAChoice.is_json());

@@ -16,9 +16,9 @@ const MAX_ASKED_CHARS: usize = 80;
 /// quoted with control characters escaped (they come from the command line), shortened.
 fn asked(spec: &StructuredOutput) -> Option<String> {
     let text = match spec {
-        StructuredOutput::Regex { pattern } => format!("pattern {:?}", pattern.as_str()),
-        StructuredOutput::Choice { choices } => format!("one of {choices:?}"),
-        StructuredOutput::Grammar { grammar } => {
+        StructuredOutput::Regex { pattern, .. } => format!("pattern {:?}", pattern.as_str()),
+        StructuredOutput::Choice { choices, .. } => format!("one of {choices:?}"),
+        StructuredOutput::Grammar { grammar, .. } => {
             format!("a grammar of {} bytes (answers not checked)", grammar.len())
         }
         StructuredOutput::Json { .. } | StructuredOutput::Tools { .. } => return None,

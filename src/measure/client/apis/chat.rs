@@ -47,10 +47,10 @@ impl Api for OpenAiChat {
     }
     /// A schema as `response_format` (`json_schema`, strict); tools as `tools` with
     /// `tool_choice: "required"`, so every answer is a call; a regex, choice or grammar in
-    /// vLLM's `structured_outputs` field.
+    /// vLLM's `structured_outputs` field (or its older `guided_*` field).
     fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
-        if let Some((key, value)) = s.guided_field() {
-            body["structured_outputs"] = json!({ key: value });
+        if let Some((field, value)) = s.guided_field() {
+            body[field.as_str()] = value;
             return Ok(());
         }
         match s {
