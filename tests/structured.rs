@@ -113,7 +113,7 @@ async fn issue_25_json_answers_against_the_exact_simulator_equal_its_truth() {
             .as_ref()
             .expect("structured figures");
         assert_eq!((st.checked, st.valid, st.json), (20, 15, 17));
-        assert_eq!((st.correct_rate, st.json_rate), (75.0, 85.0));
+        assert_eq!((st.correct_rate, st.json_rate), (Some(75.0), Some(85.0)));
         assert_eq!(
             result.summary.good_requests,
             Some(15),
@@ -146,7 +146,7 @@ async fn issue_25_tool_calls_against_the_exact_simulator_equal_its_truth() {
             .as_ref()
             .expect("structured figures");
         assert_eq!((st.checked, st.valid, st.json), (20, 16, 18));
-        assert_eq!((st.correct_rate, st.json_rate), (80.0, 90.0));
+        assert_eq!((st.correct_rate, st.json_rate), (Some(80.0), Some(90.0)));
         assert_eq!(
             result.summary.good_requests,
             Some(16),
@@ -462,8 +462,11 @@ fn regex(pattern: &str) -> StructuredOutput {
 async fn issue_25_regex_answers_against_the_exact_simulator_equal_its_truth() {
     let (result, records, doc) = guided_run(regex(BUILTIN_PATTERN), 0.25, None).await;
     let st = result.summary.structured.as_ref().expect("structured");
-    assert_eq!((st.checked, st.valid, st.unchecked), (20, 15, 0));
-    assert_eq!(st.correct_rate, 75.0);
+    assert_eq!(
+        (st.checked, st.valid, st.unchecked, st.json),
+        (20, 15, 0, 0)
+    );
+    assert_eq!(st.correct_rate, Some(75.0));
     assert_eq!(result.summary.good_requests, Some(15));
     let expected = BTreeMap::from([("regex_mismatch", 5), ("valid", 15)]);
     assert_eq!(verdicts(&records), expected);
@@ -494,7 +497,7 @@ async fn issue_25_choice_answers_against_the_exact_simulator_equal_its_truth() {
     let (result, records, doc) = guided_run(spec, 0.2, None).await;
     let st = result.summary.structured.as_ref().expect("structured");
     assert_eq!((st.checked, st.valid), (20, 16));
-    assert_eq!(st.correct_rate, 80.0);
+    assert_eq!(st.correct_rate, Some(80.0));
     assert_eq!(result.summary.good_requests, Some(16));
     let expected = BTreeMap::from([("not_a_choice", 4), ("valid", 16)]);
     assert_eq!(verdicts(&records), expected);
@@ -521,7 +524,7 @@ async fn issue_25_other_answers_get_their_verdict_and_grammar_is_unchecked() {
     assert_eq!(verdicts(&records), BTreeMap::from([("not_a_choice", N)]));
     assert_eq!(
         result.summary.structured.as_ref().unwrap().correct_rate,
-        0.0
+        Some(0.0)
     );
     for r in &records {
         let why = r.output_check.as_ref().unwrap().why.clone().unwrap();
@@ -541,6 +544,11 @@ async fn issue_25_other_answers_get_their_verdict_and_grammar_is_unchecked() {
     assert_eq!(verdicts(&records), BTreeMap::from([("unchecked", N)]));
     let st = result.summary.structured.as_ref().expect("structured");
     assert_eq!((st.checked, st.unchecked, st.valid), (0, N, 0));
+    assert_eq!(
+        (st.correct_rate, st.json_rate),
+        (None, None),
+        "no share measured"
+    );
     assert!(doc.get("correct_rate(%)").is_none(), "{doc}");
 }
 
@@ -735,7 +743,7 @@ async fn issue_25_the_older_guided_fields_are_sent_on_request() {
     assert_eq!(verdicts(&records), expected);
     assert_eq!(
         result.summary.structured.as_ref().unwrap().correct_rate,
-        75.0
+        Some(75.0)
     );
     assert_eq!(doc["config"]["structured"]["legacy_fields"], true);
     let out = servebench()

@@ -68,6 +68,16 @@ pub struct OutputCheck {
     /// characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// The answer was checked as text (a regex's match, a choice), not parsed as JSON.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub as_text: bool,
+}
+
+impl OutputCheck {
+    /// The answer parsed as JSON (a JSON or tools run's `valid` or `schema_mismatch`).
+    pub fn parsed_as_json(&self) -> bool {
+        self.verdict.is_json() && !self.as_text
+    }
 }
 
 /// A request's answer, kept for its check while it streams in.
@@ -131,10 +141,15 @@ impl<'a> Checker<'a> {
     /// The verdict on the answer kept.
     pub fn finish(self) -> OutputCheck {
         let tool = self.tool;
+        let as_text = matches!(
+            self.spec,
+            StructuredOutput::Regex { .. } | StructuredOutput::Choice { .. }
+        );
         let out = |verdict, why: Option<String>| OutputCheck {
             verdict,
             tool: tool.clone(),
             why: why.map(|w| w.chars().take(MAX_WHY_CHARS).collect()),
+            as_text,
         };
         let tools = matches!(self.spec, StructuredOutput::Tools { .. });
         if let StructuredOutput::Grammar { .. } = self.spec {
@@ -264,10 +279,9 @@ mod tests {
             pieces.iter().for_each(|p| c.content(p));
             c.finish()
         };
-        assert_eq!(
-            verdict(&regex, &["ada@x", "y.com\n"]).verdict,
-            Verdict::Valid
-        );
+        let v = verdict(&regex, &["ada@x", "y.com\n"]);
+        assert_eq!(v.verdict, Verdict::Valid);
+        assert!(v.as_text && !v.parsed_as_json(), "a match is not JSON");
         let v = verdict(&regex, &["ada@xy.com"]);
         assert_eq!(v.verdict, Verdict::RegexMismatch);
         assert!(v.why.unwrap().starts_with("\"ada@xy.com\""));

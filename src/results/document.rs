@@ -557,11 +557,12 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
     if let Some(st) = &s.structured {
         // A grammar run checks no answer: no rate (vLLM's is None there); a regex or choice
         // run parses none as JSON.
-        if st.checked > 0 {
-            out.insert("correct_rate(%)".into(), json!(st.correct_rate));
+        if let Some(rate) = st.correct_rate {
+            out.insert("correct_rate(%)".into(), json!(rate));
         }
-        if st.checked > 0 && config.structured.as_ref().is_none_or(|k| k.is_json()) {
-            out.insert("json_rate(%)".into(), json!(st.json_rate));
+        let json_kind = config.structured.as_ref().is_none_or(|k| k.is_json());
+        if let Some(rate) = st.json_rate.filter(|_| json_kind) {
+            out.insert("json_rate(%)".into(), json!(rate));
         }
         if let Some(d) = &st.ttft_tool_call_ms {
             out.insert("mean_tool_call_ttft_ms".into(), json!(d.mean));

@@ -46,15 +46,11 @@ pub(super) fn lines(out: &mut String, result: &BenchResult) {
         line(out, "Answers not checked:", st.unchecked);
     }
     let share = |n: u64, pct: f64| format!("{n} ({pct:.2}%)");
-    if st.checked > 0 {
-        line(
-            out,
-            "Valid, correct_rate(%):",
-            share(st.valid, st.correct_rate),
-        );
+    if let Some(rate) = st.correct_rate {
+        line(out, "Valid, correct_rate(%):", share(st.valid, rate));
     }
-    if st.checked > 0 && spec.is_none_or(|s| s.is_json()) {
-        line(out, "Parsed as JSON:", share(st.json, st.json_rate));
+    if let Some(rate) = st.json_rate.filter(|_| spec.is_none_or(|s| s.is_json())) {
+        line(out, "Parsed as JSON:", share(st.json, rate));
     }
     for (verdict, n) in st.by_verdict.iter().filter(|(v, _)| *v != "valid") {
         line(out, &format!("  {verdict}:"), n);

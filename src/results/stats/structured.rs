@@ -23,10 +23,13 @@ pub struct StructuredFigures {
     pub json: u64,
     /// Those whose answer was valid against the schema.
     pub valid: u64,
-    /// `valid / checked`, in percent: vLLM's `correct_rate(%)`.
-    pub correct_rate: f64,
-    /// `json / checked`, in percent.
-    pub json_rate: f64,
+    /// `valid / checked`, in percent: vLLM's `correct_rate(%)`; absent when no answer was
+    /// checked (a grammar run's), as no share was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correct_rate: Option<f64>,
+    /// `json / checked`, in percent; absent when no answer was checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_rate: Option<f64>,
     /// Checked answers by verdict (`valid`, `schema_mismatch`, `not_json`, `missing`,
     /// `too_long`, `regex_mismatch`, `not_a_choice`).
     pub by_verdict: BTreeMap<String, u64>,
@@ -67,7 +70,7 @@ impl StructuredSums {
             Some(c) if c.verdict == Verdict::Unchecked => self.unchecked += 1,
             Some(c) => {
                 self.checked += 1;
-                self.json += u64::from(c.verdict.is_json());
+                self.json += u64::from(c.parsed_as_json());
                 self.valid += u64::from(c.verdict == Verdict::Valid);
                 *self
                     .by_verdict
@@ -101,10 +104,7 @@ impl StructuredSums {
         if self.checked == 0 && self.tool_calls == 0 && self.unchecked == 0 {
             return None;
         }
-        let pct = |n: u64| match self.checked {
-            0 => 0.0,
-            c => n as f64 * 100.0 / c as f64,
-        };
+        let pct = |n: u64| (self.checked > 0).then(|| n as f64 * 100.0 / self.checked as f64);
         Some(StructuredFigures {
             checked: self.checked,
             json: self.json,
