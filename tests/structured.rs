@@ -1,10 +1,13 @@
-//! Issue 25 §5, structured output and tool calls (`--structured-output json|tools`), over
-//! real HTTP on 127.0.0.1 against the built-in simulator in exact mode: it answers a schema's
-//! JSON or a tool call split over the request's tokens on the same schedule as text, and makes
-//! an exact share of its answers invalid (of requests 0..N, ⌊N·rate⌋; alternately not JSON
-//! and JSON of the wrong shape: `sim/structured.rs`). The figures servebench reports equal
-//! that truth (counts exactly, the time to the first tool-call token within 1 ms of the
-//! simulator's TTFT); the report, CSV and compare show them; bad input is a named failure.
+//! Issue 25 §5, structured output and tool calls (`--structured-output
+//! json|tools|regex|choice|grammar`), over real HTTP on 127.0.0.1 against the built-in
+//! simulator in exact mode: it answers a schema's JSON or a tool call split over the request's
+//! tokens on the same schedule as text, a regex's match or one of the choices as its text's own
+//! tokens, and makes an exact share of its answers invalid (of requests 0..N, ⌊N·rate⌋;
+//! alternately not JSON and JSON of the wrong shape, a text that does not match in full, a
+//! text that is no choice: `sim/structured.rs`). The figures servebench reports equal that
+//! truth (counts exactly, the time to the first tool-call token within 1 ms of the
+//! simulator's TTFT); a grammar's answers are counted unchecked; the report, CSV and compare
+//! show them; bad input is a named failure.
 
 mod common;
 
@@ -12,6 +15,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::{execute, run_config, servebench};
+use servebench::config::guided::{Pattern, BUILTIN_GRAMMAR, BUILTIN_PATTERN};
 use servebench::config::structured::StructuredOutput;
 use servebench::config::{BackendKind, RunConfig};
 use servebench::measure::output_check::Verdict;
@@ -109,7 +113,7 @@ async fn issue_25_json_answers_against_the_exact_simulator_equal_its_truth() {
             .as_ref()
             .expect("structured figures");
         assert_eq!((st.checked, st.valid, st.json), (20, 15, 17));
-        assert_eq!((st.correct_rate, st.json_rate), (75.0, 85.0));
+        assert_eq!((st.correct_rate, st.json_rate), (Some(75.0), Some(85.0)));
         assert_eq!(
             result.summary.good_requests,
             Some(15),
@@ -142,7 +146,7 @@ async fn issue_25_tool_calls_against_the_exact_simulator_equal_its_truth() {
             .as_ref()
             .expect("structured figures");
         assert_eq!((st.checked, st.valid, st.json), (20, 16, 18));
-        assert_eq!((st.correct_rate, st.json_rate), (80.0, 90.0));
+        assert_eq!((st.correct_rate, st.json_rate), (Some(80.0), Some(90.0)));
         assert_eq!(
             result.summary.good_requests,
             Some(16),
@@ -418,5 +422,345 @@ fn issue_25_the_report_csv_and_compare_show_the_structured_figures() {
     assert!(
         names.iter().any(|n| n.starts_with("correct_rate_pct-")),
         "{names:?}"
+    );
+}
+
+/// A regex, choice or grammar run of N requests (output 24 tokens, at most 4 at once) against
+/// a fresh exact simulator with `rate` invalid and no pre-flight (the simulator numbers the
+/// measured requests 0..N), with `extra_body` merged into every body; the result and the
+/// records.
+async fn guided_run(
+    structured: StructuredOutput,
+    rate: f64,
+    extra_body: Option<serde_json::Value>,
+) -> (BenchResult, Vec<RequestRecord>, serde_json::Value) {
+    let server = exact_sim(rate).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(server.base_url(), structured);
+    cfg.goodput_valid_output = !matches!(cfg.structured, Some(StructuredOutput::Grammar { .. }));
+    cfg.extra_body = extra_body;
+    let (result, records) = execute(cfg, dir.path(), "result.json", false).await;
+    server.shutdown().await;
+    assert_eq!((result.summary.completed, result.summary.failed), (N, 0));
+    let doc = common::json(&dir.path().join("result.json"));
+    (result, records, doc)
+}
+
+fn regex(pattern: &str) -> StructuredOutput {
+    let pattern = Pattern::new(pattern, "--structured-output-regex").unwrap();
+    StructuredOutput::Regex {
+        pattern,
+        legacy_fields: false,
+    }
+}
+
+/// Issue 25 §5: the built-in pattern (vLLM's e-mail shape) at an invalid rate of 0.25: of 20
+/// answers, exactly 5 do not match in full, so 15 valid (correct_rate 75%, the goodput's
+/// count); every answer's text is its own tokens (the simulator stops at the answer's end),
+/// and no JSON rate is reported for text that is not JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_25_regex_answers_against_the_exact_simulator_equal_its_truth() {
+    let (result, records, doc) = guided_run(regex(BUILTIN_PATTERN), 0.25, None).await;
+    let st = result.summary.structured.as_ref().expect("structured");
+    assert_eq!(
+        (st.checked, st.valid, st.unchecked, st.json),
+        (20, 15, 0, 0)
+    );
+    assert_eq!(st.correct_rate, Some(75.0));
+    assert_eq!(result.summary.good_requests, Some(15));
+    let expected = BTreeMap::from([("regex_mismatch", 5), ("valid", 15)]);
+    assert_eq!(verdicts(&records), expected);
+    for r in &records {
+        let c = r.output_check.as_ref().unwrap();
+        if c.verdict == Verdict::RegexMismatch {
+            let why = c.why.as_deref().unwrap();
+            assert!(why.contains("does not match the pattern in full"), "{why}");
+        }
+        let tokens = r.output_tokens.unwrap();
+        assert!((1..=OUTPUT).contains(&tokens), "{tokens} tokens");
+    }
+    assert_eq!(doc["correct_rate(%)"], serde_json::json!(75.0));
+    assert!(doc.get("json_rate(%)").is_none(), "{doc}");
+    assert_eq!(doc["config"]["structured"]["kind"], "regex");
+    assert_eq!(doc["config"]["structured"]["pattern"], BUILTIN_PATTERN);
+}
+
+/// Issue 25 §5: three choices at an invalid rate of 0.2: of 20 answers exactly 4 are not a
+/// choice (16 valid, 80%); vLLM's `structured_outputs.choice` carries the list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_25_choice_answers_against_the_exact_simulator_equal_its_truth() {
+    let choices: Vec<String> = ["up", "down", "flat"].map(String::from).to_vec();
+    let spec = StructuredOutput::Choice {
+        choices: choices.clone(),
+        legacy_fields: false,
+    };
+    let (result, records, doc) = guided_run(spec, 0.2, None).await;
+    let st = result.summary.structured.as_ref().expect("structured");
+    assert_eq!((st.checked, st.valid), (20, 16));
+    assert_eq!(st.correct_rate, Some(80.0));
+    assert_eq!(result.summary.good_requests, Some(16));
+    let expected = BTreeMap::from([("not_a_choice", 4), ("valid", 16)]);
+    assert_eq!(verdicts(&records), expected);
+    assert_eq!(doc["correct_rate(%)"], serde_json::json!(80.0));
+    assert_eq!(
+        doc["config"]["structured"]["choices"],
+        serde_json::json!(choices)
+    );
+}
+
+/// Issue 25 §5: a server that answers something else (here the simulator, its
+/// `structured_outputs` field replaced by null through --extra-body, answers plain text):
+/// every choice answer is `not_a_choice` and every regex answer `regex_mismatch`, each with
+/// the text's start; a grammar run's answers are `unchecked`, outside correct_rate, which is
+/// then not reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_25_other_answers_get_their_verdict_and_grammar_is_unchecked() {
+    let unasked = Some(serde_json::json!({"structured_outputs": null}));
+    let spec = StructuredOutput::Choice {
+        choices: vec!["Positive".into(), "Negative".into()],
+        legacy_fields: false,
+    };
+    let (result, records, _) = guided_run(spec, 0.0, unasked.clone()).await;
+    assert_eq!(verdicts(&records), BTreeMap::from([("not_a_choice", N)]));
+    assert_eq!(
+        result.summary.structured.as_ref().unwrap().correct_rate,
+        Some(0.0)
+    );
+    for r in &records {
+        let why = r.output_check.as_ref().unwrap().why.clone().unwrap();
+        assert!(
+            why.starts_with('"') && why.contains("is not one of the 2 choices"),
+            "{why}"
+        );
+    }
+    let (_, records, _) = guided_run(regex(BUILTIN_PATTERN), 0.0, unasked).await;
+    assert_eq!(verdicts(&records), BTreeMap::from([("regex_mismatch", N)]));
+
+    let grammar = StructuredOutput::Grammar {
+        grammar: BUILTIN_GRAMMAR.into(),
+        legacy_fields: false,
+    };
+    let (result, records, doc) = guided_run(grammar, 0.0, None).await;
+    assert_eq!(verdicts(&records), BTreeMap::from([("unchecked", N)]));
+    let st = result.summary.structured.as_ref().expect("structured");
+    assert_eq!((st.checked, st.unchecked, st.valid), (0, N, 0));
+    assert_eq!(
+        (st.correct_rate, st.json_rate),
+        (None, None),
+        "no share measured"
+    );
+    assert!(doc.get("correct_rate(%)").is_none(), "{doc}");
+}
+
+/// Issue 25 §5: a pattern that does not compile, an empty choice list, a grammar file that
+/// is missing, empty or too large, a flag of another kind, a kind the backend cannot ask,
+/// and valid_output:1 with unchecked grammar answers: each one line naming the flag (and
+/// the file), exit 2, before anything runs.
+#[test]
+fn issue_25_bad_guided_input_names_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.gbnf");
+    std::fs::write(&empty, " \n").unwrap();
+    let big = dir.path().join("big.gbnf");
+    std::fs::write(&big, "a".repeat((1 << 20) + 1)).unwrap();
+    let missing = dir.path().join("missing.gbnf");
+    let s = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    let cases: Vec<(Vec<String>, Vec<String>)> = vec![
+        (
+            vec![
+                "regex".into(),
+                "--structured-output-regex".into(),
+                "(a".into(),
+            ],
+            vec!["--structured-output-regex".into(), "unclosed group".into()],
+        ),
+        (
+            vec![
+                "choice".into(),
+                "--structured-output-choices".into(),
+                "".into(),
+            ],
+            vec!["--structured-output-choices".into(), "no choice".into()],
+        ),
+        (
+            vec![
+                "choice".into(),
+                "--structured-output-choices".into(),
+                "a,b,a".into(),
+            ],
+            vec!["--structured-output-choices".into(), "repeats".into()],
+        ),
+        (
+            vec![
+                "grammar".into(),
+                "--structured-output-grammar".into(),
+                s(&missing),
+            ],
+            vec!["--structured-output-grammar".into(), s(&missing)],
+        ),
+        (
+            vec![
+                "grammar".into(),
+                "--structured-output-grammar".into(),
+                s(&empty),
+            ],
+            vec!["--structured-output-grammar".into(), "empty".into()],
+        ),
+        (
+            vec![
+                "grammar".into(),
+                "--structured-output-grammar".into(),
+                s(&big),
+            ],
+            vec![
+                "--structured-output-grammar".into(),
+                "longer than 1048576 bytes".into(),
+            ],
+        ),
+        (
+            vec![
+                "choice".into(),
+                "--structured-output-regex".into(),
+                "a+".into(),
+            ],
+            vec![
+                "--structured-output-regex".into(),
+                "--structured-output regex".into(),
+            ],
+        ),
+        (
+            vec![
+                "regex".into(),
+                "--backend".into(),
+                "openai-responses".into(),
+            ],
+            vec!["--structured-output".into(), "openai-chat".into()],
+        ),
+        (
+            vec![
+                "grammar".into(),
+                "--goodput".into(),
+                "valid_output:1".into(),
+            ],
+            vec!["--goodput".into(), "not checked".into()],
+        ),
+    ];
+    for (args, named) in cases {
+        let mut cmd = servebench();
+        cmd.args(["run", "--num-prompts", "2", "--quiet", "--result-dir"])
+            .arg(dir.path());
+        if !args.contains(&"--backend".to_string()) {
+            cmd.args(["--backend", "openai-chat"]);
+        }
+        let out = cmd.arg("--structured-output").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
+        for n in named {
+            assert!(err.contains(&n), "{args:?}: names {n}: {err}");
+        }
+    }
+}
+
+/// Issue 25 §5: the report's structured block names the kind and what was asked; a choice
+/// run shows correct_rate(%) and no JSON share, a grammar run its answers not checked and no
+/// rate; the CSV carries correct_rate(%) of the choice run.
+#[test]
+fn issue_25_the_report_shows_the_guided_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, args: &[&str]| {
+        let out = servebench()
+            .args(["run", "--backend", "openai-chat", "--sim-preset", "exact"])
+            .args([
+                "--num-prompts",
+                "4",
+                "--max-concurrency",
+                "2",
+                "--output-len",
+                "12",
+            ])
+            .args(["--no-tui", "--structured-output"])
+            .args(args)
+            .args(["--result-filename", name, "--result-dir"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let report = run(
+        "c.json",
+        &["choice", "--structured-output-choices", "yes,no"],
+    );
+    assert!(report.contains("Structured output (choice)"), "{report}");
+    assert!(report.contains(r#"one of ["yes", "no"]"#), "{report}");
+    assert!(report.contains("4 (100.00%)"), "{report}");
+    assert!(!report.contains("Parsed as JSON"), "{report}");
+    let report = run("g.json", &["grammar"]);
+    assert!(report.contains("Structured output (grammar)"), "{report}");
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with("Answers not checked:") && l.trim_end().ends_with(" 4")),
+        "{report}"
+    );
+    assert!(!report.contains("correct_rate"), "{report}");
+    let csv = servebench()
+        .arg("report")
+        .arg(dir.path().join("c.json"))
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8_lossy(&csv.stdout).into_owned();
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap_or_default()
+            .contains("correct_rate(%)"),
+        "{csv}"
+    );
+}
+
+/// Issue 25 §5: --structured-output-legacy-fields sends vLLM's older top-level field
+/// (`guided_choice`) instead of `structured_outputs`: with `structured_outputs` nulled
+/// through --extra-body, the simulator still answers the choices from `guided_choice`, so
+/// of 20 answers at an invalid rate of 0.25 exactly 15 are valid; the flag is refused with
+/// json or tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_25_the_older_guided_fields_are_sent_on_request() {
+    let spec = StructuredOutput::Choice {
+        choices: vec!["Positive".into(), "Negative".into()],
+        legacy_fields: true,
+    };
+    let unasked = Some(serde_json::json!({"structured_outputs": null}));
+    let (result, records, doc) = guided_run(spec, 0.25, unasked).await;
+    let expected = BTreeMap::from([("not_a_choice", 5), ("valid", 15)]);
+    assert_eq!(verdicts(&records), expected);
+    assert_eq!(
+        result.summary.structured.as_ref().unwrap().correct_rate,
+        Some(75.0)
+    );
+    assert_eq!(doc["config"]["structured"]["legacy_fields"], true);
+    let out = servebench()
+        .args([
+            "run",
+            "--backend",
+            "openai-chat",
+            "--structured-output",
+            "json",
+        ])
+        .arg("--structured-output-legacy-fields")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--structured-output-legacy-fields") && err.trim().lines().count() == 1,
+        "{err}"
     );
 }

@@ -394,8 +394,9 @@ pub struct SimArgs {
     /// request field, lower first, then arrival (vLLM's --scheduling-policy).
     #[arg(long, default_value = "fcfs", value_parser = PossibleValuesParser::new(["fcfs", "priority"]))]
     pub scheduling_policy: String,
-    /// Fraction of structured answers (a schema's JSON, a tool call) that are invalid, by an
-    /// exact rule: of requests 0..N, floor(N × rate); alternately not JSON and not the schema's.
+    /// Fraction of structured answers (a schema's JSON, a tool call, a regex's match, a
+    /// choice) that are invalid, by an exact rule: of requests 0..N, floor(N × rate);
+    /// alternately not JSON and not the schema's; no match in full; no choice.
     #[arg(long, default_value_t = 0.0)]
     pub invalid_output_rate: f64,
 }

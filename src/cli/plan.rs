@@ -144,7 +144,7 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
 }
 
 /// The mode `asked` for, its steps derived from `config`.
-/// A `--json-schema-path` or `--tools-path` file's text, at most
+/// A `--json-schema-path`, `--tools-path` or `--structured-output-grammar` file's text, at most
 /// `config::structured::MAX_SCHEMA_FILE_BYTES` of it (or why it cannot be read).
 fn read_structured(path: &std::path::Path) -> Result<String, String> {
     use crate::config::structured::MAX_SCHEMA_FILE_BYTES;

@@ -1,13 +1,16 @@
 //! `servebench run`'s flags for structured output and tool calls (issue 25 §5):
-//! `--structured-output json|tools`, and the schema or tools it takes from a file
-//! (`--json-schema-path`, vLLM's name; `--tools-path`) instead of the built-in ones. The file
-//! is read by the plan (`plan.rs`, the I/O of `cli`), which hands its text here.
+//! `--structured-output json|tools|regex|choice|grammar`, and the schema, tools, pattern,
+//! choices or grammar it takes (`--json-schema-path`, vLLM's name; `--tools-path`,
+//! `--structured-output-regex`, `--structured-output-choices`, `--structured-output-grammar`)
+//! instead of the built-in ones. A file is read by the plan (`plan.rs`, the I/O of `cli`),
+//! which hands its text here.
 
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
 use crate::config::error::{ConfigError, ValueError};
+use crate::config::guided::{self, Pattern};
 use crate::config::structured::StructuredOutput;
 use crate::config::Slo;
 
@@ -50,13 +53,21 @@ pub enum StructuredKind {
     Json,
     /// A call of one of the tools offered (`tools`, `tool_choice: required`).
     Tools,
+    /// A whole answer matching a regular expression (vLLM's `structured_outputs.regex`).
+    Regex,
+    /// An answer that is exactly one of a list of choices (`structured_outputs.choice`).
+    Choice,
+    /// An answer following a grammar (`structured_outputs.grammar`); not checked.
+    Grammar,
 }
 
 #[derive(Debug, Args)]
 pub struct StructuredArgs {
-    /// Ask every answer (--backend openai-chat) as JSON of a schema (json) or as a tool
-    /// call (tools), and check each: the share valid is vLLM's correct_rate(%). The schema
-    /// and tools are built in unless --json-schema-path or --tools-path gives them.
+    /// Ask every answer (--backend openai-chat) as JSON of a schema (json), as a tool call
+    /// (tools), matching a regex, as one of a list of choices, or following a grammar (the
+    /// last three in vLLM's structured_outputs field), and check each (a grammar's answers
+    /// are not checked): the share valid is vLLM's correct_rate(%). The schema, tools,
+    /// pattern, choices and grammar are built in unless the flags below give them.
     #[arg(long, value_enum)]
     pub structured_output: Option<StructuredKind>,
     /// The JSON schema of --structured-output json (a file holding one JSON object).
@@ -66,6 +77,27 @@ pub struct StructuredArgs {
     /// of functions with name, description and parameters).
     #[arg(long, value_name = "FILE", requires = "structured_output")]
     pub tools_path: Option<PathBuf>,
+    /// The pattern of --structured-output regex (the regex crate's syntax; an answer is valid
+    /// when the whole of it matches). Default: \w+@\w+\.com\n.
+    #[arg(long, value_name = "PATTERN", requires = "structured_output")]
+    pub structured_output_regex: Option<String>,
+    /// The choices of --structured-output choice, comma-separated. Default: Positive,Negative.
+    #[arg(
+        long,
+        value_name = "A,B,...",
+        value_delimiter = ',',
+        num_args = 0..,
+        requires = "structured_output"
+    )]
+    pub structured_output_choices: Option<Vec<String>>,
+    /// The grammar of --structured-output grammar (a file of EBNF/GBNF text, sent as it is).
+    /// Default: a small SQL query grammar.
+    #[arg(long, value_name = "FILE", requires = "structured_output")]
+    pub structured_output_grammar: Option<PathBuf>,
+    /// Send a regex, choice or grammar in vLLM's older top-level fields (guided_regex,
+    /// guided_choice, guided_grammar: vLLM before 0.10.2) instead of structured_outputs.
+    #[arg(long, requires = "structured_output")]
+    pub structured_output_legacy_fields: bool,
 }
 
 impl StructuredArgs {
@@ -84,32 +116,90 @@ impl StructuredArgs {
             let why = format!("goes with --structured-output {kind}");
             Err(ConfigError::invalid(flag, why))
         };
-        Ok(Some(match self.structured_output {
+        let kind = match self.structured_output {
             None => return Ok(None),
-            Some(StructuredKind::Json) => {
-                if self.tools_path.is_some() {
-                    return wrong("--tools-path", "tools");
-                }
-                match &self.json_schema_path {
-                    None => StructuredOutput::builtin_json(),
-                    Some(p) => {
-                        let (text, name) = file("--json-schema-path", p)?;
-                        StructuredOutput::json_from_text(&text, &name, "--json-schema-path")?
-                    }
+            Some(kind) => kind,
+        };
+        let given = [
+            (
+                self.json_schema_path.is_some(),
+                "--json-schema-path",
+                "json",
+            ),
+            (self.tools_path.is_some(), "--tools-path", "tools"),
+            (
+                self.structured_output_regex.is_some(),
+                "--structured-output-regex",
+                "regex",
+            ),
+            (
+                self.structured_output_choices.is_some(),
+                "--structured-output-choices",
+                "choice",
+            ),
+            (
+                self.structured_output_grammar.is_some(),
+                "--structured-output-grammar",
+                "grammar",
+            ),
+        ];
+        let asked = kind.to_possible_value().map(|v| v.get_name().to_string());
+        if let Some((_, flag, owner)) =
+            (given.iter()).find(|(set, _, owner)| *set && asked.as_deref() != Some(*owner))
+        {
+            return wrong(flag, owner);
+        }
+        let legacy_fields = self.structured_output_legacy_fields;
+        if legacy_fields && matches!(kind, StructuredKind::Json | StructuredKind::Tools) {
+            return wrong(
+                "--structured-output-legacy-fields",
+                "regex, choice or grammar",
+            );
+        }
+        Ok(Some(match kind {
+            StructuredKind::Regex => {
+                let text = self.structured_output_regex.as_deref();
+                let pattern = Pattern::new(
+                    text.unwrap_or(guided::BUILTIN_PATTERN),
+                    "--structured-output-regex",
+                )?;
+                StructuredOutput::Regex {
+                    pattern,
+                    legacy_fields,
                 }
             }
-            Some(StructuredKind::Tools) => {
-                if self.json_schema_path.is_some() {
-                    return wrong("--json-schema-path", "json");
-                }
-                match &self.tools_path {
-                    None => StructuredOutput::builtin_tools(),
+            StructuredKind::Choice => StructuredOutput::Choice {
+                choices: guided::choices(
+                    self.structured_output_choices.as_deref(),
+                    "--structured-output-choices",
+                )?,
+                legacy_fields,
+            },
+            StructuredKind::Grammar => StructuredOutput::Grammar {
+                grammar: match &self.structured_output_grammar {
+                    None => guided::BUILTIN_GRAMMAR.to_string(),
                     Some(p) => {
-                        let (text, name) = file("--tools-path", p)?;
-                        StructuredOutput::tools_from_text(&text, &name, "--tools-path")?
+                        let flag = "--structured-output-grammar";
+                        let (text, name) = file(flag, p)?;
+                        guided::grammar_from_text(&text, &name, flag)?
                     }
+                },
+                legacy_fields,
+            },
+            StructuredKind::Json => match &self.json_schema_path {
+                None => StructuredOutput::builtin_json(),
+                Some(p) => {
+                    let (text, name) = file("--json-schema-path", p)?;
+                    StructuredOutput::json_from_text(&text, &name, "--json-schema-path")?
                 }
-            }
+            },
+            StructuredKind::Tools => match &self.tools_path {
+                None => StructuredOutput::builtin_tools(),
+                Some(p) => {
+                    let (text, name) = file("--tools-path", p)?;
+                    StructuredOutput::tools_from_text(&text, &name, "--tools-path")?
+                }
+            },
         }))
     }
 }

@@ -30,6 +30,7 @@ mod backend;
 mod defaults;
 pub mod error;
 pub mod figure;
+pub mod guided;
 pub mod limits;
 pub mod lora;
 pub mod media;
@@ -481,6 +482,7 @@ impl RunConfig {
         if let Some(s) = &self.structured {
             s.validate("--structured-output")?;
             s.check_backend(self.backend)?;
+            s.check_goodput(self.goodput_valid_output)?;
         }
         if self.goodput_valid_output && self.structured.is_none() {
             let why = "valid_output:1 counts valid structured answers: give --structured-output";

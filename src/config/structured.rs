@@ -1,9 +1,9 @@
 //! Structured output and tool calls (issue 25 §5): what a run asks the server to answer in,
-//! [`StructuredOutput`] (a JSON schema sent as `response_format`, or function tools sent as
-//! `tools`), the built-in schema and tools, the reading of a user's schema or tools file
-//! ([`StructuredOutput::json_from_text`], [`StructuredOutput::tools_from_text`]: text in, a
-//! one-line error naming the flag, the file and its line out), and the check of an answer
-//! against a schema ([`check`]).
+//! [`StructuredOutput`] (a JSON schema sent as `response_format`, function tools sent as
+//! `tools`, or vLLM's regex, choice and grammar of `guided.rs`), the built-in schema and
+//! tools, the reading of a user's schema or tools file ([`StructuredOutput::json_from_text`],
+//! [`StructuredOutput::tools_from_text`]: text in, a one-line error naming the flag, the file
+//! and its line out), and the check of an answer against a schema ([`check`]).
 //!
 //! The check is a documented subset of JSON Schema written here (README, "Dependencies": the
 //! `jsonschema` crate pulls a regex engine, an HTTP client for remote references and more
@@ -19,6 +19,7 @@ use serde_json::{json, Map, Value};
 
 use super::backend::BackendKind;
 use super::error::ConfigError;
+use super::guided::Pattern;
 
 /// The most bytes of one request's answer (its text, or its tool call's arguments) kept for
 /// the check; a longer answer is `too_long`, not checked (docs/reliability.md, limits).
@@ -40,6 +41,26 @@ pub enum StructuredOutput {
     /// A call of one of `tools`, asked with `tools` and `tool_choice: "required"`; its
     /// arguments are checked against the called function's `parameters`.
     Tools { tools: Vec<Tool> },
+    /// An answer matching `pattern` in full, asked with vLLM's `structured_outputs.regex`
+    /// (`guided.rs`).
+    Regex {
+        pattern: Pattern,
+        /// Asked in vLLM's older top-level field instead (`guided_regex`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        legacy_fields: bool,
+    },
+    /// An answer that is exactly one of `choices` (`structured_outputs.choice`).
+    Choice {
+        choices: Vec<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        legacy_fields: bool,
+    },
+    /// An answer following `grammar` (`structured_outputs.grammar`); not checked.
+    Grammar {
+        grammar: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        legacy_fields: bool,
+    },
 }
 
 /// A function the model may call.
@@ -184,6 +205,10 @@ impl StructuredOutput {
                 }
                 Ok(())
             }
+            StructuredOutput::Choice { choices, .. } => {
+                super::guided::choices(Some(choices.as_slice()), flag).map(|_| ())
+            }
+            StructuredOutput::Regex { .. } | StructuredOutput::Grammar { .. } => Ok(()),
         }
     }
 
@@ -200,6 +225,7 @@ impl StructuredOutput {
                 matches!(backend, OpenaiChat | OpenaiResponses | AnthropicMessages),
                 "openai-chat, openai-responses or anthropic-messages",
             ),
+            _ => (matches!(backend, OpenaiChat), "openai-chat"),
         };
         if ok {
             return Ok(());
@@ -212,6 +238,17 @@ impl StructuredOutput {
         Err(ConfigError::invalid("--structured-output", why))
     }
 
+    /// `--goodput valid_output:1` (`valid_output`) needs answers that are checked: not a
+    /// grammar's.
+    pub fn check_goodput(&self, valid_output: bool) -> Result<(), ConfigError> {
+        if valid_output && matches!(self, StructuredOutput::Grammar { .. }) {
+            let why =
+                "valid_output:1 counts valid answers, and a grammar's answers are not checked";
+            return Err(ConfigError::invalid("--goodput", why));
+        }
+        Ok(())
+    }
+
     /// The schema an answer is checked against: a JSON answer's, or the called tool's
     /// parameters (`None`: no such tool).
     pub fn schema_for(&self, tool: Option<&str>) -> Option<&Value> {
@@ -220,16 +257,52 @@ impl StructuredOutput {
             (StructuredOutput::Tools { tools }, Some(name)) => {
                 tools.iter().find(|t| t.name == name).map(|t| &t.parameters)
             }
-            (StructuredOutput::Tools { .. }, None) => None,
+            _ => None,
         }
     }
 
-    /// `json` or `tools`, as `--structured-output` takes it.
+    /// `json`, `tools`, `regex`, `choice` or `grammar`, as `--structured-output` takes it.
     pub fn kind(&self) -> &'static str {
         match self {
             StructuredOutput::Json { .. } => "json",
             StructuredOutput::Tools { .. } => "tools",
+            StructuredOutput::Regex { .. } => "regex",
+            StructuredOutput::Choice { .. } => "choice",
+            StructuredOutput::Grammar { .. } => "grammar",
         }
+    }
+
+    /// Whether answers are checked as JSON (`json`, `tools`): `json_rate(%)` means something.
+    pub fn is_json(&self) -> bool {
+        matches!(
+            self,
+            StructuredOutput::Json { .. } | StructuredOutput::Tools { .. }
+        )
+    }
+
+    /// What a regex, choice or grammar run adds to a body: vLLM's `structured_outputs`
+    /// field (`{"regex": P}`, ...), or with `legacy_fields` its older top-level field
+    /// (`guided_regex: P`, ...); `None` for JSON and tools (asked in their own fields).
+    pub fn guided_field(&self) -> Option<(String, Value)> {
+        let (key, value, legacy) = match self {
+            StructuredOutput::Regex {
+                pattern,
+                legacy_fields,
+            } => ("regex", json!(pattern.as_str()), legacy_fields),
+            StructuredOutput::Choice {
+                choices,
+                legacy_fields,
+            } => ("choice", json!(choices), legacy_fields),
+            StructuredOutput::Grammar {
+                grammar,
+                legacy_fields,
+            } => ("grammar", json!(grammar), legacy_fields),
+            StructuredOutput::Json { .. } | StructuredOutput::Tools { .. } => return None,
+        };
+        Some(match legacy {
+            true => (format!("guided_{key}"), value),
+            false => ("structured_outputs".into(), json!({ key: value })),
+        })
     }
 }
 

@@ -1,8 +1,11 @@
 //! The check of a structured answer (issue 25 §5): a request of a run that asks for JSON of a
-//! schema or for a tool call keeps its answer's text (or its first tool call's arguments and
-//! name) as it streams in, up to [`MAX_CHECKED_BYTES`], and at its end checks it: valid JSON,
-//! and valid against the schema (`config::structured::check`). The verdict is the record's
-//! [`OutputCheck`]. Only such a run makes a [`Checker`]: a text run keeps nothing more.
+//! schema, a tool call, a regex's match or one of a list of choices keeps its answer's text
+//! (or its first tool call's arguments and name) as it streams in, up to
+//! [`MAX_CHECKED_BYTES`], and at its end checks it: valid JSON, and valid against the schema
+//! (`config::structured::check`); the whole text matching the pattern; the whole text,
+//! untrimmed, equal to one choice. A grammar's answer is kept nowhere and not checked: its
+//! verdict is [`Verdict::Unchecked`]. The verdict is the record's [`OutputCheck`]. Only such a
+//! run makes a [`Checker`]: a text run keeps nothing more.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +28,13 @@ pub enum Verdict {
     Missing,
     /// Longer than the bytes kept for the check: not checked.
     TooLong,
+    /// Text that does not match the pattern in full (`--structured-output regex`).
+    RegexMismatch,
+    /// Text that is not exactly one of the choices (`--structured-output choice`).
+    NotAChoice,
+    /// Not checked: a grammar's answer (`--structured-output grammar`); counted apart, never
+    /// in `correct_rate(%)`'s denominator.
+    Unchecked,
 }
 
 impl Verdict {
@@ -35,6 +45,9 @@ impl Verdict {
             Verdict::NotJson => "not_json",
             Verdict::Missing => "missing",
             Verdict::TooLong => "too_long",
+            Verdict::RegexMismatch => "regex_mismatch",
+            Verdict::NotAChoice => "not_a_choice",
+            Verdict::Unchecked => "unchecked",
         }
     }
 
@@ -55,6 +68,16 @@ pub struct OutputCheck {
     /// characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// The answer was checked as text (a regex's match, a choice), not parsed as JSON.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub as_text: bool,
+}
+
+impl OutputCheck {
+    /// The answer parsed as JSON (a JSON or tools run's `valid` or `schema_mismatch`).
+    pub fn parsed_as_json(&self) -> bool {
+        self.verdict.is_json() && !self.as_text
+    }
 }
 
 /// A request's answer, kept for its check while it streams in.
@@ -88,7 +111,13 @@ impl<'a> Checker<'a> {
 
     /// A piece of the answer's text.
     pub fn content(&mut self, piece: &str) {
-        if matches!(self.spec, StructuredOutput::Json { .. }) && !piece.is_empty() {
+        let kept = matches!(
+            self.spec,
+            StructuredOutput::Json { .. }
+                | StructuredOutput::Regex { .. }
+                | StructuredOutput::Choice { .. }
+        );
+        if kept && !piece.is_empty() {
             self.keep(piece);
         }
     }
@@ -112,12 +141,21 @@ impl<'a> Checker<'a> {
     /// The verdict on the answer kept.
     pub fn finish(self) -> OutputCheck {
         let tool = self.tool;
+        let as_text = matches!(
+            self.spec,
+            StructuredOutput::Regex { .. } | StructuredOutput::Choice { .. }
+        );
         let out = |verdict, why: Option<String>| OutputCheck {
             verdict,
             tool: tool.clone(),
             why: why.map(|w| w.chars().take(MAX_WHY_CHARS).collect()),
+            as_text,
         };
         let tools = matches!(self.spec, StructuredOutput::Tools { .. });
+        if let StructuredOutput::Grammar { .. } = self.spec {
+            let why = "servebench does not parse grammars";
+            return out(Verdict::Unchecked, Some(why.into()));
+        }
         if self.over {
             return out(
                 Verdict::TooLong,
@@ -131,6 +169,27 @@ impl<'a> Checker<'a> {
                 "no answer text"
             };
             return out(Verdict::Missing, Some(why.into()));
+        }
+        match self.spec {
+            StructuredOutput::Regex { pattern, .. } if pattern.matches_whole(&self.text) => {
+                return out(Verdict::Valid, None)
+            }
+            StructuredOutput::Regex { .. } => {
+                let why = format!("{} does not match the pattern in full", excerpt(&self.text));
+                return out(Verdict::RegexMismatch, Some(why));
+            }
+            StructuredOutput::Choice { choices, .. } if choices.contains(&self.text) => {
+                return out(Verdict::Valid, None)
+            }
+            StructuredOutput::Choice { choices, .. } => {
+                let why = format!(
+                    "{} is not one of the {} choices",
+                    excerpt(&self.text),
+                    choices.len()
+                );
+                return out(Verdict::NotAChoice, Some(why));
+            }
+            _ => {}
         }
         let value: serde_json::Value = match serde_json::from_str(&self.text) {
             Ok(v) => v,
@@ -146,6 +205,14 @@ impl<'a> Checker<'a> {
             Err(why) => out(Verdict::SchemaMismatch, Some(why)),
         }
     }
+}
+
+/// The start of an answer, quoted with its control characters escaped (a record's `why`
+/// reaches terminals and spreadsheets).
+fn excerpt(text: &str) -> String {
+    let start: String = text.chars().take(60).collect();
+    let more = if start.len() < text.len() { "..." } else { "" };
+    format!("{start:?}{more}")
 }
 
 #[cfg(test)]
@@ -196,5 +263,47 @@ mod tests {
         let mut c = Checker::new(&tools);
         c.content("{}");
         assert_eq!(c.finish().verdict, Verdict::Missing);
+    }
+
+    /// Issue 25 §5: a regex answer is valid when its whole text matches, a choice answer when
+    /// its untrimmed text is one choice; a grammar answer is unchecked.
+    #[test]
+    fn issue_25_regex_choice_and_grammar_verdicts() {
+        use crate::config::guided::{Pattern, BUILTIN_GRAMMAR};
+        let regex = StructuredOutput::Regex {
+            pattern: Pattern::new(r"\w+@\w+\.com\n", "f").unwrap(),
+            legacy_fields: false,
+        };
+        let verdict = |spec: &StructuredOutput, pieces: &[&str]| {
+            let mut c = Checker::new(spec);
+            pieces.iter().for_each(|p| c.content(p));
+            c.finish()
+        };
+        let v = verdict(&regex, &["ada@x", "y.com\n"]);
+        assert_eq!(v.verdict, Verdict::Valid);
+        assert!(v.as_text && !v.parsed_as_json(), "a match is not JSON");
+        let v = verdict(&regex, &["ada@xy.com"]);
+        assert_eq!(v.verdict, Verdict::RegexMismatch);
+        assert!(v.why.unwrap().starts_with("\"ada@xy.com\""));
+        let v = verdict(&regex, &["ada@xy.com\n\u{1b}[2J"]);
+        assert_eq!(v.verdict, Verdict::RegexMismatch);
+        assert!(!v.why.unwrap().contains('\u{1b}'));
+        assert_eq!(verdict(&regex, &[]).verdict, Verdict::Missing);
+        let choice = StructuredOutput::Choice {
+            choices: vec!["Positive".into(), "Negative".into()],
+            legacy_fields: false,
+        };
+        assert_eq!(verdict(&choice, &["Nega", "tive"]).verdict, Verdict::Valid);
+        assert_eq!(
+            verdict(&choice, &["Negative "]).verdict,
+            Verdict::NotAChoice
+        );
+        assert_eq!(verdict(&choice, &["Neutral"]).verdict, Verdict::NotAChoice);
+        let grammar = StructuredOutput::Grammar {
+            grammar: BUILTIN_GRAMMAR.into(),
+            legacy_fields: false,
+        };
+        assert_eq!(verdict(&grammar, &["SELECT"]).verdict, Verdict::Unchecked);
+        assert!(!Verdict::Unchecked.is_json() && !Verdict::NotAChoice.is_json());
     }
 }

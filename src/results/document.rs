@@ -559,8 +559,15 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
     // Structured output and tool calls (`--structured-output`): vLLM's `correct_rate(%)`
     // and servebench's keys beside it.
     if let Some(st) = &s.structured {
-        out.insert("correct_rate(%)".into(), json!(st.correct_rate));
-        out.insert("json_rate(%)".into(), json!(st.json_rate));
+        // A grammar run checks no answer: no rate (vLLM's is None there); a regex or choice
+        // run parses none as JSON.
+        if let Some(rate) = st.correct_rate {
+            out.insert("correct_rate(%)".into(), json!(rate));
+        }
+        let json_kind = config.structured.as_ref().is_none_or(|k| k.is_json());
+        if let Some(rate) = st.json_rate.filter(|_| json_kind) {
+            out.insert("json_rate(%)".into(), json!(rate));
+        }
         if let Some(d) = &st.ttft_tool_call_ms {
             out.insert("mean_tool_call_ttft_ms".into(), json!(d.mean));
         }

@@ -146,8 +146,8 @@ pub struct SimConfig {
     /// Exact mode's queue served by vLLM's `priority` request field (lower first, then
     /// arrival) instead of first come first served (`--scheduling-policy priority`).
     pub priority_scheduling: bool,
-    /// The share of structured answers (a schema's JSON, a tool call) that are invalid, by
-    /// an exact rule (`structured.rs`). Default 0.
+    /// The share of structured answers (a schema's JSON, a tool call, a regex's match, a
+    /// choice) that are invalid, by an exact rule (`structured.rs`). Default 0.
     pub invalid_output_rate: f64,
 }
 

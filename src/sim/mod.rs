@@ -121,7 +121,7 @@
 //! | 5 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `engine`, `faults`, `metrics`, `spec`, `error` |
 //! | 4 | `presets.rs` | [`Preset`] | `engine`, `metrics`, `error` |
 //! | 3 | `engine.rs` | the engine model ([`EngineConfig`]) and its task | `metrics`, `text`, `time`, `error` |
-//! | 2 | `faults.rs`, `time.rs`, `structured.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until`; structured answers (a schema's JSON, a tool call) and their invalid share | `text`, `error`; `precise` |
+//! | 2 | `faults.rs`, `time.rs`, `structured.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until`; structured answers (a schema's JSON, a tool call, a regex's match, a choice) and their invalid share | `text`, `error`; `precise` |
 //! | 1 | `precise.rs`, `text.rs`, `metrics.rs`, `prefix_cache.rs`, `slots.rs`, `spans.rs` | the precise timer; token text and hashing; `/metrics`; the prefix cache; exact mode's slots and their queue; each request's span (`/sim/otlp`) | `error`; `metrics`: `spec` |
 //! | 0 | `error.rs` | [`SimConfigError`]: a setting or name that breaks a rule | nothing of `sim` |
 //! | 0 | `spec.rs` | speculative decoding: [`SpecDecode`], how a stream's tokens are cut into chunks, vLLM's `spec_decode` counters | nothing of `sim` |

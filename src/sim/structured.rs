@@ -12,8 +12,23 @@
 //! a schema of an object). Every string and list the generator writes is bounded (a hostile
 //! schema gets a bounded answer, valid or not).
 //!
-//! The tool called is the request number modulo the tools offered. Imports only `text`.
+//! The tool called is the request number modulo the tools offered.
+//!
+//! vLLM's guided decoding besides JSON ([`Guided`]): a chat request's `structured_outputs`
+//! (`regex`, `choice`; or the older `guided_regex`, `guided_choice`) is answered with a
+//! string built for request `n` ([`guided_answer`]): one of the choices, or a string built
+//! from the pattern's syntax tree (`regex-syntax`'s HIR: each class's printable ASCII
+//! members first, each repetition its minimum plus up to 7 more, one branch of each
+//! alternation, look-arounds skipped, at most 4 KiB), checked against the compiled pattern.
+//! An invalid one (the same exact share) is a string longer than every choice, or the first
+//! of the answer with `!` after it, `!` before it, or its last character cut that the
+//! pattern does not match in full (a pattern every one matches gets a valid answer). A
+//! pattern that does not parse or compile, or an empty choice list, is refused (HTTP 400, as
+//! vLLM). A `grammar` is not read: the answer is the ordinary text. Imports only `text`.
 
+use std::cell::RefCell;
+
+use regex_syntax::hir::{Class, Hir, HirKind};
 use serde_json::{json, Map, Value};
 
 use super::text::{splitmix64, WORDS};
@@ -95,6 +110,11 @@ impl Pieces {
             None => doc.to_string(),
         };
         Pieces(split(&text, tokens.max(1) as usize))
+    }
+
+    /// `text` (a guided answer) over `tokens` tokens.
+    pub(crate) fn from_text(text: &str, tokens: u32) -> Self {
+        Pieces(split(text, tokens.max(1) as usize))
     }
 
     /// The escaped text of tokens `[start, end)`.
@@ -205,6 +225,187 @@ fn instance(schema: &Value, h: &mut u64, depth: usize) -> Value {
     }
 }
 
+/// The longest pattern read (as `--structured-output-regex`'s bound), the most memory its
+/// compiled form may take, and the longest answer built from it.
+const MAX_PATTERN_BYTES: usize = 16 * 1024;
+const MAX_COMPILED_BYTES: usize = 1 << 20;
+const MAX_GUIDED_BYTES: usize = 4096;
+/// The most syntax-tree nodes visited building one answer (`(){99999}` repeats nothing).
+const MAX_BUILD_STEPS: u32 = 100_000;
+
+/// What a guided request asks: a whole match of a pattern, or one of a list of choices.
+pub(crate) enum Guided {
+    Regex(String),
+    Choice(Vec<String>),
+}
+
+/// The guided answer a chat request asks for (`structured_outputs.regex`/`.choice`, or the
+/// older top-level `guided_regex`/`guided_choice`), checked so it can be answered; `None`:
+/// none asked (a `grammar` or `json` is answered otherwise).
+pub(crate) fn guided(
+    structured_outputs: Option<&Value>,
+    guided_regex: Option<&Value>,
+    guided_choice: Option<&Value>,
+) -> Result<Option<Guided>, String> {
+    let field = |k: &str| {
+        structured_outputs
+            .and_then(|so| so.get(k))
+            .filter(|v| !v.is_null())
+    };
+    if let Some(p) = field("regex").or(guided_regex.filter(|v| !v.is_null())) {
+        let Some(p) = p.as_str() else {
+            return Err("structured_outputs.regex must be a string".into());
+        };
+        with_pattern(p, |_, _| ())?;
+        return Ok(Some(Guided::Regex(p.to_string())));
+    }
+    if let Some(c) = field("choice").or(guided_choice.filter(|v| !v.is_null())) {
+        let list: Option<Vec<String>> = c.as_array().and_then(|items| {
+            (items.iter())
+                .map(|i| i.as_str().map(str::to_string))
+                .collect()
+        });
+        return match list {
+            Some(l) if !l.is_empty() => Ok(Some(Guided::Choice(l))),
+            _ => Err("structured_outputs.choice must be a non-empty list of strings".into()),
+        };
+    }
+    Ok(None)
+}
+
+thread_local! {
+    /// The last pattern read on this thread: its text, syntax tree and whole-match regex.
+    static COMPILED: RefCell<Option<(String, Hir, regex::Regex)>> = const { RefCell::new(None) };
+}
+
+/// Calls `f` with `pattern`'s syntax tree and whole-match regex (parsed and compiled once
+/// per thread for a run's one pattern), or says why it cannot be.
+fn with_pattern<T>(pattern: &str, f: impl FnOnce(&Hir, &regex::Regex) -> T) -> Result<T, String> {
+    let bad = |why: String| format!("structured_outputs.regex: {why}");
+    COMPILED.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let entry = match slot.take() {
+            Some(e) if e.0 == pattern => e,
+            _ => {
+                if pattern.len() > MAX_PATTERN_BYTES {
+                    return Err(bad(format!("longer than {MAX_PATTERN_BYTES} bytes")));
+                }
+                let hir = regex_syntax::ParserBuilder::new()
+                    .nest_limit(64)
+                    .build()
+                    .parse(pattern)
+                    .map_err(|e| bad(e.to_string().replace('\n', " ")))?;
+                let whole = regex::RegexBuilder::new(&format!(r"\A(?:{pattern})\z"))
+                    .size_limit(MAX_COMPILED_BYTES)
+                    .build()
+                    .map_err(|e| bad(e.to_string().replace('\n', " ")))?;
+                (pattern.to_string(), hir, whole)
+            }
+        };
+        let out = f(&entry.1, &entry.2);
+        *slot = Some(entry);
+        Ok(out)
+    })
+}
+
+/// The answer to `g` for request `n` (seeded by `seed`), invalid when `bad` says so.
+pub(crate) fn guided_answer(
+    g: &Guided,
+    seed: u64,
+    n: u64,
+    bad: Option<u64>,
+) -> Result<String, String> {
+    let mut h = splitmix64(seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    match g {
+        Guided::Choice(choices) => {
+            let longest = choices.iter().max_by_key(|c| c.len());
+            Ok(match (bad, longest) {
+                (Some(_), Some(l)) => format!("{l}?"),
+                _ => {
+                    let pick = next(&mut h) % choices.len().max(1) as u64;
+                    choices.get(pick as usize).cloned().unwrap_or_default()
+                }
+            })
+        }
+        Guided::Regex(p) => with_pattern(p, |hir, whole| {
+            let mut valid = String::new();
+            build(hir, &mut h, &mut valid, &mut { MAX_BUILD_STEPS });
+            if bad.is_none() {
+                return valid;
+            }
+            let mut cut = valid.clone();
+            cut.pop();
+            let candidates = [format!("{valid}!"), format!("!{valid}"), cut];
+            let wrong = candidates.iter().find(|c| !whole.is_match(c));
+            wrong.cloned().unwrap_or(valid)
+        }),
+    }
+}
+
+/// Appends a string `hir` matches (look-arounds aside), bounded by [`MAX_GUIDED_BYTES`] and
+/// `steps` nodes visited.
+fn build(hir: &Hir, h: &mut u64, out: &mut String, steps: &mut u32) {
+    if out.len() >= MAX_GUIDED_BYTES || *steps == 0 {
+        return;
+    }
+    *steps -= 1;
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => {}
+        HirKind::Literal(lit) => out.push_str(&String::from_utf8_lossy(&lit.0)),
+        HirKind::Class(Class::Unicode(c)) => {
+            let ranges = c
+                .ranges()
+                .iter()
+                .map(|r| (r.start() as u32, r.end() as u32));
+            out.extend(member(ranges, h));
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            let ranges = (c.ranges().iter()).map(|r| (u32::from(r.start()), u32::from(r.end())));
+            out.extend(member(ranges, h));
+        }
+        HirKind::Repetition(r) => {
+            let most = r.max.unwrap_or(u32::MAX).min(r.min.saturating_add(7));
+            let span = u64::from(most.saturating_sub(r.min)) + 1;
+            let times = u64::from(r.min) + next(h) % span;
+            for _ in 0..times {
+                if out.len() >= MAX_GUIDED_BYTES || *steps == 0 {
+                    break;
+                }
+                build(&r.sub, h, out, steps);
+            }
+        }
+        HirKind::Capture(c) => build(&c.sub, h, out, steps),
+        HirKind::Concat(parts) => parts.iter().for_each(|p| build(p, h, out, steps)),
+        HirKind::Alternation(branches) => {
+            if !branches.is_empty() {
+                let pick = (next(h) % branches.len() as u64) as usize;
+                build(&branches[pick], h, out, steps);
+            }
+        }
+    }
+}
+
+/// A member of a class given by its code-point ranges: a printable ASCII one (`!` to `~`)
+/// drawn by `h` where the class has any, else its first; `None` for an empty class.
+fn member(mut ranges: impl Iterator<Item = (u32, u32)> + Clone, h: &mut u64) -> Option<char> {
+    let printable = ranges.clone().filter_map(|(a, b)| {
+        let (a, b) = (a.max(0x21), b.min(0x7E));
+        (a <= b).then_some((a, b))
+    });
+    let count: u64 = printable.clone().map(|(a, b)| u64::from(b - a + 1)).sum();
+    if count > 0 {
+        let mut k = next(h) % count;
+        for (a, b) in printable {
+            let len = u64::from(b - a + 1);
+            if k < len {
+                return char::from_u32(a + k as u32);
+            }
+            k -= len;
+        }
+    }
+    ranges.next().and_then(|(a, _)| char::from_u32(a))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,5 +448,42 @@ mod tests {
         assert!(serde_json::from_str::<Value>(&list).unwrap().is_array());
         let p = Pieces::new(&schema, 1, 0, None, 500);
         assert!(p.0.iter().all(|s| !s.is_empty()) && p.0.len() == 500);
+    }
+
+    /// Issue 25 §5: a guided answer is one of the choices or matches the pattern in full;
+    /// an invalid one is not; a pattern that does not compile and an empty choice list are
+    /// refused.
+    #[test]
+    fn issue_25_guided_answers_match_and_invalid_ones_do_not() {
+        let so = json!({"regex": "\\w+@\\w+\\.com\\n"});
+        let g = guided(Some(&so), None, None).unwrap().unwrap();
+        let whole = regex::Regex::new("\\A(?:\\w+@\\w+\\.com\\n)\\z").unwrap();
+        for n in 0..50 {
+            let good = guided_answer(&g, 7, n, None).unwrap();
+            assert!(whole.is_match(&good), "{good:?}");
+            let wrong = guided_answer(&g, 7, n, Some(0)).unwrap();
+            assert!(!whole.is_match(&wrong), "{wrong:?}");
+        }
+        let hard = json!({"regex": "(ab|cd){2,3}[x-z]?\\d{4}(?:-[A-F]+)*"});
+        let g = guided(Some(&hard), None, None).unwrap().unwrap();
+        let whole = regex::Regex::new("\\A(?:(ab|cd){2,3}[x-z]?\\d{4}(?:-[A-F]+)*)\\z").unwrap();
+        for n in 0..50 {
+            assert!(whole.is_match(&guided_answer(&g, 1, n, None).unwrap()));
+        }
+        let old = json!(["yes", "no"]);
+        let Some(Guided::Choice(c)) = guided(None, None, Some(&old)).unwrap() else {
+            panic!("guided_choice is read");
+        };
+        let g = Guided::Choice(c.clone());
+        assert!(c.contains(&guided_answer(&g, 1, 3, None).unwrap()));
+        assert!(!c.contains(&guided_answer(&g, 1, 3, Some(1)).unwrap()));
+        assert!(guided(Some(&json!({"regex": "(a"})), None, None).is_err());
+        assert!(guided(Some(&json!({"choice": []})), None, None).is_err());
+        assert!(
+            guided(Some(&json!({"grammar": "root ::= \"a\""})), None, None)
+                .unwrap()
+                .is_none()
+        );
+        assert!(guided(Some(&Value::Null), None, None).unwrap().is_none());
     }
 }

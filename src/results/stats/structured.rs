@@ -2,7 +2,8 @@
 //! over the successful requests of a run that asked for a schema's JSON or a tool call, how
 //! many answers were checked, parsed as JSON and were valid against the schema (the share
 //! valid is vLLM's `correct_rate(%)`), by verdict; and for tool calls, the time to the first
-//! tool-call token and the argument tokens per call.
+//! tool-call token and the argument tokens per call. A grammar's answers are not checked:
+//! they are counted apart (`unchecked`), outside every share.
 
 use std::collections::BTreeMap;
 
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::distribution::{Distribution, NS_PER_MS};
 use super::samples::SampleSet;
+use crate::measure::output_check::Verdict;
 use crate::measure::record::RequestRecord;
 
 /// A run's structured-output figures; absent for a run that asked for none.
@@ -21,13 +23,19 @@ pub struct StructuredFigures {
     pub json: u64,
     /// Those whose answer was valid against the schema.
     pub valid: u64,
-    /// `valid / checked`, in percent: vLLM's `correct_rate(%)`.
-    pub correct_rate: f64,
-    /// `json / checked`, in percent.
-    pub json_rate: f64,
+    /// `valid / checked`, in percent: vLLM's `correct_rate(%)`; absent when no answer was
+    /// checked (a grammar run's), as no share was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correct_rate: Option<f64>,
+    /// `json / checked`, in percent; absent when no answer was checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_rate: Option<f64>,
     /// Checked answers by verdict (`valid`, `schema_mismatch`, `not_json`, `missing`,
-    /// `too_long`).
+    /// `too_long`, `regex_mismatch`, `not_a_choice`).
     pub by_verdict: BTreeMap<String, u64>,
+    /// Successful requests whose answer was not checked (`--structured-output grammar`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unchecked: u64,
     /// Successful requests whose answer carried a tool call.
     #[serde(default)]
     pub tool_calls: u64,
@@ -39,8 +47,13 @@ pub struct StructuredFigures {
     pub mean_tool_call_tokens: Option<f64>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[derive(Clone, Debug, Default)]
 pub(super) struct StructuredSums {
+    unchecked: u64,
     checked: u64,
     json: u64,
     valid: u64,
@@ -53,14 +66,18 @@ pub(super) struct StructuredSums {
 impl StructuredSums {
     /// A successful request with `output_tokens`; `time_scale`: the simulator's clock speed-up.
     pub(super) fn add(&mut self, r: &RequestRecord, output_tokens: u64, time_scale: f64) {
-        if let Some(c) = &r.output_check {
-            self.checked += 1;
-            self.json += u64::from(c.verdict.is_json());
-            self.valid += u64::from(c.verdict == crate::measure::output_check::Verdict::Valid);
-            *self
-                .by_verdict
-                .entry(c.verdict.as_str().into())
-                .or_insert(0) += 1;
+        match &r.output_check {
+            Some(c) if c.verdict == Verdict::Unchecked => self.unchecked += 1,
+            Some(c) => {
+                self.checked += 1;
+                self.json += u64::from(c.parsed_as_json());
+                self.valid += u64::from(c.verdict == Verdict::Valid);
+                *self
+                    .by_verdict
+                    .entry(c.verdict.as_str().into())
+                    .or_insert(0) += 1;
+            }
+            None => {}
         }
         if let Some(t) = r.first_tool_call_ns {
             self.tool_calls += 1;
@@ -72,6 +89,7 @@ impl StructuredSums {
 
     pub(super) fn merge(&mut self, other: StructuredSums) {
         self.checked += other.checked;
+        self.unchecked += other.unchecked;
         self.json += other.json;
         self.valid += other.valid;
         for (k, n) in other.by_verdict {
@@ -83,13 +101,10 @@ impl StructuredSums {
     }
 
     pub(super) fn finish(self, ps: &[f64]) -> Option<StructuredFigures> {
-        if self.checked == 0 && self.tool_calls == 0 {
+        if self.checked == 0 && self.tool_calls == 0 && self.unchecked == 0 {
             return None;
         }
-        let pct = |n: u64| match self.checked {
-            0 => 0.0,
-            c => n as f64 * 100.0 / c as f64,
-        };
+        let pct = |n: u64| (self.checked > 0).then(|| n as f64 * 100.0 / self.checked as f64);
         Some(StructuredFigures {
             checked: self.checked,
             json: self.json,
@@ -97,6 +112,7 @@ impl StructuredSums {
             correct_rate: pct(self.valid),
             json_rate: pct(self.json),
             by_verdict: self.by_verdict,
+            unchecked: self.unchecked,
             tool_calls: self.tool_calls,
             mean_tool_call_tokens: (self.tool_calls > 0)
                 .then(|| self.tool_call_tokens as f64 / self.tool_calls as f64),

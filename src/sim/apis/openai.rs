@@ -4,8 +4,8 @@
 //! # What it owns
 //! The two request structs, their framers (`CompletionsFramer`, `ChatFramer`: the chat role
 //! chunk at `t0`, `reasoning_content` for the `sim_reasoning_tokens` extension; a streamed
-//! chat answer of a schema's JSON or of a tool call, `StructuredFramer`, issue 25 §5) and the
-//! whole JSON answers, byte for byte as vLLM writes them (a whole answer is text even when
+//! chat answer of a schema's JSON, of a tool call or of a regex's or choice's guided text,
+//! `StructuredFramer`, issue 25 §5) and the whole JSON answers, byte for byte as vLLM writes them (a whole answer is text even when
 //! structured output is asked).
 //!
 //! # What it must not touch
@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 use super::common::{
     adapter, parse_body, reasoning_tokens, resolve_media_prompt, resolve_prompt, stream_answer,
-    token_budget, wait_for_adapter, whole_answer, Answer, AppState, ChatMessage, Reject,
+    token_budget, wait_for_adapter, whole_answer, Answer, AppState, ChatMessage, Finish, Reject,
 };
 use super::media::media_tokens;
 use crate::sim::http1::Arrival;
@@ -213,6 +213,11 @@ struct ChatRequest {
     /// Structured output (`sim/structured.rs`): a schema's JSON, or a tool call.
     response_format: Option<Value>,
     tools: Option<Value>,
+    /// vLLM's guided decoding (`sim/structured.rs`): `structured_outputs` (`regex`,
+    /// `choice`), or the older `guided_regex`, `guided_choice`.
+    structured_outputs: Option<Value>,
+    guided_regex: Option<Value>,
+    guided_choice: Option<Value>,
 }
 
 struct ChatFramer {
@@ -343,6 +348,12 @@ pub(crate) async fn chat_completions(
     body: Bytes,
 ) -> Answer {
     let req: ChatRequest = parse_body(&body)?;
+    let guided = structured::guided(
+        req.structured_outputs.as_ref(),
+        req.guided_regex.as_ref(),
+        req.guided_choice.as_ref(),
+    )
+    .map_err(Reject::BadRequest)?;
     let lora = adapter(&shared, &body)?;
     let (field, requested) = match req.max_completion_tokens {
         Some(n) => ("max_completion_tokens", Some(n)),
@@ -356,6 +367,21 @@ pub(crate) async fn chat_completions(
     let mut r = resolve_media_prompt(&shared, t0, contents, media, budget, ignore_eos)?;
     wait_for_adapter(&shared, &mut r, lora.as_deref());
     r.priority = req.priority.unwrap_or(0);
+    // A guided answer (streamed only) ends with its text: fewer tokens than the budget stop.
+    let guided = match guided.filter(|_| req.stream.unwrap_or(false)) {
+        Some(g) => {
+            let bad = structured::invalid(r.n, structured::ppm(shared.config.invalid_output_rate));
+            let text = structured::guided_answer(&g, shared.config.seed, r.n, bad)
+                .map_err(Reject::BadRequest)?;
+            let chars = u32::try_from(text.chars().count().max(1)).unwrap_or(u32::MAX);
+            if chars < r.tokens {
+                r.tokens = chars;
+                r.finish = Finish::Stop;
+            }
+            Some(text)
+        }
+        None => None,
+    };
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
     let reasoning = reasoning_tokens(&shared, req.sim_reasoning_tokens, tokens);
@@ -375,6 +401,16 @@ pub(crate) async fn chat_completions(
         let head = format!(
             "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":"
         );
+        if let Some(text) = guided {
+            let framer = StructuredFramer {
+                head,
+                pieces: Pieces::from_text(&text, tokens),
+                call: None,
+                usage,
+                finish,
+            };
+            return stream_answer(shared, &r, framer).await;
+        }
         let asked = structured::asked(req.response_format.as_ref(), req.tools.as_ref(), r.n);
         if let Some(asked) = asked {
             let seed = shared.config.seed;

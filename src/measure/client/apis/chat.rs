@@ -46,8 +46,13 @@ impl Api for OpenAiChat {
         true
     }
     /// A schema as `response_format` (`json_schema`, strict); tools as `tools` with
-    /// `tool_choice: "required"`, so every answer is a call.
+    /// `tool_choice: "required"`, so every answer is a call; a regex, choice or grammar in
+    /// vLLM's `structured_outputs` field (or its older `guided_*` field).
     fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+        if let Some((field, value)) = s.guided_field() {
+            body[field.as_str()] = value;
+            return Ok(());
+        }
         match s {
             StructuredOutput::Json { schema } => {
                 body["response_format"] = json!({"type": "json_schema", "json_schema": {
@@ -58,6 +63,7 @@ impl Api for OpenAiChat {
                 body["tools"] = tools.iter().map(Tool::openai).collect();
                 body["tool_choice"] = json!("required");
             }
+            _ => {}
         }
         Ok(())
     }

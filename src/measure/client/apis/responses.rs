@@ -14,8 +14,8 @@ use serde_json::{json, Value};
 use super::anthropic::stream_error;
 use crate::config::structured::{StructuredOutput, Tool};
 use crate::measure::client::api::{
-    cached_in, malformed, messages, reasoning_in, Answer, Api, BodySpec, EventError, Parsed, Part,
-    Streamed, Usage,
+    cached_in, malformed, messages, reasoning_in, unsendable, Answer, Api, BodySpec, EventError,
+    Parsed, Part, Streamed, Usage,
 };
 use crate::measure::client::usage::Reported;
 
@@ -116,6 +116,7 @@ impl Api for OpenAiResponses {
                 body["tools"] = tools.iter().map(tool).collect();
                 body["tool_choice"] = json!("required");
             }
+            other => return Err(unsendable(&format!("--structured-output {}", other.kind()))),
         }
         Ok(())
     }
