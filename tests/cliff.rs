@@ -134,3 +134,101 @@ fn issue_27_the_prefix_cache_cliff_is_where_the_working_set_outgrows_the_cache()
         "{html}"
     );
 }
+
+/// Issue 27 §4, `search --by prefixes`: against the same cache of 8 prefixes, the search
+/// over the number of distinct prefixes at a fixed load finds 8, the largest count whose
+/// measured hit rate stays at least half its designed one, and 9 fails: past 8, at most the 8
+/// prefixes the cache held from the probe before hit once in a step of 64, against a designed
+/// 64 − P hits (55 at 9), while up to 8 every prompt after its prefix's first hits. Each probe
+/// keeps both rates, and the step table names the cliff at 9.
+#[test]
+fn issue_27_search_by_prefixes_finds_the_cache_s_exact_cliff() {
+    let mut child = servebench()
+        .args([
+            "sim",
+            "--port",
+            "0",
+            "--preset",
+            "llamacpp-llama-8b-rtx4090",
+        ])
+        .args(["--kv-capacity-tokens", "4096", "--time-scale", "4"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let url = common::sim_url(&mut child);
+    let sim = Sim { child, url };
+    let dir = tempfile::tempdir().unwrap();
+    let d = path_str(dir.path());
+    let text = stdout_of(&[
+        "search",
+        "--by",
+        "prefixes",
+        "--start",
+        "2",
+        "--max",
+        "64",
+        "--base-url",
+        &sim.url,
+        "--tokenizer",
+        "cl100k_base",
+        "--dataset-name",
+        "prefix",
+        "--prefix-len",
+        "512",
+        "--input-len",
+        "8",
+        "--output-len",
+        "4",
+        "--ignore-eos",
+        "--num-prompts",
+        "64",
+        "--max-concurrency",
+        "1",
+        "--no-preflight",
+        "--no-tui",
+        "--result-dir",
+        d,
+        "--result-filename",
+        "s.json",
+    ]);
+    let doc = common::json(&dir.path().join("s.search.json"));
+    assert_eq!(doc["spec"]["by"], "prefixes", "{doc}");
+    assert_eq!(doc["answer"], 8.0, "{doc}");
+    assert_eq!(doc["first_failing"], 9.0, "{doc}");
+    let probes = doc["probes"].as_array().unwrap();
+    let values: Vec<f64> = probes
+        .iter()
+        .map(|p| p["value"].as_f64().unwrap())
+        .collect();
+    assert_eq!(values, [2.0, 4.0, 8.0, 16.0, 12.0, 10.0, 9.0], "{doc}");
+    for p in probes {
+        let v = p["value"].as_f64().unwrap();
+        let designed = p["designed_hit_rate"].as_f64().unwrap();
+        assert_eq!(designed, (64.0 - v) * 512.0 / (64.0 * 520.0), "{p}");
+        let measured = p["measured_hit_rate"].as_f64().unwrap();
+        assert_eq!(p["passed"], v <= 8.0, "{p}");
+        if v > 8.0 {
+            assert!(measured <= 8.0 * 512.0 / (64.0 * 520.0), "{p}");
+        }
+    }
+    assert!(
+        text.contains("Prefix-cache cliff at num_prefixes 9:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("whose measured prefix hit rate stays at least half its designed one: 8 (first failing: 9)"),
+        "{text}"
+    );
+}
+
+/// `search --by prefixes` without the prefix dataset is refused in one line naming what to
+/// give.
+#[test]
+fn issue_27_search_by_prefixes_needs_the_prefix_dataset() {
+    let err = common::run_fails(&["search", "--by", "prefixes", "--num-prompts", "4"]);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--by prefixes") && err.contains("--dataset-name prefix"),
+        "{err}"
+    );
+}

@@ -42,6 +42,7 @@ const STREAM: &[(&str, u32)] = &[
 const APIS: &[(&str, u32)] = &[
     ("common", 0),
     ("media", 0),
+    ("form", 0),
     ("openai", 1),
     ("tgi", 1),
     ("llama", 1),
@@ -49,6 +50,7 @@ const APIS: &[(&str, u32)] = &[
     ("embeddings", 1),
     ("rerank", 1),
     ("info", 1),
+    ("audio", 1),
     ("mod", 2),
 ];
 

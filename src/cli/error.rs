@@ -56,8 +56,14 @@ pub enum PlanError {
     SummaryOfOne,
     #[error("--shard and --start-at take a single run, not a search")]
     ShardedSearch,
+    #[error(
+        "--mix-alone follows a single run: not a sweep, a search, --repeat, --stages or --start-at"
+    )]
+    MixAloneNotARun,
     #[error("search needs SLOs: give --goodput, e.g. --goodput ttft:500 tpot:50")]
     SearchWithoutSlo,
+    #[error("search --by prefixes varies the prefix dataset's distinct prefixes: give --dataset-name prefix")]
+    PrefixSearchDataset,
     #[error("invalid --target: {0} is not in (0, 1]")]
     Target(f64),
     #[error("invalid --start/--max: need 0 < start <= max")]

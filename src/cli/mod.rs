@@ -263,6 +263,11 @@ pub struct RunArgs {
     /// latency is reported beside its own.
     #[arg(long, value_name = "R")]
     pub probe_request_rate: Option<f64>,
+    /// With --mix: after the mixed run, run each class alone at its share of the load (its
+    /// requests only, the same seed; saved as <stem>.alone<N>.json): each class's latency
+    /// alone and its interference (mixed ÷ alone) are added to the mixed run's result.
+    #[arg(long)]
+    pub mix_alone: bool,
     #[command(flatten)]
     pub limits: limits::LimitsArgs,
     #[command(flatten)]
@@ -525,11 +530,13 @@ impl SimArgs {
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {
-    /// What to vary: the request rate or the concurrency.
+    /// What to vary: the request rate, the concurrency, or (prefixes) the prefix dataset's
+    /// distinct prefixes at a fixed load, for the largest count whose measured prefix-cache hit
+    /// rate stays at least half its designed one (and, with --goodput, meets --target).
     #[arg(
         long,
         default_value = "rate",
-        value_parser = PossibleValuesParser::new(["rate", "concurrency"]).try_map(|s| parse_axis(&s))
+        value_parser = PossibleValuesParser::new(["rate", "concurrency", "prefixes"]).try_map(|s| parse_axis(&s))
     )]
     pub by: LoadParameter,
     /// Fraction of requests that must meet every --goodput SLO.

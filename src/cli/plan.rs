@@ -83,6 +83,9 @@ pub fn check(args: &RunArgs, search: Option<&SearchArgs>) -> Result<Checked, Pla
     if args.summary_only && asked == Asked::Single {
         return Err(PlanError::SummaryOfOne);
     }
+    if args.mix_alone && (asked != Asked::Single || args.start_at.is_some()) {
+        return Err(PlanError::MixAloneNotARun);
+    }
     args.tags.check()?;
     let sim = args.sim_config()?;
     Ok(Checked { asked, sim })
@@ -293,6 +296,7 @@ impl RunArgs {
             tags: self.tags.tags(),
             mix: self.mix.as_deref().map(read_mix).transpose()?,
             probe_request_rate: self.probe_request_rate,
+            mix_alone: (self.mix_alone).then_some(crate::config::mix::MixAlone::EachClass),
             structured: self.structured.structured(read_structured)?,
             ..RunConfig::default()
         });
@@ -374,8 +378,14 @@ impl SearchArgs {
         if !(self.precision > 0.0 && self.precision < 1.0) {
             return Err(PlanError::Precision(self.precision));
         }
-        if self.run.goodput.is_empty() {
+        // A search over prefixes judges the hit rates; its SLOs are optional.
+        if self.run.goodput.is_empty() && self.by != LoadParameter::NumPrefixes {
             return Err(PlanError::SearchWithoutSlo);
+        }
+        if self.by == LoadParameter::NumPrefixes
+            && self.run.dataset.dataset_name != super::dataset::DatasetName::Prefix
+        {
+            return Err(PlanError::PrefixSearchDataset);
         }
         if self.run.shard.is_some() || self.run.start_at.is_some() {
             return Err(PlanError::ShardedSearch);

@@ -1,6 +1,7 @@
 //! `servebench run`'s flags for what each request carries besides its prompt: several inputs
 //! for an API that answers each (`--embedding-batch-size`, `--rerank-documents`), a rerank
-//! query's length (`--rerank-query-len`), the LoRA adapter each is sent to (`--lora-modules`).
+//! query's length (`--rerank-query-len`), the LoRA adapter each is sent to (`--lora-modules`),
+//! a transcription's synthetic clip length (`--audio-duration-s`).
 //! Set into `RunConfig` by
 //! [`RequestArgs::apply`]; the rules between them and `--backend` are
 //! `config::BackendKind::check_request`'s.
@@ -31,6 +32,11 @@ pub struct RequestArgs {
     #[arg(long, value_name = "NAME[:WEIGHT]", num_args = 1.., value_delimiter = ',',
           value_parser = crate::config::lora::LoraModule::parse)]
     pub lora_modules: Vec<crate::config::lora::LoraModule>,
+    /// Seconds of each synthetic audio clip a transcription run makes (--backend openai-audio
+    /// with --dataset-name random: 16 kHz mono 16-bit WAV, a seeded tone under noise; at most
+    /// 600) [default: 5]
+    #[arg(long, value_name = "S", value_parser = crate::config::audio::parse_seconds)]
+    pub audio_duration_s: Option<std::time::Duration>,
 }
 
 impl RequestArgs {
@@ -39,6 +45,7 @@ impl RequestArgs {
         cfg.inputs_per_request = self.embedding_batch_size;
         cfg.rerank_query_len = self.rerank_query_len;
         cfg.lora_modules = self.lora_modules.clone();
+        cfg.audio_duration = self.audio_duration_s;
         cfg
     }
 }

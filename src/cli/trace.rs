@@ -46,6 +46,10 @@ pub struct JoinArgs {
     /// Write to this file instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also keep the join's figures (the counts and the TTFT split) in RESULT under `join`,
+    /// for `servebench report`, its CSV and HTML (RESULT is rewritten, atomically).
+    #[arg(long)]
+    pub save: bool,
 }
 
 /// `--request-id-header`'s value: a header name, lowercase, or none.

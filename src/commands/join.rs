@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use crate::cli::trace::JoinArgs;
 use crate::render::print::{self, JoinDoc};
+use crate::results::document::BenchResult;
 use crate::results::join;
 
 pub fn join(args: JoinArgs) -> anyhow::Result<ExitCode> {
@@ -23,6 +24,16 @@ pub fn join(args: JoinArgs) -> anyhow::Result<ExitCode> {
         note!(
             "servebench: warning: {} span(s) implausible, left out of every figure (listed in the report)",
             joined.implausible
+        );
+    }
+    if args.save {
+        // Read again as it is now, and written whole in place: nothing else of it changes.
+        let mut result = BenchResult::load(&args.result)?;
+        result.join = Some(joined.figures());
+        result.save(&args.result)?;
+        note!(
+            "servebench: the join's figures saved in {}",
+            args.result.display()
         );
     }
     let text = printer.print(&JoinDoc(joined))?;

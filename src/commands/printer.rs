@@ -184,6 +184,20 @@ impl StepObserver for Printer {
         let _ = super::out(&report::repeats(doc));
     }
 
+    fn mix_alone(&mut self, mixed: &BenchResult) {
+        if self.mode == ProgressMode::Quiet {
+            return;
+        }
+        // Saved before it is printed: a closed stdout does not lose it.
+        let _ = super::out(&report::mix(mixed));
+        note!(
+            "servebench: result saved to {} (with each class alone)",
+            self.saved
+                .first()
+                .map_or_else(String::new, |p| p.display().to_string())
+        );
+    }
+
     fn probed(&mut self, doc: &SearchDoc) {
         let (Some(by), Some(p)) = (self.search, doc.probes.last()) else {
             return;

@@ -122,6 +122,7 @@ fn answer(plan: &RunPlan, doc: &SearchDoc, quiet: bool) -> anyhow::Result<ExitCo
     let spec = &doc.spec;
     let unit = match spec.by {
         LoadParameter::RequestRate => "req/s",
+        LoadParameter::NumPrefixes => "distinct prefixes",
         _ => "concurrent requests",
     };
     // The probes as a step table, by load (each probe's saved result).
@@ -147,7 +148,12 @@ fn answer(plan: &RunPlan, doc: &SearchDoc, quiet: bool) -> anyhow::Result<ExitCo
         .map_or(String::new(), |usd| {
             format!("; ${usd:.4} per 1M output tokens there")
         });
+    let prefixes = spec.by == LoadParameter::NumPrefixes;
     super::out(&match (doc.answer, doc.answer_good_fraction_ci95) {
+        (Some(a), Some(_)) if prefixes => format!(
+            "most distinct prefixes whose measured prefix hit rate stays at least half its designed one: {a} (first failing: {})\n",
+            doc.first_failing.map_or("none up to --max".into(), |f| f.to_string())
+        ),
         (Some(a), Some((lo, hi))) => format!(
             "highest load meeting the SLOs for {:.0}% of requests: {a} {unit} (good fraction 95% CI {:.1}%..{:.1}%; first failing: {}{cost})\n",
             100.0 * spec.target,
@@ -155,6 +161,7 @@ fn answer(plan: &RunPlan, doc: &SearchDoc, quiet: bool) -> anyhow::Result<ExitCo
             100.0 * hi,
             doc.first_failing.map_or("none up to --max".into(), |f| format!("{f} {unit}"))
         ),
+        _ if prefixes => format!("no count from {} {unit} up keeps a measured prefix hit rate of half its designed one\n", spec.start),
         _ => format!("no load from {} {unit} up meets the SLOs for {:.0}% of requests\n", spec.start, 100.0 * spec.target),
     })?;
     note!(

@@ -38,6 +38,9 @@ pub enum BackendKind {
     Rerank,
     /// Hugging Face TEI's rerank, `POST /rerank` (`query`, `texts`).
     TeiRerank,
+    /// OpenAI transcriptions, `POST /v1/audio/transcriptions` (vLLM serving Whisper): a
+    /// multipart form with one WAV clip, its text streamed as chat-completion-like chunks.
+    OpenaiAudio,
 }
 
 /// How a backend answers.
@@ -64,7 +67,7 @@ pub struct BackendInfo {
 
 impl BackendKind {
     /// Every backend, in the order `--help` and errors list them.
-    pub const ALL: [BackendKind; 9] = [
+    pub const ALL: [BackendKind; 10] = [
         BackendKind::Openai,
         BackendKind::OpenaiChat,
         BackendKind::Tgi,
@@ -74,6 +77,7 @@ impl BackendKind {
         BackendKind::OpenaiEmbeddings,
         BackendKind::Rerank,
         BackendKind::TeiRerank,
+        BackendKind::OpenaiAudio,
     ];
 
     /// The one table of what a backend is (add a new one to [`BackendKind::ALL`] too).
@@ -95,6 +99,7 @@ impl BackendKind {
                 ("rerank", &["vllm-rerank"], "/v1/rerank", answer)
             }
             BackendKind::TeiRerank => ("tei-rerank", &[], "/rerank", Whole { inputs: true }),
+            BackendKind::OpenaiAudio => ("openai-audio", &[], "/v1/audio/transcriptions", Streamed),
         };
         BackendInfo {
             name,
@@ -169,7 +174,10 @@ impl BackendKind {
             let why = "a trace's lines are sent each at its own time, one per request".into();
             return bad("--embedding-batch-size", why);
         }
-        if let (Some(flag), AnswerShape::Whole { .. }) = (conversation, self.answer()) {
+        // A transcription answers its clip alone, as a whole answer does its inputs.
+        let alone =
+            matches!(self.answer(), AnswerShape::Whole { .. }) || self == BackendKind::OpenaiAudio;
+        if let (Some(flag), true) = (conversation, alone) {
             let why = format!(
                 "--backend {} answers each request on its own: a conversation needs a generation API",
                 self.as_str()

@@ -55,6 +55,8 @@ pub enum Unit {
     TokensPerImage,
     /// Bytes of a request's body.
     Bytes,
+    /// Seconds of audio served per second (a real-time factor: vLLM's `rtfx`).
+    RealTimeFactor,
 }
 
 impl Unit {
@@ -78,6 +80,7 @@ impl Unit {
             Unit::Images => "images",
             Unit::TokensPerImage => "tokens/image",
             Unit::Bytes => "bytes",
+            Unit::RealTimeFactor => "audio s/s",
         }
     }
 
@@ -143,10 +146,16 @@ pub enum RunFigure {
     MeanRequestBytes,
     MeanUploadMs,
     P99UploadMs,
+    /// Audio and transcriptions (issue 25 §3): the audio seconds sent, vLLM's `rtfx` over the
+    /// run, each request's real-time factor (docs/metrics.md, "Audio and transcriptions").
+    TotalInputAudioS,
+    Rtfx,
+    MeanRequestRtfx,
+    MedianRequestRtfx,
 }
 
 impl RunFigure {
-    pub const ALL: [RunFigure; 32] = [
+    pub const ALL: [RunFigure; 36] = [
         RunFigure::Completed,
         RunFigure::Failed,
         RunFigure::Duration,
@@ -179,6 +188,10 @@ impl RunFigure {
         RunFigure::MeanRequestBytes,
         RunFigure::MeanUploadMs,
         RunFigure::P99UploadMs,
+        RunFigure::TotalInputAudioS,
+        RunFigure::Rtfx,
+        RunFigure::MeanRequestRtfx,
+        RunFigure::MedianRequestRtfx,
     ];
 
     pub fn name(self) -> &'static str {
@@ -215,6 +228,10 @@ impl RunFigure {
             RunFigure::MeanRequestBytes => "mean_request_bytes",
             RunFigure::MeanUploadMs => "mean_upload_ms",
             RunFigure::P99UploadMs => "p99_upload_ms",
+            RunFigure::TotalInputAudioS => "total_input_audio_s",
+            RunFigure::Rtfx => "rtfx",
+            RunFigure::MeanRequestRtfx => "mean_request_rtfx",
+            RunFigure::MedianRequestRtfx => "median_request_rtfx",
         }
     }
 
@@ -245,6 +262,10 @@ impl RunFigure {
             RunFigure::MediaTokensPerImage => Unit::TokensPerImage,
             RunFigure::MeanRequestBytes => Unit::Bytes,
             RunFigure::MeanUploadMs | RunFigure::P99UploadMs => Unit::Milliseconds,
+            RunFigure::TotalInputAudioS => Unit::Seconds,
+            RunFigure::Rtfx | RunFigure::MeanRequestRtfx | RunFigure::MedianRequestRtfx => {
+                Unit::RealTimeFactor
+            }
         }
     }
 
@@ -285,6 +306,11 @@ impl RunFigure {
             | RunFigure::MediaTokensPerImage
             | RunFigure::MeanRequestBytes => None,
             RunFigure::MeanUploadMs | RunFigure::P99UploadMs => Some(Better::Lower),
+            // The audio sent is what was asked; audio served per second is how well.
+            RunFigure::TotalInputAudioS => None,
+            RunFigure::Rtfx | RunFigure::MeanRequestRtfx | RunFigure::MedianRequestRtfx => {
+                Some(Better::Higher)
+            }
         }
     }
 }

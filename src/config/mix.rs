@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ConfigError;
 use super::limits::{MAX_TOKENS, MAX_WAIT_S};
-use super::{Dataset, Slo, SloMetric, WorkloadSpec};
+use super::{Dataset, RequestRate, RunConfig, Slo, SloMetric, WorkloadSpec};
 
 /// The most classes of a mix.
 pub const MAX_CLASSES: usize = 16;
@@ -294,6 +294,104 @@ impl Mix {
         }
         w
     }
+}
+
+/// `--mix-alone` (issue 27 §2): each class of a mix run alone after the mixed run, so its
+/// latency alone stands beside its latency mixed (`results::stats::mix_alone`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MixAlone {
+    /// The mixed run: each class is run alone after it (saved as `"each_class"`).
+    EachClass,
+    /// A run of one class alone: class N's requests only, at its share of the mixed run's
+    /// load ([`alone_config`]; saved as `{"class": N}`).
+    Class(u32),
+}
+
+/// The config of class `k`'s run alone after the mixed run `cfg`: the same mix, workload,
+/// seed and SLOs; its own requests only (as many as the mixed run sent of it, built from the
+/// same seed: `drive::mix`), at its weight share `s` of the load (`--request-rate` × s, a
+/// `--max-concurrency` cap × s rounded up, at least 1); no warm-ups (the mixed run warmed the
+/// server) and no probes.
+pub fn alone_config(cfg: &RunConfig, k: u32) -> RunConfig {
+    let mut c = cfg.clone();
+    let Some(mix) = &cfg.mix else {
+        return c;
+    };
+    let share = mix.weight_shares().get(k as usize).copied().unwrap_or(1.0);
+    let order = mix.order(cfg.load.num_prompts.min(EXACT_ORDER_MAX));
+    c.load.num_prompts = match cfg.load.num_prompts > EXACT_ORDER_MAX {
+        true => (cfg.load.num_prompts as f64 * share).round().max(1.0) as u64,
+        false => order.iter().filter(|&&o| o == k).count() as u64,
+    };
+    if let RequestRate::PerSecond(r) = cfg.load.request_rate {
+        c.load.request_rate = RequestRate::PerSecond(r * share);
+    }
+    c.load.max_concurrency =
+        (cfg.load.max_concurrency).map(|cap| ((cap as f64 * share).ceil() as u64).min(cap).max(1));
+    c.load.num_warmups = 0;
+    c.probe_request_rate = None;
+    c.mix_alone = Some(MixAlone::Class(k));
+    c
+}
+
+/// The rules of a run's mix (`--mix`), its probes (`--probe-request-rate`) and `--mix-alone`,
+/// for `RunConfig::validate`.
+pub(super) fn check_config(cfg: &RunConfig) -> Result<(), ConfigError> {
+    let bad = |option: &str, why: String| Err(ConfigError::invalid(option, why));
+    let w = &cfg.workload;
+    if let Some(mix) = &cfg.mix {
+        mix.check()
+            .map_err(|why| ConfigError::invalid("--mix", why))?;
+        let conversation = w.dataset.multi_turn() || cfg.load.shape.turns() > 1;
+        if conversation || w.dataset.own_schedule().is_some() || cfg.inputs_per_request > 1 {
+            return bad("--mix", "classes take single requests: not with a conversation (--multi-turn, --turns), a trace or --embedding-batch-size".into());
+        }
+        // A class's run alone sends that class only (its mixed run was checked).
+        if !matches!(cfg.mix_alone, Some(MixAlone::Class(_))) {
+            mix.check_run(cfg.load.num_prompts, w)?;
+        }
+    }
+    if let Some(r) = cfg.probe_request_rate {
+        if cfg.mix.is_none() {
+            return bad(
+                "--probe-request-rate",
+                "probes send each class's requests in turn: give --mix".into(),
+            );
+        }
+        super::limits::check_rate(r)
+            .map_err(|why| ConfigError::limit("--probe-request-rate", why))?;
+        if r > MAX_PROBE_RATE {
+            return bad("--probe-request-rate", format!("{r} is more than {MAX_PROBE_RATE} probes a second: probes are a low rate beside the load"));
+        }
+    }
+    let Some(alone) = cfg.mix_alone else {
+        return Ok(());
+    };
+    let Some(mix) = &cfg.mix else {
+        return bad(
+            "--mix-alone",
+            "runs each class of a mix alone: give --mix".into(),
+        );
+    };
+    if cfg.load.shape.sets_schedule() {
+        return bad("--mix-alone", "runs each class at its share of a count of requests at one rate: not with --duration, --stages or a ramp".into());
+    }
+    if cfg.load.shard.is_some() {
+        return bad(
+            "--mix-alone",
+            "not with --shard: run the mix alone on one machine".into(),
+        );
+    }
+    if let MixAlone::Class(k) = alone {
+        if k as usize >= mix.classes.len() {
+            return bad(
+                "--mix-alone",
+                format!("class {k} is not one of the mix's {}", mix.classes.len()),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A class name quoted for a message (control characters were refused or are shown escaped).

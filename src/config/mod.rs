@@ -25,6 +25,7 @@ use self::shape::LoadShape;
 use self::shard::Shard;
 pub use self::workload::{Dataset, WorkloadSpec, DEFAULT_INPUT_LEN};
 
+pub mod audio;
 mod backend;
 mod defaults;
 pub mod error;
@@ -356,6 +357,14 @@ pub struct RunConfig {
     /// `--probe-request-rate`: probes per second beside a mix's load (`drive::mix`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_request_rate: Option<f64>,
+    /// `--mix-alone`: each class of the mix also run alone after the mixed run, or (in such a
+    /// run's own config) the one class it runs (`mix.rs`, `drive::mix_alone`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix_alone: Option<mix::MixAlone>,
+    /// `--audio-duration-s`, a transcription run's synthetic clips' length (`audio.rs`).
+    #[serde(default, rename = "audio_duration_s", with = "audio::secs")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audio_duration: Option<std::time::Duration>,
 }
 
 fn default_time_scale() -> f64 {
@@ -395,6 +404,8 @@ impl Default for RunConfig {
             tags: tags::Tags::default(),
             mix: None,
             probe_request_rate: None,
+            mix_alone: None,
+            audio_duration: None,
             request_id_header: Some("x-request-id".into()),
             propagate_trace: false,
         }
@@ -549,6 +560,7 @@ impl RunConfig {
         };
         let trace = w.dataset.own_schedule().is_some();
         (self.backend).check_request(self.inputs_per_request, conversation, trace)?;
+        audio::check(self.backend, &w.dataset, self.audio_duration)?;
         match self.rerank_query_len {
             Some(_) if !self.backend.takes_query() => {
                 let why = format!(
@@ -650,27 +662,7 @@ impl RunConfig {
         if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
             return bad("--time-scale", "must be a finite number > 0".into());
         }
-        if let Some(mix) = &self.mix {
-            mix.check()
-                .map_err(|why| ConfigError::invalid("--mix", why))?;
-            let conversation = w.dataset.multi_turn() || self.load.shape.turns() > 1;
-            if conversation || w.dataset.own_schedule().is_some() || self.inputs_per_request > 1 {
-                return bad("--mix", "classes take single requests: not with a conversation (--multi-turn, --turns), a trace or --embedding-batch-size".into());
-            }
-            mix.check_run(self.load.num_prompts, w)?;
-        }
-        if let Some(r) = self.probe_request_rate {
-            if self.mix.is_none() {
-                return bad(
-                    "--probe-request-rate",
-                    "probes send each class's requests in turn: give --mix".into(),
-                );
-            }
-            limits::check_rate(r).map_err(|why| ConfigError::limit("--probe-request-rate", why))?;
-            if r > mix::MAX_PROBE_RATE {
-                return bad("--probe-request-rate", format!("{r} is more than {} probes a second: probes are a low rate beside the load", mix::MAX_PROBE_RATE));
-            }
-        }
+        mix::check_config(self)?;
         Ok(())
     }
 }

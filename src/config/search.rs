@@ -1,30 +1,39 @@
 //! What `servebench search` varies and when it stops. Pure values; the search itself is
 //! `drive::search`, its document `results::search`.
 //!
-//! A search varies a [`LoadParameter`], but only the request rate or the concurrency: on the
-//! command line (`--by`) and in the saved [`SearchSpec`] those two are spelled `rate` and
-//! `concurrency` ([`axis_word`], [`parse_axis`]), as search documents always stored them.
+//! A search varies a [`LoadParameter`], but only the request rate, the concurrency or the
+//! prefix dataset's number of distinct prefixes: on the command line (`--by`) and in the saved
+//! [`SearchSpec`] those are spelled `rate`, `concurrency` and `prefixes` ([`axis_word`],
+//! [`parse_axis`]), as search documents always stored the first two. A search over `prefixes`
+//! (issue 27 §4) runs at a fixed load and finds the largest number of prefixes whose measured
+//! prefix-cache hit rate stays at least [`PREFIX_HIT_SHARE`] of its designed one: the cliff.
 
 use serde::{Deserialize, Serialize};
 
 use super::error::ValueError;
 use super::sweep::LoadParameter;
 
-/// The word a search uses for its axis (`rate`, `concurrency`); `None` for a parameter a
-/// search cannot vary.
+/// A `--by prefixes` probe passes while its measured prefix-cache hit rate is at least this
+/// share of its designed one (the cliff's rule: `views::cliff`).
+pub const PREFIX_HIT_SHARE: f64 = 0.5;
+
+/// The word a search uses for its axis (`rate`, `concurrency`, `prefixes`); `None` for a
+/// parameter a search cannot vary.
 pub fn axis_word(p: LoadParameter) -> Option<&'static str> {
     match p {
         LoadParameter::RequestRate => Some("rate"),
         LoadParameter::MaxConcurrency => Some("concurrency"),
-        LoadParameter::NumPrompts | LoadParameter::InputLen | LoadParameter::NumPrefixes => None,
+        LoadParameter::NumPrefixes => Some("prefixes"),
+        LoadParameter::NumPrompts | LoadParameter::InputLen => None,
     }
 }
 
-/// The parameter a search axis word names: `rate` or `concurrency`.
+/// The parameter a search axis word names: `rate`, `concurrency` or `prefixes`.
 pub fn parse_axis(s: &str) -> Result<LoadParameter, ValueError> {
     match s {
         "rate" => Ok(LoadParameter::RequestRate),
         "concurrency" => Ok(LoadParameter::MaxConcurrency),
+        "prefixes" => Ok(LoadParameter::NumPrefixes),
         other => Err(ValueError::Axis(other.to_string())),
     }
 }
@@ -52,7 +61,8 @@ mod axis {
 /// Search bounds and stopping rule.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchSpec {
-    /// `RequestRate` or `MaxConcurrency` (saved as `rate`, `concurrency`).
+    /// `RequestRate`, `MaxConcurrency` or `NumPrefixes` (saved as `rate`, `concurrency`,
+    /// `prefixes`).
     #[serde(with = "axis")]
     pub by: LoadParameter,
     pub start: f64,
@@ -81,6 +91,7 @@ mod tests {
         for (by, word) in [
             (LoadParameter::RequestRate, "rate"),
             (LoadParameter::MaxConcurrency, "concurrency"),
+            (LoadParameter::NumPrefixes, "prefixes"),
         ] {
             let text = serde_json::to_string(&spec(by)).unwrap();
             assert!(text.starts_with(&format!(r#"{{"by":"{word}","#)), "{text}");

@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 69] = [
+const RESULT_KEYS: [&str; 73] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -128,6 +128,10 @@ const RESULT_KEYS: [&str; 69] = [
     "mean_request_bytes",
     "mean_upload_ms",
     "p99_upload_ms",
+    "total_input_audio_s",
+    "rtfx",
+    "mean_request_rtfx",
+    "median_request_rtfx",
     "label",
     "input_lens",
     "output_lens",

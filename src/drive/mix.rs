@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::mix::Mix;
+use crate::config::mix::{Mix, MixAlone};
 use crate::config::RunConfig;
 use crate::measure::client::{Client, RequestSpec};
 use crate::measure::clock::Clock;
@@ -22,7 +22,9 @@ use crate::workload::{self, PromptTokenizer};
 pub const MAX_PROBES: u64 = 100_000;
 
 /// The run's `pool` requests of `mix`: each class's share built with its own workload and a
-/// seed of its own from `seed`, then put in the mix's order and tagged.
+/// seed of its own from `seed`, then put in the mix's order and tagged. A class's run alone
+/// (`--mix-alone`, `MixAlone::Class`) builds only that class's, from the same seed, so its
+/// requests are the ones it sent in the mixed run (the random dataset draws them in order).
 pub(super) async fn build(
     mix: &Mix,
     cfg: &RunConfig,
@@ -31,11 +33,18 @@ pub(super) async fn build(
     pool: u64,
     seed: u64,
 ) -> Result<Vec<RequestSpec>, WorkloadError> {
-    let order = mix.order(pool);
+    let order = match cfg.mix_alone {
+        Some(MixAlone::Class(k)) => vec![k; usize::try_from(pool).unwrap_or(0)],
+        _ => mix.order(pool),
+    };
     let mut per_class = Vec::with_capacity(mix.classes.len());
     for i in 0..mix.classes.len() {
         let w = mix.workload_of(i, &cfg.workload);
         let count = workload::mix::count(&order, i);
+        if count == 0 {
+            per_class.push(Vec::new());
+            continue;
+        }
         let seed = seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let (base, model) = (client.base_url(), &cfg.model);
         let built =

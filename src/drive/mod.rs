@@ -14,6 +14,7 @@ pub mod lanes;
 pub mod live;
 pub mod load;
 pub mod mix;
+pub mod mix_alone;
 pub mod monitor;
 pub mod otel;
 pub mod plan;

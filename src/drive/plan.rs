@@ -155,6 +155,10 @@ impl Output {
     pub fn probe(&self, i: u32) -> String {
         format!("{}-probe{i}.json", self.stem)
     }
+    /// Class `k`'s run alone (`--mix-alone`; `k` from 0, its index in the mix).
+    pub fn alone(&self, k: usize) -> String {
+        format!("{}.alone{k}.json", self.stem)
+    }
 }
 
 /// The default result file stem, after vLLM's:
@@ -215,6 +219,13 @@ pub fn targets(output: &Output, mode: &Mode, config: &RunConfig) -> Vec<PathBuf>
             .collect(),
         Mode::Search { spec } => (0..spec.max_probes).map(|i| output.probe(i)).collect(),
     };
+    // `--mix-alone`: each class's run alone after the mixed run (`mix_alone.rs`).
+    let classes = match config.mix_alone {
+        Some(crate::config::mix::MixAlone::EachClass) => config.mix.as_ref(),
+        _ => None,
+    };
+    let alone = (0..classes.map_or(0, |m| m.classes.len())).map(|k| output.alone(k));
+    let results: Vec<String> = results.into_iter().chain(alone).collect();
     let docs = match mode {
         Mode::Single { .. } => None,
         Mode::Repeat { .. } => Some(output.repeat_doc()),

@@ -31,6 +31,11 @@ pub(super) async fn preflight(
             .into_iter()
             .collect(),
         messages: None,
+        // A transcription sends a clip: a tenth of a second of silence.
+        parts: (cfg.backend == crate::config::BackendKind::OpenaiAudio)
+            .then(|| crate::workload::audio::silence(std::time::Duration::from_millis(100)))
+            .into_iter()
+            .collect(),
         input_len: None,
         output_len: cfg.workload.dataset.output_len().min(4),
         warmup: true,

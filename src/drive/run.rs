@@ -263,6 +263,16 @@ async fn prepare(
         None => build(pool, seed, false).await?,
         Some(mix) => crate::drive::mix::build(mix, cfg, tokenizer, &client, pool, seed).await?,
     };
+    // A transcription run's clips (`--backend openai-audio`, `--dataset-name random`).
+    let (mut warmups, mut requests) = (warmups, requests);
+    if cfg.backend == crate::config::BackendKind::OpenaiAudio
+        && matches!(cfg.workload.dataset, crate::config::Dataset::Random { .. })
+    {
+        let d = (cfg.audio_duration).unwrap_or(crate::config::audio::DEFAULT_AUDIO_DURATION);
+        let made = |r: &mut [RequestSpec], seed: u64| workload::audio::transcribe(r, d, seed);
+        made(&mut warmups, seed ^ 0xA5A5).map_err(workload::error::WorkloadError::from)?;
+        made(&mut requests, seed).map_err(workload::error::WorkloadError::from)?;
+    }
     let generation = MediaGeneration::of(warmups.iter().chain(&requests), began.elapsed());
     let (mut warmups, mut requests) = (
         workload::batch::batch(warmups, k),
@@ -464,7 +474,11 @@ fn finish(
         let records = crate::measure::record::read_jsonl(&opts.records_path);
         let (s, c) = (&result.summary, &result.config);
         let run = (s.duration_s, c.time_scale, c.goodput.as_slice());
-        let figures = MixFigures::of(mix, records.into_iter().flatten(), &measured.probes, run);
+        let mut figures = MixFigures::of(mix, records.into_iter().flatten(), &measured.probes, run);
+        // A class run alone has no other class to be fair to (`--mix-alone`).
+        if matches!(c.mix_alone, Some(crate::config::mix::MixAlone::Class(_))) {
+            figures.jain_fairness_index = None;
+        }
         result.mix = Some(figures);
     }
     result.judge_complete(measured.planned, measured.unsent);

@@ -9,13 +9,20 @@
 //! A probe passes when good / sent ≥ target, where good requests meet every `--goodput` SLO
 //! and failed requests are never good. The answer comes with a 95% Wilson interval for the
 //! good fraction at the answer, and the bracket [answer, first failing value].
+//!
+//! `--by prefixes` (issue 27 §4) varies the prefix dataset's distinct prefixes at the plan's
+//! fixed load, as counts (as concurrency: bisection to one step): a probe passes when its
+//! measured prefix-cache hit rate is at least `PREFIX_HIT_SHARE` (half) of its designed one
+//! and its good fraction meets the target (every completed request is good without
+//! `--goodput`). The answer is the largest count the server's cache holds: the cliff is one
+//! past it.
 
 use std::future::Future;
 use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::search::SearchSpec;
+use crate::config::search::{SearchSpec, PREFIX_HIT_SHARE};
 use crate::config::sweep::LoadParameter;
 use crate::drive::error::RunError;
 use crate::drive::plan::RunPlan;
@@ -23,10 +30,31 @@ use crate::drive::run::{execute_with, RunOptions};
 use crate::drive::sweep::StepObserver;
 use crate::results::search::{wilson95, Probe, SearchDoc};
 
-/// Runs the search. `probe(value, index)` runs one probe and returns (good, total, result
-/// file), or `None` when the search was stopped (Ctrl-C, SIGTERM) and it ran none: the search
-/// ends there, incomplete; `saved(doc)` is called after every probe so the caller can persist
-/// and print.
+/// What one probe measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbeRun {
+    pub good: u64,
+    pub total: u64,
+    /// Its result file, relative to the search document.
+    pub result: PathBuf,
+    /// Its designed and measured prefix-cache hit rates (`--by prefixes`; else `None`s).
+    pub hit_rates: (Option<f64>, Option<f64>),
+}
+
+/// Whether a probe over prefixes kept its cache: measured ≥ [`PREFIX_HIT_SHARE`] × designed
+/// (a probe without both rates did not).
+fn holds(by: LoadParameter, (designed, measured): (Option<f64>, Option<f64>)) -> bool {
+    match (by, designed, measured) {
+        (LoadParameter::NumPrefixes, Some(d), Some(m)) => m >= PREFIX_HIT_SHARE * d,
+        (LoadParameter::NumPrefixes, _, _) => false,
+        _ => true,
+    }
+}
+
+/// Runs the search. `probe(value, index)` runs one probe and returns what it measured, or
+/// `None` when the search was stopped (Ctrl-C, SIGTERM) and it ran none: the search ends
+/// there, incomplete; `saved(doc)` is called after every probe so the caller can persist and
+/// print.
 pub async fn search<F, Fut>(
     spec: &SearchSpec,
     mut probe: F,
@@ -34,7 +62,7 @@ pub async fn search<F, Fut>(
 ) -> Result<SearchDoc, RunError>
 where
     F: FnMut(f64, u32) -> Fut,
-    Fut: Future<Output = Result<Option<(u64, u64, PathBuf)>, RunError>>,
+    Fut: Future<Output = Result<Option<ProbeRun>, RunError>>,
 {
     let mut doc = SearchDoc {
         schema_version: crate::results::document::SCHEMA_VERSION,
@@ -46,32 +74,39 @@ where
         answer_good_fraction_ci95: None,
         complete: false,
     };
-    let round = |v: f64| match spec.by {
-        LoadParameter::MaxConcurrency => v.round().max(1.0),
-        _ => v,
+    let counts = matches!(
+        spec.by,
+        LoadParameter::MaxConcurrency | LoadParameter::NumPrefixes
+    );
+    let round = |v: f64| match counts {
+        true => v.round().max(1.0),
+        false => v,
     };
     let mut next = Some(round(spec.start));
     while let Some(value) = next {
         if doc.probes.len() as u32 >= spec.max_probes {
             break;
         }
-        let Some((good, total, result)) = probe(value, doc.probes.len() as u32).await? else {
+        let Some(run) = probe(value, doc.probes.len() as u32).await? else {
             doc.complete = false;
             break;
         };
+        let (good, total) = (run.good, run.total);
         let good_fraction = if total > 0 {
             good as f64 / total as f64
         } else {
             0.0
         };
-        let passed = total > 0 && good_fraction >= spec.target;
+        let passed = total > 0 && good_fraction >= spec.target && holds(spec.by, run.hit_rates);
         doc.probes.push(Probe {
             value,
             good,
             total,
             good_fraction,
             passed,
-            result,
+            result: run.result,
+            designed_hit_rate: run.hit_rates.0,
+            measured_hit_rate: run.hit_rates.1,
         });
         if passed {
             if doc.answer.is_none_or(|a| value > a) {
@@ -88,9 +123,9 @@ where
             // Nothing passes, even at the start.
             (None, Some(_)) => None,
             (Some(pass), Some(fail)) => {
-                let narrow = match spec.by {
-                    LoadParameter::MaxConcurrency => fail - pass <= 1.0,
-                    _ => (fail - pass) / fail <= spec.precision,
+                let narrow = match counts {
+                    true => fail - pass <= 1.0,
+                    false => (fail - pass) / fail <= spec.precision,
                 };
                 (!narrow).then(|| round((pass + fail) / 2.0))
             }
@@ -143,12 +178,25 @@ pub async fn run_search(
                     r => r?,
                 };
                 observer.borrow_mut().finished(at, &r);
-                let good = r.summary.good_requests.unwrap_or(0);
-                Ok(Some((
+                let s = &r.summary;
+                // Over prefixes without SLOs, every completed request is good.
+                let good = match spec.by {
+                    LoadParameter::NumPrefixes => s.good_requests.unwrap_or(s.completed),
+                    _ => s.good_requests.unwrap_or(0),
+                };
+                let rates = s.prefix_cache.as_ref();
+                Ok(Some(ProbeRun {
                     good,
-                    r.summary.completed + r.summary.failed,
-                    file.into(),
-                )))
+                    total: s.completed + s.failed,
+                    result: file.into(),
+                    hit_rates: match spec.by {
+                        LoadParameter::NumPrefixes => (
+                            rates.and_then(|c| c.designed_hit_rate),
+                            rates.and_then(|c| c.measured_hit_rate),
+                        ),
+                        _ => (None, None),
+                    },
+                }))
             }
         },
         |doc| {
@@ -181,7 +229,12 @@ mod tests {
             spec,
             |v, _| async move {
                 let good = if v <= capacity { 100 } else { 50 };
-                Ok(Some((good, 100, PathBuf::from(format!("p{v}.json")))))
+                Ok(Some(ProbeRun {
+                    good,
+                    total: 100,
+                    result: PathBuf::from(format!("p{v}.json")),
+                    hit_rates: (None, None),
+                }))
             },
             |_| Ok(()),
         )
@@ -214,6 +267,37 @@ mod tests {
     async fn finds_the_exact_concurrency() {
         let doc = run(&spec(LoadParameter::MaxConcurrency), 37.0).await;
         assert_eq!((doc.answer, doc.first_failing), (Some(37.0), Some(38.0)));
+    }
+
+    /// A cache of 8 prefixes: at most 8 of a step's prompts hit past it, against a designed
+    /// 64 − P.
+    #[tokio::test]
+    async fn issue_27_a_search_over_prefixes_finds_the_cache_s_last_count() {
+        let mut spec = spec(LoadParameter::NumPrefixes);
+        spec.max = 64.0;
+        let doc = search(
+            &spec,
+            |v, _| async move {
+                let designed = (64.0 - v) / 64.0;
+                let measured = if v <= 8.0 { designed } else { 8.0 / 64.0 };
+                Ok(Some(ProbeRun {
+                    good: 64,
+                    total: 64,
+                    result: PathBuf::from(format!("p{v}.json")),
+                    hit_rates: (Some(designed), Some(measured)),
+                }))
+            },
+            |_| Ok(()),
+        )
+        .await
+        .unwrap();
+        assert_eq!((doc.answer, doc.first_failing), (Some(8.0), Some(9.0)));
+        let values: Vec<f64> = doc.probes.iter().map(|p| p.value).collect();
+        assert_eq!(values, [1.0, 2.0, 4.0, 8.0, 16.0, 12.0, 10.0, 9.0]);
+        assert_eq!(doc.probes[3].measured_hit_rate, Some(56.0 / 64.0));
+        // A probe whose server reports no cached tokens does not pass.
+        assert!(!holds(LoadParameter::NumPrefixes, (Some(0.5), None)));
+        assert!(holds(LoadParameter::RequestRate, (None, None)));
     }
 
     #[tokio::test]

@@ -3,7 +3,8 @@
 //! mode saves what it measured as it goes, so an error or a stop at any point keeps what
 //! came before:
 //!
-//! - single run (a shard of one): one `drive::run`;
+//! - single run (a shard of one): one `drive::run`; with `--mix-alone`, then each class of
+//!   its mix alone (`drive::mix_alone`);
 //! - `--repeat K`: K runs (`<stem>.repK.json`), then the spread across them
 //!   (`<stem>.repeat.json`, saved also when a later repetition failed);
 //! - `--stages`: one run, then its stages split into a step each (`drive::stages`);
@@ -51,7 +52,15 @@ pub async fn run(
 ) -> Result<Done, RunError> {
     match &plan.mode {
         Mode::Single { start_at } => {
-            runs(plan, 1, *start_at, observer, signals).await?;
+            let results = runs(plan, 1, *start_at, observer, signals).await?;
+            // `--mix-alone`: each class alone after the mixed run, saved first.
+            if let Some(mixed) = results.into_iter().next() {
+                if crate::drive::mix_alone::wanted(plan) {
+                    let path = plan.output.dir.join(plan.output.run(1, 1));
+                    let tokens = (&signals.stop, &signals.abort);
+                    crate::drive::mix_alone::run(plan, mixed, &path, observer, tokens).await?;
+                }
+            }
             Ok(Done::Runs)
         }
         Mode::Repeat { times } => {

@@ -42,6 +42,8 @@ pub trait StepObserver {
     fn repeated(&mut self, _doc: &RepeatDoc) {}
     /// A search's document after a probe, saved.
     fn probed(&mut self, _doc: &SearchDoc) {}
+    /// A mix's result with each class's figures alone (`--mix-alone`), saved.
+    fn mix_alone(&mut self, _mixed: &BenchResult) {}
 }
 
 /// Runs every step of `plan`'s sweep over `param` in order, saving each as it finishes.

@@ -277,6 +277,10 @@ pub struct RequestRecord {
     /// Audio clips the request carried as `input_audio` parts (a jsonl line's `audio`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audio_clips: Option<u32>,
+    /// The audio the request carried, ns: its clips' durations summed (a WAV's frames over
+    /// its rate); absent without audio and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio_duration_ns: Option<u64>,
     /// Bytes of the request's body as sent, for a request with media; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_bytes: Option<u64>,

@@ -100,6 +100,11 @@ pub fn result(r: &BenchResult) -> String {
     if let Some(mix) = &r.mix {
         flatten("mix", &serde_json::json!(mix), &mut row);
     }
+    // A saved join (`join --save`): `join.matched`, `join.parts.3.mean_ms` (the part's name
+    // in `join.parts.3.name`).
+    if let Some(j) = &r.join {
+        flatten("join", &serde_json::json!(j), &mut row);
+    }
     let (head, cells): (Vec<String>, Vec<String>) = row.into_iter().unzip();
     write(&head, &[cells])
 }

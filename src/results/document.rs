@@ -145,6 +145,9 @@ pub struct BenchResult {
     /// docs/metrics.md, "Workload mix").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mix: Option<crate::results::stats::mix::MixFigures>,
+    /// The server's account of the run's requests (`servebench join RESULT TRACE --save`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<crate::results::join::saved::JoinFigures>,
     /// `--max-errors` or `--max-error-rate` stopped the sends: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<String>,
@@ -209,6 +212,7 @@ impl BenchResult {
             error: None,
             steady_state: None,
             mix: None,
+            join: None,
             stopped_early: None,
             window_end: None,
             records_file,
@@ -592,6 +596,8 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
             out.extend(v.map(|v| (f.name().to_string(), v)));
         }
     }
+    // A run that sent audio (issue 25 §3): vLLM's `rtfx` and servebench's keys beside it.
+    out.extend(s.audio.iter().flat_map(|a| a.keys()));
     // vLLM's `--label` and `--metadata` keys (a metadata key never replaces one of the above).
     if let Some(l) = &config.tags.label {
         out.insert("label".into(), json!(l));

@@ -18,6 +18,12 @@ pub struct Probe {
     pub passed: bool,
     /// The probe's result file, relative to the search document.
     pub result: PathBuf,
+    /// A search over `prefixes`: the probe's designed and measured prefix-cache hit rates
+    /// (docs/metrics.md, "Prefix-cache hit rate"); absent for other axes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub designed_hit_rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_hit_rate: Option<f64>,
 }
 
 /// The search document.

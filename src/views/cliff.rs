@@ -12,8 +12,9 @@ use crate::config::sweep::LoadParameter;
 use crate::config::Metric;
 use crate::views::model::Step;
 
-/// A measured hit rate below this share of the designed one marks the cliff.
-pub const CLIFF_SHARE: f64 = 0.5;
+/// A measured hit rate below this share of the designed one marks the cliff (a search over
+/// prefixes passes a probe by the same rule).
+pub const CLIFF_SHARE: f64 = crate::config::search::PREFIX_HIT_SHARE;
 
 /// One step's hit rates, by its number of prefixes.
 #[derive(Clone, Debug, PartialEq)]

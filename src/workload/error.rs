@@ -16,6 +16,8 @@ pub enum WorkloadError {
     ServerTokenizer(#[from] ServerTokenizerError),
     #[error(transparent)]
     Media(#[from] crate::workload::media::MediaError),
+    #[error(transparent)]
+    Audio(#[from] crate::workload::audio::AudioError),
 }
 
 /// Why the server's tokenizer could not build the prompts.

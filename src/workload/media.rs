@@ -124,22 +124,6 @@ pub fn image_file_url(path: &std::path::Path, max: u64) -> Result<String, String
     Ok(url)
 }
 
-/// A WAV file (a jsonl line's `audio`) in base64: read up to `max` bytes, checked by its
-/// `RIFF`/`WAVE` header; the error says what is wrong.
-pub fn wav_file_base64(path: &std::path::Path, max: u64) -> Result<String, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    (file.take(max + 1).read_to_end(&mut bytes)).map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > max {
-        return Err(format!("larger than {max} bytes"));
-    }
-    if bytes.len() < 12 || &bytes[..4] != b"RIFF" || &bytes[8..12] != b"WAVE" {
-        return Err("not a WAV file (no RIFF/WAVE header)".into());
-    }
-    Ok(base64::engine::general_purpose::STANDARD.encode(&bytes))
-}
-
 /// A PNG file as a `data:image/png;base64,` URL.
 pub fn png_data_url(png: &[u8]) -> String {
     let engine = base64::engine::general_purpose::STANDARD;

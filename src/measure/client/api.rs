@@ -14,7 +14,8 @@
 //!
 //! One file per API in `apis/`: `completions.rs` (with the OpenAI event reading `chat.rs`
 //! shares), `chat.rs`, `tgi.rs`, `llamacpp.rs`, `anthropic.rs`, `responses.rs` (streamed) and
-//! `embeddings.rs` (whole); `apis/mod.rs` maps a `BackendKind` to its `Api`. None does I/O or
+//! `embeddings.rs` (whole), `audio.rs` (a transcription: a multipart form, [`Api::encode`],
+//! streamed); `apis/mod.rs` maps a `BackendKind` to its `Api`. None does I/O or
 //! reads a clock: `client` owns both. How to add one: docs/architecture.md, "Recipes".
 
 use std::borrow::Cow;
@@ -64,8 +65,13 @@ impl BodySpec<'_> {
 pub enum Part {
     /// An image: a URL, or a `data:` URL holding its bytes (`data:image/png;base64,...`).
     Image { url: String },
-    /// Audio: its bytes in base64 and their format (`wav`, `mp3`).
-    Audio { data: String, format: String },
+    /// Audio: its bytes in base64, their format (`wav`, `mp3`) and the clip's duration (a
+    /// WAV's sample frames over its rate; zero where unknown).
+    Audio {
+        data: String,
+        format: String,
+        duration: std::time::Duration,
+    },
 }
 
 impl Part {
@@ -183,6 +189,17 @@ pub trait Api: Send + Sync {
     /// an API that cannot ask for it refuses (the config allows it only where one can).
     fn structured(&self, _body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
         Err(unsendable(&format!("--structured-output {}", s.kind())))
+    }
+    /// The body's bytes as sent, from `body` as finished (`--extra-body` merged) and the
+    /// request it was built from: JSON, unless the API sends another form (a transcription's
+    /// multipart form with its audio file); an error (of kind `prompt`) when it cannot.
+    fn encode(&self, body: &Value, _spec: &BodySpec) -> Result<Vec<u8>, EventError> {
+        // A `Value` always serializes.
+        Ok(serde_json::to_vec(body).unwrap_or_default())
+    }
+    /// The body's content type when it is not JSON (every request of the API has this one).
+    fn content_type(&self) -> Option<&'static str> {
+        None
     }
     /// The headers the API needs besides the body's content type: the API key as it takes
     /// it (`Authorization: Bearer` unless it says otherwise).
@@ -393,6 +410,7 @@ mod tests {
         let audio = Part::Audio {
             data: "UklG".into(),
             format: "wav".into(),
+            duration: std::time::Duration::ZERO,
         };
         let parts = [image.clone(), audio.clone()];
         let text = |t: &str| json!({"type": "text", "text": t});

@@ -255,6 +255,10 @@ impl Client {
             .filter(|(k, _)| !user(k))
             .collect();
         lean_headers.extend(secrets.headers.iter().cloned());
+        // A body that is not JSON (a transcription's form) says so, unless the user did.
+        if let Some(ct) = api.content_type().filter(|_| !user("content-type")) {
+            lean_headers.insert(0, ("content-type".into(), ct.into()));
+        }
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         for (k, v) in &lean_headers {
@@ -440,7 +444,7 @@ impl Client {
         written: Written<'_>,
     ) -> RequestRecord {
         let limit = limit.unwrap_or(self.timeout);
-        let built = self.api.body(&BodySpec {
+        let asked = BodySpec {
             model: spec.model.as_deref().unwrap_or(&self.model),
             prompt: &spec.prompt,
             batch: &spec.batch,
@@ -448,7 +452,8 @@ impl Client {
             parts: &spec.parts,
             max_tokens: spec.output_len,
             ignore_eos: self.ignore_eos,
-        });
+        };
+        let built = self.api.body(&asked);
         let mut body = match built {
             Ok(body) => body,
             Err((kind, why)) => return unsent(spec, scheduled_ns, clock.now_ns(), kind, why),
@@ -469,7 +474,10 @@ impl Client {
         }
         let header = spec.class.as_ref().and_then(|c| c.header.as_ref());
         let max_tokens = self.api.max_tokens(&body);
-        let request = serde_json::to_vec(&body).unwrap_or_default();
+        let request = match self.api.encode(&body, &asked) {
+            Ok(request) => request,
+            Err((kind, why)) => return unsent(spec, scheduled_ns, clock.now_ns(), kind, why),
+        };
         // The body bounds the prompt's tokens, unless the prompt has parts that are not text.
         let text_only = spec.parts.is_empty()
             && !(spec.messages.as_ref()).is_some_and(usage::has_non_text_parts);
@@ -508,6 +516,7 @@ impl Client {
             state.rec.images = u32::try_from(images).ok().filter(|n| *n > 0);
             let clips = (spec.parts.iter()).filter(|p| matches!(p, Part::Audio { .. }));
             state.rec.audio_clips = u32::try_from(clips.count()).ok().filter(|n| *n > 0);
+            state.rec.audio_duration_ns = audio_duration_ns(&spec.parts);
             state.rec.request_bytes = Some(request.len() as u64);
         }
         if let Answer::Whole(api) = self.api.answer() {
@@ -584,6 +593,19 @@ fn unsent(
         class: spec.class.as_ref().map(|c| c.index),
         ..RequestRecord::default()
     }
+}
+
+/// The audio a request's parts carry, ns (their clips' durations summed); `None` without a
+/// clip of known duration.
+fn audio_duration_ns(parts: &[Part]) -> Option<u64> {
+    let clip = |p: &Part| match p {
+        Part::Audio { duration, .. } => {
+            Some(u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX))
+        }
+        Part::Image { .. } => None,
+    };
+    let ns: u64 = parts.iter().filter_map(clip).fold(0, u64::saturating_add);
+    (ns > 0).then_some(ns)
 }
 
 /// The most a side channel's JSON answer (`/sim/info`, `/sim/stats`, a small `/tokenize`)

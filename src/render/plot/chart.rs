@@ -210,6 +210,7 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
             ),
             (RunFigure::CorrectRate, "Valid answers"),
             (RunFigure::MeanUploadMs, "Mean upload time"),
+            (RunFigure::Rtfx, "Real-time factor"),
         ] {
             let key = FigureKey::from(figure);
             out.extend(finish(Chart {

@@ -194,5 +194,6 @@ pub(super) fn mix(out: &mut String, result: &BenchResult) {
             line(out, "  Probe mean / P99 TTFT (ms):", probe);
             line(out, "  TTFT over the probes':", opt(c.ttft_over_probe, 2));
         }
+        super::mix_alone::lines(out, c);
     }
 }

@@ -1,4 +1,5 @@
-//! The report's block of a run that sent images (docs/metrics.md, "Images in chat"): the
+//! The report's block of a run that sent images or audio (docs/metrics.md, "Images in chat";
+//! a run of audio alone is titled "Media in requests", without image lines): the
 //! images, their media tokens per request and per image, the bytes of a request's body, its
 //! upload time apart from TTFT, and what making the images cost before the load. Every number
 //! comes from the result's summary.
@@ -11,9 +12,16 @@ pub(super) fn block(out: &mut String, result: &BenchResult) {
     let Some(m) = &result.summary.media else {
         return;
     };
-    out.push_str(&rule("Images in chat", '-'));
-    line(out, "Requests with images:", m.requests);
-    line(out, "Images sent:", m.images);
+    // A run that sent only audio (a transcription, chat's input_audio) has no image lines.
+    let images = m.images > 0 || m.audio_clips == 0;
+    if images {
+        out.push_str(&rule("Images in chat", '-'));
+        line(out, "Requests with images:", m.requests);
+        line(out, "Images sent:", m.images);
+    } else {
+        out.push_str(&rule("Media in requests", '-'));
+        line(out, "Requests with media:", m.requests);
+    }
     if m.audio_clips > 0 {
         line(out, "Audio clips sent:", m.audio_clips);
     }
@@ -26,11 +34,10 @@ pub(super) fn block(out: &mut String, result: &BenchResult) {
     );
     let per_request = m.media_tokens_per_request.as_ref().map(|d| d.mean);
     line(out, "Media tokens per request (mean):", fixed(per_request));
-    line(
-        out,
-        "Media tokens per image (mean):",
-        fixed(m.media_tokens_per_image),
-    );
+    if images {
+        let per_image = m.media_tokens_per_image;
+        line(out, "Media tokens per image (mean):", fixed(per_image));
+    }
     if m.audio_clips > 0 {
         let per_clip = m.media_tokens_per_clip;
         line(out, "Media tokens per audio clip (mean):", fixed(per_clip));

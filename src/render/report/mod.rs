@@ -20,9 +20,12 @@ use crate::results::stats::Distribution;
 use crate::results::validity::Verdict;
 
 mod adapters;
+mod audio;
 mod blocks;
 mod inputs;
+mod joined;
 mod media;
+mod mix_alone;
 mod phases;
 mod server;
 mod structured;
@@ -408,6 +411,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     blocks::conversations(&mut out, result);
     adapters::lines(&mut out, result);
     media::block(&mut out, result);
+    audio::block(&mut out, result);
     if !pooled {
         ttft_breakdown(&mut out, result);
     }
@@ -416,12 +420,21 @@ pub fn servebench_block(result: &BenchResult) -> String {
     phases::spec_decode(&mut out, result);
     blocks::steady_state(&mut out, result);
     blocks::mix(&mut out, result);
+    joined::lines(&mut out, result);
     server::timings(&mut out, result);
     server::metrics(&mut out, result);
     if let Some(path) = &result.records_file {
         line(&mut out, "Records:", path.display());
     }
     out.push_str(&rule("", '='));
+    out
+}
+
+/// The "Workload mix" block of `result` alone (printed again once each class was also run
+/// alone, `--mix-alone`); empty without a mix.
+pub fn mix(result: &BenchResult) -> String {
+    let mut out = String::new();
+    blocks::mix(&mut out, result);
     out
 }
 

@@ -18,6 +18,7 @@
 
 mod error;
 pub mod otlp;
+pub mod saved;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ use crate::results::shard::ClockOffset;
 use crate::results::stats::percentile;
 pub use error::JoinError;
 pub use otlp::{ServerSpan, Trace};
+pub use saved::{JoinFigures, Part};
 
 /// How far two clocks are taken to be apart when the run did not probe the server's
 /// (`timebase.clock_offset`): a span starting farther than this from its request's life on
@@ -68,17 +70,6 @@ pub struct Implausible {
     pub why: String,
 }
 
-/// One part of the TTFT over the joined requests, ms.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Part {
-    /// `network`, `queue`, ... (docs/metrics.md).
-    pub name: String,
-    pub count: u64,
-    pub mean_ms: f64,
-    pub median_ms: f64,
-    pub p99_ms: f64,
-}
-
 /// What `servebench join` found: the counts of each side, what matched, the figures and each
 /// joined request.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,6 +96,23 @@ pub struct Join {
     pub time_scale: f64,
     pub parts: Vec<Part>,
     pub joined: Vec<JoinedRequest>,
+}
+
+impl Join {
+    /// Its figures as the result keeps them (`join --save`): the counts and the parts.
+    pub fn figures(&self) -> JoinFigures {
+        JoinFigures {
+            trace: self.trace.clone(),
+            requests: self.requests,
+            spans: self.spans,
+            matched: self.matched,
+            unmatched_requests: self.unmatched_requests,
+            unmatched_spans: self.unmatched_spans,
+            duplicate_ids: self.duplicate_ids,
+            implausible: self.implausible,
+            parts: self.parts.clone(),
+        }
+    }
 }
 
 /// Joins the result at `result_path` (its records beside it) with the trace at `trace_path`.

@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::distribution::NS_PER_MS;
+use super::mix_alone::{AloneFigures, Interference, Latency};
 use super::request::RequestMetrics;
 use super::samples::SampleSet;
 use crate::config::mix::Mix;
@@ -74,6 +75,19 @@ pub struct ClassFigures {
     /// their first token than its probes did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_over_probe: Option<f64>,
+    /// Median TTFT, median and P99 E2EL (absent in results older than `--mix-alone`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ttft_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_e2el_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_e2el_ms: Option<f64>,
+    /// The class run alone after the mixed run (`--mix-alone`; `mix_alone.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone: Option<AloneFigures>,
+    /// Its latency mixed ÷ its latency alone, figure by figure (`--mix-alone`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<Interference>,
 }
 
 /// Jain's fairness index of `x`: (Σxᵢ)² / (n·Σxᵢ²), in [1/n, 1]; `None` for no values or
@@ -196,6 +210,11 @@ impl MixFigures {
                     ttft_over_probe: (mean_ttft_ms.zip(probe_mean_ttft_ms))
                         .filter(|(_, probe)| *probe > 0.0)
                         .map(|(mean, probe)| mean / probe),
+                    p50_ttft_ms: ttft.as_ref().map(|d| d.median),
+                    p50_e2el_ms: e2el.as_ref().map(|d| d.median),
+                    p99_e2el_ms: e2el.as_ref().and_then(|d| d.at(99.0)),
+                    alone: None,
+                    interference: None,
                 }
             })
             .collect();
@@ -206,6 +225,44 @@ impl MixFigures {
             classes,
             unclassed,
         }
+    }
+}
+
+impl ClassFigures {
+    /// Its latency figures.
+    pub fn latency(&self) -> Latency {
+        Latency {
+            mean_ttft_ms: self.mean_ttft_ms,
+            p50_ttft_ms: self.p50_ttft_ms,
+            p99_ttft_ms: self.p99_ttft_ms,
+            mean_e2el_ms: self.mean_e2el_ms,
+            p50_e2el_ms: self.p50_e2el_ms,
+            p99_e2el_ms: self.p99_e2el_ms,
+        }
+    }
+
+    /// Its figures as a class's in a run alone, saved as `file`, whose result says whether it
+    /// was `complete`, what it `planned` and what it left `unsent` (`--mix-alone`).
+    pub fn alone_figures(
+        &self,
+        file: std::path::PathBuf,
+        (complete, planned, unsent): (bool, Option<u64>, u64),
+    ) -> AloneFigures {
+        AloneFigures {
+            result: file,
+            complete,
+            planned,
+            completed: self.completed,
+            failed: self.failed,
+            unsent,
+            latency: self.latency(),
+        }
+    }
+
+    /// Sets the class's figures alone and its interference from them (`--mix-alone`).
+    pub fn set_alone(&mut self, alone: AloneFigures) {
+        self.interference = Some(Interference::of(&self.latency(), &alone.latency));
+        self.alone = Some(alone);
     }
 }
 

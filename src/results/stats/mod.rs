@@ -13,17 +13,19 @@
 //!
 //! Files: `adapters` (each LoRA adapter's figures), `ci` (95% confidence intervals),
 //! `distribution` (one set of samples, the percentile method), `mix` (a workload mix's
-//! classes and Jain's index), `reasoning` (the reasoning and answer phases), `request` (one
+//! classes and Jain's index), `mix_alone` (a class alone against mixed, `--mix-alone`), `reasoning` (the reasoning and answer phases), `request` (one
 //! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window,
 //! MSER-5 and batch means), `structured` (structured output and tool calls), `summary` (a run's figures).
 
 pub mod adapters;
+pub mod audio;
 mod breakdown;
 mod cache;
 pub mod ci;
 mod distribution;
 pub mod media;
 pub mod mix;
+pub mod mix_alone;
 mod reasoning;
 mod request;
 mod samples;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::audio::{AudioSummary, AudioSums};
 use super::breakdown::{BreakdownSets, TtftBreakdown};
 use super::cache::{CacheSums, PrefixCacheRates};
 use super::ci::RatioSums;
@@ -186,6 +187,10 @@ pub struct RunSummary {
     /// Runs that sent images: their figures (`media.rs`; docs/metrics.md, "Images in chat").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media: Option<MediaSummary>,
+    /// Runs that sent audio: its seconds and real-time factors (`audio.rs`; docs/metrics.md,
+    /// "Audio and transcriptions").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio: Option<AudioSummary>,
 }
 
 impl RunSummary {
@@ -304,6 +309,7 @@ pub struct Summarizer {
     chunk_tokens: SampleSet,
     structured: StructuredSums,
     media: MediaSums,
+    audio: AudioSums,
 }
 
 impl Summarizer {
@@ -363,6 +369,7 @@ impl Summarizer {
             chunk_tokens: set(),
             structured: StructuredSums::default(),
             media: MediaSums::new(set),
+            audio: AudioSums::new(set),
         }
     }
 
@@ -416,6 +423,7 @@ impl Summarizer {
         self.completed += 1;
         self.total_input_tokens += u128::from(r.prompt_tokens.unwrap_or(0));
         self.media.add(r, k);
+        self.audio.add(r, m.e2el_ns);
         self.e2el.add(ms(m.e2el_ns));
         let valid = r
             .output_check
@@ -546,6 +554,7 @@ impl Summarizer {
         self.reasoning.merge(other.reasoning);
         self.chunk_tokens.merge(other.chunk_tokens);
         self.media.merge(other.media);
+        self.audio.merge(other.audio);
     }
 
     /// Measured requests added so far, successful or not.
@@ -634,6 +643,7 @@ impl Summarizer {
             }),
             structured: self.structured.finish(ps),
             media: self.media.finish(ps),
+            audio: self.audio.finish(ps, duration_s),
         }
     }
 }

@@ -16,7 +16,8 @@
 //! start and end markers; the duration is the `data` chunk's sample frames over the `fmt`
 //! chunk's rate (1.5 s at 16 kHz: 40 tokens). A format other than `wav`, base64 broken at its
 //! start, a file without `RIFF`/`WAVE`, a `fmt` and a `data` chunk within its first 4 KiB, or
-//! a `data` chunk longer than the part holds is refused the same way.
+//! a `data` chunk longer than the part holds is refused the same way. A transcription's `file`
+//! part (`audio.rs`) is the same WAV, raw ([`wav_clip`]).
 //!
 //! # What is refused
 //! An `image_url` content part whose URL is not a base64 `data:` URL of `image/png` or
@@ -115,6 +116,21 @@ fn wav_frames(data: &str, format: Option<&str>) -> Result<(u64, u64), String> {
         .decode(&b[..b.len().min(WAV_HEAD_B64)])
         .map_err(|e| format!("the audio's base64: {e}"))?;
     let total = b.len() / 4 * 3 - b.iter().rev().take_while(|c| **c == b'=').count();
+    wav_head(&head, total)
+}
+
+/// The sample frames and rate of a WAV file's raw `bytes` (a transcription's `file` part),
+/// checked as an `input_audio` part's are.
+pub(crate) fn wav_clip(bytes: &[u8]) -> Result<(u64, u64), String> {
+    wav_head(&bytes[..bytes.len().min(WAV_HEAD)], bytes.len())
+}
+
+/// The bytes of a WAV's head searched for its `fmt` and `data` chunks.
+const WAV_HEAD: usize = 4096;
+
+/// The frames and rate of a WAV of `total` bytes from its `head` (at most [`WAV_HEAD`]
+/// bytes): `RIFF`/`WAVE`, a `fmt` then a `data` chunk the file holds whole.
+fn wav_head(head: &[u8], total: usize) -> Result<(u64, u64), String> {
     if head.len() < 12 || &head[..4] != b"RIFF" || &head[8..12] != b"WAVE" {
         return Err("the audio is not a WAV file (no RIFF/WAVE header)".into());
     }

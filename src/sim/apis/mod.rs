@@ -3,6 +3,8 @@
 //! (`/generate_stream`, `/generate`, `/info`; `tgi.rs`) and llama.cpp's native `/completion`
 //! (`llama.rs`), Anthropic Messages and OpenAI Responses (`typed.rs`), OpenAI embeddings (`embeddings.rs`, a whole
 //! answer per request, prefill only), rerank in vLLM's and TEI's shapes (`rerank.rs`, the same),
+//! OpenAI transcriptions (`/v1/audio/transcriptions`, a multipart form read by `form.rs`;
+//! `audio.rs`),
 //! plus the endpoints that generate nothing: `/v1/models`, `/health`,
 //! `/sim/stats`, `/sim/info`, `/metrics`, `/tokenize`, `/sim/otlp` (`info.rs`). Every route
 //! takes a request's `x-request-id` and returns it (`common::with_request_id`).
@@ -14,8 +16,9 @@
 //! `common.rs`. The timing, faults and statistics are `stream/`'s job.
 //!
 //! # Layout (each file imports only those listed before it)
-//! `common.rs`, `media.rs` (a chat request's images: their tokens, or their refusal) →
-//! `openai.rs`, `tgi.rs`, `llama.rs`, `typed.rs`, `embeddings.rs`, `rerank.rs`, `info.rs`
+//! `common.rs`, `media.rs` (a chat request's images: their tokens, or their refusal), `form.rs`
+//! (a multipart body's parts) → `openai.rs`, `tgi.rs`, `llama.rs`, `typed.rs`, `embeddings.rs`,
+//! `rerank.rs`, `info.rs`, `audio.rs`
 //! (which do not import each other; `ChatMessage`, used by chat and by `/tokenize`, is in
 //! `common.rs`). This file is the server's route table ([`routes`]).
 //!
@@ -36,8 +39,10 @@
 //! 3. Its `mod` line and its route in [`routes`] below, its line in `tests/sim_layers.rs`'s
 //!    table, and a test in `sim/tests.rs` that checks the exact event structure.
 
+mod audio;
 mod common;
 mod embeddings;
+mod form;
 mod info;
 mod llama;
 mod media;
@@ -68,6 +73,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/v1/rerank", post(rerank::rerank_v1))
         .route("/v2/rerank", post(rerank::rerank_v1))
         .route("/rerank", post(rerank::rerank_any))
+        .route("/v1/audio/transcriptions", post(audio::transcriptions))
         .route("/v1/models", get(info::models))
         .route("/health", get(info::health))
         .route("/sim/stats", get(info::stats))

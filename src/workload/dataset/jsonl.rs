@@ -11,7 +11,9 @@
 //! [`MAX_IMAGE_FILE_BYTES`]), checked to be what it says by its first bytes, and sent after the
 //! prompt as a base64 `data:` URL in an `image_url` content part (`workload::media`). A line's
 //! `"audio"` names a WAV file (or a list), each sent after the text as an `input_audio`
-//! content part (base64, format `wav`), checked by its `RIFF`/`WAVE` header. A line's
+//! content part (base64, format `wav`), read whole (its `fmt` and `data` chunks; the clip's
+//! duration from them); with `--backend openai-audio` the line's one file is the
+//! transcription's `file` and its prompt (which may be left out there) the form's `prompt`. A line's
 //! `messages` carry their own content parts instead (an `image_url` part goes out as written).
 //!
 //! A line may instead be a conversation: `{"turns": [...]}`, each turn a string (the user's
@@ -32,7 +34,8 @@ use crate::config::media::{MAX_IMAGE_FILE_BYTES, MAX_MM_BYTES};
 use crate::config::MAX_TOKENS;
 use crate::measure::client::Part;
 use crate::tokenizer::Tokenizer;
-use crate::workload::media::{image_file_url, wav_file_base64};
+use crate::workload::audio::wav_file;
+use crate::workload::media::image_file_url;
 
 /// What is wrong with one line of a jsonl file (the line's number is in
 /// [`DatasetError::BadJsonlLine`]).
@@ -162,6 +165,9 @@ pub(super) fn build(
         } else if let Some(m) = obj.get("messages") {
             let text = messages_text(m).map_err(|r| bad(line_no, r))?;
             (text, Some(m.clone()))
+        } else if obj.contains_key("audio") {
+            // A clip alone (a transcription's file, no prompt field).
+            (String::new(), None)
         } else {
             return Err(bad(line_no, LineError::NoPrompt));
         };
@@ -238,7 +244,8 @@ fn model(v: Option<&Value>) -> Result<Option<String>, LineError> {
     }
 }
 
-/// A line's `audio`: a WAV file (or a list), each read as base64 for an `input_audio` part.
+/// A line's `audio`: a WAV file (or a list), each read whole as base64 for an audio part
+/// (chat's `input_audio`, a transcription's file).
 fn clips(files: &Value, jsonl: &Path) -> Result<Vec<Part>, LineError> {
     let names: Vec<&Value> = match files {
         Value::Array(a) => a.iter().collect(),
@@ -248,7 +255,7 @@ fn clips(files: &Value, jsonl: &Path) -> Result<Vec<Part>, LineError> {
     let mut parts = Vec::with_capacity(names.len());
     for f in names {
         let name = f.as_str().ok_or(LineError::AudioFiles)?;
-        let data = wav_file_base64(&dir.join(name), MAX_IMAGE_FILE_BYTES).map_err(|why| {
+        let (data, duration) = wav_file(&dir.join(name), MAX_IMAGE_FILE_BYTES).map_err(|why| {
             LineError::AudioFile {
                 file: name.to_string(),
                 why,
@@ -257,6 +264,7 @@ fn clips(files: &Value, jsonl: &Path) -> Result<Vec<Part>, LineError> {
         parts.push(Part::Audio {
             data,
             format: "wav".into(),
+            duration,
         });
     }
     Ok(parts)

@@ -313,6 +313,7 @@ mod tests {
         let audio = Part::Audio {
             data: "UklG".into(),
             format: "wav".into(),
+            duration: std::time::Duration::ZERO,
         };
         let (kind, why) = AnthropicMessages.body(&spec(&[audio])).unwrap_err();
         assert_eq!(kind, FailureKind::Prompt);

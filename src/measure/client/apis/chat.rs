@@ -15,7 +15,7 @@ use crate::measure::client::api::{
 fn openai_part(p: &Part) -> Option<Value> {
     Some(match p {
         Part::Image { url } => json!({"type": "image_url", "image_url": {"url": url}}),
-        Part::Audio { data, format } => {
+        Part::Audio { data, format, .. } => {
             json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
         }
     })
@@ -84,6 +84,7 @@ mod tests {
             Part::Audio {
                 data: "UklG".into(),
                 format: "wav".into(),
+                duration: std::time::Duration::ZERO,
             },
         ];
         let body = OpenAiChat

@@ -2,12 +2,14 @@
 //! event reading `chat.rs` shares), chat completions (`chat.rs`), TGI (`tgi.rs`), llama.cpp's
 //! native API (`llamacpp.rs`), Anthropic Messages (`anthropic.rs`) and OpenAI Responses
 //! (`responses.rs`), streamed; OpenAI embeddings (`embeddings.rs`) and rerank, Jina/Cohere's
-//! and TEI's (`rerank.rs`), answered whole. Each is an
+//! and TEI's (`rerank.rs`), answered whole; OpenAI transcriptions (`audio.rs`, a multipart
+//! form with a WAV clip, streamed). Each is an
 //! `Api` of the request shape in `../api.rs`. This file is the one table from `BackendKind` to
 //! its API (a new backend's arm is the compiler's to point to), and finds the chat template a
 //! backend that takes a prompt needs for a conversation's history.
 
 pub(super) mod anthropic;
+pub(super) mod audio;
 pub(super) mod chat;
 pub(super) mod completions;
 pub(super) mod embeddings;
@@ -17,6 +19,7 @@ pub(super) mod responses;
 pub(super) mod tgi;
 
 use self::anthropic::AnthropicMessages;
+use self::audio::OpenAiAudio;
 use self::chat::OpenAiChat;
 use self::completions::OpenAiCompletions;
 use self::embeddings::OpenAiEmbeddings;
@@ -41,6 +44,7 @@ pub fn for_backend(kind: BackendKind) -> Box<dyn Api> {
         BackendKind::OpenaiEmbeddings => Box::new(OpenAiEmbeddings),
         BackendKind::Rerank => Box::new(Rerank),
         BackendKind::TeiRerank => Box::new(TeiRerank),
+        BackendKind::OpenaiAudio => Box::new(OpenAiAudio),
     }
 }
 
