@@ -75,14 +75,14 @@ impl Client {
         let status = body.status();
         state.rec.http_status = Some(status);
         if !(200..300).contains(&status) {
-            return self.error_status(body, status, end).await;
+            return Box::pin(self.error_status(body, status, end)).await;
         }
         let api = match self.api.answer() {
             Answer::Streamed(api) => api,
             Answer::Whole(api) => {
                 let bounds = (end, limit);
                 let read = (body, wait.as_mut(), finished);
-                return self.read_whole(api, sent, read, state, clock, bounds).await;
+                return Box::pin(self.read_whole(api, sent, read, state, clock, bounds)).await;
             }
         };
         let mut parser = SseParser::with_limit(limits.max_event);
@@ -322,7 +322,7 @@ impl Client {
                     Err(e) => Err(lean_failure(e)),
                 }
             }
-            None => match self.send_reqwest(request, header, id, written).await {
+            None => match Box::pin(self.send_reqwest(request, header, id, written)).await {
                 Ok(r) => Ok(Body::Reqwest(r, Bytes::new())),
                 Err(e) => {
                     // reqwest's message names the URL, which may hold credentials.

@@ -31,7 +31,7 @@ use tokio::time::Instant;
 use crate::measure::rxtime;
 
 /// Bytes read per socket read; also the starting size of a response head's buffer.
-const BUF_SIZE: usize = 4096;
+const BUF_SIZE: usize = 2048;
 /// Largest response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
 /// A server that closes a kept-alive connection sooner than this after its response does not
@@ -189,7 +189,9 @@ impl Endpoint {
         }
         *retried += u32::from(stale);
         let began = Instant::now();
-        let mut stream = self.connect().await?;
+        // Boxed: the connect's future is only needed by a new connection (less to hold for
+        // each stream on a kept-alive one; docs/performance.md, "Memory per in-flight stream").
+        let mut stream = Box::pin(self.connect()).await?;
         let connected = Instant::now();
         let mut phase = SendPhase {
             connect: Some((began, connected)),

@@ -519,9 +519,18 @@ impl Client {
             state.rec.audio_duration_ns = audio_duration_ns(&spec.parts);
             state.rec.request_bytes = Some(request.len() as u64);
         }
-        if let Answer::Whole(api) = self.api.answer() {
-            state.answered_whole(api.inputs(&body));
-        }
+        // A whole answer is judged against the body as sent; a streamed one never reads it
+        // again, so it is freed before the wait (the prompt's text, once more, per stream).
+        let body = match self.api.answer() {
+            Answer::Whole(api) => {
+                state.answered_whole(api.inputs(&body));
+                body
+            }
+            Answer::Streamed(_) => {
+                drop(body);
+                serde_json::Value::Null
+            }
+        };
         // A lean response read to the server's final event, for its connection's reuse.
         let mut finished = None;
         state.rec.sent_ns = clock.now_ns();
