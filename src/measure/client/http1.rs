@@ -189,9 +189,7 @@ impl Endpoint {
         }
         *retried += u32::from(stale);
         let began = Instant::now();
-        // Boxed: the connect's future is only needed by a new connection (less to hold for
-        // each stream on a kept-alive one; docs/performance.md, "Memory per in-flight stream").
-        let mut stream = Box::pin(self.connect()).await?;
+        let mut stream = Box::pin(self.connect()).await?; // boxed: rare, not in every stream
         let connected = Instant::now();
         let mut phase = SendPhase {
             connect: Some((began, connected)),
