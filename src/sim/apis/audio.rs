@@ -182,21 +182,7 @@ async fn answer(
 mod tests {
     use super::*;
 
-    fn wav(frames: u32, rate: u32) -> Vec<u8> {
-        let data = frames * 2;
-        let mut out = b"RIFF".to_vec();
-        out.extend_from_slice(&(36 + data).to_le_bytes());
-        out.extend_from_slice(b"WAVEfmt ");
-        out.extend_from_slice(&16u32.to_le_bytes());
-        out.extend_from_slice(&[1, 0, 1, 0]);
-        out.extend_from_slice(&rate.to_le_bytes());
-        out.extend_from_slice(&(rate * 2).to_le_bytes());
-        out.extend_from_slice(&[2, 0, 16, 0]);
-        out.extend_from_slice(b"data");
-        out.extend_from_slice(&data.to_le_bytes());
-        out.resize(out.len() + data as usize, 0);
-        out
-    }
+    use crate::sim::apis::media::tests::wav;
 
     fn form(fields: &[(&str, &[u8])]) -> (HeaderMap, Vec<u8>) {
         let mut h = HeaderMap::new();

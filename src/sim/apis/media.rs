@@ -278,7 +278,7 @@ fn jpeg_size(head: &[u8], tail: &[u8]) -> Result<(u64, u64), String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use serde_json::json;
 
@@ -350,8 +350,8 @@ mod tests {
         out
     }
 
-    /// A WAV file's bytes: `frames` of 16-bit mono at `rate` Hz.
-    fn wav(frames: u32, rate: u32) -> Vec<u8> {
+    /// A WAV file's bytes: `frames` of 16-bit mono at `rate` Hz (the transcription tests' too).
+    pub(in crate::sim::apis) fn wav(frames: u32, rate: u32) -> Vec<u8> {
         let data = frames * 2;
         let mut out = b"RIFF".to_vec();
         out.extend_from_slice(&(36 + data).to_le_bytes());
