@@ -3,7 +3,9 @@
 //! request goes to an adapter drawn by weight and its record keeps it; the swap penalty equals
 //! the simulator's truth (a request to an adapter that is not resident has TTFT = base TTFT +
 //! load time, within 1 ms); each adapter's figures are its requests' figures; an adapter the
-//! server does not know is a named failure; the report and CSV show each adapter.
+//! server does not know is a named failure; the report and CSV show each adapter; `compare`
+//! shows each adapter's figures side by side, and a sweep's `plot` a line per adapter, their
+//! names escaped.
 
 mod common;
 
@@ -273,4 +275,267 @@ fn issue_25_the_report_and_csv_show_each_adapter() {
         first.contains("--lora-modules") && first.contains("weight 0"),
         "{err}"
     );
+}
+
+/// A multi-LoRA run against the built-in exact simulator, saved as `dir/file`: 20 requests,
+/// at most 4 at once, to `lora`'s adapters, a TTFT SLO (so each adapter has a goodput);
+/// `num_prompts` may be a sweep's list. Its result document.
+fn lora_run(dir: &std::path::Path, file: &str, num_prompts: &str, lora: &str) {
+    stdout_of(&[
+        "run",
+        "--sim-preset",
+        "exact",
+        "--num-prompts",
+        num_prompts,
+        "--max-concurrency",
+        "4",
+        "--output-len",
+        "4",
+        "--goodput",
+        "ttft:1000",
+        "--no-tui",
+        "--result-dir",
+        common::path_str(dir),
+        "--result-filename",
+        file,
+        "--lora-modules",
+        lora,
+    ]);
+}
+
+/// The figure `compare` shows per adapter, read from a result document's `per_adapter`
+/// entry: `null` where the run has no such figure.
+fn adapter_figure(a: &serde_json::Value, key: &str) -> serde_json::Value {
+    let p99 = |d: &serde_json::Value| {
+        (d["percentiles"].as_array().into_iter().flatten())
+            .find(|p| p[0] == 99.0)
+            .map_or(serde_json::Value::Null, |p| p[1].clone())
+    };
+    match key {
+        "mean_ttft_ms" => a["ttft_ms"]["mean"].clone(),
+        "p99_ttft_ms" => p99(&a["ttft_ms"]),
+        "mean_tpot_ms" => a["tpot_ms"]["mean"].clone(),
+        "output_throughput" => a["output_throughput"].clone(),
+        "request_goodput" => a["request_goodput"].clone(),
+        "completed" => a["completed"].clone(),
+        "failed" => a["failed"].clone(),
+        other => panic!("{other}"),
+    }
+}
+
+/// Issue 25 §4: `compare` of two runs with `--lora-modules a,b` and one with `a` only, all
+/// against the exact simulator: the JSON has a block per adapter whose values are, input by
+/// input, that result's `per_adapter` figures (mean and p99 TTFT, mean TPOT, output
+/// throughput, goodput, completed and failed), `null` and not present where the input lacks
+/// the adapter; the text shows each adapter under its line, `absent` where lacking; the CSV
+/// has a row per document's adapter with its figures.
+#[test]
+fn issue_25_compare_shows_each_adapter_s_figures_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    lora_run(d, "a.json", "20", "a,b");
+    lora_run(d, "b.json", "20", "a,b");
+    lora_run(d, "c.json", "20", "a");
+    let files: Vec<String> = (["a.json", "b.json", "c.json"].iter())
+        .map(|f| common::path_str(&d.join(f)).to_string())
+        .collect();
+    let results: Vec<serde_json::Value> = files.iter().map(|f| common::json(f.as_ref())).collect();
+    let mut args = vec!["compare"];
+    args.extend(files.iter().map(String::as_str));
+    let mut json_args = args.clone();
+    json_args.extend(["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout_of(&json_args)).unwrap();
+    let adapters = v["groups"][0]["steps"][0]["adapters"]
+        .as_array()
+        .expect("the step's adapters");
+    let names: Vec<&str> = adapters
+        .iter()
+        .filter_map(|a| a["adapter"].as_str())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+    for block in adapters {
+        let name = block["adapter"].as_str().unwrap_or_default();
+        let present: Vec<bool> = results
+            .iter()
+            .map(|r| r["per_adapter"].get(name).is_some())
+            .collect();
+        assert_eq!(block["present"], serde_json::json!(present), "{name}");
+        let rows = block["rows"].as_array().expect("rows");
+        let keys: Vec<&str> = rows.iter().filter_map(|r| r["metric"].as_str()).collect();
+        for key in [
+            "mean_ttft_ms",
+            "p99_ttft_ms",
+            "mean_tpot_ms",
+            "output_throughput",
+            "request_goodput",
+            "completed",
+            "failed",
+        ] {
+            let row = (rows.iter())
+                .find(|r| r["metric"] == key)
+                .unwrap_or_else(|| panic!("{name}: no {key} in {keys:?}"));
+            let want: Vec<Option<f64>> = (results.iter())
+                .map(|r| match r["per_adapter"].get(name) {
+                    Some(a) => adapter_figure(a, key).as_f64(),
+                    None => None,
+                })
+                .collect();
+            assert!(want[0].is_some(), "{name} {key}: {want:?}");
+            let got: Vec<Option<f64>> = (row["values"].as_array().into_iter().flatten())
+                .map(serde_json::Value::as_f64)
+                .collect();
+            assert_eq!(got, want, "{name} {key}");
+        }
+    }
+    let text = stdout_of(&args);
+    assert!(text.contains("\n  LoRA adapter a\n"), "{text}");
+    let b = text
+        .split("\n  LoRA adapter b (absent in C)\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    let ttft = b
+        .lines()
+        .find(|l| l.trim_start().starts_with("mean_ttft_ms"));
+    assert!(ttft.is_some_and(|l| l.contains(" absent ")), "{b}");
+
+    let mut csv_args = args.clone();
+    csv_args.extend(["--format", "csv"]);
+    let csv = stdout_of(&csv_args);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let head = reader.headers().unwrap().clone();
+    let col = |name: &str| head.iter().position(|h| h == name).expect(name);
+    let (doc, adapter, ttft) = (col("document"), col("adapter"), col("mean_ttft_ms"));
+    let mut seen = Vec::new();
+    for row in reader.records().map(Result::unwrap) {
+        let i = files
+            .iter()
+            .position(|f| f == &row[doc])
+            .expect("a document");
+        let name = &row[adapter];
+        let want = match name {
+            "" => results[i]["mean_ttft_ms"].as_f64(),
+            name => results[i]["per_adapter"][name]["ttft_ms"]["mean"].as_f64(),
+        };
+        assert_eq!(row[ttft].parse::<f64>().ok(), want, "{csv}");
+        seen.push((i, name.to_string()));
+    }
+    let want: Vec<(usize, String)> = [(0, ""), (0, "a"), (0, "b"), (1, ""), (1, "a")]
+        .into_iter()
+        .chain([(1, "b"), (2, ""), (2, "a")])
+        .map(|(i, n)| (i, n.to_string()))
+        .collect();
+    assert_eq!(seen, want);
+}
+
+/// Issue 25 §4: adapter names in a result document are outside text: names carrying a
+/// terminal escape, a spreadsheet formula and markup are escaped in `compare`'s text (the
+/// escape visible), CSV (a leading `'`) and Markdown (`&lt;`), and kept exactly in its JSON.
+#[test]
+fn issue_25_hostile_adapter_names_are_escaped_in_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    lora_run(d, "a.json", "20", "a,b");
+    let mut hostile = common::json(&d.join("a.json"));
+    let per = hostile["per_adapter"].as_object_mut().unwrap();
+    let (a, b) = (per.remove("a").unwrap(), per.remove("b").unwrap());
+    let names = [
+        "\u{1b}[2Jred",
+        "=cmd|' /C calc'!A0",
+        "<script>alert(1)</script>",
+    ];
+    per.insert(names[0].into(), a.clone());
+    per.insert(names[1].into(), b);
+    per.insert(names[2].into(), a);
+    std::fs::write(d.join("h.json"), hostile.to_string()).unwrap();
+    let (a, h) = (d.join("a.json"), d.join("h.json"));
+    let args = ["compare", common::path_str(&a), common::path_str(&h)];
+    let with = |format: &str| {
+        let mut v = args.to_vec();
+        v.extend(["--format", format]);
+        stdout_of(&v)
+    };
+    let text = stdout_of(&args);
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(
+        text.contains("\n  LoRA adapter \\x1b[2Jred (absent in A)\n"),
+        "{text}"
+    );
+    let csv = with("csv");
+    let cells: Vec<String> = (csv::Reader::from_reader(csv.as_bytes()).records())
+        .flat_map(|r| r.unwrap().iter().map(str::to_string).collect::<Vec<_>>())
+        .collect();
+    assert!(cells.iter().any(|c| c == "'=cmd|' /C calc'!A0"), "{csv}");
+    assert!(!cells.iter().any(|c| c.starts_with('=')), "{csv}");
+    let md = with("markdown");
+    assert!(!md.contains("<script>") && !md.contains('\u{1b}'), "{md}");
+    assert!(
+        md.contains("##### LoRA adapter &lt;script&gt;alert(1)&lt;/script&gt; (absent in A)"),
+        "{md}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&with("json")).unwrap();
+    let shown: Vec<&str> = (json["groups"][0]["steps"][0]["adapters"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a["adapter"].as_str())
+        .collect();
+    let mut want = names.to_vec();
+    want.extend(["a", "b"]);
+    want.sort();
+    assert_eq!(shown, want);
+}
+
+/// Issue 25 §4: a sweep with `--lora-modules sql,chat` plots a chart per figure with a line
+/// per adapter (`mean_ttft_ms_by_adapter-num_prompts` ...), each naming both adapters; an
+/// adapter named with markup and a terminal escape is escaped in the SVG and in the sweep's
+/// HTML page, which has the charts too.
+#[test]
+fn issue_25_a_sweep_plots_a_line_per_adapter() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    lora_run(d, "s.json", "8,16", "sql,chat");
+    let names = common::sweep_chart_names(d);
+    for chart in [
+        "mean_ttft_ms_by_adapter-num_prompts.svg",
+        "p99_ttft_ms_by_adapter-num_prompts.svg",
+        "mean_tpot_ms_by_adapter-num_prompts.svg",
+        "output_throughput_by_adapter-num_prompts.svg",
+        "request_goodput_by_adapter-num_prompts.svg",
+    ] {
+        assert!(names.iter().any(|n| n == chart), "{chart}: {names:?}");
+        let svg = std::fs::read_to_string(d.join("charts").join(chart)).unwrap();
+        for adapter in ["sql", "chat"] {
+            assert!(
+                svg.contains(&format!(">\n{adapter}\n</text>")),
+                "{chart}: {adapter}"
+            );
+        }
+    }
+    // The chat adapter renamed in each step's result: outside text.
+    let sweep = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".sweep.json"))
+        .unwrap();
+    let doc = common::json(&sweep);
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    for step in steps {
+        let file = d.join(step["result"].as_str().unwrap());
+        let mut r = common::json(&file);
+        let per = r["per_adapter"].as_object_mut().unwrap();
+        let chat = per.remove("chat").unwrap();
+        per.insert("<script>x</script>\u{1b}]0;t\u{7}".into(), chat);
+        std::fs::write(&file, r.to_string()).unwrap();
+    }
+    std::fs::remove_dir_all(d.join("charts")).unwrap();
+    common::sweep_chart_names(d);
+    let svg =
+        std::fs::read_to_string(d.join("charts/mean_ttft_ms_by_adapter-num_prompts.svg")).unwrap();
+    let escaped = "&lt;script&gt;x&lt;/script&gt;\\x1b]0;t\\x07";
+    assert!(svg.contains(escaped), "{svg}");
+    assert!(!svg.contains("<script") && !svg.contains('\u{1b}'), "{svg}");
+    let html = stdout_of(&["report", common::path_str(&sweep), "--format", "html"]);
+    assert!(html.contains("id=\"mean_ttft_ms_by_adapter-num_prompts\"><svg"));
+    assert!(html.contains(escaped));
+    assert!(!html.contains("<script") && !html.contains('\u{1b}'));
 }

@@ -3,10 +3,15 @@
 //! every load step, the value of each input, B/A with its 95% interval and verdict where
 //! there is one.
 //!
+//! A multi-LoRA step's adapters follow its table, each under its own line and in the table's
+//! columns ([`adapter_title`]); a value where an input's step has no such adapter reads
+//! `absent`.
+//!
 //! Formatting only: the pairing of series, B/A, its interval, the verdict and the better
 //! value come computed in the `Comparison` (`views::compare`, `results::compare`). Every
-//! string from a document goes through `escape` for its output. To show one more thing per
-//! row, add it to `views::compare::Row` and write it in [`cells`] and [`json`].
+//! string from a document (an adapter's name too) goes through `escape` for its output. To
+//! show one more thing per row, add it to `views::compare::Row` and write it in [`cells`] and
+//! [`json`].
 
 use std::fmt::Write as _;
 
@@ -16,7 +21,7 @@ use crate::config::figure::{Better, FigureKey, Unit};
 use crate::render::escape::{self, terminal_line};
 use crate::render::format::fmt_value;
 use crate::results::compare::{Judged, Verdict};
-use crate::views::compare::{letter, Comparison, Row};
+use crate::views::compare::{letter, AdapterRows, Comparison, Row};
 
 /// B/A, with its interval and verdict where there is one.
 fn ratio(ratio: Option<f64>, judged: Option<Judged>) -> String {
@@ -46,10 +51,28 @@ fn header(n: usize) -> Vec<String> {
     h
 }
 
-/// The cells of a row; `mark` decorates each value: `(text, is_best)`.
-fn cells(r: &Row, mark: &dyn Fn(String, bool) -> String) -> Vec<String> {
+/// The line above an adapter's rows, its name as the document has it (escape it for the
+/// output): `LoRA adapter NAME`, then the inputs that lack it.
+fn adapter_title(a: &AdapterRows) -> String {
+    let absent: Vec<String> = (a.present.iter().enumerate())
+        .filter(|(_, p)| !**p)
+        .map(|(i, _)| letter(i))
+        .collect();
+    match absent.is_empty() {
+        true => format!("LoRA adapter {}", a.name),
+        false => format!("LoRA adapter {} (absent in {})", a.name, absent.join(", ")),
+    }
+}
+
+/// The cells of a row; `mark` decorates each value: `(text, is_best)`. `present`: for an
+/// adapter's row, whether each input has the adapter (`absent` where not).
+fn cells(r: &Row, present: &[bool], mark: &dyn Fn(String, bool) -> String) -> Vec<String> {
     let value = |i: usize| {
-        let s = r.values[i].map_or("—".to_string(), |v| fmt_value(&r.metric, v));
+        let s = match (r.values[i], present.get(i)) {
+            (_, Some(false)) => "absent".to_string(),
+            (None, _) => "—".to_string(),
+            (Some(v), _) => fmt_value(&r.metric, v),
+        };
         mark(s, r.best == Some(i))
     };
     let mut c = vec![r.metric.name(), value(0)];
@@ -75,18 +98,19 @@ pub fn text(c: &Comparison) -> String {
             let _ = writeln!(out, "{}", terminal_line(w));
         }
         let n = g.members.len();
-        let table: Vec<Vec<Vec<String>>> = g
+        let mark = |v: String, best: bool| format!("{v} {}", if best { '*' } else { ' ' });
+        let table_of = |rows: &[Row], present: &[bool]| -> Vec<Vec<String>> {
+            rows.iter().map(|r| cells(r, present, &mark)).collect()
+        };
+        // Per step: its rows, then each adapter's title and rows.
+        let table: Vec<_> = g
             .steps
             .iter()
             .map(|s| {
-                s.rows
-                    .iter()
-                    .map(|r| {
-                        cells(r, &|v, best| {
-                            format!("{v} {}", if best { '*' } else { ' ' })
-                        })
-                    })
-                    .collect()
+                let adapters: Vec<(String, Vec<Vec<String>>)> = (s.adapters.iter())
+                    .map(|a| (adapter_title(a), table_of(&a.rows, &a.present)))
+                    .collect();
+                (table_of(&s.rows, &[]), adapters)
             })
             .collect();
         // Value columns end in a marker slot; their headers get one too, to stay aligned.
@@ -102,7 +126,11 @@ pub fn text(c: &Comparison) -> String {
             })
             .collect();
         let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
-        for row in table.iter().flatten() {
+        let all_rows = table.iter().flat_map(|(rows, adapters)| {
+            rows.iter()
+                .chain(adapters.iter().flat_map(|(_, rows)| rows.iter()))
+        });
+        for row in all_rows {
             for (w, cell) in widths.iter_mut().zip(row) {
                 *w = (*w).max(cell.chars().count());
             }
@@ -120,11 +148,17 @@ pub fn text(c: &Comparison) -> String {
             }
             l.trim_end().to_string()
         };
-        for (s, rows) in g.steps.iter().zip(&table) {
+        for (s, (rows, adapters)) in g.steps.iter().zip(&table) {
             let _ = writeln!(out, "\n{}", terminal_line(&s.title));
             let _ = writeln!(out, "{}", line(&head));
             for r in rows {
                 let _ = writeln!(out, "{}", line(r));
+            }
+            for (title, rows) in adapters {
+                let _ = writeln!(out, "  {}", terminal_line(title));
+                for r in rows {
+                    let _ = writeln!(out, "{}", line(r));
+                }
             }
         }
         out.push('\n');
@@ -155,10 +189,21 @@ pub fn markdown(c: &Comparison) -> String {
                 .map(|i| if i == 0 { "---" } else { "---:" })
                 .collect();
             let _ = writeln!(out, "| {} |", aligns.join(" | "));
+            let bold = |v: String, best: bool| if best { format!("**{v}**") } else { v };
             for r in &s.rows {
-                let c = cells(r, &|v, best| if best { format!("**{v}**") } else { v });
+                let c = cells(r, &[], &bold);
                 let c: Vec<String> = c.iter().map(|c| escape::markdown(c)).collect();
                 let _ = writeln!(out, "| {} |", c.join(" | "));
+            }
+            for a in &s.adapters {
+                let _ = writeln!(out, "\n##### {}\n", escape::markdown(&adapter_title(a)));
+                let _ = writeln!(out, "| {} |", head.join(" | "));
+                let _ = writeln!(out, "| {} |", aligns.join(" | "));
+                for r in &a.rows {
+                    let c = cells(r, &a.present, &bold);
+                    let c: Vec<String> = c.iter().map(|c| escape::markdown(c)).collect();
+                    let _ = writeln!(out, "| {} |", c.join(" | "));
+                }
             }
         }
         out.push('\n');
@@ -171,7 +216,8 @@ pub fn markdown(c: &Comparison) -> String {
 
 /// JSON for programs: the groups (their inputs and warnings), each step's rows (the figure,
 /// its unit and better direction, each input's value, the better input, and each input's
-/// B/A with its 95% interval and verdict), and the series left unpaired.
+/// B/A with its 95% interval and verdict; a multi-LoRA step's `adapters`, each its name,
+/// which inputs have it and its rows), and the series left unpaired.
 pub fn json(c: &Comparison) -> String {
     let doc = JsonComparison {
         groups: (c.groups.iter())
@@ -182,6 +228,13 @@ pub fn json(c: &Comparison) -> String {
                     .map(|s| JsonStep {
                         step: &s.title,
                         rows: s.rows.iter().map(json_row).collect(),
+                        adapters: (s.adapters.iter())
+                            .map(|a| JsonAdapter {
+                                adapter: &a.name,
+                                present: &a.present,
+                                rows: a.rows.iter().map(json_row).collect(),
+                            })
+                            .collect(),
                     })
                     .collect(),
             })
@@ -235,6 +288,18 @@ struct JsonGroup<'a> {
 #[derive(Serialize)]
 struct JsonStep<'a> {
     step: &'a str,
+    rows: Vec<JsonRow<'a>>,
+    /// A multi-LoRA step's adapters (absent otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    adapters: Vec<JsonAdapter<'a>>,
+}
+
+/// One adapter's rows; `present`: whether each input's step has it (its values `null` where
+/// not).
+#[derive(Serialize)]
+struct JsonAdapter<'a> {
+    adapter: &'a str,
+    present: &'a [bool],
     rows: Vec<JsonRow<'a>>,
 }
 
@@ -295,6 +360,7 @@ mod tests {
                 steps: vec![StepRows {
                     title: "num_prompts = 1".into(),
                     rows,
+                    adapters: vec![],
                 }],
             }],
             unpaired: vec![],

@@ -6,6 +6,8 @@
 //!   `summary` key flattened (and a multi-LoRA run's `per_adapter.NAME.*`);
 //! - a sweep or an import: one row per step, its load value and every figure it has;
 //! - `compare --format csv`: the same rows for each document, its file in the first column;
+//!   when a step has LoRA adapters, an `adapter` column after the load value (empty in the
+//!   step's row) and a row per adapter of the step after it, with that adapter's figures;
 //! - a records file: one row per request, each scalar field, and `itl_gaps_ms`, the gaps
 //!   between its output chunks (docs/metrics.md's ITL) separated by spaces.
 //!
@@ -114,24 +116,31 @@ pub fn view(v: &View) -> String {
     let keys = metric_keys(std::slice::from_ref(v), None);
     let mut head = vec!["series".to_string(), "parameter".into(), "value".into()];
     head.extend(keys.iter().map(FigureKey::name));
-    write(&head, &step_rows(v, &keys))
+    write(&head, &step_rows(v, &keys, false))
 }
 
 /// `compare --format csv`: a row per document and step, the document's file first, then the
 /// columns of [`view`] (only `metrics` when given).
 pub fn views(views: &[View], metrics: Option<&[FigureKey]>) -> String {
     let keys = metric_keys(views, metrics);
+    let adapters = views
+        .iter()
+        .flat_map(View::steps)
+        .any(|s| !s.adapters.is_empty());
     let mut head = vec![
         "document".to_string(),
         "series".into(),
         "parameter".into(),
         "value".into(),
     ];
+    if adapters {
+        head.push("adapter".into());
+    }
     head.extend(keys.iter().map(FigureKey::name));
     let mut rows = Vec::new();
     for v in views {
         let file = v.path.display().to_string();
-        for r in step_rows(v, &keys) {
+        for r in step_rows(v, &keys, adapters) {
             rows.push(std::iter::once(file.clone()).chain(r).collect());
         }
     }
@@ -141,7 +150,11 @@ pub fn views(views: &[View], metrics: Option<&[FigureKey]>) -> String {
 /// Every figure of `views`' steps (those of `only` when given), by name.
 fn metric_keys(views: &[View], only: Option<&[FigureKey]>) -> Vec<FigureKey> {
     let mut keys: Vec<FigureKey> = (views.iter())
-        .flat_map(|v| v.steps().flat_map(|s| s.metrics.keys().cloned()))
+        .flat_map(|v| v.steps())
+        .flat_map(|s| {
+            let adapters = s.adapters.values().flat_map(|f| f.metrics.keys());
+            s.metrics.keys().chain(adapters).cloned()
+        })
         .filter(|k| only.is_none_or(|only| only.contains(k)))
         .collect();
     keys.sort_by_cached_key(FigureKey::name);
@@ -149,20 +162,33 @@ fn metric_keys(views: &[View], only: Option<&[FigureKey]>) -> Vec<FigureKey> {
     keys
 }
 
-/// A row per step of `v`: series, parameter, load value, then each of `keys`.
-fn step_rows(v: &View, keys: &[FigureKey]) -> Vec<Vec<String>> {
+/// A row per step of `v`: series, parameter, load value, then each of `keys`. With
+/// `adapters`, an adapter column after the load value (empty in the step's row), and after
+/// each step a row per adapter it has, with the adapter's figures.
+fn step_rows(v: &View, keys: &[FigureKey], adapters: bool) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
+    let cells = |m: &BTreeMap<FigureKey, f64>| {
+        keys.iter()
+            .map(|k| m.get(k).map_or(String::new(), |x| x.to_string()))
+            .collect::<Vec<_>>()
+    };
     for s in &v.series {
         for st in &s.steps {
             let value = st
                 .load_value(s.parameter)
                 .map_or(String::new(), |x| x.to_string());
             let mut r = vec![s.name.clone(), s.parameter.as_str().to_string(), value];
-            r.extend(
-                keys.iter()
-                    .map(|k| st.metric(k).map_or(String::new(), |x| x.to_string())),
-            );
-            rows.push(r);
+            if adapters {
+                r.push(String::new());
+            }
+            r.extend(cells(&st.metrics));
+            rows.push(r.clone());
+            for (name, f) in st.adapters.iter().filter(|_| adapters) {
+                r.truncate(3);
+                r.push(name.clone());
+                r.extend(cells(&f.metrics));
+                rows.push(r.clone());
+            }
         }
     }
     rows

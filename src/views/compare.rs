@@ -8,15 +8,22 @@
 //! Workload differences (model, dataset, input or output length) do not stop a comparison:
 //! the table is still built, with a warning line.
 //!
+//! A step of a multi-LoRA run also compares each adapter's figures ([`AdapterRows`]: every
+//! adapter any input's step has, judged as the step's rows are); an adapter an input's step
+//! lacks is marked absent there, its values missing, never guessed. The gates read the
+//! step's own rows only.
+//!
 //! The statistics (B/A's 95% interval, the verdict, the better value) are
 //! `results::compare`'s, each figure's direction its `config::figure::FigureKey`'s; this file
 //! pairs and matches, and `render` writes the [`Comparison`] as text, Markdown or JSON. To
 //! compare one more thing per row, add a field to [`Row`] filled in [`rows`].
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::config::figure::FigureKey;
 use crate::results::compare::{best, judge, ratio, Judged, Verdict};
 use crate::views::error::GateError;
-use crate::views::model::{fmt_load, Series, Step, View};
+use crate::views::model::{fmt_load, Figures, Series, Step, View};
 
 /// One figure at one load step, across the inputs.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +45,18 @@ pub struct Row {
 pub struct StepRows {
     /// "num_prompts = 512".
     pub title: String,
+    pub rows: Vec<Row>,
+    /// Each LoRA adapter's rows, by name; empty unless an input's step has adapters.
+    pub adapters: Vec<AdapterRows>,
+}
+
+/// One LoRA adapter's figures at one load step, across the inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdapterRows {
+    /// The adapter's name, from the documents: outside text.
+    pub name: String,
+    /// For each input: whether its step has this adapter (where not, its values are absent).
+    pub present: Vec<bool>,
     pub rows: Vec<Row>,
 }
 
@@ -187,7 +206,8 @@ fn single_steps(
     };
     vec![StepRows {
         title,
-        rows: rows(&steps, metrics),
+        rows: rows(&sets_of(&steps), metrics),
+        adapters: adapter_rows(&steps, metrics),
     }]
 }
 
@@ -212,31 +232,80 @@ fn matched_steps(
                 .collect();
             StepRows {
                 title: format!("{} = {}", a.parameter.as_str(), fmt_load(v)),
-                rows: rows(&steps, metrics),
+                rows: rows(&sets_of(&steps), metrics),
+                adapters: adapter_rows(&steps, metrics),
             }
         })
         .collect()
 }
 
-/// A row per figure any of `steps` has (those of `metrics` when given), in reading order.
-fn rows(steps: &[Option<&Step>], metrics: Option<&[FigureKey]>) -> Vec<Row> {
+/// The figures of one input's step, or of one adapter in it, and their intervals.
+#[derive(Clone, Copy)]
+struct Set<'a> {
+    metrics: &'a BTreeMap<FigureKey, f64>,
+    intervals: &'a BTreeMap<FigureKey, [f64; 2]>,
+}
+
+fn sets_of<'a>(steps: &[Option<&'a Step>]) -> Vec<Option<Set<'a>>> {
+    (steps.iter())
+        .map(|s| {
+            s.map(|s| Set {
+                metrics: &s.metrics,
+                intervals: &s.intervals,
+            })
+        })
+        .collect()
+}
+
+/// The rows of each adapter any of `steps` has, by name (those of `metrics` when given); an
+/// adapter with no row left is left out.
+fn adapter_rows(steps: &[Option<&Step>], metrics: Option<&[FigureKey]>) -> Vec<AdapterRows> {
+    let names: BTreeSet<&String> = steps
+        .iter()
+        .flatten()
+        .flat_map(|s| s.adapters.keys())
+        .collect();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let figures: Vec<Option<&Figures>> = (steps.iter())
+                .map(|s| s.and_then(|s| s.adapters.get(name)))
+                .collect();
+            let sets: Vec<Option<Set>> = (figures.iter())
+                .map(|f| {
+                    f.map(|f| Set {
+                        metrics: &f.metrics,
+                        intervals: &f.intervals,
+                    })
+                })
+                .collect();
+            let rows = rows(&sets, metrics);
+            (!rows.is_empty()).then(|| AdapterRows {
+                name: name.clone(),
+                present: figures.iter().map(Option::is_some).collect(),
+                rows,
+            })
+        })
+        .collect()
+}
+
+/// A row per figure any of `sets` has (those of `metrics` when given), in reading order.
+fn rows(sets: &[Option<Set>], metrics: Option<&[FigureKey]>) -> Vec<Row> {
     let keys: Vec<FigureKey> = match metrics {
         Some(m) => m.to_vec(),
         None => {
-            let all = steps.iter().flatten().flat_map(|s| s.metrics.keys());
-            all.cloned()
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect()
+            let all = sets.iter().flatten().flat_map(|s| s.metrics.keys());
+            all.cloned().collect::<BTreeSet<_>>().into_iter().collect()
         }
     };
     keys.into_iter()
         .map(|k| {
-            let values: Vec<Option<f64>> =
-                steps.iter().map(|s| s.and_then(|s| s.metric(&k))).collect();
-            let interval = |s: &Option<&Step>| s.and_then(|s| s.intervals.get(&k).copied());
+            let values: Vec<Option<f64>> = (sets.iter())
+                .map(|s| s.and_then(|s| s.metrics.get(&k).copied()))
+                .collect();
+            let interval = |s: &Option<Set>| s.and_then(|s| s.intervals.get(&k).copied());
             let judged = against_a(&values, |i, a, b| {
-                judge(k.better(), a, b, interval(&steps[0]), interval(&steps[i]))
+                judge(k.better(), a, b, interval(&sets[0]), interval(&sets[i]))
             });
             let ratios = against_a(&values, |_, a, b| ratio(a, b));
             Row {

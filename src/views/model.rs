@@ -6,7 +6,8 @@
 //! used to decide comparability, and its figures as a map from a typed
 //! `config::figure::FigureKey` (which knows its unit and its better direction) to the value,
 //! saved under vLLM's key names (`output_throughput`, `mean_ttft_ms`, `p99_itl_ms`, ...). A
-//! figure that is not known is absent, never zero. Figures that exist under a foreign
+//! figure that is not known is absent, never zero. A multi-LoRA run's step also carries each
+//! adapter's [`Figures`], by the adapter's name. Figures that exist under a foreign
 //! definition are keys of their own, named with the tool's prefix
 //! (`llmperf_mean_inter_token_latency_ms`), so a name never means two things.
 //!
@@ -155,6 +156,23 @@ pub struct Step {
     /// Facts about this step worth a reader's attention (failures, guessed values).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// A multi-LoRA run's figures of each adapter, by its name (a servebench result's
+    /// `per_adapter`); empty for any other step. A name is outside text: escape it to show it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub adapters: BTreeMap<String, Figures>,
+}
+
+/// Figures and their 95% intervals, by key: one LoRA adapter's in a step.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    #[serde(serialize_with = "by_name")]
+    pub metrics: BTreeMap<FigureKey, f64>,
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        serialize_with = "by_name"
+    )]
+    pub intervals: BTreeMap<FigureKey, [f64; 2]>,
 }
 
 /// A figure map as a JSON object in the order of the figures' names.

@@ -13,13 +13,19 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::config::figure::{CostFigure, FigureKey, RunFigure};
+use crate::config::metric::{MetricKey, Stat};
 use crate::config::sweep::LoadParameter;
+use crate::config::Metric;
 use crate::config::DEFAULT_INPUT_LEN;
 use crate::results::document::BenchResult;
+use crate::results::stats::adapters::AdapterFigures;
+use crate::results::stats::Distribution;
 use crate::results::sweep::SweepDoc;
 use crate::views::error::ViewError;
 use crate::views::keys::numeric_keys;
-use crate::views::model::{file_stem, Load, Origin, Samples, Series, Step, View, Workload};
+use crate::views::model::{
+    file_stem, Figures, Load, Origin, Samples, Series, Step, View, Workload,
+};
 use crate::views::samples::{records_in, samples_from_vllm_lists, samples_of};
 
 /// Reads any supported file into a view: servebench result, sweep or imported document, or a
@@ -307,5 +313,48 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
         steady_window_ns: r.steady_state.as_ref().and_then(|s| s.window_ns),
         source: Some(path.to_path_buf()),
         notes,
+        adapters: (r.per_adapter.iter())
+            .map(|(name, a)| (name.clone(), adapter_figures(a)))
+            .collect(),
     }
+}
+
+/// One adapter's figures as `compare` and `plot` show them (docs/metrics.md, "Multi-LoRA
+/// traffic"): mean and p99 TTFT, mean TPOT (each with its 95% interval where the result has
+/// one), output throughput, goodput where there were SLOs, completed and failed requests.
+fn adapter_figures(a: &AdapterFigures) -> Figures {
+    let mut f = Figures::default();
+    let mut stat = |metric: Metric, stat: Stat, d: &Option<Distribution>| {
+        let Some(d) = d else { return };
+        let (value, ci) = match stat {
+            Stat::Percentile(p) => {
+                let Some((_, value)) = d.percentiles.iter().find(|(q, _)| *q == p) else {
+                    return;
+                };
+                let ci = d.ci95_percentiles.iter().find(|(q, _)| *q == p);
+                (*value, ci.map(|(_, ci)| *ci))
+            }
+            _ => (d.mean, d.ci95_mean),
+        };
+        let key: FigureKey = MetricKey::new(stat, metric).into();
+        if let Some(ci) = ci {
+            f.intervals.insert(key.clone(), ci);
+        }
+        f.metrics.insert(key, value);
+    };
+    stat(Metric::Ttft, Stat::Mean, &a.ttft_ms);
+    stat(Metric::Ttft, Stat::Percentile(99.0), &a.ttft_ms);
+    stat(Metric::Tpot, Stat::Mean, &a.tpot_ms);
+    let figures = [
+        (RunFigure::OutputThroughput, Some(a.output_throughput)),
+        (RunFigure::RequestGoodput, a.request_goodput),
+        (RunFigure::Completed, Some(a.completed as f64)),
+        (RunFigure::Failed, Some(a.failed as f64)),
+    ];
+    (f.metrics).extend(
+        figures
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.into(), v?))),
+    );
+    f
 }

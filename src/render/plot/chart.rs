@@ -100,11 +100,11 @@ const TIMELINE_MAX: usize = 2000;
 
 /// A label or name from a document as a chart shows it: control characters visible (an SVG
 /// with one is not well-formed XML, and no browser draws it).
-fn shown(s: &str) -> String {
+pub(super) fn shown(s: &str) -> String {
     crate::render::escape::terminal_line(s).into_owned()
 }
 
-fn series_name(v: &View, s: &Series) -> String {
+pub(super) fn series_name(v: &View, s: &Series) -> String {
     if v.series.len() == 1 {
         shown(&v.label)
     } else {
@@ -112,7 +112,7 @@ fn series_name(v: &View, s: &Series) -> String {
     }
 }
 
-fn sorted(mut p: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+pub(super) fn sorted(mut p: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     p.retain(|(x, y)| x.is_finite() && y.is_finite());
     p.sort_by(|a, b| a.0.total_cmp(&b.0));
     p
@@ -131,7 +131,7 @@ pub(super) fn wants_log(values: impl Iterator<Item = f64>) -> bool {
     hi > 0.0 && hi / lo > 50.0
 }
 
-fn finish(mut c: Chart) -> Option<Chart> {
+pub(super) fn finish(mut c: Chart) -> Option<Chart> {
     c.lines.retain(|l| !l.points.is_empty());
     // A chart of lone points (single runs) says nothing a table does not.
     if c.lines.iter().all(|l| l.points.len() < 2) {

@@ -16,6 +16,8 @@
 //! logarithmic when the values are positive and span more than 50×, as the seeds do
 //! (1..4096 prompts, 100 ms..700 s TTFT).
 //!
+//! A multi-LoRA sweep adds one chart per figure with a line per adapter (`adapters`).
+//!
 //! Nothing here computes a figure: charts read the views' numbers. To add a chart: build a
 //! [`chart::Chart`] in [`chart::charts`]; rendering and file naming follow. To add an image
 //! format: a variant of [`ImageFormat`] and its branch in [`plot_all`].
@@ -33,6 +35,7 @@ use self::font::ensure_font;
 use crate::render::error::{DrawError, RenderError};
 use crate::views::model::View;
 
+pub mod adapters;
 pub mod chart;
 pub mod draw;
 pub mod font;
@@ -111,7 +114,7 @@ pub fn plot_all(
         }
         Ok(())
     };
-    for c in charts(views) {
+    for c in charts(views).into_iter().chain(adapters::charts(views)) {
         emit(&c.name, &|| chart_svg(&c), chart_size(&c), &|root| {
             draw_chart(root, &c)
         })?;

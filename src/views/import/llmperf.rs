@@ -199,6 +199,7 @@ pub(super) fn llmperf_requests(
         steady_window_ns: None,
         source: Some(path.to_path_buf()),
         notes: Vec::new(),
+        adapters: BTreeMap::new(),
     };
     Ok(View {
         label: label_of(Some("llmperf"), None, path),
@@ -290,6 +291,7 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         steady_window_ns: None,
         source: Some(path.to_path_buf()),
         notes: Vec::new(),
+        adapters: BTreeMap::new(),
     };
     Ok(View {
         label: label_of(Some("llmperf"), model.as_deref(), path),

@@ -71,6 +71,7 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
             steady_window_ns: None,
             source: Some(path.to_path_buf()),
             notes: Vec::new(),
+            adapters: std::collections::BTreeMap::new(),
         });
     }
     notes.dedup();

@@ -468,6 +468,7 @@ fn text_series(
             steady_window_ns: None,
             source: Some(path.to_path_buf()),
             notes: step_notes,
+            adapters: BTreeMap::new(),
         });
     }
     if let (Some(declared), Some(measured)) = (
