@@ -21,6 +21,8 @@ use serde_json::{json, Value};
 
 use super::common::{resolve_media_prompt, stream_answer, whole_answer, Answer, AppState, Reject};
 use super::form::{boundary, parts};
+#[cfg(test)]
+use super::media::tests::wav;
 use super::media::{audio_tokens, wav_clip};
 use crate::sim::http1::Arrival;
 use crate::sim::state::Shared;
@@ -181,8 +183,6 @@ async fn answer(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    use crate::sim::apis::media::tests::wav;
 
     fn form(fields: &[(&str, &[u8])]) -> (HeaderMap, Vec<u8>) {
         let mut h = HeaderMap::new();

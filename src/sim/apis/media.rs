@@ -351,7 +351,7 @@ pub(super) mod tests {
     }
 
     /// A WAV file's bytes: `frames` of 16-bit mono at `rate` Hz (the transcription tests' too).
-    pub(in crate::sim::apis) fn wav(frames: u32, rate: u32) -> Vec<u8> {
+    pub(crate) fn wav(frames: u32, rate: u32) -> Vec<u8> {
         let data = frames * 2;
         let mut out = b"RIFF".to_vec();
         out.extend_from_slice(&(36 + data).to_le_bytes());
