@@ -34,23 +34,11 @@ async fn exact_sim() -> SimServer {
         .expect("sim starts")
 }
 
-/// A WAV file's bytes: `frames` of 16-bit mono at `rate` Hz (a quiet ramp).
+/// A WAV file's bytes: `frames` of 16-bit mono at `rate` Hz (a quiet ramp), by the library's
+/// own writer.
 fn wav(frames: u32, rate: u32) -> Vec<u8> {
-    let data = frames * 2;
-    let mut out = b"RIFF".to_vec();
-    out.extend_from_slice(&(36 + data).to_le_bytes());
-    out.extend_from_slice(b"WAVEfmt ");
-    out.extend_from_slice(&16u32.to_le_bytes());
-    out.extend_from_slice(&[1, 0, 1, 0]);
-    out.extend_from_slice(&rate.to_le_bytes());
-    out.extend_from_slice(&(rate * 2).to_le_bytes());
-    out.extend_from_slice(&[2, 0, 16, 0]);
-    out.extend_from_slice(b"data");
-    out.extend_from_slice(&data.to_le_bytes());
-    for i in 0..frames {
-        out.extend_from_slice(&((i % 512) as i16).to_le_bytes());
-    }
-    out
+    let samples: Vec<i16> = (0..frames).map(|i| (i % 512) as i16).collect();
+    servebench::workload::audio::wav_bytes(&samples, rate)
 }
 
 /// The simulator's audio rule for a clip of `frames` at `rate`.
