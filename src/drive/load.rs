@@ -29,7 +29,7 @@ use crate::drive::history::{unbuilt, History, Unbuilt};
 use crate::drive::progress::Live;
 use crate::measure::client::{Client, RequestSpec};
 use crate::measure::clock::Clock;
-use crate::measure::record::RequestRecord;
+use crate::measure::record::{FailureKind, RequestRecord};
 use crate::results::document::Unsent;
 
 /// Send offsets in nanoseconds from the start of the run, non-decreasing: `n` of them, or,
@@ -141,15 +141,21 @@ pub const PLANNED_COUNT_MAX: u64 = 100_000_000;
 struct Talked {
     sent: u64,
     unsent: Unsent,
+    /// Its requests that ended cancelled (the run's cancel reached them in flight).
+    cancelled: u64,
 }
 
 impl Talked {
-    /// Adds a finished task's count (a task that panicked counted nothing: there is none).
-    fn add(&mut self, joined: Option<Result<Talked, tokio::task::JoinError>>) {
-        if let Some(Ok(t)) = joined {
-            self.sent += t.sent;
-            self.unsent.add(&t.unsent);
-        }
+    /// Adds a finished task's count (a task that panicked counted nothing: there is none);
+    /// true when the task's request was cancelled in flight.
+    fn add(&mut self, joined: Option<Result<Talked, tokio::task::JoinError>>) -> bool {
+        let Some(Ok(t)) = joined else {
+            return false;
+        };
+        self.sent += t.sent;
+        self.unsent.add(&t.unsent);
+        self.cancelled += t.cancelled;
+        t.cancelled > 0
     }
 }
 
@@ -367,7 +373,9 @@ pub async fn drive(
             () = &mut deadline => timed_out = true,
             joined = tasks.join_next() => match joined {
                 None => timed_out = true,
-                joined => talked.add(joined),
+                joined => {
+                    talked.add(joined);
+                }
             },
         }
     }
@@ -382,7 +390,9 @@ pub async fn drive(
     }
     // In-flight requests run to their end; once `stop` is cancelled or the window is over
     // (now or later, also after every request was sent) they have the grace period, and
-    // `abort` ends it at once.
+    // `abort` ends it at once. Of those in flight at the window's end, each is counted by how
+    // it ended: cancelled when its record says so (a cancel can lose the race with a request
+    // that was finishing), else drained.
     let ended = end.is_some();
     let grace = async {
         if !ended {
@@ -396,10 +406,9 @@ pub async fn drive(
             joined = tasks.join_next() => match joined {
                 None => break,
                 joined => {
-                    if let (Some(e), false) = (&mut end, cancel.is_cancelled()) {
-                        e.drained += 1;
+                    if talked.add(joined) {
+                        end.iter_mut().for_each(|e| e.cancelled += 1);
                     }
-                    talked.add(joined);
                 }
             },
             () = &mut grace => { cancel.cancel(); break }
@@ -407,10 +416,13 @@ pub async fn drive(
         }
     }
     while let Some(joined) = tasks.join_next().await {
-        talked.add(Some(joined));
+        if talked.add(Some(joined)) {
+            end.iter_mut().for_each(|e| e.cancelled += 1);
+        }
     }
     if let Some(e) = &mut end {
-        e.cancelled = e.in_flight - e.drained;
+        e.cancelled = e.cancelled.min(e.in_flight);
+        e.drained = e.in_flight - e.cancelled;
     }
     // What the schedule still held when its loop ended.
     let mut unsent = talked.unsent;
@@ -577,6 +589,8 @@ impl Talk {
             };
             tell();
             let ok = record.is_ok();
+            talked.cancelled +=
+                u64::from(record.outcome.failure_kind() == Some(FailureKind::Cancelled));
             if multi {
                 record.conversation = Some(conversation);
                 record.turn = Some(k as u32);
