@@ -204,6 +204,32 @@ pub(super) fn parse_body<T: DeserializeOwned>(body: &Bytes) -> Result<T, Reject>
     serde_json::from_slice(body).map_err(|e| Reject::BadRequest(format!("invalid JSON body: {e}")))
 }
 
+/// A body at least this large is parsed and checked off the serving threads.
+const OFF_THREAD_BODY: usize = 256 << 10;
+
+/// Runs `work` (parsing and checking a request's body) on tokio's blocking pool when the body
+/// is large, inline otherwise. A body of megabytes of media takes milliseconds to parse;
+/// parsed on a serving thread, it would hold every stream that thread serves past its exact
+/// schedule. The request's schedule is anchored at its arrival stamp, so the parse shifts
+/// nothing as long as it ends before the request's first token is due.
+pub(super) async fn off_thread<T: Send + 'static>(
+    body: &Bytes,
+    work: impl FnOnce(&Bytes) -> Result<T, Reject> + Send + 'static,
+) -> Result<T, Reject> {
+    if body.len() < OFF_THREAD_BODY {
+        return work(body);
+    }
+    let body = body.clone();
+    (tokio::task::spawn_blocking(move || work(&body)).await).map_err(|_| Reject::Error500)?
+}
+
+/// [`parse_body`], off the serving threads when the body is large ([`off_thread`]).
+pub(super) async fn parse_large<T: DeserializeOwned + Send + 'static>(
+    body: &Bytes,
+) -> Result<T, Reject> {
+    off_thread(body, |b| parse_body(b)).await
+}
+
 /// Resolves a request's token budget: `requested` if given, else the configured default.
 pub(super) fn token_budget(
     shared: &Shared,

@@ -27,7 +27,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::common::{
-    adapter, count_prompt, parse_body, resolve, unix_now, wait_for_adapter, whole_answer, Answer,
+    adapter, count_prompt, parse_large, resolve, unix_now, wait_for_adapter, whole_answer, Answer,
     AppState, ByteSink, Reject,
 };
 use crate::sim::http1::Arrival;
@@ -76,7 +76,7 @@ pub(crate) async fn embeddings(
     Arrival(t0): Arrival,
     body: Bytes,
 ) -> Answer {
-    let req: EmbeddingsRequest = parse_body(&body)?;
+    let req: EmbeddingsRequest = parse_large(&body).await?;
     let lora = adapter(&shared, &body)?;
     let input = req
         .input

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    parse_body, resolve_prompt, stream_answer, token_budget, whole_answer, Answer, AppState,
+    parse_large, resolve_prompt, stream_answer, token_budget, whole_answer, Answer, AppState,
     ByteSink,
 };
 use crate::sim::http1::Arrival;
@@ -130,7 +130,7 @@ pub(crate) async fn llama_completion(
     Arrival(t0): Arrival,
     body: Bytes,
 ) -> Answer {
-    let req: LlamaRequest = parse_body(&body)?;
+    let req: LlamaRequest = parse_large(&body).await?;
     let requested = req
         .n_predict
         .filter(|n| *n > 0)

@@ -29,8 +29,9 @@
 //! # To add an API
 //! 1. A new file here: a request struct (lenient serde: optional fields, unknown fields
 //!    ignored) and a handler returning `common::Answer` that takes `State`, `Arrival` and the
-//!    body, parses it with `parse_body`, resolves the token budget with `token_budget` and the
-//!    request with `resolve` (numbering, fault draw, 500/429 answers, output length).
+//!    body, parses it with `parse_large` (off the serving threads when large), resolves the
+//!    token budget with `token_budget` and the request with `resolve` (numbering, fault draw,
+//!    500/429 answers, output length).
 //! 2. A streamed answer: a `Framer` for the API's wire format: `preamble` (bytes at `t0`),
 //!    `content` (one content chunk) and `trailer` (terminators written with the last chunk),
 //!    built from pre-formatted pieces (no JSON tree per chunk); answer with `stream_answer`.

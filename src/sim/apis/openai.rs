@@ -21,8 +21,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    adapter, parse_body, reasoning_tokens, resolve_media_prompt, resolve_prompt, stream_answer,
-    token_budget, wait_for_adapter, whole_answer, Answer, AppState, ChatMessage, Finish, Reject,
+    adapter, off_thread, parse_body, parse_large, reasoning_tokens, resolve_media_prompt,
+    resolve_prompt, stream_answer, token_budget, wait_for_adapter, whole_answer, Answer, AppState,
+    ChatMessage, Finish, Reject,
 };
 use super::media::media_tokens;
 use crate::sim::http1::Arrival;
@@ -127,7 +128,7 @@ pub(crate) async fn completions(
     Arrival(t0): Arrival,
     body: Bytes,
 ) -> Answer {
-    let req: CompletionRequest = parse_body(&body)?;
+    let req: CompletionRequest = parse_large(&body).await?;
     let lora = adapter(&shared, &body)?;
     let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
     let ignore_eos = req.ignore_eos.unwrap_or(false);
@@ -347,7 +348,14 @@ pub(crate) async fn chat_completions(
     Arrival(t0): Arrival,
     body: Bytes,
 ) -> Answer {
-    let req: ChatRequest = parse_body(&body)?;
+    // Images: their tokens under the patch rule, a malformed one refused (issue 25 §3).
+    let (req, media) = off_thread(&body, |body| {
+        let req: ChatRequest = parse_body(body)?;
+        let contents = (req.messages.iter().flatten()).filter_map(|m| m.content.as_ref());
+        let media = media_tokens(contents).map_err(Reject::BadRequest)?;
+        Ok((req, media))
+    })
+    .await?;
     let guided = structured::guided(
         req.structured_outputs.as_ref(),
         req.guided_regex.as_ref(),
@@ -362,8 +370,6 @@ pub(crate) async fn chat_completions(
     let budget = token_budget(&shared, field, requested)?;
     let contents = (req.messages.iter().flatten()).filter_map(|m| m.content.as_ref());
     let ignore_eos = req.ignore_eos.unwrap_or(false);
-    // Images: their tokens under the patch rule, a malformed one refused (issue 25 §3).
-    let media = media_tokens(contents.clone()).map_err(Reject::BadRequest)?;
     let mut r = resolve_media_prompt(&shared, t0, contents, media, budget, ignore_eos)?;
     wait_for_adapter(&shared, &mut r, lora.as_deref());
     r.priority = req.priority.unwrap_or(0);

@@ -25,7 +25,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    adapter, count_prompt, parse_body, resolve, wait_for_adapter, whole_answer, Answer, AppState,
+    adapter, count_prompt, parse_large, resolve, wait_for_adapter, whole_answer, Answer, AppState,
     Reject,
 };
 use crate::sim::http1::Arrival;
@@ -90,7 +90,7 @@ async fn rerank(
     body: Bytes,
     fixed: Option<Shape>,
 ) -> Answer {
-    let req: RerankRequest = parse_body(&body)?;
+    let req: RerankRequest = parse_large(&body).await?;
     let lora = adapter(&shared, &body)?;
     let (shape, field, docs) = match (fixed, &req.documents, &req.texts) {
         (_, Some(d), _) => (Shape::Jina, "documents", d),

@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    adapter, parse_body, reasoning_tokens, resolve_prompt, stream_answer, token_budget,
+    adapter, parse_large, reasoning_tokens, resolve_prompt, stream_answer, token_budget,
     wait_for_adapter, whole_answer, Answer, AppState, ChatMessage, Finish,
 };
 use crate::sim::http1::Arrival;
@@ -184,7 +184,7 @@ fn anthropic_stop(f: Finish) -> &'static str {
 }
 
 pub(crate) async fn messages(State(shared): AppState, Arrival(t0): Arrival, body: Bytes) -> Answer {
-    let req: MessagesRequest = parse_body(&body)?;
+    let req: MessagesRequest = parse_large(&body).await?;
     let lora = adapter(&shared, &body)?;
     let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
     let contents: Vec<&Value> = (req.system.iter())
@@ -330,7 +330,7 @@ pub(crate) async fn responses(
     Arrival(t0): Arrival,
     body: Bytes,
 ) -> Answer {
-    let req: ResponsesRequest = parse_body(&body)?;
+    let req: ResponsesRequest = parse_large(&body).await?;
     let lora = adapter(&shared, &body)?;
     let budget = token_budget(&shared, "max_output_tokens", req.max_output_tokens)?;
     // `input` is a string, or items whose `content` is the text.
