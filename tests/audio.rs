@@ -151,6 +151,10 @@ async fn issue_25_transcriptions_against_the_exact_simulator_equal_their_truth()
         assert!((a.rtfx - a.total_audio_s / s.duration_s).abs() < 1e-9);
         let m = s.media.as_ref().expect("media figures");
         assert_eq!(m.audio_clips, n);
+        // The clips' building is reported (warm-ups' clips too).
+        let g = m.generation.expect("the clips' building is reported");
+        let clips_s = total_ns as f64 / 1e9;
+        assert!(g.audio_clips >= n && g.audio_s >= clips_s - 1e-9, "{g:?}");
         // vLLM's key, and servebench's beside it.
         let doc: Value = common::json(&run_dir.path().join("result.json"));
         assert_eq!(doc["rtfx"].as_f64(), Some(a.rtfx));

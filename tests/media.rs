@@ -164,6 +164,84 @@ async fn issue_25_random_mm_against_the_exact_simulator_equals_its_truth() {
     panic!("TTFT less the upload off the truth ({TTFT_MS} ms) in every attempt: {attempts:?}");
 }
 
+/// Issue 25 §3, videos: a bucket of 4 frames is a `video/jpeg` frame list the exact simulator
+/// counts by its rule (frames in pairs: 2 · ceil(84/28) · ceil(56/28) + 2 = 14 tokens); with
+/// an image bucket beside it and a limit of one of each, every request carries one image
+/// (32 × 32: 6 tokens) and one video, and the counts are exact. An API without content parts
+/// fails each request as `prompt`, naming the video.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_25_random_mm_videos_are_sent_and_counted_exactly() {
+    const VIDEO_TOKENS: u64 = 2 * 3 * 2 + 2;
+    const IMAGE_TOKENS: u64 = 2 * 2 + 2;
+    let bucket = |height, width, num_frames| MmBucket {
+        height,
+        width,
+        num_frames,
+        probability: 1.0,
+    };
+    let server = exact_sim().await;
+    let n = 6u64;
+    let only_video = MmSpec {
+        limit: MmLimit { image: 1, video: 1 },
+        buckets: vec![bucket(56, 84, 4)],
+        ..images(56, 84, 1, 0.0)
+    };
+    let both = MmSpec {
+        base_items: 2,
+        buckets: vec![bucket(32, 32, 1), bucket(56, 84, 4)],
+        ..only_video.clone()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (result, records) = run(config(server.base_url(), n, only_video, 3), dir.path()).await;
+    let s = &result.summary;
+    assert_eq!((s.completed, s.failed), (n, 0), "{:?}", s.failures_by_kind);
+    for r in &records {
+        assert_eq!((r.images, r.videos), (None, Some(1)));
+        assert_eq!(r.prompt_tokens, Some(16 + VIDEO_TOKENS));
+    }
+    let m = s.media.as_ref().expect("media figures");
+    assert_eq!((m.requests, m.images, m.videos), (n, 0, n));
+    assert_eq!(m.media_tokens_per_video, Some(VIDEO_TOKENS as f64));
+    let g = m.generation.expect("the videos' making is reported");
+    assert_eq!((g.videos, g.video_frames, g.images), (n, 4 * n, 0));
+    let doc: Value = common::json(&dir.path().join("result.json"));
+    assert_eq!(doc["total_videos"], n);
+    assert_eq!(doc["media_tokens_per_video"], VIDEO_TOKENS as f64);
+
+    let dir = tempfile::tempdir().unwrap();
+    let (result, records) = run(config(server.base_url(), n, both.clone(), 3), dir.path()).await;
+    let s = &result.summary;
+    assert_eq!((s.completed, s.failed), (n, 0), "{:?}", s.failures_by_kind);
+    for r in &records {
+        assert_eq!((r.images, r.videos), (Some(1), Some(1)));
+        assert_eq!(r.prompt_tokens, Some(16 + IMAGE_TOKENS + VIDEO_TOKENS));
+    }
+    let m = s.media.as_ref().unwrap();
+    assert_eq!((m.images, m.videos), (n, n));
+    assert_eq!(
+        m.total_media_tokens,
+        Some(n * (IMAGE_TOKENS + VIDEO_TOKENS))
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(server.base_url(), 2, both, 1);
+    cfg.backend = BackendKind::Openai;
+    cfg.endpoint = BackendKind::Openai.default_endpoint().into();
+    let (result, records) = run(cfg, dir.path()).await;
+    server.shutdown().await;
+    assert_eq!(result.summary.failed, 2);
+    for r in records {
+        let Outcome::Failed { kind, message } = &r.outcome else {
+            panic!("a video went to the completions API")
+        };
+        assert_eq!(*kind, FailureKind::Prompt);
+        assert!(
+            message.contains("an image") || message.contains("a video"),
+            "{message}"
+        );
+    }
+}
+
 /// With an engine preset the images' tokens are prefilled: four 720 × 1280 images (4,792
 /// tokens at 0.08 ms each, about 380 ms) make TTFT much longer than the same text alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -229,7 +307,7 @@ fn issue_25_bad_random_mm_flags_name_what_is_wrong() {
             &["--random-mm-bucket-config", "{(256, 256): 1}"],
             "--random-mm-bucket-config",
         ),
-        (&["--random-mm-bucket-config", "{(64, 64, 8): 1}"], "video"),
+        (&["--random-mm-bucket-config", "{(0, 64, 1): 1}"], "audio"),
         (
             &["--random-mm-bucket-config", "{(64, 99999, 1): 1}"],
             "8192",
@@ -351,7 +429,7 @@ fn issue_25_the_report_csv_and_compare_show_the_media_figures() {
     for label in [
         "Mean upload (ms):",
         "P99 upload (ms):",
-        "Images made before the load:",
+        "Media built before the load:",
     ] {
         assert!(value(label).is_some(), "{label}:\n{report}");
     }

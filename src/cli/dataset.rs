@@ -29,7 +29,7 @@ pub enum DatasetName {
     Prefix,
     /// A JSONL trace replayed on its own schedule (Mooncake's format, or a generic one).
     Trace,
-    /// Random text with synthetic images beside it (vLLM's random-mm).
+    /// Random text with synthetic images and videos beside it (vLLM's random-mm).
     RandomMm,
 }
 
@@ -59,10 +59,10 @@ pub struct DatasetArgs {
     /// (`1,2,...,64`) runs a sweep over them at a fixed load: the prefix-cache cliff.
     #[arg(long, value_parser = super::parse::parse_counts)]
     pub num_prefixes: Option<super::List<u64>>,
-    /// random-mm: images per request, before the range ratio. Default 1.
+    /// random-mm: media items per request, before the range ratio. Default 1.
     #[arg(long)]
     pub random_mm_base_items_per_request: Option<u64>,
-    /// random-mm: image counts uniform in [floor(n(1-r)), ceil(n(1+r))], r in [0, 1].
+    /// random-mm: item counts uniform in [floor(n(1-r)), ceil(n(1+r))], r in [0, 1].
     /// Default 0.
     #[arg(long)]
     pub random_mm_num_mm_items_range_ratio: Option<f64>,
@@ -70,8 +70,9 @@ pub struct DatasetArgs {
     /// Default {"image": 255, "video": 1}.
     #[arg(long)]
     pub random_mm_limit_mm_per_prompt: Option<String>,
-    /// random-mm: image sizes and their probabilities, (height, width, num_frames):
-    /// probability. Default '{(256, 256, 1): 0.5, (720, 1280, 1): 0.5}'.
+    /// random-mm: item sizes and their probabilities, (height, width, num_frames):
+    /// probability; num_frames 1 is an image, more a video (JPEG frames).
+    /// Default '{(256, 256, 1): 0.5, (720, 1280, 1): 0.5}'.
     #[arg(long)]
     pub random_mm_bucket_config: Option<String>,
 }

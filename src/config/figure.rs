@@ -53,6 +53,9 @@ pub enum Unit {
     Images,
     /// Media tokens per image, on average.
     TokensPerImage,
+    /// Videos sent, and media tokens per video on average.
+    Videos,
+    TokensPerVideo,
     /// Bytes of a request's body.
     Bytes,
     /// Seconds of audio served per second (a real-time factor: vLLM's `rtfx`).
@@ -79,6 +82,8 @@ impl Unit {
             Unit::TokensPerStep => "tokens/step",
             Unit::Images => "images",
             Unit::TokensPerImage => "tokens/image",
+            Unit::Videos => "videos",
+            Unit::TokensPerVideo => "tokens/video",
             Unit::Bytes => "bytes",
             Unit::RealTimeFactor => "audio s/s",
         }
@@ -86,7 +91,10 @@ impl Unit {
 
     /// True for a count of whole things (requests, a total of tokens).
     pub fn is_count(self) -> bool {
-        matches!(self, Unit::Requests | Unit::Tokens | Unit::Images)
+        matches!(
+            self,
+            Unit::Requests | Unit::Tokens | Unit::Images | Unit::Videos
+        )
     }
 }
 
@@ -143,6 +151,9 @@ pub enum RunFigure {
     TotalImages,
     MeanMediaTokensPerRequest,
     MediaTokensPerImage,
+    /// Videos (random-mm's buckets of more frames): videos sent, media tokens per video.
+    TotalVideos,
+    MediaTokensPerVideo,
     MeanRequestBytes,
     MeanUploadMs,
     P99UploadMs,
@@ -155,7 +166,7 @@ pub enum RunFigure {
 }
 
 impl RunFigure {
-    pub const ALL: [RunFigure; 36] = [
+    pub const ALL: [RunFigure; 38] = [
         RunFigure::Completed,
         RunFigure::Failed,
         RunFigure::Duration,
@@ -185,6 +196,8 @@ impl RunFigure {
         RunFigure::TotalImages,
         RunFigure::MeanMediaTokensPerRequest,
         RunFigure::MediaTokensPerImage,
+        RunFigure::TotalVideos,
+        RunFigure::MediaTokensPerVideo,
         RunFigure::MeanRequestBytes,
         RunFigure::MeanUploadMs,
         RunFigure::P99UploadMs,
@@ -225,6 +238,8 @@ impl RunFigure {
             RunFigure::TotalImages => "total_images",
             RunFigure::MeanMediaTokensPerRequest => "mean_media_tokens_per_request",
             RunFigure::MediaTokensPerImage => "media_tokens_per_image",
+            RunFigure::TotalVideos => "total_videos",
+            RunFigure::MediaTokensPerVideo => "media_tokens_per_video",
             RunFigure::MeanRequestBytes => "mean_request_bytes",
             RunFigure::MeanUploadMs => "mean_upload_ms",
             RunFigure::P99UploadMs => "p99_upload_ms",
@@ -260,6 +275,8 @@ impl RunFigure {
             RunFigure::TotalImages => Unit::Images,
             RunFigure::MeanMediaTokensPerRequest => Unit::TokensPerRequest,
             RunFigure::MediaTokensPerImage => Unit::TokensPerImage,
+            RunFigure::TotalVideos => Unit::Videos,
+            RunFigure::MediaTokensPerVideo => Unit::TokensPerVideo,
             RunFigure::MeanRequestBytes => Unit::Bytes,
             RunFigure::MeanUploadMs | RunFigure::P99UploadMs => Unit::Milliseconds,
             RunFigure::TotalInputAudioS => Unit::Seconds,
@@ -304,6 +321,8 @@ impl RunFigure {
             RunFigure::TotalImages
             | RunFigure::MeanMediaTokensPerRequest
             | RunFigure::MediaTokensPerImage
+            | RunFigure::TotalVideos
+            | RunFigure::MediaTokensPerVideo
             | RunFigure::MeanRequestBytes => None,
             RunFigure::MeanUploadMs | RunFigure::P99UploadMs => Some(Better::Lower),
             // The audio sent is what was asked; audio served per second is how well.

@@ -1,8 +1,9 @@
 //! The settings of `--dataset-name random-mm`, vLLM's synthetic multimodal dataset: how many
 //! media items a request carries and at which sizes ([`MmSpec`]), read from vLLM's flag values
 //! (`--random-mm-bucket-config`'s Python-style dict, `--random-mm-limit-mm-per-prompt`'s
-//! JSON) and checked before a single image is made, each refusal naming its flag. Pure
-//! values, no I/O: `workload::media` draws and encodes the images.
+//! JSON) and checked before a single item is made, each refusal naming its flag. A bucket of
+//! one frame is an image, of more a video (vLLM's rule); an audio bucket (height 0) is refused.
+//! Pure values, no I/O: `workload::media` draws and encodes the items.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +22,8 @@ pub const MAX_MM_SIDE: u64 = 8192;
 pub const MAX_MM_PIXELS: u64 = 1 << 24;
 /// The most media items one request carries.
 pub const MAX_MM_ITEMS: u64 = 255;
+/// The most frames of one video made.
+pub const MAX_MM_FRAMES: u64 = 1024;
 /// The largest image file a jsonl line may name (`image_files`).
 pub const MAX_IMAGE_FILE_BYTES: u64 = 64 << 20;
 /// The most bytes of encoded images a run holds (every request is built before the load
@@ -28,7 +31,8 @@ pub const MAX_IMAGE_FILE_BYTES: u64 = 64 << 20;
 pub const MAX_MM_BYTES: u64 = 2 << 30;
 
 /// One entry of `--random-mm-bucket-config`: an item of `height` × `width` pixels and
-/// `num_frames` frames (1: an image), drawn with `probability` (normalized over the entries).
+/// `num_frames` frames (1: an image, more: a video), drawn with `probability` (normalized over
+/// the entries that still have room in their modality's limit).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MmBucket {
     pub height: u64,
@@ -78,17 +82,42 @@ impl Default for MmSpec {
     }
 }
 
+impl MmBucket {
+    /// True for a video's bucket (more than one frame).
+    pub fn is_video(&self) -> bool {
+        self.num_frames > 1
+    }
+}
+
+impl MmLimit {
+    /// The most items of `b`'s modality in one request.
+    pub fn of(&self, b: &MmBucket) -> u64 {
+        if b.is_video() {
+            self.video
+        } else {
+            self.image
+        }
+    }
+}
+
 impl MmSpec {
     /// The inclusive range the item count of a request is drawn from: [floor(n(1−r)),
-    /// ceil(n(1+r))], its top capped at the limits' sum and at the images the buckets allow
-    /// (only images are made: a modality at its cap has its buckets left out).
+    /// ceil(n(1+r))], its top capped at the limits' sum over the modalities a bucket is drawn
+    /// for (a modality at its limit has its buckets left out, as in vLLM).
     pub fn items_range(&self) -> (u64, u64) {
         let n = self.base_items as f64;
         let r = self.items_range_ratio;
         let lo = (n * (1.0 - r)).floor().max(0.0) as u64;
         let hi = (n * (1.0 + r)).ceil() as u64;
-        let cap = self.limit.image.saturating_add(self.limit.video);
-        (lo, hi.min(cap).min(MAX_MM_ITEMS))
+        (lo, hi.min(self.cap()).min(MAX_MM_ITEMS))
+    }
+
+    /// The most items a request can carry: the limits of the modalities the buckets draw.
+    fn cap(&self) -> u64 {
+        let has = |video: bool| self.drawn().any(|b| b.is_video() == video);
+        let image = if has(false) { self.limit.image } else { 0 };
+        let video = if has(true) { self.limit.video } else { 0 };
+        image.saturating_add(video)
     }
 
     /// The buckets drawn from: those with a positive probability.
@@ -112,12 +141,6 @@ impl MmSpec {
             let why = "must be in [0, 1]".into();
             return bad("--random-mm-num-mm-items-range-ratio", why);
         }
-        let (lo, _) = self.items_range();
-        let cap = self.limit.image.saturating_add(self.limit.video);
-        if lo > cap {
-            let why = format!("allows {cap} items per request, fewer than the {lo} the base count and range ratio ask for");
-            return bad("--random-mm-limit-mm-per-prompt", why);
-        }
         let flag = "--random-mm-bucket-config";
         for b in &self.buckets {
             if !b.probability.is_finite() || b.probability < 0.0 {
@@ -130,8 +153,12 @@ impl MmSpec {
         }
         for b in self.drawn() {
             let key = format!("({}, {}, {})", b.height, b.width, b.num_frames);
-            if b.num_frames != 1 || b.height == 0 {
-                let why = format!("{key} is a video or audio bucket; only images (num_frames 1) are made (give it probability 0)");
+            if b.height == 0 {
+                let why = format!("{key} is an audio bucket; only images and videos are made (give it probability 0)");
+                return bad(flag, why);
+            }
+            if !(1..=MAX_MM_FRAMES).contains(&b.num_frames) {
+                let why = format!("{key}: num_frames must be in 1..={MAX_MM_FRAMES}");
                 return bad(flag, why);
             }
             if b.width == 0 || b.height > MAX_MM_SIDE || b.width > MAX_MM_SIDE {
@@ -139,9 +166,15 @@ impl MmSpec {
                 return bad(flag, why);
             }
             if b.height * b.width > MAX_MM_PIXELS {
-                let why = format!("{key}: at most {MAX_MM_PIXELS} pixels an image");
+                let why = format!("{key}: at most {MAX_MM_PIXELS} pixels an image or frame");
                 return bad(flag, why);
             }
+        }
+        let (lo, _) = self.items_range();
+        let cap = self.cap();
+        if lo > cap {
+            let why = format!("allows {cap} items per request of the buckets' modalities, fewer than the {lo} the base count and range ratio ask for");
+            return bad("--random-mm-limit-mm-per-prompt", why);
         }
         Ok(())
     }
@@ -262,20 +295,35 @@ mod tests {
     #[test]
     fn issue_25_checks_name_the_flag() {
         assert!(MmSpec::default().check().is_ok());
-        let video = MmSpec {
+        let bucket = |height, width, num_frames| MmSpec {
             buckets: vec![MmBucket {
-                height: 64,
-                width: 64,
-                num_frames: 16,
+                height,
+                width,
+                num_frames,
                 probability: 1.0,
             }],
             ..MmSpec::default()
         };
-        let e = video.check().unwrap_err().to_string();
-        assert!(
-            e.contains("--random-mm-bucket-config") && e.contains("video"),
-            "{e}"
-        );
+        // A video's bucket is taken (vLLM's default limit: one video a request); an audio
+        // bucket and a video of too many frames are refused by name.
+        assert!(bucket(64, 64, 16).check().is_ok());
+        assert_eq!(bucket(64, 64, 16).items_range(), (1, 1));
+        for (b, what) in [
+            (bucket(0, 1, 1), "audio"),
+            (bucket(8, 8, 2000), "num_frames"),
+        ] {
+            let e = b.check().unwrap_err().to_string();
+            assert!(
+                e.contains("--random-mm-bucket-config") && e.contains(what),
+                "{e}"
+            );
+        }
+        let no_video = MmSpec {
+            limit: MmLimit { image: 5, video: 0 },
+            ..bucket(64, 64, 16)
+        };
+        let e = no_video.check().unwrap_err().to_string();
+        assert!(e.contains("--random-mm-limit-mm-per-prompt"), "{e}");
         let huge = MmSpec {
             buckets: vec![MmBucket {
                 height: 8192,

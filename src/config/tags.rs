@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 73] = [
+const RESULT_KEYS: [&str; 75] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -125,6 +125,8 @@ const RESULT_KEYS: [&str; 73] = [
     "total_images",
     "mean_media_tokens_per_request",
     "media_tokens_per_image",
+    "total_videos",
+    "media_tokens_per_video",
     "mean_request_bytes",
     "mean_upload_ms",
     "p99_upload_ms",

@@ -274,6 +274,10 @@ pub struct RequestRecord {
     /// media and in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<u32>,
+    /// Videos the request carried as `video_url` parts (random-mm's buckets of more than one
+    /// frame); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub videos: Option<u32>,
     /// Audio clips the request carried as `input_audio` parts (a jsonl line's `audio`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audio_clips: Option<u32>,

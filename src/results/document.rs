@@ -575,34 +575,8 @@ fn vllm_keys(config: &RunConfig, s: &RunSummary, date: String) -> BTreeMap<Strin
             out.insert("mean_tool_call_tokens".into(), json!(t));
         }
     }
-    // A run that sent images (issue 25 §3): servebench's keys (vLLM's result has none).
-    if let Some(m) = &s.media {
-        use crate::config::figure::RunFigure as F;
-        let upload = m.upload_ms.as_ref();
-        let figures = [
-            (F::TotalImages, Some(json!(m.images))),
-            (
-                F::MeanMediaTokensPerRequest,
-                (m.media_tokens_per_request.as_ref()).map(|d| json!(d.mean)),
-            ),
-            (
-                F::MediaTokensPerImage,
-                m.media_tokens_per_image.map(|v| json!(v)),
-            ),
-            (
-                F::MeanRequestBytes,
-                m.request_bytes.as_ref().map(|d| json!(d.mean)),
-            ),
-            (F::MeanUploadMs, upload.map(|d| json!(d.mean))),
-            (
-                F::P99UploadMs,
-                upload.and_then(|d| d.at(99.0)).map(|v| json!(v)),
-            ),
-        ];
-        for (f, v) in figures {
-            out.extend(v.map(|v| (f.name().to_string(), v)));
-        }
-    }
+    // A run that sent media (issue 25 §3): servebench's keys (vLLM's result has none).
+    out.extend(s.media.iter().flat_map(|m| m.keys()));
     // A run that sent audio (issue 25 §3): vLLM's `rtfx` and servebench's keys beside it.
     out.extend(s.audio.iter().flat_map(|a| a.keys()));
     // vLLM's `--label` and `--metadata` keys (a metadata key never replaces one of the above).

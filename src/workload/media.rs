@@ -1,10 +1,20 @@
-//! random-mm's images (vLLM's synthetic multimodal dataset). For each request: its image
-//! count, uniform in [`MmSpec::items_range`] and at most the image limit; each image's size,
-//! drawn from the buckets by their probabilities (normalized); its pixels, seeded random RGB
-//! noise (every image differs, as vLLM's do, so no server cache answers one from another),
-//! encoded as PNG (8-bit RGB, fast deflate, no filter) and sent as a `data:image/png;base64,`
-//! URL in an `image_url` content part after the request's text. vLLM encodes its images as
-//! JPEG; noise does not compress either way, so the bodies are of the same order.
+//! random-mm's images and videos (vLLM's synthetic multimodal dataset). For each request: its
+//! item count, uniform in [`MmSpec::items_range`]; each item's bucket, drawn by the buckets'
+//! probabilities normalized over the modalities still under their limit (a modality at its
+//! `--random-mm-limit-mm-per-prompt` has its buckets left out, as in vLLM); its pixels, seeded
+//! random RGB noise (every item differs, as vLLM's do, so no server cache answers one from
+//! another).
+//!
+//! - An image (one frame) is encoded as PNG (8-bit RGB, fast deflate, no filter) and sent as
+//!   a `data:image/png;base64,` URL in an `image_url` content part after the request's text.
+//!   vLLM encodes its images as JPEG; noise does not compress either way, so the bodies are
+//!   of the same order.
+//! - A video (more frames) is its frames encoded as JPEG (quality [`FRAME_QUALITY`]), sent as
+//!   one `data:video/jpeg;base64,` URL of the frames' base64 joined by commas in a
+//!   `video_url` part: the frame-list form vLLM's server reads as a video. vLLM's benchmark
+//!   sends an MP4 instead; a frame list needs no video codec on the client (none is
+//!   maintained in Rust without a C library), and the server decodes it frame by frame as it
+//!   would the MP4's sampled frames.
 //!
 //! Built with the requests, before the load starts (every image is in memory at once, so the
 //! total is bounded by [`MAX_MM_BYTES`] as they are made); reproducible from the seed. No
@@ -20,42 +30,67 @@ use crate::measure::client::{Part, RequestSpec};
 /// Why random-mm's images could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum MediaError {
-    #[error("random-mm: cannot encode a {width}x{height} PNG: {why}")]
+    #[error("random-mm: cannot encode a {width}x{height} image or frame: {why}")]
     Encode {
         width: u64,
         height: u64,
         why: String,
     },
-    #[error("random-mm: the images of {requests} requests would hold more than {MAX_MM_BYTES} bytes in memory; ask for fewer requests (--num-prompts), fewer images (--random-mm-base-items-per-request) or smaller ones (--random-mm-bucket-config)")]
+    #[error("random-mm: the images and videos of {requests} requests would hold more than {MAX_MM_BYTES} bytes in memory; ask for fewer requests (--num-prompts), fewer items (--random-mm-base-items-per-request) or smaller ones (--random-mm-bucket-config)")]
     TooLarge { requests: usize },
 }
 
-/// What the images of a build came to: the count and their encoded bytes (the data URLs).
+/// What the items of a build came to: images, videos, their frames, and the encoded bytes
+/// (the data URLs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Made {
     pub images: u64,
+    pub videos: u64,
+    pub frames: u64,
     pub bytes: u64,
 }
 
-/// Gives each request its images (after any parts it has), seeded by `seed`.
+/// JPEG quality of a video's frames (the encoder's common default).
+pub const FRAME_QUALITY: u8 = 75;
+
+/// Gives each request its images and videos (after any parts it has), seeded by `seed`.
 pub fn attach(requests: &mut [RequestSpec], mm: &MmSpec, seed: u64) -> Result<Made, MediaError> {
     let mut rng = StdRng::seed_from_u64(seed ^ 0x1A6E_5EED_0F4D_4D00);
     let (lo, hi) = mm.items_range();
-    let buckets: Vec<&MmBucket> = mm.drawn().collect();
-    let total: f64 = buckets.iter().map(|b| b.probability).sum();
     let mut made = Made::default();
     let n = requests.len();
     for r in requests.iter_mut() {
-        let k = rng.random_range(lo..=hi).min(mm.limit.image);
+        let k = rng.random_range(lo..=hi);
+        // Items of each modality so far: (images, videos).
+        let mut had = (0u64, 0u64);
         for _ in 0..k {
+            let room = |b: &&MmBucket| {
+                let so_far = if b.is_video() { had.1 } else { had.0 };
+                so_far < mm.limit.of(b)
+            };
+            let buckets: Vec<&MmBucket> = mm.drawn().filter(room).collect();
+            if buckets.is_empty() {
+                break;
+            }
+            let total: f64 = buckets.iter().map(|b| b.probability).sum();
             let b = draw(&buckets, total, rng.random::<f64>());
-            let url = image_url(b.width, b.height, &mut rng)?;
-            made.images += 1;
-            made.bytes += url.len() as u64;
+            let part = if b.is_video() {
+                had.1 += 1;
+                made.videos += 1;
+                made.frames += b.num_frames;
+                video_part(b, &mut rng)?
+            } else {
+                had.0 += 1;
+                made.images += 1;
+                Part::Image {
+                    url: image_url(b.width, b.height, &mut rng)?,
+                }
+            };
+            made.bytes += part.bytes();
             if made.bytes > MAX_MM_BYTES {
                 return Err(MediaError::TooLarge { requests: n });
             }
-            r.parts.push(Part::Image { url });
+            r.parts.push(part);
         }
     }
     Ok(made)
@@ -81,6 +116,33 @@ fn image_url(width: u64, height: u64, rng: &mut StdRng) -> Result<String, MediaE
     rng.fill_bytes(&mut pixels);
     let png = encode_png(width, height, &pixels).map_err(|e| fail(e.to_string()))?;
     Ok(png_data_url(&png))
+}
+
+/// A video of `b.num_frames` frames of random RGB noise, each a JPEG, as one
+/// `data:video/jpeg;base64,` URL of the frames' base64 joined by commas.
+fn video_part(b: &MmBucket, rng: &mut StdRng) -> Result<Part, MediaError> {
+    let (width, height) = (b.width, b.height);
+    let fail = |why: String| MediaError::Encode { width, height, why };
+    let engine = base64::engine::general_purpose::STANDARD;
+    let mut pixels = vec![0u8; (width * height * 3) as usize];
+    let mut jpeg = Vec::new();
+    let mut url = String::from("data:video/jpeg;base64,");
+    for i in 0..b.num_frames {
+        if i > 0 {
+            url.push(',');
+        }
+        rng.fill_bytes(&mut pixels);
+        jpeg.clear();
+        let mut enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, FRAME_QUALITY);
+        let (w, h) = (u32::try_from(width), u32::try_from(height));
+        let (Ok(w), Ok(h)) = (w, h) else {
+            return Err(fail("too large".into()));
+        };
+        (enc.encode(&pixels, w, h, image::ColorType::Rgb8)).map_err(|e| fail(e.to_string()))?;
+        engine.encode_string(&jpeg, &mut url);
+    }
+    let frames = u32::try_from(b.num_frames).unwrap_or(u32::MAX);
+    Ok(Part::Video { url, frames })
 }
 
 /// 8-bit RGB `pixels` as a PNG file.
@@ -203,6 +265,42 @@ mod tests {
         let mut again = vec![RequestSpec::default(); 200];
         attach(&mut again, &mm, 7).unwrap();
         assert_eq!(again, reqs);
+    }
+
+    /// Issue 25 §3: a bucket of more frames is a video: a `video/jpeg` frame list of its
+    /// bucket's frames, each a JPEG of its size; each modality stays under its limit (three
+    /// items, at most two images and one video: always two and one).
+    #[test]
+    fn issue_25_random_mm_videos_are_jpeg_frame_lists_under_their_limit() {
+        use image::ImageDecoder;
+        let video = MmBucket {
+            num_frames: 4,
+            ..bucket(16, 32, 1.0)
+        };
+        let mut mm = spec(vec![bucket(8, 8, 1.0), video], 3, 0.0, 2);
+        mm.limit.video = 1;
+        let mut reqs = vec![RequestSpec::default(); 20];
+        let made = attach(&mut reqs, &mm, 3).unwrap();
+        assert_eq!((made.images, made.videos, made.frames), (40, 20, 80));
+        let engine = base64::engine::general_purpose::STANDARD;
+        for r in &reqs {
+            let videos: Vec<_> = (r.parts.iter())
+                .filter_map(|p| match p {
+                    Part::Video { url, frames } => Some((url, *frames)),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!((r.parts.len(), videos.len()), (3, 1));
+            let (url, frames) = videos[0];
+            let list = url.strip_prefix("data:video/jpeg;base64,").unwrap();
+            let each: Vec<&str> = list.split(',').collect();
+            assert_eq!((each.len(), frames), (4, 4));
+            for f in each {
+                let jpeg = engine.decode(f).unwrap();
+                let dec = image::codecs::jpeg::JpegDecoder::new(&jpeg[..]).unwrap();
+                assert_eq!(dec.dimensions(), (32, 16));
+            }
+        }
     }
 
     #[test]

@@ -84,7 +84,7 @@ pub async fn build_for(
         }
         local => build_requests(spec, local.local(), n, 0, seed, warmup)?,
     };
-    // random-mm: the images beside each request's text, made before the load starts.
+    // random-mm: the images and videos beside each request's text, made before the load.
     if let Dataset::RandomMm { mm, .. } = &spec.dataset {
         media::attach(&mut requests, mm, seed)?;
     }

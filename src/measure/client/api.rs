@@ -65,6 +65,9 @@ impl BodySpec<'_> {
 pub enum Part {
     /// An image: a URL, or a `data:` URL holding its bytes (`data:image/png;base64,...`).
     Image { url: String },
+    /// A video as its frames: a `data:video/jpeg;base64,` URL of base64 JPEG frames joined by
+    /// commas (the form vLLM reads as a video), and their count.
+    Video { url: String, frames: u32 },
     /// Audio: its bytes in base64, their format (`wav`, `mp3`) and the clip's duration (a
     /// WAV's sample frames over its rate; zero where unknown).
     Audio {
@@ -79,7 +82,16 @@ impl Part {
     pub fn kind(&self) -> &'static str {
         match self {
             Part::Image { .. } => "an image",
+            Part::Video { .. } => "a video",
             Part::Audio { .. } => "audio",
+        }
+    }
+
+    /// The part's own bytes as the body carries them (its URL or its base64 data).
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Part::Image { url } | Part::Video { url, .. } => url.len() as u64,
+            Part::Audio { data, .. } => data.len() as u64,
         }
     }
 }
@@ -416,7 +428,7 @@ mod tests {
         let text = |t: &str| json!({"type": "text", "text": t});
         let only_images = |p: &Part| match p {
             Part::Image { url } => Some(json!({"type": "image_url", "image_url": {"url": url}})),
-            Part::Audio { .. } => None,
+            Part::Video { .. } | Part::Audio { .. } => None,
         };
         let m = messages(&spec(&parts[..1], None), text, only_images).unwrap();
         assert_eq!(m[0]["content"][0]["text"], "look");

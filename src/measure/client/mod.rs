@@ -514,6 +514,8 @@ impl Client {
             + spec.messages.as_ref().map_or(0, api::image_parts);
         if !spec.parts.is_empty() || images > 0 {
             state.rec.images = u32::try_from(images).ok().filter(|n| *n > 0);
+            let videos = (spec.parts.iter()).filter(|p| matches!(p, Part::Video { .. }));
+            state.rec.videos = u32::try_from(videos.count()).ok().filter(|n| *n > 0);
             let clips = (spec.parts.iter()).filter(|p| matches!(p, Part::Audio { .. }));
             state.rec.audio_clips = u32::try_from(clips.count()).ok().filter(|n| *n > 0);
             state.rec.audio_duration_ns = audio_duration_ns(&spec.parts);
@@ -611,7 +613,7 @@ fn audio_duration_ns(parts: &[Part]) -> Option<u64> {
         Part::Audio { duration, .. } => {
             Some(u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX))
         }
-        Part::Image { .. } => None,
+        Part::Image { .. } | Part::Video { .. } => None,
     };
     let ns: u64 = parts.iter().filter_map(clip).fold(0, u64::saturating_add);
     (ns > 0).then_some(ns)

@@ -1,9 +1,9 @@
-//! Images in chat requests (docs/metrics.md, "Images in chat"; issue 25 §3), over the
-//! successful requests that carried media: the images sent, the media tokens (the server's
-//! prompt tokens minus the text's exact count, per request and per image), the bytes of each
-//! request's body, and its upload time (first byte written to last byte written), which TTFT
-//! includes and this shows apart. The run adds what building the images cost
-//! ([`MediaGeneration`]: not measured from records).
+//! Images, videos and audio in requests (docs/metrics.md, "Images in chat"; issue 25 §3), over
+//! the successful requests that carried media: the items sent, the media tokens (the server's
+//! prompt tokens minus the text's exact count, per request, and per image, video or clip over
+//! the requests of that one kind), the bytes of each request's body, and its upload time
+//! (first byte written to last byte written), which TTFT includes and this shows apart. The
+//! run adds what building the media cost ([`MediaGeneration`]: not measured from records).
 
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ pub struct MediaSummary {
     pub total_media_tokens: Option<u64>,
     /// Media tokens per request, over those requests.
     pub media_tokens_per_request: Option<Distribution>,
-    /// Σ media tokens / Σ images, over those requests that carried no audio.
+    /// Σ media tokens / Σ images, over those requests that carried only images.
     pub media_tokens_per_image: Option<f64>,
     /// Audio clips they carried (`input_audio` parts).
     #[serde(default)]
@@ -34,6 +34,12 @@ pub struct MediaSummary {
     /// Σ media tokens / Σ clips, over the requests of known count that carried only audio.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media_tokens_per_clip: Option<f64>,
+    /// Videos they carried (`video_url` parts).
+    #[serde(default)]
+    pub videos: u64,
+    /// Σ media tokens / Σ videos, over the requests of known count that carried only videos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_tokens_per_video: Option<f64>,
     /// Bytes of each request's body as sent.
     pub request_bytes: Option<Distribution>,
     /// Upload time, ms: the request's first byte written to its last (lean transport only).
@@ -43,36 +49,99 @@ pub struct MediaSummary {
     pub generation: Option<MediaGeneration>,
 }
 
-/// What making a run's images (random-mm) cost: done before the load, never in a latency.
+impl MediaSummary {
+    /// The figures a result's flat keys carry (vLLM's result has none of them), by their
+    /// `RunFigure` names; a figure that is unknown is left out.
+    pub fn keys(&self) -> Vec<(String, serde_json::Value)> {
+        use crate::config::figure::RunFigure as F;
+        use serde_json::json;
+        let upload = self.upload_ms.as_ref();
+        let mean = |d: Option<&Distribution>| d.map(|d| json!(d.mean));
+        let figures = [
+            (F::TotalImages, Some(json!(self.images))),
+            (
+                F::TotalVideos,
+                (self.videos > 0).then(|| json!(self.videos)),
+            ),
+            (
+                F::MeanMediaTokensPerRequest,
+                mean(self.media_tokens_per_request.as_ref()),
+            ),
+            (
+                F::MediaTokensPerImage,
+                self.media_tokens_per_image.map(|v| json!(v)),
+            ),
+            (
+                F::MediaTokensPerVideo,
+                self.media_tokens_per_video.map(|v| json!(v)),
+            ),
+            (F::MeanRequestBytes, mean(self.request_bytes.as_ref())),
+            (F::MeanUploadMs, mean(upload)),
+            (
+                F::P99UploadMs,
+                upload.and_then(|d| d.at(99.0)).map(|v| json!(v)),
+            ),
+        ];
+        let named = |(f, v): (F, Option<serde_json::Value>)| Some((f.name().to_string(), v?));
+        figures.into_iter().filter_map(named).collect()
+    }
+}
+
+/// What making a run's media cost: done before the load, never in a latency. The items of
+/// the warm-ups and the measured pool, whether made (random-mm, seeded clips) or read from
+/// files (a jsonl's `image_files`, `audio`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MediaGeneration {
-    /// Images made (warm-ups' and the measured pool's).
     pub images: u64,
-    /// Their bytes as sent (base64 data URLs).
+    #[serde(default)]
+    pub videos: u64,
+    /// The videos' frames.
+    #[serde(default)]
+    pub video_frames: u64,
+    #[serde(default)]
+    pub audio_clips: u64,
+    /// The clips' audio, seconds.
+    #[serde(default)]
+    pub audio_s: f64,
+    /// Their bytes as sent (data URLs, base64 audio).
     pub bytes: u64,
-    /// Wall time building the requests took, seconds (text and images).
+    /// Wall time building the requests took, seconds (text and media).
     pub seconds: f64,
 }
 
 impl MediaGeneration {
-    /// The images of `requests` and their bytes, built in `took`; `None` when none carries
-    /// an image.
+    /// The media of `requests` and their bytes, built in `took`; `None` when none carries
+    /// media.
     pub fn of<'a>(
         requests: impl IntoIterator<Item = &'a RequestSpec>,
         took: Duration,
     ) -> Option<MediaGeneration> {
-        let (mut images, mut bytes) = (0u64, 0u64);
+        let mut g = MediaGeneration {
+            images: 0,
+            videos: 0,
+            video_frames: 0,
+            audio_clips: 0,
+            audio_s: 0.0,
+            bytes: 0,
+            seconds: took.as_secs_f64(),
+        };
+        let mut any = false;
         for p in requests.into_iter().flat_map(|r| &r.parts) {
-            if let Part::Image { url } = p {
-                images += 1;
-                bytes += url.len() as u64;
+            any = true;
+            g.bytes += p.bytes();
+            match p {
+                Part::Image { .. } => g.images += 1,
+                Part::Video { frames, .. } => {
+                    g.videos += 1;
+                    g.video_frames += u64::from(*frames);
+                }
+                Part::Audio { duration, .. } => {
+                    g.audio_clips += 1;
+                    g.audio_s += duration.as_secs_f64();
+                }
             }
         }
-        (images > 0).then_some(MediaGeneration {
-            images,
-            bytes,
-            seconds: took.as_secs_f64(),
-        })
+        any.then_some(g)
     }
 }
 
@@ -85,11 +154,15 @@ pub(super) struct MediaSums {
     known: u64,
     known_images: u64,
     tokens: u128,
-    /// Clips, and the images' and the clips' own (requests of one kind) known sums.
+    /// Clips and videos, and the images', the clips' and the videos' own (requests of one
+    /// kind) known sums.
     clips: u64,
+    videos: u64,
     image_tokens: u128,
     known_clips: u64,
     clip_tokens: u128,
+    known_videos: u64,
+    video_tokens: u128,
     per_request: SampleSet,
     bytes: SampleSet,
     upload: SampleSet,
@@ -104,9 +177,12 @@ impl MediaSums {
             known_images: 0,
             tokens: 0,
             clips: 0,
+            videos: 0,
             image_tokens: 0,
             known_clips: 0,
             clip_tokens: 0,
+            known_videos: 0,
+            video_tokens: 0,
             per_request: set(),
             bytes: set(),
             upload: set(),
@@ -120,9 +196,11 @@ impl MediaSums {
         };
         let images = u64::from(r.images.unwrap_or(0));
         let clips = u64::from(r.audio_clips.unwrap_or(0));
+        let videos = u64::from(r.videos.unwrap_or(0));
         self.requests += 1;
         self.images += images;
         self.clips += clips;
+        self.videos += videos;
         self.bytes.add(bytes as f64);
         if let Some(end) = r.upload_end_ns {
             self.upload
@@ -131,12 +209,20 @@ impl MediaSums {
         if let Some(media) = media_tokens(r) {
             self.known += 1;
             self.tokens += u128::from(media);
-            if clips == 0 {
-                self.known_images += images;
-                self.image_tokens += u128::from(media);
-            } else if images == 0 {
-                self.known_clips += clips;
-                self.clip_tokens += u128::from(media);
+            match (images, videos, clips) {
+                (1.., 0, 0) => {
+                    self.known_images += images;
+                    self.image_tokens += u128::from(media);
+                }
+                (0, 0, 1..) => {
+                    self.known_clips += clips;
+                    self.clip_tokens += u128::from(media);
+                }
+                (0, 1.., 0) => {
+                    self.known_videos += videos;
+                    self.video_tokens += u128::from(media);
+                }
+                _ => {}
             }
             self.per_request.add(media as f64);
         }
@@ -152,6 +238,9 @@ impl MediaSums {
         self.image_tokens += o.image_tokens;
         self.known_clips += o.known_clips;
         self.clip_tokens += o.clip_tokens;
+        self.videos += o.videos;
+        self.known_videos += o.known_videos;
+        self.video_tokens += o.video_tokens;
         self.per_request.merge(o.per_request);
         self.bytes.merge(o.bytes);
         self.upload.merge(o.upload);
@@ -170,6 +259,9 @@ impl MediaSums {
             audio_clips: self.clips,
             media_tokens_per_clip: (self.known_clips > 0)
                 .then(|| self.clip_tokens as f64 / self.known_clips as f64),
+            videos: self.videos,
+            media_tokens_per_video: (self.known_videos > 0)
+                .then(|| self.video_tokens as f64 / self.known_videos as f64),
             request_bytes: self.bytes.finish(ps),
             upload_ms: self.upload.finish(ps),
             generation: None,

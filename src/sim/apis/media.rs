@@ -10,6 +10,15 @@
 //! truth, which a client's media-token figure is checked against. The image's tokens are part
 //! of the request's prompt: counted in its `prompt_tokens`, and prefilled by the engine model.
 //!
+//! # Video
+//! A `video_url` part is read in the frame-list form vLLM's server takes: a
+//! `data:video/jpeg;base64,` URL of base64 JPEG frames joined by commas, each frame checked as
+//! a JPEG image is (below), all of one size, at most [`MAX_FRAMES`]. Frames are merged in
+//! pairs in time (Qwen2-VL's temporal patch of 2), so a video of `f` frames of `w` × `h`
+//! costs `ceil(f/2) · ceil(w/28) · ceil(h/28) + 2` tokens ([`video_tokens`]): 4 frames of
+//! 256 × 256, 202. Another video type (`video/mp4`) is refused: the simulator decodes no
+//! codec.
+//!
 //! # Audio
 //! An `input_audio` part's WAV costs `ceil(duration · 25) + 2` tokens ([`audio_tokens`]): a
 //! Whisper-style encoder's 50 frames a second pooled by 2 (Qwen2-Audio's layout), plus the
@@ -42,6 +51,17 @@ pub(crate) const IMAGE_MARKERS: u64 = 2;
 /// The widest or tallest image taken, pixels.
 pub(crate) const MAX_SIDE: u64 = 16_384;
 
+/// The most frames of one video taken.
+pub(crate) const MAX_FRAMES: usize = 1024;
+/// Frames merged into one in time.
+pub(crate) const TEMPORAL_PATCH: u64 = 2;
+
+/// A video's tokens under the patch rule: its frames merged in pairs, each pair a frame's
+/// tiles, plus the start and end markers.
+pub(crate) fn video_tokens(frames: u64, width: u64, height: u64) -> u64 {
+    frames.div_ceil(TEMPORAL_PATCH) * width.div_ceil(TILE) * height.div_ceil(TILE) + IMAGE_MARKERS
+}
+
 /// An image's tokens under the patch rule.
 pub(crate) fn image_tokens(width: u64, height: u64) -> u64 {
     width.div_ceil(TILE) * height.div_ceil(TILE) + IMAGE_MARKERS
@@ -69,19 +89,61 @@ pub(crate) fn media_tokens<'a>(
                 tokens = tokens.saturating_add(audio_tokens(frames, rate));
                 continue;
             }
+            if part.get("type").and_then(Value::as_str) == Some("video_url") {
+                let url = url_of(part, "video_url")
+                    .ok_or_else(|| format!("{}: video_url has no url", at()))?;
+                let n = video_size(url).map_err(|why| format!("{}: {why}", at()))?;
+                tokens = tokens.saturating_add(n);
+                continue;
+            }
             if part.get("type").and_then(Value::as_str) != Some("image_url") {
                 continue;
             }
-            let url = part.get("image_url").and_then(|i| match i {
-                Value::String(s) => Some(s.as_str()),
-                other => other.get("url").and_then(Value::as_str),
-            });
-            let url = url.ok_or_else(|| format!("{}: image_url has no url", at()))?;
+            let url = url_of(part, "image_url")
+                .ok_or_else(|| format!("{}: image_url has no url", at()))?;
             let (w, h) = image_size(url).map_err(|why| format!("{}: {why}", at()))?;
             tokens = tokens.saturating_add(image_tokens(w, h));
         }
     }
     Ok(tokens)
+}
+
+/// A content part's URL: `part[key]` as a string or its `url` field.
+fn url_of<'a>(part: &'a Value, key: &str) -> Option<&'a str> {
+    part.get(key).and_then(|i| match i {
+        Value::String(s) => Some(s.as_str()),
+        other => other.get("url").and_then(Value::as_str),
+    })
+}
+
+/// A `video/jpeg` frame list's tokens, each frame checked as a JPEG image is, all of one size.
+fn video_size(url: &str) -> Result<u64, String> {
+    let (mime, list) = data_url(url, "video")?;
+    if !mime.eq_ignore_ascii_case("video/jpeg") {
+        let shown: String = mime.chars().take(40).collect();
+        return Err(format!(
+            "the video is {shown:?}: the simulator reads video/jpeg frame lists only"
+        ));
+    }
+    let (mut frames, mut size) = (0usize, None);
+    for (i, frame) in list.split(',').enumerate() {
+        frames += 1;
+        if frames > MAX_FRAMES {
+            return Err(format!("the video has more than {MAX_FRAMES} frames"));
+        }
+        let wh = base64_image_size("image/jpeg", frame)
+            .map_err(|why| format!("frame {}: {why}", i + 1))?;
+        if size.is_some_and(|s| s != wh) {
+            let ((w0, h0), (w, h)) = (size.unwrap_or(wh), wh);
+            return Err(format!(
+                "frame {} is {w}x{h}, the first {w0}x{h0}: a video's frames are of one size",
+                i + 1
+            ));
+        }
+        size = Some(wh);
+    }
+    let (w, h) = size.unwrap_or((0, 0));
+    Ok(video_tokens(frames as u64, w, h))
 }
 
 /// Audio tokens per second of sound: a Whisper-style encoder's 50 frames a second, pooled by 2
@@ -188,15 +250,25 @@ const PNG_IEND: &[u8] = b"IEND\xae\x42\x60\x82";
 /// Base64 characters of a JPEG's head decoded in search of its frame header (64 KiB).
 const JPEG_HEAD_B64: usize = 87_380;
 
-/// The width and height of the image in a data URL, checked as the module doc says.
-fn image_size(url: &str) -> Result<(u64, u64), String> {
+/// A `data:` URL's type and base64 text; `what` names the item in the error.
+fn data_url<'a>(url: &'a str, what: &str) -> Result<(&'a str, &'a str), String> {
     let Some(rest) = url.strip_prefix("data:") else {
         let shown: String = url.chars().take(40).collect();
         return Err(format!(
-            "the image is not a data: URL ({shown:?}); the simulator fetches nothing"
+            "the {what} is not a data: URL ({shown:?}); the simulator fetches nothing"
         ));
     };
-    let (mime, b64) = (rest.split_once(";base64,")).ok_or("the data URL is not base64")?;
+    (rest.split_once(";base64,")).ok_or_else(|| format!("the {what}'s data URL is not base64"))
+}
+
+/// The width and height of the image in a data URL, checked as the module doc says.
+fn image_size(url: &str) -> Result<(u64, u64), String> {
+    let (mime, b64) = data_url(url, "image")?;
+    base64_image_size(mime, b64)
+}
+
+/// The width and height of a `mime` image in `b64`, checked as the module doc says.
+fn base64_image_size(mime: &str, b64: &str) -> Result<(u64, u64), String> {
     let b = b64.as_bytes();
     if b.len() < 64 || b.len() % 4 != 0 {
         return Err(format!(
@@ -431,5 +503,32 @@ pub(super) mod tests {
         }
         let no_url = json!([{"type": "image_url", "image_url": {}}]);
         assert!(media_tokens(&[no_url]).unwrap_err().contains("no url"));
+    }
+
+    /// Issue 25 §3: a `video/jpeg` frame list costs its frames in pairs of tiles plus the
+    /// markers; a frame that is not a JPEG, frames of two sizes, another video type and too
+    /// many frames are refused by name.
+    #[test]
+    fn issue_25_video_frame_lists_follow_the_patch_rule() {
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let list = |frames: &[Vec<u8>]| {
+            let each: Vec<String> = frames.iter().map(|f| b64(f)).collect();
+            format!("data:video/jpeg;base64,{}", each.join(","))
+        };
+        let video = |url: &str| json!([{"type": "video_url", "video_url": {"url": url}}]);
+        assert_eq!(video_tokens(4, 256, 256), 202);
+        let five = list(&vec![jpeg(100, 60); 5]);
+        assert_eq!(media_tokens(&[video(&five)]).unwrap(), 3 * 4 * 3 + 2);
+        let many = list(&vec![jpeg(8, 8); MAX_FRAMES + 1]);
+        let cases = [
+            (list(&[jpeg(100, 60), png(100, 60)]), "frame 2"),
+            (list(&[jpeg(100, 60), jpeg(60, 100)]), "one size"),
+            (five.replace("video/jpeg", "video/mp4"), "video/mp4"),
+            (many, "more than 1024 frames"),
+        ];
+        for (bad, says) in cases {
+            let e = media_tokens(&[video(&bad)]).unwrap_err();
+            assert!(e.contains("content part 1") && e.contains(says), "{e}");
+        }
     }
 }

@@ -198,13 +198,7 @@ pub(super) fn build(
     }
     let have = prompts.len();
     // Every request holds its images: the run's are bounded before they are copied.
-    let bytes = |p: &Vec<Prompt>| -> u64 {
-        let url = |part: &Part| match part {
-            Part::Image { url } => url.len() as u64,
-            Part::Audio { data, .. } => data.len() as u64,
-        };
-        p.iter().flat_map(|p| &p.parts).map(url).sum()
-    };
+    let bytes = |p: &Vec<Prompt>| -> u64 { p.iter().flat_map(|p| &p.parts).map(Part::bytes).sum() };
     let total: u64 = (0..n).map(|i| bytes(&prompts[i % have])).sum();
     if total > MAX_MM_BYTES {
         return Err(DatasetError::BadFile {

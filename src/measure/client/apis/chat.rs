@@ -1,6 +1,6 @@
 //! OpenAI chat completions, `POST /v1/chat/completions`: the dataset's messages (or one user
 //! turn of the prompt, with its media parts as OpenAI content parts: `image_url`,
-//! `input_audio`), read with the OpenAI event reading of `completions.rs`; structured output
+//! `video_url` (vLLM's extension), `input_audio`), read with the OpenAI event reading of `completions.rs`; structured output
 //! asked as `response_format` or `tools` (issue 25 §5).
 
 use serde_json::{json, Value};
@@ -15,6 +15,7 @@ use crate::measure::client::api::{
 fn openai_part(p: &Part) -> Option<Value> {
     Some(match p {
         Part::Image { url } => json!({"type": "image_url", "image_url": {"url": url}}),
+        Part::Video { url, .. } => json!({"type": "video_url", "video_url": {"url": url}}),
         Part::Audio { data, format, .. } => {
             json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
         }

@@ -59,7 +59,7 @@ struct ResponsesUsage {
 fn responses_part(p: &Part) -> Option<Value> {
     match p {
         Part::Image { url } => Some(json!({"type": "input_image", "image_url": url})),
-        Part::Audio { .. } => None,
+        Part::Video { .. } | Part::Audio { .. } => None,
     }
 }
 
