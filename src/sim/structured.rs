@@ -1,7 +1,7 @@
-//! Structured answers of the simulated server (issue 25 §5): a chat request that asks for
-//! JSON of a schema (`response_format: {"type": "json_schema", ...}`) or for a tool call
-//! (`tools`) is answered with a document generated from the schema (or the called function's
-//! `parameters`), deterministic from (seed, request number), and split over the request's
+//! Structured answers of the simulated server (issue 25 §5): a chat (or completions) request
+//! that asks for JSON of a schema (`response_format: {"type": "json_schema", ...}`) or for a
+//! tool call (`tools`) is answered with a document generated from the schema (or the called
+//! function's `parameters`), deterministic from (seed, request number), and split over the request's
 //! tokens, so the schedule is the same as a text answer's.
 //!
 //! A configurable share of answers is invalid, by a rule with no randomness, so a test's
@@ -14,9 +14,9 @@
 //!
 //! The tool called is the request number modulo the tools offered.
 //!
-//! vLLM's guided decoding besides JSON ([`Guided`]): a chat request's `structured_outputs`
-//! (`regex`, `choice`; or the older `guided_regex`, `guided_choice`) is answered with a
-//! string built for request `n` ([`guided_answer`]): one of the choices, or a string built
+//! vLLM's guided decoding besides JSON ([`Guided`]): a chat or completions request's
+//! `structured_outputs` (`regex`, `choice`; or the older `guided_regex`, `guided_choice`) is
+//! answered with a string built for request `n` ([`guided_answer`]): one of the choices, or a string built
 //! from the pattern's syntax tree (`regex-syntax`'s HIR: each class's printable ASCII
 //! members first, each repetition its minimum plus up to 7 more, one branch of each
 //! alternation, look-arounds skipped, at most 4 KiB), checked against the compiled pattern.
@@ -239,7 +239,7 @@ pub(crate) enum Guided {
     Choice(Vec<String>),
 }
 
-/// The guided answer a chat request asks for (`structured_outputs.regex`/`.choice`, or the
+/// The guided answer a chat or completions request asks for (`structured_outputs.regex`/`.choice`, or the
 /// older top-level `guided_regex`/`guided_choice`), checked so it can be answered; `None`:
 /// none asked (a `grammar` or `json` is answered otherwise).
 pub(crate) fn guided(

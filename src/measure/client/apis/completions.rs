@@ -2,16 +2,18 @@
 //! and the reading of an OpenAI stream event that the chat API shares ([`parse_openai`]:
 //! text or delta, reasoning, usage, vLLM's continuous usage and per-request `metrics`,
 //! llama.cpp's `timings`, the end of the answer). The common event takes the serde-free path
-//! of `fast_event.rs` first.
+//! of `fast_event.rs` first. Structured output goes in the body's own fields, as on vLLM's
+//! completions endpoint: `structured_outputs` (or `guided_*`) and `response_format`.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::config::structured::StructuredOutput;
 use crate::measure::client::api::{
-    cached_in, malformed, reasoning_in, server_error, text_only, Answer, Api, BodySpec, EventError,
-    Parsed, Streamed, Usage,
+    cached_in, malformed, reasoning_in, server_error, text_only, unsendable, Answer, Api, BodySpec,
+    EventError, Parsed, Streamed, Usage,
 };
 use crate::measure::client::usage::Reported;
 
@@ -168,6 +170,31 @@ impl Api for OpenAiCompletions {
     fn answer(&self) -> Answer<'_> {
         Answer::Streamed(self)
     }
+    /// As vLLM's own structured-output benchmark sends it on completions (issue 25 §5): a
+    /// regex, choice or grammar in `structured_outputs` (or the older `guided_*` field), a
+    /// schema as `response_format` (vLLM's completions endpoint reads it as the chat one
+    /// does); tools are a chat field, refused when the run is configured.
+    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+        if let Some((field, value)) = s.guided_field() {
+            body[field.as_str()] = value;
+            return Ok(());
+        }
+        match s {
+            StructuredOutput::Json { schema } => {
+                body["response_format"] = json_schema_format(schema);
+                Ok(())
+            }
+            _ => Err(unsendable(&format!("--structured-output {}", s.kind()))),
+        }
+    }
+}
+
+/// OpenAI's `response_format` asking for JSON of `schema` (`json_schema`, strict), as both
+/// OpenAI APIs send it.
+pub(super) fn json_schema_format(schema: &Value) -> Value {
+    json!({"type": "json_schema", "json_schema": {
+        "name": "servebench", "schema": schema, "strict": true
+    }})
 }
 
 impl Streamed for OpenAiCompletions {
