@@ -12,7 +12,10 @@
 //! a schema of an object). Every string and list the generator writes is bounded (a hostile
 //! schema gets a bounded answer, valid or not).
 //!
-//! The tool called is the request number modulo the tools offered.
+//! The tool called is the request number modulo the tools offered. A chat answer may make
+//! several calls (`--tool-calls-per-answer`): call `j` calls the next tool after call `j − 1`'s,
+//! each its own document over its share of the tokens; in an invalid answer only the last
+//! call is invalid, so the share of invalid answers stays exact.
 //!
 //! vLLM's guided decoding besides JSON ([`Guided`]): a chat or completions request's
 //! `structured_outputs` (`regex`, `choice`; or the older `guided_regex`, `guided_choice`) is
@@ -56,14 +59,9 @@ pub(crate) fn asked(
     tools: Option<&Value>,
     n: u64,
 ) -> Option<Asked> {
-    if let Some(list) = tools.and_then(Value::as_array).filter(|l| !l.is_empty()) {
-        let t = &list[(n % list.len() as u64) as usize];
-        let f = t.get("function").unwrap_or(t);
-        let name = f.get("name").and_then(Value::as_str).unwrap_or("tool");
-        let schema = f.get("parameters").or_else(|| f.get("input_schema"));
-        let parameters = schema.cloned().unwrap_or(json!({}));
+    if let Some((name_json, parameters)) = tool_calls(tools, n, 1).pop() {
         return Some(Asked::Tool {
-            name_json: Value::from(name).to_string(),
+            name_json,
             parameters,
         });
     }
@@ -77,6 +75,27 @@ pub(crate) fn asked(
         Some("json_object") => Some(Asked::Json(json!({"type": "object"}))),
         _ => None,
     }
+}
+
+/// The functions of request `n`'s `calls` tool calls (`servebench sim
+/// --tool-calls-per-answer`): call `j` calls the tool `(n + j)` modulo the tools offered,
+/// each its name as JSON (escaped) and its parameters' schema; none when no tool is offered.
+pub(crate) fn tool_calls(tools: Option<&Value>, n: u64, calls: u32) -> Vec<(String, Value)> {
+    let Some(list) = tools.and_then(Value::as_array).filter(|l| !l.is_empty()) else {
+        return Vec::new();
+    };
+    (0..u64::from(calls))
+        .map(|j| {
+            let t = &list[(n.wrapping_add(j) % list.len() as u64) as usize];
+            let f = t.get("function").unwrap_or(t);
+            let name = f.get("name").and_then(Value::as_str).unwrap_or("tool");
+            let schema = f.get("parameters").or_else(|| f.get("input_schema"));
+            (
+                Value::from(name).to_string(),
+                schema.cloned().unwrap_or(json!({})),
+            )
+        })
+        .collect()
 }
 
 /// The `k` of request `n` when it is an invalid one, at `rate` (parts per million).

@@ -352,17 +352,67 @@ impl Framer for ChatFramer {
     }
 }
 
-/// A chat answer of a schema's JSON or of a tool call (`sim/structured.rs`): each token's
-/// piece of the document as `content`, or as the call's `arguments` (its first event opens
+/// A chat answer of a schema's JSON or of tool calls (`sim/structured.rs`): each token's
+/// piece of the document as `content`, or as a call's `arguments` (its first event opens
 /// the call: `id`, `type` and the function's name, as vLLM streams it).
 struct StructuredFramer {
     head: String,
-    pieces: Pieces,
-    /// Tools: the call's opening (`"id":...,"type":"function",`) and its function's name
-    /// as JSON, written by its first event.
-    call: Option<(String, String)>,
+    answer: StructuredAnswer,
     usage: Option<String>,
     finish: &'static str,
+}
+
+enum StructuredAnswer {
+    /// A document or guided text as `content`.
+    Text(Pieces),
+    /// Tool calls, one after another, each over its share of the tokens.
+    Calls(Vec<Call>),
+}
+
+/// One tool call of a chat answer.
+struct Call {
+    /// Its first token and the one after its last, of the answer's.
+    first: u32,
+    end: u32,
+    /// Its opening (`"id":...,"type":"function",`) and its function's name as JSON, written
+    /// by its first event.
+    open: String,
+    name: String,
+    pieces: Pieces,
+}
+
+/// The `calls` tool calls of request `n`'s answer of `tokens` tokens (at most one per token),
+/// the last one invalid when `bad` says so.
+fn tool_call_answer(
+    tools: Option<&Value>,
+    n: u64,
+    calls: u32,
+    seed: u64,
+    bad: Option<u64>,
+    tokens: u32,
+) -> Vec<Call> {
+    let made = structured::tool_calls(tools, n, calls.clamp(1, tokens.max(1)));
+    let count = made.len() as u64;
+    let at = |j: u64| (u64::from(tokens) * j / count.max(1)) as u32;
+    (made.into_iter().enumerate())
+        .map(|(j, (name, parameters))| {
+            let j = j as u64;
+            let (first, end) = (at(j), at(j + 1));
+            let id = match j {
+                0 => format!("call_{n}"),
+                _ => format!("call_{n}_{j}"),
+            };
+            let bad = bad.filter(|_| j + 1 == count);
+            let seed = seed.wrapping_add(j);
+            Call {
+                first,
+                end,
+                open: format!(r#""id":"{id}","type":"function","#),
+                name,
+                pieces: Pieces::new(&parameters, seed, n, bad, end - first),
+            }
+        })
+        .collect()
 }
 
 impl Framer for StructuredFramer {
@@ -371,30 +421,41 @@ impl Framer for StructuredFramer {
     }
 
     fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
-        out.extend_from_slice(self.head.as_bytes());
-        match &self.call {
-            None => out.extend_from_slice(br#"{"content":""#),
-            Some((open, name)) => {
-                out.extend_from_slice(br#"{"tool_calls":[{"index":0,"#);
-                if start == 0 {
-                    out.extend_from_slice(open.as_bytes());
-                }
-                out.extend_from_slice(br#""function":{"#);
-                if start == 0 {
-                    out.extend_from_slice(br#""name":"#);
-                    out.extend_from_slice(name.as_bytes());
-                    out.push(b',');
-                }
-                out.extend_from_slice(br#""arguments":""#);
+        let calls = match &self.answer {
+            StructuredAnswer::Text(pieces) => {
+                out.extend_from_slice(self.head.as_bytes());
+                out.extend_from_slice(br#"{"content":""#);
+                pieces.push(out, start, end);
+                out.extend_from_slice(br#""}"#);
+                out.extend_from_slice(CHAT_TAIL);
+                out.extend_from_slice(b"\n\n");
+                return;
             }
+            StructuredAnswer::Calls(calls) => calls,
+        };
+        // An event per call the chunk's tokens reach, as vLLM streams one call per delta.
+        for (j, c) in calls.iter().enumerate() {
+            let (s, e) = (start.max(c.first), end.min(c.end));
+            if s >= e {
+                continue;
+            }
+            out.extend_from_slice(self.head.as_bytes());
+            out.extend_from_slice(format!(r#"{{"tool_calls":[{{"index":{j},"#).as_bytes());
+            if s == c.first {
+                out.extend_from_slice(c.open.as_bytes());
+            }
+            out.extend_from_slice(br#""function":{"#);
+            if s == c.first {
+                out.extend_from_slice(br#""name":"#);
+                out.extend_from_slice(c.name.as_bytes());
+                out.push(b',');
+            }
+            out.extend_from_slice(br#""arguments":""#);
+            c.pieces.push(out, s - c.first, e - c.first);
+            out.extend_from_slice(br#""}}]}"#);
+            out.extend_from_slice(CHAT_TAIL);
+            out.extend_from_slice(b"\n\n");
         }
-        self.pieces.push(out, start, end);
-        out.extend_from_slice(match self.call {
-            None => &br#""}"#[..],
-            Some(_) => &br#""}}]}"#[..],
-        });
-        out.extend_from_slice(CHAT_TAIL);
-        out.extend_from_slice(b"\n\n");
     }
 
     fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes) {
@@ -454,8 +515,7 @@ pub(crate) async fn chat_completions(
         if let Some(text) = guided {
             let framer = StructuredFramer {
                 head,
-                pieces: Pieces::from_text(&text, tokens),
-                call: None,
+                answer: StructuredAnswer::Text(Pieces::from_text(&text, tokens)),
                 usage,
                 finish,
             };
@@ -465,20 +525,20 @@ pub(crate) async fn chat_completions(
         if let Some(asked) = asked {
             let seed = shared.config.seed;
             let bad = invalid_share(&shared, r.n);
-            let (schema, call, finish) = match asked {
-                Asked::Json(schema) => (schema, None, finish),
-                Asked::Tool {
-                    name_json,
-                    parameters,
-                } => {
-                    let open = format!(r#""id":"call_{}","type":"function","#, r.n);
-                    (parameters, Some((open, name_json)), "tool_calls")
+            let (answer, finish) = match asked {
+                Asked::Json(schema) => (
+                    StructuredAnswer::Text(Pieces::new(&schema, seed, r.n, bad, tokens)),
+                    finish,
+                ),
+                Asked::Tool { .. } => {
+                    let calls = shared.config.tool_calls_per_answer;
+                    let made = tool_call_answer(req.tools.as_ref(), r.n, calls, seed, bad, tokens);
+                    (StructuredAnswer::Calls(made), "tool_calls")
                 }
             };
             let framer = StructuredFramer {
                 head,
-                pieces: Pieces::new(&schema, seed, r.n, bad, tokens),
-                call,
+                answer,
                 usage,
                 finish,
             };
