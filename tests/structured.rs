@@ -448,6 +448,7 @@ async fn guided_run_on(
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(server.base_url(), structured);
     cfg.backend = backend;
+    cfg.endpoint = backend.default_endpoint().into();
     cfg.goodput_valid_output = !matches!(cfg.structured, Some(StructuredOutput::Grammar { .. }));
     cfg.extra_body = extra_body;
     let (result, records) = execute(cfg, dir.path(), "result.json", false).await;
@@ -583,6 +584,7 @@ async fn issue_25_regex_choice_and_json_on_completions_equal_the_truth() {
         );
         assert_eq!(result.summary.good_requests, Some(valid), "{case}");
         assert_eq!(doc["backend"], "openai", "{case}");
+        assert_eq!(doc["config"]["endpoint"], "/v1/completions", "{case}");
     }
 }
 
