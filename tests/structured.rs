@@ -854,43 +854,56 @@ async fn issue_25_the_older_guided_fields_are_sent_on_request() {
 }
 
 /// Issue 25: every tool call of an answer is checked, not only the first. The exact
-/// simulator answers each chat request with 2 calls (`tool_calls_per_answer`: the second
-/// calls the tool after the first's), an invalid answer's second call the invalid one: at an
-/// invalid rate of 0.25, of 20 answers exactly 15 valid, 3 whose second call is not JSON and
-/// 2 whose second call is JSON of the wrong shape, each named by its place; every answer
-/// counted with its 2 calls (mean 2 per answer), its tokens the server's.
+/// simulator answers each request with 2 calls (`tool_calls_per_answer`: the second calls
+/// the tool after the first's; chat's `tool_calls[index]`, Anthropic's `tool_use` blocks), an
+/// invalid answer's second call the invalid one: at an invalid rate of 0.25, of 20 answers
+/// exactly 15 valid, 3 whose second call is not JSON and 2 whose second call is JSON of the
+/// wrong shape, each named by its place; every answer counted with its 2 calls (mean 2 per
+/// answer), its tokens the server's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue_25_every_tool_call_of_an_answer_is_checked_against_the_exact_simulator() {
-    let sim_cfg = SimConfig {
-        ttft: Duration::from_millis(TTFT_MS as u64),
-        itl: Duration::from_millis(2),
-        seed: 7,
-        invalid_output_rate: 0.25,
-        tool_calls_per_answer: 2,
-        ..SimConfig::default()
-    };
-    let server = sim::spawn_on_own_runtime(sim_cfg, ([127, 0, 0, 1], 0).into())
-        .await
-        .expect("sim starts");
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(server.base_url(), StructuredOutput::builtin_tools());
-    let (result, records) = execute(cfg, dir.path(), "result.json", false).await;
-    server.shutdown().await;
-    assert_eq!((result.summary.completed, result.summary.failed), (N, 0));
-    let expected = BTreeMap::from([("not_json", 3), ("schema_mismatch", 2), ("valid", 15)]);
-    assert_eq!(verdicts(&records), expected);
-    let st = result.summary.structured.as_ref().expect("structured");
-    assert_eq!((st.checked, st.valid, st.tool_calls), (N, 15, N));
-    assert_eq!(st.mean_tool_calls_per_answer, Some(2.0));
-    assert_eq!(result.summary.good_requests, Some(15));
-    for r in &records {
-        assert_eq!(r.output_tokens, Some(OUTPUT), "the server's count");
-        let c = r.output_check.as_ref().unwrap();
-        assert_eq!(c.tool_calls, 2);
-        assert!(c.tool.is_some(), "the first call's function is named");
-        if c.verdict != Verdict::Valid {
-            let why = c.why.as_deref().unwrap();
-            assert!(why.starts_with("call 2 of 2: "), "{why}");
+    for backend in [BackendKind::OpenaiChat, BackendKind::AnthropicMessages] {
+        let sim_cfg = SimConfig {
+            ttft: Duration::from_millis(TTFT_MS as u64),
+            itl: Duration::from_millis(2),
+            seed: 7,
+            invalid_output_rate: 0.25,
+            tool_calls_per_answer: 2,
+            ..SimConfig::default()
+        };
+        let server = sim::spawn_on_own_runtime(sim_cfg, ([127, 0, 0, 1], 0).into())
+            .await
+            .expect("sim starts");
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(server.base_url(), StructuredOutput::builtin_tools());
+        cfg.backend = backend;
+        cfg.endpoint = backend.default_endpoint().into();
+        let (result, records) = execute(cfg, dir.path(), "result.json", false).await;
+        server.shutdown().await;
+        let case = format!("{backend:?}");
+        assert_eq!(
+            (result.summary.completed, result.summary.failed),
+            (N, 0),
+            "{case}"
+        );
+        let expected = BTreeMap::from([("not_json", 3), ("schema_mismatch", 2), ("valid", 15)]);
+        assert_eq!(verdicts(&records), expected, "{case}");
+        let st = result.summary.structured.as_ref().expect("structured");
+        assert_eq!((st.checked, st.valid, st.tool_calls), (N, 15, N), "{case}");
+        assert_eq!(st.mean_tool_calls_per_answer, Some(2.0), "{case}");
+        assert_eq!(result.summary.good_requests, Some(15), "{case}");
+        for r in &records {
+            assert_eq!(r.output_tokens, Some(OUTPUT), "{case}: the server's count");
+            let c = r.output_check.as_ref().unwrap();
+            assert_eq!(c.tool_calls, 2, "{case}");
+            assert!(
+                c.tool.is_some(),
+                "{case}: the first call's function is named"
+            );
+            if c.verdict != Verdict::Valid {
+                let why = c.why.as_deref().unwrap();
+                assert!(why.starts_with("call 2 of 2: "), "{case}: {why}");
+            }
         }
     }
 }

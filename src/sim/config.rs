@@ -149,7 +149,7 @@ pub struct SimConfig {
     /// The share of structured answers (a schema's JSON, a tool call, a regex's match, a
     /// choice) that are invalid, by an exact rule (`structured.rs`). Default 0.
     pub invalid_output_rate: f64,
-    /// The tool calls of each streamed chat answer to a request offering tools, 1 to
+    /// The tool calls of each streamed chat or Messages answer to a request offering tools, 1 to
     /// [`MAX_TOOL_CALLS_PER_ANSWER`] (`structured.rs`; the invalid share stays per answer).
     /// Default 1.
     pub tool_calls_per_answer: u32,

@@ -98,6 +98,44 @@ pub(crate) fn tool_calls(tools: Option<&Value>, n: u64, calls: u32) -> Vec<(Stri
         .collect()
 }
 
+/// One tool call of an answer: its tokens `[first, end)` of the answer's, its function's
+/// name as JSON and its arguments' pieces.
+pub(crate) struct ToolCall {
+    pub(crate) first: u32,
+    pub(crate) end: u32,
+    pub(crate) name_json: String,
+    pub(crate) pieces: Pieces,
+}
+
+/// The `calls` tool calls of request `n`'s answer of `tokens` tokens (at most one per token,
+/// each over its share), the last one invalid when `bad` says so.
+pub(crate) fn tool_call_answer(
+    tools: Option<&Value>,
+    n: u64,
+    calls: u32,
+    seed: u64,
+    bad: Option<u64>,
+    tokens: u32,
+) -> Vec<ToolCall> {
+    let made = tool_calls(tools, n, calls.clamp(1, tokens.max(1)));
+    let count = made.len() as u64;
+    let at = |j: u64| (u64::from(tokens) * j / count.max(1)) as u32;
+    (made.into_iter().enumerate())
+        .map(|(j, (name_json, parameters))| {
+            let j = j as u64;
+            let (first, end) = (at(j), at(j + 1));
+            let bad = bad.filter(|_| j + 1 == count);
+            let pieces = Pieces::new(&parameters, seed.wrapping_add(j), n, bad, end - first);
+            ToolCall {
+                first,
+                end,
+                name_json,
+                pieces,
+            }
+        })
+        .collect()
+}
+
 /// The `k` of request `n` when it is an invalid one, at `rate` (parts per million).
 pub(crate) fn invalid(n: u64, rate_ppm: u64) -> Option<u64> {
     let before = u128::from(n) * u128::from(rate_ppm) / 1_000_000;

@@ -381,8 +381,8 @@ struct Call {
     pieces: Pieces,
 }
 
-/// The `calls` tool calls of request `n`'s answer of `tokens` tokens (at most one per token),
-/// the last one invalid when `bad` says so.
+/// The `calls` tool calls of request `n`'s answer of `tokens` tokens
+/// (`structured::tool_call_answer`), each with its opening.
 fn tool_call_answer(
     tools: Option<&Value>,
     n: u64,
@@ -391,25 +391,19 @@ fn tool_call_answer(
     bad: Option<u64>,
     tokens: u32,
 ) -> Vec<Call> {
-    let made = structured::tool_calls(tools, n, calls.clamp(1, tokens.max(1)));
-    let count = made.len() as u64;
-    let at = |j: u64| (u64::from(tokens) * j / count.max(1)) as u32;
+    let made = structured::tool_call_answer(tools, n, calls, seed, bad, tokens);
     (made.into_iter().enumerate())
-        .map(|(j, (name, parameters))| {
-            let j = j as u64;
-            let (first, end) = (at(j), at(j + 1));
+        .map(|(j, c)| {
             let id = match j {
                 0 => format!("call_{n}"),
                 _ => format!("call_{n}_{j}"),
             };
-            let bad = bad.filter(|_| j + 1 == count);
-            let seed = seed.wrapping_add(j);
             Call {
-                first,
-                end,
+                first: c.first,
+                end: c.end,
                 open: format!(r#""id":"{id}","type":"function","#),
-                name,
-                pieces: Pieces::new(&parameters, seed, n, bad, end - first),
+                name: c.name_json,
+                pieces: c.pieces,
             }
         })
         .collect()

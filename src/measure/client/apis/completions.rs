@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::config::structured::StructuredOutput;
 use crate::measure::client::api::{
     cached_in, malformed, reasoning_in, server_error, text_only, unsendable, Answer, Api, BodySpec,
-    EventError, Parsed, Streamed, Usage,
+    EventError, Parsed, Streamed, ToolPiece, Usage,
 };
 use crate::measure::client::usage::Reported;
 
@@ -130,12 +130,21 @@ pub(super) fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, EventError> 
                 .reasoning_content
                 .or(delta.reasoning)
                 .unwrap_or_default();
-            let call = delta.tool_calls.and_then(|c| c.into_iter().next());
-            if let Some((index, f)) = call.and_then(|c| Some((c.index, c.function?))) {
+            // Every call of the delta: the first in the event's own fields, the rest after.
+            let mut calls = (delta.tool_calls.into_iter().flatten())
+                .filter_map(|c| Some((c.index, c.function?)));
+            if let Some((index, f)) = calls.next() {
                 parsed.tool_index = index;
                 parsed.tool_name = f.name;
                 parsed.tool_args = f.arguments.unwrap_or_default();
             }
+            parsed.more_tool_calls = calls
+                .map(|(index, f)| ToolPiece {
+                    index,
+                    name: f.name,
+                    args: f.arguments.unwrap_or_default(),
+                })
+                .collect();
         }
         // A usage object on a chunk that has choices is vLLM's continuous usage (or
         // llama.cpp's usage on its finish chunk): cumulative.
@@ -285,6 +294,25 @@ mod tests {
                 .unwrap();
             assert_eq!(odd.request_metrics, None);
         }
+    }
+
+    /// Issue 25: a delta carrying several tool calls at once gives every one of them: the
+    /// first in the event's own fields, the others in `more_tool_calls`, each its index,
+    /// name and arguments.
+    #[test]
+    fn issue_25_every_tool_call_of_a_delta_is_read() {
+        let data = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"index":1,"id":"b","type":"function","function":{"name":"g","arguments":"{\"x\":1}"}}]}}]}"#;
+        let p = parse_openai(data).unwrap();
+        assert_eq!(
+            (p.tool_index, p.tool_name.as_deref(), p.tool_args.as_ref()),
+            (0, Some("f"), "{}")
+        );
+        let more = ToolPiece {
+            index: 1,
+            name: Some("g".into()),
+            args: r#"{"x":1}"#.into(),
+        };
+        assert_eq!(p.more_tool_calls, vec![more]);
     }
 
     /// The completions API takes a prompt: media parts are refused by name, never dropped.
