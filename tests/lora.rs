@@ -539,3 +539,97 @@ fn issue_25_a_sweep_plots_a_line_per_adapter() {
     assert!(html.contains(escaped));
     assert!(!html.contains("<script") && !html.contains('\u{1b}'));
 }
+
+/// Issue 25: `report SWEEP --format csv` of a sweep with `--lora-modules a,b` against the
+/// exact simulator has compare's long form: an `adapter` column, each step's own row (the
+/// adapter empty) and a row per adapter after it, whose figures are that step result's
+/// `per_adapter` values; an adapter named with a spreadsheet formula and a terminal escape
+/// is a cell starting with `'`, its escape made visible, in the sweep's CSV and in the
+/// column names of a run's one-row CSV.
+#[test]
+fn issue_25_a_sweep_s_csv_has_a_row_per_adapter_per_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    lora_run(d, "s.json", "8,16", "a,b");
+    let sweep = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".sweep.json"))
+        .unwrap();
+    let csv_of = |file: &std::path::Path| {
+        let text = stdout_of(&["report", common::path_str(file), "--format", "csv"]);
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let head: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+        let rows: Vec<BTreeMap<String, String>> = (reader.records())
+            .map(|r| {
+                head.iter()
+                    .cloned()
+                    .zip(r.unwrap().iter().map(String::from))
+                    .collect()
+            })
+            .collect();
+        (head, rows)
+    };
+    let (head, rows) = csv_of(&sweep);
+    assert_eq!(head[3], "adapter", "{head:?}");
+    let doc = common::json(&sweep);
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(rows.len(), steps.len() * 3, "{rows:?}");
+    let keys = [
+        "mean_ttft_ms",
+        "p99_ttft_ms",
+        "mean_tpot_ms",
+        "output_throughput",
+        "request_goodput",
+        "completed",
+        "failed",
+    ];
+    for (i, step) in steps.iter().enumerate() {
+        let result = common::json(&d.join(step["result"].as_str().unwrap()));
+        let load = result["num_prompts"].as_u64().unwrap().to_string();
+        let mine = &rows[i * 3..i * 3 + 3];
+        let adapters: Vec<&str> = mine.iter().map(|r| r["adapter"].as_str()).collect();
+        assert_eq!(adapters, ["", "a", "b"], "step {i}");
+        assert!(
+            mine.iter().all(|r| r["value"] == load),
+            "step {i}: {mine:?}"
+        );
+        for row in &mine[1..] {
+            let per = &result["per_adapter"][row["adapter"].as_str()];
+            for key in keys {
+                let want = adapter_figure(per, key).as_f64().expect(key);
+                let got: f64 = row[key]
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{key}: {row:?}"));
+                assert_eq!(got, want, "step {i} adapter {} {key}", row["adapter"]);
+            }
+        }
+        assert_eq!(
+            mine[0]["completed"],
+            result["completed"].to_string(),
+            "step {i}"
+        );
+    }
+    // Adapter b renamed in each step's result: outside text.
+    let hostile = "=cmd|' /C calc'!A0\u{1b}[2J";
+    for step in steps {
+        let file = d.join(step["result"].as_str().unwrap());
+        let mut r = common::json(&file);
+        let per = r["per_adapter"].as_object_mut().unwrap();
+        let b = per.remove("b").unwrap();
+        per.insert(hostile.into(), b);
+        std::fs::write(&file, r.to_string()).unwrap();
+    }
+    let (_, rows) = csv_of(&sweep);
+    let shown = "'=cmd|' /C calc'!A0\\x1b[2J";
+    assert_eq!(rows.iter().filter(|r| r["adapter"] == shown).count(), 2);
+    assert!(!rows
+        .iter()
+        .flat_map(|r| r.values())
+        .any(|c| c.starts_with('=') || c.contains('\u{1b}')));
+    let step = d.join(steps[0]["result"].as_str().unwrap());
+    let (head, _) = csv_of(&step);
+    let escaped = "per_adapter.=cmd|' /C calc'!A0\\x1b[2J.completed";
+    assert!(head.iter().any(|h| h == escaped), "{head:?}");
+    assert!(!head.iter().any(|h| h.contains('\u{1b}')), "{head:?}");
+}

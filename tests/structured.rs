@@ -434,9 +434,21 @@ async fn guided_run(
     rate: f64,
     extra_body: Option<serde_json::Value>,
 ) -> (BenchResult, Vec<RequestRecord>, serde_json::Value) {
+    guided_run_on(BackendKind::OpenaiChat, structured, rate, extra_body).await
+}
+
+/// [`guided_run`] on `backend`.
+async fn guided_run_on(
+    backend: BackendKind,
+    structured: StructuredOutput,
+    rate: f64,
+    extra_body: Option<serde_json::Value>,
+) -> (BenchResult, Vec<RequestRecord>, serde_json::Value) {
     let server = exact_sim(rate).await;
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(server.base_url(), structured);
+    cfg.backend = backend;
+    cfg.endpoint = backend.default_endpoint().into();
     cfg.goodput_valid_output = !matches!(cfg.structured, Some(StructuredOutput::Grammar { .. }));
     cfg.extra_body = extra_body;
     let (result, records) = execute(cfg, dir.path(), "result.json", false).await;
@@ -506,6 +518,74 @@ async fn issue_25_choice_answers_against_the_exact_simulator_equal_its_truth() {
         doc["config"]["structured"]["choices"],
         serde_json::json!(choices)
     );
+}
+
+/// Issue 25: vLLM's structured-output benchmark drives `/v1/completions` by default; on
+/// `--backend openai` the regex, choice and JSON workloads go in the completions body
+/// (`structured_outputs`, `guided_choice`, `response_format`) and the exact simulator's
+/// completions endpoint answers them as its chat endpoint does: at an invalid rate of 0.25,
+/// of 20 answers exactly 15 valid (the JSON run's 5: 3 not JSON, 2 of the wrong shape). With
+/// `structured_outputs` nulled on the wire the answers are plain text (every regex answer a
+/// mismatch), so the field is what the server read; the older `guided_choice` field is read
+/// in its place when asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_25_regex_choice_and_json_on_completions_equal_the_truth() {
+    let choice = |legacy_fields| StructuredOutput::Choice {
+        choices: vec!["Positive".into(), "Negative".into()],
+        legacy_fields,
+    };
+    let unasked = || Some(serde_json::json!({"structured_outputs": null}));
+    let cases = [
+        (
+            regex(BUILTIN_PATTERN),
+            None,
+            vec![("regex_mismatch", 5), ("valid", 15)],
+        ),
+        (
+            choice(false),
+            None,
+            vec![("not_a_choice", 5), ("valid", 15)],
+        ),
+        (
+            choice(true),
+            unasked(),
+            vec![("not_a_choice", 5), ("valid", 15)],
+        ),
+        (
+            StructuredOutput::builtin_json(),
+            None,
+            vec![("not_json", 3), ("schema_mismatch", 2), ("valid", 15)],
+        ),
+        (
+            regex(BUILTIN_PATTERN),
+            unasked(),
+            vec![("regex_mismatch", 20)],
+        ),
+    ];
+    for (spec, extra, expected) in cases {
+        let case = format!("{} {extra:?}", spec.kind());
+        let (result, records, doc) =
+            guided_run_on(BackendKind::Openai, spec, 0.25, extra.clone()).await;
+        assert_eq!(
+            verdicts(&records),
+            BTreeMap::from_iter(expected.iter().copied()),
+            "{case}"
+        );
+        let valid = expected
+            .iter()
+            .find(|(v, _)| *v == "valid")
+            .map_or(0, |e| e.1);
+        let st = result.summary.structured.as_ref().expect("structured");
+        assert_eq!((st.checked, st.valid), (N, valid), "{case}");
+        assert_eq!(
+            st.correct_rate,
+            Some(valid as f64 * 100.0 / N as f64),
+            "{case}"
+        );
+        assert_eq!(result.summary.good_requests, Some(valid), "{case}");
+        assert_eq!(doc["backend"], "openai", "{case}");
+        assert_eq!(doc["config"]["endpoint"], "/v1/completions", "{case}");
+    }
 }
 
 /// Issue 25 §5: a server that answers something else (here the simulator, its
@@ -634,7 +714,15 @@ fn issue_25_bad_guided_input_names_what_is_wrong() {
                 "--backend".into(),
                 "openai-responses".into(),
             ],
-            vec!["--structured-output".into(), "openai-chat".into()],
+            vec!["--structured-output".into(), "openai or openai-chat".into()],
+        ),
+        (
+            vec!["choice".into(), "--backend".into(), "tgi".into()],
+            vec!["--structured-output".into(), "not --backend tgi".into()],
+        ),
+        (
+            vec!["tools".into(), "--backend".into(), "openai".into()],
+            vec!["--structured-output".into(), "not --backend openai".into()],
         ),
         (
             vec![
@@ -763,4 +851,59 @@ async fn issue_25_the_older_guided_fields_are_sent_on_request() {
         err.contains("--structured-output-legacy-fields") && err.trim().lines().count() == 1,
         "{err}"
     );
+}
+
+/// Issue 25: every tool call of an answer is checked, not only the first. The exact
+/// simulator answers each request with 2 calls (`tool_calls_per_answer`: the second calls
+/// the tool after the first's; chat's `tool_calls[index]`, Anthropic's `tool_use` blocks), an
+/// invalid answer's second call the invalid one: at an invalid rate of 0.25, of 20 answers
+/// exactly 15 valid, 3 whose second call is not JSON and 2 whose second call is JSON of the
+/// wrong shape, each named by its place; every answer counted with its 2 calls (mean 2 per
+/// answer), its tokens the server's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_25_every_tool_call_of_an_answer_is_checked_against_the_exact_simulator() {
+    for backend in [BackendKind::OpenaiChat, BackendKind::AnthropicMessages] {
+        let sim_cfg = SimConfig {
+            ttft: Duration::from_millis(TTFT_MS as u64),
+            itl: Duration::from_millis(2),
+            seed: 7,
+            invalid_output_rate: 0.25,
+            tool_calls_per_answer: 2,
+            ..SimConfig::default()
+        };
+        let server = sim::spawn_on_own_runtime(sim_cfg, ([127, 0, 0, 1], 0).into())
+            .await
+            .expect("sim starts");
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(server.base_url(), StructuredOutput::builtin_tools());
+        cfg.backend = backend;
+        cfg.endpoint = backend.default_endpoint().into();
+        let (result, records) = execute(cfg, dir.path(), "result.json", false).await;
+        server.shutdown().await;
+        let case = format!("{backend:?}");
+        assert_eq!(
+            (result.summary.completed, result.summary.failed),
+            (N, 0),
+            "{case}"
+        );
+        let expected = BTreeMap::from([("not_json", 3), ("schema_mismatch", 2), ("valid", 15)]);
+        assert_eq!(verdicts(&records), expected, "{case}");
+        let st = result.summary.structured.as_ref().expect("structured");
+        assert_eq!((st.checked, st.valid, st.tool_calls), (N, 15, N), "{case}");
+        assert_eq!(st.mean_tool_calls_per_answer, Some(2.0), "{case}");
+        assert_eq!(result.summary.good_requests, Some(15), "{case}");
+        for r in &records {
+            assert_eq!(r.output_tokens, Some(OUTPUT), "{case}: the server's count");
+            let c = r.output_check.as_ref().unwrap();
+            assert_eq!(c.tool_calls, 2, "{case}");
+            assert!(
+                c.tool.is_some(),
+                "{case}: the first call's function is named"
+            );
+            if c.verdict != Verdict::Valid {
+                let why = c.why.as_deref().unwrap();
+                assert!(why.starts_with("call 2 of 2: "), "{case}: {why}");
+            }
+        }
+    }
 }

@@ -399,6 +399,11 @@ pub struct SimArgs {
     /// alternately not JSON and not the schema's; no match in full; no choice.
     #[arg(long, default_value_t = 0.0)]
     pub invalid_output_rate: f64,
+    /// Tool calls in each streamed chat or Messages answer to a request offering tools (1 to
+    /// 16): call j calls the tool after call j-1's; an invalid answer's last call is the
+    /// invalid one.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub tool_calls_per_answer: u32,
 }
 
 impl SimArgs {
@@ -523,6 +528,7 @@ impl SimArgs {
             slots: self.slots,
             priority_scheduling: self.scheduling_policy == "priority",
             invalid_output_rate: self.invalid_output_rate,
+            tool_calls_per_answer: self.tool_calls_per_answer,
         };
         (cfg.validate()).map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(cfg)

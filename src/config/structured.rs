@@ -212,20 +212,25 @@ impl StructuredOutput {
         }
     }
 
-    /// The APIs that can ask for it: JSON on openai-chat and openai-responses, tools on
-    /// those and anthropic-messages.
+    /// The APIs that can ask for it: JSON on openai (completions, `response_format`),
+    /// openai-chat and openai-responses; tools on openai-chat, openai-responses and
+    /// anthropic-messages; a regex, choice or grammar on openai and openai-chat (vLLM's
+    /// `structured_outputs`, which its structured-output benchmark sends on completions).
     pub fn check_backend(&self, backend: BackendKind) -> Result<(), ConfigError> {
-        use BackendKind::{AnthropicMessages, OpenaiChat, OpenaiResponses};
+        use BackendKind::{AnthropicMessages, Openai, OpenaiChat, OpenaiResponses};
         let (ok, apis) = match self {
             StructuredOutput::Json { .. } => (
-                matches!(backend, OpenaiChat | OpenaiResponses),
-                "openai-chat or openai-responses",
+                matches!(backend, Openai | OpenaiChat | OpenaiResponses),
+                "openai, openai-chat or openai-responses",
             ),
             StructuredOutput::Tools { .. } => (
                 matches!(backend, OpenaiChat | OpenaiResponses | AnthropicMessages),
                 "openai-chat, openai-responses or anthropic-messages",
             ),
-            _ => (matches!(backend, OpenaiChat), "openai-chat"),
+            _ => (
+                matches!(backend, Openai | OpenaiChat),
+                "openai or openai-chat",
+            ),
         };
         if ok {
             return Ok(());

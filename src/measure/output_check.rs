@@ -1,9 +1,10 @@
 //! The check of a structured answer (issue 25 §5): a request of a run that asks for JSON of a
 //! schema, a tool call, a regex's match or one of a list of choices keeps its answer's text
-//! (or its first tool call's arguments and name) as it streams in, up to
-//! [`MAX_CHECKED_BYTES`], and at its end checks it: valid JSON, and valid against the schema
-//! (`config::structured::check`); the whole text matching the pattern; the whole text,
-//! untrimmed, equal to one choice. A grammar's answer is kept nowhere and not checked: its
+//! (or every tool call's arguments and name, at most [`MAX_TOOL_CALLS`] calls) as it streams
+//! in, up to [`MAX_CHECKED_BYTES`] in all, and at its end checks it: valid JSON, and valid
+//! against the schema (`config::structured::check`; each call against its own function's
+//! parameters, the answer valid only when every call is); the whole text matching the
+//! pattern; the whole text, untrimmed, equal to one choice. A grammar's answer is kept nowhere and not checked: its
 //! verdict is [`Verdict::Unchecked`]. The verdict is the record's [`OutputCheck`]. Only such a
 //! run makes a [`Checker`]: a text run keeps nothing more.
 
@@ -13,6 +14,10 @@ use crate::config::structured::{check, StructuredOutput, MAX_CHECKED_BYTES};
 
 /// The most characters of a misfit's description kept on the record.
 const MAX_WHY_CHARS: usize = 200;
+
+/// The most tool calls of one answer kept for the check; an answer with more is `too_long`,
+/// not checked (docs/reliability.md, limits).
+pub const MAX_TOOL_CALLS: usize = 64;
 
 /// What the check of one answer found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -26,7 +31,8 @@ pub enum Verdict {
     NotJson,
     /// No answer to check: no text, or (tools) no tool call.
     Missing,
-    /// Longer than the bytes kept for the check: not checked.
+    /// Longer than the bytes kept for the check, or with more tool calls than kept: not
+    /// checked.
     TooLong,
     /// Text that does not match the pattern in full (`--structured-output regex`).
     RegexMismatch,
@@ -61,9 +67,12 @@ impl Verdict {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutputCheck {
     pub verdict: Verdict,
-    /// The function called (tools).
+    /// The function called (tools; the first call's, when the answer has several).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// The tool calls the answer had (tools; at most [`MAX_TOOL_CALLS`] + 1, the one over).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tool_calls: u32,
     /// What was wrong: the parser's error or the schema's first misfit (at most 200
     /// characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -73,6 +82,10 @@ pub struct OutputCheck {
     pub as_text: bool,
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 impl OutputCheck {
     /// The answer parsed as JSON (a JSON or tools run's `valid` or `schema_mismatch`).
     pub fn parsed_as_json(&self) -> bool {
@@ -80,14 +93,35 @@ impl OutputCheck {
     }
 }
 
+/// One tool call of an answer: the API's index, its function once named, its arguments.
+struct Call {
+    index: u64,
+    name: Option<String>,
+    args: String,
+}
+
 /// A request's answer, kept for its check while it streams in.
 pub struct Checker<'a> {
     spec: &'a StructuredOutput,
     text: String,
+    /// Bytes kept, the text's and every call's arguments together.
+    kept: usize,
     over: bool,
-    /// Tools: the first call's function, once named, and its index (a call came).
-    tool: Option<String>,
-    first: Option<u64>,
+    /// Tools: every call, in the order its first piece came.
+    calls: Vec<Call>,
+    /// Tools: a call came past the [`MAX_TOOL_CALLS`] kept.
+    too_many: bool,
+}
+
+/// `piece` appended to `to` when the bytes kept stay within [`MAX_CHECKED_BYTES`]; else
+/// `over` set.
+fn keep(to: &mut String, kept: &mut usize, over: &mut bool, piece: &str) {
+    if *kept + piece.len() > MAX_CHECKED_BYTES {
+        *over = true;
+    } else {
+        *kept += piece.len();
+        to.push_str(piece);
+    }
 }
 
 impl<'a> Checker<'a> {
@@ -95,17 +129,10 @@ impl<'a> Checker<'a> {
         Checker {
             spec,
             text: String::new(),
+            kept: 0,
             over: false,
-            tool: None,
-            first: None,
-        }
-    }
-
-    fn keep(&mut self, piece: &str) {
-        if self.text.len() + piece.len() > MAX_CHECKED_BYTES {
-            self.over = true;
-        } else {
-            self.text.push_str(piece);
+            calls: Vec::new(),
+            too_many: false,
         }
     }
 
@@ -118,29 +145,45 @@ impl<'a> Checker<'a> {
                 | StructuredOutput::Choice { .. }
         );
         if kept && !piece.is_empty() {
-            self.keep(piece);
+            keep(&mut self.text, &mut self.kept, &mut self.over, piece);
         }
     }
 
     /// A piece of tool call `index` (the API's own numbering: OpenAI's call index, Anthropic's
     /// content block, the Responses output item): its function's name where the event gives
-    /// it, and a piece of its arguments. Only the first call seen is checked.
+    /// it, and a piece of its arguments. Every call is kept, up to [`MAX_TOOL_CALLS`].
     pub fn tool_call(&mut self, index: u64, name: Option<&str>, args: &str) {
         if !matches!(self.spec, StructuredOutput::Tools { .. }) {
             return;
         }
-        if *self.first.get_or_insert(index) != index {
-            return;
+        // Pieces come call by call: the last call is nearly always the one.
+        let at = match self.calls.iter().rposition(|c| c.index == index) {
+            Some(at) => at,
+            None if self.calls.len() >= MAX_TOOL_CALLS => {
+                self.too_many = true;
+                return;
+            }
+            None => {
+                self.calls.push(Call {
+                    index,
+                    name: None,
+                    args: String::new(),
+                });
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[at];
+        if let (None, Some(n)) = (&call.name, name) {
+            call.name = Some(n.chars().take(MAX_WHY_CHARS).collect());
         }
-        if let (None, Some(n)) = (&self.tool, name) {
-            self.tool = Some(n.chars().take(MAX_WHY_CHARS).collect());
-        }
-        self.keep(args);
+        keep(&mut call.args, &mut self.kept, &mut self.over, args);
     }
 
     /// The verdict on the answer kept.
     pub fn finish(self) -> OutputCheck {
-        let tool = self.tool;
+        let tool = self.calls.first().and_then(|c| c.name.clone());
+        let tool_calls =
+            u32::try_from(self.calls.len() + usize::from(self.too_many)).unwrap_or(u32::MAX);
         let as_text = matches!(
             self.spec,
             StructuredOutput::Regex { .. } | StructuredOutput::Choice { .. }
@@ -148,6 +191,7 @@ impl<'a> Checker<'a> {
         let out = |verdict, why: Option<String>| OutputCheck {
             verdict,
             tool: tool.clone(),
+            tool_calls,
             why: why.map(|w| w.chars().take(MAX_WHY_CHARS).collect()),
             as_text,
         };
@@ -162,7 +206,11 @@ impl<'a> Checker<'a> {
                 Some(format!("over {MAX_CHECKED_BYTES} bytes")),
             );
         }
-        if (tools && self.first.is_none()) || (!tools && self.text.trim().is_empty()) {
+        if self.too_many {
+            let why = format!("over {MAX_TOOL_CALLS} tool calls");
+            return out(Verdict::TooLong, Some(why));
+        }
+        if (tools && self.calls.is_empty()) || (!tools && self.text.trim().is_empty()) {
             let why = if tools {
                 "no tool call"
             } else {
@@ -191,19 +239,45 @@ impl<'a> Checker<'a> {
             }
             _ => {}
         }
-        let value: serde_json::Value = match serde_json::from_str(&self.text) {
-            Ok(v) => v,
-            Err(e) => return out(Verdict::NotJson, Some(e.to_string())),
-        };
-        let Some(schema) = self.spec.schema_for(tool.as_deref()) else {
-            let name = tool.as_deref().unwrap_or("");
-            let why = format!("a call of '{name}', which is not one of the tools offered");
-            return out(Verdict::SchemaMismatch, Some(why));
-        };
-        match check(schema, &value) {
-            Ok(()) => out(Verdict::Valid, None),
-            Err(why) => out(Verdict::SchemaMismatch, Some(why)),
+        if !tools {
+            let (verdict, why) = check_json(self.spec, None, &self.text);
+            return out(verdict, why);
         }
+        // Every call: the answer's verdict is its first failing call's, named by its place.
+        let n = self.calls.len();
+        for (i, call) in self.calls.iter().enumerate() {
+            let (verdict, why) = check_json(self.spec, Some(call.name.as_deref()), &call.args);
+            if verdict != Verdict::Valid {
+                let why = why.map(|w| match n {
+                    1 => w,
+                    _ => format!("call {} of {n}: {w}", i + 1),
+                });
+                return out(verdict, why);
+            }
+        }
+        out(Verdict::Valid, None)
+    }
+}
+
+/// The verdict on `text` as JSON against the run's schema, or (`call`: `Some(name)`) against
+/// the parameters of the function named.
+fn check_json(
+    spec: &StructuredOutput,
+    call: Option<Option<&str>>,
+    text: &str,
+) -> (Verdict, Option<String>) {
+    let value: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return (Verdict::NotJson, Some(e.to_string())),
+    };
+    let Some(schema) = spec.schema_for(call.flatten()) else {
+        let name = call.flatten().unwrap_or("");
+        let why = format!("a call of '{name}', which is not one of the tools offered");
+        return (Verdict::SchemaMismatch, Some(why));
+    };
+    match check(schema, &value) {
+        Ok(()) => (Verdict::Valid, None),
+        Err(why) => (Verdict::SchemaMismatch, Some(why)),
     }
 }
 
@@ -250,12 +324,13 @@ mod tests {
         let mut c = Checker::new(&tools);
         c.tool_call(0, Some("get_weather"), "");
         c.tool_call(0, None, r#"{"city": "Oslo", "#);
-        c.tool_call(1, Some("get_weather"), "{");
+        c.tool_call(1, Some("convert_currency"), "{");
         c.tool_call(0, None, r#""unit": "celsius"}"#);
+        c.tool_call(1, None, r#""amount": 2, "from": "EUR", "to": "NOK"}"#);
         let v = c.finish();
         assert_eq!(
-            (v.verdict, v.tool.as_deref()),
-            (Verdict::Valid, Some("get_weather"))
+            (v.verdict, v.tool.as_deref(), v.tool_calls),
+            (Verdict::Valid, Some("get_weather"), 2)
         );
         let mut c = Checker::new(&tools);
         c.tool_call(0, Some("launch"), "{}");
@@ -263,6 +338,46 @@ mod tests {
         let mut c = Checker::new(&tools);
         c.content("{}");
         assert_eq!(c.finish().verdict, Verdict::Missing);
+    }
+
+    /// Issue 25: every tool call of an answer is checked, each against its own function: a
+    /// valid first call and an invalid second one make the answer invalid, named by the
+    /// call's place; a call of a function not offered anywhere in the answer too; calls past
+    /// the most kept make it `too_long`, never valid.
+    #[test]
+    fn issue_25_every_tool_call_of_an_answer_is_checked() {
+        let tools = StructuredOutput::builtin_tools();
+        let weather = r#"{"city": "Oslo", "unit": "celsius"}"#;
+        let answer = |calls: &[(&str, &str)]| {
+            let mut c = Checker::new(&tools);
+            for (i, (name, args)) in calls.iter().enumerate() {
+                let (head, tail) = args.split_at(args.len() / 2);
+                c.tool_call(i as u64, Some(name), head);
+                c.tool_call(i as u64, None, tail);
+            }
+            c.finish()
+        };
+        let v = answer(&[
+            ("get_weather", weather),
+            ("get_weather", r#"{"city": "Oslo"}"#),
+        ]);
+        assert_eq!((v.verdict, v.tool_calls), (Verdict::SchemaMismatch, 2));
+        let why = v.why.unwrap();
+        assert!(
+            why.starts_with("call 2 of 2: ") && why.contains("'unit'"),
+            "{why}"
+        );
+        let v = answer(&[("get_weather", weather), ("get_weather", r#"{"city": "#)]);
+        assert_eq!(v.verdict, Verdict::NotJson);
+        let v = answer(&[("get_weather", weather), ("launch", "{}")]);
+        assert_eq!(v.verdict, Verdict::SchemaMismatch);
+        let v = answer(&[("get_weather", weather), ("get_weather", weather)]);
+        assert_eq!((v.verdict, v.tool_calls), (Verdict::Valid, 2));
+        let many = vec![("get_weather", weather); MAX_TOOL_CALLS + 1];
+        let v = answer(&many);
+        assert_eq!(v.verdict, Verdict::TooLong);
+        assert_eq!(v.tool_calls as usize, MAX_TOOL_CALLS + 1);
+        assert_eq!(answer(&many[..MAX_TOOL_CALLS]).verdict, Verdict::Valid);
     }
 
     /// Issue 25 §5: a regex answer is valid when its whole text matches, a choice answer when

@@ -3,16 +3,20 @@
 //! `ttft_ms.percentiles.p99`).
 //!
 //! - a result: one row, its top-level figures (vLLM's keys, `label`, metadata) then every
-//!   `summary` key flattened (and a multi-LoRA run's `per_adapter.NAME.*`);
-//! - a sweep or an import: one row per step, its load value and every figure it has;
+//!   `summary` key flattened (and a multi-LoRA run's `per_adapter.NAME.*`: one row is one
+//!   run, so a table of runs stays a row each);
+//! - a sweep or an import: one row per step, its load value and every figure it has; when a
+//!   step has LoRA adapters, an `adapter` column after the load value (empty in the step's
+//!   row) and a row per adapter of the step after it, with that adapter's figures (the long
+//!   form, docs/metrics.md, "Multi-LoRA traffic");
 //! - `compare --format csv`: the same rows for each document, its file in the first column;
-//!   when a step has LoRA adapters, an `adapter` column after the load value (empty in the
-//!   step's row) and a row per adapter of the step after it, with that adapter's figures;
 //! - a records file: one row per request, each scalar field, and `itl_gaps_ms`, the gaps
 //!   between its output chunks (docs/metrics.md's ITL) separated by spaces.
 //!
 //! Every cell goes through `escape::csv_cell`: a label, metadata value or generated text
-//! starting with `=`, `+`, `-` or `@` is never run as a spreadsheet formula.
+//! starting with `=`, `+`, `-` or `@` is never run as a spreadsheet formula. An adapter's
+//! name (a cell, or part of a column's name) has its control characters made visible first
+//! (`escape::terminal_line`): the CSV is printed to a terminal too.
 
 use std::collections::BTreeMap;
 
@@ -20,7 +24,7 @@ use serde_json::Value;
 
 use crate::config::figure::FigureKey;
 use crate::measure::record::RequestRecord;
-use crate::render::escape::csv_cell;
+use crate::render::escape::{csv_cell, terminal_line};
 use crate::results::document::BenchResult;
 use crate::results::stats::itl_gaps_ns;
 use crate::views::model::View;
@@ -97,7 +101,10 @@ pub fn result(r: &BenchResult) -> String {
     }
     // A multi-LoRA run: each adapter's figures, `per_adapter.NAME.ttft_ms.mean`.
     if !r.per_adapter.is_empty() {
-        flatten("per_adapter", &serde_json::json!(r.per_adapter), &mut row);
+        let named: BTreeMap<String, Value> = (r.per_adapter.iter())
+            .map(|(name, f)| (terminal_line(name).into_owned(), serde_json::json!(f)))
+            .collect();
+        flatten("per_adapter", &serde_json::json!(named), &mut row);
     }
     if let Some(mix) = &r.mix {
         flatten("mix", &serde_json::json!(mix), &mut row);
@@ -111,12 +118,17 @@ pub fn result(r: &BenchResult) -> String {
     write(&head, &[cells])
 }
 
-/// A sweep's or an import's CSV: a row per step.
+/// A sweep's or an import's CSV: a row per step (and with LoRA adapters, an `adapter`
+/// column and a row per adapter of each step, as [`views`]).
 pub fn view(v: &View) -> String {
     let keys = metric_keys(std::slice::from_ref(v), None);
+    let adapters = v.steps().any(|s| !s.adapters.is_empty());
     let mut head = vec!["series".to_string(), "parameter".into(), "value".into()];
+    if adapters {
+        head.push("adapter".into());
+    }
     head.extend(keys.iter().map(FigureKey::name));
-    write(&head, &step_rows(v, &keys, false))
+    write(&head, &step_rows(v, &keys, adapters))
 }
 
 /// `compare --format csv`: a row per document and step, the document's file first, then the
@@ -185,7 +197,7 @@ fn step_rows(v: &View, keys: &[FigureKey], adapters: bool) -> Vec<Vec<String>> {
             rows.push(r.clone());
             for (name, f) in st.adapters.iter().filter(|_| adapters) {
                 r.truncate(3);
-                r.push(name.clone());
+                r.push(terminal_line(name).into_owned());
                 r.extend(cells(&f.metrics));
                 rows.push(r.clone());
             }

@@ -149,7 +149,14 @@ pub struct SimConfig {
     /// The share of structured answers (a schema's JSON, a tool call, a regex's match, a
     /// choice) that are invalid, by an exact rule (`structured.rs`). Default 0.
     pub invalid_output_rate: f64,
+    /// The tool calls of each streamed chat or Messages answer to a request offering tools, 1 to
+    /// [`MAX_TOOL_CALLS_PER_ANSWER`] (`structured.rs`; the invalid share stays per answer).
+    /// Default 1.
+    pub tool_calls_per_answer: u32,
 }
+
+/// The most tool calls the simulator makes in one answer.
+pub const MAX_TOOL_CALLS_PER_ANSWER: u32 = 16;
 
 /// The most adapters the simulator serves.
 pub const MAX_LORAS: usize = 1024;
@@ -215,6 +222,7 @@ impl Default for SimConfig {
             slots: None,
             priority_scheduling: false,
             invalid_output_rate: 0.0,
+            tool_calls_per_answer: 1,
         }
     }
 }
@@ -275,6 +283,13 @@ impl SimConfig {
         if !(0.0..=1.0).contains(&self.invalid_output_rate) {
             let rule = format!("must be between 0 and 1, got {}", self.invalid_output_rate);
             return Err(SimConfigError::setting("invalid_output_rate", rule));
+        }
+        if !(1..=MAX_TOOL_CALLS_PER_ANSWER).contains(&self.tool_calls_per_answer) {
+            let rule = format!(
+                "must be between 1 and {MAX_TOOL_CALLS_PER_ANSWER}, got {}",
+                self.tool_calls_per_answer
+            );
+            return Err(SimConfigError::setting("tool_calls_per_answer", rule));
         }
         self.limits.validate()?;
         if let Some(lora) = &self.lora {

@@ -1,7 +1,7 @@
-//! Structured answers of the simulated server (issue 25 §5): a chat request that asks for
-//! JSON of a schema (`response_format: {"type": "json_schema", ...}`) or for a tool call
-//! (`tools`) is answered with a document generated from the schema (or the called function's
-//! `parameters`), deterministic from (seed, request number), and split over the request's
+//! Structured answers of the simulated server (issue 25 §5): a chat (or completions) request
+//! that asks for JSON of a schema (`response_format: {"type": "json_schema", ...}`) or for a
+//! tool call (`tools`) is answered with a document generated from the schema (or the called
+//! function's `parameters`), deterministic from (seed, request number), and split over the request's
 //! tokens, so the schedule is the same as a text answer's.
 //!
 //! A configurable share of answers is invalid, by a rule with no randomness, so a test's
@@ -12,11 +12,14 @@
 //! a schema of an object). Every string and list the generator writes is bounded (a hostile
 //! schema gets a bounded answer, valid or not).
 //!
-//! The tool called is the request number modulo the tools offered.
+//! The tool called is the request number modulo the tools offered. A chat answer may make
+//! several calls (`--tool-calls-per-answer`): call `j` calls the next tool after call `j − 1`'s,
+//! each its own document over its share of the tokens; in an invalid answer only the last
+//! call is invalid, so the share of invalid answers stays exact.
 //!
-//! vLLM's guided decoding besides JSON ([`Guided`]): a chat request's `structured_outputs`
-//! (`regex`, `choice`; or the older `guided_regex`, `guided_choice`) is answered with a
-//! string built for request `n` ([`guided_answer`]): one of the choices, or a string built
+//! vLLM's guided decoding besides JSON ([`Guided`]): a chat or completions request's
+//! `structured_outputs` (`regex`, `choice`; or the older `guided_regex`, `guided_choice`) is
+//! answered with a string built for request `n` ([`guided_answer`]): one of the choices, or a string built
 //! from the pattern's syntax tree (`regex-syntax`'s HIR: each class's printable ASCII
 //! members first, each repetition its minimum plus up to 7 more, one branch of each
 //! alternation, look-arounds skipped, at most 4 KiB), checked against the compiled pattern.
@@ -56,14 +59,9 @@ pub(crate) fn asked(
     tools: Option<&Value>,
     n: u64,
 ) -> Option<Asked> {
-    if let Some(list) = tools.and_then(Value::as_array).filter(|l| !l.is_empty()) {
-        let t = &list[(n % list.len() as u64) as usize];
-        let f = t.get("function").unwrap_or(t);
-        let name = f.get("name").and_then(Value::as_str).unwrap_or("tool");
-        let schema = f.get("parameters").or_else(|| f.get("input_schema"));
-        let parameters = schema.cloned().unwrap_or(json!({}));
+    if let Some((name_json, parameters)) = tool_calls(tools, n, 1).pop() {
         return Some(Asked::Tool {
-            name_json: Value::from(name).to_string(),
+            name_json,
             parameters,
         });
     }
@@ -77,6 +75,65 @@ pub(crate) fn asked(
         Some("json_object") => Some(Asked::Json(json!({"type": "object"}))),
         _ => None,
     }
+}
+
+/// The functions of request `n`'s `calls` tool calls (`servebench sim
+/// --tool-calls-per-answer`): call `j` calls the tool `(n + j)` modulo the tools offered,
+/// each its name as JSON (escaped) and its parameters' schema; none when no tool is offered.
+pub(crate) fn tool_calls(tools: Option<&Value>, n: u64, calls: u32) -> Vec<(String, Value)> {
+    let Some(list) = tools.and_then(Value::as_array).filter(|l| !l.is_empty()) else {
+        return Vec::new();
+    };
+    (0..u64::from(calls))
+        .map(|j| {
+            let t = &list[(n.wrapping_add(j) % list.len() as u64) as usize];
+            let f = t.get("function").unwrap_or(t);
+            let name = f.get("name").and_then(Value::as_str).unwrap_or("tool");
+            let schema = f.get("parameters").or_else(|| f.get("input_schema"));
+            (
+                Value::from(name).to_string(),
+                schema.cloned().unwrap_or(json!({})),
+            )
+        })
+        .collect()
+}
+
+/// One tool call of an answer: its tokens `[first, end)` of the answer's, its function's
+/// name as JSON and its arguments' pieces.
+pub(crate) struct ToolCall {
+    pub(crate) first: u32,
+    pub(crate) end: u32,
+    pub(crate) name_json: String,
+    pub(crate) pieces: Pieces,
+}
+
+/// The `calls` tool calls of request `n`'s answer of `tokens` tokens (at most one per token,
+/// each over its share), the last one invalid when `bad` says so.
+pub(crate) fn tool_call_answer(
+    tools: Option<&Value>,
+    n: u64,
+    calls: u32,
+    seed: u64,
+    bad: Option<u64>,
+    tokens: u32,
+) -> Vec<ToolCall> {
+    let made = tool_calls(tools, n, calls.clamp(1, tokens.max(1)));
+    let count = made.len() as u64;
+    let at = |j: u64| (u64::from(tokens) * j / count.max(1)) as u32;
+    (made.into_iter().enumerate())
+        .map(|(j, (name_json, parameters))| {
+            let j = j as u64;
+            let (first, end) = (at(j), at(j + 1));
+            let bad = bad.filter(|_| j + 1 == count);
+            let pieces = Pieces::new(&parameters, seed.wrapping_add(j), n, bad, end - first);
+            ToolCall {
+                first,
+                end,
+                name_json,
+                pieces,
+            }
+        })
+        .collect()
 }
 
 /// The `k` of request `n` when it is an invalid one, at `rate` (parts per million).
@@ -239,7 +296,7 @@ pub(crate) enum Guided {
     Choice(Vec<String>),
 }
 
-/// The guided answer a chat request asks for (`structured_outputs.regex`/`.choice`, or the
+/// The guided answer a chat or completions request asks for (`structured_outputs.regex`/`.choice`, or the
 /// older top-level `guided_regex`/`guided_choice`), checked so it can be answered; `None`:
 /// none asked (a `grammar` or `json` is answered otherwise).
 pub(crate) fn guided(

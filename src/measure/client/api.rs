@@ -120,6 +120,10 @@ pub struct Parsed<'a> {
     pub tool_name: Option<Cow<'a, str>>,
     /// Which of the answer's tool calls the piece belongs to (OpenAI's `index`; 0: the first).
     pub tool_index: u64,
+    /// Pieces of further tool calls in the same event (an OpenAI delta's `tool_calls` list
+    /// past its first entry: a server may send several calls at once); bounded by the event's
+    /// size.
+    pub more_tool_calls: Vec<ToolPiece<'a>>,
     /// Tokens in this event when the protocol says so (TGI: 1; llama.cpp: `tokens.len()`).
     pub tokens: Option<u32>,
     /// Counts reported by the server in this event.
@@ -145,8 +149,20 @@ impl Parsed<'_> {
     /// True when the event carried output (answer or reasoning text, a tool call's
     /// arguments).
     pub fn has_output(&self) -> bool {
-        !self.content.is_empty() || !self.reasoning.is_empty() || !self.tool_args.is_empty()
+        !self.content.is_empty()
+            || !self.reasoning.is_empty()
+            || !self.tool_args.is_empty()
+            || self.more_tool_calls.iter().any(|c| !c.args.is_empty())
     }
+}
+
+/// A piece of one tool call: its index, its function's name where given, a piece of its
+/// arguments.
+#[derive(Debug, Default, PartialEq)]
+pub struct ToolPiece<'a> {
+    pub index: u64,
+    pub name: Option<Cow<'a, str>>,
+    pub args: Cow<'a, str>,
 }
 
 /// What a whole (non-streamed) answer said.

@@ -212,7 +212,8 @@ impl<'a> Stream<'a> {
         let p = api.parse(name, data)?;
         self.events += 1;
         if p.has_output() {
-            let bytes = (p.content.len() + p.reasoning.len() + p.tool_args.len()) as u64;
+            let more: usize = p.more_tool_calls.iter().map(|c| c.args.len()).sum();
+            let bytes = (p.content.len() + p.reasoning.len() + p.tool_args.len() + more) as u64;
             self.text_bytes = self.text_bytes.saturating_add(bytes);
             self.rec.chunk_ns.push(t);
             if !p.reasoning.is_empty() {
@@ -222,7 +223,7 @@ impl<'a> Stream<'a> {
             if !p.content.is_empty() {
                 self.rec.first_answer_ns.get_or_insert(t);
             }
-            if !p.tool_args.is_empty() {
+            if !p.tool_args.is_empty() || more > 0 {
                 self.rec.first_tool_call_ns.get_or_insert(t);
             }
             let tokens = p.tokens.map(u64::from).or_else(|| {
@@ -242,12 +243,18 @@ impl<'a> Stream<'a> {
                 self.keep_text(&p.reasoning);
                 self.keep_text(&p.content);
                 self.keep_text(&p.tool_args);
+                for c in &p.more_tool_calls {
+                    self.keep_text(&c.args);
+                }
             }
         }
         if let Some(c) = &mut self.check {
             c.content(&p.content);
             if p.tool_name.is_some() || !p.tool_args.is_empty() {
                 c.tool_call(p.tool_index, p.tool_name.as_deref(), &p.tool_args);
+            }
+            for m in &p.more_tool_calls {
+                c.tool_call(m.index, m.name.as_deref(), &m.args);
             }
         }
         if let Some(c) = p.cumulative_completion_tokens {

@@ -62,6 +62,9 @@ pub(super) fn lines(out: &mut String, result: &BenchResult) {
     if let Some(t) = st.mean_tool_call_tokens {
         line(out, "Tool-call tokens (mean):", format!("{t:.2}"));
     }
+    if let Some(n) = st.mean_tool_calls_per_answer {
+        line(out, "Tool calls per answer (mean):", format!("{n:.2}"));
+    }
     let ps = &result.config.metric_percentiles;
     let d = st.ttft_tool_call_ms.as_ref();
     distribution(out, "tool-call TTFT", "ms", d, ps);

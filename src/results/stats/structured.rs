@@ -2,7 +2,7 @@
 //! over the successful requests of a run that asked for a schema's JSON or a tool call, how
 //! many answers were checked, parsed as JSON and were valid against the schema (the share
 //! valid is vLLM's `correct_rate(%)`), by verdict; and for tool calls, the time to the first
-//! tool-call token and the argument tokens per call. A grammar's answers are not checked:
+//! tool-call token, the argument tokens per answer and the calls per answer. A grammar's answers are not checked:
 //! they are counted apart (`unchecked`), outside every share.
 
 use std::collections::BTreeMap;
@@ -45,6 +45,10 @@ pub struct StructuredFigures {
     /// Output tokens per request that answered with a tool call, mean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_tool_call_tokens: Option<f64>,
+    /// Tool calls per checked answer that had any, mean (an answer may call several
+    /// functions; each is checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_tool_calls_per_answer: Option<f64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -61,6 +65,9 @@ pub(super) struct StructuredSums {
     tool_calls: u64,
     tool_call_tokens: u128,
     ttft_tool_call: SampleSet,
+    /// Checked answers with a tool call, and their calls.
+    answers_with_calls: u64,
+    calls: u64,
 }
 
 impl StructuredSums {
@@ -70,6 +77,10 @@ impl StructuredSums {
             Some(c) if c.verdict == Verdict::Unchecked => self.unchecked += 1,
             Some(c) => {
                 self.checked += 1;
+                if c.tool_calls > 0 {
+                    self.answers_with_calls += 1;
+                    self.calls += u64::from(c.tool_calls);
+                }
                 self.json += u64::from(c.parsed_as_json());
                 self.valid += u64::from(c.verdict == Verdict::Valid);
                 *self
@@ -98,6 +109,8 @@ impl StructuredSums {
         self.tool_calls += other.tool_calls;
         self.tool_call_tokens += other.tool_call_tokens;
         self.ttft_tool_call.merge(other.ttft_tool_call);
+        self.answers_with_calls += other.answers_with_calls;
+        self.calls += other.calls;
     }
 
     pub(super) fn finish(self, ps: &[f64]) -> Option<StructuredFigures> {
@@ -117,6 +130,8 @@ impl StructuredSums {
             mean_tool_call_tokens: (self.tool_calls > 0)
                 .then(|| self.tool_call_tokens as f64 / self.tool_calls as f64),
             ttft_tool_call_ms: self.ttft_tool_call.finish(ps),
+            mean_tool_calls_per_answer: (self.answers_with_calls > 0)
+                .then(|| self.calls as f64 / self.answers_with_calls as f64),
         })
     }
 }

@@ -5,7 +5,8 @@
 //! The two request structs, their framers (`CompletionsFramer`, `ChatFramer`: the chat role
 //! chunk at `t0`, `reasoning_content` for the `sim_reasoning_tokens` extension; a streamed
 //! chat answer of a schema's JSON, of a tool call or of a regex's or choice's guided text,
-//! `StructuredFramer`, issue 25 §5) and the whole JSON answers, byte for byte as vLLM writes them (a whole answer is text even when
+//! `StructuredFramer`, issue 25 §5; a streamed completion of a schema's JSON or of guided text
+//! as its `text`) and the whole JSON answers, byte for byte as vLLM writes them (a whole answer is text even when
 //! structured output is asked).
 //!
 //! # What it must not touch
@@ -23,13 +24,13 @@ use serde_json::{json, Value};
 use super::common::{
     adapter, off_thread, parse_body, parse_large, reasoning_tokens, resolve_media_prompt,
     resolve_prompt, stream_answer, token_budget, wait_for_adapter, whole_answer, Answer, AppState,
-    ChatMessage, Finish, Reject,
+    ChatMessage, Finish, Gen, Reject,
 };
 use super::media::media_tokens;
 use crate::sim::http1::Arrival;
 use crate::sim::state::Shared;
 use crate::sim::stream::{Framer, ServerTimes};
-use crate::sim::structured::{self, Asked, Pieces};
+use crate::sim::structured::{self, Asked, Guided, Pieces};
 use crate::sim::text::TokenGen;
 
 #[derive(Deserialize, Default)]
@@ -91,12 +92,22 @@ struct CompletionRequest {
     ignore_eos: Option<bool>,
     /// vLLM's request priority (lower is served first).
     priority: Option<i64>,
+    /// Structured output on completions, as vLLM takes it there (issue 25 §5): a schema's
+    /// JSON (`response_format`), or guided decoding (`structured_outputs`, `guided_regex`,
+    /// `guided_choice`), answered as the chat endpoint answers them.
+    response_format: Option<Value>,
+    structured_outputs: Option<Value>,
+    guided_regex: Option<Value>,
+    guided_choice: Option<Value>,
 }
 
 struct CompletionsFramer {
     /// Everything of a content event up to the text.
     head: String,
     gen: TokenGen,
+    /// A structured answer's text (a schema's JSON, a regex's or choice's guided text), in
+    /// place of `gen`'s words.
+    pieces: Option<Pieces>,
     /// The usage event, when asked for.
     usage: Option<String>,
     /// The end of the last content event (carries the finish reason).
@@ -106,7 +117,10 @@ struct CompletionsFramer {
 impl Framer for CompletionsFramer {
     fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, last: bool) {
         out.extend_from_slice(self.head.as_bytes());
-        self.gen.push_text(out, start, end);
+        match &self.pieces {
+            Some(p) => p.push(out, start, end),
+            None => self.gen.push_text(out, start, end),
+        }
         out.extend_from_slice(if last {
             self.last_tail.as_bytes()
         } else {
@@ -129,12 +143,20 @@ pub(crate) async fn completions(
     body: Bytes,
 ) -> Answer {
     let req: CompletionRequest = parse_large(&body).await?;
+    let guided = structured::guided(
+        req.structured_outputs.as_ref(),
+        req.guided_regex.as_ref(),
+        req.guided_choice.as_ref(),
+    )
+    .map_err(Reject::BadRequest)?;
     let lora = adapter(&shared, &body)?;
     let budget = token_budget(&shared, "max_tokens", req.max_tokens)?;
     let ignore_eos = req.ignore_eos.unwrap_or(false);
     let mut r = resolve_prompt(&shared, t0, req.prompt.as_ref(), budget, ignore_eos)?;
     wait_for_adapter(&shared, &mut r, lora.as_deref());
     r.priority = req.priority.unwrap_or(0);
+    let stream = req.stream.unwrap_or(false);
+    let guided = guided_text(&shared, &mut r, guided.filter(|_| stream))?;
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
     let gen = TokenGen::new(shared.config.seed, r.n);
@@ -143,7 +165,17 @@ pub(crate) async fn completions(
     let created = r.created;
     let finish = r.finish.openai();
 
-    if req.stream.unwrap_or(false) {
+    if stream {
+        let pieces = match (guided, req.response_format.as_ref()) {
+            (Some(text), _) => Some(Pieces::from_text(&text, tokens)),
+            (None, format) => match structured::asked(format, None, r.n) {
+                Some(Asked::Json(schema)) => {
+                    let bad = invalid_share(&shared, r.n);
+                    Some(Pieces::new(&schema, shared.config.seed, r.n, bad, tokens))
+                }
+                _ => None,
+            },
+        };
         let usage = wants_usage(&shared, &req.stream_options).then(|| {
             format!(
                 "data: {{\"id\":\"{id}\",\"object\":\"text_completion\",\"created\":{created},\"model\":{model},\"choices\":[],\"usage\":{}",
@@ -159,6 +191,7 @@ pub(crate) async fn completions(
         let framer = CompletionsFramer {
             head,
             gen,
+            pieces,
             usage,
             last_tail,
         };
@@ -188,6 +221,32 @@ pub(crate) async fn completions(
         .to_string()
     })
     .await
+}
+
+/// Whether request `n` is one of the exact share answered invalid (`sim/structured.rs`).
+fn invalid_share(shared: &Shared, n: u64) -> Option<u64> {
+    structured::invalid(n, structured::ppm(shared.config.invalid_output_rate))
+}
+
+/// The text of a guided answer (streamed only; `sim/structured.rs`), which ends the answer:
+/// fewer tokens than the budget stop there.
+fn guided_text(
+    shared: &Shared,
+    r: &mut Gen,
+    guided: Option<Guided>,
+) -> Result<Option<String>, Reject> {
+    let Some(g) = guided else {
+        return Ok(None);
+    };
+    let bad = invalid_share(shared, r.n);
+    let text =
+        structured::guided_answer(&g, shared.config.seed, r.n, bad).map_err(Reject::BadRequest)?;
+    let chars = u32::try_from(text.chars().count().max(1)).unwrap_or(u32::MAX);
+    if chars < r.tokens {
+        r.tokens = chars;
+        r.finish = Finish::Stop;
+    }
+    Ok(Some(text))
 }
 
 fn usage_value(prompt: u64, cached: u64, completion: u32) -> Value {
@@ -293,17 +352,61 @@ impl Framer for ChatFramer {
     }
 }
 
-/// A chat answer of a schema's JSON or of a tool call (`sim/structured.rs`): each token's
-/// piece of the document as `content`, or as the call's `arguments` (its first event opens
+/// A chat answer of a schema's JSON or of tool calls (`sim/structured.rs`): each token's
+/// piece of the document as `content`, or as a call's `arguments` (its first event opens
 /// the call: `id`, `type` and the function's name, as vLLM streams it).
 struct StructuredFramer {
     head: String,
-    pieces: Pieces,
-    /// Tools: the call's opening (`"id":...,"type":"function",`) and its function's name
-    /// as JSON, written by its first event.
-    call: Option<(String, String)>,
+    answer: StructuredAnswer,
     usage: Option<String>,
     finish: &'static str,
+}
+
+enum StructuredAnswer {
+    /// A document or guided text as `content`.
+    Text(Pieces),
+    /// Tool calls, one after another, each over its share of the tokens.
+    Calls(Vec<Call>),
+}
+
+/// One tool call of a chat answer.
+struct Call {
+    /// Its first token and the one after its last, of the answer's.
+    first: u32,
+    end: u32,
+    /// Its opening (`"id":...,"type":"function",`) and its function's name as JSON, written
+    /// by its first event.
+    open: String,
+    name: String,
+    pieces: Pieces,
+}
+
+/// The `calls` tool calls of request `n`'s answer of `tokens` tokens
+/// (`structured::tool_call_answer`), each with its opening.
+fn tool_call_answer(
+    tools: Option<&Value>,
+    n: u64,
+    calls: u32,
+    seed: u64,
+    bad: Option<u64>,
+    tokens: u32,
+) -> Vec<Call> {
+    let made = structured::tool_call_answer(tools, n, calls, seed, bad, tokens);
+    (made.into_iter().enumerate())
+        .map(|(j, c)| {
+            let id = match j {
+                0 => format!("call_{n}"),
+                _ => format!("call_{n}_{j}"),
+            };
+            Call {
+                first: c.first,
+                end: c.end,
+                open: format!(r#""id":"{id}","type":"function","#),
+                name: c.name_json,
+                pieces: c.pieces,
+            }
+        })
+        .collect()
 }
 
 impl Framer for StructuredFramer {
@@ -312,30 +415,41 @@ impl Framer for StructuredFramer {
     }
 
     fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
-        out.extend_from_slice(self.head.as_bytes());
-        match &self.call {
-            None => out.extend_from_slice(br#"{"content":""#),
-            Some((open, name)) => {
-                out.extend_from_slice(br#"{"tool_calls":[{"index":0,"#);
-                if start == 0 {
-                    out.extend_from_slice(open.as_bytes());
-                }
-                out.extend_from_slice(br#""function":{"#);
-                if start == 0 {
-                    out.extend_from_slice(br#""name":"#);
-                    out.extend_from_slice(name.as_bytes());
-                    out.push(b',');
-                }
-                out.extend_from_slice(br#""arguments":""#);
+        let calls = match &self.answer {
+            StructuredAnswer::Text(pieces) => {
+                out.extend_from_slice(self.head.as_bytes());
+                out.extend_from_slice(br#"{"content":""#);
+                pieces.push(out, start, end);
+                out.extend_from_slice(br#""}"#);
+                out.extend_from_slice(CHAT_TAIL);
+                out.extend_from_slice(b"\n\n");
+                return;
             }
+            StructuredAnswer::Calls(calls) => calls,
+        };
+        // An event per call the chunk's tokens reach, as vLLM streams one call per delta.
+        for (j, c) in calls.iter().enumerate() {
+            let (s, e) = (start.max(c.first), end.min(c.end));
+            if s >= e {
+                continue;
+            }
+            out.extend_from_slice(self.head.as_bytes());
+            out.extend_from_slice(format!(r#"{{"tool_calls":[{{"index":{j},"#).as_bytes());
+            if s == c.first {
+                out.extend_from_slice(c.open.as_bytes());
+            }
+            out.extend_from_slice(br#""function":{"#);
+            if s == c.first {
+                out.extend_from_slice(br#""name":"#);
+                out.extend_from_slice(c.name.as_bytes());
+                out.push(b',');
+            }
+            out.extend_from_slice(br#""arguments":""#);
+            c.pieces.push(out, s - c.first, e - c.first);
+            out.extend_from_slice(br#""}}]}"#);
+            out.extend_from_slice(CHAT_TAIL);
+            out.extend_from_slice(b"\n\n");
         }
-        self.pieces.push(out, start, end);
-        out.extend_from_slice(match self.call {
-            None => &br#""}"#[..],
-            Some(_) => &br#""}}]}"#[..],
-        });
-        out.extend_from_slice(CHAT_TAIL);
-        out.extend_from_slice(b"\n\n");
     }
 
     fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes) {
@@ -373,21 +487,11 @@ pub(crate) async fn chat_completions(
     let mut r = resolve_media_prompt(&shared, t0, contents, media, budget, ignore_eos)?;
     wait_for_adapter(&shared, &mut r, lora.as_deref());
     r.priority = req.priority.unwrap_or(0);
-    // A guided answer (streamed only) ends with its text: fewer tokens than the budget stop.
-    let guided = match guided.filter(|_| req.stream.unwrap_or(false)) {
-        Some(g) => {
-            let bad = structured::invalid(r.n, structured::ppm(shared.config.invalid_output_rate));
-            let text = structured::guided_answer(&g, shared.config.seed, r.n, bad)
-                .map_err(Reject::BadRequest)?;
-            let chars = u32::try_from(text.chars().count().max(1)).unwrap_or(u32::MAX);
-            if chars < r.tokens {
-                r.tokens = chars;
-                r.finish = Finish::Stop;
-            }
-            Some(text)
-        }
-        None => None,
-    };
+    let guided = guided_text(
+        &shared,
+        &mut r,
+        guided.filter(|_| req.stream.unwrap_or(false)),
+    )?;
     let prompt_tokens = r.prompt_tokens;
     let tokens = r.tokens;
     let reasoning = reasoning_tokens(&shared, req.sim_reasoning_tokens, tokens);
@@ -410,8 +514,7 @@ pub(crate) async fn chat_completions(
         if let Some(text) = guided {
             let framer = StructuredFramer {
                 head,
-                pieces: Pieces::from_text(&text, tokens),
-                call: None,
+                answer: StructuredAnswer::Text(Pieces::from_text(&text, tokens)),
                 usage,
                 finish,
             };
@@ -420,21 +523,21 @@ pub(crate) async fn chat_completions(
         let asked = structured::asked(req.response_format.as_ref(), req.tools.as_ref(), r.n);
         if let Some(asked) = asked {
             let seed = shared.config.seed;
-            let bad = structured::invalid(r.n, structured::ppm(shared.config.invalid_output_rate));
-            let (schema, call, finish) = match asked {
-                Asked::Json(schema) => (schema, None, finish),
-                Asked::Tool {
-                    name_json,
-                    parameters,
-                } => {
-                    let open = format!(r#""id":"call_{}","type":"function","#, r.n);
-                    (parameters, Some((open, name_json)), "tool_calls")
+            let bad = invalid_share(&shared, r.n);
+            let (answer, finish) = match asked {
+                Asked::Json(schema) => (
+                    StructuredAnswer::Text(Pieces::new(&schema, seed, r.n, bad, tokens)),
+                    finish,
+                ),
+                Asked::Tool { .. } => {
+                    let calls = shared.config.tool_calls_per_answer;
+                    let made = tool_call_answer(req.tools.as_ref(), r.n, calls, seed, bad, tokens);
+                    (StructuredAnswer::Calls(made), "tool_calls")
                 }
             };
             let framer = StructuredFramer {
                 head,
-                pieces: Pieces::new(&schema, seed, r.n, bad, tokens),
-                call,
+                answer,
                 usage,
                 finish,
             };

@@ -9,7 +9,8 @@
 //! Responses: `response.created` at `t0`; `response.reasoning_text.delta` then
 //! `response.output_text.delta` events, numbered by `sequence_number`; `response.completed`
 //! with the usage. Structured output (`sim/structured.rs`, streamed only): Messages answers
-//! `tools` with one `tool_use` block (`MessagesToolFramer`); Responses answers `text.format`'s
+//! `tools` with a `tool_use` block per call (`MessagesToolFramer`; one, or
+//! `--tool-calls-per-answer`); Responses answers `text.format`'s
 //! schema in its `output_text` deltas and `tools` with a `function_call` item and its
 //! `response.function_call_arguments.delta` events.
 //!
@@ -27,7 +28,7 @@ use super::common::{
 };
 use crate::sim::http1::Arrival;
 use crate::sim::stream::{Framer, ServerTimes};
-use crate::sim::structured::{self, Asked, Pieces};
+use crate::sim::structured::{self, Asked, Pieces, ToolCall};
 use crate::sim::text::TokenGen;
 
 /// Appends one typed SSE event: `event: KIND` and its `data:` line.
@@ -63,29 +64,61 @@ struct MessagesRequest {
 /// `input_json_delta` events carry each token's piece of the arguments.
 struct MessagesToolFramer {
     start: String,
-    block: String,
-    pieces: Pieces,
+    /// The request's number (the blocks' ids) and its calls, a `tool_use` block each
+    /// (`servebench sim --tool-calls-per-answer`).
+    n: u64,
+    calls: Vec<ToolCall>,
     tokens: u32,
+}
+
+impl MessagesToolFramer {
+    /// The `content_block_start` of call `j`'s `tool_use` block.
+    fn block(&self, j: usize) -> String {
+        let n = self.n;
+        let id = match j {
+            0 => format!("toolu_{n}"),
+            _ => format!("toolu_{n}_{j}"),
+        };
+        let name_json = self
+            .calls
+            .get(j)
+            .map_or("\"tool\"", |c| c.name_json.as_str());
+        format!(
+            r#"{{"type":"content_block_start","index":{j},"content_block":{{"type":"tool_use","id":"{id}","name":{name_json},"input":{{}}}}}}"#
+        )
+    }
 }
 
 impl Framer for MessagesToolFramer {
     fn preamble(&mut self) -> Option<Bytes> {
         let mut out = Vec::new();
         event(&mut out, "message_start", &self.start);
-        event(&mut out, "content_block_start", &self.block);
+        event(&mut out, "content_block_start", &self.block(0));
         Some(Bytes::from(out))
     }
 
     fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
-        let data = format!(
-            r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"input_json_delta","partial_json":"{}"}}}}"#,
-            self.pieces.text(start, end)
-        );
-        event(out, "content_block_delta", &data);
+        for (j, c) in self.calls.iter().enumerate() {
+            let (s, e) = (start.max(c.first), end.min(c.end));
+            if s >= e {
+                continue;
+            }
+            if j > 0 && s == c.first {
+                // The previous call's block ends where this one's starts.
+                MessagesFramer::block_stop(out, j as u32 - 1);
+                event(out, "content_block_start", &self.block(j));
+            }
+            let data = format!(
+                r#"{{"type":"content_block_delta","index":{j},"delta":{{"type":"input_json_delta","partial_json":"{}"}}}}"#,
+                c.pieces.text(s - c.first, e - c.first)
+            );
+            event(out, "content_block_delta", &data);
+        }
     }
 
     fn trailer(&mut self, out: &mut Vec<u8>, _times: &ServerTimes) {
-        MessagesFramer::block_stop(out, 0);
+        let last = self.calls.len().saturating_sub(1) as u32;
+        MessagesFramer::block_stop(out, last);
         let data = format!(
             r#"{{"type":"message_delta","delta":{{"stop_reason":"tool_use","stop_sequence":null}},"usage":{{"output_tokens":{}}}}}"#,
             self.tokens
@@ -208,20 +241,20 @@ pub(crate) async fn messages(State(shared): AppState, Arrival(t0): Arrival, body
         let start = format!(
             r#"{{"type":"message_start","message":{{"id":"{id}","type":"message","role":"assistant","model":{model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":{prompt_tokens},"cache_read_input_tokens":{cached},"output_tokens":1}}}}}}"#
         );
-        if let Some(Asked::Tool {
-            name_json,
-            parameters,
-        }) = structured::asked(None, req.tools.as_ref(), r.n)
-        {
+        if let Some(Asked::Tool { .. }) = structured::asked(None, req.tools.as_ref(), r.n) {
             let bad = structured::invalid(r.n, structured::ppm(shared.config.invalid_output_rate));
-            let n = r.n;
-            let block = format!(
-                r#"{{"type":"content_block_start","index":0,"content_block":{{"type":"tool_use","id":"toolu_{n}","name":{name_json},"input":{{}}}}}}"#
-            );
+            let (n, calls) = (r.n, shared.config.tool_calls_per_answer);
             let framer = MessagesToolFramer {
                 start,
-                block,
-                pieces: Pieces::new(&parameters, shared.config.seed, n, bad, tokens),
+                n,
+                calls: (structured::tool_call_answer(
+                    req.tools.as_ref(),
+                    n,
+                    calls,
+                    shared.config.seed,
+                    bad,
+                    tokens,
+                )),
                 tokens,
             };
             return stream_answer(shared, &r, framer).await;

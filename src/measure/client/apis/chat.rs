@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::completions::{parse_openai, stream_options};
+use super::completions::{json_schema_format, parse_openai, stream_options};
 use crate::config::structured::{StructuredOutput, Tool};
 use crate::measure::client::api::{
     messages, Answer, Api, BodySpec, EventError, Parsed, Part, Streamed,
@@ -56,9 +56,7 @@ impl Api for OpenAiChat {
         }
         match s {
             StructuredOutput::Json { schema } => {
-                body["response_format"] = json!({"type": "json_schema", "json_schema": {
-                    "name": "servebench", "schema": schema, "strict": true
-                }});
+                body["response_format"] = json_schema_format(schema);
             }
             StructuredOutput::Tools { tools } => {
                 body["tools"] = tools.iter().map(Tool::openai).collect();

@@ -2,16 +2,18 @@
 //! and the reading of an OpenAI stream event that the chat API shares ([`parse_openai`]:
 //! text or delta, reasoning, usage, vLLM's continuous usage and per-request `metrics`,
 //! llama.cpp's `timings`, the end of the answer). The common event takes the serde-free path
-//! of `fast_event.rs` first.
+//! of `fast_event.rs` first. Structured output goes in the body's own fields, as on vLLM's
+//! completions endpoint: `structured_outputs` (or `guided_*`) and `response_format`.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::config::structured::StructuredOutput;
 use crate::measure::client::api::{
-    cached_in, malformed, reasoning_in, server_error, text_only, Answer, Api, BodySpec, EventError,
-    Parsed, Streamed, Usage,
+    cached_in, malformed, reasoning_in, server_error, text_only, unsendable, Answer, Api, BodySpec,
+    EventError, Parsed, Streamed, ToolPiece, Usage,
 };
 use crate::measure::client::usage::Reported;
 
@@ -128,12 +130,21 @@ pub(super) fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, EventError> 
                 .reasoning_content
                 .or(delta.reasoning)
                 .unwrap_or_default();
-            let call = delta.tool_calls.and_then(|c| c.into_iter().next());
-            if let Some((index, f)) = call.and_then(|c| Some((c.index, c.function?))) {
+            // Every call of the delta: the first in the event's own fields, the rest after.
+            let mut calls = (delta.tool_calls.into_iter().flatten())
+                .filter_map(|c| Some((c.index, c.function?)));
+            if let Some((index, f)) = calls.next() {
                 parsed.tool_index = index;
                 parsed.tool_name = f.name;
                 parsed.tool_args = f.arguments.unwrap_or_default();
             }
+            parsed.more_tool_calls = calls
+                .map(|(index, f)| ToolPiece {
+                    index,
+                    name: f.name,
+                    args: f.arguments.unwrap_or_default(),
+                })
+                .collect();
         }
         // A usage object on a chunk that has choices is vLLM's continuous usage (or
         // llama.cpp's usage on its finish chunk): cumulative.
@@ -168,6 +179,31 @@ impl Api for OpenAiCompletions {
     fn answer(&self) -> Answer<'_> {
         Answer::Streamed(self)
     }
+    /// As vLLM's own structured-output benchmark sends it on completions (issue 25 §5): a
+    /// regex, choice or grammar in `structured_outputs` (or the older `guided_*` field), a
+    /// schema as `response_format` (vLLM's completions endpoint reads it as the chat one
+    /// does); tools are a chat field, refused when the run is configured.
+    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+        if let Some((field, value)) = s.guided_field() {
+            body[field.as_str()] = value;
+            return Ok(());
+        }
+        match s {
+            StructuredOutput::Json { schema } => {
+                body["response_format"] = json_schema_format(schema);
+                Ok(())
+            }
+            _ => Err(unsendable(&format!("--structured-output {}", s.kind()))),
+        }
+    }
+}
+
+/// OpenAI's `response_format` asking for JSON of `schema` (`json_schema`, strict), as both
+/// OpenAI APIs send it.
+pub(super) fn json_schema_format(schema: &Value) -> Value {
+    json!({"type": "json_schema", "json_schema": {
+        "name": "servebench", "schema": schema, "strict": true
+    }})
 }
 
 impl Streamed for OpenAiCompletions {
@@ -258,6 +294,25 @@ mod tests {
                 .unwrap();
             assert_eq!(odd.request_metrics, None);
         }
+    }
+
+    /// Issue 25: a delta carrying several tool calls at once gives every one of them: the
+    /// first in the event's own fields, the others in `more_tool_calls`, each its index,
+    /// name and arguments.
+    #[test]
+    fn issue_25_every_tool_call_of_a_delta_is_read() {
+        let data = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"index":1,"id":"b","type":"function","function":{"name":"g","arguments":"{\"x\":1}"}}]}}]}"#;
+        let p = parse_openai(data).unwrap();
+        assert_eq!(
+            (p.tool_index, p.tool_name.as_deref(), p.tool_args.as_ref()),
+            (0, Some("f"), "{}")
+        );
+        let more = ToolPiece {
+            index: 1,
+            name: Some("g".into()),
+            args: r#"{"x":1}"#.into(),
+        };
+        assert_eq!(p.more_tool_calls, vec![more]);
     }
 
     /// The completions API takes a prompt: media parts are refused by name, never dropped.
