@@ -288,10 +288,16 @@ pub struct RequestRecord {
     /// Bytes of the request's body as sent, for a request with media; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_bytes: Option<u64>,
-    /// For a request with media over the lean transport: when the request's last byte was
-    /// handed to its connection (the upload is `sent_ns`..this); absent otherwise.
+    /// For a request with media: when its last byte was handed to its connection (lean
+    /// transport) or its body's last piece to the HTTP library (reqwest, HTTPS); absent
+    /// otherwise. The upload is `upload_start_ns` (or `sent_ns`)..this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upload_end_ns: Option<u64>,
+    /// For a request with media over reqwest (HTTPS): when its body's first piece was taken,
+    /// after the connection was up and the head written. Absent over the lean transport,
+    /// whose upload starts at `sent_ns` (after the connect).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_start_ns: Option<u64>,
     /// Prompt tokens and where the count came from.
     pub prompt_tokens: Option<u64>,
     pub prompt_tokens_source: Option<TokenSource>,

@@ -6,6 +6,7 @@
 //! doc of `super`); nothing here builds a body or finishes a record.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -16,6 +17,7 @@ use tokio::time::{Instant, Sleep};
 use super::api::{Answer, EventError, Whole};
 use super::body::{lean_failure, Body};
 use super::stream::Stream;
+use super::upload::{Taken, Timed};
 use super::{http1, Client, Limits, Written};
 use crate::config::url::redact_url;
 use crate::measure::clock::Clock;
@@ -48,7 +50,16 @@ impl Client {
             () = &mut wait => return if first_byte < end { no_first_byte(limits.first_byte) } else { timed_out(limit) },
         };
         let mut body = match opened {
-            Ok(body) => body,
+            Ok((body, taken)) => {
+                // A request with media over reqwest: its upload, as its body's pieces were
+                // taken (`upload.rs`).
+                if let Some(t) = taken {
+                    let rec = &mut state.rec;
+                    rec.upload_start_ns = t.first.get().map(|&i| clock.ns_at(i));
+                    rec.upload_end_ns = t.last.get().map(|&i| clock.ns_at(i));
+                }
+                body
+            }
             Err(failure) => return failure,
         };
         if let Body::Lean(r) = &body {
@@ -300,17 +311,19 @@ impl Client {
     }
 
     /// Sends the request, with its own `header` (a mix class's tenant) where it has one,
-    /// over either transport, up to the response head.
+    /// over either transport, up to the response head; over reqwest a request with media is
+    /// sent as a [`Timed`] body, whose hand-overs come back with it.
     async fn open(
         &self,
         (request, header): (Vec<u8>, Option<&(String, String)>),
         written: Written<'_>,
         state: &mut Stream<'_>,
-    ) -> Result<Body, Outcome> {
+    ) -> Result<(Body, Option<Arc<Taken>>), Outcome> {
         // This request's own header: its id (one line, formatted once per request).
         let id = (self.ids.as_ref()).zip(state.rec.request_id.as_deref());
         let retried = &mut state.rec.connection_retries;
         let head = header.map_or(String::new(), |(k, v)| format!("{k}: {v}\r\n"));
+        let media = state.rec.request_bytes.is_some();
         match &self.lean {
             Some(lean) => {
                 let mut head = head;
@@ -318,18 +331,20 @@ impl Client {
                     head.push_str(&ids.head_lines(id));
                 }
                 match (lean.post_noting(&request, head.as_bytes(), retried, written)).await {
-                    Ok(r) => Ok(Body::Lean(r)),
+                    Ok(r) => Ok((Body::Lean(r), None)),
                     Err(e) => Err(lean_failure(e)),
                 }
             }
-            None => match Box::pin(self.send_reqwest(request, header, id, written)).await {
-                Ok(r) => Ok(Body::Reqwest(r, Bytes::new())),
-                Err(e) => {
-                    // reqwest's message names the URL, which may hold credentials.
-                    let e = e.without_url();
-                    Err(Outcome::failed(classify(&e), describe(&e)))
+            None => {
+                match Box::pin(self.send_reqwest((request, media), header, id, written)).await {
+                    Ok((r, taken)) => Ok((Body::Reqwest(r, Bytes::new()), taken)),
+                    Err(e) => {
+                        // reqwest's message names the URL, which may hold credentials.
+                        let e = e.without_url();
+                        Err(Outcome::failed(classify(&e), describe(&e)))
+                    }
                 }
-            },
+            }
         }
     }
 
@@ -338,12 +353,18 @@ impl Client {
     /// written), and one that did may have reached the server.
     async fn send_reqwest(
         &self,
-        body: Vec<u8>,
+        (body, media): (Vec<u8>, bool),
         header: Option<&(String, String)>,
         id: Option<(&super::RequestIds, &str)>,
         w: Written<'_>,
-    ) -> reqwest::Result<Response> {
+    ) -> reqwest::Result<(Response, Option<Arc<Taken>>)> {
         w.inspect(|w| w());
+        let (body, taken) = if media {
+            let (timed, taken) = Timed::new(body);
+            (reqwest::Body::wrap(timed), Some(taken))
+        } else {
+            (reqwest::Body::from(body), None)
+        };
         let mut req = self.http.post(&self.target).body(body);
         if let Some((k, v)) = header {
             req = req.header(k.as_str(), v.as_str());
@@ -354,7 +375,7 @@ impl Client {
                 req = req.header("traceparent", crate::measure::traceid::traceparent(id));
             }
         }
-        req.send().await
+        Ok((req.send().await?, taken))
     }
 }
 

@@ -33,6 +33,7 @@ mod http1;
 mod reasoning;
 mod scrub;
 mod stream;
+mod upload;
 pub mod usage;
 
 use std::sync::atomic::{AtomicU64, Ordering};

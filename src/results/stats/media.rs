@@ -42,7 +42,8 @@ pub struct MediaSummary {
     pub media_tokens_per_video: Option<f64>,
     /// Bytes of each request's body as sent.
     pub request_bytes: Option<Distribution>,
-    /// Upload time, ms: the request's first byte written to its last (lean transport only).
+    /// Upload time, ms: the request's first byte written to its last (lean transport), or its
+    /// body's first piece taken to its last (HTTPS; `measure::client::upload`).
     pub upload_ms: Option<Distribution>,
     /// What building the run's images cost, before the load started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,8 +204,9 @@ impl MediaSums {
         self.videos += videos;
         self.bytes.add(bytes as f64);
         if let Some(end) = r.upload_end_ns {
+            let start = r.upload_start_ns.unwrap_or(r.sent_ns);
             self.upload
-                .add(end.saturating_sub(r.sent_ns) as f64 * k / NS_PER_MS);
+                .add(end.saturating_sub(start) as f64 * k / NS_PER_MS);
         }
         if let Some(media) = media_tokens(r) {
             self.known += 1;
