@@ -95,9 +95,11 @@ async fn issue_27_a_saved_join_puts_the_simulators_queue_and_prefill_in_the_repo
         row[i].to_string()
     };
     assert_eq!(cell("join.matched"), "12");
-    let i = j.parts.iter().position(|p| p.name == "prefill").unwrap();
-    let mean: f64 = cell(&format!("join.parts.{i}.mean_ms")).parse().unwrap();
+    // Each part under its name, whatever its place in the list.
+    let mean: f64 = cell("join.parts.prefill.mean_ms").parse().unwrap();
     assert!((mean - TTFT_MS).abs() < 1e-9, "{mean}");
+    assert_eq!(cell("join.parts.queue.count"), "12");
+    assert!(!head.iter().any(|c| c.ends_with(".name")), "{head:?}");
     let html = stdout_of(&["report", path_str(&result), "--format", "html"]);
     assert!(html.contains("account (join)") && html.contains("40.000 / 40.000 / 40.000"));
 }

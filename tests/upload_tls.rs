@@ -10,9 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use servebench::config::media::{MmBucket, MmLimit, MmSpec};
-use servebench::config::{
-    BackendKind, Dataset, LoadSpec, Metric, RequestRate, RunConfig, WorkloadSpec,
-};
+use servebench::config::{BackendKind, Dataset};
 use servebench::sim::{self, SimConfig};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::rustls::pki_types::pem::PemObject;
@@ -85,29 +83,13 @@ async fn issue_25_an_upload_over_https_is_timed_inside_the_request() {
             probability: 1.0,
         }],
     };
-    let run = RunConfig {
-        backend,
-        endpoint: backend.default_endpoint().into(),
-        base_url: format!("https://127.0.0.1:{port}"),
-        insecure: true,
-        load: LoadSpec {
-            num_prompts: n,
-            max_concurrency: Some(2),
-            request_rate: RequestRate::PerSecond(20.0),
-            timeout_s: 60.0,
-            ..LoadSpec::default()
-        },
-        workload: WorkloadSpec {
-            dataset: Dataset::RandomMm {
-                input_len: 16,
-                output_len: Some(4),
-                range_ratio: 0.0,
-                mm,
-            },
-            tokenizer: None,
-        },
-        percentile_metrics: Metric::ALL.to_vec(),
-        ..RunConfig::default()
+    let mut run = common::run_config(format!("https://127.0.0.1:{port}"), backend, n, 2, 16, 4);
+    run.insecure = true;
+    run.workload.dataset = Dataset::RandomMm {
+        input_len: 16,
+        output_len: Some(4),
+        range_ratio: 0.0,
+        mm,
     };
     let dir = tempfile::tempdir().unwrap();
     let (result, records) = common::execute(run, dir.path(), "result.json", false).await;

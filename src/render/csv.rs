@@ -109,10 +109,19 @@ pub fn result(r: &BenchResult) -> String {
     if let Some(mix) = &r.mix {
         flatten("mix", &serde_json::json!(mix), &mut row);
     }
-    // A saved join (`join --save`): `join.matched`, `join.parts.3.mean_ms` (the part's name
-    // in `join.parts.3.name`).
+    // A saved join (`join --save`): `join.matched`, and each part of the TTFT split under
+    // its name, `join.parts.queue.mean_ms`.
     if let Some(j) = &r.join {
-        flatten("join", &serde_json::json!(j), &mut row);
+        let mut v = serde_json::json!(j);
+        let named: serde_json::Map<String, Value> = (j.parts.iter())
+            .map(|p| {
+                let mut figures = serde_json::json!(p);
+                figures.as_object_mut().map(|o| o.remove("name"));
+                (p.name.clone(), figures)
+            })
+            .collect();
+        v["parts"] = Value::Object(named);
+        flatten("join", &v, &mut row);
     }
     let (head, cells): (Vec<String>, Vec<String>) = row.into_iter().unzip();
     write(&head, &[cells])

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::completions::{json_schema_format, parse_openai, stream_options};
+use super::completions::{parse_openai, stream_options, OpenAiCompletions};
 use crate::config::structured::{StructuredOutput, Tool};
 use crate::measure::client::api::{
     messages, Answer, Api, BodySpec, EventError, Parsed, Part, Streamed,
@@ -46,25 +46,16 @@ impl Api for OpenAiChat {
     fn takes_messages(&self) -> bool {
         true
     }
-    /// A schema as `response_format` (`json_schema`, strict); tools as `tools` with
-    /// `tool_choice: "required"`, so every answer is a call; a regex, choice or grammar in
-    /// vLLM's `structured_outputs` field (or its older `guided_*` field).
+    /// Tools as `tools` with `tool_choice: "required"`, so every answer is a call; the rest
+    /// as completions sends it (a schema as `response_format`, a regex, choice or grammar in
+    /// vLLM's `structured_outputs` field or its older `guided_*` field).
     fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
-        if let Some((field, value)) = s.guided_field() {
-            body[field.as_str()] = value;
+        if let StructuredOutput::Tools { tools } = s {
+            body["tools"] = tools.iter().map(Tool::openai).collect();
+            body["tool_choice"] = json!("required");
             return Ok(());
         }
-        match s {
-            StructuredOutput::Json { schema } => {
-                body["response_format"] = json_schema_format(schema);
-            }
-            StructuredOutput::Tools { tools } => {
-                body["tools"] = tools.iter().map(Tool::openai).collect();
-                body["tool_choice"] = json!("required");
-            }
-            _ => {}
-        }
-        Ok(())
+        OpenAiCompletions.structured(body, s)
     }
 }
 
