@@ -320,3 +320,39 @@ fn issue_25_bad_transcription_input_is_one_line_naming_it() {
         }
     }
 }
+
+/// Issue 25: a jsonl line without audio is refused when the workload is built, not per request
+/// at send time: one line naming the file and the line, exit 2, nothing sent.
+#[test]
+fn issue_25_an_audio_less_line_is_refused_before_the_load() {
+    let dir = tempfile::tempdir().unwrap();
+    clips(dir.path());
+    let jsonl = dir.path().join("half.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"audio\": \"a.wav\"}\n{\"prompt\": \"no clip here\"}\n",
+    )
+    .unwrap();
+    let out = servebench()
+        .args([
+            "run",
+            "--num-prompts",
+            "2",
+            "--quiet",
+            "--sim-preset",
+            "exact",
+        ])
+        .args(["--backend", "openai-audio", "--tokenizer", "cl100k_base"])
+        .args(["--dataset-name", "jsonl", "--dataset-path"])
+        .arg(&jsonl)
+        .arg("--result-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    for s in ["half.jsonl", "line 2", "\"audio\"", "openai-audio"] {
+        assert!(err.contains(s), "{s}: {err}");
+    }
+}
