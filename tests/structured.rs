@@ -814,6 +814,42 @@ fn issue_25_the_report_shows_the_guided_kind() {
     );
 }
 
+/// Issue 25: a choice may hold a comma when the choices are a JSON array: against the exact
+/// simulator every answer is one of them, "yes, sir" among them, and judged valid.
+#[test]
+fn issue_25_a_choice_with_a_comma_is_answered_and_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = servebench()
+        .args(["run", "--backend", "openai-chat", "--sim-preset", "exact"])
+        .args([
+            "--num-prompts",
+            "8",
+            "--max-concurrency",
+            "2",
+            "--output-len",
+            "12",
+        ])
+        .args(["--no-tui", "--structured-output", "choice"])
+        .args(["--structured-output-choices", r#"["yes, sir", "no"]"#])
+        .args(["--result-filename", "c.json", "--result-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{report}\n{err}");
+    assert!(report.contains(r#"one of ["yes, sir", "no"]"#), "{report}");
+    assert!(report.contains("8 (100.00%)"), "{report}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("c.json")).unwrap()).unwrap();
+    assert_eq!(
+        doc["config"]["structured"]["choices"],
+        serde_json::json!(["yes, sir", "no"]),
+        "{}",
+        doc["config"]["structured"]
+    );
+}
+
 /// Issue 25 §5: --structured-output-legacy-fields sends vLLM's older top-level field
 /// (`guided_choice`) instead of `structured_outputs`: with `structured_outputs` nulled
 /// through --extra-body, the simulator still answers the choices from `guided_choice`, so
