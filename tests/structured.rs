@@ -898,7 +898,20 @@ async fn issue_25_the_older_guided_fields_are_sent_on_request() {
 /// answer), its tokens the server's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue_25_every_tool_call_of_an_answer_is_checked_against_the_exact_simulator() {
-    for backend in [BackendKind::OpenaiChat, BackendKind::AnthropicMessages] {
+    every_tool_call_checked(&[BackendKind::OpenaiChat, BackendKind::AnthropicMessages]).await;
+}
+
+/// Issue 25: the simulator's Responses API answers several tool calls, a `function_call`
+/// output item each (told apart by `output_index` and `item_id`), and servebench's Responses
+/// client reads each: the same exact counts as chat's and Messages'.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_25_every_tool_call_of_a_responses_answer_is_checked() {
+    every_tool_call_checked(&[BackendKind::OpenaiResponses]).await;
+}
+
+/// The 2-calls-per-answer run of the two tests above on each of `backends`.
+async fn every_tool_call_checked(backends: &[BackendKind]) {
+    for &backend in backends {
         let sim_cfg = SimConfig {
             ttft: Duration::from_millis(TTFT_MS as u64),
             itl: Duration::from_millis(2),
