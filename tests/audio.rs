@@ -249,7 +249,9 @@ async fn issue_25_a_refused_transcription_is_a_failed_record_with_its_cause() {
 
 /// Issue 25 §3: bad input is one line naming what is wrong, exit 2, before a request is
 /// sent: a jsonl line's WAV that is missing or not a WAV (naming the file and its line), a
-/// dataset that brings no audio, `--audio-duration-s` where no clip is made or out of bounds.
+/// dataset that brings no audio, `--audio-duration-s` where no clip is made or out of bounds;
+/// a jsonl line without audio, refused when the workload is built (not per request at send
+/// time).
 #[test]
 fn issue_25_bad_transcription_input_is_one_line_naming_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -263,7 +265,13 @@ fn issue_25_bad_transcription_input_is_one_line_naming_it() {
     let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
     let jsonl = jsonl.to_string_lossy().into_owned();
     let missing = path("missing.jsonl");
-    let cases: [(Vec<&str>, &[&str]); 6] = [
+    let half = path("half.jsonl");
+    std::fs::write(&half, "{\"audio\": \"a.wav\"}\n{\"prompt\": \"no clip\"}\n").unwrap();
+    let cases: [(Vec<&str>, &[&str]); 7] = [
+        (
+            vec!["--dataset-name", "jsonl", "--dataset-path", &half],
+            &["half.jsonl", "line 2", "\"audio\"", "openai-audio"],
+        ),
         (
             vec!["--dataset-name", "jsonl", "--dataset-path", &jsonl],
             &["b.wav", "line 2", "not a WAV"],

@@ -258,6 +258,33 @@ fn edit(path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
     std::fs::write(path, serde_json::to_string(&v).unwrap()).unwrap();
 }
 
+/// Issue 25: `plan` reads each saved file once, bounded as every saved document (1 GiB): a
+/// sweep document or a step result over the limit is one line naming it, exit 2, before it is
+/// read (the files here are sparse: nothing of them is written or read).
+#[test]
+fn issue_25_plan_refuses_an_oversized_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let cost = ["--goodput", "ttft:500", "--cost-per-hour", "3"];
+    let good = small_sweep(p, "good", &cost);
+    let oversize = |path: &Path| {
+        let f = std::fs::File::create(path).unwrap();
+        f.set_len((1 << 30) + 1).unwrap();
+    };
+    let big = p.join("big.sweep.json");
+    oversize(&big);
+    let step = small_sweep(p, "step", &cost);
+    oversize(&p.join("step-c2.json"));
+    for (file, named) in [(path_str(&big), "big.sweep.json"), (&step, "step-c2.json")] {
+        let e = run_fails(&["plan", &good, file, "--goodput", "ttft:500"]);
+        assert!(
+            e.contains(named) && e.contains("larger than 1024 MiB"),
+            "{named}: {e}"
+        );
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    }
+}
+
 #[test]
 fn issue_27_plan_refuses_incompatible_inputs() {
     let dir = tempfile::tempdir().unwrap();

@@ -814,6 +814,42 @@ fn issue_25_the_report_shows_the_guided_kind() {
     );
 }
 
+/// Issue 25: a choice may hold a comma when the choices are a JSON array: against the exact
+/// simulator every answer is one of them, "yes, sir" among them, and judged valid.
+#[test]
+fn issue_25_a_choice_with_a_comma_is_answered_and_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = servebench()
+        .args(["run", "--backend", "openai-chat", "--sim-preset", "exact"])
+        .args([
+            "--num-prompts",
+            "8",
+            "--max-concurrency",
+            "2",
+            "--output-len",
+            "12",
+        ])
+        .args(["--no-tui", "--structured-output", "choice"])
+        .args(["--structured-output-choices", r#"["yes, sir", "no"]"#])
+        .args(["--result-filename", "c.json", "--result-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{report}\n{err}");
+    assert!(report.contains(r#"one of ["yes, sir", "no"]"#), "{report}");
+    assert!(report.contains("8 (100.00%)"), "{report}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("c.json")).unwrap()).unwrap();
+    assert_eq!(
+        doc["config"]["structured"]["choices"],
+        serde_json::json!(["yes, sir", "no"]),
+        "{}",
+        doc["config"]["structured"]
+    );
+}
+
 /// Issue 25 §5: --structured-output-legacy-fields sends vLLM's older top-level field
 /// (`guided_choice`) instead of `structured_outputs`: with `structured_outputs` nulled
 /// through --extra-body, the simulator still answers the choices from `guided_choice`, so
@@ -862,7 +898,20 @@ async fn issue_25_the_older_guided_fields_are_sent_on_request() {
 /// answer), its tokens the server's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue_25_every_tool_call_of_an_answer_is_checked_against_the_exact_simulator() {
-    for backend in [BackendKind::OpenaiChat, BackendKind::AnthropicMessages] {
+    every_tool_call_checked(&[BackendKind::OpenaiChat, BackendKind::AnthropicMessages]).await;
+}
+
+/// Issue 25: the simulator's Responses API answers several tool calls, a `function_call`
+/// output item each (told apart by `output_index` and `item_id`), and servebench's Responses
+/// client reads each: the same exact counts as chat's and Messages'.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_25_every_tool_call_of_a_responses_answer_is_checked() {
+    every_tool_call_checked(&[BackendKind::OpenaiResponses]).await;
+}
+
+/// The 2-calls-per-answer run of the two tests above on each of `backends`.
+async fn every_tool_call_checked(backends: &[BackendKind]) {
+    for &backend in backends {
         let sim_cfg = SimConfig {
             ttft: Duration::from_millis(TTFT_MS as u64),
             itl: Duration::from_millis(2),

@@ -399,8 +399,8 @@ pub struct SimArgs {
     /// alternately not JSON and not the schema's; no match in full; no choice.
     #[arg(long, default_value_t = 0.0)]
     pub invalid_output_rate: f64,
-    /// Tool calls in each streamed chat or Messages answer to a request offering tools (1 to
-    /// 16): call j calls the tool after call j-1's; an invalid answer's last call is the
+    /// Tool calls in each streamed chat, Messages or Responses answer to a request offering
+    /// tools (1 to 16): call j calls the tool after call j-1's; an invalid answer's last call is the
     /// invalid one.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub tool_calls_per_answer: u32,

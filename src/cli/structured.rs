@@ -81,15 +81,12 @@ pub struct StructuredArgs {
     /// when the whole of it matches). Default: \w+@\w+\.com\n.
     #[arg(long, value_name = "PATTERN", requires = "structured_output")]
     pub structured_output_regex: Option<String>,
-    /// The choices of --structured-output choice, comma-separated. Default: Positive,Negative.
-    #[arg(
-        long,
-        value_name = "A,B,...",
-        value_delimiter = ',',
-        num_args = 0..,
-        requires = "structured_output"
-    )]
-    pub structured_output_choices: Option<Vec<String>>,
+    /// The choices of --structured-output choice: comma-separated (yes,no), or a JSON array
+    /// of strings when a choice holds a comma ('["yes, sir", "no"]'). Default:
+    /// Positive,Negative (vLLM's structured-output benchmark always asks these two; it has
+    /// no flag for others).
+    #[arg(long, value_name = "A,B,...|JSON", requires = "structured_output")]
+    pub structured_output_choices: Option<String>,
     /// The grammar of --structured-output grammar (a file of EBNF/GBNF text, sent as it is).
     /// Default: a small SQL query grammar.
     #[arg(long, value_name = "FILE", requires = "structured_output")]
@@ -169,10 +166,10 @@ impl StructuredArgs {
                 }
             }
             StructuredKind::Choice => StructuredOutput::Choice {
-                choices: guided::choices(
-                    self.structured_output_choices.as_deref(),
-                    "--structured-output-choices",
-                )?,
+                choices: match self.structured_output_choices.as_deref() {
+                    None => guided::choices(None, "--structured-output-choices")?,
+                    Some(text) => guided::choices_from_text(text, "--structured-output-choices")?,
+                },
                 legacy_fields,
             },
             StructuredKind::Grammar => StructuredOutput::Grammar {

@@ -3,7 +3,7 @@
 //! choices (`--structured-output choice`), or to follow a grammar (`--structured-output
 //! grammar`), sent in vLLM's `structured_outputs` request field (`regex`, `choice`,
 //! `grammar`). The built-in pattern, choices and grammar; the reading and bounding of the
-//! user's ([`Pattern::new`], [`choices`], [`grammar_from_text`]: a one-line error naming the
+//! user's ([`Pattern::new`], [`choices`], [`choices_from_text`], [`grammar_from_text`]: a one-line error naming the
 //! flag, and the file, out). What is checked of an answer is `measure::output_check`'s: the
 //! whole answer matches the pattern, or is exactly one choice; a grammar answer is not
 //! checked. Pure values, no I/O.
@@ -158,6 +158,27 @@ pub fn choices(given: Option<&[String]>, flag: &str) -> Result<Vec<String>, Conf
     Ok(given.to_vec())
 }
 
+/// `--structured-output-choices` as given: a JSON array of strings when it starts with `[`
+/// (`'["yes, sir", "no"]'`: a choice may hold a comma), else the values between commas
+/// (`yes,no`); then the checks of [`choices`]. A malformed array or an element that is not a
+/// string is refused naming the flag.
+pub fn choices_from_text(text: &str, flag: &str) -> Result<Vec<String>, ConfigError> {
+    let bad = |why: String| ConfigError::invalid(flag, why);
+    let list: Vec<String> = if text.trim_start().starts_with('[') {
+        let items: Vec<serde_json::Value> = serde_json::from_str(text)
+            .map_err(|e| bad(format!("not a JSON array of strings: {e}")))?;
+        (items.into_iter().enumerate())
+            .map(|(i, c)| match c {
+                serde_json::Value::String(s) => Ok(s),
+                _ => Err(bad(format!("choice {} is not a string", i + 1))),
+            })
+            .collect::<Result<_, _>>()?
+    } else {
+        text.split(',').map(str::to_string).collect()
+    };
+    choices(Some(&list), flag)
+}
+
 /// The grammar in `text` (the file `file`, given to `flag`): not blank, at most
 /// [`MAX_GRAMMAR_FILE_BYTES`].
 pub fn grammar_from_text(text: &str, file: &str, flag: &str) -> Result<String, ConfigError> {
@@ -229,5 +250,33 @@ mod tests {
             MAX_GRAMMAR_FILE_BYTES,
             crate::config::structured::MAX_SCHEMA_FILE_BYTES
         );
+    }
+
+    /// Issue 25: a choice may hold a comma, given as a JSON array; plain values still go
+    /// between commas; an empty list, an empty choice, a non-string element, a repeated
+    /// choice and a malformed array are refused naming the flag, on one line.
+    #[test]
+    fn issue_25_a_choice_may_contain_a_comma() {
+        let flag = "--structured-output-choices";
+        let got = choices_from_text(r#"["yes, sir", "no"]"#, flag).unwrap();
+        assert_eq!(got, ["yes, sir", "no"]);
+        assert_eq!(choices_from_text(" [\"a\"]", flag).unwrap(), ["a"]);
+        assert_eq!(choices_from_text("yes,no", flag).unwrap(), ["yes", "no"]);
+        assert_eq!(choices_from_text("Positive", flag).unwrap(), ["Positive"]);
+        for (text, why) in [
+            ("[]", "no choice"),
+            ("", "no choice"),
+            (r#"["a", ""]"#, "choice 2 is empty"),
+            ("a,,b", "choice 2 is empty"),
+            (r#"["a", 3]"#, "choice 2 is not a string"),
+            (r#"[["a"]]"#, "choice 1 is not a string"),
+            (r#"["a, b", "a, b"]"#, "choice 2 repeats"),
+            (r#"["a", "b""#, "not a JSON array"),
+            (r#"[{"a": 1}"#, "not a JSON array"),
+        ] {
+            let err = choices_from_text(text, flag).unwrap_err().to_string();
+            assert!(err.contains(flag) && err.contains(why), "{text}: {err}");
+            assert!(!err.contains('\n'), "{text}: {err}");
+        }
     }
 }

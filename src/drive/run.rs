@@ -273,6 +273,16 @@ async fn prepare(
         made(&mut warmups, seed ^ 0xA5A5).map_err(workload::error::WorkloadError::from)?;
         made(&mut requests, seed).map_err(workload::error::WorkloadError::from)?;
     }
+    // A transcription run's jsonl lines: each names exactly one clip, or it is refused here.
+    if let (
+        crate::config::BackendKind::OpenaiAudio,
+        None,
+        crate::config::Dataset::Jsonl { path, .. },
+    ) = (cfg.backend, &cfg.mix, &cfg.workload.dataset)
+    {
+        workload::audio::one_clip_each(warmups.iter().chain(&requests), path)
+            .map_err(workload::error::WorkloadError::from)?;
+    }
     let generation = MediaGeneration::of(warmups.iter().chain(&requests), began.elapsed());
     let (mut warmups, mut requests) = (
         workload::batch::batch(warmups, k),

@@ -160,7 +160,8 @@ pub fn load(path: &Path) -> Result<Source, ResultsError> {
             })
         }
         Some("sweep") | Some("") | None if value.get("steps").is_some() => {
-            let (doc, results) = SweepDoc::load(path)?;
+            // The document already read: each file is read once.
+            let (doc, results) = SweepDoc::from_json(path, value)?;
             let steps = (doc.steps.iter().zip(results))
                 .map(|(s, r)| (load_value(s.value), dir.join(&s.result), r))
                 .collect();

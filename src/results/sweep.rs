@@ -50,13 +50,19 @@ impl SweepDoc {
         crate::results::document::save_json(path, self)
     }
 
-    /// Reads a sweep document and the step results it links.
+    /// Reads a sweep document (bounded as every saved document,
+    /// `results::document::read_json`) and the step results it links.
     pub fn load(path: &Path) -> Result<(SweepDoc, Vec<BenchResult>), ResultsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let doc: SweepDoc = serde_json::from_str(&text).map_err(|e| ResultsError::BadResult {
+        Self::from_json(path, crate::results::document::read_json(path)?)
+    }
+
+    /// The sweep document `value` read from `path`, and the step results it links (each read
+    /// once, bounded).
+    pub fn from_json(
+        path: &Path,
+        value: serde_json::Value,
+    ) -> Result<(SweepDoc, Vec<BenchResult>), ResultsError> {
+        let doc: SweepDoc = serde_json::from_value(value).map_err(|e| ResultsError::BadResult {
             path: path.to_path_buf(),
             why: e.to_string(),
         })?;

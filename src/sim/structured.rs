@@ -44,11 +44,8 @@ const MAX_STRING: u64 = 256;
 /// What a request asked for.
 pub(crate) enum Asked {
     Json(Value),
-    /// The function called (its name as JSON, escaped) and its parameters' schema.
-    Tool {
-        name_json: String,
-        parameters: Value,
-    },
+    /// A call of a tool offered (the calls themselves: [`tool_call_answer`]).
+    Tool,
 }
 
 /// What a request's answer format (chat's `response_format`, the Responses API's
@@ -59,11 +56,8 @@ pub(crate) fn asked(
     tools: Option<&Value>,
     n: u64,
 ) -> Option<Asked> {
-    if let Some((name_json, parameters)) = tool_calls(tools, n, 1).pop() {
-        return Some(Asked::Tool {
-            name_json,
-            parameters,
-        });
+    if !tool_calls(tools, n, 1).is_empty() {
+        return Some(Asked::Tool);
     }
     let rf = response_format?;
     match rf.get("type").and_then(Value::as_str) {

@@ -195,6 +195,24 @@ pub fn attach(
     Ok(bytes)
 }
 
+/// A transcription run from a jsonl file (`--backend openai-audio`): every request holds
+/// exactly one clip, or the first line that names none or several is refused by its number,
+/// before the load (the client's per-request refusal stays the last line of defence).
+pub fn one_clip_each<'a>(
+    mut requests: impl Iterator<Item = &'a RequestSpec>,
+    jsonl: &std::path::Path,
+) -> Result<(), crate::workload::dataset::DatasetError> {
+    let clips = |r: &RequestSpec| {
+        (r.parts.iter())
+            .filter(|p| matches!(p, Part::Audio { .. }))
+            .count()
+    };
+    if requests.all(|r| clips(r) == 1) {
+        return Ok(());
+    }
+    crate::workload::dataset::one_clip_per_line(jsonl)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! `--max-answer-size`, and judged whole ([`Answer::Whole`]). Every wait is bounded (module
 //! doc of `super`); nothing here builds a body or finishes a record.
 
+use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -97,74 +98,63 @@ impl Client {
             }
         };
         let mut parser = SseParser::with_limit(limits.max_event);
-        // The last read's arrival; `None` until the body's first byte.
-        let mut last_read: Option<Instant> = None;
-        loop {
-            let next = tokio::select! {
-                biased;
-                next = body.next_chunk() => next,
-                () = &mut wait => match waited(wait.as_mut(), last_read, limits, (end, limit)) {
-                    Some(failure) => return failure,
-                    None => continue,
-                },
-            };
-            match next {
-                Ok(Some((bytes, arrived))) => {
-                    let at = arrived.unwrap_or_else(Instant::now);
-                    if last_read.replace(at).is_none() {
-                        wait.as_mut().reset((at + limits.idle).min(end));
-                    }
-                    let t = arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at));
-                    let fed = parser.feed(bytes, &mut |name, data| {
-                        let read = state.event(api, name, data, t);
-                        read.map_err(|e| self.event_error(e, name, data))
-                    });
-                    if let Err((kind, msg)) = fed {
-                        return Outcome::failed(kind, msg);
-                    }
-                    if parser.too_long() {
-                        return Outcome::failed(
-                            FailureKind::MalformedStream,
-                            format!(
-                                "an SSE line or event longer than {} bytes (--max-event-size)",
-                                limits.max_event
-                            ),
-                        );
-                    }
-                    if state.done {
-                        body.keep(finished);
-                        return Outcome::Ok;
-                    }
-                }
-                Ok(None) => {
-                    let t = clock.now_ns();
-                    let fed = parser.finish(&mut |name, data| {
-                        let read = state.event(api, name, data, t);
-                        read.map_err(|e| self.event_error(e, name, data))
-                    });
-                    let truncated = match fed {
-                        Ok(truncated) => truncated,
-                        Err((kind, msg)) => return Outcome::failed(kind, msg),
-                    };
-                    // Without the terminator, a clean end after the chunk that ended the
-                    // answer is complete (servers that send no `[DONE]`; issue 23).
-                    return if state.done || (state.finished && !truncated) {
-                        body.keep(finished);
-                        Outcome::Ok
-                    } else if truncated {
-                        Outcome::failed(
-                            FailureKind::StreamBroken,
-                            "stream ended in the middle of an event",
-                        )
-                    } else {
-                        Outcome::failed(
-                            FailureKind::StreamBroken,
-                            "stream ended before the server signalled completion (no terminator, and no chunk ended the answer)",
-                        )
-                    };
-                }
-                Err(failure) => return failure,
+        let each = |bytes: &[u8], arrived: Option<Instant>| {
+            let t = arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at));
+            let fed = parser.feed(bytes, &mut |name, data| {
+                let read = state.event(api, name, data, t);
+                read.map_err(|e| self.event_error(e, name, data))
+            });
+            if let Err((kind, msg)) = fed {
+                return ControlFlow::Break(Outcome::failed(kind, msg));
             }
+            if parser.too_long() {
+                return ControlFlow::Break(Outcome::failed(
+                    FailureKind::MalformedStream,
+                    format!(
+                        "an SSE line or event longer than {} bytes (--max-event-size)",
+                        limits.max_event
+                    ),
+                ));
+            }
+            if state.done {
+                return ControlFlow::Break(Outcome::Ok);
+            }
+            ControlFlow::Continue(())
+        };
+        if let ControlFlow::Break(outcome) =
+            read_body(&mut body, wait.as_mut(), limits, (end, limit), each).await
+        {
+            // `Ok` only when the server's final event was read.
+            if matches!(outcome, Outcome::Ok) {
+                body.keep(finished);
+            }
+            return outcome;
+        }
+        // The body's clean end.
+        let t = clock.now_ns();
+        let fed = parser.finish(&mut |name, data| {
+            let read = state.event(api, name, data, t);
+            read.map_err(|e| self.event_error(e, name, data))
+        });
+        let truncated = match fed {
+            Ok(truncated) => truncated,
+            Err((kind, msg)) => return Outcome::failed(kind, msg),
+        };
+        // Without the terminator, a clean end after the chunk that ended the answer is
+        // complete (servers that send no `[DONE]`; issue 23).
+        if state.done || (state.finished && !truncated) {
+            body.keep(finished);
+            Outcome::Ok
+        } else if truncated {
+            Outcome::failed(
+                FailureKind::StreamBroken,
+                "stream ended in the middle of an event",
+            )
+        } else {
+            Outcome::failed(
+                FailureKind::StreamBroken,
+                "stream ended before the server signalled completion (no terminator, and no chunk ended the answer)",
+            )
         }
     }
 
@@ -175,57 +165,43 @@ impl Client {
         &self,
         api: &dyn Whole,
         sent: &Value,
-        (mut body, mut wait, finished): (Body, Pin<&mut Sleep>, &mut Option<http1::Response>),
+        (mut body, wait, finished): (Body, Pin<&mut Sleep>, &mut Option<http1::Response>),
         state: &mut Stream<'_>,
         clock: &Clock,
         (end, limit): (Instant, Duration),
     ) -> Outcome {
         let limits = self.limits;
         let mut answer = Vec::new();
-        let mut last_read: Option<Instant> = None;
         let mut last_ns = None;
-        loop {
-            let next = tokio::select! {
-                biased;
-                next = body.next_chunk() => next,
-                () = wait.as_mut() => match waited(wait.as_mut(), last_read, limits, (end, limit)) {
-                    Some(failure) => return failure,
-                    None => continue,
-                },
-            };
-            match next {
-                Ok(Some((bytes, arrived))) => {
-                    let at = arrived.unwrap_or_else(Instant::now);
-                    if last_read.replace(at).is_none() {
-                        wait.as_mut().reset((at + limits.idle).min(end));
-                    }
-                    if answer.len().saturating_add(bytes.len()) > limits.max_answer {
-                        return Outcome::failed(
-                            FailureKind::MalformedAnswer,
-                            format!(
-                                "an answer longer than {} bytes (--max-answer-size)",
-                                limits.max_answer
-                            ),
-                        );
-                    }
-                    answer.extend_from_slice(bytes);
-                    last_ns = Some(arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at)));
-                }
-                Ok(None) => {
-                    let t = last_ns.unwrap_or_else(|| clock.now_ns());
-                    return match api.read(&answer, sent) {
-                        Ok(answered) => {
-                            state.whole(answered, t);
-                            body.keep(finished);
-                            Outcome::Ok
-                        }
-                        Err(e) => {
-                            let (kind, message) = self.answer_error(e, api, &answer, sent);
-                            Outcome::failed(kind, message)
-                        }
-                    };
-                }
-                Err(failure) => return failure,
+        let each = |bytes: &[u8], arrived: Option<Instant>| {
+            if answer.len().saturating_add(bytes.len()) > limits.max_answer {
+                return ControlFlow::Break(Outcome::failed(
+                    FailureKind::MalformedAnswer,
+                    format!(
+                        "an answer longer than {} bytes (--max-answer-size)",
+                        limits.max_answer
+                    ),
+                ));
+            }
+            answer.extend_from_slice(bytes);
+            last_ns = Some(arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at)));
+            ControlFlow::Continue(())
+        };
+        if let ControlFlow::Break(failure) =
+            read_body(&mut body, wait, limits, (end, limit), each).await
+        {
+            return failure;
+        }
+        let t = last_ns.unwrap_or_else(|| clock.now_ns());
+        match api.read(&answer, sent) {
+            Ok(answered) => {
+                state.whole(answered, t);
+                body.keep(finished);
+                Outcome::Ok
+            }
+            Err(e) => {
+                let (kind, message) = self.answer_error(e, api, &answer, sent);
+                Outcome::failed(kind, message)
             }
         }
     }
@@ -381,6 +357,44 @@ impl Client {
 
 /// What a failure says when the event or answer that failed held a secret.
 const SECRET_NOT_QUOTED: &str = "the event held a secret given to servebench: not quoted";
+
+/// Reads `body` to its end, giving each read and its arrival (`None` over reqwest: taken as
+/// it is read) to `each`, until `each` breaks with an outcome, a read fails or a limit passes
+/// ([`waited`]); `Continue` at the body's clean end. Both shapes of answer, streamed and
+/// whole, read through it. One timer bounds every read: `wait` (set to the first byte's
+/// limit, or the request's end) is reset once, at the first read, to the idle limit, and after
+/// that moved only when it fires, so a read polls no other timer.
+async fn read_body(
+    body: &mut Body,
+    mut wait: Pin<&mut Sleep>,
+    limits: Limits,
+    (end, limit): (Instant, Duration),
+    mut each: impl FnMut(&[u8], Option<Instant>) -> ControlFlow<Outcome>,
+) -> ControlFlow<Outcome> {
+    // The last read's arrival; `None` until the body's first byte.
+    let mut last_read: Option<Instant> = None;
+    loop {
+        let next = tokio::select! {
+            biased;
+            next = body.next_chunk() => next,
+            () = wait.as_mut() => match waited(wait.as_mut(), last_read, limits, (end, limit)) {
+                Some(failure) => return ControlFlow::Break(failure),
+                None => continue,
+            },
+        };
+        match next {
+            Ok(Some((bytes, arrived))) => {
+                let at = arrived.unwrap_or_else(Instant::now);
+                if last_read.replace(at).is_none() {
+                    wait.as_mut().reset((at + limits.idle).min(end));
+                }
+                each(bytes, arrived)?;
+            }
+            Ok(None) => return ControlFlow::Continue(()),
+            Err(failure) => return ControlFlow::Break(failure),
+        }
+    }
+}
 
 /// The timer fired: the failure when a limit has passed (the request's time, the first byte,
 /// the idle limit: a `stall`), else `None` with the timer moved to the next limit.

@@ -529,7 +529,7 @@ pub(crate) async fn chat_completions(
                     StructuredAnswer::Text(Pieces::new(&schema, seed, r.n, bad, tokens)),
                     finish,
                 ),
-                Asked::Tool { .. } => {
+                Asked::Tool => {
                     let calls = shared.config.tool_calls_per_answer;
                     let made = tool_call_answer(req.tools.as_ref(), r.n, calls, seed, bad, tokens);
                     (StructuredAnswer::Calls(made), "tool_calls")

@@ -11,8 +11,10 @@
 //! with the usage. Structured output (`sim/structured.rs`, streamed only): Messages answers
 //! `tools` with a `tool_use` block per call (`MessagesToolFramer`; one, or
 //! `--tool-calls-per-answer`); Responses answers `text.format`'s
-//! schema in its `output_text` deltas and `tools` with a `function_call` item and its
-//! `response.function_call_arguments.delta` events.
+//! schema in its `output_text` deltas and `tools` with a `function_call` item per call (one,
+//! or `--tool-calls-per-answer`; `ResponsesToolFramer`): its `response.output_item.added`,
+//! `response.function_call_arguments.delta` events, `...arguments.done` and
+//! `response.output_item.done`.
 //!
 //! # What it must not touch
 //! Timing, faults and statistics (`stream/`, `common.rs`); other APIs' formats.
@@ -241,7 +243,7 @@ pub(crate) async fn messages(State(shared): AppState, Arrival(t0): Arrival, body
         let start = format!(
             r#"{{"type":"message_start","message":{{"id":"{id}","type":"message","role":"assistant","model":{model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":{prompt_tokens},"cache_read_input_tokens":{cached},"output_tokens":1}}}}}}"#
         );
-        if let Some(Asked::Tool { .. }) = structured::asked(None, req.tools.as_ref(), r.n) {
+        if let Some(Asked::Tool) = structured::asked(None, req.tools.as_ref(), r.n) {
             let bad = structured::invalid(r.n, structured::ppm(shared.config.invalid_output_rate));
             let (n, calls) = (r.n, shared.config.tool_calls_per_answer);
             let framer = MessagesToolFramer {
@@ -305,10 +307,8 @@ struct ResponsesFramer {
     seq: u64,
     created: String,
     completed: String,
-    /// Structured output: the answer's pieces, and for a tool call its
-    /// `response.output_item.added` event (the `function_call` item, at `t0`).
+    /// Structured output (`text.format`): the answer's pieces.
     pieces: Option<Pieces>,
-    call: Option<String>,
 }
 
 impl ResponsesFramer {
@@ -326,20 +326,13 @@ impl Framer for ResponsesFramer {
     fn preamble(&mut self) -> Option<Bytes> {
         let mut out = Vec::new();
         event(&mut out, "response.created", &self.created);
-        if let Some(added) = &self.call {
-            event(&mut out, "response.output_item.added", added);
-        }
         Some(Bytes::from(out))
     }
 
     fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
         if let Some(p) = &self.pieces {
             let piece = p.text(start, end);
-            let kind = match self.call {
-                Some(_) => "response.function_call_arguments.delta",
-                None => "response.output_text.delta",
-            };
-            return self.delta(out, kind, &piece);
+            return self.delta(out, "response.output_text.delta", &piece);
         }
         let split = self.reasoning.clamp(start, end);
         if split > start {
@@ -353,6 +346,101 @@ impl Framer for ResponsesFramer {
     }
 
     fn trailer(&mut self, out: &mut Vec<u8>, _times: &ServerTimes) {
+        let data = self.completed.replace("{SEQ}", &self.seq.to_string());
+        event(out, "response.completed", &data);
+    }
+}
+
+/// Tool calls on the Responses API (`sim/structured.rs`): a `function_call` output item per
+/// call (one, or `--tool-calls-per-answer`), each opened by `response.output_item.added`, its
+/// arguments in `response.function_call_arguments.delta` events and closed by
+/// `response.function_call_arguments.done` and `response.output_item.done`; `output_index`
+/// and `item_id` tell the calls apart.
+struct ResponsesToolFramer {
+    created: String,
+    completed: String,
+    /// The request's number (the calls' ids) and its calls.
+    n: u64,
+    calls: Vec<ToolCall>,
+    /// The next event's `sequence_number`.
+    seq: u64,
+}
+
+impl ResponsesToolFramer {
+    /// Appends one event whose JSON starts with `head` (after `type`, `sequence_number`).
+    fn push(&mut self, out: &mut Vec<u8>, kind: &str, head: &str) {
+        let data = format!(
+            r#"{{"type":"{kind}","sequence_number":{},{head}}}"#,
+            self.seq
+        );
+        self.seq += 1;
+        event(out, kind, &data);
+    }
+
+    /// Call `j`'s `function_call` item as JSON, `arguments` its text so far and `status`.
+    fn item(&self, j: usize, arguments: &str, status: &str) -> String {
+        let n = self.n;
+        let call_id = match j {
+            0 => format!("call_{n}"),
+            _ => format!("call_{n}_{j}"),
+        };
+        let name_json = (self.calls.get(j)).map_or("\"tool\"", |c| c.name_json.as_str());
+        format!(
+            r#"{{"type":"function_call","id":"item_{j}","call_id":"{call_id}","name":{name_json},"arguments":"{arguments}","status":"{status}"}}"#
+        )
+    }
+
+    fn open(&mut self, out: &mut Vec<u8>, j: usize) {
+        let head = format!(
+            r#""output_index":{j},"item":{}"#,
+            self.item(j, "", "in_progress")
+        );
+        self.push(out, "response.output_item.added", &head);
+    }
+
+    fn close(&mut self, out: &mut Vec<u8>, j: usize) {
+        let Some(c) = self.calls.get(j) else {
+            return;
+        };
+        let args = c.pieces.text(0, c.end - c.first);
+        let head = format!(r#""item_id":"item_{j}","output_index":{j},"arguments":"{args}""#);
+        self.push(out, "response.function_call_arguments.done", &head);
+        let head = format!(
+            r#""output_index":{j},"item":{}"#,
+            self.item(j, &args, "completed")
+        );
+        self.push(out, "response.output_item.done", &head);
+    }
+}
+
+impl Framer for ResponsesToolFramer {
+    fn preamble(&mut self) -> Option<Bytes> {
+        let mut out = Vec::new();
+        event(&mut out, "response.created", &self.created);
+        self.open(&mut out, 0);
+        Some(Bytes::from(out))
+    }
+
+    fn content(&mut self, out: &mut Vec<u8>, _chunk: u32, start: u32, end: u32, _last: bool) {
+        for j in 0..self.calls.len() {
+            let (first, stop) = (self.calls[j].first, self.calls[j].end);
+            let (s, e) = (start.max(first), end.min(stop));
+            if s >= e {
+                continue;
+            }
+            if j > 0 && s == first {
+                // The previous call's item ends where this one's starts.
+                self.close(out, j - 1);
+                self.open(out, j);
+            }
+            let piece = self.calls[j].pieces.text(s - first, e - first);
+            let head = format!(r#""item_id":"item_{j}","output_index":{j},"delta":"{piece}""#);
+            self.push(out, "response.function_call_arguments.delta", &head);
+        }
+    }
+
+    fn trailer(&mut self, out: &mut Vec<u8>, _times: &ServerTimes) {
+        self.close(out, self.calls.len().saturating_sub(1));
         let data = self.completed.replace("{SEQ}", &self.seq.to_string());
         event(out, "response.completed", &data);
     }
@@ -400,32 +488,39 @@ pub(crate) async fn responses(
             r#"{{"type":"response.completed","sequence_number":{{SEQ}},"response":{{"id":"{id}","object":"response","status":"{status}","model":{model},"usage":{usage}}}}}"#
         );
         let format = req.text.as_ref().and_then(|t| t.get("format"));
-        let (mut pieces, mut call) = (None, None);
+        let mut pieces = None;
         if let Some(asked) = structured::asked(format, req.tools.as_ref(), r.n) {
             let bad = structured::invalid(r.n, structured::ppm(shared.config.invalid_output_rate));
-            let n = r.n;
-            let schema = match asked {
-                Asked::Json(schema) => schema,
-                Asked::Tool {
-                    name_json,
-                    parameters,
-                } => {
-                    call = Some(format!(
-                        r#"{{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{{"type":"function_call","id":"item_0","call_id":"call_{n}","name":{name_json},"arguments":"","status":"in_progress"}}}}"#
-                    ));
-                    parameters
+            let (n, seed) = (r.n, shared.config.seed);
+            match asked {
+                Asked::Json(schema) => pieces = Some(Pieces::new(&schema, seed, n, bad, tokens)),
+                Asked::Tool => {
+                    let calls = shared.config.tool_calls_per_answer;
+                    let framer = ResponsesToolFramer {
+                        created,
+                        completed,
+                        n,
+                        calls: (structured::tool_call_answer(
+                            req.tools.as_ref(),
+                            n,
+                            calls,
+                            seed,
+                            bad,
+                            tokens,
+                        )),
+                        seq: 1,
+                    };
+                    return stream_answer(shared, &r, framer).await;
                 }
-            };
-            pieces = Some(Pieces::new(&schema, shared.config.seed, n, bad, tokens));
+            }
         }
         let framer = ResponsesFramer {
             gen,
             reasoning,
-            seq: 1 + u64::from(call.is_some()),
+            seq: 1,
             created,
             completed,
             pieces,
-            call,
         };
         return stream_answer(shared, &r, framer).await;
     }

@@ -81,6 +81,8 @@ pub enum LineError {
     AudioFiles,
     #[error("audio file {file}: {why}")]
     AudioFile { file: String, why: String },
+    #[error("--backend openai-audio sends one WAV clip per request: the line names {0} \"audio\" files, not exactly one")]
+    NotOneClip(usize),
 }
 
 pub(super) fn build(
@@ -207,6 +209,33 @@ pub(super) fn build(
         });
     }
     Ok((0..n).flat_map(|i| prompts[i % have].clone()).collect())
+}
+
+/// `--backend openai-audio`: the first non-blank line of the jsonl file at `path` that does not
+/// name exactly one `"audio"` file, as the error naming the file and the line (a transcription
+/// sends one clip). Called only when a built request was found without exactly one clip, so a
+/// good file is read once.
+pub fn one_clip_per_line(path: &Path) -> Result<(), DatasetError> {
+    let body = read_file(path)?;
+    for (i, line) in body.lines().enumerate() {
+        // The build has read every line as JSON already: a line that is not is skipped here.
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let clips = match v.get("audio") {
+            Some(Value::Array(a)) => a.len(),
+            Some(_) => 1,
+            None => 0,
+        };
+        if clips != 1 {
+            return Err(DatasetError::BadJsonlLine {
+                path: path.to_path_buf(),
+                line: i + 1,
+                reason: LineError::NotOneClip(clips),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A rerank pair line's `"documents"`: 1 to `MAX_INPUTS_PER_REQUEST` strings.

@@ -14,6 +14,7 @@
 
 mod book;
 mod jsonl;
+pub use jsonl::one_clip_per_line;
 mod sharegpt;
 mod synthetic;
 pub mod trace;
