@@ -18,6 +18,17 @@ use servebench::config::{BackendKind, RunConfig};
 use servebench::measure::record::{FailureKind, Outcome, RequestRecord};
 use servebench::sim::{self, LoraConfig, SimConfig, SimServer};
 
+/// The figures `compare` and a sweep's CSV show for each adapter.
+const ADAPTER_KEYS: [&str; 7] = [
+    "mean_ttft_ms",
+    "p99_ttft_ms",
+    "mean_tpot_ms",
+    "output_throughput",
+    "request_goodput",
+    "completed",
+    "failed",
+];
+
 const TTFT_MS: f64 = 30.0;
 const LOAD_MS: f64 = 40.0;
 
@@ -362,15 +373,7 @@ fn issue_25_compare_shows_each_adapter_s_figures_side_by_side() {
         assert_eq!(block["present"], serde_json::json!(present), "{name}");
         let rows = block["rows"].as_array().expect("rows");
         let keys: Vec<&str> = rows.iter().filter_map(|r| r["metric"].as_str()).collect();
-        for key in [
-            "mean_ttft_ms",
-            "p99_ttft_ms",
-            "mean_tpot_ms",
-            "output_throughput",
-            "request_goodput",
-            "completed",
-            "failed",
-        ] {
+        for key in ADAPTER_KEYS {
             let row = (rows.iter())
                 .find(|r| r["metric"] == key)
                 .unwrap_or_else(|| panic!("{name}: no {key} in {keys:?}"));
@@ -575,15 +578,7 @@ fn issue_25_a_sweep_s_csv_has_a_row_per_adapter_per_step() {
     let doc = common::json(&sweep);
     let steps = doc["steps"].as_array().unwrap();
     assert_eq!(rows.len(), steps.len() * 3, "{rows:?}");
-    let keys = [
-        "mean_ttft_ms",
-        "p99_ttft_ms",
-        "mean_tpot_ms",
-        "output_throughput",
-        "request_goodput",
-        "completed",
-        "failed",
-    ];
+    let keys = ADAPTER_KEYS;
     for (i, step) in steps.iter().enumerate() {
         let result = common::json(&d.join(step["result"].as_str().unwrap()));
         let load = result["num_prompts"].as_u64().unwrap().to_string();
