@@ -283,6 +283,18 @@ fn issue_25_plan_refuses_an_oversized_file() {
         );
         assert_eq!(e.trim_end().lines().count(), 1, "{e}");
     }
+    // Every reader of a saved document or another tool's file is bounded the same way.
+    let out = path_str(p);
+    let big = path_str(&big);
+    for args in [
+        vec!["report", big],
+        vec!["compare", &good, big],
+        vec!["plot", big, "--out-dir", out],
+    ] {
+        let e = run_fails(&args);
+        assert!(e.contains("larger than 1024 MiB"), "{args:?}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    }
 }
 
 #[test]

@@ -26,6 +26,7 @@ use crate::config::metric::{percentile_word, MetricKey, Stat};
 use crate::config::{Metric, RequestRate, RunConfig};
 use crate::measure::record::RequestRecord;
 use crate::results::error::ResultsError;
+pub use crate::results::read::{read_json, MAX_DOCUMENT_BYTES};
 use crate::results::server_metrics::ServerMetrics;
 use crate::results::shard::{MergedFrom, Timebase};
 use crate::results::stats::{Distribution, RunSummary};
@@ -405,7 +406,11 @@ impl BenchResult {
 
     /// Reads a saved document; the error says what is wrong with the file.
     pub fn load(path: &Path) -> Result<BenchResult, ResultsError> {
-        let value = read_json(path)?;
+        BenchResult::from_value(path, read_json(path)?)
+    }
+
+    /// A result from `value`, a document read from `path` (named by the error).
+    pub fn from_value(path: &Path, value: Value) -> Result<BenchResult, ResultsError> {
         let bad = |why: String| ResultsError::BadResult {
             path: path.to_path_buf(),
             why,
@@ -421,43 +426,6 @@ impl BenchResult {
         }
         serde_json::from_value(value).map_err(|e| bad(e.to_string()))
     }
-}
-
-/// The most bytes of a saved document read (a result, a sweep's or a search's): a result at
-/// its per-request arrays' limits ([`PER_REQUEST_CHUNKS_MAX`] gaps, [`PER_REQUEST_ARRAYS_MAX`]
-/// requests' texts) is a few hundred MB. A larger file is refused before it is read.
-pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
-
-/// A saved document read as JSON, at most [`MAX_DOCUMENT_BYTES`]; the error names the file
-/// and what is wrong with it.
-pub fn read_json(path: &Path) -> Result<Value, ResultsError> {
-    use std::io::Read as _;
-    let read = |source| ResultsError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let too_large = || ResultsError::Invalid {
-        path: path.to_path_buf(),
-        why: format!(
-            "larger than {} MiB, the most a saved document may be",
-            MAX_DOCUMENT_BYTES >> 20
-        ),
-    };
-    let file = std::fs::File::open(path).map_err(read)?;
-    // Bounded before the read: by its announced size, then by what is read (a file that
-    // grows, or reports no size).
-    if file.metadata().map_err(read)?.len() > MAX_DOCUMENT_BYTES {
-        return Err(too_large());
-    }
-    let mut text = String::new();
-    (file.take(MAX_DOCUMENT_BYTES + 1).read_to_string(&mut text)).map_err(read)?;
-    if text.len() as u64 > MAX_DOCUMENT_BYTES {
-        return Err(too_large());
-    }
-    serde_json::from_str(&text).map_err(|e| ResultsError::BadResult {
-        path: path.to_path_buf(),
-        why: e.to_string(),
-    })
 }
 
 /// An error naming the first of `paths` that exists, unless `overwrite`.

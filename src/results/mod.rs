@@ -12,6 +12,7 @@ pub mod error;
 pub mod join;
 pub mod merge;
 pub mod otlp;
+pub mod read;
 pub mod repeat;
 pub mod search;
 pub mod server_metrics;

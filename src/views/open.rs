@@ -31,10 +31,7 @@ use crate::views::samples::{records_in, samples_from_vllm_lists, samples_of};
 /// Reads any supported file into a view: servebench result, sweep or imported document, or a
 /// foreign file (`import`'s formats).
 pub fn load(path: &Path) -> Result<View, ViewError> {
-    let bytes = std::fs::read(path).map_err(|error| ViewError::Read {
-        path: path.to_path_buf(),
-        error,
-    })?;
+    let bytes = crate::results::read::read_bounded(path)?;
     let text = String::from_utf8_lossy(&bytes);
     if let Ok(value) = serde_json::from_str::<Value>(&text) {
         match value.get("kind").and_then(Value::as_str) {
@@ -43,7 +40,7 @@ pub fn load(path: &Path) -> Result<View, ViewError> {
             _ => {}
         }
         if value.get("schema_version").is_some() && value.get("config").is_some() {
-            let result = BenchResult::load(path)?;
+            let result = BenchResult::from_value(path, value)?;
             return Ok(from_result(path, &result));
         }
     }
