@@ -83,23 +83,14 @@ async fn issue_27_a_saved_join_puts_the_simulators_queue_and_prefill_in_the_repo
     assert!(line("queue mean / median / p99 (ms):").contains("0.000 / 0.000 / 0.000"));
     assert!(line("prefill mean / median / p99 (ms):").contains("40.000 / 40.000 / 40.000"));
     assert!(line("Joined / requests / spans:").contains("12 / 12 / 12"));
-    let csv = stdout_of(&["report", path_str(&result), "--format", "csv"]);
-    let mut reader = csv::Reader::from_reader(csv.as_bytes());
-    let head = reader.headers().unwrap().clone();
-    let row = reader.records().next().unwrap().unwrap();
-    let cell = |name: &str| {
-        let i = head
-            .iter()
-            .position(|c| c == name)
-            .unwrap_or_else(|| panic!("{name}"));
-        row[i].to_string()
-    };
+    let row = common::report_csv_row(&result);
+    let cell = |name: &str| row.get(name).unwrap_or_else(|| panic!("{name}")).clone();
     assert_eq!(cell("join.matched"), "12");
     // Each part under its name, whatever its place in the list.
     let mean: f64 = cell("join.parts.prefill.mean_ms").parse().unwrap();
     assert!((mean - TTFT_MS).abs() < 1e-9, "{mean}");
     assert_eq!(cell("join.parts.queue.count"), "12");
-    assert!(!head.iter().any(|c| c.ends_with(".name")), "{head:?}");
+    assert!(!row.keys().any(|c| c.ends_with(".name")), "{row:?}");
     let html = stdout_of(&["report", path_str(&result), "--format", "html"]);
     assert!(html.contains("account (join)") && html.contains("40.000 / 40.000 / 40.000"));
 }

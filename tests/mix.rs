@@ -78,17 +78,8 @@ async fn issue_27_mix_figures_against_the_exact_simulator_equal_its_truth() {
     let report = common::stdout_of(&["report", path_str(&file)]);
     assert!(report.contains("Workload mix") && report.contains("Jain's fairness index:"));
     assert!(report.contains("0.9000") && report.contains("chat (priority 0)"));
-    let csv = common::stdout_of(&["report", path_str(&file), "--format", "csv"]);
-    let mut reader = csv::Reader::from_reader(csv.as_bytes());
-    let head = reader.headers().unwrap().clone();
-    let row = reader.records().next().unwrap().unwrap();
-    let cell = |name: &str| {
-        let i = head
-            .iter()
-            .position(|c| c == name)
-            .unwrap_or_else(|| panic!("{name}"));
-        row[i].to_string()
-    };
+    let row = common::report_csv_row(&file);
+    let cell = |name: &str| row.get(name).unwrap_or_else(|| panic!("{name}")).clone();
     let j: f64 = cell("mix.jain_fairness_index").parse().unwrap();
     assert!((j - 0.9).abs() < 1e-12, "{j}");
     assert_eq!(cell("mix.classes.1.name"), "batch");

@@ -157,16 +157,12 @@ fn issue_27_a_class_alone_stands_beside_the_class_mixed() {
         "{report}"
     );
     assert!(report.contains("alone.alone1.json"), "{report}");
-    let csv = stdout_of(&["report", path_str(&file), "--format", "csv"]);
-    let mut reader = csv::Reader::from_reader(csv.as_bytes());
-    let head = reader.headers().unwrap().clone();
-    let row = reader.records().next().unwrap().unwrap();
+    let row = common::report_csv_row(&file);
     let cell = |name: &str| {
-        let i = head
-            .iter()
-            .position(|c| c == name)
-            .unwrap_or_else(|| panic!("{name}"));
-        row[i].parse::<f64>().unwrap()
+        row.get(name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .parse::<f64>()
+            .unwrap()
     };
     let interference = cell("mix.classes.1.interference.mean_ttft");
     assert!(

@@ -35,6 +35,18 @@ pub fn servebench() -> Command {
     Command::new(servebench_path())
 }
 
+/// The first row of `servebench report PATH --format csv`, each cell by its column's name.
+pub fn report_csv_row(path: &Path) -> std::collections::BTreeMap<String, String> {
+    let text = stdout_of(&["report", path_str(path), "--format", "csv"]);
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let head = reader.headers().unwrap().clone();
+    let row = reader.records().next().unwrap().unwrap();
+    head.iter()
+        .map(str::to_string)
+        .zip(row.iter().map(str::to_string))
+        .collect()
+}
+
 /// `servebench ARGS`, run to its end: its exit status and what it printed.
 pub fn output(args: &[&str]) -> Output {
     servebench().args(args).output().unwrap()
