@@ -139,6 +139,12 @@ impl BackendKind {
     pub fn takes_query(self) -> bool {
         matches!(self, BackendKind::Rerank | BackendKind::TeiRerank)
     }
+
+    /// Whether each request is one audio clip to transcribe (a multipart form, not a prompt):
+    /// the workload builds a clip for each request.
+    pub fn takes_clip(self) -> bool {
+        self == BackendKind::OpenaiAudio
+    }
 }
 
 impl BackendKind {
