@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{exact_sim, run_config, servebench, EXACT_TTFT_MS as TTFT_MS};
+use common::{exact_sim, path_str, run_config, servebench, stdout_of, EXACT_TTFT_MS as TTFT_MS};
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -325,25 +325,13 @@ fn the_report_csv_compare_and_plot_show_the_embeddings_figures() {
     run("b.json", "9");
     let a = dir.path().join("a.json");
     let b = dir.path().join("b.json");
-    let csv = servebench()
-        .arg("report")
-        .arg(&a)
-        .args(["--format", "csv"])
-        .output()
-        .unwrap();
-    let csv = String::from_utf8_lossy(&csv.stdout).into_owned();
+    let csv = stdout_of(&["report", path_str(&a), "--format", "csv"]);
     let head = csv.lines().next().unwrap_or_default();
     assert!(
         head.contains("total_input_sequences") && head.contains("input_sequence_throughput"),
         "{head}"
     );
-    let cmp = servebench()
-        .arg("compare")
-        .arg(&a)
-        .arg(&b)
-        .output()
-        .unwrap();
-    let cmp = String::from_utf8_lossy(&cmp.stdout).into_owned();
+    let cmp = stdout_of(&["compare", path_str(&a), path_str(&b)]);
     assert!(
         cmp.contains("input_sequence_throughput") && cmp.contains("total_input_sequences"),
         "{cmp}"

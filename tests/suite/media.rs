@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::{exact_sim, run_config, servebench, EXACT_TTFT_MS as TTFT_MS};
+use common::{exact_sim, path_str, run_config, servebench, stdout_of, EXACT_TTFT_MS as TTFT_MS};
 
 use std::path::Path;
 
@@ -401,13 +401,7 @@ fn the_report_csv_and_compare_show_the_media_figures() {
     }
     run("b.json");
     let a = dir.path().join("a.json");
-    let csv = servebench()
-        .arg("report")
-        .arg(&a)
-        .args(["--format", "csv"])
-        .output()
-        .unwrap();
-    let csv = String::from_utf8_lossy(&csv.stdout).into_owned();
+    let csv = stdout_of(&["report", path_str(&a), "--format", "csv"]);
     let head = csv.lines().next().unwrap_or_default();
     for key in [
         "total_images",
@@ -417,13 +411,11 @@ fn the_report_csv_and_compare_show_the_media_figures() {
     ] {
         assert!(head.contains(key), "{key}: {head}");
     }
-    let cmp = servebench()
-        .arg("compare")
-        .arg(&a)
-        .arg(dir.path().join("b.json"))
-        .output()
-        .unwrap();
-    let cmp = String::from_utf8_lossy(&cmp.stdout).into_owned();
+    let cmp = stdout_of(&[
+        "compare",
+        path_str(&a),
+        path_str(&dir.path().join("b.json")),
+    ]);
     assert!(
         cmp.contains("media_tokens_per_image") && cmp.contains("mean_upload_ms"),
         "{cmp}"

@@ -14,7 +14,7 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{execute, run_config, servebench};
+use common::{execute, path_str, run_config, servebench, stdout_of};
 use servebench::config::guided::{Pattern, BUILTIN_GRAMMAR, BUILTIN_PATTERN};
 use servebench::config::structured::StructuredOutput;
 use servebench::config::{BackendKind, RunConfig};
@@ -387,13 +387,7 @@ fn the_report_csv_and_compare_show_the_structured_figures() {
     assert!(value("Mean tool-call TTFT (ms):").is_some(), "{report}");
     run("b.json", "6");
     let a = dir.path().join("a.json");
-    let csv = servebench()
-        .arg("report")
-        .arg(&a)
-        .args(["--format", "csv"])
-        .output()
-        .unwrap();
-    let csv = String::from_utf8_lossy(&csv.stdout).into_owned();
+    let csv = stdout_of(&["report", path_str(&a), "--format", "csv"]);
     let head = csv.lines().next().unwrap_or_default();
     for key in [
         "correct_rate(%)",
@@ -403,13 +397,11 @@ fn the_report_csv_and_compare_show_the_structured_figures() {
     ] {
         assert!(head.contains(key), "{key}: {head}");
     }
-    let cmp = servebench()
-        .arg("compare")
-        .arg(&a)
-        .arg(dir.path().join("b.json"))
-        .output()
-        .unwrap();
-    let cmp = String::from_utf8_lossy(&cmp.stdout).into_owned();
+    let cmp = stdout_of(&[
+        "compare",
+        path_str(&a),
+        path_str(&dir.path().join("b.json")),
+    ]);
     assert!(
         cmp.contains("correct_rate(%)") && cmp.contains("mean_tool_call_ttft_ms"),
         "{cmp}"
@@ -796,13 +788,12 @@ fn the_report_shows_the_guided_kind() {
         "{report}"
     );
     assert!(!report.contains("correct_rate"), "{report}");
-    let csv = servebench()
-        .arg("report")
-        .arg(dir.path().join("c.json"))
-        .args(["--format", "csv"])
-        .output()
-        .unwrap();
-    let csv = String::from_utf8_lossy(&csv.stdout).into_owned();
+    let csv = stdout_of(&[
+        "report",
+        path_str(&dir.path().join("c.json")),
+        "--format",
+        "csv",
+    ]);
     assert!(
         csv.lines()
             .next()
