@@ -1,29 +1,110 @@
-//! The test toolkit: support code every integration test binary shares (`mod common;` in
-//! tests/*.rs). A helper two binaries need lives here, once; a binary never keeps its own copy.
+//! The test toolkit: support code every module of the integration test binary shares
+//! (`tests/main.rs`, its modules in `tests/suite/`). A helper two modules need lives here,
+//! once; a module never keeps its own copy (the layer test checks the best-known ones).
 //!
 //! - the binary: [`servebench`], [`servebench_path`], [`output`], [`run_ok`], [`stdout_of`], [`run_fails`],
 //!   [`stdout`];
-//! - files: [`json`], [`read_records`], [`try_read_records`], [`path_str`];
+//! - files: [`json`], [`read_records`], [`try_read_records`], [`path_str`], [`report_csv_row`];
+//! - records: [`failure`];
 //! - the driver as a library: [`run_config`], [`execute`];
+//! - the simulator: [`spawn_sim`], [`exact_sim`] in this process, [`SimProcess`] as a child;
 //! - processes: [`sim_url`], [`wait_for`], [`finish_within`];
-//! - real servers and their relays: [`real_server`], [`litellm`], [`relay`].
-// Each test binary compiles this module on its own and uses only part of it.
-#![allow(dead_code)]
+//! - a test's own server: [`http`] reads its requests;
+//! - tests that must not overlap: [`serial`], [`serial_async`];
+//! - real servers and their relays: [`real_server`], [`litellm`], [`relay`];
+//! - a real terminal: [`tmux`].
 
+pub mod http;
 pub mod litellm;
 pub mod real_server;
 pub mod relay;
+pub mod tmux;
 
 use std::path::Path;
-use std::process::{Child, Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use servebench::config::{BackendKind, LoadSpec, Metric, RunConfig, WorkloadSpec};
 use servebench::drive::run::RunOptions;
 use servebench::measure::client::Secrets;
-use servebench::measure::record::RequestRecord;
+use servebench::measure::record::{FailureKind, Outcome, RequestRecord};
 use servebench::results::document::BenchResult;
+use servebench::sim::{SimConfig, SimServer};
+use tokio::sync::{Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
+
+/// The lock of the tests that must not overlap one another: those that measure real time
+/// against a schedule held to a few ms (the exact simulator's, in this process or as child
+/// processes) and those whose processes load the whole machine (real servers, sharded runs of
+/// five processes). All tests of this binary run on parallel threads of one process; these
+/// take turns, so that none disturbs another's clock. A paused clock cannot stand in for
+/// them: the client stamps each chunk with the kernel's receive time, on the real clock. Not
+/// poisoned by a failed test.
+static SERIAL: Mutex<()> = Mutex::const_new(());
+
+/// Takes [`SERIAL`] in a test that is not async (not on a runtime's thread); held until the
+/// guard is dropped.
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.blocking_lock()
+}
+
+/// Takes [`SERIAL`] in an async test; held until the guard is dropped.
+pub async fn serial_async() -> MutexGuard<'static, ()> {
+    SERIAL.lock().await
+}
+
+/// The simulator `cfg` describes, on 127.0.0.1 (port 0), on a runtime of its own as
+/// `servebench run`'s built-in simulator is: the test's runtime then holds only the client.
+pub async fn spawn_sim(cfg: SimConfig) -> SimServer {
+    servebench::sim::spawn_on_own_runtime(cfg, ([127, 0, 0, 1], 0).into())
+        .await
+        .expect("sim starts")
+}
+
+/// The first token's delay of [`exact_sim`], ms.
+pub const EXACT_TTFT_MS: f64 = 30.0;
+
+/// The exact simulator the workload tests measure against ([`spawn_sim`]): the first token
+/// [`EXACT_TTFT_MS`] after the request, usage in every stream, seed 7, the rest its defaults.
+pub async fn exact_sim() -> SimServer {
+    spawn_sim(SimConfig {
+        ttft: Duration::from_millis(EXACT_TTFT_MS as u64),
+        usage: true,
+        seed: 7,
+        ..SimConfig::default()
+    })
+    .await
+}
+
+/// A `servebench sim` child process and the URL it serves; killed (and reaped) on drop.
+pub struct SimProcess {
+    pub child: Child,
+    pub url: String,
+}
+
+impl SimProcess {
+    /// `servebench sim --port 0 ARGS`, once it printed its URL.
+    pub fn start(args: &[&str]) -> SimProcess {
+        let mut cmd = servebench();
+        cmd.args(["sim", "--port", "0"]).args(args);
+        SimProcess::spawn(cmd)
+    }
+
+    /// Spawns `cmd` (a command line that runs `servebench sim`; its stdout is piped here)
+    /// and waits for the URL it prints.
+    pub fn spawn(mut cmd: Command) -> SimProcess {
+        let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+        let url = sim_url(&mut child);
+        SimProcess { child, url }
+    }
+}
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
 
 /// The built binary's path (for a command line another program runs: tmux, `ip netns`).
 pub fn servebench_path() -> std::path::PathBuf {
@@ -129,6 +210,14 @@ pub fn try_read_records(path: &Path) -> Result<Vec<RequestRecord>, String> {
                 .map_err(|e| format!("{} line {}: not a whole record: {e}", path.display(), i + 1))
         })
         .collect()
+}
+
+/// A failed record's kind and message; panics on a success.
+pub fn failure(r: &RequestRecord) -> (FailureKind, String) {
+    match &r.outcome {
+        Outcome::Failed { kind, message } => (*kind, message.clone()),
+        ok => panic!("expected a failure, got {ok:?}"),
+    }
 }
 
 /// Every line of a records file (warm-ups too), each a whole record; panics otherwise.

