@@ -1,8 +1,8 @@
 //! The built-in simulated LLM server: exact mode and engine presets.
 //!
 //! A real HTTP server (its own HTTP/1.1 layer, connections in `http1.rs` and the wire format
-//! in `wire.rs`, over axum's router, on a real socket) that streams the way vLLM, Hugging Face TGI and
-//! llama.cpp do. Two modes, picked by [`SimConfig::engine`] (usually via a [`Preset`]):
+//! in `wire.rs`, over axum's router, on a real socket) that streams the way vLLM, Hugging
+//! Face TGI and llama.cpp do. Two modes, picked by [`SimConfig::engine`] (usually via a [`Preset`]):
 //! - **exact mode** (`Preset::Exact`, [`SimConfig::default`]): a deterministic and exactly
 //!   known schedule, so it can serve as ground truth when measuring the benchmark client's
 //!   accuracy (the tests in `tests/run_sim.rs`; "The schedule" below);
@@ -61,7 +61,8 @@
 //!
 //! # The engine presets
 //! One engine task owns every request's state and runs the step loop (see `engine.rs` for the
-//! scheduling rules, `cost.rs` for the parameters and the step's cost). Step time = `step_overhead + prefill_per_token·P + decode_per_seq·D +
+//! scheduling rules, `cost.rs` for the parameters and the step's cost). Step time =
+//! `step_overhead + prefill_per_token·P + decode_per_seq·D +
 //! prefill_attention_per_pair·(new token × earlier context token pairs) +
 //! decode_attention_per_token·(context held by the decoding sequences)`. A request reaches the
 //! engine `frontend_latency` after it arrives (HTTP, tokenization). Tokens are written to the
