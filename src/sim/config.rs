@@ -17,7 +17,7 @@
 
 use std::time::Duration;
 
-use super::engine::EngineConfig;
+use super::cost::EngineConfig;
 use super::error::SimConfigError;
 use super::faults::FaultConfig;
 use super::metrics::MetricsFlavor;
@@ -129,11 +129,11 @@ pub struct SimConfig {
     pub metrics_flavor: MetricsFlavor,
     /// Limits of the HTTP/1.1 layer against slow or hostile clients (see [`HttpLimits`]).
     pub limits: HttpLimits,
-    /// A reasoning model (issue 25 §6): the first R tokens of every answer of the chat,
+    /// A reasoning model: the first R tokens of every answer of the chat,
     /// Anthropic and Responses APIs are reasoning, and the rest the answer (a request's
     /// `sim_reasoning_tokens` sets its own). Default 0.
     pub reasoning_tokens: u32,
-    /// Speculative decoding (issue 25 §7, exact mode only): each chunk after the first is a
+    /// Speculative decoding (exact mode only): each chunk after the first is a
     /// step carrying its accepted draft tokens and one more (`spec.rs`), and `/metrics` has
     /// vLLM's `vllm:spec_decode_*` counters. Default none.
     pub spec: Option<SpecDecode>,

@@ -2,6 +2,7 @@
 //! the async driver under tokio's paused clock.
 
 use super::*;
+use crate::sim::cost::output_length;
 use crate::sim::presets::Preset;
 
 /// What one request saw, in simulated time from its arrival at the server.

@@ -1,6 +1,6 @@
-//! The simulator's HTTP/1.1 server: reads requests with `httparse`, answers them through the
-//! axum [`Router`] (one route table for every way of serving it), and writes responses
-//! straight to the socket.
+//! The simulator's HTTP/1.1 server, its connections: accepts them, reads requests (their
+//! bytes read by `wire.rs`), answers them through the axum [`Router`] (one route table for
+//! every way of serving it), and writes responses straight to the socket.
 //!
 //! Why not hyper: the simulator is the ground truth for measuring clients, so it must keep its
 //! schedule at thousands of concurrent streams on one core (`docs/performance.md`,
@@ -25,6 +25,10 @@
 //! read buffer holds at most one head, or one body in progress, and shrinks back after a
 //! large request; a chunked body is copied out chunk by chunk as it arrives.
 //!
+//! The wire format itself (parsing a head, the framing headers, writing a response head or a
+//! chunk, the text of each 4xx answer) is `wire.rs`'s: this file owns sockets, buffers,
+//! deadlines and the order of things.
+//!
 //! Arrival: accepted sockets ask the kernel for receive timestamps (`rxtime.rs`), and each
 //! request carries the stamp of the read that completed it as an [`Arrival`] extension; the
 //! handlers start the request's schedule there (see "The schedule" in `mod.rs`), so time a
@@ -38,7 +42,7 @@ use std::time::Duration;
 use axum::body::{Body, HttpBody};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode};
+use axum::http::{header, Method, Request, StatusCode};
 use axum::response::Response;
 use axum::Router;
 use bytes::Bytes;
@@ -53,6 +57,7 @@ use super::sched::{Outcome, Scheduler, Ticket};
 use super::state::{Counters, Shared};
 use super::stream::Handoff;
 use super::time::offset;
+use super::wire::{self, Bad, CHUNK_SIZE_LINE};
 use crate::measure::rxtime;
 
 /// When a request arrived (see the module docs); a handler's extractor. Requests that did not
@@ -73,10 +78,6 @@ impl<S: Send + Sync> FromRequestParts<S> for Arrival {
     }
 }
 
-/// Most header fields in a request head (431 beyond).
-const MAX_HEADERS: usize = 100;
-/// A chunk-size line without its extensions: 16 hex digits and CRLF.
-const CHUNK_SIZE_LINE: usize = 18;
 /// Read buffer capacity kept between requests (a larger one is shrunk back).
 const BUF_KEEP: usize = 64 << 10;
 /// Longest wait to write the answer to a rejected request before closing anyway.
@@ -95,11 +96,7 @@ impl Drop for Slot {
 /// waiting: whatever the client already sent is read and dropped first (so the close is a
 /// FIN, not a reset that could discard the answer).
 fn refuse(tcp: TcpStream, limits: &HttpLimits) {
-    let why = format!("too many connections (limit {})\n", limits.max_connections);
-    let answer = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{why}",
-        why.len()
-    );
+    let answer = wire::refusal(limits.max_connections);
     // A fresh socket's send buffer takes it; if not, the client only sees the close.
     let _ = tcp.try_write(answer.as_bytes());
     let mut sink = [0u8; 4096];
@@ -182,9 +179,6 @@ pub(crate) async fn serve(
     Ok(())
 }
 
-/// A request that cannot be answered normally: its status and a one-line reason.
-struct Bad(StatusCode, String);
-
 /// A parsed request, with what the response needs to know about it.
 struct Incoming {
     request: Request<Body>,
@@ -223,15 +217,10 @@ impl Connection {
             let incoming = match read {
                 Ok(Some(incoming)) => incoming,
                 Ok(None) => return,
-                Err(Bad(status, why)) => {
+                Err(bad) => {
                     Counters::bump(&shared.stats.rejected_requests);
-                    let head = format!(
-                        "HTTP/1.1 {} {}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{why}\n",
-                        status.as_u16(),
-                        status.canonical_reason().unwrap_or(""),
-                        why.len() + 1
-                    );
-                    let write = write_all(&self.sock, head.as_bytes());
+                    let answer = wire::rejection(&bad);
+                    let write = write_all(&self.sock, answer.as_bytes());
                     let _ = tokio::time::timeout(REJECT_WRITE, write).await;
                     return;
                 }
@@ -273,23 +262,14 @@ impl Connection {
     /// The next request, or `None` when the client closed the connection between requests.
     async fn read_request(&mut self) -> Result<Option<Incoming>, Bad> {
         let limits = self.limits;
-        let closed = || {
-            Bad(
-                StatusCode::BAD_REQUEST,
-                "connection closed mid-request".into(),
-            )
-        };
         // The first head is timed from the accept, later ones from their first byte.
         self.deadline = (self.requests == 0).then(|| offset(self.accepted, limits.head_timeout));
         let (builder, head_len, http11) = loop {
             if !self.buf.is_empty() {
-                let head = parse_head(&self.buf)?;
+                let head = wire::parse_head(&self.buf)?;
                 let len = head.as_ref().map_or(self.buf.len(), |(_, len, _)| *len);
                 if len > limits.max_head_bytes {
-                    return Err(Bad(
-                        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-                        format!("request head larger than {} bytes", limits.max_head_bytes),
-                    ));
+                    return Err(Bad::head_too_large(limits.max_head_bytes));
                 }
                 if let Some(head) = head {
                     break head;
@@ -301,9 +281,9 @@ impl Connection {
             match self.read_more().await {
                 Ok(0) | Err(_) if self.buf.is_empty() => return Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => {
-                    return Err(timed_out("head", limits.head_timeout))
+                    return Err(Bad::timed_out("head", limits.head_timeout))
                 }
-                Ok(0) | Err(_) => return Err(closed()),
+                Ok(0) | Err(_) => return Err(Bad::closed()),
                 Ok(_) => {}
             }
         };
@@ -311,13 +291,13 @@ impl Connection {
         self.buf.drain(..head_len);
         self.deadline = Some(offset(Instant::now(), limits.body_timeout));
         let headers = builder.headers_ref().cloned().unwrap_or_default();
-        let chunked = has_token(&headers, header::TRANSFER_ENCODING, "chunked");
-        // Both framings at once is how request smuggling starts (RFC 9112 §6.1): the body is
-        // read as chunked and the connection closed after the answer, as hyper does.
+        let chunked = wire::has_token(&headers, header::TRANSFER_ENCODING, "chunked");
+        // Both framings at once is how request smuggling starts (RFC 9112, section 6.1): the
+        // body is read as chunked and the connection closed after the answer, as hyper does.
         let keep_alive = http11
-            && !has_token(&headers, header::CONNECTION, "close")
+            && !wire::has_token(&headers, header::CONNECTION, "close")
             && !(chunked && headers.contains_key(header::CONTENT_LENGTH));
-        if has_token(&headers, header::EXPECT, "100-continue") {
+        if wire::has_token(&headers, header::EXPECT, "100-continue") {
             let write = write_all(&self.sock, b"HTTP/1.1 100 Continue\r\n\r\n");
             if let Some(at) = self.deadline {
                 let _ = tokio::time::timeout_at(at, write).await;
@@ -326,12 +306,12 @@ impl Connection {
         let body = if chunked {
             self.read_chunked().await?
         } else {
-            let len = content_length(&headers)?;
+            let len = wire::content_length(&headers)?;
             if len > limits.max_body_bytes {
-                return Err(too_large(&limits));
+                return Err(Bad::body_too_large(limits.max_body_bytes));
             }
             while self.buf.len() < len {
-                self.more_or(closed()).await?;
+                self.more_or(Bad::closed()).await?;
             }
             Bytes::from(self.buf.drain(..len).collect::<Vec<u8>>())
         };
@@ -341,7 +321,7 @@ impl Connection {
         }
         let mut request = builder
             .body(Body::from(body))
-            .map_err(|e| Bad(StatusCode::BAD_REQUEST, format!("invalid request: {e}")))?;
+            .map_err(|e| Bad::request(format!("invalid request: {e}")))?;
         let now = Instant::now();
         let arrival = match self.stamp {
             Some(at) => {
@@ -365,41 +345,33 @@ impl Connection {
     /// read buffer as they are parsed, and chunk data is copied out as it arrives.
     async fn read_chunked(&mut self) -> Result<Bytes, Bad> {
         let limits = self.limits;
-        let bad = |why: &str| Bad(StatusCode::BAD_REQUEST, format!("bad chunked body: {why}"));
+        let too_large = || Bad::body_too_large(limits.max_body_bytes);
         let mut body = Vec::new();
         let mut ext_bytes = 0usize;
         loop {
             // A chunk-size line: the size in hex, extensions, CRLF.
             let line = loop {
-                if let Some(i) = find(&self.buf, b"\n") {
+                if let Some(i) = wire::find(&self.buf, b"\n") {
                     break i + 1;
                 }
                 let budget = limits.max_chunk_ext_bytes.saturating_sub(ext_bytes);
                 if self.buf.len() > CHUNK_SIZE_LINE.saturating_add(budget) {
-                    return Err(ext_too_large(&limits));
+                    return Err(Bad::ext_too_large(limits.max_chunk_ext_bytes));
                 }
-                self.more_or(bad("truncated")).await?;
+                self.more_or(Bad::chunked("truncated")).await?;
             };
-            let digits = self.buf[..line]
-                .iter()
-                .position(|b| !b.is_ascii_hexdigit())
-                .unwrap_or(line);
-            // What follows the size, less its CRLF.
-            ext_bytes = ext_bytes.saturating_add(line.saturating_sub(digits + 2));
+            ext_bytes = ext_bytes.saturating_add(wire::chunk_ext_bytes(&self.buf[..line]));
             if ext_bytes > limits.max_chunk_ext_bytes {
-                return Err(ext_too_large(&limits));
+                return Err(Bad::ext_too_large(limits.max_chunk_ext_bytes));
             }
-            let size = match httparse::parse_chunk_size(&self.buf[..line]) {
-                Ok(httparse::Status::Complete((n, size))) if n == line => size,
-                _ => return Err(bad("invalid chunk size")),
-            };
+            let size = wire::chunk_size(&self.buf[..line])?;
             self.buf.drain(..line);
             if size == 0 {
                 return self.skip_trailers(body).await;
             }
-            let size = usize::try_from(size).map_err(|_| too_large(&limits))?;
+            let size = usize::try_from(size).map_err(|_| too_large())?;
             if body.len().saturating_add(size) > limits.max_body_bytes {
-                return Err(too_large(&limits));
+                return Err(too_large());
             }
             let mut left = size;
             loop {
@@ -410,13 +382,13 @@ impl Connection {
                 if left == 0 {
                     break;
                 }
-                self.more_or(bad("truncated")).await?;
+                self.more_or(Bad::chunked("truncated")).await?;
             }
             while self.buf.len() < 2 {
-                self.more_or(bad("truncated")).await?;
+                self.more_or(Bad::chunked("truncated")).await?;
             }
             if &self.buf[..2] != b"\r\n" {
-                return Err(bad("missing CRLF after chunk data"));
+                return Err(Bad::chunked("missing CRLF after chunk data"));
             }
             self.buf.drain(..2);
         }
@@ -425,15 +397,10 @@ impl Connection {
     /// After the last chunk: skips trailer lines up to the empty line and returns `body`.
     async fn skip_trailers(&mut self, body: Vec<u8>) -> Result<Bytes, Bad> {
         let max = self.limits.max_trailer_bytes;
-        let too_large = || {
-            Bad(
-                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-                format!("trailers larger than {max} bytes"),
-            )
-        };
+        let too_large = || Bad::trailers_too_large(max);
         let mut trailers = 0usize;
         loop {
-            match find(&self.buf, b"\r\n") {
+            match wire::find(&self.buf, b"\r\n") {
                 Some(0) => {
                     self.buf.drain(..2);
                     return Ok(Bytes::from(body));
@@ -448,13 +415,7 @@ impl Connection {
                 None if trailers.saturating_add(self.buf.len()) > max.saturating_add(2) => {
                     return Err(too_large())
                 }
-                None => {
-                    let truncated = Bad(
-                        StatusCode::BAD_REQUEST,
-                        "bad chunked body: truncated".into(),
-                    );
-                    self.more_or(truncated).await?;
-                }
+                None => self.more_or(Bad::chunked("truncated")).await?,
             }
         }
     }
@@ -464,7 +425,7 @@ impl Connection {
         match self.read_more().await {
             Ok(n) if n > 0 => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::TimedOut => {
-                Err(timed_out("body", self.limits.body_timeout))
+                Err(Bad::timed_out("body", self.limits.body_timeout))
             }
             _ => Err(err),
         }
@@ -488,44 +449,7 @@ impl Connection {
         let chunked = http11 && length.is_none() && !no_body;
         // Without chunked coding, an unsized body ends when the connection closes.
         let keep_alive = keep_alive && (length.is_some() || chunked || no_body);
-        let mut head = Vec::with_capacity(256);
-        head.extend_from_slice(
-            format!(
-                "HTTP/1.1 {} {}\r\n",
-                status.as_u16(),
-                status.canonical_reason().unwrap_or("")
-            )
-            .as_bytes(),
-        );
-        // A `date` header as real servers send (RFC 9110 §6.6.1): sharded runs estimate their
-        // clock offset from it (`shard::probe_clock_offset`).
-        let date = httpdate::fmt_http_date(std::time::SystemTime::now());
-        head.extend_from_slice(format!("date: {date}\r\n").as_bytes());
-        for (name, value) in &parts.headers {
-            if [
-                header::CONTENT_LENGTH,
-                header::TRANSFER_ENCODING,
-                header::CONNECTION,
-            ]
-            .contains(name)
-            {
-                continue;
-            }
-            head.extend_from_slice(name.as_str().as_bytes());
-            head.extend_from_slice(b": ");
-            head.extend_from_slice(value.as_bytes());
-            head.extend_from_slice(b"\r\n");
-        }
-        if let Some(len) = length.filter(|_| !status.is_informational()) {
-            head.extend_from_slice(format!("content-length: {len}\r\n").as_bytes());
-        } else if chunked {
-            head.extend_from_slice(b"transfer-encoding: chunked\r\n");
-        }
-        if !keep_alive {
-            head.extend_from_slice(b"connection: close\r\n");
-        }
-        head.extend_from_slice(b"\r\n");
-
+        let mut head = wire::response_head(status, &parts.headers, length, chunked, keep_alive);
         if no_body {
             return write_all(&self.sock, &head).await.is_ok();
         }
@@ -563,125 +487,20 @@ impl Connection {
             }
         }
         let mut frames = body.into_data_stream();
-        let mut wire = Vec::new();
+        let mut framed = Vec::new();
         while let Some(frame) = frames.next().await {
             // A body error (a simulated disconnect) cuts the connection.
             let Ok(data) = frame else { return false };
             if data.is_empty() {
                 continue;
             }
-            wire.clear();
-            if chunked {
-                wire.extend_from_slice(format!("{:X}\r\n", data.len()).as_bytes());
-            }
-            wire.extend_from_slice(&data);
-            if chunked {
-                wire.extend_from_slice(b"\r\n");
-            }
-            if write_all(&self.sock, &wire).await.is_err() {
+            wire::chunk(&mut framed, &data, chunked);
+            if write_all(&self.sock, &framed).await.is_err() {
                 return false;
             }
         }
         !chunked || write_all(&self.sock, b"0\r\n\r\n").await.is_ok()
     }
-}
-
-/// Parses a complete request head: the request without its body, the head's length and
-/// whether it is HTTP/1.1. `None` if the head is incomplete.
-fn parse_head(buf: &[u8]) -> Result<Option<(axum::http::request::Builder, usize, bool)>, Bad> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut req = httparse::Request::new(&mut headers);
-    let len = match req.parse(buf) {
-        Ok(httparse::Status::Complete(len)) => len,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(httparse::Error::TooManyHeaders) => {
-            return Err(Bad(
-                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-                "too many headers".into(),
-            ))
-        }
-        Err(e) => return Err(Bad(StatusCode::BAD_REQUEST, format!("bad request: {e}"))),
-    };
-    let http11 = req.version == Some(1);
-    let method = Method::from_bytes(req.method.unwrap_or("").as_bytes())
-        .map_err(|_| Bad(StatusCode::BAD_REQUEST, "invalid method".into()))?;
-    let mut builder = Request::builder()
-        .method(method)
-        .uri(req.path.unwrap_or("/"))
-        .version(if http11 {
-            axum::http::Version::HTTP_11
-        } else {
-            axum::http::Version::HTTP_10
-        });
-    for h in req.headers.iter() {
-        let name = HeaderName::from_bytes(h.name.as_bytes());
-        let value = HeaderValue::from_bytes(h.value);
-        let (Ok(name), Ok(value)) = (name, value) else {
-            return Err(Bad(StatusCode::BAD_REQUEST, "invalid header".into()));
-        };
-        builder = builder.header(name, value);
-    }
-    Ok(Some((builder, len, http11)))
-}
-
-/// Whether a comma-separated header has `token` (case-insensitive).
-fn has_token(headers: &HeaderMap, name: HeaderName, token: &str) -> bool {
-    headers.get_all(name).iter().any(|v| {
-        v.to_str()
-            .is_ok_and(|s| s.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
-    })
-}
-
-/// The request's `content-length` (0 without one): digits only (`+5` and `-0` are refused,
-/// though Rust's integer parser takes them), and every copy of the header the same.
-fn content_length(headers: &HeaderMap) -> Result<usize, Bad> {
-    let mut len = None;
-    for v in headers.get_all(header::CONTENT_LENGTH) {
-        let digits = v.as_bytes().trim_ascii();
-        let this = (!digits.is_empty() && digits.iter().all(u8::is_ascii_digit))
-            .then(|| std::str::from_utf8(digits).ok()?.parse::<usize>().ok())
-            .flatten();
-        match (this, len) {
-            (Some(n), None) => len = Some(n),
-            (Some(n), Some(m)) if n == m => {}
-            _ => {
-                return Err(Bad(
-                    StatusCode::BAD_REQUEST,
-                    "invalid content-length".into(),
-                ))
-            }
-        }
-    }
-    Ok(len.unwrap_or(0))
-}
-
-fn too_large(limits: &HttpLimits) -> Bad {
-    Bad(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        format!("request body larger than {} bytes", limits.max_body_bytes),
-    )
-}
-
-fn ext_too_large(limits: &HttpLimits) -> Bad {
-    Bad(
-        StatusCode::BAD_REQUEST,
-        format!(
-            "bad chunked body: chunk extensions larger than {} bytes",
-            limits.max_chunk_ext_bytes
-        ),
-    )
-}
-
-/// The answer when a request's head or body did not arrive within `limit`.
-fn timed_out(what: &str, limit: Duration) -> Bad {
-    Bad(
-        StatusCode::REQUEST_TIMEOUT,
-        format!("request {what} not received within {limit:?}"),
-    )
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Writes all of `buf`, waiting for the socket as needed.

@@ -189,145 +189,151 @@ fn scalar(
     }
 }
 
-/// The metrics in Prometheus' text exposition format.
+/// The metrics in Prometheus' text exposition format, in `flavor`'s names.
 pub(crate) fn render(flavor: MetricsFlavor, m: &ServerMetrics, model: &str) -> String {
     let mut out = String::with_capacity(4096);
     match flavor {
-        MetricsFlavor::Vllm => {
-            let l = format!("model_name=\"{}\"", escape_label(model));
-            let l = l.as_str();
-            scalar(
-                &mut out,
-                "vllm:num_requests_running",
-                "gauge",
-                "Number of requests in model execution batches.",
-                l,
-                m.running,
-            );
-            scalar(
-                &mut out,
-                "vllm:num_requests_waiting",
-                "gauge",
-                "Number of requests waiting to be processed.",
-                l,
-                m.waiting,
-            );
-            scalar(
-                &mut out,
-                "vllm:kv_cache_usage_perc",
-                "gauge",
-                "KV-cache usage. 1 means 100 percent usage.",
-                l,
-                m.kv_usage(),
-            );
-            scalar(
-                &mut out,
-                "vllm:gpu_cache_usage_perc",
-                "gauge",
-                "GPU KV-cache usage. 1 means 100 percent usage (older name).",
-                l,
-                m.kv_usage(),
-            );
-            scalar(
-                &mut out,
-                "vllm:num_preemptions_total",
-                "counter",
-                "Cumulative number of preemptions.",
-                l,
-                m.preemptions,
-            );
-            scalar(
-                &mut out,
-                "vllm:prompt_tokens_total",
-                "counter",
-                "Number of prefill tokens processed.",
-                l,
-                m.prompt_tokens,
-            );
-            scalar(
-                &mut out,
-                "vllm:generation_tokens_total",
-                "counter",
-                "Number of generation tokens processed.",
-                l,
-                m.generation_tokens,
-            );
-            scalar(
-                &mut out,
-                "vllm:request_success_total",
-                "counter",
-                "Count of successfully processed requests.",
-                l,
-                m.request_success,
-            );
-            m.ttft.render(
-                &mut out,
-                "vllm:time_to_first_token_seconds",
-                l,
-                "Histogram of time to first token in seconds.",
-            );
-            m.tpot.render(
-                &mut out,
-                "vllm:time_per_output_token_seconds",
-                l,
-                "Histogram of time per output token in seconds.",
-            );
-            if !m.spec.per_position.is_empty() {
-                m.spec.render_vllm(&mut out, l);
-            }
-        }
-        MetricsFlavor::Llamacpp => {
-            scalar(
-                &mut out,
-                "llamacpp:prompt_tokens_total",
-                "counter",
-                "Number of prompt tokens processed.",
-                "",
-                m.prompt_tokens,
-            );
-            scalar(
-                &mut out,
-                "llamacpp:tokens_predicted_total",
-                "counter",
-                "Number of generation tokens processed.",
-                "",
-                m.generation_tokens,
-            );
-            scalar(
-                &mut out,
-                "llamacpp:kv_cache_usage_ratio",
-                "gauge",
-                "KV-cache usage. 1 means 100 percent usage.",
-                "",
-                m.kv_usage(),
-            );
-            scalar(
-                &mut out,
-                "llamacpp:kv_cache_tokens",
-                "gauge",
-                "KV-cache tokens.",
-                "",
-                m.kv_used,
-            );
-            scalar(
-                &mut out,
-                "llamacpp:requests_processing",
-                "gauge",
-                "Number of requests processing.",
-                "",
-                m.running,
-            );
-            scalar(
-                &mut out,
-                "llamacpp:requests_deferred",
-                "gauge",
-                "Number of requests deferred.",
-                "",
-                m.waiting,
-            );
-        }
+        MetricsFlavor::Vllm => render_vllm(&mut out, m, model),
+        MetricsFlavor::Llamacpp => render_llamacpp(&mut out, m),
     }
     out
+}
+
+/// vLLM's gauges, counters and histograms, labelled with the served model's name.
+fn render_vllm(out: &mut String, m: &ServerMetrics, model: &str) {
+    let l = format!("model_name=\"{}\"", escape_label(model));
+    let l = l.as_str();
+    scalar(
+        out,
+        "vllm:num_requests_running",
+        "gauge",
+        "Number of requests in model execution batches.",
+        l,
+        m.running,
+    );
+    scalar(
+        out,
+        "vllm:num_requests_waiting",
+        "gauge",
+        "Number of requests waiting to be processed.",
+        l,
+        m.waiting,
+    );
+    scalar(
+        out,
+        "vllm:kv_cache_usage_perc",
+        "gauge",
+        "KV-cache usage. 1 means 100 percent usage.",
+        l,
+        m.kv_usage(),
+    );
+    scalar(
+        out,
+        "vllm:gpu_cache_usage_perc",
+        "gauge",
+        "GPU KV-cache usage. 1 means 100 percent usage (older name).",
+        l,
+        m.kv_usage(),
+    );
+    scalar(
+        out,
+        "vllm:num_preemptions_total",
+        "counter",
+        "Cumulative number of preemptions.",
+        l,
+        m.preemptions,
+    );
+    scalar(
+        out,
+        "vllm:prompt_tokens_total",
+        "counter",
+        "Number of prefill tokens processed.",
+        l,
+        m.prompt_tokens,
+    );
+    scalar(
+        out,
+        "vllm:generation_tokens_total",
+        "counter",
+        "Number of generation tokens processed.",
+        l,
+        m.generation_tokens,
+    );
+    scalar(
+        out,
+        "vllm:request_success_total",
+        "counter",
+        "Count of successfully processed requests.",
+        l,
+        m.request_success,
+    );
+    m.ttft.render(
+        out,
+        "vllm:time_to_first_token_seconds",
+        l,
+        "Histogram of time to first token in seconds.",
+    );
+    m.tpot.render(
+        out,
+        "vllm:time_per_output_token_seconds",
+        l,
+        "Histogram of time per output token in seconds.",
+    );
+    if !m.spec.per_position.is_empty() {
+        m.spec.render_vllm(out, l);
+    }
+}
+
+/// llama.cpp's gauges and counters (unlabelled, as llama.cpp's server writes them).
+fn render_llamacpp(out: &mut String, m: &ServerMetrics) {
+    scalar(
+        out,
+        "llamacpp:prompt_tokens_total",
+        "counter",
+        "Number of prompt tokens processed.",
+        "",
+        m.prompt_tokens,
+    );
+    scalar(
+        out,
+        "llamacpp:tokens_predicted_total",
+        "counter",
+        "Number of generation tokens processed.",
+        "",
+        m.generation_tokens,
+    );
+    scalar(
+        out,
+        "llamacpp:kv_cache_usage_ratio",
+        "gauge",
+        "KV-cache usage. 1 means 100 percent usage.",
+        "",
+        m.kv_usage(),
+    );
+    scalar(
+        out,
+        "llamacpp:kv_cache_tokens",
+        "gauge",
+        "KV-cache tokens.",
+        "",
+        m.kv_used,
+    );
+    scalar(
+        out,
+        "llamacpp:requests_processing",
+        "gauge",
+        "Number of requests processing.",
+        "",
+        m.running,
+    );
+    scalar(
+        out,
+        "llamacpp:requests_deferred",
+        "gauge",
+        "Number of requests deferred.",
+        "",
+        m.waiting,
+    );
 }
 
 #[cfg(test)]

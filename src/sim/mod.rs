@@ -1,8 +1,8 @@
 //! The built-in simulated LLM server: exact mode and engine presets.
 //!
-//! A real HTTP server (its own HTTP/1.1 layer in `http1.rs` over axum's router, on a real
-//! socket) that streams the way vLLM, Hugging Face TGI and
-//! llama.cpp do. Two modes, picked by [`SimConfig::engine`] (usually via a [`Preset`]):
+//! A real HTTP server (its own HTTP/1.1 layer, connections in `http1.rs` and the wire format
+//! in `wire.rs`, over axum's router, on a real socket) that streams the way vLLM, Hugging
+//! Face TGI and llama.cpp do. Two modes, picked by [`SimConfig::engine`] (usually via a [`Preset`]):
 //! - **exact mode** (`Preset::Exact`, [`SimConfig::default`]): a deterministic and exactly
 //!   known schedule, so it can serve as ground truth when measuring the benchmark client's
 //!   accuracy (the tests in `tests/run_sim.rs`; "The schedule" below);
@@ -61,7 +61,8 @@
 //!
 //! # The engine presets
 //! One engine task owns every request's state and runs the step loop (see `engine.rs` for the
-//! scheduling rules). Step time = `step_overhead + prefill_per_token·P + decode_per_seq·D +
+//! scheduling rules, `cost.rs` for the parameters and the step's cost). Step time =
+//! `step_overhead + prefill_per_token·P + decode_per_seq·D +
 //! prefill_attention_per_pair·(new token × earlier context token pairs) +
 //! decode_attention_per_token·(context held by the decoding sequences)`. A request reaches the
 //! engine `frontend_latency` after it arrives (HTTP, tokenization). Tokens are written to the
@@ -113,17 +114,18 @@
 //! | layer | module | owns | imports |
 //! |---|---|---|---|
 //! | 11 | `mod.rs` | [`router`], [`spawn`], [`SimServer`], re-exports | everything below |
-//! | 10 | `apis/` | the route table, the handlers and framers of each API (`common`, `openai`, `tgi`, `llama`, `typed`, `embeddings`, `info`) | `http1` (`Arrival`), `stream`, `state`, `config`, `engine`, `faults`, `metrics`, `spec`, `structured`, `text`, `time` |
-//! | 9 | `http1.rs` | the HTTP/1.1 server: connections and their limits, request parsing, writing responses | `sched`, `stream`, `state`, `config` |
+//! | 10 | `apis/` | the route table, the handlers and framers of each API, one file per API named as the client's (`completions`, `chat`, `tgi`, `llamacpp`, `anthropic`, `responses`, `embeddings`, `rerank`, `audio`, `info`), and what they share (`common`, `reject`, `trace`, `openai`, `events`, `media`, `form`) | `http1` (`Arrival`), `stream`, `state`, `config`, `cost`, `engine`, `faults`, `metrics`, `spans`, `spec`, `structured`, `text`, `time`, `error` |
+//! | 9 | `http1.rs` | the HTTP/1.1 server's connections: accepting them and their limits, reading requests, writing responses to the socket | `sched`, `stream`, `state`, `config`, `time`, `wire` |
 //! | 8 | `sched.rs` | the exact-mode scheduler thread | `stream`, `state` |
 //! | 7 | `stream/` | the stream state machine (`machine`), responses (`body`), the two paces (`exact`, `engine`) | `state`, `engine` (`Event`), `faults`, `metrics`, `slots`, `spec`, `time` |
 //! | 6 | `state.rs` | [`SimStats`], `Counters`, `Shutdown`, `Shared` | `config`, `engine`, `metrics`, `spans` |
-//! | 5 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `engine`, `faults`, `metrics`, `spec`, `error` |
-//! | 4 | `presets.rs` | [`Preset`] | `engine`, `metrics`, `error` |
-//! | 3 | `engine.rs` | the engine model ([`EngineConfig`]) and its task | `metrics`, `text`, `time`, `error` |
-//! | 2 | `faults.rs`, `time.rs`, `structured.rs` | [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until`; structured answers (a schema's JSON, a tool call, a regex's match, a choice) and their invalid share | `text`, `error`; `precise` |
+//! | 5 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `cost`, `faults`, `metrics`, `spec`, `error` |
+//! | 4 | `presets.rs` | [`Preset`] | `cost`, `metrics`, `error` |
+//! | 3 | `engine.rs` | the engine model's scheduler: its step loop and its task | `cost`, `metrics`, `time` |
+//! | 2 | `cost.rs`, `faults.rs`, `time.rs`, `structured.rs` | the engine's parameters and cost model ([`EngineConfig`], [`SchedulerKind`]) and the natural output length; [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until`; structured answers (a schema's JSON, a tool call, a regex's match, a choice) and their invalid share | `text`, `error`; `precise` |
 //! | 1 | `precise.rs`, `text.rs`, `metrics.rs`, `prefix_cache.rs`, `slots.rs`, `spans.rs` | the precise timer; token text and hashing; `/metrics`; the prefix cache; exact mode's slots and their queue; each request's span (`/sim/otlp`) | `error`; `metrics`: `spec` |
-//! | 0 | `error.rs` | [`SimConfigError`]: a setting or name that breaks a rule | nothing of `sim` |
+//! | 0 | `error.rs` | the simulator's errors: [`SimConfigError`] (a setting or name that breaks a rule) and the typed errors of what a request may send wrong (guided decoding, media, forms, transcriptions) | nothing of `sim` |
+//! | 0 | `wire.rs` | the HTTP/1.1 wire format: parsing a request head and its framing, writing a response head, a chunk and the server's own 4xx/503 answers | nothing of `sim` |
 //! | 0 | `spec.rs` | speculative decoding: [`SpecDecode`], how a stream's tokens are cut into chunks, vLLM's `spec_decode` counters | nothing of `sim` |
 //!
 //! A new module takes the lowest line whose modules it needs; a piece two modules on the same
@@ -133,10 +135,12 @@
 //! - An API: see `apis/mod.rs` ("To add an API").
 //! - A wire format or a source of tokens: `stream/mod.rs`.
 //! - A fault: `faults.rs`; a metric: `metrics.rs`; a preset: `presets.rs`; a scheduler:
-//!   `engine.rs`; a counter: `state.rs`; a setting: `config.rs`.
+//!   `engine.rs`; a cost term of the engine: `cost.rs`; a counter: `state.rs`; a setting:
+//!   `config.rs`; a framing rule of HTTP/1.1: `wire.rs`.
 
 mod apis;
 mod config;
+mod cost;
 mod engine;
 mod error;
 mod faults;
@@ -154,6 +158,7 @@ mod stream;
 mod structured;
 mod text;
 mod time;
+mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -168,7 +173,7 @@ use tokio::task::JoinHandle;
 use state::Shared;
 
 pub use config::{HttpLimits, LoraConfig, SimConfig, MAX_TOKENS_LIMIT};
-pub use engine::{EngineConfig, SchedulerKind};
+pub use cost::{EngineConfig, SchedulerKind};
 pub use error::SimConfigError;
 pub use faults::FaultConfig;
 pub use metrics::MetricsFlavor;

@@ -1,4 +1,4 @@
-//! The simulator's prefix cache (issue 16): an LRU over blocks of [`BLOCK`] prompt words,
+//! The simulator's prefix cache: an LRU over blocks of [`BLOCK`] prompt words,
 //! keyed by the chain of every block before them (a block is reused only after the same
 //! prefix, as vLLM's and SGLang's caches do). A request's cached tokens are the words of its
 //! leading blocks already held; then all its whole blocks are held, the least recently used

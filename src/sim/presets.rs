@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::engine::{EngineConfig, SchedulerKind};
+use super::cost::{EngineConfig, SchedulerKind};
 use super::error::SimConfigError;
 use super::metrics::MetricsFlavor;
 

@@ -1,4 +1,4 @@
-//! Speculative decoding in exact mode (issue 25 §7): how a stream's tokens are cut into
+//! Speculative decoding in exact mode: how a stream's tokens are cut into
 //! chunks ([`Chunks`]), and the counters a speculating server exposes ([`SpecCounters`],
 //! vLLM's `vllm:spec_decode_*` names).
 //!
@@ -201,9 +201,9 @@ mod tests {
         )
     }
 
-    /// Issue 25 §7, by hand: K = 3, pattern 3, 1, 0: chunks of 1, 4, 2, 1, 4, 2, 1, ... tokens.
+    /// By hand: K = 3, pattern 3, 1, 0: chunks of 1, 4, 2, 1, 4, 2, 1, ... tokens.
     #[test]
-    fn issue_25_spec_chunks_follow_the_pattern() {
+    fn spec_chunks_follow_the_pattern() {
         let c = spec(3, &[3, 1, 0]);
         let starts: Vec<u64> = (0..8).map(|i| c.start(i)).collect();
         assert_eq!(starts, [0, 1, 5, 7, 8, 12, 14, 15]);

@@ -1,4 +1,4 @@
-//! Structured answers of the simulated server (issue 25 §5): a chat (or completions) request
+//! Structured answers of the simulated server: a chat (or completions) request
 //! that asks for JSON of a schema (`response_format: {"type": "json_schema", ...}`) or for a
 //! tool call (`tools`) is answered with a document generated from the schema (or the called
 //! function's `parameters`), deterministic from (seed, request number), and split over the request's
@@ -34,6 +34,7 @@ use std::cell::RefCell;
 use regex_syntax::hir::{Class, Hir, HirKind};
 use serde_json::{json, Map, Value};
 
+use super::error::GuidedError;
 use super::text::{splitmix64, WORDS};
 
 /// Bounds on what the generator writes for any schema.
@@ -297,7 +298,7 @@ pub(crate) fn guided(
     structured_outputs: Option<&Value>,
     guided_regex: Option<&Value>,
     guided_choice: Option<&Value>,
-) -> Result<Option<Guided>, String> {
+) -> Result<Option<Guided>, GuidedError> {
     let field = |k: &str| {
         structured_outputs
             .and_then(|so| so.get(k))
@@ -305,7 +306,7 @@ pub(crate) fn guided(
     };
     if let Some(p) = field("regex").or(guided_regex.filter(|v| !v.is_null())) {
         let Some(p) = p.as_str() else {
-            return Err("structured_outputs.regex must be a string".into());
+            return Err(GuidedError::RegexNotString);
         };
         with_pattern(p, |_, _| ())?;
         return Ok(Some(Guided::Regex(p.to_string())));
@@ -318,7 +319,7 @@ pub(crate) fn guided(
         });
         return match list {
             Some(l) if !l.is_empty() => Ok(Some(Guided::Choice(l))),
-            _ => Err("structured_outputs.choice must be a non-empty list of strings".into()),
+            _ => Err(GuidedError::ChoiceList),
         };
     }
     Ok(None)
@@ -331,25 +332,29 @@ thread_local! {
 
 /// Calls `f` with `pattern`'s syntax tree and whole-match regex (parsed and compiled once
 /// per thread for a run's one pattern), or says why it cannot be.
-fn with_pattern<T>(pattern: &str, f: impl FnOnce(&Hir, &regex::Regex) -> T) -> Result<T, String> {
-    let bad = |why: String| format!("structured_outputs.regex: {why}");
+fn with_pattern<T>(
+    pattern: &str,
+    f: impl FnOnce(&Hir, &regex::Regex) -> T,
+) -> Result<T, GuidedError> {
+    let bad = |why: String| GuidedError::Pattern(why.replace('\n', " "));
     COMPILED.with(|cell| {
         let mut slot = cell.borrow_mut();
         let entry = match slot.take() {
             Some(e) if e.0 == pattern => e,
             _ => {
                 if pattern.len() > MAX_PATTERN_BYTES {
-                    return Err(bad(format!("longer than {MAX_PATTERN_BYTES} bytes")));
+                    let max = MAX_PATTERN_BYTES;
+                    return Err(GuidedError::PatternTooLong { max });
                 }
                 let hir = regex_syntax::ParserBuilder::new()
                     .nest_limit(64)
                     .build()
                     .parse(pattern)
-                    .map_err(|e| bad(e.to_string().replace('\n', " ")))?;
+                    .map_err(|e| bad(e.to_string()))?;
                 let whole = regex::RegexBuilder::new(&format!(r"\A(?:{pattern})\z"))
                     .size_limit(MAX_COMPILED_BYTES)
                     .build()
-                    .map_err(|e| bad(e.to_string().replace('\n', " ")))?;
+                    .map_err(|e| bad(e.to_string()))?;
                 (pattern.to_string(), hir, whole)
             }
         };
@@ -365,7 +370,7 @@ pub(crate) fn guided_answer(
     seed: u64,
     n: u64,
     bad: Option<u64>,
-) -> Result<String, String> {
+) -> Result<String, GuidedError> {
     let mut h = splitmix64(seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     match g {
         Guided::Choice(choices) => {
@@ -461,10 +466,10 @@ fn member(mut ranges: impl Iterator<Item = (u32, u32)> + Clone, h: &mut u64) -> 
 mod tests {
     use super::*;
 
-    /// Issue 25 §5: exactly ⌊N·r⌋ of requests 0..N are invalid, alternately not JSON and
+    /// Exactly ⌊N·r⌋ of requests 0..N are invalid, alternately not JSON and
     /// not of the schema; the pieces of every answer join into its text.
     #[test]
-    fn issue_25_invalid_answers_are_an_exact_share() {
+    fn invalid_answers_are_an_exact_share() {
         let rate = ppm(0.25);
         let bad: Vec<u64> = (0..20).filter(|&n| invalid(n, rate).is_some()).collect();
         assert_eq!(bad, [3, 7, 11, 15, 19]);
@@ -501,11 +506,11 @@ mod tests {
         assert!(p.0.iter().all(|s| !s.is_empty()) && p.0.len() == 500);
     }
 
-    /// Issue 25 §5: a guided answer is one of the choices or matches the pattern in full;
+    /// A guided answer is one of the choices or matches the pattern in full;
     /// an invalid one is not; a pattern that does not compile and an empty choice list are
     /// refused.
     #[test]
-    fn issue_25_guided_answers_match_and_invalid_ones_do_not() {
+    fn guided_answers_match_and_invalid_ones_do_not() {
         let so = json!({"regex": "\\w+@\\w+\\.com\\n"});
         let g = guided(Some(&so), None, None).unwrap().unwrap();
         let whole = regex::Regex::new("\\A(?:\\w+@\\w+\\.com\\n)\\z").unwrap();

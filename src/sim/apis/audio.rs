@@ -19,11 +19,15 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use serde_json::{json, Value};
 
-use super::common::{resolve_media_prompt, stream_answer, whole_answer, Answer, AppState, Reject};
+use super::common::{
+    resolve_media_prompt, stream_answer, token_budget, whole_answer, AppState, Gen,
+};
 use super::form::{boundary, parts};
 #[cfg(test)]
 use super::media::tests::wav;
 use super::media::{audio_tokens, wav_clip};
+use super::reject::Answer;
+use crate::sim::error::TranscriptionError;
 use crate::sim::http1::Arrival;
 use crate::sim::state::Shared;
 use crate::sim::stream::{Framer, ServerTimes};
@@ -46,7 +50,7 @@ fn truthy(v: &str) -> bool {
 }
 
 /// The form's clip (its frames and rate) and fields; an error names what is wrong.
-fn read(headers: &HeaderMap, body: &[u8]) -> Result<((u64, u64), Fields), String> {
+fn read(headers: &HeaderMap, body: &[u8]) -> Result<((u64, u64), Fields), TranscriptionError> {
     let ct = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
@@ -55,18 +59,20 @@ fn read(headers: &HeaderMap, body: &[u8]) -> Result<((u64, u64), Fields), String
     let mut f = Fields::default();
     for p in parts(body, &b)? {
         if p.name == "file" {
-            let clip_of = wav_clip(p.bytes).map_err(|why| format!("the file part: {why}"))?;
+            let clip_of = wav_clip(p.bytes).map_err(TranscriptionError::File)?;
             clip = Some(clip_of);
             continue;
         }
         let text = || {
-            std::str::from_utf8(p.bytes).map_err(|_| format!("the field {:?} is not UTF-8", p.name))
+            std::str::from_utf8(p.bytes).map_err(|_| TranscriptionError::NotUtf8 {
+                field: p.name.clone(),
+            })
         };
-        let count = |field: &str| -> Result<u64, String> {
+        let count = |field: &str| -> Result<u64, TranscriptionError> {
             let t = text()?;
-            t.trim().parse().map_err(|_| {
-                let shown: String = t.chars().take(20).collect();
-                format!("{field} must be a whole number, got {shown:?}")
+            t.trim().parse().map_err(|_| TranscriptionError::NotCount {
+                field: field.to_string(),
+                shown: t.chars().take(20).collect(),
             })
         };
         match p.name.as_str() {
@@ -80,7 +86,7 @@ fn read(headers: &HeaderMap, body: &[u8]) -> Result<((u64, u64), Fields), String
             _ => {}
         }
     }
-    let clip = clip.ok_or("the form has no file part (the audio to transcribe)")?;
+    let clip = clip.ok_or(TranscriptionError::NoFile)?;
     Ok((clip, f))
 }
 
@@ -134,8 +140,8 @@ pub(crate) async fn transcriptions(
     headers: HeaderMap,
     body: Bytes,
 ) -> Answer {
-    let ((frames, rate), f) = read(&headers, &body).map_err(Reject::BadRequest)?;
-    let budget = super::common::token_budget(&shared, "max_completion_tokens", f.max_tokens)?;
+    let ((frames, rate), f) = read(&headers, &body)?;
+    let budget = token_budget(&shared, "max_completion_tokens", f.max_tokens)?;
     let media = audio_tokens(frames, rate);
     let prompt = f.prompt.map(Value::String);
     let mut r = resolve_media_prompt(&shared, t0, prompt.iter(), media, budget, f.ignore_eos)?;
@@ -145,7 +151,7 @@ pub(crate) async fn transcriptions(
 
 async fn answer(
     shared: std::sync::Arc<Shared>,
-    r: super::common::Gen,
+    r: Gen,
     stream: bool,
     include_usage: bool,
 ) -> Answer {
@@ -206,10 +212,10 @@ mod tests {
         (h, body)
     }
 
-    /// Issue 25 §3: the clip's frames and rate and the fields read from the form; a form
+    /// The clip's frames and rate and the fields read from the form; a form
     /// without a whole WAV file is refused naming it.
     #[test]
-    fn issue_25_a_transcription_form_is_read_or_refused_by_name() {
+    fn a_transcription_form_is_read_or_refused_by_name() {
         let clip = wav(24_000, 16_000);
         let (h, body) = form(&[
             ("model", &b"m"[..]),
@@ -242,10 +248,10 @@ mod tests {
             ),
         ] {
             let (h, body) = form(&fields);
-            let e = read(&h, &body).err().unwrap();
+            let e = read(&h, &body).err().unwrap().to_string();
             assert!(e.contains(says), "{e}");
         }
-        let e = read(&HeaderMap::new(), b"{}").err().unwrap();
+        let e = read(&HeaderMap::new(), b"{}").err().unwrap().to_string();
         assert!(e.contains("content type"), "{e}");
     }
 }

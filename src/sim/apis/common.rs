@@ -1,8 +1,9 @@
-//! What every generation API shares: answering without generating ([`Reject`]), reading a
-//! body ([`parse_body`]), the token budget ([`token_budget`]), numbering and the fault draw
-//! ([`resolve`], into a [`Gen`]), a LoRA adapter's check and load wait ([`adapter`],
-//! [`wait_for_adapter`]), admission to the engine, and the streamed or whole answer
-//! on the exact schedule or the engine's ([`stream_answer`], [`whole_answer`]).
+//! What every generation API shares: the token budget ([`token_budget`]), numbering and the
+//! fault draw ([`resolve`], into a [`Gen`]), a LoRA adapter's check and load wait
+//! ([`adapter`], [`wait_for_adapter`]), admission to the engine, and the streamed or whole
+//! answer on the exact schedule or the engine's ([`stream_answer`], [`whole_answer`]).
+//! Answering without generating and reading a body are `reject.rs`'s; request ids and spans
+//! `trace.rs`'s.
 //!
 //! # What it owns
 //! The request life cycle up to the first byte of an answer, prompt counting
@@ -20,215 +21,28 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::time::Instant;
 
+use super::reject::{parse_body, Answer, Reject};
+use super::trace::{self, Seed, Traced};
 use crate::sim::config::MAX_TOKENS_LIMIT;
-use crate::sim::engine::{output_length, Event};
-use crate::sim::faults::{self, Fault, ERROR_429_BODY, ERROR_500_BODY};
-use crate::sim::spans::Span;
+use crate::sim::cost::output_length;
+use crate::sim::engine::Event;
+use crate::sim::faults::{self, Fault};
 use crate::sim::spec::Chunks;
 use crate::sim::state::{Counters, Shared};
 use crate::sim::stream::{
-    engine_non_stream_response, engine_sse_response, json_response, non_stream_response,
-    sse_response, Active, EngineJob, Framer, Plan, ServerTimes,
+    engine_non_stream_response, engine_sse_response, non_stream_response, sse_response, Active,
+    EngineJob, Framer, Plan, ServerTimes,
 };
 use crate::sim::text::count_words;
 use crate::sim::time;
 
 pub(super) type AppState = State<Arc<Shared>>;
-
-// ---------------------------------------------------------------------------------------------
-// Request ids and spans
-
-tokio::task_local! {
-    /// The request id a handler's span carries (`gen_ai.request.id`), set by
-    /// [`with_request_id`] around the handler.
-    static TRACE_ID: Option<String>;
-}
-
-/// The longest `x-request-id` the simulator takes (a longer or unprintable one is ignored).
-const MAX_REQUEST_ID: usize = 128;
-
-/// Middleware: reads the request's `x-request-id`, names the request's span after it as vLLM
-/// names its requests (`cmpl-<id>-0` for completions, `chatcmpl-<id>` for chat, the id itself
-/// elsewhere), and returns it in the response's `x-request-id`, as vLLM does with
-/// `--enable-request-id-headers`.
-pub(crate) async fn with_request_id(
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let id = (req.headers().get("x-request-id"))
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= MAX_REQUEST_ID)
-        .map(str::to_owned);
-    let traced = id.as_ref().map(|id| match req.uri().path() {
-        "/v1/completions" => format!("cmpl-{id}-0"),
-        "/v1/chat/completions" => format!("chatcmpl-{id}"),
-        _ => id.clone(),
-    });
-    let mut response = TRACE_ID.scope(traced, next.run(req)).await;
-    if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
-        response.headers_mut().insert("x-request-id", value);
-    }
-    response
-}
-
-/// What a request's span needs from its start; finished with the server's times.
-struct Seed {
-    n: u64,
-    request_id: String,
-    t0: Instant,
-    prompt_tokens: u64,
-    tokens: u32,
-}
-
-impl Seed {
-    fn of(gen: &Gen) -> Seed {
-        Seed {
-            n: gen.n,
-            request_id: (gen.request_id.clone()).unwrap_or_else(|| format!("sim-{}", gen.n)),
-            t0: gen.t0,
-            prompt_tokens: gen.prompt_tokens,
-            tokens: gen.tokens,
-        }
-    }
-
-    /// Keeps the request's span, ending now, with what the server spent on it.
-    fn finish(self, shared: &Shared, times: &ServerTimes) {
-        let queue = times.queue.unwrap_or_default();
-        shared.spans.push(Span {
-            n: self.n,
-            request_id: self.request_id,
-            start: self.t0,
-            end: Instant::now(),
-            queue,
-            prefill: times.prompt,
-            ttft: times.front + queue + times.prompt,
-            decode: times.predicted,
-            prompt_tokens: self.prompt_tokens,
-            output_tokens: self.tokens,
-        });
-    }
-}
-
-/// A framer that keeps the request's span once its trailer is written (its last chunk).
-struct Traced<F> {
-    inner: F,
-    shared: Arc<Shared>,
-    seed: Option<Seed>,
-}
-
-impl<F: Framer> Framer for Traced<F> {
-    fn preamble(&mut self) -> Option<Bytes> {
-        self.inner.preamble()
-    }
-    fn content(&mut self, out: &mut Vec<u8>, chunk: u32, start: u32, end: u32, last: bool) {
-        self.inner.content(out, chunk, start, end, last);
-    }
-    fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes) {
-        self.inner.trailer(out, times);
-        if let Some(seed) = self.seed.take() {
-            seed.finish(&self.shared, times);
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Shared request handling
-
-/// Why a generation request was answered without generating: a bad request, or one of the
-/// HTTP-level faults. Small, so `Result<_, Reject>` stays cheap; turned into a response last.
-#[derive(Debug)]
-pub(crate) enum Reject {
-    BadRequest(String),
-    /// The request names a model the server does not serve (HTTP 404, vLLM's words).
-    UnknownModel(String),
-    Error500,
-    RateLimit,
-    /// The request waited longer than the engine's queue timeout (HTTP 503).
-    QueueTimeout,
-    /// The server is shutting down (HTTP 503).
-    Unavailable,
-}
-
-impl IntoResponse for Reject {
-    fn into_response(self) -> Response {
-        match self {
-            Reject::BadRequest(message) => {
-                let body = json!({"error": {"message": message, "type": "invalid_request_error", "code": 400}});
-                json_response(StatusCode::BAD_REQUEST, Body::from(body.to_string()))
-            }
-            Reject::UnknownModel(model) => {
-                let message = format!("The model `{model}` does not exist.");
-                let body = json!({"error": {"message": message, "type": "NotFoundError", "param": "model", "code": 404}});
-                json_response(StatusCode::NOT_FOUND, Body::from(body.to_string()))
-            }
-            Reject::Error500 => json_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                Body::from(ERROR_500_BODY),
-            ),
-            Reject::RateLimit => {
-                let mut r =
-                    json_response(StatusCode::TOO_MANY_REQUESTS, Body::from(ERROR_429_BODY));
-                r.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-                r
-            }
-            Reject::QueueTimeout => json_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                Body::from(QUEUE_TIMEOUT_BODY),
-            ),
-            Reject::Unavailable => json_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                Body::from(
-                    r#"{"error":{"message":"server shutting down","type":"server_error","code":503}}"#,
-                ),
-            ),
-        }
-    }
-}
-
-/// Body of the HTTP 503 sent when a request waited longer than the queue timeout.
-pub(crate) const QUEUE_TIMEOUT_BODY: &str = r#"{"error":{"message":"request timed out in the queue before being scheduled (server overloaded)","type":"server_overloaded","code":503}}"#;
-
-pub(super) type Answer = Result<Response, Reject>;
-
-pub(super) fn parse_body<T: DeserializeOwned>(body: &Bytes) -> Result<T, Reject> {
-    serde_json::from_slice(body).map_err(|e| Reject::BadRequest(format!("invalid JSON body: {e}")))
-}
-
-/// A body at least this large is parsed and checked off the serving threads.
-const OFF_THREAD_BODY: usize = 256 << 10;
-
-/// Runs `work` (parsing and checking a request's body) on tokio's blocking pool when the body
-/// is large, inline otherwise. A body of megabytes of media takes milliseconds to parse;
-/// parsed on a serving thread, it would hold every stream that thread serves past its exact
-/// schedule. The request's schedule is anchored at its arrival stamp, so the parse shifts
-/// nothing as long as it ends before the request's first token is due.
-pub(super) async fn off_thread<T: Send + 'static>(
-    body: &Bytes,
-    work: impl FnOnce(&Bytes) -> Result<T, Reject> + Send + 'static,
-) -> Result<T, Reject> {
-    if body.len() < OFF_THREAD_BODY {
-        return work(body);
-    }
-    let body = body.clone();
-    (tokio::task::spawn_blocking(move || work(&body)).await).map_err(|_| Reject::Error500)?
-}
-
-/// [`parse_body`], off the serving threads when the body is large ([`off_thread`]).
-pub(super) async fn parse_large<T: DeserializeOwned + Send + 'static>(
-    body: &Bytes,
-) -> Result<T, Reject> {
-    off_thread(body, |b| parse_body(b)).await
-}
 
 /// Resolves a request's token budget: `requested` if given, else the configured default.
 pub(super) fn token_budget(
@@ -326,7 +140,7 @@ impl Finish {
 /// A generation request, resolved: numbered, fault drawn, prompt and output lengths known.
 pub(super) struct Gen {
     pub(super) t0: Instant,
-    /// Its span's `gen_ai.request.id` ([`with_request_id`]), when the request sent an id.
+    /// Its span's `gen_ai.request.id` (`trace::with_request_id`), when the request sent an id.
     pub(super) request_id: Option<String>,
     pub(super) n: u64,
     pub(super) fault: Fault,
@@ -406,7 +220,7 @@ pub(super) fn resolve(
     };
     Ok(Gen {
         t0,
-        request_id: TRACE_ID.try_with(Clone::clone).ok().flatten(),
+        request_id: trace::request_id(),
         n: begun.n,
         fault: begun.fault,
         created: begun.created,
@@ -543,13 +357,15 @@ async fn admit(shared: &Shared, gen: &Gen) -> Result<EngineJob, Reject> {
     })
 }
 
+/// The start of `gen`'s span.
+fn seed(gen: &Gen) -> Seed {
+    let id = gen.request_id.clone();
+    Seed::new(gen.n, id, gen.t0, gen.prompt_tokens, gen.tokens)
+}
+
 /// The streamed answer: on the exact schedule, or following the engine.
 pub(super) async fn stream_answer<F: Framer>(shared: Arc<Shared>, gen: &Gen, framer: F) -> Answer {
-    let framer = Traced {
-        inner: framer,
-        shared: shared.clone(),
-        seed: Some(Seed::of(gen)),
-    };
+    let framer = Traced::new(framer, shared.clone(), seed(gen));
     if shared.engine.is_some() {
         let job = admit(&shared, gen).await?;
         return Ok(engine_sse_response(shared, job, framer));
@@ -582,7 +398,7 @@ pub(super) async fn whole_answer(
     gen: &Gen,
     body: impl FnOnce(&ServerTimes) -> String,
 ) -> Answer {
-    let (seed, traced) = (Seed::of(gen), shared.clone());
+    let (seed, traced) = (seed(gen), shared.clone());
     let body = move |times: &ServerTimes| {
         seed.finish(&traced, times);
         body(times)

@@ -27,9 +27,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::common::{
-    adapter, count_prompt, parse_large, resolve, unix_now, wait_for_adapter, whole_answer, Answer,
-    AppState, ByteSink, Reject,
+    adapter, count_prompt, resolve, unix_now, wait_for_adapter, whole_answer, AppState, ByteSink,
 };
+use super::reject::{parse_large, Answer, Reject};
 use crate::sim::http1::Arrival;
 use crate::sim::text::{mix_seed, splitmix64};
 

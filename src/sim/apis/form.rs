@@ -4,11 +4,13 @@
 //!
 //! Bounded before the work: the body itself by the server's body limit (`HttpLimits`), at
 //! most [`MAX_PARTS`] parts, each part's head at most [`MAX_PART_HEAD`] bytes, a boundary of
-//! 1 to 70 characters (the RFC's). Whatever does not read is an error saying what, which the
-//! endpoint answers with a 400.
+//! 1 to 70 characters (the RFC's). Whatever does not read is a [`FormError`] (`sim/error.rs`)
+//! saying what, which the endpoint answers with a 400.
 //!
 //! # What it must not touch
 //! Any API's fields (the endpoint reads them), the engine, the socket.
+
+use crate::sim::error::FormError;
 
 /// The most parts a form may have.
 pub(crate) const MAX_PARTS: usize = 64;
@@ -24,32 +26,30 @@ pub(crate) struct FormPart<'a> {
 }
 
 /// The boundary a `multipart/form-data` content type names.
-pub(crate) fn boundary(content_type: Option<&str>) -> Result<String, String> {
-    let ct = content_type.ok_or("the request has no content type: send multipart/form-data")?;
+pub(crate) fn boundary(content_type: Option<&str>) -> Result<String, FormError> {
+    let ct = content_type.ok_or(FormError::NoContentType)?;
     let mut params = ct.split(';');
     let kind = params.next().unwrap_or_default().trim();
     if !kind.eq_ignore_ascii_case("multipart/form-data") {
         let shown: String = kind.chars().take(60).collect();
-        return Err(format!(
-            "the content type is {shown:?}: send multipart/form-data"
-        ));
+        return Err(FormError::NotMultipart { shown });
     }
     let b = params
         .filter_map(|p| p.split_once('='))
         .find(|(k, _)| k.trim().eq_ignore_ascii_case("boundary"))
         .map(|(_, v)| v.trim().trim_matches('"'))
-        .ok_or("the multipart content type names no boundary")?;
+        .ok_or(FormError::NoBoundary)?;
     if b.is_empty() || b.len() > 70 || !b.bytes().all(|c| c.is_ascii_graphic() || c == b' ') {
-        return Err("the multipart boundary is not 1 to 70 visible characters".into());
+        return Err(FormError::BadBoundary);
     }
     Ok(b.to_string())
 }
 
 /// The parts of `body`, in order.
-pub(crate) fn parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<FormPart<'a>>, String> {
+pub(crate) fn parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<FormPart<'a>>, FormError> {
     let delimiter = format!("--{boundary}");
     let d = delimiter.as_bytes();
-    let mut at = find(body, d, 0).ok_or("the form has no part (its boundary is not in it)")?;
+    let mut at = find(body, d, 0).ok_or(FormError::NoPart)?;
     let mut out = Vec::new();
     loop {
         at += d.len();
@@ -58,28 +58,26 @@ pub(crate) fn parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<FormPart<'
             return Ok(out);
         }
         if !rest.starts_with(b"\r\n") {
-            return Err(format!(
-                "form part {}: its boundary line does not end in CRLF",
-                out.len() + 1
-            ));
+            return Err(FormError::part(out.len() + 1, FormError::BoundaryLine));
         }
         at += 2;
         if out.len() == MAX_PARTS {
-            return Err(format!("the form has more than {MAX_PARTS} parts"));
+            return Err(FormError::TooManyParts { max: MAX_PARTS });
         }
         let n = out.len() + 1;
         let window = &body[at..body.len().min(at + MAX_PART_HEAD + 4)];
-        let head_len = find(window, b"\r\n\r\n", 0).ok_or_else(|| {
-            format!("form part {n}: no blank line ends its head within {MAX_PART_HEAD} bytes")
-        })?;
+        let head_len = find(window, b"\r\n\r\n", 0)
+            .ok_or_else(|| FormError::part(n, FormError::HeadTooLong { max: MAX_PART_HEAD }))?;
         let head = std::str::from_utf8(&window[..head_len])
-            .map_err(|_| format!("form part {n}: its head is not UTF-8"))?;
-        let (name, file) = disposition(head).map_err(|why| format!("form part {n}: {why}"))?;
+            .map_err(|_| FormError::part(n, FormError::HeadNotUtf8))?;
+        let (name, file) = disposition(head).map_err(|why| FormError::part(n, why))?;
         let start = at + head_len + 4;
         let mut close = b"\r\n".to_vec();
         close.extend_from_slice(d);
-        let end = find(body, &close, start)
-            .ok_or_else(|| format!("form part {n} ({name}) is cut short: no closing boundary"))?;
+        let end = find(body, &close, start).ok_or_else(|| FormError::CutShort {
+            part: n,
+            name: name.clone(),
+        })?;
         out.push(FormPart {
             name,
             file,
@@ -90,19 +88,19 @@ pub(crate) fn parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<FormPart<'
 }
 
 /// A part head's `Content-Disposition: form-data` name, and whether it names a file.
-fn disposition(head: &str) -> Result<(String, bool), String> {
+fn disposition(head: &str) -> Result<(String, bool), FormError> {
     let line = head
         .split("\r\n")
         .filter_map(|l| l.split_once(':'))
         .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-disposition"))
         .map(|(_, v)| v)
-        .ok_or("no Content-Disposition header")?;
+        .ok_or(FormError::NoDisposition)?;
     let mut params = line.split(';').map(str::trim);
     if !params
         .next()
         .is_some_and(|k| k.eq_ignore_ascii_case("form-data"))
     {
-        return Err("its Content-Disposition is not form-data".into());
+        return Err(FormError::NotFormData);
     }
     let (mut name, mut file) = (None, false);
     for p in params {
@@ -114,7 +112,7 @@ fn disposition(head: &str) -> Result<(String, bool), String> {
             _ => {}
         }
     }
-    Ok((name.ok_or("its Content-Disposition has no name")?, file))
+    Ok((name.ok_or(FormError::NoName)?, file))
 }
 
 /// Where `needle` first occurs in `hay` at or after `from`: each candidate found by its
@@ -155,9 +153,9 @@ mod tests {
         out
     }
 
-    /// Issue 25 §3: a form's parts, names, files and bytes (holding CRLFs and dashes) read.
+    /// A form's parts, names, files and bytes (holding CRLFs and dashes) read.
     #[test]
-    fn issue_25_a_form_s_parts_are_read() {
+    fn a_form_s_parts_are_read() {
         assert_eq!(boundary(Some(CT)).unwrap(), "XyZ");
         assert_eq!(
             boundary(Some("Multipart/Form-Data; charset=x; boundary=\"a b\"")).unwrap(),
@@ -177,25 +175,43 @@ mod tests {
         assert_eq!(p[1].bytes, b"RIFF\r\n--Xy\r\n\x00WAVE");
     }
 
-    /// Issue 25 §3: what is not a form is refused saying what.
+    /// What is not a form is refused saying what.
     #[test]
-    fn issue_25_a_malformed_form_is_refused_by_name() {
+    fn a_malformed_form_is_refused_by_name() {
         for (ct, says) in [
             (None, "no content type"),
             (Some("application/json"), "application/json"),
             (Some("multipart/form-data"), "no boundary"),
         ] {
-            assert!(boundary(ct).unwrap_err().contains(says), "{ct:?}");
+            assert!(
+                boundary(ct).unwrap_err().to_string().contains(says),
+                "{ct:?}"
+            );
         }
         let good = form(&[("model", None, &b"m"[..])]);
         let cut = &good[..good.len() - 12];
-        assert!(parts(cut, "XyZ").unwrap_err().contains("cut short"));
-        assert!(parts(&good, "Other").unwrap_err().contains("no part"));
+        assert!(parts(cut, "XyZ")
+            .unwrap_err()
+            .to_string()
+            .contains("cut short"));
+        assert!(parts(&good, "Other")
+            .unwrap_err()
+            .to_string()
+            .contains("no part"));
         let no_name = b"--XyZ\r\nContent-Disposition: form-data\r\n\r\nx\r\n--XyZ--".to_vec();
-        assert!(parts(&no_name, "XyZ").unwrap_err().contains("no name"));
+        assert!(parts(&no_name, "XyZ")
+            .unwrap_err()
+            .to_string()
+            .contains("no name"));
         let long = format!("--XyZ\r\nX: {}\r\n\r\nx\r\n--XyZ--", "a".repeat(2000));
-        assert!(parts(long.as_bytes(), "XyZ").unwrap_err().contains("1024"));
+        assert!(parts(long.as_bytes(), "XyZ")
+            .unwrap_err()
+            .to_string()
+            .contains("1024"));
         let many: Vec<(&str, Option<&str>, &[u8])> = vec![("f", None, &b"v"[..]); 65];
-        assert!(parts(&form(&many), "XyZ").unwrap_err().contains("64"));
+        assert!(parts(&form(&many), "XyZ")
+            .unwrap_err()
+            .to_string()
+            .contains("64"));
     }
 }

@@ -23,7 +23,8 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::common::{parse_body, unix_now, Answer, AppState, ChatMessage, Reject};
+use super::common::{unix_now, AppState, ChatMessage};
+use super::reject::{parse_body, Answer, Reject};
 use crate::sim::config::MAX_TOKENS_LIMIT;
 use crate::sim::metrics;
 use crate::sim::stream::json_response;

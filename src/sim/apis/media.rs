@@ -1,4 +1,4 @@
-//! Images in a chat request (issue 25 §3): the simulator counts each image's tokens from its
+//! Images, video and audio in a chat request: the simulator counts each image's tokens from its
 //! size, the way common vision encoders do, and refuses malformed media by name.
 //!
 //! # The patch rule
@@ -37,12 +37,17 @@
 //! 1..=[`MAX_SIDE`] pixels. Only the head and the tail are decoded: the pixels are not, so a
 //! request of megabytes costs the simulator's one thread microseconds.
 //!
+//! A part that does not read is a [`MediaError`] (`sim/error.rs`), whose message names the
+//! message and the part; `reject.rs` turns it into a 400.
+//!
 //! # What it must not touch
 //! Nothing of any API's wire format besides the content part's own fields, and nothing of
 //! `common.rs` (each API turns an error here into its 400).
 
 use base64::Engine;
 use serde_json::Value;
+
+use crate::sim::error::MediaError;
 
 /// The pixels of one token's tile along each side: 14-pixel patches merged 2 × 2.
 pub(crate) const TILE: u64 = 28;
@@ -71,37 +76,38 @@ pub(crate) fn image_tokens(width: u64, height: u64) -> u64 {
 /// an error names the message and part that is malformed.
 pub(crate) fn media_tokens<'a>(
     contents: impl IntoIterator<Item = &'a Value>,
-) -> Result<u64, String> {
+) -> Result<u64, MediaError> {
     let mut tokens = 0u64;
     for (m, content) in contents.into_iter().enumerate() {
         let Value::Array(parts) = content else {
             continue;
         };
         for (p, part) in parts.iter().enumerate() {
-            let at = || format!("message {} content part {}", m + 1, p + 1);
+            let at = |why: MediaError| MediaError::Part {
+                message: m + 1,
+                part: p + 1,
+                why: Box::new(why),
+            };
+            let missing = |kind, field| at(MediaError::Missing { kind, field });
             if part.get("type").and_then(Value::as_str) == Some("input_audio") {
                 let audio = part.get("input_audio");
                 let field = |k: &str| audio.and_then(|a| a.get(k)).and_then(Value::as_str);
-                let data =
-                    field("data").ok_or_else(|| format!("{}: input_audio has no data", at()))?;
-                let (frames, rate) =
-                    wav_frames(data, field("format")).map_err(|why| format!("{}: {why}", at()))?;
+                let data = field("data").ok_or_else(|| missing("input_audio", "data"))?;
+                let (frames, rate) = wav_frames(data, field("format")).map_err(at)?;
                 tokens = tokens.saturating_add(audio_tokens(frames, rate));
                 continue;
             }
             if part.get("type").and_then(Value::as_str) == Some("video_url") {
-                let url = url_of(part, "video_url")
-                    .ok_or_else(|| format!("{}: video_url has no url", at()))?;
-                let n = video_size(url).map_err(|why| format!("{}: {why}", at()))?;
+                let url = url_of(part, "video_url").ok_or_else(|| missing("video_url", "url"))?;
+                let n = video_size(url).map_err(at)?;
                 tokens = tokens.saturating_add(n);
                 continue;
             }
             if part.get("type").and_then(Value::as_str) != Some("image_url") {
                 continue;
             }
-            let url = url_of(part, "image_url")
-                .ok_or_else(|| format!("{}: image_url has no url", at()))?;
-            let (w, h) = image_size(url).map_err(|why| format!("{}: {why}", at()))?;
+            let url = url_of(part, "image_url").ok_or_else(|| missing("image_url", "url"))?;
+            let (w, h) = image_size(url).map_err(at)?;
             tokens = tokens.saturating_add(image_tokens(w, h));
         }
     }
@@ -117,28 +123,32 @@ fn url_of<'a>(part: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// A `video/jpeg` frame list's tokens, each frame checked as a JPEG image is, all of one size.
-fn video_size(url: &str) -> Result<u64, String> {
+fn video_size(url: &str) -> Result<u64, MediaError> {
     let (mime, list) = data_url(url, "video")?;
     if !mime.eq_ignore_ascii_case("video/jpeg") {
         let shown: String = mime.chars().take(40).collect();
-        return Err(format!(
-            "the video is {shown:?}: the simulator reads video/jpeg frame lists only"
-        ));
+        return Err(MediaError::VideoType { shown });
     }
     let (mut frames, mut size) = (0usize, None);
     for (i, frame) in list.split(',').enumerate() {
         frames += 1;
         if frames > MAX_FRAMES {
-            return Err(format!("the video has more than {MAX_FRAMES} frames"));
+            return Err(MediaError::TooManyFrames { max: MAX_FRAMES });
         }
-        let wh = base64_image_size("image/jpeg", frame)
-            .map_err(|why| format!("frame {}: {why}", i + 1))?;
+        let wh = base64_image_size("image/jpeg", frame).map_err(|why| MediaError::Frame {
+            frame: i + 1,
+            why: Box::new(why),
+        })?;
         if size.is_some_and(|s| s != wh) {
             let ((w0, h0), (w, h)) = (size.unwrap_or(wh), wh);
-            return Err(format!(
-                "frame {} is {w}x{h}, the first {w0}x{h0}: a video's frames are of one size",
-                i + 1
-            ));
+            let frame = i + 1;
+            return Err(MediaError::FrameSize {
+                frame,
+                w,
+                h,
+                w0,
+                h0,
+            });
         }
         size = Some(wh);
     }
@@ -159,31 +169,30 @@ pub(crate) fn audio_tokens(frames: u64, sample_rate: u64) -> u64 {
 }
 
 /// The sample frames and rate of the WAV in an `input_audio` part's base64 `data`.
-fn wav_frames(data: &str, format: Option<&str>) -> Result<(u64, u64), String> {
+fn wav_frames(data: &str, format: Option<&str>) -> Result<(u64, u64), MediaError> {
     if format != Some("wav") {
         let shown: String = format.unwrap_or("none").chars().take(20).collect();
-        return Err(format!(
-            "the audio's format is {shown:?}: the simulator reads wav only"
-        ));
+        return Err(MediaError::AudioFormat { shown });
     }
     let b = data.as_bytes();
     if b.len() < 64 || b.len() % 4 != 0 {
-        return Err(format!(
-            "the audio's base64 is {} characters: too short or not whole groups of 4",
-            b.len()
-        ));
+        let (what, len) = ("audio", b.len());
+        return Err(MediaError::Base64Length { what, len });
     }
     let engine = base64::engine::general_purpose::STANDARD;
     let head = engine
         .decode(&b[..b.len().min(WAV_HEAD_B64)])
-        .map_err(|e| format!("the audio's base64: {e}"))?;
+        .map_err(|error| MediaError::Base64 {
+            what: "audio",
+            error,
+        })?;
     let total = b.len() / 4 * 3 - b.iter().rev().take_while(|c| **c == b'=').count();
     wav_head(&head, total)
 }
 
 /// The sample frames and rate of a WAV file's raw `bytes` (a transcription's `file` part),
 /// checked as an `input_audio` part's are.
-pub(crate) fn wav_clip(bytes: &[u8]) -> Result<(u64, u64), String> {
+pub(crate) fn wav_clip(bytes: &[u8]) -> Result<(u64, u64), MediaError> {
     wav_head(&bytes[..bytes.len().min(WAV_HEAD)], bytes.len())
 }
 
@@ -192,9 +201,9 @@ const WAV_HEAD: usize = 4096;
 
 /// The frames and rate of a WAV of `total` bytes from its `head` (at most [`WAV_HEAD`]
 /// bytes): `RIFF`/`WAVE`, a `fmt` then a `data` chunk the file holds whole.
-fn wav_head(head: &[u8], total: usize) -> Result<(u64, u64), String> {
+fn wav_head(head: &[u8], total: usize) -> Result<(u64, u64), MediaError> {
     if head.len() < 12 || &head[..4] != b"RIFF" || &head[8..12] != b"WAVE" {
-        return Err("the audio is not a WAV file (no RIFF/WAVE header)".into());
+        return Err(MediaError::NotWav);
     }
     let le16 = |i: usize| u64::from(u16::from_le_bytes([head[i], head[i + 1]]));
     let le32 = |i: usize| {
@@ -213,24 +222,25 @@ fn wav_head(head: &[u8], total: usize) -> Result<(u64, u64), String> {
                 fmt = Some((le16(i + 10), le32(i + 12), le16(i + 22)))
             }
             b"data" => {
-                let (channels, rate, bits) =
-                    fmt.ok_or("the WAV's data comes before its fmt chunk")?;
+                let (channels, rate, bits) = fmt.ok_or(MediaError::DataBeforeFmt)?;
                 let frame = channels * bits.div_ceil(8);
                 if rate == 0 || frame == 0 {
-                    return Err(format!(
-                        "the WAV's fmt is {channels} channels of {bits} bits at {rate} Hz"
-                    ));
+                    return Err(MediaError::WavFormat {
+                        channels,
+                        bits,
+                        rate,
+                    });
                 }
                 let bytes = size as u64;
                 if i + 8 + size > total {
-                    return Err(format!(
-                        "the WAV is cut short ({bytes} bytes of data announced, {} present)",
-                        total.saturating_sub(i + 8)
-                    ));
+                    return Err(MediaError::WavCut {
+                        announced: bytes,
+                        present: total.saturating_sub(i + 8),
+                    });
                 }
                 let frames = bytes / frame;
                 if frames > MAX_AUDIO_S * rate {
-                    return Err(format!("the WAV is longer than {MAX_AUDIO_S} s"));
+                    return Err(MediaError::WavTooLong { max_s: MAX_AUDIO_S });
                 }
                 return Ok((frames, rate));
             }
@@ -238,7 +248,7 @@ fn wav_head(head: &[u8], total: usize) -> Result<(u64, u64), String> {
         }
         i += 8 + size + (size & 1);
     }
-    Err("the WAV has no data chunk in its first 4 KiB".into())
+    Err(MediaError::NoWavData)
 }
 
 /// Base64 characters of a WAV's head decoded in search of its `fmt` and `data` chunks (4 KiB).
@@ -251,36 +261,33 @@ const PNG_IEND: &[u8] = b"IEND\xae\x42\x60\x82";
 const JPEG_HEAD_B64: usize = 87_380;
 
 /// A `data:` URL's type and base64 text; `what` names the item in the error.
-fn data_url<'a>(url: &'a str, what: &str) -> Result<(&'a str, &'a str), String> {
+fn data_url<'a>(url: &'a str, what: &'static str) -> Result<(&'a str, &'a str), MediaError> {
     let Some(rest) = url.strip_prefix("data:") else {
         let shown: String = url.chars().take(40).collect();
-        return Err(format!(
-            "the {what} is not a data: URL ({shown:?}); the simulator fetches nothing"
-        ));
+        return Err(MediaError::NotDataUrl { what, shown });
     };
-    (rest.split_once(";base64,")).ok_or_else(|| format!("the {what}'s data URL is not base64"))
+    (rest.split_once(";base64,")).ok_or(MediaError::NotBase64 { what })
 }
 
 /// The width and height of the image in a data URL, checked as the module doc says.
-fn image_size(url: &str) -> Result<(u64, u64), String> {
+fn image_size(url: &str) -> Result<(u64, u64), MediaError> {
     let (mime, b64) = data_url(url, "image")?;
     base64_image_size(mime, b64)
 }
 
 /// The width and height of a `mime` image in `b64`, checked as the module doc says.
-fn base64_image_size(mime: &str, b64: &str) -> Result<(u64, u64), String> {
+fn base64_image_size(mime: &str, b64: &str) -> Result<(u64, u64), MediaError> {
     let b = b64.as_bytes();
     if b.len() < 64 || b.len() % 4 != 0 {
-        return Err(format!(
-            "the image's base64 is {} characters: too short or not whole groups of 4",
-            b.len()
-        ));
+        let (what, len) = ("image", b.len());
+        return Err(MediaError::Base64Length { what, len });
     }
     let engine = base64::engine::general_purpose::STANDARD;
     let decode = |s: &[u8]| {
-        engine
-            .decode(s)
-            .map_err(|e| format!("the image's base64: {e}"))
+        engine.decode(s).map_err(|error| MediaError::Base64 {
+            what: "image",
+            error,
+        })
     };
     let tail = decode(&b[b.len() - 24..])?;
     let (kind, (w, h)) = match mime {
@@ -291,26 +298,23 @@ fn base64_image_size(mime: &str, b64: &str) -> Result<(u64, u64), String> {
         }
         other => {
             let shown: String = other.chars().take(40).collect();
-            return Err(format!(
-                "the image is {shown:?}, not image/png or image/jpeg"
-            ));
+            return Err(MediaError::ImageType { shown });
         }
     };
     if !(1..=MAX_SIDE).contains(&w) || !(1..=MAX_SIDE).contains(&h) {
-        return Err(format!(
-            "the {kind} is {w}x{h}: each side must be 1..={MAX_SIDE} pixels"
-        ));
+        let max = MAX_SIDE;
+        return Err(MediaError::ImageSide { kind, w, h, max });
     }
     Ok((w, h))
 }
 
 /// A PNG's size from its decoded head (the signature and `IHDR`), its tail ending in `IEND`.
-fn png_size(head: &[u8], tail: &[u8]) -> Result<(u64, u64), String> {
+fn png_size(head: &[u8], tail: &[u8]) -> Result<(u64, u64), MediaError> {
     if !head.starts_with(PNG_SIGNATURE) || &head[12..16] != b"IHDR" {
-        return Err("the image is not a PNG (no signature and IHDR chunk)".into());
+        return Err(MediaError::NotPng);
     }
     if !tail.ends_with(PNG_IEND) {
-        return Err("the PNG is cut short (no IEND chunk at its end)".into());
+        return Err(MediaError::PngCut);
     }
     let be = |i: usize| u32::from_be_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]);
     Ok((u64::from(be(16)), u64::from(be(20))))
@@ -318,18 +322,18 @@ fn png_size(head: &[u8], tail: &[u8]) -> Result<(u64, u64), String> {
 
 /// A JPEG's size from its first frame header (`SOF0`..`SOF15` but `DHT`, `JPG`, `DAC`),
 /// found by walking the segments of its decoded head; its tail ends in the end marker.
-fn jpeg_size(head: &[u8], tail: &[u8]) -> Result<(u64, u64), String> {
+fn jpeg_size(head: &[u8], tail: &[u8]) -> Result<(u64, u64), MediaError> {
     if !head.starts_with(&[0xFF, 0xD8]) {
-        return Err("the image is not a JPEG (no start marker)".into());
+        return Err(MediaError::NotJpeg);
     }
     if !tail.ends_with(&[0xFF, 0xD9]) {
-        return Err("the JPEG is cut short (no end marker at its end)".into());
+        return Err(MediaError::JpegCut);
     }
     let be = |i: usize| u64::from(u16::from_be_bytes([head[i], head[i + 1]]));
     let mut i = 2;
     while i + 4 <= head.len() {
         if head[i] != 0xFF {
-            return Err(format!("the JPEG has no segment marker at byte {i}"));
+            return Err(MediaError::NoSegmentMarker { at: i });
         }
         let marker = head[i + 1];
         if marker == 0xFF {
@@ -346,7 +350,7 @@ fn jpeg_size(head: &[u8], tail: &[u8]) -> Result<(u64, u64), String> {
         }
         i += 2 + be(i + 2) as usize;
     }
-    Err("the JPEG has no frame header (SOF) in its first 64 KiB".into())
+    Err(MediaError::NoFrameHeader)
 }
 
 #[cfg(test)]
@@ -387,9 +391,9 @@ pub(super) mod tests {
         Value::Array(parts)
     }
 
-    /// Issue 25 §3: the patch rule, over every image of every message.
+    /// The patch rule, over every image of every message.
     #[test]
-    fn issue_25_image_tokens_follow_the_patch_rule() {
+    fn image_tokens_follow_the_patch_rule() {
         assert_eq!(image_tokens(256, 256), 102);
         assert_eq!(image_tokens(1280, 720), 46 * 26 + 2);
         assert_eq!(image_tokens(28, 29), 4);
@@ -444,10 +448,10 @@ pub(super) mod tests {
         json!([{"type": "text", "text": "hear"}, {"type": "input_audio", "input_audio": {"data": data, "format": format}}])
     }
 
-    /// Issue 25 §3: an audio clip's tokens by its duration; a malformed clip is refused by
+    /// An audio clip's tokens by its duration; a malformed clip is refused by
     /// name.
     #[test]
-    fn issue_25_audio_tokens_follow_the_duration_and_bad_audio_is_refused() {
+    fn audio_tokens_follow_the_duration_and_bad_audio_is_refused() {
         assert_eq!(
             media_tokens(&[audio(&wav(24_000, 16_000), "wav")]).unwrap(),
             38 + 2
@@ -467,7 +471,7 @@ pub(super) mod tests {
                 "no data",
             ),
         ] {
-            let e = media_tokens(&[part]).unwrap_err();
+            let e = media_tokens(&[part]).unwrap_err().to_string();
             assert!(
                 e.contains("message 1 content part") && e.contains(says),
                 "{e}"
@@ -475,10 +479,10 @@ pub(super) mod tests {
         }
     }
 
-    /// Issue 25 §3: malformed media is refused, naming the message, the part and what is
+    /// Malformed media is refused, naming the message, the part and what is
     /// wrong.
     #[test]
-    fn issue_25_malformed_media_is_refused_by_name() {
+    fn malformed_media_is_refused_by_name() {
         let good = url(&png(64, 64));
         let mut cut = png(64, 64);
         cut.truncate(cut.len() - 4);
@@ -495,21 +499,26 @@ pub(super) mod tests {
             (url(&wide), "20000x64"),
         ];
         for (bad, says) in cases {
-            let e = media_tokens(&[chat(&[good.as_str(), bad.as_str()])]).unwrap_err();
+            let e = media_tokens(&[chat(&[good.as_str(), bad.as_str()])])
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.contains("message 1 content part 3") && e.contains(says),
                 "{e}"
             );
         }
         let no_url = json!([{"type": "image_url", "image_url": {}}]);
-        assert!(media_tokens(&[no_url]).unwrap_err().contains("no url"));
+        assert!(media_tokens(&[no_url])
+            .unwrap_err()
+            .to_string()
+            .contains("no url"));
     }
 
-    /// Issue 25 §3: a `video/jpeg` frame list costs its frames in pairs of tiles plus the
+    /// A `video/jpeg` frame list costs its frames in pairs of tiles plus the
     /// markers; a frame that is not a JPEG, frames of two sizes, another video type and too
     /// many frames are refused by name.
     #[test]
-    fn issue_25_video_frame_lists_follow_the_patch_rule() {
+    fn video_frame_lists_follow_the_patch_rule() {
         let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
         let list = |frames: &[Vec<u8>]| {
             let each: Vec<String> = frames.iter().map(|f| b64(f)).collect();
@@ -527,7 +536,7 @@ pub(super) mod tests {
             (many, "more than 1024 frames"),
         ];
         for (bad, says) in cases {
-            let e = media_tokens(&[video(&bad)]).unwrap_err();
+            let e = media_tokens(&[video(&bad)]).unwrap_err().to_string();
             assert!(e.contains("content part 1") && e.contains(says), "{e}");
         }
     }

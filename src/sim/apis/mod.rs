@@ -1,37 +1,47 @@
-//! The HTTP APIs the simulated server speaks, each in its real server's wire format:
-//! OpenAI/vLLM completions and chat completions (`openai.rs`), Hugging Face TGI
-//! (`/generate_stream`, `/generate`, `/info`; `tgi.rs`) and llama.cpp's native `/completion`
-//! (`llama.rs`), Anthropic Messages and OpenAI Responses (`typed.rs`), OpenAI embeddings (`embeddings.rs`, a whole
-//! answer per request, prefill only), rerank in vLLM's and TEI's shapes (`rerank.rs`, the same),
-//! OpenAI transcriptions (`/v1/audio/transcriptions`, a multipart form read by `form.rs`;
-//! `audio.rs`),
-//! plus the endpoints that generate nothing: `/v1/models`, `/health`,
-//! `/sim/stats`, `/sim/info`, `/metrics`, `/tokenize`, `/sim/otlp` (`info.rs`). Every route
-//! takes a request's `x-request-id` and returns it (`common::with_request_id`).
+//! The HTTP APIs the simulated server speaks, each in its real server's wire format, one file
+//! per API named as the client's (`measure/client/apis/`): OpenAI/vLLM completions
+//! (`completions.rs`) and chat completions (`chat.rs`), Hugging Face TGI (`/generate_stream`,
+//! `/generate`, `/info`; `tgi.rs`), llama.cpp's native `/completion` (`llamacpp.rs`),
+//! Anthropic Messages (`anthropic.rs`), OpenAI Responses (`responses.rs`), OpenAI embeddings
+//! (`embeddings.rs`, a whole answer per request, prefill only), rerank in vLLM's and TEI's
+//! shapes (`rerank.rs`, the same), OpenAI transcriptions (`/v1/audio/transcriptions`, a
+//! multipart form read by `form.rs`; `audio.rs`), plus the endpoints that generate nothing:
+//! `/v1/models`, `/health`, `/sim/stats`, `/sim/info`, `/metrics`, `/tokenize`, `/sim/otlp`
+//! (`info.rs`). Every route takes a request's `x-request-id` and returns it
+//! (`trace::with_request_id`).
 //!
 //! Each API has a lenient request struct (only the fields the simulator uses; unknown fields
 //! are ignored), a handler, and a `Framer` (`stream/machine.rs`) that writes its stream events
-//! from pieces formatted once per request. What every generation API shares (rejections, the
-//! token budget, numbering and faults, admission to the engine, the answer on either source) is
-//! `common.rs`. The timing, faults and statistics are `stream/`'s job.
+//! from pieces formatted once per request. What every generation API shares (the token budget,
+//! numbering and faults, admission to the engine, the answer on either source) is `common.rs`;
+//! answering without generating and reading a body, `reject.rs`; request ids and spans,
+//! `trace.rs`. The timing, faults and statistics are `stream/`'s job.
 //!
-//! # Layout (each file imports only those listed before it)
-//! `common.rs`, `media.rs` (a chat request's images: their tokens, or their refusal), `form.rs`
-//! (a multipart body's parts) → `openai.rs`, `tgi.rs`, `llama.rs`, `typed.rs`, `embeddings.rs`,
-//! `rerank.rs`, `info.rs`, `audio.rs`
-//! (which do not import each other; `ChatMessage`, used by chat and by `/tokenize`, is in
-//! `common.rs`). This file is the server's route table ([`routes`]).
+//! # Layout (each file imports only files on a lower line)
+//! 0. `reject.rs`, `trace.rs`, `media.rs` (a chat request's images, video and audio: their
+//!    tokens, or their refusal), `form.rs` (a multipart body's parts), `events.rs` (the typed
+//!    SSE events of Messages and Responses);
+//! 1. `common.rs` (the request life cycle; `ChatMessage`, used by chat, Messages and
+//!    `/tokenize`);
+//! 2. `openai.rs` (what completions and chat share: usage, `stream_options`, guided text);
+//! 3. `completions.rs`, `chat.rs`, `tgi.rs`, `llamacpp.rs`, `anthropic.rs`, `responses.rs`,
+//!    `embeddings.rs`, `rerank.rs`, `info.rs`, `audio.rs`, which do not import each other;
+//! 4. this file, the server's route table ([`routes`]).
+//!
+//! A piece two API files both need moves down to a leaf file of its own (as `events.rs` did
+//! for Messages and Responses, and `openai.rs` for completions and chat).
 //!
 //! # What it must not touch
 //! Nothing here may use servebench's client code, nor write to a socket (`http1.rs` does), nor
 //! pace a stream (`stream/` does).
 //!
 //! # To add an API
-//! 1. A new file here: a request struct (lenient serde: optional fields, unknown fields
-//!    ignored) and a handler returning `common::Answer` that takes `State`, `Arrival` and the
-//!    body, parses it with `parse_large` (off the serving threads when large), resolves the
-//!    token budget with `token_budget` and the request with `resolve` (numbering, fault draw,
-//!    500/429 answers, output length).
+//! 1. A new file here, named as the client's file for the API: a request struct (lenient
+//!    serde: optional fields, unknown fields ignored) and a handler returning
+//!    `reject::Answer` that takes `State`, `Arrival` and the body, parses it with
+//!    `parse_large` (off the serving threads when large), resolves the token budget with
+//!    `token_budget` and the request with `resolve` (numbering, fault draw, 500/429 answers,
+//!    output length).
 //! 2. A streamed answer: a `Framer` for the API's wire format: `preamble` (bytes at `t0`),
 //!    `content` (one content chunk) and `trailer` (terminators written with the last chunk),
 //!    built from pre-formatted pieces (no JSON tree per chunk); answer with `stream_answer`.
@@ -40,17 +50,23 @@
 //! 3. Its `mod` line and its route in [`routes`] below, its line in `tests/sim_layers.rs`'s
 //!    table, and a test in `sim/tests.rs` that checks the exact event structure.
 
+mod anthropic;
 mod audio;
+mod chat;
 mod common;
+mod completions;
 mod embeddings;
+mod events;
 mod form;
 mod info;
-mod llama;
+mod llamacpp;
 mod media;
 mod openai;
+mod reject;
 mod rerank;
+mod responses;
 mod tgi;
-mod typed;
+mod trace;
 
 use std::sync::Arc;
 
@@ -62,14 +78,14 @@ use crate::sim::state::Shared;
 /// Every route of the simulated server (the caller adds the body limit and the state).
 pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
-        .route("/v1/completions", post(openai::completions))
-        .route("/v1/chat/completions", post(openai::chat_completions))
+        .route("/v1/completions", post(completions::completions))
+        .route("/v1/chat/completions", post(chat::chat_completions))
         .route("/generate_stream", post(tgi::tgi_generate_stream))
         .route("/generate", post(tgi::tgi_generate))
         .route("/info", get(tgi::tgi_info))
-        .route("/completion", post(llama::llama_completion))
-        .route("/v1/messages", post(typed::messages))
-        .route("/v1/responses", post(typed::responses))
+        .route("/completion", post(llamacpp::llama_completion))
+        .route("/v1/messages", post(anthropic::messages))
+        .route("/v1/responses", post(responses::responses))
         .route("/v1/embeddings", post(embeddings::embeddings))
         .route("/v1/rerank", post(rerank::rerank_v1))
         .route("/v2/rerank", post(rerank::rerank_v1))
@@ -82,6 +98,6 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/metrics", get(info::metrics))
         .route("/tokenize", post(info::tokenize))
         .route("/sim/otlp", get(info::otlp))
-        .route_layer(axum::middleware::from_fn(common::with_request_id))
+        .route_layer(axum::middleware::from_fn(trace::with_request_id))
         .fallback(info::not_found)
 }

@@ -24,10 +24,8 @@ use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::common::{
-    adapter, count_prompt, parse_large, resolve, wait_for_adapter, whole_answer, Answer, AppState,
-    Reject,
-};
+use super::common::{adapter, count_prompt, resolve, wait_for_adapter, whole_answer, AppState};
+use super::reject::{parse_large, Answer, Reject};
 use crate::sim::http1::Arrival;
 use crate::sim::text::{mix_seed, splitmix64};
 

@@ -23,11 +23,11 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use super::common::{
-    count_prompt, parse_body, resolve, stream_answer, token_budget, whole_answer, Answer, AppState,
-    ByteSink, Gen, Reject,
+    count_prompt, resolve, stream_answer, token_budget, whole_answer, AppState, ByteSink, Gen,
 };
+use super::reject::{parse_body, Answer, Reject};
 use crate::sim::config::MAX_TOKENS_LIMIT;
-use crate::sim::engine::SchedulerKind;
+use crate::sim::cost::SchedulerKind;
 use crate::sim::http1::Arrival;
 use crate::sim::state::Shared;
 use crate::sim::stream::{Framer, ServerTimes};

@@ -52,7 +52,7 @@ pub(crate) trait Framer: Send + 'static {
 }
 
 /// What the server spent on one request, in simulated time: the source of llama.cpp's
-/// `timings` (`apis/llama.rs`, `llama_timings`). Defined as llama.cpp measures them:
+/// `timings` (`apis/llamacpp.rs`, `llama_timings`). Defined as llama.cpp measures them:
 /// - `prompt`: from when the request's prompt processing started (engine mode: the start of
 ///   the step that carried its first prefill chunk, so time spent waiting for a slot or in the
 ///   queue is not in it; exact mode: the arrival, or the end of its wait for a LoRA

@@ -20,9 +20,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    parse_large, resolve_prompt, stream_answer, token_budget, whole_answer, Answer, AppState,
-    ByteSink,
+    resolve_prompt, stream_answer, token_budget, whole_answer, AppState, ByteSink,
 };
+use super::reject::{parse_large, Answer};
 use crate::sim::http1::Arrival;
 use crate::sim::stream::{Framer, ServerTimes};
 use crate::sim::text::TokenGen;
