@@ -26,6 +26,7 @@ pub mod error;
 pub mod limits;
 mod parse;
 pub mod plan;
+pub mod reference;
 pub mod request;
 pub mod shape;
 pub mod structured;
