@@ -1,9 +1,12 @@
 //! The command line (clap derive). Flags keep the names of vLLM's `benchmark_serving.py`
 //! where the meaning is the same, so the seeds' commands carry over. This file holds the
-//! clap types; `parse.rs` (and `limits.rs`, `shape.rs`, `tags.rs` for their flag groups) turns
-//! one flag's text into a value ([`error::FlagError`]); `plan.rs` turns `run`'s and `search`'s
-//! flags into one final `drive::plan::RunPlan`, every rule between flags with it
-//! ([`error::PlanError`]), and is the only part of `cli` that does I/O.
+//! subcommands' clap types (`sim`'s are `sim.rs`'s; `run`'s flag groups are `dataset.rs`,
+//! `limits.rs`, `shape.rs`, `tags.rs`, `request.rs`, `trace.rs` and `structured.rs`, each
+//! option under a heading of `heading.rs`); `parse.rs` turns one flag's text into a value
+//! ([`error::FlagError`]); `plan.rs` turns `run`'s and `search`'s flags into one final
+//! `drive::plan::RunPlan`, every rule between flags with it ([`error::PlanError`]), and is the
+//! only part of `cli` that does I/O. No file here takes anything from this one: they name
+//! the file they use (`super::parse::List`).
 
 use std::path::PathBuf;
 use std::time::Duration;
