@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::heading;
+
 use super::shape::ShapeArgs;
 use crate::config::error::ConfigError;
 use crate::config::media::{parse_buckets, parse_limit, MmSpec};
@@ -37,43 +39,43 @@ pub enum DatasetName {
 pub struct DatasetArgs {
     /// Dataset: random, book (a text file), sharegpt, jsonl, prefix (shared-prefix groups),
     /// trace (a JSONL trace replayed on its timestamps: Mooncake's or a generic one).
-    #[arg(long, value_enum, default_value_t = DatasetName::Random)]
+    #[arg(help_heading = heading::WORKLOAD, long, value_enum, default_value_t = DatasetName::Random)]
     pub dataset_name: DatasetName,
     /// The dataset file (book, sharegpt, jsonl, trace).
-    #[arg(long)]
+    #[arg(help_heading = heading::WORKLOAD, long)]
     pub dataset_path: Option<PathBuf>,
     /// Prompt length, tokens (exact under --tokenizer): random, book, prefix (its suffix).
     /// Default 128.
-    #[arg(long, aliases = ["random-input-len", "book-input-len"])]
+    #[arg(help_heading = heading::WORKLOAD, long, aliases = ["random-input-len", "book-input-len"])]
     pub input_len: Option<u64>,
     /// Max output tokens per request (default 128; ShareGPT: each answer's length).
-    #[arg(long, alias = "random-output-len")]
+    #[arg(help_heading = heading::WORKLOAD, long, alias = "random-output-len")]
     pub output_len: Option<u64>,
     /// random, book: lengths uniform in [L(1-r), L(1+r)]. Default 0.
-    #[arg(long, alias = "random-range-ratio")]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, alias = "random-range-ratio")]
     pub range_ratio: Option<f64>,
     /// prefix dataset: tokens in each shared prefix. Default 0.
-    #[arg(long)]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long)]
     pub prefix_len: Option<u64>,
     /// prefix dataset: number of distinct prefixes. Default 1. A list (`1,2,4`) or range
     /// (`1,2,...,64`) runs a sweep over them at a fixed load: the prefix-cache cliff.
-    #[arg(long, value_parser = super::parse::parse_counts)]
-    pub num_prefixes: Option<super::List<u64>>,
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_parser = super::parse::parse_counts)]
+    pub num_prefixes: Option<super::parse::List<u64>>,
     /// random-mm: media items per request, before the range ratio. Default 1.
-    #[arg(long)]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long)]
     pub random_mm_base_items_per_request: Option<u64>,
     /// random-mm: item counts uniform in [floor(n(1-r)), ceil(n(1+r))], r in [0, 1].
     /// Default 0.
-    #[arg(long)]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long)]
     pub random_mm_num_mm_items_range_ratio: Option<f64>,
     /// random-mm: most items per request by modality, as JSON: '{"image": 3, "video": 0}'.
     /// Default {"image": 255, "video": 1}.
-    #[arg(long)]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long)]
     pub random_mm_limit_mm_per_prompt: Option<String>,
     /// random-mm: item sizes and their probabilities, (height, width, num_frames):
     /// probability; num_frames 1 is an image, more a video (JPEG frames).
     /// Default '{(256, 256, 1): 0.5, (720, 1280, 1): 0.5}'.
-    #[arg(long)]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long)]
     pub random_mm_bucket_config: Option<String>,
 }
 
@@ -250,10 +252,6 @@ impl DatasetArgs {
     /// random-mm's media settings from its flags (vLLM's defaults for those not given); a
     /// value that cannot be read is refused naming its flag.
     fn mm(&self) -> Result<MmSpec, ConfigError> {
-        let invalid = |option: &str| {
-            let option = option.to_string();
-            move |why: String| ConfigError::Invalid { option, why }
-        };
         let mut mm = MmSpec::default();
         if let Some(n) = self.random_mm_base_items_per_request {
             mm.base_items = n;
@@ -262,10 +260,10 @@ impl DatasetArgs {
             mm.items_range_ratio = r;
         }
         if let Some(l) = &self.random_mm_limit_mm_per_prompt {
-            mm.limit = parse_limit(l).map_err(invalid("--random-mm-limit-mm-per-prompt"))?;
+            mm.limit = parse_limit(l)?;
         }
         if let Some(b) = &self.random_mm_bucket_config {
-            mm.buckets = parse_buckets(b).map_err(invalid("--random-mm-bucket-config"))?;
+            mm.buckets = parse_buckets(b)?;
         }
         Ok(mm)
     }
@@ -287,10 +285,10 @@ mod tests {
         args.dataset.dataset(&args.shape)
     }
 
-    /// Issue 24: a flag the chosen dataset has no setting for was ignored in silence (the
+    /// A flag the chosen dataset has no setting for was ignored in silence (the
     /// result then saved its default, not what was given); now it is refused by name.
     #[test]
-    fn issue_24_a_flag_the_dataset_has_no_setting_for_is_refused_by_name() {
+    fn a_flag_the_dataset_has_no_setting_for_is_refused_by_name() {
         for (flags, flag) in [
             (&["--prefix-len", "16"][..], "--prefix-len"),
             (&["--dataset-path", "b.txt"], "--dataset-path"),
@@ -363,7 +361,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_24_each_dataset_takes_its_own_flags() {
+    fn each_dataset_takes_its_own_flags() {
         assert_eq!(
             dataset(&["--input-len", "8", "--range-ratio", "0.5"]).unwrap(),
             Dataset::Random {

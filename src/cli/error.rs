@@ -1,7 +1,8 @@
 //! The command line's errors, by topic: [`FlagError`], one flag's text that is not its value
 //! (clap prints it after the flag's name), and [`PlanError`], what turning the flags into a
 //! plan found wrong: a rule between flags, the simulator's settings, or an error of a layer
-//! below (passed through unchanged, so every message reads as it did). Each is one line.
+//! below (passed through unchanged, so every message reads as it did); and [`FileError`], a
+//! file a flag names that cannot be read as text. Each is one line.
 
 use crate::config::error::{ConfigError, ValueError};
 use crate::config::limits::{LimitError, MAX_WAIT_S};
@@ -39,6 +40,27 @@ pub enum FlagError {
     Url(String),
     #[error("'{0}' is not METRIC:PCT (e.g. tpot:5, p99_ttft_ms:10, output_throughput:3)")]
     Gate(String),
+    /// `--request-id-header`: not an HTTP token of 1 to the given characters.
+    #[error("not a header name (1 to {0} letters, digits and !#$%&'*+-.^_`|~), or none")]
+    IdHeaderName(usize),
+    /// `--request-id-header`: a header the client writes itself.
+    #[error("{0} is a header servebench sets or frames the request with")]
+    ReservedHeader(String),
+    #[error("must start with http:// or https:// (an OTLP/HTTP endpoint, such as http://HOST:4318/v1/traces)")]
+    OtlpEndpoint,
+}
+
+/// A file a flag names (`--json-schema-path`, `--tools-path`, `--structured-output-grammar`)
+/// that cannot be read as text.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Longer than the most bytes read.
+    #[error("longer than {0} bytes")]
+    TooLong(u64),
+    #[error("not UTF-8 text")]
+    NotUtf8,
 }
 
 /// What turning a command line into a plan found wrong.

@@ -1,44 +1,45 @@
-//! `servebench run`'s limits on waiting and on what a server may send (issue 14): every wait of
+//! `servebench run`'s limits on waiting and on what a server may send: every wait of
 //! the client is bounded, and so is the memory a response can take. The defaults and why they
 //! are what they are: the README's option table; the failure kinds they lead to:
 //! docs/metrics.md. Set into `RunConfig` by [`LimitsArgs::apply`].
 
 use clap::Args;
 
+use super::heading;
+
 use super::error::FlagError;
 use crate::config::RunConfig;
 
 #[derive(Debug, Args)]
-#[command(next_help_heading = "Limits")]
 pub struct LimitsArgs {
     /// Longest wait for a TCP (and TLS) connection to the server, seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_seconds)]
+    #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_seconds)]
     pub connect_timeout: f64,
     /// Longest wait from sending a request to the first byte of its response body, seconds
     /// (queueing and prefill included). Default: --timeout.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub first_byte_timeout: Option<f64>,
     /// Longest silence between two reads of a response body once it has started, seconds; a
     /// longer one fails the request as `stall`.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_seconds)]
+    #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_seconds)]
     pub idle_timeout: f64,
     /// Time limit of the pre-flight request, seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 15.0, value_parser = parse_seconds)]
+    #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "SECONDS", default_value_t = 15.0, value_parser = parse_seconds)]
     pub preflight_timeout: f64,
     /// Largest SSE line or event accepted, bytes (suffixes KiB, MiB, GiB); a larger one fails
     /// the request as `malformed_stream`.
-    #[arg(long, value_name = "BYTES", default_value = "1MiB", value_parser = parse_bytes)]
+    #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "BYTES", default_value = "1MiB", value_parser = parse_bytes)]
     pub max_event_size: u64,
     /// Most bytes of an error response's body read (for its message), bytes.
-    #[arg(long, value_name = "BYTES", default_value = "64KiB", value_parser = parse_bytes)]
+    #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "BYTES", default_value = "64KiB", value_parser = parse_bytes)]
     pub max_error_body: u64,
     /// Most bytes of each request's text kept by --save-generated-text (the rest is cut at a
     /// character boundary).
-    #[arg(long, value_name = "BYTES", default_value = "1MiB", value_parser = parse_bytes)]
+    #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "BYTES", default_value = "1MiB", value_parser = parse_bytes)]
     pub max_generated_text: u64,
     /// Largest whole (non-streamed) answer read, bytes (default 64MiB: an embeddings batch);
     /// a larger one fails the request as `malformed_answer`.
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "BYTES", value_parser = parse_bytes)]
     pub max_answer_size: Option<u64>,
 }
 

@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use super::error::PlanError;
+use super::error::{FileError, PlanError};
 use super::structured;
 use super::{RunArgs, SearchArgs};
 use crate::config::error::ConfigError;
@@ -143,21 +143,22 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
     })
 }
 
-/// The mode `asked` for, its steps derived from `config`.
 /// A `--json-schema-path`, `--tools-path` or `--structured-output-grammar` file's text, at most
 /// `config::structured::MAX_SCHEMA_FILE_BYTES` of it (or why it cannot be read).
-fn read_structured(path: &std::path::Path) -> Result<String, String> {
+fn read_structured(path: &std::path::Path) -> Result<String, FileError> {
     use crate::config::structured::MAX_SCHEMA_FILE_BYTES;
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(path)?;
     let mut bytes = Vec::new();
-    (file.take(MAX_SCHEMA_FILE_BYTES + 1).read_to_end(&mut bytes)).map_err(|e| e.to_string())?;
+    file.take(MAX_SCHEMA_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_SCHEMA_FILE_BYTES {
-        return Err(format!("longer than {MAX_SCHEMA_FILE_BYTES} bytes"));
+        return Err(FileError::TooLong(MAX_SCHEMA_FILE_BYTES));
     }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+    String::from_utf8(bytes).map_err(|_| FileError::NotUtf8)
 }
 
+/// The mode `asked` for, its steps derived from `config`.
 fn mode(args: &RunArgs, asked: Asked, config: &ValidConfig) -> Result<Mode, PlanError> {
     Ok(match asked {
         Asked::Single => Mode::Single {

@@ -45,7 +45,7 @@ fn refused_search(args: &[&str]) -> PlanError {
 }
 
 #[test]
-fn issue_24_each_rule_between_flags_is_refused_with_its_typed_error() {
+fn each_rule_between_flags_is_refused_with_its_typed_error() {
     use PlanError as E;
     let url = ["--base-url", "http://127.0.0.1:8000"];
     type Is = fn(&PlanError) -> bool;
@@ -122,7 +122,7 @@ fn issue_24_each_rule_between_flags_is_refused_with_its_typed_error() {
 }
 
 #[test]
-fn issue_24_a_search_s_rules_are_the_plan_s_too() {
+fn a_search_s_rules_are_the_plan_s_too() {
     use PlanError as E;
     let slo = ["--goodput", "ttft:500"];
     let with = |more: &[&'static str]| [&slo[..], more].concat();
@@ -149,7 +149,7 @@ fn issue_24_a_search_s_rules_are_the_plan_s_too() {
 }
 
 #[test]
-fn issue_24_a_sweep_s_steps_are_validated_by_the_plan_before_any_runs() {
+fn a_sweep_s_steps_are_validated_by_the_plan_before_any_runs() {
     let base = ValidConfig::new(RunConfig::default()).unwrap();
     let counts = |v: &[u64]| v.iter().map(|&n| SweepValue::Count(n)).collect::<Vec<_>>();
     let err = sweep_steps(&base, LoadParameter::NumPrompts, &counts(&[4, 6, 4])).unwrap_err();
@@ -173,7 +173,7 @@ fn issue_24_a_sweep_s_steps_are_validated_by_the_plan_before_any_runs() {
 }
 
 #[test]
-fn issue_24_the_simulator_s_flags_are_refused_with_their_typed_error() {
+fn the_simulator_s_flags_are_refused_with_their_typed_error() {
     let sim = |args: &[&str]| match parse(&[&["sim"][..], args].concat()) {
         Command::Sim(a) => a.config(),
         _ => unreachable!(),
@@ -212,7 +212,7 @@ fn issue_24_the_simulator_s_flags_are_refused_with_their_typed_error() {
 }
 
 #[test]
-fn issue_24_every_file_of_every_mode_is_listed_once_for_the_one_check() {
+fn every_file_of_every_mode_is_listed_once_for_the_one_check() {
     let dir = tempfile::tempdir().unwrap();
     let out = Output {
         dir: dir.path().to_path_buf(),
@@ -256,7 +256,7 @@ fn issue_24_every_file_of_every_mode_is_listed_once_for_the_one_check() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_24_a_plan_holds_the_final_config_with_the_started_simulator_s_address() {
+async fn a_plan_holds_the_final_config_with_the_started_simulator_s_address() {
     let dir = tempfile::tempdir().unwrap();
     let dir_arg = dir.path().to_string_lossy().into_owned();
     let args = run_args(&[

@@ -8,6 +8,8 @@
 
 use clap::Args;
 
+use super::heading;
+
 use crate::config::RunConfig;
 
 #[derive(Debug, Args)]
@@ -15,7 +17,7 @@ pub struct RequestArgs {
     /// Inputs per request for openai-embeddings (vLLM's batch of one request's `input`
     /// list), or documents per request for rerank and tei-rerank (vLLM's --random-batch-size),
     /// each of exactly --input-len tokens; --num-prompts counts requests.
-    #[arg(
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true,
         long,
         value_name = "B",
         default_value_t = 1,
@@ -24,18 +26,18 @@ pub struct RequestArgs {
     pub embedding_batch_size: u32,
     /// A rerank request's query length, tokens (rerank, tei-rerank; --input-len unless given;
     /// the datasets that take a length).
-    #[arg(long, value_name = "Q")]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "Q")]
     pub rerank_query_len: Option<u64>,
     /// LoRA adapters to send requests to, NAME[:WEIGHT] comma- or space-separated (weights
     /// relative, default equal; vLLM's bare names work): each request's model is one drawn by
     /// weight from a stream seeded by --seed, or a jsonl line's own "model".
-    #[arg(long, value_name = "NAME[:WEIGHT]", num_args = 1.., value_delimiter = ',',
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "NAME[:WEIGHT]", num_args = 1.., value_delimiter = ',',
           value_parser = crate::config::lora::LoraModule::parse)]
     pub lora_modules: Vec<crate::config::lora::LoraModule>,
     /// Seconds of each synthetic audio clip a transcription run makes (--backend openai-audio
     /// with --dataset-name random: 16 kHz mono 16-bit WAV, a seeded tone under noise; at most
     /// 600) [default: 5]
-    #[arg(long, value_name = "S", value_parser = crate::config::audio::parse_seconds)]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "S", value_parser = crate::config::audio::parse_seconds)]
     pub audio_duration_s: Option<std::time::Duration>,
 }
 
@@ -56,10 +58,10 @@ mod tests {
 
     use crate::config::BackendKind;
 
-    /// Issue 24: `run --help` names every backend `--backend` takes (it listed 4 of 6 once; it
+    /// `run --help` names every backend `--backend` takes (it listed 4 of 6 once; it
     /// is now written from `BackendKind`'s table).
     #[test]
-    fn issue_24_run_help_lists_every_backend() {
+    fn run_help_lists_every_backend() {
         let mut cli = super::super::Cli::command();
         let run = cli.find_subcommand_mut("run").expect("run is a subcommand");
         let backend = run.get_arguments().find(|a| a.get_id() == "backend");

@@ -1,75 +1,76 @@
-//! `servebench run`'s load shape in time (issue 16): `--duration`, vLLM's ramp flags,
+//! `servebench run`'s load shape in time: `--duration`, vLLM's ramp flags,
 //! `--stages`, and the early-stop limits. What each means: `config::shape`; set into
 //! `RunConfig` by [`ShapeArgs::apply`].
 
 use clap::Args;
 
+use super::heading;
+
 use crate::config::shape::{LoadShape, Ramp, RampStrategy, Stage};
 use crate::config::RunConfig;
 
 #[derive(Debug, Args)]
-#[command(next_help_heading = "Load shape and early stop")]
 pub struct ShapeArgs {
     /// Send for this many seconds (the simulator's time with --time-scale), then let in-flight
     /// requests finish within --grace (or cancel them: --duration-cancel). Prompts are built
     /// for the expected requests at the peak rate (--num-prompts, or up to 50,000) and sent
     /// again past that.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(help_heading = heading::LOAD, long, value_name = "SECONDS")]
     pub duration: Option<f64>,
     /// At the end of --duration or --stages, cancel what is in flight instead of draining it.
-    #[arg(long)]
+    #[arg(help_heading = heading::LOAD, hide_short_help = true, long)]
     pub duration_cancel: bool,
     /// Ramp the request rate (vLLM's flag): linear or exponential, from --ramp-up-start-rps to
     /// --ramp-up-end-rps over --duration, or over the requests without it. Replaces
     /// --request-rate.
-    #[arg(long, value_enum, requires_all = ["ramp_up_start_rps", "ramp_up_end_rps"])]
+    #[arg(help_heading = heading::LOAD, hide_short_help = true, long, value_enum, requires_all = ["ramp_up_start_rps", "ramp_up_end_rps"])]
     pub ramp_up_strategy: Option<RampStrategy>,
     /// The ramp's first rate, requests per second.
-    #[arg(long, requires = "ramp_up_strategy")]
+    #[arg(help_heading = heading::LOAD, hide_short_help = true, long, requires = "ramp_up_strategy")]
     pub ramp_up_start_rps: Option<f64>,
     /// The ramp's last rate, requests per second.
-    #[arg(long, requires = "ramp_up_strategy")]
+    #[arg(help_heading = heading::LOAD, hide_short_help = true, long, requires = "ramp_up_strategy")]
     pub ramp_up_end_rps: Option<f64>,
     /// Constant-rate stages in one run against a warm server, RATE:SECONDS,RATE:SECONDS,...;
     /// each stage is a step of the report (saved as a sweep over request_rate).
-    #[arg(long, value_delimiter = ',', value_name = "RATE:SECONDS")]
+    #[arg(help_heading = heading::LOAD, hide_short_help = true, long, value_delimiter = ',', value_name = "RATE:SECONDS")]
     pub stages: Vec<Stage>,
     /// Stop sending once this many measured requests have failed (the result is saved and
     /// marked stopped early).
-    #[arg(long, value_name = "N")]
+    #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "N")]
     pub max_errors: Option<u64>,
     /// Stop sending once more than this fraction (0-1] of the last 100 finished requests
     /// failed (judged from 10 finished requests on).
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "FRACTION")]
     pub max_error_rate: Option<f64>,
     /// Multi-turn conversations of N turns: each arrival (--request-rate, --max-concurrency
     /// count conversations) starts one; turn k + 1 goes once turn k has finished, its prompt
     /// the history (turn k's prompt and the server's reply) followed by --input-len new
     /// tokens. Replies are kept in the records.
-    #[arg(long, value_name = "N")]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "N")]
     pub turns: Option<u32>,
     /// `--dataset-name sharegpt`: send whole conversations, every human turn after the last
     /// one ended, with the history (a jsonl file gives conversations as "turns" lines).
-    #[arg(long)]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long)]
     pub multi_turn: bool,
     /// Seconds between a turn's end and the next turn of its conversation.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "SECONDS")]
     pub think_time: Option<f64>,
     /// A conversation's history (the text of its messages) may hold at most this many bytes
     /// (suffixes KiB, MiB, GiB): the turn that would pass it fails as `prompt` and ends its
     /// conversation. Default 16MiB.
-    #[arg(long, value_name = "BYTES", value_parser = super::limits::parse_bytes)]
+    #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "BYTES", value_parser = super::limits::parse_bytes)]
     pub max_history_bytes: Option<u64>,
     /// A conversation's history may hold at most this many tokens (each user text's built
     /// length and each reply's output count): past it, as --max-history-bytes. Default
     /// 1000000.
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "TOKENS")]
     pub max_history_tokens: Option<u64>,
     /// `--dataset-name trace`: tokens per `hash_ids` block (Mooncake's is 512). Default 512.
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "TOKENS")]
     pub trace_block_size: Option<u64>,
     /// `--dataset-name trace`: replay K times faster than the trace's timestamps. Default 1.
-    #[arg(long, value_name = "K")]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "K")]
     pub trace_speedup: Option<f64>,
 }
 

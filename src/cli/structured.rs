@@ -1,4 +1,4 @@
-//! `servebench run`'s flags for structured output and tool calls (issue 25 §5):
+//! `servebench run`'s flags for structured output and tool calls:
 //! `--structured-output json|tools|regex|choice|grammar`, and the schema, tools, pattern,
 //! choices or grammar it takes (`--json-schema-path`, vLLM's name; `--tools-path`,
 //! `--structured-output-regex`, `--structured-output-choices`, `--structured-output-grammar`)
@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
+
+use super::heading;
 
 use crate::config::error::{ConfigError, ValueError};
 use crate::config::guided::{self, Pattern};
@@ -68,40 +70,40 @@ pub struct StructuredArgs {
     /// last three in vLLM's structured_outputs field), and check each (a grammar's answers
     /// are not checked): the share valid is vLLM's correct_rate(%). The schema, tools,
     /// pattern, choices and grammar are built in unless the flags below give them.
-    #[arg(long, value_enum)]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_enum)]
     pub structured_output: Option<StructuredKind>,
     /// The JSON schema of --structured-output json (a file holding one JSON object).
-    #[arg(long, value_name = "FILE", requires = "structured_output")]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "FILE", requires = "structured_output")]
     pub json_schema_path: Option<PathBuf>,
     /// The tools of --structured-output tools (a file holding a JSON list of OpenAI tools or
     /// of functions with name, description and parameters).
-    #[arg(long, value_name = "FILE", requires = "structured_output")]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "FILE", requires = "structured_output")]
     pub tools_path: Option<PathBuf>,
     /// The pattern of --structured-output regex (the regex crate's syntax; an answer is valid
     /// when the whole of it matches). Default: \w+@\w+\.com\n.
-    #[arg(long, value_name = "PATTERN", requires = "structured_output")]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "PATTERN", requires = "structured_output")]
     pub structured_output_regex: Option<String>,
     /// The choices of --structured-output choice: comma-separated (yes,no), or a JSON array
     /// of strings when a choice holds a comma ('["yes, sir", "no"]'). Default:
     /// Positive,Negative (vLLM's structured-output benchmark always asks these two; it has
     /// no flag for others).
-    #[arg(long, value_name = "A,B,...|JSON", requires = "structured_output")]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "A,B,...|JSON", requires = "structured_output")]
     pub structured_output_choices: Option<String>,
     /// The grammar of --structured-output grammar (a file of EBNF/GBNF text, sent as it is).
     /// Default: a small SQL query grammar.
-    #[arg(long, value_name = "FILE", requires = "structured_output")]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "FILE", requires = "structured_output")]
     pub structured_output_grammar: Option<PathBuf>,
     /// Send a regex, choice or grammar in vLLM's older top-level fields (guided_regex,
     /// guided_choice, guided_grammar: vLLM before 0.10.2) instead of structured_outputs.
-    #[arg(long, requires = "structured_output")]
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, requires = "structured_output")]
     pub structured_output_legacy_fields: bool,
 }
 
 impl StructuredArgs {
     /// What the flags ask for; `read` gives a file's text (or why it cannot).
-    pub fn structured(
+    pub fn structured<E: std::fmt::Display>(
         &self,
-        read: impl Fn(&Path) -> Result<String, String>,
+        read: impl Fn(&Path) -> Result<String, E>,
     ) -> Result<Option<StructuredOutput>, ConfigError> {
         let file = |flag: &str, path: &Path| {
             let name = path.display().to_string();

@@ -3,21 +3,23 @@
 
 use clap::Args;
 
+use super::heading;
+
 use super::error::PlanError;
 use crate::config::tags::{parse_pair, Tags};
 
 #[derive(Debug, Args)]
 pub struct TagArgs {
     /// The run's name in the report, compare, plot and HTML (default: the file's name).
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "NAME")]
     pub label: Option<String>,
     /// A fact about the run, KEY=VALUE (repeatable, each key once; not a key of the result
     /// such as label or completed), e.g. --metadata gpu=H100 --metadata tp=8.
-    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_pair)]
+    #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "KEY=VALUE", value_parser = parse_pair)]
     pub metadata: Vec<(String, String)>,
     /// What the server costs, USD per hour (a GPU-hour's price times the GPUs): adds $ per
     /// million output and total tokens to the report, every step, search and compare.
-    #[arg(long, value_name = "USD")]
+    #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "USD")]
     pub cost_per_hour: Option<f64>,
 }
 

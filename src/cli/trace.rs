@@ -1,5 +1,5 @@
 //! `servebench run`'s flags for joining each request with the server's own account of it
-//! (issue 27 §5): the header each request's id is sent in (`--request-id-header`), and where
+//! (`servebench join`): the header each request's id is sent in (`--request-id-header`), and where
 //! the run's own spans go (`--otel-file`, `--otel-endpoint`). Set into
 //! `RunConfig` by [`TraceArgs::apply`]; the name's syntax is checked here, where the flag is.
 //! And `servebench join`'s arguments ([`JoinArgs`]).
@@ -8,6 +8,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::heading;
+
+use super::error::FlagError;
 use crate::config::RunConfig;
 use crate::drive::otel::OtelTarget;
 use crate::render::print::Format;
@@ -17,17 +20,17 @@ pub struct TraceArgs {
     /// Header each request's id is sent in (unique in the run; the id the server returns in
     /// the same header is kept beside it in the records, for `servebench join`); `none`: send
     /// no id.
-    #[arg(long, value_name = "NAME", default_value = "x-request-id",
+    #[arg(help_heading = heading::ADVANCED, hide_short_help = true, long, value_name = "NAME", default_value = "x-request-id",
           value_parser = parse_id_header)]
     pub request_id_header: IdHeader,
     /// Write each run's own per-request spans (client queue, connect, response; send, first
     /// and last token) to FILE as OTLP JSON, one document per line, after the run; each
     /// request then also carries its W3C `traceparent`.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "FILE")]
     pub otel_file: Option<PathBuf>,
     /// POST those spans to this OTLP/HTTP endpoint as JSON (a collector's
     /// http://HOST:4318/v1/traces), after the run.
-    #[arg(long, value_name = "URL", value_parser = parse_endpoint)]
+    #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "URL", value_parser = parse_endpoint)]
     pub otel_endpoint: Option<String>,
 }
 
@@ -70,31 +73,27 @@ const RESERVED: [&str; 7] = [
 /// Longest header name taken.
 const MAX_NAME: usize = 64;
 
-fn parse_id_header(s: &str) -> Result<IdHeader, String> {
+fn parse_id_header(s: &str) -> Result<IdHeader, FlagError> {
     if s.eq_ignore_ascii_case("none") {
         return Ok(IdHeader(None));
     }
     // RFC 9110's token characters.
     let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if s.is_empty() || s.len() > MAX_NAME || !s.bytes().all(tchar) {
-        return Err(format!(
-            "not a header name (1 to {MAX_NAME} letters, digits and !#$%&'*+-.^_`|~), or none"
-        ));
+        return Err(FlagError::IdHeaderName(MAX_NAME));
     }
     let name = s.to_ascii_lowercase();
     if RESERVED.contains(&name.as_str()) {
-        return Err(format!(
-            "{name} is a header servebench sets or frames the request with"
-        ));
+        return Err(FlagError::ReservedHeader(name));
     }
     Ok(IdHeader(Some(name)))
 }
 
-fn parse_endpoint(s: &str) -> Result<String, String> {
+fn parse_endpoint(s: &str) -> Result<String, FlagError> {
     if s.starts_with("http://") || s.starts_with("https://") {
         Ok(s.to_string())
     } else {
-        Err("must start with http:// or https:// (an OTLP/HTTP endpoint, such as http://HOST:4318/v1/traces)".into())
+        Err(FlagError::OtlpEndpoint)
     }
 }
 
@@ -119,20 +118,20 @@ impl TraceArgs {
 mod tests {
     use super::{parse_id_header, IdHeader};
 
-    /// Issue 27 §5: a header name is taken in any case and kept lowercase; `none` sends no
+    /// A header name is taken in any case and kept lowercase; `none` sends no
     /// id; what is not a name, or is a header servebench sets, is refused naming why.
     #[test]
-    fn issue_27_request_id_header_takes_names_only() {
+    fn request_id_header_takes_names_only() {
         assert_eq!(
             parse_id_header("X-Request-Id"),
             Ok(IdHeader(Some("x-request-id".into())))
         );
         assert_eq!(parse_id_header("none"), Ok(IdHeader(None)));
         for bad in ["", "x request", "x:y", "é", &"x".repeat(65)] {
-            let e = parse_id_header(bad).expect_err(bad);
+            let e = parse_id_header(bad).expect_err(bad).to_string();
             assert!(e.contains("not a header name"), "{bad}: {e}");
         }
-        let e = parse_id_header("Content-Length").expect_err("reserved");
+        let e = (parse_id_header("Content-Length").expect_err("reserved")).to_string();
         assert!(e.contains("content-length"), "{e}");
     }
 }

@@ -1,5 +1,5 @@
 //! Transcriptions (`--backend openai-audio`, vLLM's name for Whisper's
-//! `/v1/audio/transcriptions`; issue 25 §3): which datasets bring its audio, the synthetic
+//! `/v1/audio/transcriptions`, the backend whose row `takes_clip`): which datasets bring its audio, the synthetic
 //! clips' length (`--audio-duration-s`) and format, and their bounds. Pure values, no I/O:
 //! `workload::audio` makes and reads the clips, `measure::client` sends them.
 //!
@@ -8,8 +8,8 @@
 
 use std::time::Duration;
 
-use super::backend::BackendKind;
-use super::error::ConfigError;
+use super::backend::{names_where, BackendKind};
+use super::error::{ConfigError, ValueError};
 use super::workload::Dataset;
 
 /// `--audio-duration-s` when not given: a short utterance.
@@ -31,11 +31,12 @@ pub fn check(
     duration: Option<Duration>,
 ) -> Result<(), ConfigError> {
     let bad = |option: &str, why: String| Err(ConfigError::invalid(option, why));
-    let audio = backend == BackendKind::OpenaiAudio;
+    let audio = backend.takes_clip();
     let makes = matches!(dataset, Dataset::Random { .. });
     if audio && !(makes || matches!(dataset, Dataset::Jsonl { .. })) {
         let why = format!(
-            "--backend openai-audio sends a WAV clip per request: use random (seeded clips of --audio-duration-s) or jsonl (each line's \"audio\" file), not {}",
+            "--backend {} sends a WAV clip per request: use random (seeded clips of --audio-duration-s) or jsonl (each line's \"audio\" file), not {}",
+            backend.as_str(),
             dataset.name()
         );
         return bad("--dataset-name", why);
@@ -44,8 +45,11 @@ pub fn check(
         return Ok(());
     };
     if !(audio && makes) {
-        let why = "the synthetic clips' length: only with --backend openai-audio and --dataset-name random";
-        return bad("--audio-duration-s", why.into());
+        let why = format!(
+            "the synthetic clips' length: only with --backend {} and --dataset-name random",
+            names_where(|i| i.takes_clip, " or ")
+        );
+        return bad("--audio-duration-s", why);
     }
     if !(MIN_AUDIO_DURATION..=MAX_AUDIO_DURATION).contains(&d) {
         let why = format!(
@@ -61,15 +65,12 @@ pub fn check(
 
 /// `--audio-duration-s`'s value: a positive number of seconds (a fraction allowed), as a
 /// `Duration` (its bounds are [`check`]'s, which names them); the error says what is wrong.
-pub fn parse_seconds(s: &str) -> Result<Duration, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+pub fn parse_seconds(s: &str) -> Result<Duration, ValueError> {
+    let v: f64 = (s.trim().parse()).map_err(|_| ValueError::Seconds(s.to_string()))?;
     if !(v.is_finite() && v > 0.0) {
-        return Err(format!("{s} s: give a positive number of seconds"));
+        return Err(ValueError::SecondsNotPositive(s.to_string()));
     }
-    Duration::try_from_secs_f64(v).map_err(|_| format!("{s} s: too long"))
+    Duration::try_from_secs_f64(v).map_err(|_| ValueError::SecondsTooLong(s.to_string()))
 }
 
 /// Serde for `Option<Duration>` as seconds (`audio_duration_s` in saved configs).
@@ -104,10 +105,10 @@ mod tests {
         }
     }
 
-    /// Issue 25 §3: openai-audio takes random (clips made) or jsonl (files read); the clips'
-    /// length only where clips are made, within its bounds; each refusal names its flag.
+    /// openai-audio takes random (clips made) or jsonl (files read); the clips' length only
+    /// where clips are made, within its bounds; each refusal names its flag.
     #[test]
-    fn issue_25_transcriptions_take_a_dataset_that_brings_audio() {
+    fn transcriptions_take_a_dataset_that_brings_audio() {
         let audio = BackendKind::OpenaiAudio;
         let jsonl = Dataset::Jsonl {
             path: PathBuf::from("a.jsonl"),

@@ -53,7 +53,11 @@ pub enum AnswerShape {
     Whole { inputs: bool },
 }
 
-/// What `config` knows of a backend: its row of [`BackendKind::info`].
+/// What `config` knows of a backend: its row of [`BackendKind::info`]. Every rule that
+/// depends on the backend asks its row (never a list of backends), so a new backend is one
+/// row; `measure::client::apis`'s tests hold the rows to what the client's `Api` of each
+/// backend does where it states the same fact (structured output, media parts, streaming,
+/// conversations, the rerank query, the audio clip).
 #[derive(Clone, Copy, Debug)]
 pub struct BackendInfo {
     /// Its `--backend` name, as saved.
@@ -62,8 +66,79 @@ pub struct BackendInfo {
     pub aliases: &'static [&'static str],
     /// The default endpoint path.
     pub endpoint: &'static str,
+    /// How it answers: streamed as it is generated, or whole.
     pub answer: AnswerShape,
+    /// Which `--structured-output` kinds it can ask for.
+    pub structured: StructuredKinds,
+    /// The media parts a request may carry beside its text (openai-audio's: its one clip).
+    pub media: MediaKinds,
+    /// Whether it can be sent a conversation (`--turns`, `--multi-turn`): a generation API
+    /// that answers each turn with the history before it.
+    pub conversations: bool,
+    /// Whether each request is a query and its documents (rerank): the workload builds a
+    /// query for each request besides its inputs (`--rerank-query-len`).
+    pub takes_query: bool,
+    /// Whether each request is one audio clip to transcribe (a multipart form, not a prompt):
+    /// the workload builds a clip for each request.
+    pub takes_clip: bool,
 }
+
+/// The `--structured-output` kinds a backend can ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StructuredKinds {
+    /// A JSON schema (`json`).
+    pub json: bool,
+    /// Function tools (`tools`).
+    pub tools: bool,
+    /// vLLM's regex, choice and grammar (`structured_outputs`).
+    pub guided: bool,
+}
+
+/// The media parts a backend's request may carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MediaKinds {
+    pub images: bool,
+    pub audio: bool,
+    pub video: bool,
+}
+
+/// No structured output, no media.
+const NONE_ASKED: StructuredKinds = StructuredKinds {
+    json: false,
+    tools: false,
+    guided: false,
+};
+const TEXT_ONLY: MediaKinds = MediaKinds {
+    images: false,
+    audio: false,
+    video: false,
+};
+const IMAGES: MediaKinds = MediaKinds {
+    images: true,
+    ..TEXT_ONLY
+};
+
+/// A row's defaults: a streamed generation API that takes text alone and a conversation,
+/// asks for no structured output, and sends a prompt (no query, no clip).
+const GENERATES: BackendInfo = BackendInfo {
+    name: "",
+    aliases: &[],
+    endpoint: "",
+    answer: AnswerShape::Streamed,
+    structured: NONE_ASKED,
+    media: TEXT_ONLY,
+    conversations: true,
+    takes_query: false,
+    takes_clip: false,
+};
+
+/// A row's defaults for an API answered whole, one answer per input of a batch, and
+/// generating nothing (embeddings, rerank): no conversation.
+const ANSWERS_EACH: BackendInfo = BackendInfo {
+    answer: AnswerShape::Whole { inputs: true },
+    conversations: false,
+    ..GENERATES
+};
 
 impl BackendKind {
     /// Every backend, in the order `--help` and errors list them.
@@ -82,30 +157,99 @@ impl BackendKind {
 
     /// The one table of what a backend is (add a new one to [`BackendKind::ALL`] too).
     pub const fn info(self) -> BackendInfo {
-        use AnswerShape::{Streamed, Whole};
-        let (name, aliases, endpoint, answer): (_, &'static [&'static str], _, _) = match self {
-            BackendKind::Openai => ("openai", &["vllm", "sglang"], "/v1/completions", Streamed),
-            BackendKind::OpenaiChat => ("openai-chat", &[], "/v1/chat/completions", Streamed),
-            BackendKind::Tgi => ("tgi", &[], "/generate_stream", Streamed),
-            BackendKind::Llamacpp => ("llamacpp", &["llama.cpp"], "/completion", Streamed),
-            BackendKind::AnthropicMessages => ("anthropic-messages", &[], "/v1/messages", Streamed),
-            BackendKind::OpenaiResponses => ("openai-responses", &[], "/v1/responses", Streamed),
-            BackendKind::OpenaiEmbeddings => {
-                let answer = Whole { inputs: true };
-                ("openai-embeddings", &[], "/v1/embeddings", answer)
-            }
-            BackendKind::Rerank => {
-                let answer = Whole { inputs: true };
-                ("rerank", &["vllm-rerank"], "/v1/rerank", answer)
-            }
-            BackendKind::TeiRerank => ("tei-rerank", &[], "/rerank", Whole { inputs: true }),
-            BackendKind::OpenaiAudio => ("openai-audio", &[], "/v1/audio/transcriptions", Streamed),
-        };
-        BackendInfo {
-            name,
-            aliases,
-            endpoint,
-            answer,
+        match self {
+            // JSON on completions as vLLM's structured-output benchmark sends it
+            // (`response_format`), with vLLM's regex, choice and grammar.
+            BackendKind::Openai => BackendInfo {
+                name: "openai",
+                aliases: &["vllm", "sglang"],
+                endpoint: "/v1/completions",
+                structured: StructuredKinds {
+                    json: true,
+                    tools: false,
+                    guided: true,
+                },
+                ..GENERATES
+            },
+            BackendKind::OpenaiChat => BackendInfo {
+                name: "openai-chat",
+                endpoint: "/v1/chat/completions",
+                structured: StructuredKinds {
+                    json: true,
+                    tools: true,
+                    guided: true,
+                },
+                media: MediaKinds {
+                    images: true,
+                    audio: true,
+                    video: true,
+                },
+                ..GENERATES
+            },
+            BackendKind::Tgi => BackendInfo {
+                name: "tgi",
+                endpoint: "/generate_stream",
+                ..GENERATES
+            },
+            BackendKind::Llamacpp => BackendInfo {
+                name: "llamacpp",
+                aliases: &["llama.cpp"],
+                endpoint: "/completion",
+                ..GENERATES
+            },
+            // The Messages API has tools but no JSON-schema answer format.
+            BackendKind::AnthropicMessages => BackendInfo {
+                name: "anthropic-messages",
+                endpoint: "/v1/messages",
+                structured: StructuredKinds {
+                    json: false,
+                    tools: true,
+                    guided: false,
+                },
+                media: IMAGES,
+                ..GENERATES
+            },
+            BackendKind::OpenaiResponses => BackendInfo {
+                name: "openai-responses",
+                endpoint: "/v1/responses",
+                structured: StructuredKinds {
+                    json: true,
+                    tools: true,
+                    guided: false,
+                },
+                media: IMAGES,
+                ..GENERATES
+            },
+            BackendKind::OpenaiEmbeddings => BackendInfo {
+                name: "openai-embeddings",
+                endpoint: "/v1/embeddings",
+                ..ANSWERS_EACH
+            },
+            BackendKind::Rerank => BackendInfo {
+                name: "rerank",
+                aliases: &["vllm-rerank"],
+                endpoint: "/v1/rerank",
+                takes_query: true,
+                ..ANSWERS_EACH
+            },
+            BackendKind::TeiRerank => BackendInfo {
+                name: "tei-rerank",
+                endpoint: "/rerank",
+                takes_query: true,
+                ..ANSWERS_EACH
+            },
+            // A transcription streams its text, but answers its clip alone: no conversation.
+            BackendKind::OpenaiAudio => BackendInfo {
+                name: "openai-audio",
+                endpoint: "/v1/audio/transcriptions",
+                media: MediaKinds {
+                    audio: true,
+                    ..TEXT_ONLY
+                },
+                conversations: false,
+                takes_clip: true,
+                ..GENERATES
+            },
         }
     }
 
@@ -120,6 +264,18 @@ impl BackendKind {
     pub fn answer(self) -> AnswerShape {
         self.info().answer
     }
+    /// Whether its answer streams as it is generated.
+    pub fn streams(self) -> bool {
+        self.answer() == AnswerShape::Streamed
+    }
+    /// Whether each request is a query and its documents (the row's `takes_query`).
+    pub fn takes_query(self) -> bool {
+        self.info().takes_query
+    }
+    /// Whether each request is one audio clip to transcribe (the row's `takes_clip`).
+    pub fn takes_clip(self) -> bool {
+        self.info().takes_clip
+    }
     /// Every name `--backend` takes, comma-separated with aliases in parentheses.
     pub fn names() -> String {
         let name = |k: BackendKind| {
@@ -133,18 +289,15 @@ impl BackendKind {
     }
 }
 
-impl BackendKind {
-    /// Whether each request is a query and its documents (rerank): the workload builds a
-    /// query for each request besides its inputs (`--rerank-query-len`).
-    pub fn takes_query(self) -> bool {
-        matches!(self, BackendKind::Rerank | BackendKind::TeiRerank)
-    }
-
-    /// Whether each request is one audio clip to transcribe (a multipart form, not a prompt):
-    /// the workload builds a clip for each request.
-    pub fn takes_clip(self) -> bool {
-        self == BackendKind::OpenaiAudio
-    }
+/// The names of the backends whose row `fits`, in [`BackendKind::ALL`]'s order, joined by
+/// `sep` (a message's list: "rerank, tei-rerank").
+pub fn names_where(fits: impl Fn(&BackendInfo) -> bool, sep: &str) -> String {
+    let names: Vec<&str> = (BackendKind::ALL.iter())
+        .map(|k| k.info())
+        .filter(|i| fits(i))
+        .map(|i| i.name)
+        .collect();
+    names.join(sep)
 }
 
 impl BackendKind {
@@ -158,21 +311,17 @@ impl BackendKind {
         conversation: Option<&str>,
         trace: bool,
     ) -> Result<(), ConfigError> {
-        let bad = |option: &str, why: String| {
-            Err(ConfigError::Invalid {
-                option: option.into(),
-                why,
-            })
-        };
-        let batches = self.answer() == AnswerShape::Whole { inputs: true };
+        let bad = |option: &str, why: String| Err(ConfigError::invalid(option, why));
+        let answers_each = |i: &BackendInfo| i.answer == AnswerShape::Whole { inputs: true };
         if inputs == 0 || inputs > MAX_INPUTS_PER_REQUEST {
             let why = format!("{inputs} inputs per request: give 1 to {MAX_INPUTS_PER_REQUEST}");
             return bad("--embedding-batch-size", why);
         }
-        if inputs > 1 && !batches {
+        if inputs > 1 && !answers_each(&self.info()) {
             let why = format!(
-                "--backend {} sends one prompt per request; several inputs need an API that answers each (openai-embeddings, rerank, tei-rerank)",
-                self.as_str()
+                "--backend {} sends one prompt per request; several inputs need an API that answers each ({})",
+                self.as_str(),
+                names_where(answers_each, ", ")
             );
             return bad("--embedding-batch-size", why);
         }
@@ -180,10 +329,7 @@ impl BackendKind {
             let why = "a trace's lines are sent each at its own time, one per request".into();
             return bad("--embedding-batch-size", why);
         }
-        // A transcription answers its clip alone, as a whole answer does its inputs.
-        let alone =
-            matches!(self.answer(), AnswerShape::Whole { .. }) || self == BackendKind::OpenaiAudio;
-        if let (Some(flag), true) = (conversation, alone) {
+        if let (Some(flag), false) = (conversation, self.info().conversations) {
             let why = format!(
                 "--backend {} answers each request on its own: a conversation needs a generation API",
                 self.as_str()
@@ -234,10 +380,10 @@ mod tests {
         );
     }
 
-    /// Issue 25: several inputs per request only for an API that answers each, within the
+    /// Several inputs per request only for an API that answers each, within the
     /// limit; no conversation and no trace batching for it; each refusal names the flag.
     #[test]
-    fn issue_25_a_request_carries_what_its_api_can_answer() {
+    fn a_request_carries_what_its_api_can_answer() {
         let e = BackendKind::OpenaiEmbeddings;
         assert!(e.check_request(64, None, false).is_ok());
         assert!(e.check_request(1, None, true).is_ok());

@@ -35,6 +35,18 @@ impl ConfigError {
         }
     }
 
+    /// The same error about the file `file` (a mix, a schema): its why starts with the
+    /// file's name.
+    pub fn in_file(self, file: &str) -> ConfigError {
+        match self {
+            ConfigError::Invalid { option, why } => ConfigError::Invalid {
+                option,
+                why: format!("{file}: {why}"),
+            },
+            other => other,
+        }
+    }
+
     /// The option that is wrong.
     pub fn option(&self) -> &str {
         match self {
@@ -47,8 +59,6 @@ impl ConfigError {
 /// expected, in one line.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ValueError {
-    #[error("unknown backend '{0}' (expected openai, vllm, sglang, openai-chat, tgi, llamacpp, anthropic-messages or openai-responses)")]
-    Backend(String),
     #[error("invalid request rate '{0}' (expected a positive number or 'inf')")]
     Rate(String),
     #[error("unknown metric '{0}' (expected ttft, tpot, itl or e2el)")]
@@ -95,6 +105,55 @@ pub enum ValueError {
     /// `--client-threads`: the text, and the most threads a run may ask for.
     #[error("invalid --client-threads '{0}' (expected auto or a whole number from 1 to {1})")]
     ClientThreads(String, u16),
+    /// `--audio-duration-s`: not a number.
+    #[error("'{0}' is not a number of seconds")]
+    Seconds(String),
+    /// `--audio-duration-s`: zero, negative or not finite.
+    #[error("{0} s: give a positive number of seconds")]
+    SecondsNotPositive(String),
+    /// `--audio-duration-s`: more seconds than a `Duration` holds.
+    #[error("{0} s: too long")]
+    SecondsTooLong(String),
+}
+
+/// What is wrong with a header a mix file names (its `tenant_header`) or sends (a class's
+/// `tenant`); each message quotes it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    #[error(
+        "\"tenant_header\" {0} is not a header name (1 to 64 letters, digits or !#$%&'*+-.^_`|~)"
+    )]
+    NotAName(String),
+    #[error("\"tenant_header\" {0} is a header servebench sets itself")]
+    OwnHeader(String),
+    #[error("\"tenant_header\" {0} carries credentials, and a mix is saved in the result: use --header or --api-key")]
+    Credentials(String),
+    /// A header value that is not 1 to `most` visible ASCII characters or inner spaces.
+    #[error("{value} is not 1 to {most} visible ASCII characters")]
+    NotAValue { value: String, most: usize },
+}
+
+/// A JSON schema (`--json-schema-path`, a tool's `parameters`) that uses what the answer check
+/// does not check; `at` is where in the schema (`schema.properties.city`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaError {
+    #[error("{at}: nested deeper than {most} levels")]
+    TooDeep { at: String, most: usize },
+    #[error("{at}: a schema must be a JSON object")]
+    NotAnObject { at: String },
+    /// A keyword outside the checked ones (`checked`: their list, comma-separated).
+    #[error("{at}: keyword '{keyword}' is not one servebench checks (it checks {checked})")]
+    Unchecked {
+        at: String,
+        keyword: String,
+        checked: String,
+    },
+    #[error("{at}: '{key}' has a value of the wrong shape: {value}")]
+    Shape {
+        at: String,
+        key: String,
+        value: String,
+    },
 }
 
 /// What is wrong with a `--shard INDEX/COUNT`.

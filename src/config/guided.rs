@@ -1,4 +1,4 @@
-//! vLLM's guided-decoding workloads besides JSON (issue 25 §5): every answer asked to match a
+//! vLLM's guided-decoding workloads besides JSON: every answer asked to match a
 //! regular expression ([`Pattern`], `--structured-output regex`), to be one of a list of
 //! choices (`--structured-output choice`), or to follow a grammar (`--structured-output
 //! grammar`), sent in vLLM's `structured_outputs` request field (`regex`, `choice`,
@@ -199,10 +199,10 @@ pub fn grammar_from_text(text: &str, file: &str, flag: &str) -> Result<String, C
 mod tests {
     use super::*;
 
-    /// Issue 25 §5: a pattern matches whole answers only; one that does not compile, is too
+    /// A pattern matches whole answers only; one that does not compile, is too
     /// long or compiles too large is one line naming the flag.
     #[test]
-    fn issue_25_a_pattern_matches_whole_answers_and_bad_ones_are_named() {
+    fn a_pattern_matches_whole_answers_and_bad_ones_are_named() {
         let p = Pattern::new(BUILTIN_PATTERN, "--structured-output-regex").unwrap();
         assert!(p.matches_whole("alan_turing@enigma.com\n"));
         assert!(!p.matches_whole("alan_turing@enigma.com"));
@@ -225,10 +225,10 @@ mod tests {
         assert_eq!(serde_json::from_str::<Pattern>(&json).unwrap(), p);
     }
 
-    /// Issue 25 §5: the choices are the built-in ones unless given; an empty or repeated one
+    /// The choices are the built-in ones unless given; an empty or repeated one
     /// is refused by name.
     #[test]
-    fn issue_25_choices_are_checked() {
+    fn choices_are_checked() {
         let flag = "--structured-output-choices";
         assert_eq!(choices(None, flag).unwrap(), BUILTIN_CHOICES);
         let given = ["a".to_string(), "b".to_string()];
@@ -252,11 +252,11 @@ mod tests {
         );
     }
 
-    /// Issue 25: a choice may hold a comma, given as a JSON array; plain values still go
+    /// A choice may hold a comma, given as a JSON array; plain values still go
     /// between commas; an empty list, an empty choice, a non-string element, a repeated
     /// choice and a malformed array are refused naming the flag, on one line.
     #[test]
-    fn issue_25_a_choice_may_contain_a_comma() {
+    fn a_choice_may_contain_a_comma() {
         let flag = "--structured-output-choices";
         let got = choices_from_text(r#"["yes, sir", "no"]"#, flag).unwrap();
         assert_eq!(got, ["yes, sir", "no"]);

@@ -1,6 +1,6 @@
-//! The bounds every value from outside is held to (issue 23): the most tokens, requests and
-//! turns a run may ask for, the longest time span, the lowest rate, and a conversation's
-//! history. Each is checked before the work or memory it guards, with a one-line error naming
+//! The bounds every value from outside is held to, so that none makes a run take unbounded
+//! time or memory: the most tokens, requests and turns a run may ask for, the longest time
+//! span, the lowest rate, and a conversation's history. Each is checked before the work or memory it guards, with a one-line error naming
 //! the flag or the field (`RunConfig::validate`, `LoadShape::validate`, the dataset readers).
 //! docs/reliability.md, "Limits", gives each one's reason.
 
@@ -91,7 +91,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_23_spans_and_rates_are_numbers_within_a_week() {
+    fn spans_and_rates_are_numbers_within_a_week() {
         assert!(check_span(0.0, true).is_ok() && check_span(MAX_WAIT_S, false).is_ok());
         for bad in [1e300, f64::NAN, f64::INFINITY, -1.0, MAX_WAIT_S * 1.01] {
             let e = check_span(bad, true).unwrap_err().to_string();

@@ -99,7 +99,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_25_adapters_take_weights_or_vllm_s_bare_names() {
+    fn adapters_take_weights_or_vllm_s_bare_names() {
         let m = |name: &str, weight: f64| LoraModule {
             name: name.into(),
             weight,

@@ -182,11 +182,14 @@ impl MmSpec {
 
 /// Reads `--random-mm-bucket-config`: vLLM's Python-style dict of `(height, width,
 /// num_frames): probability` entries, `{(256, 256, 1): 0.5, (720, 1280, 1): 0.5}`, its keys
-/// also taken quoted (`{"(256, 256, 1)": 0.5}`, valid JSON). The error quotes what is wrong.
-pub fn parse_buckets(text: &str) -> Result<Vec<MmBucket>, String> {
+/// also taken quoted (`{"(256, 256, 1)": 0.5}`, valid JSON). The error names the flag and
+/// quotes what is wrong.
+pub fn parse_buckets(text: &str) -> Result<Vec<MmBucket>, ConfigError> {
+    let bad = |why: String| ConfigError::invalid("--random-mm-bucket-config", why);
     let t = text.trim();
-    let inner = (t.strip_prefix('{').and_then(|t| t.strip_suffix('}')))
-        .ok_or("expected a dict such as {(256, 256, 1): 0.5, (720, 1280, 1): 0.5}")?;
+    let inner = (t.strip_prefix('{').and_then(|t| t.strip_suffix('}'))).ok_or_else(|| {
+        bad("expected a dict such as {(256, 256, 1): 0.5, (720, 1280, 1): 0.5}".into())
+    })?;
     let mut out = Vec::new();
     let mut rest = inner.trim();
     while !rest.is_empty() {
@@ -196,33 +199,37 @@ pub fn parse_buckets(text: &str) -> Result<Vec<MmBucket>, String> {
         }
         let open = rest
             .strip_prefix('(')
-            .ok_or_else(|| format!("expected '(' at {rest:?}"))?;
+            .ok_or_else(|| bad(format!("expected '(' at {rest:?}")))?;
         let close = open
             .find(')')
-            .ok_or_else(|| format!("no ')' after {open:?}"))?;
+            .ok_or_else(|| bad(format!("no ')' after {open:?}")))?;
         let dims: Vec<&str> = open[..close].split(',').map(str::trim).collect();
         let num = |s: &str| {
-            s.parse::<u64>()
-                .map_err(|_| format!("{s:?} in ({}) is not a whole number", &open[..close]))
+            s.parse::<u64>().map_err(|_| {
+                bad(format!(
+                    "{s:?} in ({}) is not a whole number",
+                    &open[..close]
+                ))
+            })
         };
         let &[h, w, f] = &dims[..] else {
-            return Err(format!(
+            return Err(bad(format!(
                 "({}) is not (height, width, num_frames)",
                 &open[..close]
-            ));
+            )));
         };
         rest = open[close + 1..].trim_start();
         if let Some(q) = quote {
             rest = rest
                 .strip_prefix(q)
-                .ok_or_else(|| format!("unclosed quote before {rest:?}"))?;
+                .ok_or_else(|| bad(format!("unclosed quote before {rest:?}")))?;
         }
         rest = (rest.trim_start().strip_prefix(':'))
-            .ok_or_else(|| format!("expected ':' at {rest:?}"))?;
+            .ok_or_else(|| bad(format!("expected ':' at {rest:?}")))?;
         let end = rest.find(',').unwrap_or(rest.len());
         let p = rest[..end].trim();
-        let probability =
-            (p.parse::<f64>()).map_err(|_| format!("the probability {p:?} is not a number"))?;
+        let probability = (p.parse::<f64>())
+            .map_err(|_| bad(format!("the probability {p:?} is not a number")))?;
         out.push(MmBucket {
             height: num(h)?,
             width: num(w)?,
@@ -232,24 +239,28 @@ pub fn parse_buckets(text: &str) -> Result<Vec<MmBucket>, String> {
         rest = rest[end..].strip_prefix(',').unwrap_or("").trim_start();
     }
     if out.is_empty() {
-        return Err("no bucket given".into());
+        return Err(bad("no bucket given".into()));
     }
     Ok(out)
 }
 
 /// Reads `--random-mm-limit-mm-per-prompt`: a JSON object of item counts by modality,
-/// `{"image": 3, "video": 0}` (a modality left out takes vLLM's default).
-pub fn parse_limit(text: &str) -> Result<MmLimit, String> {
+/// `{"image": 3, "video": 0}` (a modality left out takes vLLM's default). The error names the
+/// flag.
+pub fn parse_limit(text: &str) -> Result<MmLimit, ConfigError> {
+    let bad = |why: String| ConfigError::invalid("--random-mm-limit-mm-per-prompt", why);
     let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("not a JSON object ({e})"))?;
-    let map = v.as_object().ok_or("not a JSON object")?;
+        serde_json::from_str(text).map_err(|e| bad(format!("not a JSON object ({e})")))?;
+    let map = v
+        .as_object()
+        .ok_or_else(|| bad("not a JSON object".into()))?;
     let mut limit = DEFAULT_MM_LIMIT;
     for (k, v) in map {
-        let n = (v.as_u64()).ok_or_else(|| format!("{k}: {v} is not a whole number ≥ 0"))?;
+        let n = (v.as_u64()).ok_or_else(|| bad(format!("{k}: {v} is not a whole number ≥ 0")))?;
         match k.as_str() {
             "image" => limit.image = n,
             "video" => limit.video = n,
-            other => return Err(format!("unknown modality {other:?} (image, video)")),
+            other => return Err(bad(format!("unknown modality {other:?} (image, video)"))),
         }
     }
     Ok(limit)
@@ -259,10 +270,10 @@ pub fn parse_limit(text: &str) -> Result<MmLimit, String> {
 mod tests {
     use super::*;
 
-    /// Issue 25 §3: vLLM's bucket dict is read in both spellings, and a malformed one is one
+    /// vLLM's bucket dict is read in both spellings, and a malformed one is one
     /// line quoting what is wrong.
     #[test]
-    fn issue_25_bucket_config_reads_vllms_dict_and_names_what_is_wrong() {
+    fn bucket_config_reads_vllms_dict_and_names_what_is_wrong() {
         let b = parse_buckets("{(256, 256, 1): 0.25, (720, 1280, 1): 0.75}").unwrap();
         assert_eq!((b[0].height, b[0].width, b[0].num_frames), (256, 256, 1));
         assert_eq!(
@@ -279,7 +290,7 @@ mod tests {
             "{(1, 1, 1) 1}",
             "{}",
         ] {
-            let e = parse_buckets(bad).unwrap_err();
+            let e = parse_buckets(bad).unwrap_err().to_string();
             assert!(!e.contains('\n'), "{e}");
         }
         assert_eq!(
@@ -288,12 +299,13 @@ mod tests {
         );
         assert!(parse_limit(r#"{"audio": 1}"#)
             .unwrap_err()
+            .to_string()
             .contains("audio"));
         assert!(parse_limit(r#"{"image": -1}"#).is_err());
     }
 
     #[test]
-    fn issue_25_checks_name_the_flag() {
+    fn checks_name_the_flag() {
         assert!(MmSpec::default().check().is_ok());
         let bucket = |height, width, num_frames| MmSpec {
             buckets: vec![MmBucket {

@@ -9,13 +9,50 @@
 //!
 //! Pure values: nothing here reads files or knows a document. To add a statistic, add a
 //! [`Stat`] variant with its word in `Display` and `FromStr` (and its place in the reading
-//! order, `config::figure::FigureKey`'s `Ord`); a new metric is a [`Metric`] variant in `config`.
+//! order, `config::figure::FigureKey`'s `Ord`); a new metric is a [`Metric`] variant here.
 
 use std::fmt;
 use std::str::FromStr;
 
+use serde::{Deserialize, Serialize};
+
 use super::error::ValueError;
-use super::Metric;
+
+/// A latency metric that has per-request or per-gap samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Ttft,
+    Tpot,
+    Itl,
+    E2el,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 4] = [Metric::Ttft, Metric::Tpot, Metric::Itl, Metric::E2el];
+    /// The lowercase key used in JSON names (`mean_ttft_ms`) and on the command line.
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::Ttft => "ttft",
+            Metric::Tpot => "tpot",
+            Metric::Itl => "itl",
+            Metric::E2el => "e2el",
+        }
+    }
+}
+
+impl FromStr for Metric {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, ValueError> {
+        match s.trim() {
+            "ttft" => Ok(Metric::Ttft),
+            "tpot" => Ok(Metric::Tpot),
+            "itl" => Ok(Metric::Itl),
+            "e2el" => Ok(Metric::E2el),
+            other => Err(ValueError::Metric(other.to_string())),
+        }
+    }
+}
 
 /// The suffix vLLM uses for a percentile: `99` for 99.0, `99.9` otherwise.
 pub fn percentile_word(p: f64) -> String {

@@ -39,7 +39,7 @@ fn the_order_holds_each_class_in_proportion_in_every_prefix() {
 }
 
 #[test]
-fn issue_27_an_empty_mix_is_refused() {
+fn an_empty_mix_is_refused() {
     let e = err(r#"{"classes": []}"#);
     assert!(
         e.contains("--mix") && e.contains("mix.json") && e.contains("no classes"),
@@ -50,7 +50,7 @@ fn issue_27_an_empty_mix_is_refused() {
 }
 
 #[test]
-fn issue_27_an_unknown_key_is_named_with_its_line() {
+fn an_unknown_key_is_named_with_its_line() {
     let e = err("{\"classes\": [\n {\"name\": \"a\", \"wieght\": 1}\n]}");
     assert!(e.contains("mix.json line 2") && e.contains("wieght"), "{e}");
     let e = err("{\"classes\": [{\"name\": \"a\", \"weight\": 1, \"slo\": {\"itl_ms\": 5}}]}");
@@ -58,7 +58,7 @@ fn issue_27_an_unknown_key_is_named_with_its_line() {
 }
 
 #[test]
-fn issue_27_contradictory_shares_and_weights_are_refused() {
+fn contradictory_shares_and_weights_are_refused() {
     let e = err(r#"{"classes": [{"name": "a", "share": 0.5}, {"name": "b", "share": 0.2}]}"#);
     assert!(e.contains("sum to 0.7"), "{e}");
     let e = err(r#"{"classes": [{"name": "a", "share": 0.5}, {"name": "b", "weight": 1}]}"#);
@@ -79,7 +79,7 @@ fn issue_27_contradictory_shares_and_weights_are_refused() {
 }
 
 #[test]
-fn issue_27_outside_text_is_bounded_and_checked() {
+fn outside_text_is_bounded_and_checked() {
     let e = err(r#"{"classes": [{"name": "", "weight": 1}]}"#);
     assert!(e.contains("\"name\""), "{e}");
     let e = err(r#"{"classes": [{"name": "a\u001b[31m", "weight": 1}]}"#);
@@ -109,7 +109,7 @@ fn issue_27_outside_text_is_bounded_and_checked() {
 }
 
 #[test]
-fn issue_27_a_class_with_no_requests_is_refused() {
+fn a_class_with_no_requests_is_refused() {
     let m = Mix::from_json(
         r#"{"classes": [{"name": "big", "weight": 100}, {"name": "tiny", "weight": 1}]}"#,
         "m",

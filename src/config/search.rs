@@ -5,7 +5,7 @@
 //! prefix dataset's number of distinct prefixes: on the command line (`--by`) and in the saved
 //! [`SearchSpec`] those are spelled `rate`, `concurrency` and `prefixes` ([`axis_word`],
 //! [`parse_axis`]), as search documents always stored the first two. A search over `prefixes`
-//! (issue 27 §4) runs at a fixed load and finds the largest number of prefixes whose measured
+//! runs at a fixed load and finds the largest number of prefixes whose measured
 //! prefix-cache hit rate stays at least [`PREFIX_HIT_SHARE`] of its designed one: the cliff.
 
 use serde::{Deserialize, Serialize};

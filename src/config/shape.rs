@@ -1,4 +1,4 @@
-//! The shape of a run's load in time (issue 16): a run bounded by time (`--duration`), a rate
+//! The shape of a run's load in time: a run bounded by time (`--duration`), a rate
 //! that ramps (`--ramp-up-strategy`, vLLM's flags and semantics), constant-rate stages
 //! (`--stages`), and the limits that stop a failing run early (`--max-errors`,
 //! `--max-error-rate`). `drive::load` turns it into send times; this file only holds and
@@ -413,7 +413,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_23_every_time_span_is_at_most_a_week_and_every_rate_one_a_week() {
+    fn every_time_span_is_at_most_a_week_and_every_rate_one_a_week() {
         let refused = |shape: LoadShape, flag: &str| {
             let err = shape.validate(false).unwrap_err();
             let (f, why) = (err.option(), err.to_string());
@@ -475,7 +475,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_23_history_limits_have_defaults_and_bounds() {
+    fn history_limits_have_defaults_and_bounds() {
         let shape = LoadShape::default();
         assert_eq!(
             shape.history_limits(),

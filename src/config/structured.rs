@@ -1,24 +1,23 @@
-//! Structured output and tool calls (issue 25 §5): what a run asks the server to answer in,
+//! Structured output and tool calls: what a run asks the server to answer in,
 //! [`StructuredOutput`] (a JSON schema sent as `response_format`, function tools sent as
 //! `tools`, or vLLM's regex, choice and grammar of `guided.rs`), the built-in schema and
 //! tools, the reading of a user's schema or tools file ([`StructuredOutput::json_from_text`],
 //! [`StructuredOutput::tools_from_text`]: text in, a one-line error naming the flag, the file
-//! and its line out), and the check of an answer against a schema ([`check`]).
+//! and its line out), and which backends can ask for each (the backend table's rows).
 //!
-//! The check is a documented subset of JSON Schema written here (README, "Dependencies": the
-//! `jsonschema` crate pulls a regex engine, an HTTP client for remote references and more
-//! than the rest of a 2-core CI build can afford): `type`, `properties`, `required`,
-//! `additionalProperties`, `enum`, `const`, `items`, `minItems`/`maxItems`,
-//! `minLength`/`maxLength` and `minimum`/`maximum`; the annotations `title`, `description`,
-//! `default`, `examples` and `$schema` are read past. A schema using any other keyword is
-//! refused when it is read, so no answer is ever called valid against a rule that was not
-//! checked. Pure values, no I/O.
+//! An answer is checked against its schema by `measure::answer_schema::check`, a documented
+//! subset of JSON Schema: `type`, `properties`, `required`, `additionalProperties`, `enum`,
+//! `const`, `items`, `minItems`/`maxItems`, `minLength`/`maxLength` and
+//! `minimum`/`maximum`; the annotations `title`, `description`, `default`, `examples` and
+//! `$schema` are read past. A schema using any other keyword is refused here when it is read
+//! ([`CHECKED`] lists the keywords that check reads), so no answer is ever called valid
+//! against a rule that was not checked. Pure values, no I/O.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::backend::BackendKind;
-use super::error::ConfigError;
+use super::backend::{BackendKind, StructuredKinds};
+use super::error::{ConfigError, SchemaError};
 use super::guided::Pattern;
 
 /// The most bytes of one request's answer (its text, or its tool call's arguments) kept for
@@ -185,7 +184,7 @@ impl StructuredOutput {
         Ok(out)
     }
 
-    /// The schemas are ones [`check`] checks in full, and tools have distinct names.
+    /// The schemas are ones `measure::answer_schema::check` checks in full, and tools have distinct names.
     pub fn validate(&self, flag: &str) -> Result<(), ConfigError> {
         let bad = |why: String| Err(ConfigError::invalid(flag, why));
         match self {
@@ -212,35 +211,41 @@ impl StructuredOutput {
         }
     }
 
-    /// The APIs that can ask for it: JSON on openai (completions, `response_format`),
-    /// openai-chat and openai-responses; tools on openai-chat, openai-responses and
-    /// anthropic-messages; a regex, choice or grammar on openai and openai-chat (vLLM's
-    /// `structured_outputs`, which its structured-output benchmark sends on completions).
+    /// Whether a backend can ask for it: its row of the backend table says
+    /// (`BackendInfo::structured`).
+    pub fn asked_of(&self, kinds: StructuredKinds) -> bool {
+        match self {
+            StructuredOutput::Json { .. } => kinds.json,
+            StructuredOutput::Tools { .. } => kinds.tools,
+            StructuredOutput::Regex { .. }
+            | StructuredOutput::Choice { .. }
+            | StructuredOutput::Grammar { .. } => kinds.guided,
+        }
+    }
+
+    /// Refused unless the backend's row says it can ask for it ([`Self::asked_of`]); the
+    /// message lists the backends that can ([`Self::backends_listed`]).
     pub fn check_backend(&self, backend: BackendKind) -> Result<(), ConfigError> {
-        use BackendKind::{AnthropicMessages, Openai, OpenaiChat, OpenaiResponses};
-        let (ok, apis) = match self {
-            StructuredOutput::Json { .. } => (
-                matches!(backend, Openai | OpenaiChat | OpenaiResponses),
-                "openai, openai-chat or openai-responses",
-            ),
-            StructuredOutput::Tools { .. } => (
-                matches!(backend, OpenaiChat | OpenaiResponses | AnthropicMessages),
-                "openai-chat, openai-responses or anthropic-messages",
-            ),
-            _ => (
-                matches!(backend, Openai | OpenaiChat),
-                "openai or openai-chat",
-            ),
-        };
-        if ok {
+        if self.asked_of(backend.info().structured) {
             return Ok(());
         }
+        let apis = self.backends_listed();
         let why = format!(
             "{} is asked of {apis}, not --backend {}",
             self.kind(),
             backend.as_str()
         );
         Err(ConfigError::invalid("--structured-output", why))
+    }
+
+    /// The backends that can ask for it, as its refusal names them (the text is kept as
+    /// users have read it; a test holds it to the backend table's rows).
+    pub fn backends_listed(&self) -> &'static str {
+        match self {
+            StructuredOutput::Json { .. } => "openai, openai-chat or openai-responses",
+            StructuredOutput::Tools { .. } => "openai-chat, openai-responses or anthropic-messages",
+            _ => "openai or openai-chat",
+        }
     }
 
     /// `--goodput valid_output:1` (`valid_output`) needs answers that are checked: not a
@@ -324,8 +329,8 @@ fn parse(text: &str, file: &str, flag: &str) -> Result<Value, ConfigError> {
     })
 }
 
-/// The keywords [`check`] checks, and the annotations it reads past.
-const CHECKED: &[&str] = &[
+/// The keywords `measure::answer_schema::check` checks; the annotations it reads past.
+pub const CHECKED: &[&str] = &[
     "type",
     "properties",
     "required",
@@ -345,15 +350,18 @@ const TYPES: &[&str] = &[
     "object", "array", "string", "number", "integer", "boolean", "null",
 ];
 
-/// `schema` (at `at`) uses only keywords [`check`] checks, each of the right shape.
-fn supported(schema: &Value, at: &str, depth: usize) -> Result<(), String> {
+/// `schema` (at `at`) uses only [`CHECKED`] keywords (and annotations), each of the right
+/// shape.
+fn supported(schema: &Value, at: &str, depth: usize) -> Result<(), SchemaError> {
     if depth > MAX_SCHEMA_DEPTH {
-        return Err(format!(
-            "{at}: nested deeper than {MAX_SCHEMA_DEPTH} levels"
-        ));
+        return Err(SchemaError::TooDeep {
+            at: at.to_string(),
+            most: MAX_SCHEMA_DEPTH,
+        });
     }
     let Value::Object(map) = schema else {
-        return Err(format!("{at}: a schema must be a JSON object"));
+        let at = at.to_string();
+        return Err(SchemaError::NotAnObject { at });
     };
     for (k, v) in map {
         let shape_ok = match k.as_str() {
@@ -391,130 +399,19 @@ fn supported(schema: &Value, at: &str, depth: usize) -> Result<(), String> {
             "minItems" | "maxItems" | "minLength" | "maxLength" => v.is_u64(),
             "minimum" | "maximum" => v.is_number(),
             other => {
-                return Err(format!(
-                    "{at}: keyword '{other}' is not one servebench checks (it checks {})",
-                    CHECKED.join(", ")
-                ))
+                return Err(SchemaError::Unchecked {
+                    at: at.to_string(),
+                    keyword: other.to_string(),
+                    checked: CHECKED.join(", "),
+                })
             }
         };
         if !shape_ok {
-            return Err(format!("{at}: '{k}' has a value of the wrong shape: {v}"));
-        }
-    }
-    Ok(())
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-fn is_type(v: &Value, t: &str) -> bool {
-    let own = type_name(v);
-    own == t
-        || (t == "number" && own == "integer")
-        || (t == "integer" && v.as_f64().is_some_and(|f| f.fract() == 0.0))
-}
-
-/// Whether `v` is valid against `schema` (one [`supported`] by the subset); the error names
-/// the first place where it is not (`$.alerts[2]: expected string, got number`).
-pub fn check(schema: &Value, v: &Value) -> Result<(), String> {
-    at(schema, v, "$")
-}
-
-fn at(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
-    let Some(map) = schema.as_object() else {
-        return Ok(());
-    };
-    let fail = |why: String| Err(format!("{path}: {why}"));
-    match map.get("type") {
-        Some(Value::String(t)) if !is_type(v, t) => {
-            return fail(format!("expected {t}, got {}", type_name(v)))
-        }
-        Some(Value::Array(ts)) if !ts.iter().any(|t| t.as_str().is_some_and(|t| is_type(v, t))) => {
-            return fail(format!(
-                "expected one of {}, got {}",
-                Value::Array(ts.clone()),
-                type_name(v)
-            ))
-        }
-        _ => {}
-    }
-    if let Some(Value::Array(options)) = map.get("enum") {
-        if !options.contains(v) {
-            return fail(format!(
-                "{v} is not one of {}",
-                Value::Array(options.clone())
-            ));
-        }
-    }
-    if let Some(c) = map.get("const") {
-        if c != v {
-            return fail(format!("expected {c}, got {v}"));
-        }
-    }
-    let n = |k: &str| map.get(k).and_then(Value::as_u64);
-    let x = |k: &str| map.get(k).and_then(Value::as_f64);
-    match v {
-        Value::Object(obj) => object(map, obj, path)?,
-        Value::Array(items) => {
-            let len = items.len() as u64;
-            if n("minItems").is_some_and(|m| len < m) || n("maxItems").is_some_and(|m| len > m) {
-                return fail(format!("{len} items, outside the schema's bounds"));
-            }
-            if let Some(item) = map.get("items") {
-                for (i, it) in items.iter().enumerate() {
-                    at(item, it, &format!("{path}[{i}]"))?;
-                }
-            }
-        }
-        Value::String(s) => {
-            let len = s.chars().count() as u64;
-            if n("minLength").is_some_and(|m| len < m) || n("maxLength").is_some_and(|m| len > m) {
-                return fail(format!(
-                    "a string of {len} characters, outside the schema's bounds"
-                ));
-            }
-        }
-        Value::Number(num) => {
-            let f = num.as_f64().unwrap_or(0.0);
-            if x("minimum").is_some_and(|m| f < m) || x("maximum").is_some_and(|m| f > m) {
-                return fail(format!("{num} is outside the schema's bounds"));
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-fn object(map: &Map<String, Value>, obj: &Map<String, Value>, path: &str) -> Result<(), String> {
-    if let Some(Value::Array(required)) = map.get("required") {
-        if let Some(missing) =
-            (required.iter().filter_map(Value::as_str)).find(|k| !obj.contains_key(*k))
-        {
-            return Err(format!("{path}: required property '{missing}' is missing"));
-        }
-    }
-    let props = map.get("properties").and_then(Value::as_object);
-    for (k, val) in obj {
-        let p = format!("{path}.{k}");
-        match (
-            props.and_then(|ps| ps.get(k)),
-            map.get("additionalProperties"),
-        ) {
-            (Some(s), _) => at(s, val, &p)?,
-            (None, Some(Value::Bool(false))) => {
-                return Err(format!("{path}: property '{k}' is not allowed"))
-            }
-            (None, Some(s)) if s.is_object() => at(s, val, &p)?,
-            (None, _) => {}
+            return Err(SchemaError::Shape {
+                at: at.to_string(),
+                key: k.clone(),
+                value: v.to_string(),
+            });
         }
     }
     Ok(())
@@ -524,56 +421,10 @@ fn object(map: &Map<String, Value>, obj: &Map<String, Value>, path: &str) -> Res
 mod tests {
     use super::*;
 
-    /// Issue 25 §5: the subset checker says valid for what fits and names the first place
-    /// that does not.
-    #[test]
-    fn issue_25_the_schema_check_names_the_first_misfit() {
-        let s = builtin_schema();
-        let ok = json!({"city": "Oslo", "temperature_c": 4.5, "conditions": "rain", "alerts": []});
-        assert_eq!(check(&s, &ok), Ok(()));
-        let cases = [
-            (
-                json!({"city": "Oslo", "temperature_c": 4}),
-                "'conditions' is missing",
-            ),
-            (
-                json!({"city": "Oslo", "temperature_c": "4", "conditions": "rain"}),
-                "$.temperature_c: expected number",
-            ),
-            (
-                json!({"city": "Oslo", "temperature_c": 4, "conditions": "fog"}),
-                "$.conditions",
-            ),
-            (
-                json!({"city": "", "temperature_c": 4, "conditions": "rain"}),
-                "$.city",
-            ),
-            (
-                json!({"city": "O", "temperature_c": 99, "conditions": "rain"}),
-                "outside",
-            ),
-            (
-                json!({"city": "O", "temperature_c": 9, "conditions": "rain", "x": 1}),
-                "'x' is not allowed",
-            ),
-            (
-                json!({"city": "O", "temperature_c": 9, "conditions": "rain", "alerts": [1]}),
-                "$.alerts[0]",
-            ),
-            (json!([ok.clone()]), "expected object, got array"),
-        ];
-        for (v, why) in cases {
-            let err = check(&s, &v).unwrap_err();
-            assert!(err.contains(why), "{v}: {err}");
-        }
-        let int = json!({"type": "integer"});
-        assert!(check(&int, &json!(3)).is_ok() && check(&int, &json!(3.5)).is_err());
-    }
-
-    /// Issue 25 §5: a schema file that is not JSON is one line naming the flag, the file and
+    /// A schema file that is not JSON is one line naming the flag, the file and
     /// the line; a keyword the checker does not check is refused by name.
     #[test]
-    fn issue_25_a_bad_schema_file_is_named_with_its_line() {
+    fn a_bad_schema_file_is_named_with_its_line() {
         let err = StructuredOutput::json_from_text(
             "{\n  \"type\": \"object\",\n  oops\n}",
             "s.json",
@@ -601,5 +452,31 @@ mod tests {
         assert!(StructuredOutput::tools_from_text("[]", "t.json", "--tools-path").is_err());
         assert!(StructuredOutput::builtin_json().validate("x").is_ok());
         assert!(StructuredOutput::builtin_tools().validate("x").is_ok());
+    }
+
+    /// A refusal's list of backends names exactly those whose row of the backend table can
+    /// ask for the kind (the list is kept as users have read it, not in the table's order).
+    #[test]
+    fn the_refusal_names_the_backends_the_table_allows() {
+        let guided = StructuredOutput::Grammar {
+            grammar: "g".into(),
+            legacy_fields: false,
+        };
+        for s in [
+            StructuredOutput::builtin_json(),
+            StructuredOutput::builtin_tools(),
+            guided,
+        ] {
+            let mut listed: Vec<&str> = (s.backends_listed().split(", "))
+                .flat_map(|n| n.split(" or "))
+                .collect();
+            listed.sort_unstable();
+            let mut allowed: Vec<&str> = (BackendKind::ALL.iter())
+                .filter(|k| s.asked_of(k.info().structured))
+                .map(|k| k.as_str())
+                .collect();
+            allowed.sort_unstable();
+            assert_eq!(listed, allowed, "{}", s.kind());
+        }
     }
 }

@@ -5,13 +5,14 @@
 //!
 //! To let a sweep vary one more parameter: add the [`LoadParameter`] variant (its serialized
 //! name is what sweep documents store), its file tag, and its case in [`step_config`].
-//! `num_prefixes` (the `prefix` dataset's distinct prefixes, issue 27 §4) is a workload
+//! `num_prefixes` (the `prefix` dataset's distinct prefixes) is a workload
 //! setting swept at a fixed load: the prefix-cache cliff (`views::cliff`).
 
 use serde::{Deserialize, Serialize};
 
 use super::error::ValueError;
-use super::{RequestRate, RunConfig};
+use super::load::RequestRate;
+use super::run::RunConfig;
 
 /// A load parameter: what a sweep varies, what a search probes (rate or concurrency, see
 /// `config::search`), and what a view's series is drawn against. Serialized as
@@ -138,7 +139,8 @@ pub fn step_config(base: &RunConfig, param: LoadParameter, value: SweepValue) ->
         (LoadParameter::MaxConcurrency, SweepValue::Count(n)) => cfg.load.max_concurrency = Some(n),
         (LoadParameter::RequestRate, SweepValue::Rate(r)) => cfg.load.request_rate = r,
         (LoadParameter::NumPrefixes, SweepValue::Count(n)) => {
-            if let super::Dataset::Prefix { num_prefixes, .. } = &mut cfg.workload.dataset {
+            if let super::workload::Dataset::Prefix { num_prefixes, .. } = &mut cfg.workload.dataset
+            {
                 *num_prefixes = n;
             }
         }

@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::error::ValueError;
-use super::LoadSpec;
+use super::load::{LoadSpec, RequestRate};
 
 /// The most client threads a run may ask for.
 pub const MAX_CLIENT_THREADS: u16 = 1024;
@@ -64,8 +64,8 @@ impl FromStr for ClientThreads {
 pub fn expected_events_per_s(load: &LoadSpec, output_len: u64, time_scale: f64) -> f64 {
     let shards = load.shard.map_or(1, |s| s.count) as f64;
     let rate = match load.request_rate {
-        super::RequestRate::PerSecond(r) => Some(r),
-        super::RequestRate::Infinite => None,
+        RequestRate::PerSecond(r) => Some(r),
+        RequestRate::Infinite => None,
     };
     let by_rate = (load.shape.peak_rate(rate)).map(|r| r / shards * output_len.max(1) as f64);
     let streams = load.concurrency_cap().map(|c| c as f64);
@@ -110,7 +110,7 @@ mod tests {
     use crate::config::RequestRate;
 
     #[test]
-    fn issue_26_client_threads_parse_and_refuse() {
+    fn client_threads_parse_and_refuse() {
         assert_eq!("auto".parse(), Ok(ClientThreads::Auto));
         assert_eq!("4".parse(), Ok(ClientThreads::Count(4)));
         for bad in ["0", "1025", "-1", "two", ""] {
@@ -120,7 +120,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_26_auto_follows_the_expected_event_rate() {
+    fn auto_follows_the_expected_event_rate() {
         // 4,096 streams of 100 events/s: 409,600 events/s, 9 threads of 50,000 (8 cores: 8).
         let mut load = LoadSpec {
             max_concurrency: Some(4096),

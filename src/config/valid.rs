@@ -7,8 +7,8 @@
 use std::ops::Deref;
 
 use super::error::ConfigError;
+use super::run::RunConfig;
 use super::sweep::{step_config, LoadParameter, SweepValue};
-use super::RunConfig;
 
 /// A run's config, validated; read it through `Deref`.
 #[derive(Clone, Debug, PartialEq)]

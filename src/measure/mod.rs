@@ -5,6 +5,7 @@
 //! tokenizer). Nothing here decides when a request is sent (`drive`) or what a run's figures
 //! are (`results`).
 
+pub mod answer_schema;
 pub mod client;
 pub mod clock;
 pub mod error;

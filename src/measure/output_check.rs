@@ -2,7 +2,7 @@
 //! schema, a tool call, a regex's match or one of a list of choices keeps its answer's text
 //! (or every tool call's arguments and name, at most [`MAX_TOOL_CALLS`] calls) as it streams
 //! in, up to [`MAX_CHECKED_BYTES`] in all, and at its end checks it: valid JSON, and valid
-//! against the schema (`config::structured::check`; each call against its own function's
+//! against the schema (`answer_schema::check`; each call against its own function's
 //! parameters, the answer valid only when every call is); the whole text matching the
 //! pattern; the whole text, untrimmed, equal to one choice. A grammar's answer is kept nowhere and not checked: its
 //! verdict is [`Verdict::Unchecked`]. The verdict is the record's [`OutputCheck`]. Only such a
@@ -10,7 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::structured::{check, StructuredOutput, MAX_CHECKED_BYTES};
+use super::answer_schema::check;
+use crate::config::structured::{StructuredOutput, MAX_CHECKED_BYTES};
 
 /// The most characters of a misfit's description kept on the record.
 const MAX_WHY_CHARS: usize = 200;
@@ -277,7 +278,7 @@ fn check_json(
     };
     match check(schema, &value) {
         Ok(()) => (Verdict::Valid, None),
-        Err(why) => (Verdict::SchemaMismatch, Some(why)),
+        Err(why) => (Verdict::SchemaMismatch, Some(why.0)),
     }
 }
 

@@ -64,3 +64,7 @@ pub fn chat_template(cfg: &RunConfig) -> Result<Option<ChatTemplate>, ClientErro
         _ => Ok(None),
     }
 }
+
+#[cfg(test)]
+#[path = "table_tests.rs"]
+mod table_tests;
