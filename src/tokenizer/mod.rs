@@ -12,7 +12,9 @@
 //! Text that spells a special token (e.g. `<|im_start|>`) is matched as that token by Hugging
 //! Face and GGUF tokenizers, as llama.cpp's `/tokenize` does; tiktoken encodes it as plain text.
 //!
-//! This module does no HTTP and reads no clock; it reads files only in `load`.
+//! This module does no HTTP and reads no clock; it reads files only in `load`. Its errors are
+//! in `error.rs` and the names it knows (tiktoken encodings, GGUF pre-tokenizers) in
+//! `names.rs`: leaves its files import instead of this one.
 //! To add a tokenizer source: add a `Backend` variant, detect it in `load`, and implement the
 //! match arms of `encode`, `encode_with_offsets`, `decode` and `count`.
 
