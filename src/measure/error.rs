@@ -43,13 +43,6 @@ pub enum SideChannelError {
     NotJson { url: String, why: String },
 }
 
-/// For callers whose own errors are still text (the server tokenizer's prompt building).
-impl From<SideChannelError> for String {
-    fn from(e: SideChannelError) -> String {
-        e.to_string()
-    }
-}
-
 /// An error and its causes on one line ("a: b: c"), skipping causes already in the text.
 pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut s = e.to_string();

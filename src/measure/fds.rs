@@ -67,7 +67,7 @@ pub fn needed(streams: u64, simulated: bool) -> u64 {
 mod tests {
     use super::*;
 
-    /// Issue 26 item 4: the soft limit ends at the hard one (or where it was, if the system
+    /// The soft limit ends at the hard one (or where it was, if the system
     /// refused), never lower, and the count of files a run needs counts the simulator's side.
     #[test]
     fn the_soft_limit_is_raised_to_the_hard_one() {

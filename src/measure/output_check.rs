@@ -1,4 +1,4 @@
-//! The check of a structured answer (issue 25 §5): a request of a run that asks for JSON of a
+//! The check of a structured answer: a request of a run that asks for JSON of a
 //! schema, a tool call, a regex's match or one of a list of choices keeps its answer's text
 //! (or every tool call's arguments and name, at most [`MAX_TOOL_CALLS`] calls) as it streams
 //! in, up to [`MAX_CHECKED_BYTES`] in all, and at its end checks it: valid JSON, and valid
@@ -294,10 +294,10 @@ fn excerpt(text: &str) -> String {
 mod tests {
     use super::*;
 
-    /// Issue 25 §5: the pieces of an answer are assembled before the check, a tool call's
+    /// The pieces of an answer are assembled before the check, a tool call's
     /// arguments against its own function, and each way to fail has its verdict.
     #[test]
-    fn issue_25_pieces_assemble_and_each_failure_has_its_verdict() {
+    fn pieces_assemble_and_each_failure_has_its_verdict() {
         let json = StructuredOutput::builtin_json();
         let mut c = Checker::new(&json);
         for p in [
@@ -341,12 +341,12 @@ mod tests {
         assert_eq!(c.finish().verdict, Verdict::Missing);
     }
 
-    /// Issue 25: every tool call of an answer is checked, each against its own function: a
+    /// Every tool call of an answer is checked, each against its own function: a
     /// valid first call and an invalid second one make the answer invalid, named by the
     /// call's place; a call of a function not offered anywhere in the answer too; calls past
     /// the most kept make it `too_long`, never valid.
     #[test]
-    fn issue_25_every_tool_call_of_an_answer_is_checked() {
+    fn every_tool_call_of_an_answer_is_checked() {
         let tools = StructuredOutput::builtin_tools();
         let weather = r#"{"city": "Oslo", "unit": "celsius"}"#;
         let answer = |calls: &[(&str, &str)]| {
@@ -381,10 +381,10 @@ mod tests {
         assert_eq!(answer(&many[..MAX_TOOL_CALLS]).verdict, Verdict::Valid);
     }
 
-    /// Issue 25 §5: a regex answer is valid when its whole text matches, a choice answer when
+    /// A regex answer is valid when its whole text matches, a choice answer when
     /// its untrimmed text is one choice; a grammar answer is unchecked.
     #[test]
-    fn issue_25_regex_choice_and_grammar_verdicts() {
+    fn regex_choice_and_grammar_verdicts() {
         use crate::config::guided::{Pattern, BUILTIN_GRAMMAR};
         let regex = StructuredOutput::Regex {
             pattern: Pattern::new(r"\w+@\w+\.com\n", "f").unwrap(),

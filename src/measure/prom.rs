@@ -409,13 +409,13 @@ pub struct MetricsSample {
     pub prompt_tokens_total: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation_tokens_total: Option<f64>,
-    /// DCGM exporter (issue 17): `DCGM_FI_DEV_POWER_USAGE` summed over the GPUs, W.
+    /// DCGM exporter: `DCGM_FI_DEV_POWER_USAGE` summed over the GPUs, W.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_power_w: Option<f64>,
     /// `DCGM_FI_DEV_GPU_UTIL` averaged over the GPUs, %.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_util_pct: Option<f64>,
-    /// Speculative decoding (issue 25 §7): vLLM's counters of drafts, draft tokens and
+    /// Speculative decoding: vLLM's counters of drafts, draft tokens and
     /// accepted tokens, and of accepted tokens by draft position (position 0 first); SGLang's
     /// mean acceptance length, a gauge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -496,7 +496,7 @@ const SPEC_NAMES: [&str; 5] = [
 /// The most draft positions read (`position` labels 0..); vLLM's speculators draft far fewer.
 pub const MAX_SPEC_POSITIONS: usize = 64;
 
-/// Adds speculative decoding's figures (issue 25 §7) to `out`: vLLM's counters summed over
+/// Adds speculative decoding's figures to `out`: vLLM's counters summed over
 /// their series (several engines), the accepted tokens per draft position by the `position`
 /// label (a label that is not a position under [`MAX_SPEC_POSITIONS`] is not read), and
 /// SGLang's acceptance length (the mean of its series). Non-finite and negative values are

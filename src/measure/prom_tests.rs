@@ -295,11 +295,11 @@ proptest! {
     }
 }
 
-/// Issue 25 §7: vLLM's speculative-decoding counters (summed over engines, the accepted tokens
+/// vLLM's speculative-decoding counters (summed over engines, the accepted tokens
 /// by their `position` label) and SGLang's acceptance-length gauge; a position label that is
 /// not a small number is not read, and the parse of a scrape keeps their lines.
 #[test]
-fn issue_25_spec_decode_counters_are_read() {
+fn spec_decode_counters_are_read() {
     let text = r#"# TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{engine="0",model_name="m"} 1
 # TYPE vllm:spec_decode_num_drafts_total counter

@@ -5,12 +5,16 @@
 //! Times are integer nanoseconds since the run's anchor (see `clock`), so sums of gaps are
 //! exact: TTFT + Σ ITL = E2EL holds with no rounding.
 //!
+//! How a request ended ([`Outcome`], [`FailureKind`]) is `outcome.rs`'s, re-exported here.
+//!
 //! To add a field: add it here with `#[serde(default)]` so older record files still load,
 //! and fill it in `client`.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+pub use super::outcome::{FailureKind, Outcome};
 
 /// Where a token count came from. Every count in servebench carries one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -58,7 +62,7 @@ pub enum Implausible {
     ServerRequestMetrics,
     /// The reasoning count (`completion_tokens_details.reasoning_tokens`, the Responses API's
     /// `output_tokens_details.reasoning_tokens`): no count, more than the output count, or 0
-    /// for a stream that carried reasoning text (issue 25 §6).
+    /// for a stream that carried reasoning text.
     ReasoningTokens,
 }
 
@@ -71,103 +75,6 @@ impl Implausible {
             Implausible::ServerTimings => "server_timings",
             Implausible::ServerRequestMetrics => "server_request_metrics",
             Implausible::ReasoningTokens => "reasoning_tokens",
-        }
-    }
-}
-
-/// Why a request failed. Failures are data: counted by kind, never dropped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureKind {
-    /// TCP/TLS connection could not be made.
-    Connect,
-    /// The request did not finish within the request timeout.
-    Timeout,
-    /// The server answered with a non-2xx status.
-    HttpStatus,
-    /// The body stream ended or broke before the server said it was done.
-    StreamBroken,
-    /// An SSE event could not be understood (bad JSON, unexpected shape).
-    MalformedStream,
-    /// The server sent an error inside the stream.
-    ServerError,
-    /// The stream finished without a single output token.
-    NoOutput,
-    /// The run was stopped (Ctrl-C) while the request was in flight.
-    Cancelled,
-    /// Anything else (request could not be built or sent).
-    Other,
-    /// The response body started and then went silent for longer than `--idle-timeout`.
-    Stall,
-    /// A request could not be built, so it was never sent: a conversation's chat template
-    /// failed or passed a limit, its history would pass `--max-history-bytes`/`-tokens`, or
-    /// the request holds what its API cannot carry (an image for the completions API).
-    Prompt,
-    /// A whole (non-streamed) answer could not be understood: not JSON, not the API's shape,
-    /// not one result per input, or longer than `--max-answer-size`.
-    MalformedAnswer,
-}
-
-impl FailureKind {
-    pub const ALL: [FailureKind; 12] = [
-        FailureKind::Connect,
-        FailureKind::Timeout,
-        FailureKind::HttpStatus,
-        FailureKind::StreamBroken,
-        FailureKind::MalformedStream,
-        FailureKind::ServerError,
-        FailureKind::NoOutput,
-        FailureKind::Cancelled,
-        FailureKind::Other,
-        FailureKind::Stall,
-        FailureKind::Prompt,
-        FailureKind::MalformedAnswer,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureKind::Connect => "connect",
-            FailureKind::Timeout => "timeout",
-            FailureKind::HttpStatus => "http_status",
-            FailureKind::StreamBroken => "stream_broken",
-            FailureKind::MalformedStream => "malformed_stream",
-            FailureKind::ServerError => "server_error",
-            FailureKind::NoOutput => "no_output",
-            FailureKind::Cancelled => "cancelled",
-            FailureKind::Other => "other",
-            FailureKind::Stall => "stall",
-            FailureKind::Prompt => "prompt",
-            FailureKind::MalformedAnswer => "malformed_answer",
-        }
-    }
-}
-
-/// How a request ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case", tag = "status")]
-pub enum Outcome {
-    #[default]
-    Ok,
-    Failed {
-        kind: FailureKind,
-        message: String,
-    },
-}
-
-impl Outcome {
-    pub fn failed(kind: FailureKind, message: impl Into<String>) -> Self {
-        Outcome::Failed {
-            kind,
-            message: message.into(),
-        }
-    }
-    pub fn is_ok(&self) -> bool {
-        matches!(self, Outcome::Ok)
-    }
-    pub fn failure_kind(&self) -> Option<FailureKind> {
-        match self {
-            Outcome::Ok => None,
-            Outcome::Failed { kind, .. } => Some(*kind),
         }
     }
 }
@@ -226,7 +133,7 @@ pub struct RequestRecord {
     /// First chunk with answer output (`content`/`text`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_answer_ns: Option<u64>,
-    /// The reasoning phase (issue 25 §6): the output chunks up to and including the last one
+    /// The reasoning phase: the output chunks up to and including the last one
     /// with reasoning text (the first `reasoning_chunks` of `chunk_ns`); absent when no chunk
     /// carried reasoning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -238,7 +145,7 @@ pub struct RequestRecord {
     pub reasoning_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens_source: Option<TokenSource>,
-    /// First chunk with a piece of a tool call's arguments, if any (issue 25 §5).
+    /// First chunk with a piece of a tool call's arguments, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_tool_call_ns: Option<u64>,
     /// A successful request of a run that asks for structured output: its answer's check
@@ -337,7 +244,7 @@ pub struct RequestRecord {
     /// `time_to_first_token_ms`, ...; servebench's simulator sends the same), verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_request_metrics: Option<serde_json::Value>,
-    /// What the server reported about this request that was implausible (issue 23), each
+    /// What the server reported about this request that was implausible, each
     /// once; such a number is not used (the output count falls back to the tokenizer, else the
     /// chunks; the prompt count to the built length; timings are left out of every figure).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -561,7 +468,7 @@ impl Iterator for RecordLines {
 mod tests {
     use super::*;
 
-    /// Issue 14: lines that are not records are counted, with the first one's number.
+    /// Lines that are not records are counted, with the first one's number.
     #[test]
     fn unreadable_lines_are_counted_not_dropped_silently() {
         let dir = tempfile::tempdir().unwrap();
@@ -591,7 +498,7 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
-        /// Issue 14, item 8: any bytes in a records file read as records or counted skips,
+        /// Any bytes in a records file read as records or counted skips,
         /// never a panic; every line is one or the other.
         #[test]
         fn arbitrary_bytes_read_without_panic(

@@ -320,10 +320,10 @@ mod tests {
         assert_eq!(events, vec![data(""), data("")]);
     }
 
-    /// Issue 14, row 9: a line that never ends, or an event that never ends, stops the parser
+    /// A line that never ends, or an event that never ends, stops the parser
     /// at the limit; memory stays bounded, and nothing after it is parsed.
     #[test]
-    fn issue_14_a_line_or_event_over_the_limit_stops_the_parser() {
+    fn a_line_or_event_over_the_limit_stops_the_parser() {
         let mut p = SseParser::with_limit(64);
         let mut events = 0;
         let mut count = |_: Option<&str>, _: &str| {

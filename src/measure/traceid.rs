@@ -36,9 +36,9 @@ pub fn traceparent(request_id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    /// Issue 27 §5: one id gives one context, in W3C's shape; two ids give two.
+    /// One id gives one context, in W3C's shape; two ids give two.
     #[test]
-    fn issue_27_traceparent_is_the_request_s_own() {
+    fn traceparent_is_the_request_s_own() {
         let a = super::traceparent("sb0123456789ab-7");
         assert_eq!(a, super::traceparent("sb0123456789ab-7"));
         assert_ne!(a, super::traceparent("sb0123456789ab-8"));

@@ -19,7 +19,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::Regex;
 
-use super::FileFault;
+use super::error::FileFault;
 
 /// GPT-2's regex without its look-ahead (see the module docs for the correction).
 const GPT2_NO_LOOKAHEAD: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+";

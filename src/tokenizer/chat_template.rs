@@ -9,7 +9,7 @@
 //! `bos_token` set to "": the server adds its own BOS to a completions prompt, and a BOS in
 //! the text would be a second one.
 //!
-//! A template is code from outside (issue 23): every render is bounded ([`TemplateLimits`])
+//! A template is code from outside: every render is bounded ([`TemplateLimits`])
 //! in work and memory (minijinja's fuel), in output (a writer that refuses past its limit) and
 //! in nesting (minijinja's recursion limit), and fails with a [`TemplateError`] naming the
 //! template and the limit. Rendering is synchronous: callers that must stay responsive run it
@@ -19,8 +19,8 @@ use std::path::Path;
 
 use minijinja::{Environment, ErrorKind};
 
+use super::error::FileFault;
 use super::gguf;
-use super::FileFault;
 
 /// The bounds of one render. Fuel is minijinja's: about one unit an instruction and one per
 /// 64 bytes of data a template makes (strings, lists, output); it bounds both the time and

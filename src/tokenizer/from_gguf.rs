@@ -33,29 +33,11 @@ use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::{AddedToken, SplitDelimiterBehavior};
 
 use super::bpe::{ByteBpe, Pre};
+use super::error::{FileFault, TokenizerError};
 use super::gguf::{self, GgufError, GgufMetadata, GgufValue};
-use super::{FileFault, TokenizerError};
 
 /// GPT-2's pre-tokenizer regex (as llama.cpp writes it).
 const GPT2_REGEX: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)";
-
-/// `tokenizer.ggml.pre` values this module supports (a missing key means `default`).
-pub const SUPPORTED_PRE: &[&str] = &[
-    "smollm",
-    "starcoder",
-    "refact",
-    "command-r",
-    "codeshell",
-    "exaone",
-    "minerva-7b",
-    "gpt-2",
-    "gpt2",
-    "phi-2",
-    "mpt",
-    "olmo",
-    "jais",
-    "default",
-];
 
 /// llama.cpp's regex list for a pre-tokenizer name, or None when unsupported.
 fn pre_regexes(pre: &str) -> Option<Vec<&'static str>> {
@@ -285,4 +267,16 @@ fn string_array<'a>(meta: &'a GgufMetadata, key: &'static str) -> Result<Vec<&'a
             _ => Err(FileFault::NotAString(key)),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The names the error message lists as supported are the names that have regexes.
+    #[test]
+    fn every_supported_pre_tokenizer_has_its_regexes() {
+        for name in super::super::names::SUPPORTED_PRE {
+            assert!(super::pre_regexes(name).is_some(), "{name}");
+        }
+        assert!(super::pre_regexes("llama-bpe").is_none());
+    }
 }

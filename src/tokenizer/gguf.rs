@@ -496,7 +496,7 @@ pub(crate) mod tests {
         ));
     }
 
-    /// Issue 14, row 11: arrays of bytes may not expand a file 32-fold in memory without
+    /// Arrays of bytes may not expand a file 32-fold in memory without
     /// bound. Four byte arrays of 2^20 elements (4 MiB of file, 128 MiB decoded) fill the
     /// budget of 2^22 elements; one element more is refused.
     #[test]
@@ -515,7 +515,7 @@ pub(crate) mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
-        /// Issue 14, item 8: any bytes after a valid header are an error or metadata, never a
+        /// Any bytes after a valid header are an error or metadata, never a
         /// panic, and never more elements than the budget.
         #[test]
         fn arbitrary_bytes_never_panic(tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {

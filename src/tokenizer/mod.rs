@@ -12,95 +12,27 @@
 //! Text that spells a special token (e.g. `<|im_start|>`) is matched as that token by Hugging
 //! Face and GGUF tokenizers, as llama.cpp's `/tokenize` does; tiktoken encodes it as plain text.
 //!
-//! This module does no HTTP and reads no clock; it reads files only in `load`.
+//! This module does no HTTP and reads no clock; it reads files only in `load`. Its errors are
+//! in `error.rs` and the names it knows (tiktoken encodings, GGUF pre-tokenizers) in
+//! `names.rs`: leaves its files import instead of this one.
 //! To add a tokenizer source: add a `Backend` variant, detect it in `load`, and implement the
 //! match arms of `encode`, `encode_with_offsets`, `decode` and `count`.
 
 pub mod bpe;
 pub mod chat_template;
+mod error;
 pub mod from_gguf;
 pub mod gguf;
+mod names;
+
+pub use error::{FileFault, TokenizerError};
+pub use names::TIKTOKEN_NAMES;
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use tiktoken_rs::CoreBPE;
-
-/// The tiktoken encoding names [`Tokenizer::load`] knows (`gpt2` is r50k_base).
-pub const TIKTOKEN_NAMES: &[&str] = &[
-    "cl100k_base",
-    "o200k_base",
-    "p50k_base",
-    "r50k_base",
-    "gpt2",
-];
-
-/// What is wrong inside a tokenizer's or chat template's file (the caller's error names the
-/// file).
-#[derive(Debug, thiserror::Error)]
-pub enum FileFault {
-    #[error("missing {0}")]
-    Missing(&'static str),
-    #[error("{0} is not an array")]
-    NotAnArray(&'static str),
-    #[error("{0} holds a non-string")]
-    NotAString(&'static str),
-    #[error("too many tokens")]
-    TooManyTokens,
-    #[error("too many merges")]
-    TooManyMerges,
-    #[error("special tokens: {0}")]
-    SpecialTokens(#[from] aho_corasick::BuildError),
-    #[error("{0}")]
-    Regex(#[from] regex::Error),
-    #[error("cannot read it: {0}")]
-    Unreadable(std::io::Error),
-    #[error("not JSON: {0}")]
-    NotJson(serde_json::Error),
-    #[error("\"chat_template\" is a list without a template")]
-    TemplateListWithout,
-    #[error("\"chat_template\" is neither a string nor a list")]
-    TemplateNotText,
-}
-
-/// Why a tokenizer could not be loaded. Each message is one line naming the file or name.
-#[derive(Debug, thiserror::Error)]
-pub enum TokenizerError {
-    #[error("tokenizer file not found: {0}")]
-    NotFound(PathBuf),
-    #[error("cannot read tokenizer file {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("directory {0} has no tokenizer.json")]
-    NoTokenizerJson(PathBuf),
-    #[error("{path} is not a Hugging Face tokenizer.json: {reason}")]
-    NotTokenizerJson { path: PathBuf, reason: String },
-    #[error("{path} is a corrupt or truncated GGUF file: {reason}")]
-    CorruptGguf { path: PathBuf, reason: String },
-    #[error("GGUF file {0} has no tokenizer metadata (no tokenizer.ggml.model key)")]
-    GgufNoTokenizer(PathBuf),
-    #[error("GGUF file {path}: {reason}")]
-    GgufBadTokenizer { path: PathBuf, reason: String },
-    #[error(
-        "GGUF file {path}: unsupported tokenizer model {model:?} (supported: \"gpt2\" byte-level BPE)"
-    )]
-    UnsupportedGgufModel { path: PathBuf, model: String },
-    #[error(
-        "GGUF file {path}: unsupported pre-tokenizer {pre:?} (supported: {})",
-        from_gguf::SUPPORTED_PRE.join(", ")
-    )]
-    UnsupportedPreTokenizer { path: PathBuf, pre: String },
-    #[error(
-        "unknown tokenizer {name:?}: no such file, and not a tiktoken encoding (known: {})",
-        TIKTOKEN_NAMES.join(", ")
-    )]
-    UnknownEncoding { name: String },
-    #[error("cannot build tokenizer {name}: {reason}")]
-    Build { name: String, reason: String },
-}
 
 enum Backend {
     Tiktoken(Box<CoreBPE>),

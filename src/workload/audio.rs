@@ -1,5 +1,4 @@
-//! Audio clips (issue 25 §3): a WAV file read and checked whole ([`wav_file`]: a jsonl line's
-//! `audio`), and the seeded clips a transcription run makes (`--backend openai-audio`,
+//! Audio clips: the seeded clips a transcription run makes (`--backend openai-audio`,
 //! `--dataset-name random`; [`attach`]): 16 kHz mono 16-bit PCM of `--audio-duration-s`, a
 //! tone of a seeded pitch (200-1000 Hz) under seeded noise, so no two clips are alike and no
 //! server cache answers one from another. Each clip travels as an audio [`Part`] (base64,
@@ -7,7 +6,7 @@
 //!
 //! Built with the requests, before the load starts (every clip is in memory at once, so the
 //! total is bounded by [`MAX_MM_BYTES`] as they are made); reproducible from the seed. No
-//! clock here.
+//! clock here. Reading and writing WAV files is `wav.rs`'s.
 
 use std::f64::consts::TAU;
 use std::time::Duration;
@@ -19,108 +18,13 @@ use rand::{RngExt, SeedableRng};
 use crate::config::audio::AUDIO_SAMPLE_RATE;
 use crate::config::media::MAX_MM_BYTES;
 use crate::measure::client::{Part, RequestSpec};
+pub use crate::workload::wav::{wav_bytes, Wav};
 
 /// Why a run's clips could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum AudioError {
     #[error("openai-audio: the clips of {requests} requests would hold more than {MAX_MM_BYTES} bytes in memory; ask for fewer requests (--num-prompts) or shorter clips (--audio-duration-s)")]
     TooLarge { requests: usize },
-}
-
-/// A WAV's sample frames and rate, read from its `fmt` and `data` chunks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Wav {
-    pub frames: u64,
-    pub rate: u64,
-}
-
-impl Wav {
-    /// The clip's duration: its frames over its rate (to the nanosecond).
-    pub fn duration(self) -> Duration {
-        let ns = u128::from(self.frames) * 1_000_000_000 / u128::from(self.rate.max(1));
-        Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
-    }
-}
-
-/// Reads a WAV's `fmt` and `data` chunks: `RIFF`/`WAVE`, a PCM-like `fmt` (a rate and a frame
-/// size above zero) before a `data` chunk whose announced bytes the file holds; the error
-/// says what is wrong.
-pub fn wav(bytes: &[u8]) -> Result<Wav, String> {
-    if bytes.len() < 12 || &bytes[..4] != b"RIFF" || &bytes[8..12] != b"WAVE" {
-        return Err("not a WAV file (no RIFF/WAVE header)".into());
-    }
-    let le16 = |i: usize| u64::from(u16::from_le_bytes([bytes[i], bytes[i + 1]]));
-    let le32 = |i: usize| {
-        let b = [bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]];
-        u64::from(u32::from_le_bytes(b))
-    };
-    let (mut i, mut fmt) = (12usize, None);
-    while i + 8 <= bytes.len() {
-        let size = le32(i + 4);
-        match &bytes[i..i + 4] {
-            b"fmt " if i + 24 <= bytes.len() => {
-                fmt = Some((le16(i + 10), le32(i + 12), le16(i + 22)));
-            }
-            b"data" => {
-                let (channels, rate, bits) =
-                    fmt.ok_or("the WAV's data comes before its fmt chunk")?;
-                let frame = channels * bits.div_ceil(8);
-                if rate == 0 || frame == 0 {
-                    return Err(format!(
-                        "the WAV's fmt is {channels} channels of {bits} bits at {rate} Hz"
-                    ));
-                }
-                let present = (bytes.len() - i - 8) as u64;
-                if size > present {
-                    return Err(format!(
-                        "the WAV is cut short ({size} bytes of data announced, {present} present)"
-                    ));
-                }
-                return Ok(Wav {
-                    frames: size / frame,
-                    rate,
-                });
-            }
-            _ => {}
-        }
-        i = i.saturating_add(8 + (size + (size & 1)) as usize);
-    }
-    Err("the WAV has no data chunk".into())
-}
-
-/// A WAV file (a jsonl line's `audio`) in base64 with its duration: read up to `max` bytes
-/// and checked whole ([`wav`]); the error says what is wrong.
-pub fn wav_file(path: &std::path::Path, max: u64) -> Result<(String, Duration), String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    (file.take(max + 1).read_to_end(&mut bytes)).map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > max {
-        return Err(format!("larger than {max} bytes"));
-    }
-    let clip = wav(&bytes)?;
-    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-    Ok((data, clip.duration()))
-}
-
-/// `samples` of 16-bit mono PCM at `rate` Hz as a WAV file.
-pub fn wav_bytes(samples: &[i16], rate: u32) -> Vec<u8> {
-    let data = u32::try_from(samples.len() * 2).unwrap_or(u32::MAX);
-    let mut out = Vec::with_capacity(44 + samples.len() * 2);
-    out.extend_from_slice(b"RIFF");
-    out.extend_from_slice(&data.saturating_add(36).to_le_bytes());
-    out.extend_from_slice(b"WAVEfmt ");
-    out.extend_from_slice(&16u32.to_le_bytes());
-    out.extend_from_slice(&[1, 0, 1, 0]);
-    out.extend_from_slice(&rate.to_le_bytes());
-    out.extend_from_slice(&(rate * 2).to_le_bytes());
-    out.extend_from_slice(&[2, 0, 16, 0]);
-    out.extend_from_slice(b"data");
-    out.extend_from_slice(&data.to_le_bytes());
-    for s in samples {
-        out.extend_from_slice(&s.to_le_bytes());
-    }
-    out
 }
 
 /// A clip of `duration` of silence at [`AUDIO_SAMPLE_RATE`] (the pre-flight request's).
@@ -216,34 +120,12 @@ pub fn one_clip_each<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::wav::wav;
 
-    /// Issue 25 §3: a clip's duration is its frames over its rate; a file that is not a
-    /// whole WAV is refused saying what is wrong.
+    /// Each request gets one clip of the asked duration, reproducible from the seed, clips
+    /// differing from each other (no server cache answers one from another).
     #[test]
-    fn issue_25_a_wav_is_read_whole_or_refused() {
-        let ok = wav_bytes(&[0i16; 24_000], 16_000);
-        let w = wav(&ok).unwrap();
-        assert_eq!(
-            w,
-            Wav {
-                frames: 24_000,
-                rate: 16_000
-            }
-        );
-        assert_eq!(w.duration(), Duration::from_millis(1500));
-        let mut cut = ok.clone();
-        cut.truncate(cut.len() - 10);
-        assert!(wav(&cut).unwrap_err().contains("cut short"));
-        assert!(wav(b"ID3 an mp3").unwrap_err().contains("not a WAV"));
-        let mut no_data = ok[..36].to_vec();
-        no_data[4..8].copy_from_slice(&28u32.to_le_bytes());
-        assert!(wav(&no_data).unwrap_err().contains("no data chunk"));
-    }
-
-    /// Issue 25 §3: each request gets one clip of the asked duration, reproducible from the
-    /// seed, clips differing from each other.
-    #[test]
-    fn issue_25_synthetic_clips_are_seeded_and_of_the_asked_duration() {
+    fn synthetic_clips_are_seeded_and_of_the_asked_duration() {
         let mut a = vec![RequestSpec::default(); 3];
         let mut b = vec![RequestSpec::default(); 3];
         let d = Duration::from_millis(250);

@@ -31,7 +31,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_25_inputs_are_grouped_k_to_a_request_with_their_lengths_summed() {
+    fn inputs_are_grouped_k_to_a_request_with_their_lengths_summed() {
         let spec = |id: u64, len: u64| RequestSpec {
             id,
             prompt: format!("p{id}"),

@@ -57,11 +57,11 @@ mod tests {
         }
     }
 
-    /// Issue 25 §4: adapters are drawn by weight from a seeded stream (the mix near the
+    /// Adapters are drawn by weight from a seeded stream (the mix near the
     /// weights over many draws, the same for the same seed), a request's own model is kept,
     /// and a conversation stays on one adapter.
     #[test]
-    fn issue_25_adapters_are_drawn_by_weight_from_a_seeded_stream() {
+    fn adapters_are_drawn_by_weight_from_a_seeded_stream() {
         let modules = [module("a", 1.0), module("b", 3.0)];
         let mut requests = vec![RequestSpec::default(); 4000];
         requests[7].model = Some("own".into());

@@ -40,6 +40,17 @@ pub enum MediaError {
     TooLarge { requests: usize },
 }
 
+/// What is wrong with an image file a jsonl line names (the caller's error names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum ImageFileError {
+    #[error("{0}")]
+    Read(std::io::Error),
+    #[error("larger than {0} bytes")]
+    TooLarge(u64),
+    #[error("not a PNG or JPEG file (by its first bytes)")]
+    NotAnImage,
+}
+
 /// What the items of a build came to: images, videos, their frames, and the encoded bytes
 /// (the data URLs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -165,20 +176,20 @@ pub fn encode_png(width: u64, height: u64, pixels: &[u8]) -> Result<Vec<u8>, png
 
 /// An image file (a jsonl line's `image_files`) as a base64 `data:` URL: read up to `max`
 /// bytes, its type from its first bytes (PNG or JPEG); the error says what is wrong.
-pub fn image_file_url(path: &std::path::Path, max: u64) -> Result<String, String> {
+pub fn image_file_url(path: &std::path::Path, max: u64) -> Result<String, ImageFileError> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(path).map_err(ImageFileError::Read)?;
     let mut bytes = Vec::new();
-    (file.take(max + 1).read_to_end(&mut bytes)).map_err(|e| e.to_string())?;
+    (file.take(max + 1).read_to_end(&mut bytes)).map_err(ImageFileError::Read)?;
     if bytes.len() as u64 > max {
-        return Err(format!("larger than {max} bytes"));
+        return Err(ImageFileError::TooLarge(max));
     }
     let mime = if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
         "image/png"
     } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
         "image/jpeg"
     } else {
-        return Err("not a PNG or JPEG file (by its first bytes)".into());
+        return Err(ImageFileError::NotAnImage);
     };
     let engine = base64::engine::general_purpose::STANDARD;
     let mut url = format!("data:{mime};base64,");
@@ -233,11 +244,11 @@ mod tests {
         (be(16), be(20))
     }
 
-    /// Issue 25 §3: the item counts stay in vLLM's range and under the limit, each image has
+    /// The item counts stay in vLLM's range and under the limit, each image has
     /// its bucket's size (width × height from (height, width, frames)), every image differs,
     /// and the same seed makes the same images.
     #[test]
-    fn issue_25_random_mm_images_follow_the_buckets_range_and_limit() {
+    fn random_mm_images_follow_the_buckets_range_and_limit() {
         let mm = spec(vec![bucket(16, 32, 1.0), bucket(8, 8, 3.0)], 2, 1.0, 3);
         let mut reqs = vec![RequestSpec::default(); 200];
         let made = attach(&mut reqs, &mm, 7).unwrap();
@@ -267,11 +278,11 @@ mod tests {
         assert_eq!(again, reqs);
     }
 
-    /// Issue 25 §3: a bucket of more frames is a video: a `video/jpeg` frame list of its
+    /// A bucket of more frames is a video: a `video/jpeg` frame list of its
     /// bucket's frames, each a JPEG of its size; each modality stays under its limit (three
     /// items, at most two images and one video: always two and one).
     #[test]
-    fn issue_25_random_mm_videos_are_jpeg_frame_lists_under_their_limit() {
+    fn random_mm_videos_are_jpeg_frame_lists_under_their_limit() {
         use image::ImageDecoder;
         let video = MmBucket {
             num_frames: 4,
@@ -304,7 +315,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_25_random_mm_fixed_count_without_a_range() {
+    fn random_mm_fixed_count_without_a_range() {
         let mm = spec(vec![bucket(4, 4, 1.0)], 2, 0.0, 255);
         let mut reqs = vec![RequestSpec::default(); 5];
         attach(&mut reqs, &mm, 1).unwrap();

@@ -1,4 +1,4 @@
-//! A workload mix's requests (`--mix`, issue 27 §2): each class's requests, built with the
+//! A workload mix's requests (`--mix`): each class's requests, built with the
 //! class's own lengths, put in the mix's order ([`crate::config::mix::Mix::order`]) and
 //! tagged with their class (its number, its `priority`, its tenant header). Nothing here
 //! sends or reads a clock.

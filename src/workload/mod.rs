@@ -4,7 +4,8 @@
 //! length under it. Without one, only `random` is possible and it builds prompts of `input_len`
 //! whitespace-separated words drawn (seeded) from common English words: that is exact under
 //! the built-in simulator's own counting (one token per word), and only an approximation for
-//! any real server, so the command line requires a tokenizer whenever `--base-url` is given.
+//! any real server, so the command line requires a tokenizer whenever `--base-url` is given
+//! (`words.rs`).
 //! The tokenizer is resolved once ([`PromptTokenizer`]) and passed to every run of a sweep or
 //! search. Only `--tokenizer server` does HTTP (`server.rs`, through `measure::client`);
 //! nothing here reads a clock.
@@ -21,8 +22,10 @@ pub mod media;
 pub mod mix;
 pub mod rerank;
 pub mod server;
+pub mod wav;
+pub mod words;
 
-use rand::{RngExt, SeedableRng};
+use rand::RngExt;
 
 use crate::config::{Dataset, WorkloadSpec};
 use crate::measure::client::{Client, RequestSpec};
@@ -110,11 +113,11 @@ pub fn build_requests(
             },
         ) => {
             let vocab = dataset::trace::Vocab {
-                draw: &|rng| rng.random_range(0..WORDS.len() as u32),
+                draw: &|rng| rng.random_range(0..words::WORDS.len() as u32),
                 render: &|units| {
                     units
                         .iter()
-                        .map(|&u| format!(" {}", WORDS[u as usize]))
+                        .map(|&u| format!(" {}", words::WORDS[u as usize]))
                         .collect()
                 },
                 count: &|text| text.split_whitespace().count(),
@@ -124,7 +127,14 @@ pub fn build_requests(
             dataset::trace::build(path, &vocab, *block_size, output_len, n as usize, seed)?
         }
         (None, Dataset::Random { input_len, .. } | Dataset::RandomMm { input_len, .. }) => {
-            return Ok(words(*input_len, d.output_len(), n, first_id, seed, warmup))
+            return Ok(words::prompts(
+                *input_len,
+                d.output_len(),
+                n,
+                first_id,
+                seed,
+                warmup,
+            ))
         }
         (
             None,
@@ -164,120 +174,4 @@ pub fn build_requests(
             ..RequestSpec::default()
         })
         .collect())
-}
-
-const WORDS: &[&str] = &[
-    "time",
-    "year",
-    "people",
-    "way",
-    "day",
-    "man",
-    "thing",
-    "woman",
-    "life",
-    "child",
-    "world",
-    "school",
-    "state",
-    "family",
-    "student",
-    "group",
-    "country",
-    "problem",
-    "hand",
-    "part",
-    "place",
-    "case",
-    "week",
-    "company",
-    "system",
-    "program",
-    "question",
-    "work",
-    "government",
-    "number",
-    "night",
-    "point",
-    "home",
-    "water",
-    "room",
-    "mother",
-    "area",
-    "money",
-    "story",
-    "fact",
-    "month",
-    "lot",
-    "right",
-    "study",
-    "book",
-    "eye",
-    "job",
-    "word",
-    "business",
-    "issue",
-    "side",
-    "kind",
-    "head",
-    "house",
-    "service",
-    "friend",
-    "father",
-    "power",
-    "hour",
-    "game",
-    "line",
-    "end",
-    "member",
-    "law",
-];
-
-/// Builds `n` prompts of `input_len` words asking for `output_len` tokens (ids from
-/// `first_id`), reproducible from `seed`.
-fn words(
-    input_len: u64,
-    output_len: u64,
-    n: u64,
-    first_id: u64,
-    seed: u64,
-    warmup: bool,
-) -> Vec<RequestSpec> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5EED_0F50_4D50);
-    (0..n)
-        .map(|i| {
-            let mut prompt = String::with_capacity(input_len as usize * 7);
-            for w in 0..input_len {
-                if w > 0 {
-                    prompt.push(' ');
-                }
-                prompt.push_str(WORDS[rng.random_range(0..WORDS.len())]);
-            }
-            RequestSpec {
-                id: first_id + i,
-                prompt,
-                messages: None,
-                input_len: Some(input_len),
-                output_len,
-                warmup,
-                ..Default::default()
-            }
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prompts_are_reproducible_and_have_the_requested_word_count() {
-        let a = words(12, 128, 3, 0, 1, false);
-        assert_eq!(a.len(), 3);
-        assert_eq!(a[0].prompt.split(' ').count(), 12);
-        assert_eq!(a[2].id, 2);
-        let b = words(12, 128, 3, 0, 1, false);
-        assert_eq!(a[1].prompt, b[1].prompt);
-        assert_ne!(a[0].prompt, words(12, 128, 1, 0, 2, false)[0].prompt);
-    }
 }

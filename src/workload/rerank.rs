@@ -102,7 +102,7 @@ mod tests {
     use crate::workload::batch::batch;
 
     #[test]
-    fn issue_25_each_request_is_its_query_and_its_documents() {
+    fn each_request_is_its_query_and_its_documents() {
         let spec = |id: u64, text: &str, len: u64| RequestSpec {
             id,
             prompt: text.into(),

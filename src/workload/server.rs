@@ -144,7 +144,7 @@ pub async fn build_requests(
             }
             None => {
                 let len = target as u64 * 2 + 16;
-                let words = super::words(len, output_len, 1, 0, rng.random(), warmup);
+                let words = super::words::prompts(len, output_len, 1, 0, rng.random(), warmup);
                 tokenize(client, base, model, &words[0].prompt).await?
             }
         };
@@ -188,8 +188,8 @@ mod tests {
         url
     }
 
-    /// Issue 14, row 10: a `/tokenize` that answers no tokens is an error naming it, not a
-    /// panic (issue 24: a typed one, with the length of the text).
+    /// A `/tokenize` that answers no tokens is an error naming it, not a
+    /// panic (a typed one, with the length of the text).
     #[tokio::test]
     async fn an_empty_tokenize_answer_is_an_error() {
         let url = answering(r#"{"tokens":[]}"#).await;
@@ -206,10 +206,10 @@ mod tests {
         assert!(e.to_string().contains("no tokens"), "{e}");
     }
 
-    /// Issue 24: a dataset the server's tokenizer cannot build is refused by name before any
+    /// A dataset the server's tokenizer cannot build is refused by name before any
     /// request.
     #[tokio::test]
-    async fn issue_24_the_server_tokenizer_names_a_dataset_it_cannot_build() {
+    async fn the_server_tokenizer_names_a_dataset_it_cannot_build() {
         let url = answering(r#"{"tokens":[1]}"#).await;
         let cfg = RunConfig {
             base_url: url.clone(),

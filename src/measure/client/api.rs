@@ -174,8 +174,9 @@ pub struct Answered {
     pub usage: Option<Usage>,
 }
 
-/// A failure read from the answer: its kind and a message quoting what was wrong.
-pub type EventError = (FailureKind, String);
+/// A request's failure as its API finds it (a body the API cannot carry, an event or answer it
+/// cannot read): its kind and a message quoting what was wrong.
+pub type Failure = (FailureKind, String);
 
 /// How an API's answer comes, with the reader for that shape.
 pub enum Answer<'a> {
@@ -189,7 +190,7 @@ pub enum Answer<'a> {
 pub trait Api: Send + Sync {
     /// The JSON body; an error (of kind `prompt`) when the request holds what the API cannot
     /// carry (media parts).
-    fn body(&self, spec: &BodySpec) -> Result<Value, EventError>;
+    fn body(&self, spec: &BodySpec) -> Result<Value, Failure>;
     /// How the answer comes, and its reader.
     fn answer(&self) -> Answer<'_>;
     /// The most output tokens a request body (as sent, `--extra-body` merged) allows;
@@ -213,15 +214,15 @@ pub trait Api: Send + Sync {
     fn takes_messages(&self) -> bool {
         false
     }
-    /// Asks for structured output in `body` (a schema's JSON, or a tool call: issue 25 §5);
+    /// Asks for structured output in `body` (a schema's JSON, or a tool call);
     /// an API that cannot ask for it refuses (the config allows it only where one can).
-    fn structured(&self, _body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+    fn structured(&self, _body: &mut Value, s: &StructuredOutput) -> Result<(), Failure> {
         Err(unsendable(&format!("--structured-output {}", s.kind())))
     }
     /// The body's bytes as sent, from `body` as finished (`--extra-body` merged) and the
     /// request it was built from: JSON, unless the API sends another form (a transcription's
     /// multipart form with its audio file); an error (of kind `prompt`) when it cannot.
-    fn encode(&self, body: &Value, _spec: &BodySpec) -> Result<Vec<u8>, EventError> {
+    fn encode(&self, body: &Value, _spec: &BodySpec) -> Result<Vec<u8>, Failure> {
         // A `Value` always serializes.
         Ok(serde_json::to_vec(body).unwrap_or_default())
     }
@@ -240,7 +241,7 @@ pub trait Api: Send + Sync {
 /// An API whose answer streams as server-sent events.
 pub trait Streamed: Send + Sync {
     /// Reads one event. The terminator and error events are handled here too.
-    fn parse<'a>(&self, event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError>;
+    fn parse<'a>(&self, event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, Failure>;
 }
 
 /// An API whose answer is one JSON document.
@@ -250,7 +251,7 @@ pub trait Whole: Send + Sync {
     fn inputs(&self, body: &Value) -> Option<u64>;
     /// Reads the answer to `body` (as sent): a server's error object, an answer that is not
     /// the API's, or one that does not answer every input is an error.
-    fn read(&self, answer: &[u8], body: &Value) -> Result<Answered, EventError>;
+    fn read(&self, answer: &[u8], body: &Value) -> Result<Answered, Failure>;
 }
 
 /// Merges `extra` into `body`: objects merge key by key (recursively), anything else replaces.
@@ -271,7 +272,7 @@ pub fn merge_json(body: &mut Value, extra: &Value) {
 }
 
 /// An event (or answer) that cannot be read, quoting its start.
-pub(super) fn malformed(data: &str, err: impl std::fmt::Display) -> EventError {
+pub(super) fn malformed(data: &str, err: impl std::fmt::Display) -> Failure {
     let excerpt: String = data.chars().take(120).collect();
     (
         FailureKind::MalformedStream,
@@ -280,7 +281,7 @@ pub(super) fn malformed(data: &str, err: impl std::fmt::Display) -> EventError {
 }
 
 /// A whole answer that cannot be read, quoting its start.
-pub(super) fn malformed_answer(answer: &[u8], err: impl std::fmt::Display) -> EventError {
+pub(super) fn malformed_answer(answer: &[u8], err: impl std::fmt::Display) -> Failure {
     let excerpt: String = String::from_utf8_lossy(&answer[..answer.len().min(480)])
         .chars()
         .take(120)
@@ -297,7 +298,7 @@ pub(super) fn server_error(
     error: Option<&Value>,
     object: Option<&str>,
     message: Option<&str>,
-) -> Option<EventError> {
+) -> Option<Failure> {
     let text = match (error, object) {
         (Some(Value::Null), _) | (None, None) => return None,
         (Some(Value::String(s)), _) => s.clone(),
@@ -337,7 +338,7 @@ pub(super) fn messages(
     spec: &BodySpec,
     text: impl Fn(&str) -> Value,
     part: impl Fn(&Part) -> Option<Value>,
-) -> Result<Value, EventError> {
+) -> Result<Value, Failure> {
     if let Some(m) = spec.messages {
         return match spec.parts {
             [] => Ok(m.clone()),
@@ -353,7 +354,7 @@ pub(super) fn content(
     spec: &BodySpec,
     text: impl Fn(&str) -> Value,
     part: impl Fn(&Part) -> Option<Value>,
-) -> Result<Value, EventError> {
+) -> Result<Value, Failure> {
     if spec.parts.is_empty() {
         return Ok(json!(spec.prompt));
     }
@@ -375,7 +376,7 @@ pub(super) fn image_parts(messages: &Value) -> usize {
 }
 
 /// The failure of a request that holds what its API cannot carry (never sent).
-pub(super) fn unsendable(what: &str) -> EventError {
+pub(super) fn unsendable(what: &str) -> Failure {
     (
         FailureKind::Prompt,
         format!("the request holds {what}, which this API cannot carry: not sent"),
@@ -384,7 +385,7 @@ pub(super) fn unsendable(what: &str) -> EventError {
 
 /// A request with media parts to an API that takes only a prompt: the error naming the
 /// first part; `Ok` without parts.
-pub(super) fn text_only(spec: &BodySpec) -> Result<(), EventError> {
+pub(super) fn text_only(spec: &BodySpec) -> Result<(), Failure> {
     match spec.parts.first() {
         Some(p) => Err(unsendable(p.kind())),
         None => Ok(()),
@@ -427,11 +428,11 @@ mod tests {
         }
     }
 
-    /// Issue 24: a request's input carries media parts beside its text; a messages API
+    /// A request's input carries media parts beside its text; a messages API
     /// writes them as content parts in its own form, and a part an API cannot carry is a
     /// failure of kind `prompt` naming it.
     #[test]
-    fn issue_24_media_parts_are_content_parts_or_a_named_refusal() {
+    fn media_parts_are_content_parts_or_a_named_refusal() {
         let image = Part::Image {
             url: "data:image/png;base64,iVBO".into(),
         };

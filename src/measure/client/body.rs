@@ -26,6 +26,7 @@ impl Body {
 
     /// The next piece of the body as read, with when it arrived where the transport knows
     /// (the lean one); `None` at its end; a failure as the outcome.
+    #[inline]
     pub(super) async fn next_chunk(&mut self) -> Result<Option<(&[u8], Option<Instant>)>, Outcome> {
         match self {
             Body::Lean(r) => match r.next_chunk().await {

@@ -15,11 +15,13 @@ use reqwest::Response;
 use serde_json::Value;
 use tokio::time::{Instant, Sleep};
 
-use super::api::{Answer, EventError, Whole};
+use super::api::{Answer, Failure, Whole};
 use super::body::{lean_failure, Body};
+use super::ids::{server_id, RequestIds};
+use super::spec::Written;
 use super::stream::Stream;
 use super::upload::{Taken, Timed};
-use super::{http1, Client, Limits, Written};
+use super::{http1, Client, Limits};
 use crate::config::url::redact_url;
 use crate::measure::clock::Clock;
 use crate::measure::error::describe;
@@ -63,27 +65,7 @@ impl Client {
             }
             Err(failure) => return failure,
         };
-        if let Body::Lean(r) = &body {
-            let rec = &mut state.rec;
-            rec.sent_ns = clock.ns_at(r.phase.written);
-            rec.connection_reused = Some(r.phase.connect.is_none());
-            // A request with media: its upload's end (issue 25 §3).
-            if rec.request_bytes.is_some() {
-                rec.upload_end_ns = Some(clock.ns_at(r.phase.body_written));
-            }
-            if let Some((began, done)) = r.phase.connect {
-                rec.connect_start_ns = Some(clock.ns_at(began));
-                rec.connect_end_ns = Some(clock.ns_at(done));
-            }
-        }
-        let echoed = match (&body, &self.ids) {
-            (Body::Lean(r), _) => r.echoed.as_deref().and_then(super::server_id),
-            (Body::Reqwest(r, _), Some(ids)) => (r.headers().get(ids.name.as_str()))
-                .and_then(|v| v.to_str().ok())
-                .and_then(super::server_id),
-            (Body::Reqwest(..), None) => None,
-        };
-        state.rec.server_request_id = echoed;
+        self.note_head(&body, state, clock);
         let status = body.status();
         state.rec.http_status = Some(status);
         if !(200..300).contains(&status) {
@@ -136,26 +118,41 @@ impl Client {
             let read = state.event(api, name, data, t);
             read.map_err(|e| self.event_error(e, name, data))
         });
-        let truncated = match fed {
-            Ok(truncated) => truncated,
+        let outcome = match fed {
+            Ok(truncated) => clean_end(state, truncated),
             Err((kind, msg)) => return Outcome::failed(kind, msg),
         };
-        // Without the terminator, a clean end after the chunk that ended the answer is
-        // complete (servers that send no `[DONE]`; issue 23).
-        if state.done || (state.finished && !truncated) {
+        if outcome.is_ok() {
             body.keep(finished);
-            Outcome::Ok
-        } else if truncated {
-            Outcome::failed(
-                FailureKind::StreamBroken,
-                "stream ended in the middle of an event",
-            )
-        } else {
-            Outcome::failed(
-                FailureKind::StreamBroken,
-                "stream ended before the server signalled completion (no terminator, and no chunk ended the answer)",
-            )
         }
+        outcome
+    }
+
+    /// Notes on the record what the response head says about the exchange: over the lean
+    /// transport when the request was written, whether its connection was reused (a new
+    /// one's connect timed), a media request's upload end; on either, the request id the
+    /// server sent back (when plausible).
+    fn note_head(&self, body: &Body, state: &mut Stream<'_>, clock: &Clock) {
+        let rec = &mut state.rec;
+        if let Body::Lean(r) = body {
+            rec.sent_ns = clock.ns_at(r.phase.written);
+            rec.connection_reused = Some(r.phase.connect.is_none());
+            // A request with media: its upload's end.
+            if rec.request_bytes.is_some() {
+                rec.upload_end_ns = Some(clock.ns_at(r.phase.body_written));
+            }
+            if let Some((began, done)) = r.phase.connect {
+                rec.connect_start_ns = Some(clock.ns_at(began));
+                rec.connect_end_ns = Some(clock.ns_at(done));
+            }
+        }
+        rec.server_request_id = match (body, &self.ids) {
+            (Body::Lean(r), _) => r.echoed.as_deref().and_then(server_id),
+            (Body::Reqwest(r, _), Some(ids)) => (r.headers().get(ids.name.as_str()))
+                .and_then(|v| v.to_str().ok())
+                .and_then(server_id),
+            (Body::Reqwest(..), None) => None,
+        };
     }
 
     /// Reads a whole answer to its end (at most `--max-answer-size` bytes, under the same
@@ -251,8 +248,8 @@ impl Client {
 
     /// An event's failure, its excerpt of the event taken from the event without the user's
     /// secrets: an event that holds one is read again with them replaced, so the excerpt
-    /// cannot cut a secret in two (issue 23).
-    fn event_error(&self, e: EventError, name: Option<&str>, data: &str) -> EventError {
+    /// cannot cut a secret in two.
+    fn event_error(&self, e: Failure, name: Option<&str>, data: &str) -> Failure {
         let clean = self.scrub.text(data);
         if matches!(clean, std::borrow::Cow::Borrowed(_)) {
             return e;
@@ -268,13 +265,7 @@ impl Client {
 
     /// A whole answer's failure, read again without the user's secrets when it held one (as
     /// [`Client::event_error`]).
-    fn answer_error(
-        &self,
-        e: EventError,
-        api: &dyn Whole,
-        answer: &[u8],
-        sent: &Value,
-    ) -> EventError {
+    fn answer_error(&self, e: Failure, api: &dyn Whole, answer: &[u8], sent: &Value) -> Failure {
         let text = String::from_utf8_lossy(answer);
         let clean = self.scrub.text(&text);
         if matches!(clean, std::borrow::Cow::Borrowed(_)) {
@@ -331,7 +322,7 @@ impl Client {
         &self,
         (body, media): (Vec<u8>, bool),
         header: Option<&(String, String)>,
-        id: Option<(&super::RequestIds, &str)>,
+        id: Option<(&RequestIds, &str)>,
         w: Written<'_>,
     ) -> reqwest::Result<(Response, Option<Arc<Taken>>)> {
         w.inspect(|w| w());
@@ -430,6 +421,25 @@ fn timed_out(limit: Duration) -> Outcome {
         FailureKind::Timeout,
         format!("no complete answer within {:.1} s", limit.as_secs_f64()),
     )
+}
+
+/// How a stream whose body ended cleanly ended: complete when the server's final event was
+/// read, or, without the terminator, when a chunk ended the answer and no event was cut
+/// (servers that send no `[DONE]`); broken otherwise.
+fn clean_end(state: &Stream<'_>, truncated: bool) -> Outcome {
+    if state.done || (state.finished && !truncated) {
+        Outcome::Ok
+    } else if truncated {
+        Outcome::failed(
+            FailureKind::StreamBroken,
+            "stream ended in the middle of an event",
+        )
+    } else {
+        Outcome::failed(
+            FailureKind::StreamBroken,
+            "stream ended before the server signalled completion (no terminator, and no chunk ended the answer)",
+        )
+    }
 }
 
 /// The failure of a response whose body did not start within the first-byte limit.

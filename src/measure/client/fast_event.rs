@@ -3,7 +3,7 @@
 //! Nearly every event of a stream is a mid-stream chunk such as
 //! `{"id":"cmpl-1","object":"text_completion",...,"choices":[{"index":0,"text":" the",...}],"usage":null}`:
 //! one choice, one short text, nothing else servebench reads. Parsing it with serde spends
-//! most of its time skipping the keys servebench ignores (`docs/performance.md`, issue 15), so
+//! most of its time skipping the keys servebench ignores (`docs/performance.md`), so
 //! [`openai`] reads such an event's text by looking for its keys, and gives up (`None`: the
 //! caller parses it with serde) on anything it cannot read with certainty:
 //!
@@ -185,7 +185,7 @@ mod tests {
             Just(Some(serde_json::Value::Null)),
             (0u64..9).prop_map(|n| Some(serde_json::json!({"completion_tokens": n}))),
         ];
-        // Issue 23: a finish reason ends the answer (the full parser reads it).
+        // A finish reason ends the answer (the full parser reads it).
         let finish = prop_oneof![
             Just(None),
             Just(Some(serde_json::Value::Null)),

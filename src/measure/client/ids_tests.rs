@@ -1,8 +1,10 @@
-//! Issue 27 §5: each request's id, sent and returned, over real sockets on 127.0.0.1.
+//! Each request's id, sent and returned, over real sockets on 127.0.0.1.
 
 use std::io::{Read, Write};
 
 use super::*;
+use crate::measure::clock::Clock;
+use tokio_util::sync::CancellationToken;
 
 /// Answers one request per connection with a two-event completions stream and the header
 /// `x-request-id: <echo(i)>`; sends each request's head.
@@ -37,11 +39,11 @@ fn serve(
     }
 }
 
-/// Issue 27 §5: each request is sent with its own id in `x-request-id` (a warm-up's marked
+/// Each request is sent with its own id in `x-request-id` (a warm-up's marked
 /// `w`) and, when spans are exported, its `traceparent`; the record keeps the id, and keeps the id the server returns when it is plausible; one
 /// of 200 characters is not kept.
 #[test]
-fn issue_27_an_implausible_returned_id_is_not_kept() {
+fn an_implausible_returned_id_is_not_kept() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let cfg = RunConfig {
         base_url: format!("http://{}", listener.local_addr().unwrap()),
@@ -104,10 +106,10 @@ fn issue_27_an_implausible_returned_id_is_not_kept() {
     assert_eq!(records[2].server_request_id.as_deref(), Some("srv-3"));
 }
 
-/// Issue 27 §5: `--header x-request-id:...` beside `--request-id-header x-request-id` is
+/// `--header x-request-id:...` beside `--request-id-header x-request-id` is
 /// refused naming both flags (one value for every request would match nothing, or all).
 #[test]
-fn issue_27_a_fixed_header_of_the_id_s_name_is_refused() {
+fn a_fixed_header_of_the_id_s_name_is_refused() {
     let cfg = RunConfig::default();
     let secrets = Secrets {
         headers: vec![("X-Request-Id".into(), "mine".into())],

@@ -1,4 +1,4 @@
-//! A request's reasoning phase while its stream is read (issue 25 §6): which leading output
+//! A request's reasoning phase while its stream is read: which leading output
 //! chunks carried reasoning text, that text counted with the model's tokenizer (in pieces, as
 //! the whole answer is), and the server's own reasoning count; at the end, the record's
 //! reasoning figures from one source, as N has one (docs/metrics.md, "Reasoning").
@@ -119,12 +119,12 @@ mod tests {
         }
     }
 
-    /// Issue 25 §6, each source by hand: the server's count when N is the server's and the
+    /// Each source of the reasoning count by hand: the server's count when N is the server's and the
     /// count fits; else (flagged when it does not fit) the tokenizer on the reasoning text;
     /// else the reasoning phase's stated chunk counts, or one per chunk; nothing without
     /// reasoning.
     #[test]
-    fn issue_25_the_reasoning_count_has_one_source() {
+    fn the_reasoning_count_has_one_source() {
         let tok = Tokenizer::load("cl100k_base").unwrap();
         let think = [" think", " about", " it"];
         let streamed = |tokenizer: Option<&'static Tokenizer>, reported| {

@@ -1,4 +1,4 @@
-//! Secrets kept out of what a server sends back (issue 23): a server may echo the request's
+//! Secrets kept out of what a server sends back: a server may echo the request's
 //! headers (a 500 body, an error event in the stream, generated text, a side channel's JSON),
 //! and everything the client stores or prints quotes what the server sent. [`Scrubber`] replaces
 //! every secret the user gave — the API key, each `--header` value, the userinfo and query
@@ -184,10 +184,10 @@ mod tests {
         )
     }
 
-    /// Issue 23, item 9: each secret, in each form a server echoes it, is replaced; a value
+    /// Each secret, in each form a server echoes it, is replaced; a value
     /// too short to be a secret is left alone.
     #[test]
-    fn issue_23_secrets_are_replaced_in_every_form() {
+    fn secrets_are_replaced_in_every_form() {
         let s = scrubber();
         let echoed = r#"headers: {"authorization": "Bearer sk-TOPSECRET1", "x-custom": "TOP\"SECRET3", "x-priority": "1"} url /v1?key=TOPSECRET2 user us@er pass pa:ss basic dXNAZXI6cGE6c3M= raw TOP"SECRET3"#;
         let clean = s.text(echoed);

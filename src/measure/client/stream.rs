@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use crate::measure::client::api::{Answered, EventError, Streamed, Usage};
+use crate::measure::client::api::{Answered, Failure, Streamed, Usage};
 use crate::measure::client::reasoning::Reasoning;
 use crate::measure::client::usage::{self, Claims, Reported, Seen, TOKENS_PER_EVENT};
 use crate::measure::output_check::Checker;
@@ -59,13 +59,13 @@ pub(super) struct Stream<'a> {
     /// The API's terminator came (`[DONE]`, ...): nothing after it is read.
     pub(super) done: bool,
     /// An event ended the answer (a `finish_reason`, the final usage): a body that ends
-    /// cleanly after it is complete without the terminator (issue 23).
+    /// cleanly after it is complete without the terminator.
     pub(super) finished: bool,
     /// The answer comes whole (not streamed): it has no terminator.
     whole: bool,
-    /// The reasoning phase (issue 25 §6).
+    /// The reasoning phase.
     reasoning: Reasoning<'a>,
-    /// A structured answer's check (issue 25 §5): the answer kept for it.
+    /// A structured answer's check: the answer kept for it.
     check: Option<Checker<'a>>,
 }
 
@@ -205,7 +205,7 @@ impl<'a> Stream<'a> {
         name: Option<&str>,
         data: &str,
         t: u64,
-    ) -> Result<(), EventError> {
+    ) -> Result<(), Failure> {
         if self.done {
             return Ok(()); // anything after the terminator is ignored
         }

@@ -1,10 +1,13 @@
 //! Tests of the client over real sockets on 127.0.0.1.
 
-use super::api::{Answered, Whole};
+use super::api::{Answer, Answered, BodySpec, Whole};
 use super::*;
+use crate::measure::clock::Clock;
 use crate::measure::record::TokenSource;
+use crate::measure::record::{FailureKind, Outcome};
 use std::io::{Read, Write};
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// Answers two requests on one kept-alive connection with an SSE stream of three output
 /// events, each written `GAP` after the previous one; sends the instant before each write.
@@ -151,7 +154,7 @@ fn stamp_while_blocked() -> Result<(), String> {
 struct WholeCompletions;
 
 impl Api for WholeCompletions {
-    fn body(&self, spec: &BodySpec) -> Result<serde_json::Value, api::EventError> {
+    fn body(&self, spec: &BodySpec) -> Result<serde_json::Value, api::Failure> {
         let (prompt, max) = (spec.prompt, spec.max_tokens);
         Ok(serde_json::json!({"prompt": prompt, "max_tokens": max, "stream": false}))
     }
@@ -164,7 +167,7 @@ impl Whole for WholeCompletions {
     fn inputs(&self, _body: &serde_json::Value) -> Option<u64> {
         None
     }
-    fn read(&self, answer: &[u8], _body: &serde_json::Value) -> Result<Answered, api::EventError> {
+    fn read(&self, answer: &[u8], _body: &serde_json::Value) -> Result<Answered, api::Failure> {
         let v: serde_json::Value = serde_json::from_slice(answer)
             .map_err(|e| (FailureKind::MalformedAnswer, e.to_string()))?;
         let count = |k: &str| v["usage"].get(k).and_then(usage::Reported::of);
@@ -210,13 +213,13 @@ fn serve_whole(
     std::thread::sleep(GAP);
 }
 
-/// Issue 24: one request shape for every kind of endpoint. A whole (non-streamed) answer, here
+/// One request shape for every kind of endpoint. A whole (non-streamed) answer, here
 /// a completion written as a new whole-answer API would be, is one output chunk at the
 /// arrival of its last byte, with its text and counts; it has no stream terminator. An answer
 /// that is not the API's, or longer than `--max-answer-size`, is `malformed_answer`; a request
 /// holding media its API cannot carry fails unsent, by name.
 #[test]
-fn issue_24_a_whole_answer_is_one_chunk_at_its_last_byte() {
+fn a_whole_answer_is_one_chunk_at_its_last_byte() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -290,7 +293,7 @@ fn issue_24_a_whole_answer_is_one_chunk_at_its_last_byte() {
 /// A request holding media for an API that takes only text is never sent: it fails as
 /// `prompt`, naming what it holds.
 #[test]
-fn issue_24_media_for_a_text_api_fails_unsent_by_name() {
+fn media_for_a_text_api_fails_unsent_by_name() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

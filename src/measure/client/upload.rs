@@ -1,4 +1,4 @@
-//! The upload of a request with media over reqwest (HTTPS), timed (issue 25 §3). reqwest
+//! The upload of a request with media over reqwest (HTTPS), timed. reqwest
 //! does not say when it connects or writes, so a body with media goes to it as [`Timed`]:
 //! the same bytes in pieces of [`PIECE`], its exact length announced (hyper sends a
 //! `Content-Length`, as for a whole body), each piece's hand-over noted. The HTTP library
@@ -89,7 +89,7 @@ mod tests {
     /// The pieces make the body whole, its length is announced exactly, and both hand-overs
     /// are noted, the last with the last piece.
     #[tokio::test]
-    async fn issue_25_a_timed_body_is_whole_and_notes_its_hand_overs() {
+    async fn a_timed_body_is_whole_and_notes_its_hand_overs() {
         let data: Vec<u8> = (0..10_000u32).map(|i| i as u8).collect();
         let (mut body, taken) = Timed::new(data.clone());
         assert_eq!(body.size_hint().exact(), Some(10_000));

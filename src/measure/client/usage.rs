@@ -1,5 +1,5 @@
 //! What a server reports about a request, checked against what the client saw before it is
-//! believed (issue 23): its token counts (`usage` and each API's equivalents), llama.cpp's
+//! believed: its token counts (`usage` and each API's equivalents), llama.cpp's
 //! `timings` and vLLM's per-request `metrics`. A number that contradicts the stream is flagged
 //! on the record ([`Implausible`]) and not used: the output count falls back to the tokenizer
 //! (else the chunks), the prompt count to the built length, and the timings are left out of
@@ -248,7 +248,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_23_a_count_is_an_unsigned_integer_and_anything_else_is_none() {
+    fn a_count_is_an_unsigned_integer_and_anything_else_is_none() {
         #[derive(Deserialize)]
         struct U {
             n: Option<Reported>,
@@ -277,9 +277,9 @@ mod tests {
         }
     }
 
-    /// Issue 23, item 3: the rules of docs/metrics.md on hand-picked numbers.
+    /// The rules of docs/metrics.md on hand-picked numbers.
     #[test]
-    fn issue_23_counts_that_contradict_the_stream_are_flagged_not_believed() {
+    fn counts_that_contradict_the_stream_are_flagged_not_believed() {
         let judge_output = |n| {
             judge(
                 &Claims {
@@ -370,10 +370,10 @@ mod tests {
         assert_eq!(judge(&huge, &image).prompt, Some(1 << 60));
     }
 
-    /// Issue 23, item 3: timings are durations within the client's span and counts within
+    /// Timings are durations within the client's span and counts within
     /// their bounds; keys that are not read are not judged.
     #[test]
-    fn issue_23_timings_longer_than_the_exchange_or_negative_are_flagged() {
+    fn timings_longer_than_the_exchange_or_negative_are_flagged() {
         let flags = |t: Value| {
             judge(
                 &Claims {
@@ -410,7 +410,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_23_only_messages_with_non_text_parts_lift_the_prompt_bound() {
+    fn only_messages_with_non_text_parts_lift_the_prompt_bound() {
         assert!(!has_non_text_parts(
             &json!([{"role": "user", "content": "hi"}])
         ));
@@ -472,11 +472,11 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1024))]
-        /// Issue 23, item 3: arbitrary server numbers (huge, zero, negative, fractions,
+        /// Arbitrary server numbers (huge, zero, negative, fractions,
         /// strings) never panic or wrap, and each is flagged exactly when the documented rule
         /// says so; a believed number is the server's own.
         #[test]
-        fn issue_23_usage_checks_follow_the_rule(
+        fn usage_checks_follow_the_rule(
             output in reported(),
             prompt in reported(),
             cached in reported(),
@@ -510,11 +510,11 @@ mod tests {
             prop_assert_eq!(flagged(Implausible::CachedTokens), claims.cached.is_some() && want_cached.is_none());
         }
 
-        /// Issue 23, item 3: whatever chunks, text and usage a stream carries, finishing it
+        /// Whatever chunks, text and usage a stream carries, finishing it
         /// never panics; a count taken from the server is within what the stream carried and
         /// `max_tokens`, else the record says it was implausible and N is the chunks'.
         #[test]
-        fn issue_23_any_stream_gives_a_count_it_could_carry(
+        fn any_stream_gives_a_count_it_could_carry(
             texts in proptest::collection::vec("[a-z ]{0,4}|.{0,3}", 0..12),
             per_chunk in proptest::collection::vec(reported(), 0..12),
             usage in reported(),

@@ -1,5 +1,5 @@
 //! Tests of the chat template: rendering, where it is found, and the bounds of every render
-//! (issue 23), with a fuzz property over random templates.
+//! (a template is code from outside), with a fuzz property over random templates.
 
 use super::*;
 
@@ -81,7 +81,7 @@ fn config_files_give_template_and_eos_and_bad_templates_are_named() {
 }
 
 #[test]
-fn issue_23_a_config_that_is_not_one_is_named_not_skipped() {
+fn a_config_that_is_not_one_is_named_not_skipped() {
     // It was skipped in silence: the conversation went out in the plain format.
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("tokenizer_config.json");
@@ -94,7 +94,7 @@ fn issue_23_a_config_that_is_not_one_is_named_not_skipped() {
 }
 
 #[test]
-fn issue_23_every_render_is_bounded_in_work_data_output_and_nesting() {
+fn every_render_is_bounded_in_work_data_output_and_nesting() {
     let t = |src: &str| ChatTemplate::new(src, "", "hostile.json").unwrap();
     let named = |e: &TemplateError| {
         let s = e.to_string();
@@ -140,7 +140,7 @@ fn issue_23_every_render_is_bounded_in_work_data_output_and_nesting() {
 }
 
 #[test]
-fn issue_23_the_fuel_grows_with_the_conversation_so_real_histories_render() {
+fn the_fuel_grows_with_the_conversation_so_real_histories_render() {
     // 40 turns of 200 KiB each (8 MiB): ChatML renders it within its fuel and output.
     let t = ChatTemplate::new(CHATML, "", "chatml").unwrap();
     let out = t.render(&conversation(40, 200 << 10)).unwrap();
@@ -205,7 +205,7 @@ proptest! {
     /// their output limit, and finish within their fuel (a hang would fail the time check,
     /// which only a render without fuel could reach).
     #[test]
-    fn issue_23_random_templates_render_within_their_limits(
+    fn random_templates_render_within_their_limits(
         source in template(),
         turns in 1usize..6,
         bytes in 0usize..4000,

@@ -11,7 +11,8 @@ use std::path::Path;
 
 use rand::RngExt;
 
-use super::{fit_exact, read_file, rngs, DatasetError, LengthSampler, Prompt};
+use super::common::{fit_exact, read_file, rngs, LengthSampler, Prompt};
+use super::error::DatasetError;
 use crate::tokenizer::Tokenizer;
 
 /// Start offsets tried for one prompt before giving up.

@@ -29,61 +29,14 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{read_file, DatasetError, Prompt};
+use super::common::{read_file, Prompt};
+use super::error::{DatasetError, JsonlLineError as LineError};
 use crate::config::media::{MAX_IMAGE_FILE_BYTES, MAX_MM_BYTES};
 use crate::config::MAX_TOKENS;
 use crate::measure::client::Part;
 use crate::tokenizer::Tokenizer;
-use crate::workload::audio::wav_file;
 use crate::workload::media::image_file_url;
-
-/// What is wrong with one line of a jsonl file (the line's number is in
-/// [`DatasetError::BadJsonlLine`]).
-#[derive(Debug, thiserror::Error)]
-pub enum LineError {
-    #[error("not valid JSON: {0}")]
-    NotJson(serde_json::Error),
-    #[error("expected a JSON object")]
-    NotAnObject,
-    #[error("needs a \"prompt\" string, a \"messages\" array or a \"turns\" array")]
-    NoPrompt,
-    #[error("\"prompt\" must be a string")]
-    PromptNotText,
-    #[error("\"turns\" must be a non-empty array")]
-    NoTurns,
-    #[error("turn {0} needs a \"prompt\" string")]
-    TurnWithoutPrompt(usize),
-    #[error("turn {0} must be a string or {{\"prompt\": ...}}")]
-    TurnNotText(usize),
-    #[error("turn {turn}: {why}")]
-    Turn { turn: usize, why: Box<LineError> },
-    #[error("output_len must be a whole number in 1..={MAX_TOKENS} (as --output-len), got {0}")]
-    OutputLen(Value),
-    #[error("\"messages\" must be an array")]
-    MessagesNotArray,
-    #[error("\"messages\" is empty")]
-    NoMessages,
-    #[error("message {0} has no \"content\"")]
-    NoContent(usize),
-    #[error("message {0}: \"content\" must be a string or an array")]
-    ContentNotText(usize),
-    #[error("\"documents\" must be a list of 1 to {max} strings beside \"query\" (a rerank pair)", max = crate::config::MAX_INPUTS_PER_REQUEST)]
-    Documents,
-    #[error("\"query\" must be a string")]
-    QueryNotText,
-    #[error("\"model\" must be an adapter's name: a string of 1 to {max} bytes without spaces or control characters", max = crate::config::lora::MAX_ADAPTER_NAME)]
-    Model,
-    #[error("\"image_files\" must be an array of file names, with a \"prompt\"")]
-    ImageFiles,
-    #[error("image file {file}: {why}")]
-    ImageFile { file: String, why: String },
-    #[error("\"audio\" must be a WAV file's name or an array of them, with a \"prompt\"")]
-    AudioFiles,
-    #[error("audio file {file}: {why}")]
-    AudioFile { file: String, why: String },
-    #[error("--backend openai-audio sends one WAV clip per request: the line names {0} \"audio\" files, not exactly one")]
-    NotOneClip(usize),
-}
+use crate::workload::wav::wav_file;
 
 pub(super) fn build(
     path: &Path,
@@ -92,108 +45,17 @@ pub(super) fn build(
     n: usize,
 ) -> Result<Vec<Prompt>, DatasetError> {
     let body = read_file(path)?;
-    let bad = |line: usize, reason: LineError| DatasetError::BadJsonlLine {
-        path: path.to_path_buf(),
-        line,
-        reason,
-    };
     let mut prompts = Vec::new();
     for (i, line) in body.lines().enumerate() {
-        let line_no = i + 1;
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value =
-            serde_json::from_str(line).map_err(|e| bad(line_no, LineError::NotJson(e)))?;
-        let obj = v
-            .as_object()
-            .ok_or_else(|| bad(line_no, LineError::NotAnObject))?;
-        let out = positive(obj.get("output_len"), output_len).map_err(|r| bad(line_no, r))?;
-        let model = model(obj.get("model")).map_err(|r| bad(line_no, r))?;
-        if let Some(turns) = obj.get("turns") {
-            let turns = turns
-                .as_array()
-                .filter(|t| !t.is_empty())
-                .ok_or_else(|| bad(line_no, LineError::NoTurns))?;
-            let mut conversation = Vec::with_capacity(turns.len());
-            for (k, t) in turns.iter().enumerate() {
-                let (text, turn_out) = match t {
-                    Value::String(s) => (s.as_str(), out),
-                    Value::Object(o) => (
-                        (o.get("prompt").and_then(Value::as_str))
-                            .ok_or_else(|| bad(line_no, LineError::TurnWithoutPrompt(k)))?,
-                        positive(o.get("output_len"), out).map_err(|why| {
-                            let why = Box::new(why);
-                            bad(line_no, LineError::Turn { turn: k, why })
-                        })?,
-                    ),
-                    _ => return Err(bad(line_no, LineError::TurnNotText(k))),
-                };
-                conversation.push(Prompt {
-                    text: text.to_string(),
-                    input_len: tok.count(text) as u64,
-                    output_len: turn_out,
-                    turn: Some(k as u32),
-                    model: model.clone(),
-                    ..Default::default()
-                });
-            }
-            prompts.push(conversation);
-            continue;
-        }
-        if let Some(q) = obj.get("query") {
-            let query = q
-                .as_str()
-                .ok_or_else(|| bad(line_no, LineError::QueryNotText))?;
-            let docs = documents(obj.get("documents")).map_err(|r| bad(line_no, r))?;
-            // What a cross-encoder reads: the query beside each document.
-            let q_len = tok.count(query) as u64;
-            let d_len: u64 = docs.iter().map(|d| tok.count(d) as u64).sum();
-            prompts.push(vec![Prompt {
-                text: query.to_string(),
-                input_len: d_len + q_len * docs.len() as u64,
-                output_len: out,
-                model,
-                documents: docs,
-                ..Default::default()
-            }]);
-            continue;
-        }
-        let (text, messages) = if let Some(p) = obj.get("prompt") {
-            let p = p
-                .as_str()
-                .ok_or_else(|| bad(line_no, LineError::PromptNotText))?;
-            (p.to_string(), None)
-        } else if let Some(m) = obj.get("messages") {
-            let text = messages_text(m).map_err(|r| bad(line_no, r))?;
-            (text, Some(m.clone()))
-        } else if obj.contains_key("audio") {
-            // A clip alone (a transcription's file, no prompt field).
-            (String::new(), None)
-        } else {
-            return Err(bad(line_no, LineError::NoPrompt));
-        };
-        let parts = match obj.get("image_files") {
-            None => Vec::new(),
-            Some(_) if messages.is_some() => return Err(bad(line_no, LineError::ImageFiles)),
-            Some(files) => images(files, path).map_err(|r| bad(line_no, r))?,
-        };
-        let mut parts = parts;
-        match obj.get("audio") {
-            None => {}
-            Some(_) if messages.is_some() => return Err(bad(line_no, LineError::AudioFiles)),
-            Some(files) => parts.extend(clips(files, path).map_err(|r| bad(line_no, r))?),
-        }
-        let input_len = tok.count(&text) as u64;
-        prompts.push(vec![Prompt {
-            text,
-            input_len,
-            output_len: out,
-            messages,
-            model,
-            parts,
-            ..Default::default()
-        }]);
+        let read = line_prompts(line, path, tok, output_len);
+        prompts.push(read.map_err(|reason| DatasetError::BadJsonlLine {
+            path: path.to_path_buf(),
+            line: i + 1,
+            reason,
+        })?);
     }
     if prompts.is_empty() {
         return Err(DatasetError::Empty(path.to_path_buf()));
@@ -209,6 +71,105 @@ pub(super) fn build(
         });
     }
     Ok((0..n).flat_map(|i| prompts[i % have].clone()).collect())
+}
+
+/// One non-blank line of the file at `path`: a conversation's turns, a rerank pair, or one
+/// prompt (with its images and clips), in the order they are sent.
+fn line_prompts(
+    line: &str,
+    path: &Path,
+    tok: &Tokenizer,
+    output_len: u64,
+) -> Result<Vec<Prompt>, LineError> {
+    let v: Value = serde_json::from_str(line).map_err(LineError::NotJson)?;
+    let obj = v.as_object().ok_or(LineError::NotAnObject)?;
+    let out = positive(obj.get("output_len"), output_len)?;
+    let model = model(obj.get("model"))?;
+    if let Some(turns) = obj.get("turns") {
+        return conversation(turns, out, model, tok);
+    }
+    if let Some(q) = obj.get("query") {
+        let query = q.as_str().ok_or(LineError::QueryNotText)?;
+        let docs = documents(obj.get("documents"))?;
+        // What a cross-encoder reads: the query beside each document.
+        let q_len = tok.count(query) as u64;
+        let d_len: u64 = docs.iter().map(|d| tok.count(d) as u64).sum();
+        return Ok(vec![Prompt {
+            text: query.to_string(),
+            input_len: d_len + q_len * docs.len() as u64,
+            output_len: out,
+            model,
+            documents: docs,
+            ..Default::default()
+        }]);
+    }
+    let (text, messages) = if let Some(p) = obj.get("prompt") {
+        let p = p.as_str().ok_or(LineError::PromptNotText)?;
+        (p.to_string(), None)
+    } else if let Some(m) = obj.get("messages") {
+        (messages_text(m)?, Some(m.clone()))
+    } else if obj.contains_key("audio") {
+        // A clip alone (a transcription's file, no prompt field).
+        (String::new(), None)
+    } else {
+        return Err(LineError::NoPrompt);
+    };
+    let mut parts = match obj.get("image_files") {
+        None => Vec::new(),
+        Some(_) if messages.is_some() => return Err(LineError::ImageFiles),
+        Some(files) => images(files, path)?,
+    };
+    match obj.get("audio") {
+        None => {}
+        Some(_) if messages.is_some() => return Err(LineError::AudioFiles),
+        Some(files) => parts.extend(clips(files, path)?),
+    }
+    let input_len = tok.count(&text) as u64;
+    Ok(vec![Prompt {
+        text,
+        input_len,
+        output_len: out,
+        messages,
+        model,
+        parts,
+        ..Default::default()
+    }])
+}
+
+/// A line's `"turns"`: a conversation's prompts, turns 0, 1, ... in order, each asking for
+/// its own `output_len` or the line's (`out`).
+fn conversation(
+    turns: &Value,
+    out: u64,
+    model: Option<String>,
+    tok: &Tokenizer,
+) -> Result<Vec<Prompt>, LineError> {
+    let turns = (turns.as_array())
+        .filter(|t| !t.is_empty())
+        .ok_or(LineError::NoTurns)?;
+    let mut conversation = Vec::with_capacity(turns.len());
+    for (k, t) in turns.iter().enumerate() {
+        let (text, turn_out) = match t {
+            Value::String(s) => (s.as_str(), out),
+            Value::Object(o) => (
+                (o.get("prompt").and_then(Value::as_str)).ok_or(LineError::TurnWithoutPrompt(k))?,
+                positive(o.get("output_len"), out).map_err(|why| LineError::Turn {
+                    turn: k,
+                    why: Box::new(why),
+                })?,
+            ),
+            _ => return Err(LineError::TurnNotText(k)),
+        };
+        conversation.push(Prompt {
+            text: text.to_string(),
+            input_len: tok.count(text) as u64,
+            output_len: turn_out,
+            turn: Some(k as u32),
+            model: model.clone(),
+            ..Default::default()
+        });
+    }
+    Ok(conversation)
 }
 
 /// `--backend openai-audio`: the first non-blank line of the jsonl file at `path` that does not
@@ -353,7 +314,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_23_an_output_len_is_capped_like_the_flag() {
+    fn an_output_len_is_capped_like_the_flag() {
         // 10^18 was sent as max_tokens.
         let huge = serde_json::json!(1_000_000_000_000_000_000u64);
         let e = positive(Some(&huge), 4).unwrap_err().to_string();
@@ -366,9 +327,9 @@ mod tests {
         assert_eq!(positive(None, 4).unwrap(), 4);
     }
 
-    /// Issue 25 §2: a rerank line's documents are 1 to 2,048 strings, or refused by name.
+    /// A rerank line's documents are 1 to 2,048 strings, or refused by name.
     #[test]
-    fn issue_25_a_rerank_line_s_documents_are_strings() {
+    fn a_rerank_line_s_documents_are_strings() {
         use serde_json::json;
         let docs = documents(Some(&json!(["a", "b c"]))).unwrap();
         assert_eq!(docs, ["a", "b c"]);
@@ -379,9 +340,9 @@ mod tests {
         assert!(documents(None).is_err());
     }
 
-    /// Issue 25 §4: a line's `model` is an adapter's name, or refused by name.
+    /// A line's `model` is an adapter's name, or refused by name.
     #[test]
-    fn issue_25_a_line_s_model_is_an_adapter_name() {
+    fn a_line_s_model_is_an_adapter_name() {
         use serde_json::json;
         assert_eq!(model(None).unwrap(), None);
         assert_eq!(model(Some(&json!("sql"))).unwrap().as_deref(), Some("sql"));

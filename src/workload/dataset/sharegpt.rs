@@ -25,7 +25,8 @@ use std::path::Path;
 
 use rand::seq::SliceRandom;
 
-use super::{read_file, rngs, DatasetError, Prompt};
+use super::common::{read_file, rngs, Prompt};
+use super::error::DatasetError;
 use crate::tokenizer::Tokenizer;
 
 /// Shortest prompt and answer kept, in tokens (vLLM's default).

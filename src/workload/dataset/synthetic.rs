@@ -12,7 +12,8 @@ use std::collections::HashSet;
 use rand::rngs::StdRng;
 use rand::RngExt;
 
-use super::{fit_exact, rngs, DatasetError, LengthSampler, Prompt};
+use super::common::{check_max, fit_exact, rngs, LengthSampler, Prompt};
+use super::error::DatasetError;
 use crate::tokenizer::{Tokenizer, WordTokens};
 
 /// Fresh draws of words before `word_text` gives up.
@@ -60,9 +61,9 @@ pub(super) fn prefix(
             "prefix dataset: input (suffix) and output lengths must be at least 1".into(),
         ));
     }
-    super::check_max("prefix length", prefix_len)?;
-    super::check_max("input length", input_len)?;
-    super::check_max("output length", output_len)?;
+    check_max("prefix length", prefix_len)?;
+    check_max("input length", input_len)?;
+    check_max("output length", output_len)?;
     let (_, mut rng) = rngs(seed);
     let words = usable_words(tok)?;
     let groups = usize::try_from(num_prefixes).unwrap_or(usize::MAX).min(n);

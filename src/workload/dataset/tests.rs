@@ -1,5 +1,6 @@
 use std::path::{Path, PathBuf};
 
+use super::common::read_file;
 use super::*;
 use crate::config::Dataset;
 use crate::tokenizer::testutil::{cl100k, real_gguf_tokenizer};
@@ -570,7 +571,7 @@ fn absurd_lengths_are_rejected_not_allocated() {
     assert!(err.contains("number of prefixes"), "{err}");
 }
 
-/// Issue 14: a dataset file that is not text, and a tokenizer file that is not a tokenizer,
+/// A dataset file that is not text, and a tokenizer file that is not a tokenizer,
 /// are one line naming the file and what is wrong, never a panic.
 #[test]
 fn files_that_are_not_what_they_claim_fail_in_one_line() {
@@ -592,7 +593,7 @@ fn files_that_are_not_what_they_claim_fail_in_one_line() {
     assert!(!e.contains('\n'), "{e}");
 }
 
-/// Issue 16: the committed Mooncake-style trace under each tokenizer: every prompt is exactly
+/// The committed Mooncake-style trace under each tokenizer: every prompt is exactly
 /// its `input_length`; lines whose leading `hash_ids` agree have identical leading tokens for
 /// every shared 512-token block (and differ right after, where their ids differ); the send
 /// times are the timestamps less the first; the designed reuse counts the shared blocks.
@@ -657,7 +658,7 @@ fn trace_blocks_share_exact_token_prefixes() {
     }
 }
 
-/// Issue 16: a trace line that cannot be replayed is one error naming the file and the line.
+/// A trace line that cannot be replayed is one error naming the file and the line.
 #[test]
 fn bad_trace_lines_are_named() {
     let dir = tempfile::tempdir().unwrap();
@@ -691,10 +692,10 @@ fn bad_trace_lines_are_named() {
     }
 }
 
-/// Issue 24: a dataset that needs the model's tokenizer is never built in words (without
+/// A dataset that needs the model's tokenizer is never built in words (without
 /// one, a book, ShareGPT, jsonl or prefix workload came back as random words).
 #[test]
-fn issue_24_a_dataset_that_needs_a_tokenizer_is_not_built_in_words() {
+fn a_dataset_that_needs_a_tokenizer_is_not_built_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_book(dir.path(), 2_000);
     let book = Dataset::Book {
@@ -726,9 +727,9 @@ fn issue_24_a_dataset_that_needs_a_tokenizer_is_not_built_in_words() {
     assert_eq!(words[1].prompt.split(' ').count(), 6);
 }
 
-/// Issue 24: a bad line of a jsonl file or a trace is a typed error that names its line.
+/// A bad line of a jsonl file or a trace is a typed error that names its line.
 #[test]
-fn issue_24_a_bad_line_is_a_typed_error_naming_it() {
+fn a_bad_line_is_a_typed_error_naming_it() {
     let tok = cl100k();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("p.jsonl");
@@ -743,7 +744,7 @@ fn issue_24_a_bad_line_is_a_typed_error_naming_it() {
             e,
             DatasetError::BadJsonlLine {
                 line: 2,
-                reason: jsonl::LineError::PromptNotText,
+                reason: JsonlLineError::PromptNotText,
                 ..
             }
         ),
@@ -766,7 +767,7 @@ fn issue_24_a_bad_line_is_a_typed_error_naming_it() {
             e,
             DatasetError::BadTraceLine {
                 line: 2,
-                reason: trace::LineError::BadTimestamp(t),
+                reason: TraceLineError::BadTimestamp(t),
                 ..
             } if t == -1.0
         ),

@@ -1,4 +1,4 @@
-//! `trace`: a JSONL trace replayed on its own schedule (issue 16).
+//! `trace`: a JSONL trace replayed on its own schedule.
 //!
 //! One request a line, sorted here by `timestamp` (ms; the send time is the timestamp less the
 //! first one). Two shapes, both read from every line:
@@ -28,7 +28,8 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use serde::Deserialize;
 
-use super::{read_file, DatasetError, Prompt};
+use super::common::{read_file, Prompt};
+use super::error::{DatasetError, TraceLineError as LineError};
 use crate::config::limits::{MAX_BUILT_TOKENS, MAX_TOKENS, MAX_WAIT_S};
 
 /// How text is made and counted: a tokenizer's word tokens, or the simulator's words.
@@ -57,32 +58,12 @@ struct Line {
     session_id: Option<serde_json::Value>,
 }
 
-/// What is wrong with one line of a trace (the line's number is in
-/// [`DatasetError::BadTraceLine`]).
-#[derive(Debug, thiserror::Error)]
-pub enum LineError {
-    #[error("not a trace line: {0}")]
-    NotALine(serde_json::Error),
-    #[error("timestamp {0} is not a time in ms")]
-    BadTimestamp(f64),
-    #[error("timestamp {at_ms} ms is {after_s:.0} s after the first line's, more than a week ({MAX_WAIT_S:.0} s)")]
-    PastAWeek { at_ms: f64, after_s: f64 },
-    #[error("{field} {value} is above the limit of {MAX_TOKENS} tokens (as --output-len and --input-len)")]
-    TooLong { field: &'static str, value: u64 },
-    #[error("needs \"hash_ids\", \"input_length\" or \"prompt\"")]
-    NoPrompt,
-    #[error("{ids} hash_ids of {block} tokens make a prompt of {tokens} tokens, above the limit of {MAX_TOKENS}")]
-    TooManyBlocks { ids: u64, block: u64, tokens: u64 },
-    #[error("input_length {input} does not fit {ids} hash_ids of {block} tokens (the last block must hold 1..={block})")]
-    BlocksDoNotFit { input: u64, ids: u64, block: u64 },
-}
-
 /// The most tokens of one `hash_ids` block (`--trace-block-size`).
 pub const MAX_BLOCK: u64 = 1 << 20;
 
 /// The first `n` requests of the trace at `path`, in send order.
 ///
-/// Every line is checked before any prompt is built (issue 23): its fields within the limits
+/// Every line is checked before any prompt is built: its fields within the limits
 /// of the flags they stand for (`input_length`, `output_length` and the prompt its `hash_ids`
 /// make at most [`MAX_TOKENS`]; its timestamp at most a week after the first), and the
 /// prompts of the `n` lines sent at most [`MAX_BUILT_TOKENS`] in all. A block is drawn only
@@ -103,6 +84,69 @@ pub fn build(
             "--trace-block-size {block} is not in 1..={MAX_BLOCK} tokens"
         )));
     }
+    let (lines, t0) = read_lines(path, block, n)?;
+    let mut blocks = Blocks::new(seed);
+    let mut fresh = StdRng::seed_from_u64(seed ^ 0x0074_5241_4345);
+    let mut out = Vec::with_capacity(lines.len());
+    let mut sessions = Vec::with_capacity(lines.len());
+    for (no, l, _) in lines {
+        sessions.push(l.session_id.as_ref().map(|v| v.to_string()));
+        let output_len = l.output_length.unwrap_or(output_len).max(1);
+        let at_ms = Some(l.timestamp - t0);
+        if let Some(text) = l.prompt {
+            let input_len = (vocab.count)(&text) as u64;
+            out.push(Prompt {
+                text,
+                input_len,
+                output_len,
+                at_ms,
+                ..Prompt::default()
+            });
+            continue;
+        }
+        let (units, designed) = if l.hash_ids.is_empty() {
+            let len = l.input_length.unwrap_or(0);
+            ((0..len).map(|_| (vocab.draw)(&mut fresh)).collect(), 0)
+        } else {
+            let lens = block_lengths(&l.hash_ids, l.input_length, block).map_err(|reason| {
+                DatasetError::BadTraceLine {
+                    path: path.to_path_buf(),
+                    line: no,
+                    reason,
+                }
+            })?;
+            blocks.units(&l.hash_ids, &lens, vocab)
+        };
+        let text = (vocab.render)(&units);
+        let input_len = units.len() as u64;
+        let counted = (vocab.count)(&text) as u64;
+        if counted != input_len {
+            return Err(DatasetError::NotExact {
+                target: input_len,
+                tokenizer: vocab.name.clone(),
+                reason: format!("line {no}'s text counts {counted}"),
+            });
+        }
+        out.push(Prompt {
+            text,
+            input_len,
+            output_len,
+            at_ms,
+            designed_cached: Some(designed),
+            ..Prompt::default()
+        });
+    }
+    Ok(by_session(out, &sessions))
+}
+
+/// A trace line with its number in the file and the tokens its prompt will hold.
+type Numbered = (usize, Line, u64);
+
+/// The first `n` lines of the trace at `path` in timestamp order, each with its number and the
+/// tokens its prompt will hold, and the first line's timestamp: every line checked
+/// ([`check_line`]), the last at most a week after the first, and the `n` at most
+/// [`MAX_BUILT_TOKENS`] in all.
+fn read_lines(path: &Path, block: u64, n: usize) -> Result<(Vec<Numbered>, f64), DatasetError> {
     let body = read_file(path)?;
     let bad = |line: usize, reason: LineError| DatasetError::BadTraceLine {
         path: path.to_path_buf(),
@@ -141,35 +185,36 @@ pub fn build(
             ),
         });
     }
-    // Each block's generator and the units drawn from it so far.
-    let mut blocks: HashMap<u64, (StdRng, Vec<u32>)> = HashMap::new();
-    // Every chain of leading ids sent so far, and the most tokens of its last block sent.
-    let mut sent: HashMap<u64, u64> = HashMap::new();
-    let mut fresh = StdRng::seed_from_u64(seed ^ 0x0074_5241_4345);
-    let mut out = Vec::with_capacity(lines.len());
-    let mut sessions = Vec::with_capacity(lines.len());
-    for (no, l, _) in lines {
-        sessions.push(l.session_id.as_ref().map(|v| v.to_string()));
-        let output_len = l.output_length.unwrap_or(output_len).max(1);
-        let at_ms = Some(l.timestamp - t0);
-        if let Some(text) = l.prompt {
-            let input_len = (vocab.count)(&text) as u64;
-            out.push(Prompt {
-                text,
-                input_len,
-                output_len,
-                at_ms,
-                ..Prompt::default()
-            });
-            continue;
+    Ok((lines, t0))
+}
+
+/// The blocks of a build's `hash_ids`: each block's generator and the units drawn from it so
+/// far, and every chain of leading ids sent so far with the most tokens of its last block sent.
+struct Blocks {
+    seed: u64,
+    drawn: HashMap<u64, (StdRng, Vec<u32>)>,
+    sent: HashMap<u64, u64>,
+}
+
+impl Blocks {
+    fn new(seed: u64) -> Blocks {
+        Blocks {
+            seed,
+            drawn: HashMap::new(),
+            sent: HashMap::new(),
         }
-        let lens = block_lengths(&l.hash_ids, l.input_length, block).map_err(|r| bad(no, r))?;
+    }
+
+    /// A prompt's units, its blocks `ids` of `lens` tokens in order, and its designed cache
+    /// reuse: the tokens of its leading blocks whose whole chain of ids was sent before.
+    fn units(&mut self, ids: &[u64], lens: &[u64], vocab: &Vocab) -> (Vec<u32>, u64) {
         let mut units = Vec::new();
         let mut designed = 0;
         let mut chain = 0xcbf2_9ce4_8422_2325u64;
         let mut cached_so_far = true;
-        for (&h, &len) in l.hash_ids.iter().zip(&lens) {
-            let (rng, b) = blocks.entry(h).or_insert_with(|| {
+        for (&h, &len) in ids.iter().zip(lens) {
+            let seed = self.seed;
+            let (rng, b) = self.drawn.entry(h).or_insert_with(|| {
                 let rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ h);
                 (rng, Vec::new())
             });
@@ -178,37 +223,15 @@ pub fn build(
             }
             units.extend_from_slice(&b[..len as usize]);
             chain = (chain ^ h).wrapping_mul(0x0100_0000_01b3);
-            let seen = sent.entry(chain).or_insert(0);
+            let seen = self.sent.entry(chain).or_insert(0);
             if cached_so_far && *seen > 0 {
                 designed += len.min(*seen);
             }
             cached_so_far &= *seen >= len;
             *seen = (*seen).max(len);
         }
-        if l.hash_ids.is_empty() {
-            let len = l.input_length.unwrap_or(0);
-            units = (0..len).map(|_| (vocab.draw)(&mut fresh)).collect();
-        }
-        let text = (vocab.render)(&units);
-        let input_len = units.len() as u64;
-        let counted = (vocab.count)(&text) as u64;
-        if counted != input_len {
-            return Err(DatasetError::NotExact {
-                target: input_len,
-                tokenizer: vocab.name.clone(),
-                reason: format!("line {no}'s text counts {counted}"),
-            });
-        }
-        out.push(Prompt {
-            text,
-            input_len,
-            output_len,
-            at_ms,
-            designed_cached: Some(designed),
-            ..Prompt::default()
-        });
+        (units, designed)
     }
-    Ok(by_session(out, &sessions))
 }
 
 /// Checks one line's fields against the limits of the flags they stand for; `Ok`: the

@@ -1,9 +1,9 @@
 //! Anthropic's Messages API, `POST /v1/messages` (served by vLLM, SGLang and llama.cpp), whose
-//! stream events are typed by a `type` field (issue 17; facts:
-//! `../shared/reference/FORMATS.md` §3): `message_start` (input tokens),
+//! stream events are typed by a `type` field (facts:
+//! `../shared/reference/FORMATS.md`, its Anthropic section): `message_start` (input tokens),
 //! `content_block_delta` (`text_delta`, `thinking_delta`), `message_delta` (output tokens,
 //! cumulative, and the stop reason) and `message_stop`. Images go as Anthropic content blocks;
-//! it takes no audio. Tool calls (issue 25 §5): a `tool_use` block's `content_block_start`
+//! it takes no audio. Tool calls: a `tool_use` block's `content_block_start`
 //! names the function, its `input_json_delta` events carry the arguments.
 
 use std::borrow::Cow;
@@ -13,14 +13,13 @@ use serde_json::{json, Value};
 
 use crate::config::structured::{StructuredOutput, Tool};
 use crate::measure::client::api::{
-    malformed, messages, unsendable, Answer, Api, BodySpec, EventError, Parsed, Part, Streamed,
-    Usage,
+    malformed, messages, unsendable, Answer, Api, BodySpec, Failure, Parsed, Part, Streamed, Usage,
 };
 use crate::measure::client::usage::Reported;
 use crate::measure::record::FailureKind;
 
 /// An error event, quoted.
-pub(super) fn stream_error(what: &str, data: &str) -> EventError {
+pub(super) fn stream_error(what: &str, data: &str) -> Failure {
     let excerpt: String = data.chars().take(200).collect();
     (
         FailureKind::ServerError,
@@ -36,7 +35,7 @@ struct MessagesEvent<'a> {
     delta: Option<MessagesDelta<'a>>,
     message: Option<MessageStart>,
     usage: Option<MessagesUsage>,
-    /// The content block an event is about (a tool call's, issue 25 §5).
+    /// The content block an event is about (a tool call's).
     #[serde(default)]
     index: u64,
     #[serde(default, borrow)]
@@ -105,7 +104,7 @@ pub struct AnthropicMessages;
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 impl Api for AnthropicMessages {
-    fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
+    fn body(&self, spec: &BodySpec) -> Result<Value, Failure> {
         let text = |t: &str| json!({"type": "text", "text": t});
         let body = json!({
             "model": spec.model,
@@ -132,7 +131,7 @@ impl Api for AnthropicMessages {
 
     /// Tools as Anthropic tools (`input_schema`) with `tool_choice: any`, so every answer is
     /// a call; the Messages API has no JSON-schema answer format (the config refuses it).
-    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), Failure> {
         let StructuredOutput::Tools { tools } = s else {
             return Err(unsendable("--structured-output json"));
         };
@@ -154,7 +153,7 @@ impl Api for AnthropicMessages {
 }
 
 impl Streamed for AnthropicMessages {
-    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
+    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, Failure> {
         let ev: MessagesEvent<'a> = serde_json::from_str(data).map_err(|e| malformed(data, e))?;
         let mut parsed = Parsed::default();
         let usage = |u: MessagesUsage| Usage {
@@ -237,10 +236,7 @@ mod tests {
         );
         let end = a.parse(None, r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}"#).unwrap();
         assert_eq!(end.usage.unwrap().completion_tokens, n(9));
-        assert!(
-            end.finished && !end.done,
-            "issue 23: the stop reason ends the answer"
-        );
+        assert!(end.finished && !end.done, "the stop reason ends the answer");
         assert!(a.parse(None, r#"{"type":"message_stop"}"#).unwrap().done);
         assert!(!a.parse(None, r#"{"type":"ping"}"#).unwrap().has_output());
         let err = a.parse(
@@ -253,10 +249,10 @@ mod tests {
         assert_eq!(body["max_tokens"], 5);
     }
 
-    /// Issue 25 §5: a `tool_use` block names the function, its `input_json_delta` events are
+    /// A `tool_use` block names the function, its `input_json_delta` events are
     /// output carrying the arguments; tools go out with their `input_schema`.
     #[test]
-    fn issue_25_tool_use_blocks_are_tool_calls() {
+    fn tool_use_blocks_are_tool_calls() {
         let a = AnthropicMessages;
         let start = a.parse(None, r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t","name":"get_weather","input":{}}}"#).unwrap();
         assert_eq!(
@@ -294,10 +290,10 @@ mod tests {
         assert_eq!(h.len(), 1, "anthropic-version without a key");
     }
 
-    /// Issue 24: an inline image is a base64 image block, a linked one a URL block; audio,
+    /// An inline image is a base64 image block, a linked one a URL block; audio,
     /// which the Messages API does not take, is refused by name.
     #[test]
-    fn issue_24_images_are_anthropic_blocks_and_audio_is_refused() {
+    fn images_are_anthropic_blocks_and_audio_is_refused() {
         let inline = Part::Image {
             url: "data:image/jpeg;base64,/9j/".into(),
         };

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 
 use super::completions::parse_openai;
 use crate::measure::client::api::{
-    unsendable, Answer, Api, BodySpec, EventError, Parsed, Part, Streamed,
+    unsendable, Answer, Api, BodySpec, Failure, Parsed, Part, Streamed,
 };
 
 /// The form's boundary: long and odd enough that no field holds it by chance; a body part
@@ -35,7 +35,7 @@ const BOUNDARY: &str = boundary!();
 pub struct OpenAiAudio;
 
 impl Api for OpenAiAudio {
-    fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
+    fn body(&self, spec: &BodySpec) -> Result<Value, Failure> {
         clip(spec)?;
         let mut body = json!({
             "model": spec.model,
@@ -59,7 +59,7 @@ impl Api for OpenAiAudio {
         let limit = body.get("max_completion_tokens").filter(|v| !v.is_null());
         limit.or_else(|| body.get("max_tokens"))?.as_u64()
     }
-    fn encode(&self, body: &Value, spec: &BodySpec) -> Result<Vec<u8>, EventError> {
+    fn encode(&self, body: &Value, spec: &BodySpec) -> Result<Vec<u8>, Failure> {
         let data = clip(spec)?;
         let wav = (base64::engine::general_purpose::STANDARD.decode(data))
             .map_err(|e| unsendable(&format!("audio whose base64 cannot be read ({e})")))?;
@@ -74,13 +74,13 @@ impl Api for OpenAiAudio {
 const CONTENT_TYPE: &str = concat!("multipart/form-data; boundary=", boundary!());
 
 impl Streamed for OpenAiAudio {
-    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
+    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, Failure> {
         parse_openai(data)
     }
 }
 
 /// The request's one WAV clip (base64), or the refusal naming what it holds instead.
-fn clip<'a>(spec: &BodySpec<'a>) -> Result<&'a str, EventError> {
+fn clip<'a>(spec: &BodySpec<'a>) -> Result<&'a str, Failure> {
     if spec.messages.is_some() {
         return Err(unsendable("a dataset's chat messages"));
     }
@@ -101,7 +101,7 @@ fn clip<'a>(spec: &BodySpec<'a>) -> Result<&'a str, EventError> {
 }
 
 /// The form: each field of `fields` a text part, then `wav` as the `file` part.
-fn form(fields: &Value, wav: &[u8]) -> Result<Vec<u8>, EventError> {
+fn form(fields: &Value, wav: &[u8]) -> Result<Vec<u8>, Failure> {
     let Some(fields) = fields.as_object() else {
         return Err(unsendable("form fields that are not an object"));
     };
@@ -175,10 +175,10 @@ mod tests {
         }
     }
 
-    /// Issue 25 §3: a transcription is a multipart form of vLLM's fields and the clip's
+    /// A transcription is a multipart form of vLLM's fields and the clip's
     /// bytes as the `file` part, `--extra-body` merged into the fields.
     #[test]
-    fn issue_25_a_transcription_is_a_multipart_form_with_its_clip() {
+    fn a_transcription_is_a_multipart_form_with_its_clip() {
         let parts = [audio(b"RIFF....WAVEdata")];
         let s = spec("names: Ada", &parts);
         let mut body = OpenAiAudio.body(&s).unwrap();
@@ -214,10 +214,10 @@ mod tests {
         assert!(no_prompt.get("prompt").is_none());
     }
 
-    /// Issue 25 §3: what a transcription cannot carry is a failure of kind `prompt` naming
+    /// What a transcription cannot carry is a failure of kind `prompt` naming
     /// it, never sent.
     #[test]
-    fn issue_25_a_transcription_without_one_clip_is_refused() {
+    fn a_transcription_without_one_clip_is_refused() {
         let image = Part::Image {
             url: "data:image/png;base64,iVBO".into(),
         };

@@ -1,14 +1,14 @@
 //! OpenAI chat completions, `POST /v1/chat/completions`: the dataset's messages (or one user
 //! turn of the prompt, with its media parts as OpenAI content parts: `image_url`,
 //! `video_url` (vLLM's extension), `input_audio`), read with the OpenAI event reading of `completions.rs`; structured output
-//! asked as `response_format` or `tools` (issue 25 §5).
+//! asked as `response_format` or `tools`.
 
 use serde_json::{json, Value};
 
 use super::completions::{parse_openai, stream_options, OpenAiCompletions};
 use crate::config::structured::{StructuredOutput, Tool};
 use crate::measure::client::api::{
-    messages, Answer, Api, BodySpec, EventError, Parsed, Part, Streamed,
+    messages, Answer, Api, BodySpec, Failure, Parsed, Part, Streamed,
 };
 
 /// A media part as an OpenAI content part.
@@ -27,7 +27,7 @@ fn openai_part(p: &Part) -> Option<Value> {
 pub struct OpenAiChat;
 
 impl Api for OpenAiChat {
-    fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
+    fn body(&self, spec: &BodySpec) -> Result<Value, Failure> {
         let text = |t: &str| json!({"type": "text", "text": t});
         let messages = messages(spec, text, openai_part)?;
         let mut body =
@@ -49,7 +49,7 @@ impl Api for OpenAiChat {
     /// Tools as `tools` with `tool_choice: "required"`, so every answer is a call; the rest
     /// as completions sends it (a schema as `response_format`, a regex, choice or grammar in
     /// vLLM's `structured_outputs` field or its older `guided_*` field).
-    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), Failure> {
         if let StructuredOutput::Tools { tools } = s {
             body["tools"] = tools.iter().map(Tool::openai).collect();
             body["tool_choice"] = json!("required");
@@ -60,7 +60,7 @@ impl Api for OpenAiChat {
 }
 
 impl Streamed for OpenAiChat {
-    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
+    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, Failure> {
         parse_openai(data)
     }
 }
@@ -69,10 +69,10 @@ impl Streamed for OpenAiChat {
 mod tests {
     use super::*;
 
-    /// Issue 24: a prompt with an image and audio goes out as one user message of OpenAI
+    /// A prompt with an image and audio goes out as one user message of OpenAI
     /// content parts, the text first.
     #[test]
-    fn issue_24_media_parts_are_openai_content_parts() {
+    fn media_parts_are_openai_content_parts() {
         let parts = [
             Part::Image {
                 url: "data:image/png;base64,iVBO".into(),

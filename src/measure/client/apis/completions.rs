@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::config::structured::StructuredOutput;
 use crate::measure::client::api::{
     cached_in, malformed, reasoning_in, server_error, text_only, unsendable, Answer, Api, BodySpec,
-    EventError, Parsed, Streamed, ToolPiece, Usage,
+    Failure, Parsed, Streamed, ToolPiece, Usage,
 };
 use crate::measure::client::usage::Reported;
 
@@ -73,7 +73,7 @@ struct OaiDelta<'a> {
     tool_calls: Option<Vec<OaiToolCall<'a>>>,
 }
 
-/// A piece of a streamed tool call (issue 25 §5): the call's first event names the function.
+/// A piece of a streamed tool call: the call's first event names the function.
 #[derive(Deserialize)]
 struct OaiToolCall<'a> {
     #[serde(default)]
@@ -91,7 +91,7 @@ struct OaiFunction<'a> {
 }
 
 /// Reads one event of an OpenAI stream (completions or chat).
-pub(super) fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, EventError> {
+pub(super) fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, Failure> {
     if data.trim() == "[DONE]" {
         return Ok(Parsed {
             done: true,
@@ -169,7 +169,7 @@ pub(super) fn stream_options(body: &mut Value, spec: &BodySpec) {
 pub struct OpenAiCompletions;
 
 impl Api for OpenAiCompletions {
-    fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
+    fn body(&self, spec: &BodySpec) -> Result<Value, Failure> {
         text_only(spec)?;
         let mut body =
             json!({"model": spec.model, "prompt": spec.prompt, "max_tokens": spec.max_tokens});
@@ -179,11 +179,11 @@ impl Api for OpenAiCompletions {
     fn answer(&self) -> Answer<'_> {
         Answer::Streamed(self)
     }
-    /// As vLLM's own structured-output benchmark sends it on completions (issue 25 §5): a
+    /// As vLLM's own structured-output benchmark sends it on completions: a
     /// regex, choice or grammar in `structured_outputs` (or the older `guided_*` field), a
     /// schema as `response_format` (vLLM's completions endpoint reads it as the chat one
     /// does); tools are a chat field, refused when the run is configured.
-    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), Failure> {
         if let Some((field, value)) = s.guided_field() {
             body[field.as_str()] = value;
             return Ok(());
@@ -207,7 +207,7 @@ pub(super) fn json_schema_format(schema: &Value) -> Value {
 }
 
 impl Streamed for OpenAiCompletions {
-    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
+    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, Failure> {
         parse_openai(data)
     }
 }
@@ -256,7 +256,7 @@ mod tests {
         let finish =
             parse_openai(r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#).unwrap();
         assert!(!finish.has_output());
-        // Issue 23: what ends the answer besides `[DONE]`.
+        // What ends the answer besides `[DONE]`.
         assert!(finish.finished && !finish.done);
         let usage = parse_openai(r#"{"choices":[],"usage":{"completion_tokens":2}}"#).unwrap();
         assert!(usage.finished);
@@ -275,7 +275,7 @@ mod tests {
         assert_eq!(k, FailureKind::MalformedStream);
     }
 
-    /// Issue 15: vLLM's per-request `metrics` object (with `--enable-per-request-metrics`,
+    /// vLLM's per-request `metrics` object (with `--enable-per-request-metrics`,
     /// in the final usage chunk) is kept verbatim on both OpenAI APIs; anything but an object
     /// is ignored.
     #[test]
@@ -296,11 +296,11 @@ mod tests {
         }
     }
 
-    /// Issue 25: a delta carrying several tool calls at once gives every one of them: the
+    /// A delta carrying several tool calls at once gives every one of them: the
     /// first in the event's own fields, the others in `more_tool_calls`, each its index,
     /// name and arguments.
     #[test]
-    fn issue_25_every_tool_call_of_a_delta_is_read() {
+    fn every_tool_call_of_a_delta_is_read() {
         let data = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"index":1,"id":"b","type":"function","function":{"name":"g","arguments":"{\"x\":1}"}}]}}]}"#;
         let p = parse_openai(data).unwrap();
         assert_eq!(
@@ -317,7 +317,7 @@ mod tests {
 
     /// The completions API takes a prompt: media parts are refused by name, never dropped.
     #[test]
-    fn issue_24_the_completions_api_refuses_media_parts() {
+    fn the_completions_api_refuses_media_parts() {
         let parts = [crate::measure::client::api::Part::Image {
             url: "https://x/y.png".into(),
         }];

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::measure::client::api::{
-    malformed_answer, server_error, text_only, Answer, Answered, Api, BodySpec, EventError, Usage,
+    malformed_answer, server_error, text_only, Answer, Answered, Api, BodySpec, Failure, Usage,
     Whole,
 };
 use crate::measure::client::usage::Reported;
@@ -25,7 +25,7 @@ use crate::measure::record::FailureKind;
 pub struct OpenAiEmbeddings;
 
 impl Api for OpenAiEmbeddings {
-    fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
+    fn body(&self, spec: &BodySpec) -> Result<Value, Failure> {
         text_only(spec)?;
         let input = match spec.batch {
             [] => json!(spec.prompt),
@@ -60,7 +60,7 @@ impl Whole for OpenAiEmbeddings {
         Some(input_count(body))
     }
 
-    fn read(&self, answer: &[u8], body: &Value) -> Result<Answered, EventError> {
+    fn read(&self, answer: &[u8], body: &Value) -> Result<Answered, Failure> {
         let a: EmbeddingsAnswer =
             serde_json::from_slice(answer).map_err(|e| malformed_answer(answer, e))?;
         if let Some(err) = server_error(a.error.as_ref(), a.object.as_deref(), a.message.as_deref())
@@ -216,7 +216,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_25_an_embeddings_body_carries_its_inputs() {
+    fn an_embeddings_body_carries_its_inputs() {
         let one = body(&["a b"], json!({}));
         assert_eq!(one, json!({"model": "m", "input": "a b"}));
         assert_eq!(OpenAiEmbeddings.inputs(&one), Some(1));
@@ -233,11 +233,11 @@ mod tests {
         );
     }
 
-    /// Issue 25: one vector per input, each index once, of one length (the one asked), in the
+    /// One vector per input, each index once, of one length (the one asked), in the
     /// format asked; anything else is a `malformed_answer` naming what was wrong, and an
     /// error object is the server's error.
     #[test]
-    fn issue_25_an_embeddings_answer_answers_every_input_or_fails_by_name() {
+    fn an_embeddings_answer_answers_every_input_or_fails_by_name() {
         let two = body(&["a", "b"], json!({}));
         let ok = br#"{"object":"list","data":[{"object":"embedding","index":1,"embedding":[0.5,-1,2e-3]},{"index":0,"embedding":[1,2,3]}],"model":"m","usage":{"prompt_tokens":2,"total_tokens":2}}"#;
         let a = OpenAiEmbeddings.read(ok, &two).unwrap();

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::measure::client::api::{
-    malformed, server_error, text_only, Answer, Api, BodySpec, EventError, Parsed, Streamed, Usage,
+    malformed, server_error, text_only, Answer, Api, BodySpec, Failure, Parsed, Streamed, Usage,
 };
 use crate::measure::client::usage::Reported;
 
@@ -29,7 +29,7 @@ struct LlamaEvent<'a> {
 pub struct LlamaCpp;
 
 impl Api for LlamaCpp {
-    fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
+    fn body(&self, spec: &BodySpec) -> Result<Value, Failure> {
         text_only(spec)?;
         let body = json!({"prompt": spec.prompt, "n_predict": spec.max_tokens, "stream": true, "temperature": 0.0});
         Ok(spec.with_ignore_eos(body))
@@ -44,7 +44,7 @@ impl Api for LlamaCpp {
 }
 
 impl Streamed for LlamaCpp {
-    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
+    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, Failure> {
         let ev: LlamaEvent<'a> = serde_json::from_str(data).map_err(|e| malformed(data, e))?;
         if let Some(err) = server_error(ev.error.as_ref(), None, None) {
             return Err(err);
@@ -96,7 +96,7 @@ mod tests {
         assert!(last.timings.is_some());
     }
 
-    /// Issue 6: llama.cpp's `timings` is read on every API. Lines as the real server sends them.
+    /// llama.cpp's `timings` is read on every API. Lines as the real server sends them.
     #[test]
     fn llamacpp_timings_are_read_on_every_api() {
         // /v1/completions: in the chunk that carries `finish_reason` (and usage).

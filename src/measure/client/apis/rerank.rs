@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::measure::client::api::{
     malformed_answer, server_error, text_only, unsendable, Answer, Answered, Api, BodySpec,
-    EventError, Usage, Whole,
+    Failure, Usage, Whole,
 };
 use crate::measure::client::usage::Reported;
 use crate::measure::record::FailureKind;
@@ -28,7 +28,7 @@ pub struct TeiRerank;
 
 /// A rerank request's check before its body: text only, and documents to score (a jsonl
 /// line without any is never sent).
-fn sendable(spec: &BodySpec) -> Result<(), EventError> {
+fn sendable(spec: &BodySpec) -> Result<(), Failure> {
     text_only(spec)?;
     match spec.batch {
         [] => Err(unsendable("a query without documents")),
@@ -55,7 +55,7 @@ fn pair_bytes(body: &Value, field: &str, bytes: u64) -> u64 {
 }
 
 impl Api for Rerank {
-    fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
+    fn body(&self, spec: &BodySpec) -> Result<Value, Failure> {
         sendable(spec)?;
         Ok(json!({"model": spec.model, "query": spec.prompt, "documents": spec.batch}))
     }
@@ -79,7 +79,7 @@ impl Whole for Rerank {
         Some(documents(body, "documents"))
     }
 
-    fn read(&self, answer: &[u8], body: &Value) -> Result<Answered, EventError> {
+    fn read(&self, answer: &[u8], body: &Value) -> Result<Answered, Failure> {
         let a: RerankAnswer =
             serde_json::from_slice(answer).map_err(|e| malformed_answer(answer, e))?;
         if let Some(err) = server_error(a.error.as_ref(), a.object.as_deref(), a.message.as_deref())
@@ -113,7 +113,7 @@ impl Whole for Rerank {
 }
 
 impl Api for TeiRerank {
-    fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
+    fn body(&self, spec: &BodySpec) -> Result<Value, Failure> {
         sendable(spec)?;
         Ok(json!({"query": spec.prompt, "texts": spec.batch}))
     }
@@ -139,7 +139,7 @@ impl Whole for TeiRerank {
 
     /// TEI answers a list of `{index, score}`, one per text, and reports no usage; its error
     /// is `{"error": "...", "error_type": "..."}`.
-    fn read(&self, answer: &[u8], body: &Value) -> Result<Answered, EventError> {
+    fn read(&self, answer: &[u8], body: &Value) -> Result<Answered, Failure> {
         let a: TeiAnswer =
             serde_json::from_slice(answer).map_err(|e| malformed_answer(answer, e))?;
         let results = match a {
@@ -156,7 +156,7 @@ impl Whole for TeiRerank {
     }
 }
 
-fn bad(why: String) -> EventError {
+fn bad(why: String) -> Failure {
     (FailureKind::MalformedAnswer, why)
 }
 
@@ -166,7 +166,7 @@ fn check_scores(
     scores: impl ExactSizeIterator<Item = (Option<u64>, Option<f64>)>,
     docs: u64,
     asked: u64,
-) -> Result<(), EventError> {
+) -> Result<(), Failure> {
     if scores.len() as u64 != asked {
         return Err(bad(format!(
             "the answer scores {} documents, {asked} asked of {docs}",
@@ -235,10 +235,10 @@ mod tests {
         crate::measure::client::api::text_body(api, query, docs, &extra)
     }
 
-    /// Issue 25 §2: a rerank body carries its query and documents in each API's words, and
+    /// A rerank body carries its query and documents in each API's words, and
     /// its inputs are its documents.
     #[test]
-    fn issue_25_a_rerank_body_carries_its_query_and_documents() {
+    fn a_rerank_body_carries_its_query_and_documents() {
         let b = body(&Rerank, "q w", &["a", "b c"], json!({}));
         assert_eq!(
             b,
@@ -266,11 +266,11 @@ mod tests {
         assert_eq!(TeiRerank.prompt_bytes(&t, 100), 100 + 2);
     }
 
-    /// Issue 25 §2: a score per document (the `top_n` asked), each index once, each score
+    /// A score per document (the `top_n` asked), each index once, each score
     /// finite; anything else is a `malformed_answer` naming what was wrong, and an error
     /// object is the server's error.
     #[test]
-    fn issue_25_a_rerank_answer_scores_every_document_or_fails_by_name() {
+    fn a_rerank_answer_scores_every_document_or_fails_by_name() {
         let two = body(&Rerank, "q", &["a", "b"], json!({}));
         let ok = br#"{"id":"rerank-1","model":"m","usage":{"total_tokens":7},"results":[{"index":1,"document":{"text":"b"},"relevance_score":0.9},{"index":0,"relevance_score":0.1}]}"#;
         let a = Rerank.read(ok, &two).unwrap();

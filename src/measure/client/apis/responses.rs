@@ -1,9 +1,9 @@
 //! OpenAI's Responses API, `POST /v1/responses` (served by vLLM and SGLang), whose stream
-//! events are typed by a `type` field (issue 17; facts: `../shared/reference/FORMATS.md` §4):
+//! events are typed by a `type` field (facts: `../shared/reference/FORMATS.md`, its Responses section):
 //! `response.output_text.delta` (answer), `response.reasoning_text.delta` and
 //! `response.reasoning_summary_text.delta` (reasoning), and `response.completed` (or
 //! `.incomplete`) with the usage; no `[DONE]`. Images go as `input_image` parts; it takes no
-//! audio. Tool calls (issue 25 §5): a `function_call` item's `response.output_item.added`
+//! audio. Tool calls: a `function_call` item's `response.output_item.added`
 //! names the function, `response.function_call_arguments.delta` events carry the arguments.
 
 use std::borrow::Cow;
@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::anthropic::stream_error;
 use crate::config::structured::{StructuredOutput, Tool};
 use crate::measure::client::api::{
-    cached_in, malformed, messages, reasoning_in, unsendable, Answer, Api, BodySpec, EventError,
+    cached_in, malformed, messages, reasoning_in, unsendable, Answer, Api, BodySpec, Failure,
     Parsed, Part, Streamed, Usage,
 };
 use crate::measure::client::usage::Reported;
@@ -26,7 +26,7 @@ struct ResponsesEvent<'a> {
     #[serde(default, borrow)]
     delta: Option<Cow<'a, str>>,
     response: Option<ResponseObject>,
-    /// The output item an event is about (a function call's, issue 25 §5).
+    /// The output item an event is about (a function call's).
     #[serde(default)]
     output_index: u64,
     #[serde(default, borrow)]
@@ -69,7 +69,7 @@ fn responses_part(p: &Part) -> Option<Value> {
 pub struct OpenAiResponses;
 
 impl Api for OpenAiResponses {
-    fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
+    fn body(&self, spec: &BodySpec) -> Result<Value, Failure> {
         let input = match (spec.messages, spec.parts) {
             (None, []) => json!(spec.prompt),
             _ => {
@@ -101,7 +101,7 @@ impl Api for OpenAiResponses {
 
     /// A schema as `text.format` (`json_schema`, strict); tools as Responses function tools
     /// with `tool_choice: "required"`.
-    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), EventError> {
+    fn structured(&self, body: &mut Value, s: &StructuredOutput) -> Result<(), Failure> {
         match s {
             StructuredOutput::Json { schema } => {
                 body["text"] = json!({"format": {
@@ -123,7 +123,7 @@ impl Api for OpenAiResponses {
 }
 
 impl Streamed for OpenAiResponses {
-    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
+    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, Failure> {
         let ev: ResponsesEvent<'a> = serde_json::from_str(data).map_err(|e| malformed(data, e))?;
         let mut parsed = Parsed::default();
         match ev.kind.as_ref() {
@@ -164,10 +164,10 @@ impl Streamed for OpenAiResponses {
 mod tests {
     use super::*;
 
-    /// Issue 25 §5: a `function_call` item names the function, its arguments' deltas are
+    /// A `function_call` item names the function, its arguments' deltas are
     /// output; JSON goes out as `text.format`, tools as Responses function tools.
     #[test]
-    fn issue_25_function_call_items_are_tool_calls() {
+    fn function_call_items_are_tool_calls() {
         let r = OpenAiResponses;
         let added = r.parse(None, r#"{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"function_call","id":"fc","call_id":"c","name":"search_flights","arguments":""}}"#).unwrap();
         assert_eq!(added.tool_name.as_deref(), Some("search_flights"));
@@ -249,7 +249,7 @@ mod tests {
             (body["input"].as_str(), body["max_output_tokens"].as_u64()),
             (Some("p"), Some(5))
         );
-        // Issue 24: an image goes as an `input_image` part after the `input_text`.
+        // An image goes as an `input_image` part after the `input_text`.
         let image = [Part::Image {
             url: "https://x/y.png".into(),
         }];

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::measure::client::api::{
-    malformed, server_error, text_only, Answer, Api, BodySpec, EventError, Parsed, Streamed, Usage,
+    malformed, server_error, text_only, Answer, Api, BodySpec, Failure, Parsed, Streamed, Usage,
 };
 use crate::measure::client::usage::Reported;
 use crate::measure::record::FailureKind;
@@ -40,7 +40,7 @@ struct TgiDetails {
 pub struct Tgi;
 
 impl Api for Tgi {
-    fn body(&self, spec: &BodySpec) -> Result<Value, EventError> {
+    fn body(&self, spec: &BodySpec) -> Result<Value, Failure> {
         text_only(spec)?;
         Ok(json!({
             "inputs": spec.prompt,
@@ -56,7 +56,7 @@ impl Api for Tgi {
 }
 
 impl Streamed for Tgi {
-    fn parse<'a>(&self, event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, EventError> {
+    fn parse<'a>(&self, event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, Failure> {
         let ev: TgiEvent<'a> = serde_json::from_str(data).map_err(|e| malformed(data, e))?;
         if event == Some("error") || ev.error.is_some() {
             return Err(server_error(ev.error.as_ref(), Some("error"), Some(data))

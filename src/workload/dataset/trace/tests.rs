@@ -1,4 +1,4 @@
-//! Tests of the trace reader's limits (issue 23): every field bounded before the work it asks
+//! Tests of the trace reader's limits: every field bounded before the work it asks
 //! for, and a fuzz property over random lines.
 
 use super::*;
@@ -23,7 +23,7 @@ fn read(body: &str, block: u64, n: usize) -> Result<Vec<Prompt>, DatasetError> {
 }
 
 #[test]
-fn issue_23_a_small_trace_cannot_ask_for_huge_prompts() {
+fn a_small_trace_cannot_ask_for_huge_prompts() {
     // 300 ids of 2^20 tokens: 314 million tokens from one short line (it ran out of memory).
     let ids: Vec<String> = (0..300).map(|i| i.to_string()).collect();
     let line = format!("{{\"timestamp\": 0, \"hash_ids\": [{}]}}\n", ids.join(","));
@@ -55,7 +55,7 @@ fn issue_23_a_small_trace_cannot_ask_for_huge_prompts() {
 }
 
 #[test]
-fn issue_23_trace_fields_are_capped_like_their_flags_and_named_by_line() {
+fn trace_fields_are_capped_like_their_flags_and_named_by_line() {
     for (line, says) in [
         (
             r#"{"timestamp": 5, "input_length": 4, "output_length": 1000000000000000000}"#,
@@ -141,7 +141,7 @@ proptest! {
     /// Random trace lines never panic the reader: it returns one line naming what is wrong, or
     /// prompts within every limit.
     #[test]
-    fn issue_23_random_trace_lines_read_within_their_limits(
+    fn random_trace_lines_read_within_their_limits(
         lines in prop::collection::vec(line(), 1..8),
         block in prop_oneof![Just(1u64), Just(7), Just(512), Just(4096)],
     ) {

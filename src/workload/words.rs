@@ -1,0 +1,126 @@
+//! Prompts in words, the built-in simulator's own counting (one token per whitespace-separated
+//! word): what `--tokenizer words` (or no `--tokenizer`) builds. Exact under the simulator,
+//! only an approximation for a real server.
+//!
+//! A leaf: the request builders (`mod.rs`, `server.rs`) take their words from here.
+
+use rand::{RngExt, SeedableRng};
+
+use crate::measure::client::RequestSpec;
+
+/// The common English words prompts in words are drawn from.
+pub const WORDS: &[&str] = &[
+    "time",
+    "year",
+    "people",
+    "way",
+    "day",
+    "man",
+    "thing",
+    "woman",
+    "life",
+    "child",
+    "world",
+    "school",
+    "state",
+    "family",
+    "student",
+    "group",
+    "country",
+    "problem",
+    "hand",
+    "part",
+    "place",
+    "case",
+    "week",
+    "company",
+    "system",
+    "program",
+    "question",
+    "work",
+    "government",
+    "number",
+    "night",
+    "point",
+    "home",
+    "water",
+    "room",
+    "mother",
+    "area",
+    "money",
+    "story",
+    "fact",
+    "month",
+    "lot",
+    "right",
+    "study",
+    "book",
+    "eye",
+    "job",
+    "word",
+    "business",
+    "issue",
+    "side",
+    "kind",
+    "head",
+    "house",
+    "service",
+    "friend",
+    "father",
+    "power",
+    "hour",
+    "game",
+    "line",
+    "end",
+    "member",
+    "law",
+];
+
+/// Builds `n` prompts of `input_len` words asking for `output_len` tokens (ids from
+/// `first_id`), reproducible from `seed`.
+pub fn prompts(
+    input_len: u64,
+    output_len: u64,
+    n: u64,
+    first_id: u64,
+    seed: u64,
+    warmup: bool,
+) -> Vec<RequestSpec> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5EED_0F50_4D50);
+    (0..n)
+        .map(|i| {
+            let mut prompt = String::with_capacity(input_len as usize * 7);
+            for w in 0..input_len {
+                if w > 0 {
+                    prompt.push(' ');
+                }
+                prompt.push_str(WORDS[rng.random_range(0..WORDS.len())]);
+            }
+            RequestSpec {
+                id: first_id + i,
+                prompt,
+                messages: None,
+                input_len: Some(input_len),
+                output_len,
+                warmup,
+                ..Default::default()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompts_are_reproducible_and_have_the_requested_word_count() {
+        let a = prompts(12, 128, 3, 0, 1, false);
+        assert_eq!(a.len(), 3);
+        assert_eq!(a[0].prompt.split(' ').count(), 12);
+        assert_eq!(a[2].id, 2);
+        let b = prompts(12, 128, 3, 0, 1, false);
+        assert_eq!(a[1].prompt, b[1].prompt);
+        assert_ne!(a[0].prompt, prompts(12, 128, 1, 0, 2, false)[0].prompt);
+    }
+}
