@@ -19,6 +19,7 @@ pub mod error;
 pub mod lora;
 pub mod media;
 pub mod mix;
+pub mod requests;
 pub mod rerank;
 pub mod server;
 
