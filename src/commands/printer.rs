@@ -8,10 +8,10 @@ use crate::cli::plan::Show;
 use crate::config::search::axis_word;
 use crate::config::sweep::{LoadParameter, SweepValue};
 use crate::config::RunConfig;
+use crate::drive::observer::StepObserver;
 use crate::drive::plan::{Mode, RunPlan};
-use crate::drive::progress::{Progress, ProgressMode};
 use crate::drive::run::RunOptions;
-use crate::drive::sweep::StepObserver;
+use crate::drive::ui::progress::{Progress, ProgressMode};
 use crate::render::report;
 use crate::results::document::BenchResult;
 use crate::results::repeat::RepeatDoc;
@@ -111,9 +111,9 @@ impl StepObserver for Printer {
             None => "run".to_string(),
         };
         // A time-bounded run's total is what its pool was built for (its expected requests).
-        let info = crate::drive::dashboard::RunInfo {
+        let info = crate::drive::ui::dashboard::RunInfo {
             label,
-            total: crate::drive::load::pool_size(&cfg.load),
+            total: crate::workload::requests::pool_size(&cfg.load),
             cap: cfg.load.concurrency_cap(),
             stages: (cfg.load.shape.stages.iter())
                 .scan(0.0, |end, st| {

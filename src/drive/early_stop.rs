@@ -1,4 +1,4 @@
-//! `--max-errors N` and `--max-error-rate F` (issue 16): watches the measured requests as they
+//! `--max-errors N` and `--max-error-rate F`: watches the measured requests as they
 //! finish and says when the run should stop sending, and why. The reason is saved in the result
 //! (`stopped_early`) and printed; what was measured is kept.
 

@@ -1,4 +1,4 @@
-//! A conversation's history, turn by turn (issue 23): what each turn sends, and the bounds on
+//! A conversation's history, turn by turn: what each turn sends, and the bounds on
 //! building it.
 //!
 //! A turn carries the history: the alternating user/assistant messages for the chat API; for
@@ -249,7 +249,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn issue_23_work_past_its_time_limit_is_left_behind_not_waited_for() {
+    async fn work_past_its_time_limit_is_left_behind_not_waited_for() {
         let never = CancellationToken::new();
         let slow = || std::thread::sleep(Duration::from_secs(5));
         let started = std::time::Instant::now();
@@ -271,7 +271,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn issue_23_a_history_past_its_limit_is_a_named_failure_not_a_bigger_body() {
+    async fn a_history_past_its_limit_is_a_named_failure_not_a_bigger_body() {
         // 2 MB replies over 40 turns grew request bodies from 4 to 41 MB.
         let cfg = crate::config::RunConfig::default();
         let secrets = crate::measure::client::Secrets::default();
@@ -308,7 +308,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn issue_23_the_history_limit_in_tokens_counts_texts_and_replies() {
+    async fn the_history_limit_in_tokens_counts_texts_and_replies() {
         let cfg = crate::config::RunConfig::default();
         let secrets = crate::measure::client::Secrets::default();
         let client = Client::new(&cfg, &secrets, None, None).unwrap();

@@ -1,4 +1,4 @@
-//! Thread per core (`--client-threads T`, issue 26): a run's measured load driven by T
+//! Thread per core (`--client-threads T`): a run's measured load driven by T
 //! independent lanes, each on a thread of its own with its own single-thread runtime, client
 //! (connections), send timer, monitor, counters and record buffer.
 //!
@@ -8,7 +8,8 @@
 //! so the lanes' parts add up to the process's (`config::shard::Shard::concurrency_share`).
 //! Nothing on the per-event path crosses threads: each lane reads its own streams, counts into
 //! its own [`Live`] lane (the dashboard sums them) and feeds its own summary; the only shared
-//! things are the records file (one lock per finished request, to append its line), the
+//! things are the records file (`records.rs`, with each lane's writer: one lock per finished
+//! request, to append its line), the
 //! early-stop watch (only with `--max-errors`/`--max-error-rate`) and the stop signals. At the
 //! end the lanes' summaries are merged with [`Summarizer::merge`], the exact merge `merge` and
 //! `summarize` use, and their counts added.
@@ -19,7 +20,6 @@
 //! of the warm-ups first, so its own pool holds its connections before the measured load
 //! starts; then it waits for [`Lanes::go`].
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
@@ -33,12 +33,12 @@ use crate::drive::early_stop::ErrorWatch;
 use crate::drive::error::RunError;
 use crate::drive::load::{DriveSummary, Sink};
 use crate::drive::monitor::Monitor;
-use crate::drive::progress::Live;
+use crate::drive::records::{write_records, RecordsFile, Sends};
+use crate::drive::ui::live::Live;
 use crate::measure::client::{Client, RequestSpec};
 use crate::measure::clock::Clock;
-use crate::measure::record::{RecordsWriter, RequestRecord};
-use crate::results::error::ResultsError;
-use crate::results::stats::{SampleSet, Summarizer, SummaryOptions};
+use crate::measure::record::RequestRecord;
+use crate::results::stats::{Summarizer, SummaryOptions};
 use crate::results::validity::{Validity, Verdict};
 
 /// Each lane's share of the process's schedule: lane t of `threads` in the process's shard
@@ -123,7 +123,7 @@ fn split_pool(
         return out;
     }
     let mut out = vec![Vec::with_capacity(pool.len()); shards.len()];
-    for (c, conversation) in crate::drive::load::conversations(pool, turns)
+    for (c, conversation) in crate::drive::pool::conversations(pool, turns)
         .into_iter()
         .enumerate()
     {
@@ -138,102 +138,6 @@ fn split_pool(
         }
     }
     out
-}
-
-/// The run's one records file, appended to by every lane (one lock per record). A write that
-/// fails closes it for all: the first error is kept.
-pub(super) struct RecordsFile {
-    path: PathBuf,
-    state: Mutex<(Option<RecordsWriter>, Option<std::io::Error>)>,
-}
-
-impl RecordsFile {
-    /// Creates the file (a failure is kept, and every write after it fails).
-    pub(super) fn create(path: PathBuf) -> RecordsFile {
-        let state = match RecordsWriter::create(&path) {
-            Ok(w) => (Some(w), None),
-            Err(e) => (None, Some(e)),
-        };
-        RecordsFile {
-            path,
-            state: Mutex::new(state),
-        }
-    }
-
-    /// True when the file could not be created or written.
-    pub(super) fn failed(&self) -> bool {
-        self.state.lock().map(|s| s.1.is_some()).unwrap_or(true)
-    }
-
-    /// Appends `r` (and flushes when `flush`); false when the file has failed, now or before.
-    fn write(&self, r: &RequestRecord, flush: bool) -> bool {
-        let Ok(mut state) = self.state.lock() else {
-            return false;
-        };
-        let Some(w) = state.0.as_mut() else {
-            return false;
-        };
-        let written = w
-            .write(r)
-            .and_then(|()| if flush { w.flush() } else { Ok(()) });
-        match written {
-            Ok(()) => true,
-            Err(e) => {
-                *state = (None, Some(e));
-                false
-            }
-        }
-    }
-
-    /// Flushes what is left; the first error the file met, if any.
-    pub(super) fn finish(&self) -> Option<ResultsError> {
-        let mut state = self.state.lock().ok()?;
-        if let Some(Err(e)) = state.0.as_mut().map(RecordsWriter::flush) {
-            *state = (None, Some(e));
-        }
-        state.1.take().map(|source| ResultsError::Write {
-            path: self.path.clone(),
-            source,
-        })
-    }
-}
-
-/// The sends of the measured requests, gathered as their records arrive: real-time schedule
-/// lag (ms), and the first and last send.
-pub(super) struct Sends {
-    pub(super) lags: SampleSet,
-    pub(super) first: u64,
-    pub(super) last: u64,
-    pub(super) count: u64,
-}
-
-impl Sends {
-    fn new() -> Sends {
-        Sends {
-            lags: SampleSet::default(),
-            first: u64::MAX,
-            last: 0,
-            count: 0,
-        }
-    }
-
-    fn add(&mut self, r: &RequestRecord) {
-        if r.warmup {
-            return;
-        }
-        self.lags
-            .add(r.began_ns().saturating_sub(r.scheduled_ns) as f64 / 1e6);
-        self.first = self.first.min(r.began_ns());
-        self.last = self.last.max(r.began_ns());
-        self.count += 1;
-    }
-
-    fn merge(&mut self, o: Sends) {
-        self.lags.merge(o.lags);
-        self.first = self.first.min(o.first);
-        self.last = self.last.max(o.last);
-        self.count += o.count;
-    }
 }
 
 /// What every lane measured, together.
@@ -568,69 +472,6 @@ async fn warm_up(
         }
     }
     records
-}
-
-/// What a lane's record writer gathered.
-struct Written {
-    summary: Summarizer,
-    sends: Sends,
-    /// `--max-errors` / `--max-error-rate` stopped the sends: why.
-    stopped_early: Option<String>,
-}
-
-/// Appends each record of the lane (its kept warm-ups first) as one JSON line as it arrives
-/// and feeds it to the lane's summary, its send facts and the early-stop watch (which cancels
-/// `halt` when a limit is crossed); keeps no record (memory does not grow with the run's
-/// length, up to the summary's exact samples, `stats::EXACT_SAMPLES_MAX` per metric). A write
-/// that fails (a full disk) cancels `halt`, so no new request is sent; the records still
-/// arriving are summarized, and the file keeps the error.
-async fn write_records(
-    mut rx: mpsc::UnboundedReceiver<RequestRecord>,
-    warmups: Vec<RequestRecord>,
-    file: Arc<RecordsFile>,
-    live: Arc<Live>,
-    mut summary: Summarizer,
-    halt: CancellationToken,
-    watch: Option<Arc<Mutex<ErrorWatch>>>,
-) -> Written {
-    let mut sends = Sends::new();
-    let mut stopped_early = None;
-    let mut writing = !file.failed();
-    if !writing {
-        halt.cancel();
-    }
-    let mut pending = warmups.into_iter();
-    loop {
-        let r = match pending.next() {
-            Some(r) => r,
-            None => match rx.recv().await {
-                Some(r) => {
-                    live.record(&r);
-                    r
-                }
-                None => break,
-            },
-        };
-        // Flushed whenever no other record of this lane is waiting.
-        if writing && !file.write(&r, rx.is_empty()) {
-            halt.cancel();
-            writing = false;
-        }
-        summary.add(&r);
-        sends.add(&r);
-        let crossed = watch
-            .as_ref()
-            .and_then(|w| w.lock().ok().and_then(|mut w| w.add(&r)));
-        if let Some(why) = crossed {
-            stopped_early.get_or_insert(why);
-            halt.cancel();
-        }
-    }
-    Written {
-        summary,
-        sends,
-        stopped_early,
-    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-fn issue_26_lanes_split_a_shard_as_finer_shards() {
+fn lanes_split_a_shard_as_finer_shards() {
     // Every request of the schedule has exactly one lane in exactly one process.
     for (n, t) in [(1u64, 1u64), (1, 3), (2, 2), (3, 4)] {
         for id in 0..100u64 {
@@ -47,7 +47,7 @@ fn issue_26_lanes_split_a_shard_as_finer_shards() {
 }
 
 #[test]
-fn issue_26_each_lane_holds_its_conversations_and_placeholders() {
+fn each_lane_holds_its_conversations_and_placeholders() {
     let pool: Vec<RequestSpec> = (0..6)
         .map(|i| RequestSpec {
             id: i,

@@ -12,10 +12,10 @@ fn spec(rate: RequestRate, burstiness: f64, seed: u64) -> LoadSpec {
     }
 }
 
-/// Issue 23: a span too long to hold is the longest, never 0 (`tests/accounting.rs`
-/// `issue_23_a_huge_think_time_is_a_long_wait_never_none` drives a run with one).
+/// A span too long to hold is the longest, never 0: a huge think time is a long wait, never
+/// none (`tests/accounting.rs` drives a run with one).
 #[test]
-fn issue_23_spans_too_long_to_hold_saturate() {
+fn spans_too_long_to_hold_saturate() {
     assert_eq!(span(1e300), Duration::MAX);
     assert_eq!(span(f64::INFINITY), Duration::MAX);
     assert_eq!(

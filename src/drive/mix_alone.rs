@@ -1,4 +1,4 @@
-//! `--mix-alone` (issue 27 §2): after a mix's run, each class run alone at its share of the
+//! `--mix-alone`: after a mix's run, each class run alone at its share of the
 //! mixed run's load (`config::mix::alone_config`: its requests only, from the same seed), so
 //! the latency a class suffers next to the others stands beside its latency alone.
 //!
@@ -18,9 +18,9 @@ use crate::config::mix::{alone_config, MixAlone};
 use crate::config::sweep::SweepValue;
 use crate::config::valid::ValidConfig;
 use crate::drive::error::RunError;
+use crate::drive::observer::StepObserver;
 use crate::drive::plan::RunPlan;
 use crate::drive::run::{execute_with, RunOptions};
-use crate::drive::sweep::StepObserver;
 use crate::results::document::BenchResult;
 
 /// Whether `plan` runs each class alone after its mixed run.
@@ -47,13 +47,7 @@ pub async fn run(
         }
         let cfg = ValidConfig::new(alone_config(&plan.config, k as u32))?;
         let file = plan.output.alone(k);
-        let opts = RunOptions {
-            scrape: plan.scrape.clone(),
-            overwrite: plan.output.overwrite,
-            abort: abort.clone(),
-            client_threads: plan.client_threads,
-            ..RunOptions::new(plan.output.dir.join(&file), false)
-        };
+        let opts = RunOptions::from_plan(plan, &file, false, abort);
         observer.started(SweepValue::Count(cfg.load.num_prompts), &cfg, &opts);
         let run = execute_with(&cfg, &plan.text, &plan.secrets, &opts, stop.clone());
         let alone = match run.await {

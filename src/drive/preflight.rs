@@ -2,49 +2,29 @@
 //! (a wrong URL, model or key) ends the run with its reason before any load is sent.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::RunConfig;
 use crate::drive::error::RunError;
 use crate::measure::client::{Client, RequestSpec};
 use crate::measure::clock::Clock;
 use crate::measure::record::FailureKind;
 
-/// One short request before the run, bounded by `--preflight-timeout`. Configuration mistakes
+/// Sends `spec`, the run's pre-flight request (`workload::requests` builds it in the shape
+/// the backend takes), bounded by `limit` (`--preflight-timeout`). Configuration mistakes
 /// (unreachable server, wrong endpoint or API, rejected body or credentials) and a server that
 /// does not answer within that limit stop the run with one clear line; a server that is merely
 /// busy or flaky (5xx, 429, a broken stream) does not.
 pub(super) async fn preflight(
     client: &Arc<Client>,
-    cfg: &RunConfig,
+    spec: &RequestSpec,
+    limit: Duration,
     clock: &Clock,
 ) -> Result<(), RunError> {
-    let spec = RequestSpec {
-        id: u64::MAX,
-        prompt: "Hello".into(),
-        // A rerank scores documents: one, besides its query.
-        batch: cfg
-            .backend
-            .takes_query()
-            .then(|| "Hello".into())
-            .into_iter()
-            .collect(),
-        messages: None,
-        // A transcription sends a clip: a tenth of a second of silence.
-        parts: (cfg.backend == crate::config::BackendKind::OpenaiAudio)
-            .then(|| crate::workload::audio::silence(std::time::Duration::from_millis(100)))
-            .into_iter()
-            .collect(),
-        input_len: None,
-        output_len: cfg.workload.dataset.output_len().min(4),
-        warmup: true,
-        ..Default::default()
-    };
-    let limit = cfg.load.preflight_timeout();
     let r = client
         .send_within(
-            &spec,
+            spec,
             clock.now_ns(),
             clock,
             &CancellationToken::new(),

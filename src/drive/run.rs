@@ -1,19 +1,22 @@
-//! One benchmark run, end to end, in named phases: `prepare` (the clients and the requests),
-//! the pre-flight check, the warm-ups and `measure` (the driven load on `--client-threads`
-//! lanes, each with its own monitor, `lanes.rs`; the scraper and the simulator's counters
-//! around it) and `finish` (summary, validity, the saved result).
+//! One benchmark run, end to end, in named phases: `prepare` (the clients, and the requests
+//! from `workload::requests` in one call), the pre-flight check, the warm-ups and `measure`
+//! (the driven load on `--client-threads` lanes, each with its own monitor, `lanes.rs`; the
+//! scraper and the simulator's counters around it) and `finish` (summary, validity, the saved
+//! result). [`RunOptions`] says where a run writes; [`RunOptions::from_plan`] takes them from
+//! a session's plan.
 //!
-//! This is the glue between `drive::load`, `measure::client`, `results::stats` and
-//! `results::document`; it prints nothing. It runs a [`ValidConfig`] with the text resolved
-//! by the session's plan ([`execute_with`]); [`execute`] plans a lone config itself.
-//! What is measured is never lost: each record is appended to the JSON Lines file as soon as
-//! its request ends (flushed whenever no other record is waiting), and the result document is
-//! written atomically at the end, also when the run was stopped. Records are not kept in
-//! memory: each lane's writer feeds each to its streaming summary (`stats::Summarizer`, the
-//! lanes' merged at the end) and the validity facts as it writes it, and the result's per-request arrays (small runs only, see
-//! `results`) are read back from the file. With `RunOptions::scrape`, the
-//! server's metrics are sampled (`scrape`) while the measured load runs and saved with the
-//! result.
+//! This is the glue between `workload::requests`, `drive::load`, `measure::client`,
+//! `results::stats` and `results::document`; it prints nothing and decides nothing about
+//! what a request holds. It runs a [`ValidConfig`] with the text resolved by the session's
+//! plan ([`execute_with`]); [`execute`] plans a lone config itself. What is measured is never
+//! lost: each record is appended to the JSON Lines file as soon as its request ends (flushed
+//! whenever no other record is waiting, `records.rs`), and the result document is written
+//! atomically at the end, also when the run was stopped. Records are not kept in memory: each
+//! lane's writer feeds each to its streaming summary (`stats::Summarizer`, the lanes' merged
+//! at the end) and the validity facts as it writes it, and the result's per-request arrays
+//! (small runs only, see `results`) are read back from the file. With `RunOptions::scrape`,
+//! the server's metrics are sampled (`scrape`) while the measured load runs and saved with
+//! the result.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -26,12 +29,13 @@ use crate::config::valid::ValidConfig;
 use crate::config::RunConfig;
 use crate::config::ScrapeSpec;
 use crate::drive::error::RunError;
-use crate::drive::lanes::{summary_options, Go, Lanes, Plan, RecordsFile, Sends};
+use crate::drive::lanes::{summary_options, Go, Lanes, Plan};
 use crate::drive::mix::Probes;
 use crate::drive::monitor::process_cpu_s;
-use crate::drive::plan::{ask_server, Text};
-use crate::drive::progress::Live;
+use crate::drive::plan::{ask_server, RunPlan, Text};
+use crate::drive::records::{RecordsFile, Sends};
 use crate::drive::scrape::Scraper;
+use crate::drive::ui::live::Live;
 use crate::measure::client::{Client, RequestSpec, Secrets};
 use crate::measure::clock::Clock;
 use crate::measure::record::RequestRecord;
@@ -44,6 +48,7 @@ use crate::results::stats::mix::MixFigures;
 use crate::results::stats::{adapters, steady, Summarizer};
 use crate::results::validity::{RunFacts, Validity};
 use crate::workload;
+use crate::workload::requests::RunRequests;
 
 /// Where a run writes, and what it checks first.
 #[derive(Clone, Debug)]
@@ -86,6 +91,26 @@ impl RunOptions {
             overwrite: false,
             abort: CancellationToken::new(),
             client_threads: ClientThreads::default(),
+        }
+    }
+
+    /// The options of one run of `plan`'s session, writing `file` in the plan's output
+    /// directory: the plan's scrape, `--overwrite` and `--client-threads`, the session's
+    /// second-Ctrl-C token `abort`, and the plan's pre-flight request when `preflight_here`
+    /// (a sweep or search sends it before its first run only, a class run alone never).
+    /// The one place a run's options are taken from its plan.
+    pub fn from_plan(
+        plan: &RunPlan,
+        file: &str,
+        preflight_here: bool,
+        abort: &CancellationToken,
+    ) -> RunOptions {
+        RunOptions {
+            scrape: plan.scrape.clone(),
+            overwrite: plan.output.overwrite,
+            abort: abort.clone(),
+            client_threads: plan.client_threads,
+            ..RunOptions::new(plan.output.dir.join(file), plan.preflight && preflight_here)
         }
     }
 
@@ -138,24 +163,35 @@ pub async fn execute_with(
     );
     let before = async {
         let prepared = prepare(cfg, text, secrets, threads).await?;
+        let Prepared {
+            client,
+            clients,
+            requests: built,
+            generation,
+        } = prepared;
         let clock = Clock::start();
         if opts.preflight {
-            super::preflight::preflight(&prepared.client, cfg, &clock).await?;
+            let limit = cfg.load.preflight_timeout();
+            crate::drive::preflight::preflight(&client, &built.preflight, limit, &clock).await?;
         }
-        // Each lane sends its share of the warm-ups on its own connections.
-        let requests = prepared.requests.len() as u64;
-        let extras = Extras::of(cfg, &prepared);
+        let requests = built.requests.len() as u64;
+        let extras = Extras {
+            adapters: built.adapters,
+            probes: built.probes.zip(cfg.probe_request_rate),
+            generation,
+        };
         let plan = Plan {
             cfg,
-            clients: prepared.clients,
+            clients,
             clock,
             live: &opts.live,
             stop: &stop,
             abort: &opts.abort,
         };
-        let mut lanes = Lanes::start(plan, prepared.warmups, prepared.requests)?;
+        // Each lane sends its share of the warm-ups on its own connections.
+        let mut lanes = Lanes::start(plan, built.warmups, built.requests)?;
         lanes.warmed().await?;
-        Ok::<_, RunError>((prepared.client, clock, lanes, requests, extras))
+        Ok::<_, RunError>((client, clock, lanes, requests, extras))
     };
     let (client, clock, lanes, requests, extras) = tokio::select! {
         biased;
@@ -182,14 +218,13 @@ pub async fn execute_with(
 }
 
 /// What a run sends: its client (for the pre-flight and the simulator's counters), one client
-/// per lane (the first is the run's own), its warm-ups, and the pool its measured requests
-/// are taken from (`drive::load::drive` picks each lane's share).
+/// per lane (the first is the run's own), and its requests, built by `workload::requests`
+/// (the lanes take the warm-ups and the pool; `drive::load::drive` picks each lane's share).
 struct Prepared {
     client: Arc<Client>,
     clients: Vec<Arc<Client>>,
-    warmups: Vec<RequestSpec>,
-    requests: Vec<RequestSpec>,
-    /// What making the requests' images cost (random-mm); `None` without media.
+    requests: RunRequests,
+    /// What making the requests' media cost (random-mm, clips); `None` without media.
     generation: Option<MediaGeneration>,
 }
 
@@ -202,23 +237,9 @@ struct Extras {
     generation: Option<MediaGeneration>,
 }
 
-impl Extras {
-    fn of(cfg: &RunConfig, prepared: &Prepared) -> Extras {
-        Extras {
-            adapters: prepared.requests.iter().any(|r| r.model.is_some()),
-            probes: (cfg.mix.as_ref().zip(cfg.probe_request_rate)).map(|(mix, rate)| {
-                (
-                    crate::drive::mix::probe_specs(mix, &prepared.requests),
-                    rate,
-                )
-            }),
-            generation: prepared.generation,
-        }
-    }
-}
-
 /// Builds the clients and the requests (before the clock starts: building prompts is not
-/// part of the run).
+/// part of the run). The requests are the workload's, in one call; the media they carry are
+/// counted and timed here (from the first prompt to the last medium made).
 async fn prepare(
     cfg: &RunConfig,
     text: &Text,
@@ -240,67 +261,15 @@ async fn prepare(
     for _ in 1..threads {
         clients.push(new_client()?);
     }
-    let seed = cfg.load.seed;
-    let build = |n, seed, warmup| {
-        workload::build_for(
-            &cfg.workload,
-            tokenizer,
-            &client,
-            client.base_url(),
-            &cfg.model,
-            n,
-            seed,
-            warmup,
-        )
-    };
-    // Each request carries `--embedding-batch-size` inputs, each one prompt of the workload.
-    let k = cfg.inputs_per_request;
-    let n = |requests: u64| requests.saturating_mul(u64::from(k.max(1)));
     let began = std::time::Instant::now();
-    let warmups = build(n(cfg.load.num_warmups), seed ^ 0xA5A5, true).await?;
-    let pool = n(crate::drive::load::pool_size(&cfg.load));
-    let requests = match &cfg.mix {
-        None => build(pool, seed, false).await?,
-        Some(mix) => crate::drive::mix::build(mix, cfg, tokenizer, &client, pool, seed).await?,
+    let mut generation = None;
+    let made = |warmups: &[RequestSpec], requests: &[RequestSpec]| {
+        generation = MediaGeneration::of(warmups.iter().chain(requests), began.elapsed());
     };
-    // A transcription run's clips (`--backend openai-audio`, `--dataset-name random`).
-    let (mut warmups, mut requests) = (warmups, requests);
-    if cfg.backend == crate::config::BackendKind::OpenaiAudio
-        && matches!(cfg.workload.dataset, crate::config::Dataset::Random { .. })
-    {
-        let d = (cfg.audio_duration).unwrap_or(crate::config::audio::DEFAULT_AUDIO_DURATION);
-        let made = |r: &mut [RequestSpec], seed: u64| workload::audio::transcribe(r, d, seed);
-        made(&mut warmups, seed ^ 0xA5A5).map_err(workload::error::WorkloadError::from)?;
-        made(&mut requests, seed).map_err(workload::error::WorkloadError::from)?;
-    }
-    // A transcription run's jsonl lines: each names exactly one clip, or it is refused here.
-    if let (
-        crate::config::BackendKind::OpenaiAudio,
-        None,
-        crate::config::Dataset::Jsonl { path, .. },
-    ) = (cfg.backend, &cfg.mix, &cfg.workload.dataset)
-    {
-        workload::audio::one_clip_each(warmups.iter().chain(&requests), path)
-            .map_err(workload::error::WorkloadError::from)?;
-    }
-    let generation = MediaGeneration::of(warmups.iter().chain(&requests), began.elapsed());
-    let (mut warmups, mut requests) = (
-        workload::batch::batch(warmups, k),
-        workload::batch::batch(requests, k),
-    );
-    // A rerank request's query goes before its documents (`workload::rerank`).
-    if cfg.backend.takes_query() {
-        let ask = workload::rerank::Queries::new(cfg, tokenizer, &client);
-        warmups = ask.before(warmups, seed ^ 0xA5A5, true).await?;
-        requests = ask.before(requests, seed, false).await?;
-    }
-    // Each request's LoRA adapter (`--lora-modules`), drawn from a seeded stream.
-    workload::lora::assign(&mut warmups, &cfg.lora_modules, seed ^ 0xA5A5);
-    workload::lora::assign(&mut requests, &cfg.lora_modules, seed);
+    let requests = workload::requests::build(cfg, tokenizer, &client, made).await?;
     Ok(Prepared {
         client,
         clients,
-        warmups,
         requests,
         generation,
     })

@@ -10,7 +10,7 @@
 //! and failed requests are never good. The answer comes with a 95% Wilson interval for the
 //! good fraction at the answer, and the bracket [answer, first failing value].
 //!
-//! `--by prefixes` (issue 27 §4) varies the prefix dataset's distinct prefixes at the plan's
+//! `--by prefixes` varies the prefix dataset's distinct prefixes at the plan's
 //! fixed load, as counts (as concurrency: bisection to one step): a probe passes when its
 //! measured prefix-cache hit rate is at least `PREFIX_HIT_SHARE` (half) of its designed one
 //! and its good fraction meets the target (every completed request is good without
@@ -25,9 +25,9 @@ use tokio_util::sync::CancellationToken;
 use crate::config::search::{SearchSpec, PREFIX_HIT_SHARE};
 use crate::config::sweep::LoadParameter;
 use crate::drive::error::RunError;
+use crate::drive::observer::StepObserver;
 use crate::drive::plan::RunPlan;
 use crate::drive::run::{execute_with, RunOptions};
-use crate::drive::sweep::StepObserver;
 use crate::results::search::{wilson95, Probe, SearchDoc};
 
 /// What one probe measured.
@@ -156,13 +156,7 @@ pub async fn run_search(
         spec,
         |value, i| {
             let file = out.probe(i);
-            let opts = RunOptions {
-                scrape: plan.scrape.clone(),
-                overwrite: out.overwrite,
-                abort: abort.clone(),
-                client_threads: plan.client_threads,
-                ..RunOptions::new(out.dir.join(&file), plan.preflight && i == 0)
-            };
+            let opts = RunOptions::from_plan(plan, &file, i == 0, abort);
             let (stop, observer) = (stop.clone(), &observer);
             async move {
                 // After a stop no probe starts (it would stop before its load at once).
@@ -272,7 +266,7 @@ mod tests {
     /// A cache of 8 prefixes: at most 8 of a step's prompts hit past it, against a designed
     /// 64 − P.
     #[tokio::test]
-    async fn issue_27_a_search_over_prefixes_finds_the_cache_s_last_count() {
+    async fn a_search_over_prefixes_finds_the_cache_s_last_count() {
         let mut spec = spec(LoadParameter::NumPrefixes);
         spec.max = 64.0;
         let doc = search(

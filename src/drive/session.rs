@@ -17,9 +17,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::sweep::SweepValue;
 use crate::drive::error::RunError;
+use crate::drive::observer::StepObserver;
 use crate::drive::plan::{Mode, RunPlan};
 use crate::drive::run::{execute_with, RunOptions};
-use crate::drive::sweep::StepObserver;
 use crate::results::search::SearchDoc;
 use crate::results::sweep::SweepDoc;
 
@@ -118,12 +118,8 @@ async fn runs(
     for i in 1..=times {
         let file = plan.output.run(i, times);
         let opts = RunOptions {
-            scrape: plan.scrape.clone(),
             start_at,
-            overwrite: plan.output.overwrite,
-            abort: signals.abort.clone(),
-            client_threads: plan.client_threads,
-            ..RunOptions::new(plan.output.dir.join(&file), plan.preflight)
+            ..RunOptions::from_plan(plan, &file, true, &signals.abort)
         };
         observer.started(SweepValue::Count(cfg.load.num_prompts), cfg, &opts);
         let stop = signals.stop.clone();

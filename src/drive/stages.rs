@@ -1,4 +1,4 @@
-//! `--stages RATE:SECONDS,...` (issue 16): one run against a warm server whose report has one
+//! `--stages RATE:SECONDS,...`: one run against a warm server whose report has one
 //! step per stage. After the run, its records are split by the stage their scheduled send
 //! fell in, and each stage is saved as an ordinary result (`<stem>-stage<k>.json` and its
 //! records) under a sweep document over `request_rate` (`<stem>.sweep.json`), so `report`,

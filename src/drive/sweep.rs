@@ -9,42 +9,21 @@
 //!
 //! The parameter and its value lists are `config::sweep`; the plan (`drive::plan`) holds each
 //! step's validated config and has checked every file the sweep writes; the document is
-//! `results::sweep`. [`StepObserver`], the session's one observer, lives here too.
+//! `results::sweep`. Each step is told to the session's one observer (`observer.rs`).
 
-use std::path::Path;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::config::sweep::{LoadParameter, SweepValue};
 use crate::config::valid::ValidConfig;
-use crate::config::RunConfig;
 use crate::drive::error::RunError;
+use crate::drive::observer::StepObserver;
 use crate::drive::plan::RunPlan;
 use crate::drive::run::{execute_with, RunOptions};
-use crate::results::document::{BenchResult, SCHEMA_VERSION};
+use crate::results::document::SCHEMA_VERSION;
 use crate::results::error::ResultsError;
-use crate::results::repeat::RepeatDoc;
-use crate::results::search::SearchDoc;
 use crate::results::sweep::{SweepDoc, SweepStep};
-
-/// Told about each run of a session as it starts and when its result is saved (to show
-/// progress and print each report as it finishes), and about each document a session saves
-/// besides: a staged run's stages, `--repeat`'s spread, a search's document after each probe.
-pub trait StepObserver {
-    /// A run starts: the single run, a repetition, a sweep step or a search probe, at `value`.
-    fn started(&mut self, value: SweepValue, cfg: &RunConfig, opts: &RunOptions);
-    /// Its result was saved, at the `opts.result_path` of [`StepObserver::started`].
-    fn finished(&mut self, value: SweepValue, result: &BenchResult);
-    /// A staged run's stage at `value`, split from its result and saved at `path`.
-    fn stage(&mut self, _value: SweepValue, _path: &Path, _result: &BenchResult) {}
-    /// `--repeat`'s spread across the runs, saved.
-    fn repeated(&mut self, _doc: &RepeatDoc) {}
-    /// A search's document after a probe, saved.
-    fn probed(&mut self, _doc: &SearchDoc) {}
-    /// A mix's result with each class's figures alone (`--mix-alone`), saved.
-    fn mix_alone(&mut self, _mixed: &BenchResult) {}
-}
 
 /// Runs every step of `plan`'s sweep over `param` in order, saving each as it finishes.
 /// Stops early (the document marked incomplete) when `stop` is cancelled, a step fails, or a
@@ -89,13 +68,7 @@ pub async fn run_sweep(
             }
         }
         let file = out.step(param, value);
-        let run_opts = RunOptions {
-            scrape: plan.scrape.clone(),
-            overwrite: out.overwrite,
-            abort: abort.clone(),
-            client_threads: plan.client_threads,
-            ..RunOptions::new(out.dir.join(&file), plan.preflight && i == 0)
-        };
+        let run_opts = RunOptions::from_plan(plan, &file, i == 0, abort);
         observer.started(value, cfg, &run_opts);
         let ran = execute_with(cfg, &plan.text, &plan.secrets, &run_opts, stop.clone()).await;
         let result = match ran {

@@ -20,6 +20,7 @@ pub mod error;
 pub mod lora;
 pub mod media;
 pub mod mix;
+pub mod requests;
 pub mod rerank;
 pub mod server;
 pub mod wav;

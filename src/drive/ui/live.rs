@@ -1,11 +1,12 @@
 //! What a run in progress shares with its displays: lock-free counters the run updates
-//! (`load` sets `planned` and bumps `sent` as each request's first byte is written, the record
-//! writer calls [`Live::record`] as each one ends) and windows of the recent requests'
-//! figures. The progress line and the dashboard only read them.
+//! (`drive::load` sets `planned`, `drive::talk` bumps `sent` as each request's first byte is
+//! written, the record writer, `drive::records`, calls [`Live::record`] as each one ends) and
+//! windows of the recent requests' figures. The progress line and the dashboard only read
+//! them.
 //!
-//! Each driver thread of a run (`--client-threads`, `lanes.rs`) counts into a lane of its own
-//! ([`Live::lane`]), so no thread writes a counter another writes; the readers ([`Live::done`],
-//! [`Live::recent`], ...) sum the lanes.
+//! Each driver thread of a run (`--client-threads`, `drive::lanes`) counts into a lane of its
+//! own ([`Live::lane`]), so no thread writes a counter another writes; the readers
+//! ([`Live::done`], [`Live::recent`], ...) sum the lanes.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -248,9 +249,9 @@ mod tests {
         assert_eq!(live.recent_ttft_p50_ms(), Some(20.0));
     }
 
-    /// Issue 26: each driver thread counts in its own lane; the readers sum them.
+    /// Each driver thread counts in its own lane; the readers sum them.
     #[test]
-    fn issue_26_lanes_are_summed_by_the_readers() {
+    fn lanes_are_summed_by_the_readers() {
         let live = Live::default();
         let (a, b) = (live.lane(), live.lane());
         a.sent.fetch_add(2, Relaxed);

@@ -1,4 +1,4 @@
-//! The live dashboard (issue 17): a few lines at the bottom of the terminal, redrawn four
+//! The live dashboard: a few lines at the bottom of the terminal, redrawn four
 //! times a second while a run (or a sweep's step) is measured, from the same [`Live`]
 //! counters the progress line reads, so it cannot change what is measured.
 //!
@@ -26,7 +26,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::{Terminal, TerminalOptions, Viewport};
 
-use super::live::{Live, RecentFigures};
+use crate::drive::ui::live::{Live, RecentFigures};
 use crate::results::validity::{MAX_LOOP_LAG_P99_MS, MAX_SCHEDULE_LAG_P99_MS};
 
 /// How often it redraws.

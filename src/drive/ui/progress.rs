@@ -7,7 +7,8 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use super::live::{Live, RecentFigures};
+use crate::drive::ui::dashboard::{Dashboard, RunInfo};
+use crate::drive::ui::live::Live;
 
 /// How progress is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,14 +41,14 @@ impl ProgressMode {
 pub struct Progress {
     task: Option<tokio::task::JoinHandle<()>>,
     bar: Option<indicatif::ProgressBar>,
-    dashboard: Option<super::dashboard::Dashboard>,
+    dashboard: Option<Dashboard>,
 }
 
 impl Progress {
     /// Starts rendering `live` for a run of `info.total` requests.
-    pub fn start(live: Arc<Live>, info: super::dashboard::RunInfo, mode: ProgressMode) -> Progress {
+    pub fn start(live: Arc<Live>, info: RunInfo, mode: ProgressMode) -> Progress {
         if mode == ProgressMode::Dashboard {
-            if let Ok(d) = super::dashboard::Dashboard::start(live.clone(), info.clone()) {
+            if let Ok(d) = Dashboard::start(live.clone(), info.clone()) {
                 return Progress {
                     task: None,
                     bar: None,
