@@ -14,11 +14,12 @@
 //! `pub fn NAME(args) -> anyhow::Result<ExitCode>` (async when it drives a server), and one
 //! arm in [`dispatch`].
 //!
-//! Everything printed goes through [`out::out`] (stdout) or `note!` and [`fail`] (stderr, one line
-//! each), which write every control character as a visible escape (`render::escape`): a
+//! Everything printed goes through [`out::out`] (stdout) or `note!` and [`fail`] (stderr, one
+//! line each), which write every control character as a visible escape (`render::escape`): a
 //! server's error body, a label in an imported result or a file's content cannot drive the
 //! terminal. What the command files share lives in leaf files beside them (`out.rs`,
-//! `signals.rs`), which import nothing from this folder, so no two files here import each other.
+//! `signals.rs`), which import nothing from this folder, so no two files here import each
+//! other.
 
 /// Prints one line to stderr, `format!`-style, through `escape::terminal_line`.
 macro_rules! note {
