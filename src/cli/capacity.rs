@@ -1,7 +1,7 @@
 //! `servebench plan`'s flags: the sweeps and searches (one per server configuration), the
 //! SLOs they must have been measured under, the good fraction a sustained load needs, how the
 //! hour's cost is split between input and output tokens, and the demand to size replicas for
-//! (`results::capacity::PlanSpec`). Each number's own range is checked as it is parsed, in one
+//! (`results::capacity::CapacitySpec`). Each number's own range is checked as it is parsed, in one
 //! line naming the flag.
 
 use std::path::PathBuf;
@@ -10,10 +10,10 @@ use clap::Args;
 
 use crate::config::Slo;
 use crate::render::print::Format;
-use crate::results::capacity::{Demand, PlanSpec};
+use crate::results::capacity::{CapacitySpec, Demand};
 
 #[derive(Debug, Args)]
-pub struct PlanArgs {
+pub struct CapacityArgs {
     /// Saved sweeps (.sweep.json) or searches (.search.json), one per server configuration,
     /// each run with --cost-per-hour and the same --goodput SLOs, model and dataset.
     #[arg(required = true)]
@@ -46,12 +46,12 @@ pub struct PlanArgs {
     pub chart: Option<PathBuf>,
 }
 
-impl PlanArgs {
+impl CapacityArgs {
     /// What the plan is asked.
-    pub fn spec(&self) -> PlanSpec {
+    pub fn spec(&self) -> CapacitySpec {
         let demand = (self.demand_request_rate.map(Demand::RequestRate))
             .or(self.demand_output_throughput.map(Demand::OutputThroughput));
-        PlanSpec {
+        CapacitySpec {
             slos: self.goodput.clone(),
             target: self.target,
             input_share: self.input_share,

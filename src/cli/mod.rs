@@ -80,7 +80,7 @@ pub enum Command {
     /// Capacity per dollar over saved sweeps and searches (one per server configuration):
     /// the highest load each sustains within the SLOs, $ per 1M input and output tokens there,
     /// and the cheapest configuration and replica count for a demand.
-    Plan(capacity::PlanArgs),
+    Plan(capacity::CapacityArgs),
 }
 
 #[derive(Debug, Args)]

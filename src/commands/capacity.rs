@@ -1,22 +1,22 @@
 //! `servebench plan`: reads each sweep or search (`results::capacity::load`), checks that
-//! they answer one question and computes the plan (`results::capacity::plan`), prints it in
+//! they answer one question and computes the plan (`results::capacity::compute`), prints it in
 //! the format asked for (`render::print`) and, with `--chart`, writes its chart as SVG.
 //! Exit 1 when no configuration sustains any of its loads within the SLOs.
 
 use std::process::ExitCode;
 
-use crate::cli::capacity::PlanArgs;
-use crate::render::print::{self, PlanDoc};
+use crate::cli::capacity::CapacityArgs;
+use crate::render::print::{self, CapacityDoc};
 use crate::results::capacity;
 
-pub fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
+pub fn capacity(args: CapacityArgs) -> anyhow::Result<ExitCode> {
     // The format is checked before any file is read.
-    let printer = print::printer::<PlanDoc>(args.format)?;
+    let printer = print::printer::<CapacityDoc>(args.format)?;
     let sources = (args.files.iter())
         .map(|f| capacity::load(f))
         .collect::<Result<Vec<_>, _>>()?;
-    let doc = PlanDoc(capacity::plan(args.spec(), &sources)?);
-    super::out(&printer.print(&doc)?)?;
+    let doc = CapacityDoc(capacity::compute(args.spec(), &sources)?);
+    super::out::out(&printer.print(&doc)?)?;
     if let Some(path) = &args.chart {
         print::write_file(path, &crate::render::capacity::chart_svg(&doc.0)?)?;
         note!("servebench: chart written to {}", path.display());

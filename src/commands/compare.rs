@@ -28,7 +28,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         metrics,
         comparison,
     };
-    super::out(&printer.print(&doc)?)?;
+    super::out::out(&printer.print(&doc)?)?;
     let gates: Vec<(FigureKey, f64)> = (args.fail_if_worse.iter())
         .map(|g| (FigureKey::named(&g.metric), g.percent))
         .collect();

@@ -15,7 +15,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
             let view = import::import_file(file, &saved)?;
             Ok(ImportSummary { view, saved })
         })?;
-        super::out(&text)?;
+        super::out::out(&text)?;
     }
     Ok(ExitCode::SUCCESS)
 }

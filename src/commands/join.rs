@@ -42,7 +42,7 @@ pub fn join(args: JoinArgs) -> anyhow::Result<ExitCode> {
             print::write_file(out, &text)?;
             note!("servebench: join written to {}", out.display());
         }
-        None => super::out(&text)?,
+        None => super::out::out(&text)?,
     }
     Ok(ExitCode::SUCCESS)
 }

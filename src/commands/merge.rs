@@ -15,7 +15,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     }
     merged.save(&args.output)?;
     if !args.quiet {
-        super::out(&report::text(&merged.result))?;
+        super::out::out(&report::text(&merged.result))?;
         note!(
             "servebench: {} shards merged into {}",
             merged

@@ -1,7 +1,7 @@
 //! One file per subcommand: turn the parsed command line into library calls, print what the
 //! user reads, and choose the exit code; no command uses another's file. `run` and `search`
 //! plan (`cli::plan`) and hand the plan to `session.rs`, which runs it through the one
-//! session driver (`drive::session`) and prints as it goes (`printer.rs`, its observer). The
+//! session driver (`drive::session`) and prints as it goes (`screen.rs`, its observer). The
 //! only place besides `main` that uses `anyhow`; it prints the reports and notes (drive's
 //! progress bar and dashboard draw on stderr while a run lasts).
 //!
@@ -14,10 +14,12 @@
 //! `pub fn NAME(args) -> anyhow::Result<ExitCode>` (async when it drives a server), and one
 //! arm in [`dispatch`].
 //!
-//! Everything printed goes through [`out`] (stdout) or `note!` and [`fail`] (stderr, one line
-//! each), which write every control character as a visible escape (`render::escape`): a
+//! Everything printed goes through [`out::out`] (stdout) or `note!` and [`fail`] (stderr, one
+//! line each), which write every control character as a visible escape (`render::escape`): a
 //! server's error body, a label in an imported result or a file's content cannot drive the
-//! terminal.
+//! terminal. What the command files share lives in leaf files beside them (`out.rs`,
+//! `signals.rs`), which import nothing from this folder, so no two files here import each
+//! other.
 
 /// Prints one line to stderr, `format!`-style, through `escape::terminal_line`.
 macro_rules! note {
@@ -31,19 +33,19 @@ mod compare;
 mod import;
 mod join;
 mod merge;
+mod out;
 mod plot;
-mod printer;
 mod report;
 mod run;
+mod screen;
 mod search;
 mod session;
+mod signals;
 mod sim;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use crate::cli::{Cli, Command};
-use crate::drive::session::Signals;
 
 /// Runs the parsed command line and returns the process's exit code.
 pub fn dispatch(cli: Cli) -> ExitCode {
@@ -79,7 +81,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
             Command::Import(args) => import::import(args),
             Command::Merge(args) => merge::merge(args),
             Command::Join(args) => join::join(args),
-            Command::Plan(args) => capacity::plan(args),
+            Command::Plan(args) => capacity::capacity(args),
         }
     });
     match outcome {
@@ -100,50 +102,4 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
-}
-
-/// Writes `text` to stdout, its control characters but newline and tab made visible
-/// (`escape::terminal`). A closed pipe is an error [`dispatch`] turns into a quiet exit 0
-/// (`print!` would panic instead).
-fn out(text: &str) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(crate::render::escape::terminal(text).as_bytes())?;
-    stdout.flush()?;
-    Ok(())
-}
-
-/// Watches for Ctrl-C and SIGTERM: the first stops new sends, the second cancels the requests
-/// in flight (records flushed, result saved), the third exits at once.
-fn stop_on_signal() -> Signals {
-    let signals = Signals::default();
-    let tokens = signals.clone();
-    tokio::spawn(async move {
-        wait_for_signal().await;
-        // "\r": a dashboard holds the terminal in raw mode, where a new line does not return.
-        eprintln!("\rservebench: stopping: no new requests; waiting for those in flight (Ctrl-C again to abort)");
-        tokens.stop.cancel();
-        wait_for_signal().await;
-        eprintln!("\rservebench: aborting: requests in flight cancelled; saving what was measured (Ctrl-C again to exit at once)");
-        tokens.abort.cancel();
-        wait_for_signal().await;
-        eprintln!("\rservebench: aborted");
-        let _ = ratatui::crossterm::terminal::disable_raw_mode();
-        std::process::exit(130);
-    });
-    signals
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }

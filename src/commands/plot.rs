@@ -14,7 +14,7 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let written = plot::plot_all(&views, &args.out_dir, args.format)?;
     for path in written {
-        super::out(&format!("{}\n", path.display()))?;
+        super::out::out(&format!("{}\n", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -26,7 +26,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
             print::write_file(out, &text)?;
             note!("servebench: HTML report written to {}", out.display());
         }
-        None => super::out(&text)?,
+        None => super::out::out(&text)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,12 +1,12 @@
 //! What `run` and `search` do once they have a plan: run it through the one session driver
-//! (`drive::session`) with the [`Printer`] as its observer, stop the built-in simulator, print
+//! (`drive::session`) with the [`Screen`] as its observer, stop the built-in simulator, print
 //! what follows the last run (a sweep's or the stages' step table, a search's answer), and
 //! choose the exit code.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::printer::Printer;
+use super::screen::Screen;
 use crate::cli::plan::Planned;
 use crate::config::sweep::LoadParameter;
 use crate::drive::otel::OtelTarget;
@@ -28,17 +28,17 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
         note!("{}", start_line(&plan));
     }
     open_files(&plan);
-    let mut printer = Printer::new(&plan, show);
-    let signals = super::stop_on_signal();
-    let done = session::run(&plan, &mut printer, &signals).await;
-    printer.end_progress();
+    let mut screen = Screen::new(&plan, show);
+    let signals = super::signals::stop_on_signal();
+    let done = session::run(&plan, &mut screen, &signals).await;
+    screen.end_progress();
     if let Some(sim) = simulator {
         sim.shutdown().await;
     }
     if matches!(plan.mode, Mode::Sweep { .. } | Mode::Stages { .. }) {
-        printer.step_table(&plan.output.sweep_doc());
+        screen.step_table(&plan.output.sweep_doc());
     }
-    export_spans(&otel, &printer.saved, show.quiet).await;
+    export_spans(&otel, &screen.saved, show.quiet).await;
     let doc = plan.output.sweep_doc();
     match done? {
         Done::Runs => {}
@@ -59,10 +59,10 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
         Done::Stages | Done::Sweep(_) => {}
         Done::Search(doc) => return answer(&plan, &doc, show.quiet),
     }
-    Ok(if printer.completed == 0 {
+    Ok(if screen.completed == 0 {
         note!("servebench: no request succeeded");
         ExitCode::from(1)
-    } else if let Some(why) = printer.stopped_early.take() {
+    } else if let Some(why) = screen.stopped_early.take() {
         note!("servebench: stopped early ({why}); what was measured is saved");
         ExitCode::from(1)
     } else {
@@ -139,7 +139,7 @@ fn answer(plan: &RunPlan, doc: &SearchDoc, quiet: bool) -> anyhow::Result<ExitCo
             .map(|(_, p, r)| report::view::table_step(p, r))
             .collect();
         let files: Vec<PathBuf> = steps.iter().map(|(_, p, _)| p.clone()).collect();
-        super::out(&report::view::step_table(spec.by, &rows, &files))?;
+        super::out::out(&report::view::step_table(spec.by, &rows, &files))?;
     }
     // `--cost-per-hour`: what the answer's load costs.
     let cost = (steps.iter())
@@ -149,7 +149,7 @@ fn answer(plan: &RunPlan, doc: &SearchDoc, quiet: bool) -> anyhow::Result<ExitCo
             format!("; ${usd:.4} per 1M output tokens there")
         });
     let prefixes = spec.by == LoadParameter::NumPrefixes;
-    super::out(&match (doc.answer, doc.answer_good_fraction_ci95) {
+    super::out::out(&match (doc.answer, doc.answer_good_fraction_ci95) {
         (Some(a), Some(_)) if prefixes => format!(
             "most distinct prefixes whose measured prefix hit rate stays at least half its designed one: {a} (first failing: {})\n",
             doc.first_failing.map_or("none up to --max".into(), |f| f.to_string())

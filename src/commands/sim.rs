@@ -10,11 +10,11 @@ pub async fn sim(args: SimArgs) -> anyhow::Result<ExitCode> {
     let server = sim::spawn(cfg, (args.host, args.port).into())
         .await
         .map_err(|e| anyhow::anyhow!("cannot bind {}:{}: {e}", args.host, args.port))?;
-    super::out(&format!(
+    super::out::out(&format!(
         "servebench sim listening on {}\n",
         server.base_url()
     ))?;
-    super::wait_for_signal().await;
+    super::signals::wait_for_signal().await;
     server.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,4 @@
-//! Exports a saved run's own per-request spans (`results::otlp`) where `--otel-file` and
+//! Exports a saved run's own per-request spans (`results::otlp_export`) where `--otel-file` and
 //! `--otel-endpoint` say: appended to a file, one OTLP JSON document per line (the
 //! OpenTelemetry Collector's file format, which `servebench join` also reads), and POSTed to
 //! an OTLP/HTTP endpoint as JSON (`Content-Type: application/json`, the collector's
@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::config::url::redact_url;
 use crate::measure::record::{read_jsonl, records_next_to};
 use crate::results::document::BenchResult;
-use crate::results::otlp;
+use crate::results::otlp_export;
 
 /// Where a run's spans go.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -67,7 +67,7 @@ impl OtelTarget {
         };
         let requests = std::cell::Cell::new(0);
         let counted = records.inspect(|_| requests.set(requests.get() + 1));
-        for doc in otlp::documents(&result, counted) {
+        for doc in otlp_export::documents(&result, counted) {
             let text = doc.to_string();
             if let (Some(f), Some(path)) = (&mut file, &self.file) {
                 let line = format!("{text}\n");

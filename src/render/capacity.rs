@@ -13,7 +13,7 @@ use crate::render::error::{DrawError, RenderError};
 use crate::render::escape::{csv_cell, html as esc};
 use crate::render::format::fmt_load;
 use crate::render::plot::chart::{Chart, Dash, LegendEntry, Line};
-use crate::results::capacity::{slos_text, CapacityPlan, Configuration, Demand, PlanStep};
+use crate::results::capacity::{slos_text, CapacityPlan, CapacityStep, Configuration, Demand};
 
 fn money(v: Option<f64>) -> String {
     v.map_or("—".into(), |v| format!("{v:.4}"))
@@ -137,7 +137,7 @@ fn step_head() -> Vec<String> {
     .to_vec()
 }
 
-fn step_row(c: &Configuration, s: &PlanStep) -> Vec<String> {
+fn step_row(c: &Configuration, s: &CapacityStep) -> Vec<String> {
     vec![
         c.name.clone(),
         fmt_load(s.load),
@@ -284,7 +284,7 @@ pub fn chart(p: &CapacityPlan) -> Chart {
     let mut legend = Vec::new();
     let mut frontier = Vec::new();
     for (i, c) in p.configurations.iter().enumerate() {
-        let point = |s: &PlanStep| {
+        let point = |s: &CapacityStep| {
             (s.usd_per_1m_output)
                 .filter(|v| v.is_finite() && s.load.is_finite())
                 .map(|v| (s.load, v))

@@ -320,27 +320,27 @@ impl Printer<JoinDoc> for Html {
 }
 
 /// `servebench plan`'s answer over its sweeps and searches (`results::capacity`).
-pub struct PlanDoc(pub crate::results::capacity::CapacityPlan);
+pub struct CapacityDoc(pub crate::results::capacity::CapacityPlan);
 
-impl Document for PlanDoc {
+impl Document for CapacityDoc {
     const KIND: &'static str = "a capacity plan";
     const PRINTERS: &'static [&'static dyn Printer<Self>] = &[&Text, &Csv, &Html];
 }
 
-impl Printer<PlanDoc> for Text {
-    fn print(&self, doc: &PlanDoc) -> Result<String, RenderError> {
+impl Printer<CapacityDoc> for Text {
+    fn print(&self, doc: &CapacityDoc) -> Result<String, RenderError> {
         Ok(crate::render::capacity::text(&doc.0))
     }
 }
 
-impl Printer<PlanDoc> for Csv {
-    fn print(&self, doc: &PlanDoc) -> Result<String, RenderError> {
+impl Printer<CapacityDoc> for Csv {
+    fn print(&self, doc: &CapacityDoc) -> Result<String, RenderError> {
         Ok(crate::render::capacity::csv(&doc.0))
     }
 }
 
-impl Printer<PlanDoc> for Html {
-    fn print(&self, doc: &PlanDoc) -> Result<String, RenderError> {
+impl Printer<CapacityDoc> for Html {
+    fn print(&self, doc: &CapacityDoc) -> Result<String, RenderError> {
         crate::render::capacity::html(&doc.0)
     }
 }

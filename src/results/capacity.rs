@@ -2,7 +2,7 @@
 //! configuration, each run with `--cost-per-hour` (docs/metrics.md, "Capacity per dollar").
 //!
 //! [`load`] reads a sweep or search document and the step (probe) results it links;
-//! [`plan`] checks that the configurations answer the same question (the plan's `--goodput`
+//! [`compute`] checks that the configurations answer the same question (the plan's `--goodput`
 //! SLOs, one model, one workload, one load parameter, a price each) and computes, for each,
 //! the highest load sustained within the SLOs with its bracket and the 95% interval of its
 //! good fraction, the $ per 1M input and output tokens at that load, and, for a demand, the
@@ -22,7 +22,7 @@ use crate::results::sweep::SweepDoc;
 
 /// What the plan is asked (`servebench plan`'s flags).
 #[derive(Clone, Debug, PartialEq)]
-pub struct PlanSpec {
+pub struct CapacitySpec {
     /// `--goodput`: the SLOs every input was measured under.
     pub slos: Vec<Slo>,
     /// `--target`: the fraction of requests that must meet every SLO at a sustained load.
@@ -56,7 +56,7 @@ pub struct Source {
 
 /// One step of a configuration, as the plan judges and prices it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PlanStep {
+pub struct CapacityStep {
     /// The load parameter's value (`inf` for an unbounded rate).
     pub load: f64,
     pub good: u64,
@@ -102,7 +102,7 @@ pub struct Configuration {
     pub kind: &'static str,
     pub usd_per_hour: f64,
     /// By load, ascending.
-    pub steps: Vec<PlanStep>,
+    pub steps: Vec<CapacityStep>,
     pub sustained: Option<Sustained>,
     pub replicas: Option<Replicas>,
 }
@@ -110,7 +110,7 @@ pub struct Configuration {
 /// The plan: every configuration and the cheapest for the demand.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CapacityPlan {
-    pub spec: PlanSpec,
+    pub spec: CapacitySpec,
     pub parameter: LoadParameter,
     pub model: String,
     pub configurations: Vec<Configuration>,
@@ -197,7 +197,7 @@ fn same_slos(a: &[Slo], b: &[Slo]) -> bool {
 
 /// Prices one step: `usd_per_hour` split between input and output tokens (docs/metrics.md,
 /// "Capacity per dollar").
-fn price(load: f64, r: &BenchResult, spec: &PlanSpec, usd_per_hour: f64) -> PlanStep {
+fn price(load: f64, r: &BenchResult, spec: &CapacitySpec, usd_per_hour: f64) -> CapacityStep {
     let s = &r.summary;
     let good = s.good_requests.unwrap_or(0);
     let total = s.completed + s.failed;
@@ -216,7 +216,7 @@ fn price(load: f64, r: &BenchResult, spec: &PlanSpec, usd_per_hour: f64) -> Plan
     let per_1m = |share: f64, tokens_per_s: f64| {
         (tokens_per_s > 0.0).then(|| usd_per_hour * share / (tokens_per_s * 3600.0) * 1e6)
     };
-    PlanStep {
+    CapacityStep {
         load,
         good,
         total,
@@ -232,7 +232,7 @@ fn price(load: f64, r: &BenchResult, spec: &PlanSpec, usd_per_hour: f64) -> Plan
 }
 
 /// The highest passing load below the lowest failing one (steps sorted by load).
-fn sustained(steps: &[PlanStep]) -> Option<Sustained> {
+fn sustained(steps: &[CapacityStep]) -> Option<Sustained> {
     let first_failing = steps.iter().find(|s| !s.passed).map(|s| s.load);
     let step = (steps.iter().enumerate())
         .filter(|(_, s)| s.passed && first_failing.is_none_or(|f| s.load < f))
@@ -248,7 +248,7 @@ fn sustained(steps: &[PlanStep]) -> Option<Sustained> {
 }
 
 /// Replicas that carry `demand` at the sustained step's measured throughput.
-fn replicas(demand: Demand, at: &PlanStep, usd_per_hour: f64) -> Option<Replicas> {
+fn replicas(demand: Demand, at: &CapacityStep, usd_per_hour: f64) -> Option<Replicas> {
     let (want, per_replica) = match demand {
         Demand::RequestRate(r) => (r, at.request_throughput),
         Demand::OutputThroughput(t) => (t, at.output_throughput),
@@ -266,7 +266,7 @@ fn replicas(demand: Demand, at: &PlanStep, usd_per_hour: f64) -> Option<Replicas
 
 /// Checks that the sources answer one question and computes the plan; the error names the
 /// file that breaks a rule and what it broke.
-pub fn plan(spec: PlanSpec, sources: &[Source]) -> Result<CapacityPlan, ResultsError> {
+pub fn compute(spec: CapacitySpec, sources: &[Source]) -> Result<CapacityPlan, ResultsError> {
     let Some(first) = sources.first() else {
         return Err(ResultsError::Merge(
             "a plan needs at least one sweep or search".into(),
@@ -303,51 +303,7 @@ pub fn plan(spec: PlanSpec, sources: &[Source]) -> Result<CapacityPlan, ResultsE
         let mut usd_per_hour = None;
         let mut steps = Vec::new();
         for (load, file, r) in &src.steps {
-            let c = &r.config;
-            if !same_slos(&c.goodput, &spec.slos) {
-                return Err(invalid(
-                    file,
-                    format!(
-                        "measured with --goodput {}, but the plan asks {}: a load that met other SLOs says nothing about these",
-                        slos_text(&c.goodput),
-                        slos_text(&spec.slos)
-                    ),
-                ));
-            }
-            if c.model != reference.config.model {
-                return Err(invalid(
-                    file,
-                    format!(
-                        "model '{}', but {} has '{}': a plan compares configurations serving one model",
-                        c.model,
-                        ref_file.display(),
-                        reference.config.model
-                    ),
-                ));
-            }
-            if c.workload != reference.config.workload {
-                return Err(invalid(
-                    file,
-                    format!(
-                        "its workload ({} dataset) differs from {}'s ({} dataset; or their lengths, files or tokenizers differ): a plan compares configurations on one dataset",
-                        c.workload.dataset.name(),
-                        ref_file.display(),
-                        reference.config.workload.dataset.name()
-                    ),
-                ));
-            }
-            let cost = c.tags.cost_per_hour.ok_or_else(|| {
-                invalid(
-                    file,
-                    "no --cost-per-hour: a plan prices each configuration (run it with --cost-per-hour USD)",
-                )
-            })?;
-            if !(cost.is_finite() && cost > 0.0) {
-                return Err(invalid(
-                    file,
-                    format!("cost_per_hour {cost} is not a price in USD (> 0)"),
-                ));
-            }
+            let cost = check_step(file, r, &spec, ref_file, reference)?;
             if usd_per_hour.is_some_and(|u| u != cost) {
                 return Err(invalid(
                     file,
@@ -389,6 +345,64 @@ pub fn plan(spec: PlanSpec, sources: &[Source]) -> Result<CapacityPlan, ResultsE
     })
 }
 
+/// Checks one step against the plan's question and the first configuration's first step
+/// (`reference`, from `ref_file`): the same SLOs, model and workload, and a price; its price
+/// per hour.
+fn check_step(
+    file: &Path,
+    r: &BenchResult,
+    spec: &CapacitySpec,
+    ref_file: &Path,
+    reference: &BenchResult,
+) -> Result<f64, ResultsError> {
+    let c = &r.config;
+    if !same_slos(&c.goodput, &spec.slos) {
+        return Err(invalid(
+            file,
+            format!(
+                "measured with --goodput {}, but the plan asks {}: a load that met other SLOs says nothing about these",
+                slos_text(&c.goodput),
+                slos_text(&spec.slos)
+            ),
+        ));
+    }
+    if c.model != reference.config.model {
+        return Err(invalid(
+            file,
+            format!(
+                "model '{}', but {} has '{}': a plan compares configurations serving one model",
+                c.model,
+                ref_file.display(),
+                reference.config.model
+            ),
+        ));
+    }
+    if c.workload != reference.config.workload {
+        return Err(invalid(
+            file,
+            format!(
+                "its workload ({} dataset) differs from {}'s ({} dataset; or their lengths, files or tokenizers differ): a plan compares configurations on one dataset",
+                c.workload.dataset.name(),
+                ref_file.display(),
+                reference.config.workload.dataset.name()
+            ),
+        ));
+    }
+    let cost = c.tags.cost_per_hour.ok_or_else(|| {
+        invalid(
+            file,
+            "no --cost-per-hour: a plan prices each configuration (run it with --cost-per-hour USD)",
+        )
+    })?;
+    if !(cost.is_finite() && cost > 0.0) {
+        return Err(invalid(
+            file,
+            format!("cost_per_hour {cost} is not a price in USD (> 0)"),
+        ));
+    }
+    Ok(cost)
+}
+
 /// A configuration's name: its first step's `--label` (with its metadata), else `fallback`.
 fn reference_name(src: &Source, fallback: &str) -> String {
     (src.steps.first())
@@ -401,8 +415,8 @@ mod tests {
     use super::*;
     use crate::config::SloMetric;
 
-    fn step(load: f64, good: u64, total: u64) -> PlanStep {
-        PlanStep {
+    fn step(load: f64, good: u64, total: u64) -> CapacityStep {
+        CapacityStep {
             load,
             good,
             total,

@@ -528,7 +528,7 @@ mod tests {
         assert!(e.contains("config.load.seed (7 vs 8)"), "{e}");
     }
 
-    /// Issue 14, row 7: a crafted shard (a shard count of 10^12; chunk times going backwards)
+    /// A crafted shard (a shard count of 10^12; chunk times going backwards)
     /// is refused or its impossible request failed, never a hang or an absurd TPOT.
     #[test]
     fn crafted_shards_are_refused_or_their_bad_records_failed() {

@@ -213,10 +213,10 @@ mod tests {
         assert_eq!(s.spec_decode, None);
     }
 
-    /// Issue 25 §7, by hand: vLLM's counters rise by 10 drafts of 3 tokens, 18 accepted
+    /// By hand: vLLM's counters rise by 10 drafts of 3 tokens, 18 accepted
     /// (positions 9, 6, 3) over the run: acceptance rate 18/30, length 1 + 18/10.
     #[test]
-    fn issue_25_spec_decode_figures_by_hand() {
+    fn spec_decode_figures_by_hand() {
         let at = |drafts: f64, accepted: f64, pos: [f64; 3]| MetricsSample {
             spec_drafts_total: Some(drafts),
             spec_draft_tokens_total: Some(3.0 * drafts),

@@ -35,8 +35,8 @@ pub enum Verdict {
     ClientBound,
     /// The (simulated) server could not keep its own schedule.
     ServerLate,
-    /// The server reported token counts or timings that contradict what the client saw
-    /// (issue 23): those figures were not believed.
+    /// The server reported token counts or timings that contradict what the client saw:
+    /// those figures were not believed.
     UsageImplausible,
 }
 
@@ -235,10 +235,10 @@ mod tests {
         );
     }
 
-    /// Issue 23, item 3: requests whose server reported implausible numbers make the verdict
+    /// Requests whose server reported implausible numbers make the verdict
     /// say so, naming how many and what.
     #[test]
-    fn issue_23_implausible_usage_is_a_verdict_naming_what() {
+    fn implausible_usage_is_a_verdict_naming_what() {
         let facts = RunFacts {
             wall_s: 1.0,
             measured: 20,

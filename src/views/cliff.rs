@@ -1,4 +1,4 @@
-//! The prefix-cache cliff (issue 27 §4; docs/metrics.md, "The prefix-cache cliff"): over a
+//! The prefix-cache cliff (docs/metrics.md, "The prefix-cache cliff"): over a
 //! series that varies the number of distinct prefixes (`--num-prefixes 1,2,...,64` at a fixed
 //! load), the first step, by number of prefixes, where the server's measured hit rate falls
 //! below half of the hit rate the workload designed: there the working set outgrew the cache.

@@ -115,10 +115,10 @@ mod tests {
         }
     }
 
-    /// Issue 25 §4: a line per adapter, its points the adapter's figure at each step; an
+    /// A line per adapter, its points the adapter's figure at each step; an
     /// adapter's name shown with its control characters visible; no chart without adapters.
     #[test]
-    fn issue_25_a_line_per_adapter_against_the_load() {
+    fn a_line_per_adapter_against_the_load() {
         let view = |steps| View {
             label: "s".into(),
             origin: Origin::Sweep,

@@ -167,11 +167,14 @@ fn metric_title(m: Metric) -> &'static str {
     }
 }
 
+/// One series with its display name and palette color.
+type Member<'a> = (String, usize, &'a Series);
+
 /// Every chart the views support.
 pub fn charts(views: &[View]) -> Vec<Chart> {
     let mut out = Vec::new();
     // Series by the parameter they vary, each with its color.
-    let mut all: Vec<(String, usize, &Series)> = Vec::new();
+    let mut all: Vec<Member> = Vec::new();
     for v in views {
         for s in &v.series {
             let color = all.len();
@@ -179,138 +182,183 @@ pub fn charts(views: &[View]) -> Vec<Chart> {
         }
     }
     for p in LoadParameter::ALL {
-        let group: Vec<&(String, usize, &Series)> =
-            all.iter().filter(|(_, _, s)| s.parameter == p).collect();
+        let group: Vec<&Member> = all.iter().filter(|(_, _, s)| s.parameter == p).collect();
         if group.is_empty() {
             continue;
         }
-        let pname = p.as_str();
-        let line = |name: &str, color, dash, key: &FigureKey, s: &Series| Line {
-            name: name.to_string(),
-            color,
-            dash,
-            points: sorted(
-                s.steps
-                    .iter()
-                    .filter_map(|st| Some((st.load_value(p)?, st.metric(key)?)))
-                    .collect(),
-            ),
-            markers: true,
-        };
-        for (figure, title) in [
-            (RunFigure::OutputThroughput, "Output token throughput"),
-            (RunFigure::RequestThroughput, "Request throughput"),
-            (RunFigure::InputSequenceThroughput, "Input throughput"),
-            // Issue 25 §6 and §7: drawn for a sweep whose steps have them.
-            (RunFigure::ReasoningThroughput, "Reasoning throughput"),
-            (RunFigure::AnswerThroughput, "Answer throughput"),
-            (
-                RunFigure::SpecDecodeAcceptanceLength,
-                "Mean acceptance length",
-            ),
-            (RunFigure::CorrectRate, "Valid answers"),
-            (RunFigure::MeanUploadMs, "Mean upload time"),
-            (RunFigure::Rtfx, "Real-time factor"),
-        ] {
-            let key = FigureKey::from(figure);
-            out.extend(finish(Chart {
-                // `correct_rate(%)` (vLLM's key) names its file `correct_rate_pct-...`.
-                name: format!("{}-{pname}", key.to_string().replace("(%)", "_pct")),
-                title: format!("{title} vs {pname}"),
-                x_label: pname.into(),
-                y_label: format!("{key} ({})", figure.unit().as_str()),
-                x_log: false,
-                y_log: false,
-                lines: group
-                    .iter()
-                    .map(|(n, c, s)| line(n, *c, Dash::Solid, &key, s))
-                    .collect(),
-                legend: Vec::new(),
-            }));
-        }
-        for m in Metric::ALL {
-            let mut lines = Vec::new();
-            let stats = [
-                (Stat::Mean, Dash::Solid),
-                (Stat::Median, Dash::Dashed),
-                (Stat::Percentile(99.0), Dash::Dotted),
-            ];
-            let mut legend: Vec<LegendEntry> = group
-                .iter()
-                .map(|(n, c, _)| LegendEntry {
-                    name: n.clone(),
-                    color: Some(*c),
-                    dash: Dash::Solid,
-                })
-                .collect();
-            for (n, c, s) in &group {
-                for (stat, dash) in stats {
-                    let key = MetricKey::new(stat, m).into();
-                    lines.push(line(&format!("{n} {stat}"), *c, dash, &key, s));
-                }
-            }
-            legend.extend(stats.iter().map(|(stat, dash)| LegendEntry {
-                name: stat.to_string(),
-                color: None,
-                dash: *dash,
-            }));
-            out.extend(finish(Chart {
-                name: format!("{}-{pname}", m.key()),
-                title: format!(
-                    "{} vs {pname} (mean solid, median dashed, p99 dotted)",
-                    metric_title(m)
-                ),
-                x_label: pname.into(),
-                y_label: format!("{} (ms)", metric_title(m)),
-                x_log: false,
-                y_log: false,
-                lines,
-                legend,
-            }));
-        }
-        for m in [Metric::Ttft, Metric::Tpot] {
-            let key = MetricKey::new(Stat::Mean, m);
-            out.extend(finish(Chart {
-                name: format!("{}_vs_throughput-{pname}", m.key()),
-                title: format!(
-                    "Mean {} vs output throughput (points: {pname} steps)",
-                    metric_title(m)
-                ),
-                x_label: "output_throughput (tokens/s)".into(),
-                y_label: format!("mean {} (ms)", metric_title(m)),
-                x_log: false,
-                y_log: false,
-                lines: group
-                    .iter()
-                    .map(|(n, c, s)| {
-                        let mut steps: Vec<&Step> = s.steps.iter().collect();
-                        steps.sort_by(|a, b| {
-                            a.load_value(p)
-                                .unwrap_or(0.0)
-                                .total_cmp(&b.load_value(p).unwrap_or(0.0))
-                        });
-                        Line {
-                            name: n.clone(),
-                            color: *c,
-                            dash: Dash::Solid,
-                            // In load order, so the line follows the sweep.
-                            points: steps
-                                .iter()
-                                .filter_map(|st| {
-                                    Some((st.metric(RunFigure::OutputThroughput)?, st.metric(key)?))
-                                })
-                                .collect(),
-                            markers: true,
-                        }
-                    })
-                    .collect(),
-                legend: Vec::new(),
-            }));
-        }
+        out.extend(figure_charts(p, &group));
+        out.extend(latency_charts(p, &group));
+        out.extend(latency_vs_throughput(p, &group));
     }
+    out.extend(cdf_charts(&all));
+    out
+}
+
+/// Series `s`'s figure `key` against parameter `p`, one point per step that has both.
+fn step_line(
+    p: LoadParameter,
+    name: &str,
+    color: usize,
+    dash: Dash,
+    key: &FigureKey,
+    s: &Series,
+) -> Line {
+    Line {
+        name: name.to_string(),
+        color,
+        dash,
+        points: sorted(
+            s.steps
+                .iter()
+                .filter_map(|st| Some((st.load_value(p)?, st.metric(key)?)))
+                .collect(),
+        ),
+        markers: true,
+    }
+}
+
+/// The run-level figures (throughputs, acceptance length, valid answers, upload time,
+/// real-time factor) against parameter `p`, one line per series; a figure no step has makes
+/// no chart.
+fn figure_charts(p: LoadParameter, group: &[&Member]) -> Vec<Chart> {
+    let pname = p.as_str();
+    let mut out = Vec::new();
+    for (figure, title) in [
+        (RunFigure::OutputThroughput, "Output token throughput"),
+        (RunFigure::RequestThroughput, "Request throughput"),
+        (RunFigure::InputSequenceThroughput, "Input throughput"),
+        // The reasoning, speculative-decoding, structured-output, media and audio figures:
+        // drawn for a sweep whose steps have them.
+        (RunFigure::ReasoningThroughput, "Reasoning throughput"),
+        (RunFigure::AnswerThroughput, "Answer throughput"),
+        (
+            RunFigure::SpecDecodeAcceptanceLength,
+            "Mean acceptance length",
+        ),
+        (RunFigure::CorrectRate, "Valid answers"),
+        (RunFigure::MeanUploadMs, "Mean upload time"),
+        (RunFigure::Rtfx, "Real-time factor"),
+    ] {
+        let key = FigureKey::from(figure);
+        out.extend(finish(Chart {
+            // `correct_rate(%)` (vLLM's key) names its file `correct_rate_pct-...`.
+            name: format!("{}-{pname}", key.to_string().replace("(%)", "_pct")),
+            title: format!("{title} vs {pname}"),
+            x_label: pname.into(),
+            y_label: format!("{key} ({})", figure.unit().as_str()),
+            x_log: false,
+            y_log: false,
+            lines: group
+                .iter()
+                .map(|(n, c, s)| step_line(p, n, *c, Dash::Solid, &key, s))
+                .collect(),
+            legend: Vec::new(),
+        }));
+    }
+    out
+}
+
+/// Each latency metric against parameter `p`: mean solid, median dashed, p99 dotted, one
+/// color per series.
+fn latency_charts(p: LoadParameter, group: &[&Member]) -> Vec<Chart> {
+    let pname = p.as_str();
+    let mut out = Vec::new();
+    for m in Metric::ALL {
+        let mut lines = Vec::new();
+        let stats = [
+            (Stat::Mean, Dash::Solid),
+            (Stat::Median, Dash::Dashed),
+            (Stat::Percentile(99.0), Dash::Dotted),
+        ];
+        let mut legend: Vec<LegendEntry> = group
+            .iter()
+            .map(|(n, c, _)| LegendEntry {
+                name: n.clone(),
+                color: Some(*c),
+                dash: Dash::Solid,
+            })
+            .collect();
+        for (n, c, s) in group {
+            for (stat, dash) in stats {
+                let key = MetricKey::new(stat, m).into();
+                lines.push(step_line(p, &format!("{n} {stat}"), *c, dash, &key, s));
+            }
+        }
+        legend.extend(stats.iter().map(|(stat, dash)| LegendEntry {
+            name: stat.to_string(),
+            color: None,
+            dash: *dash,
+        }));
+        out.extend(finish(Chart {
+            name: format!("{}-{pname}", m.key()),
+            title: format!(
+                "{} vs {pname} (mean solid, median dashed, p99 dotted)",
+                metric_title(m)
+            ),
+            x_label: pname.into(),
+            y_label: format!("{} (ms)", metric_title(m)),
+            x_log: false,
+            y_log: false,
+            lines,
+            legend,
+        }));
+    }
+    out
+}
+
+/// Mean TTFT and TPOT against output throughput, the points in the order of parameter `p`'s
+/// steps.
+fn latency_vs_throughput(p: LoadParameter, group: &[&Member]) -> Vec<Chart> {
+    let pname = p.as_str();
+    let mut out = Vec::new();
+    for m in [Metric::Ttft, Metric::Tpot] {
+        let key = MetricKey::new(Stat::Mean, m);
+        out.extend(finish(Chart {
+            name: format!("{}_vs_throughput-{pname}", m.key()),
+            title: format!(
+                "Mean {} vs output throughput (points: {pname} steps)",
+                metric_title(m)
+            ),
+            x_label: "output_throughput (tokens/s)".into(),
+            y_label: format!("mean {} (ms)", metric_title(m)),
+            x_log: false,
+            y_log: false,
+            lines: group
+                .iter()
+                .map(|(n, c, s)| {
+                    let mut steps: Vec<&Step> = s.steps.iter().collect();
+                    steps.sort_by(|a, b| {
+                        a.load_value(p)
+                            .unwrap_or(0.0)
+                            .total_cmp(&b.load_value(p).unwrap_or(0.0))
+                    });
+                    Line {
+                        name: n.clone(),
+                        color: *c,
+                        dash: Dash::Solid,
+                        // In load order, so the line follows the sweep.
+                        points: steps
+                            .iter()
+                            .filter_map(|st| {
+                                Some((st.metric(RunFigure::OutputThroughput)?, st.metric(key)?))
+                            })
+                            .collect(),
+                        markers: true,
+                    }
+                })
+                .collect(),
+            legend: Vec::new(),
+        }));
+    }
+    out
+}
+
+/// The CDF of TTFT and of E2EL per request, one line per step that kept its samples.
+fn cdf_charts(all: &[Member]) -> Vec<Chart> {
+    let mut out = Vec::new();
     for (m, title) in [("ttft", "TTFT"), ("e2el", "E2EL")] {
         let mut lines = Vec::new();
-        for (n, c, s) in &all {
+        for (n, c, s) in all {
             for st in &s.steps {
                 let samples = if m == "ttft" {
                     &st.samples.ttft_ms

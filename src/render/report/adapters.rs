@@ -3,7 +3,7 @@
 //! outcomes, throughputs, goodput and TTFT, TPOT and E2EL. Every number comes from the
 //! result's `per_adapter`; an adapter's name is outside text, shown escaped.
 
-use super::{distribution, line, num, rule};
+use super::lines::{distribution, line, num, rule};
 use crate::config::Metric;
 use crate::results::document::BenchResult;
 

@@ -2,7 +2,7 @@
 //! transcriptions"): the audio seconds sent, per request, vLLM's `rtfx` over the run and each
 //! request's real-time factor. Every number comes from the result's summary.
 
-use super::{line, num};
+use super::lines::{line, num};
 use crate::results::document::BenchResult;
 
 /// The block; nothing for a run without audio.
@@ -10,7 +10,7 @@ pub(super) fn block(out: &mut String, result: &BenchResult) {
     let Some(a) = &result.summary.audio else {
         return;
     };
-    out.push_str(&super::rule("Audio", '-'));
+    out.push_str(&super::lines::rule("Audio", '-'));
     line(out, "Requests with audio:", a.requests);
     num(out, "Audio sent (s):", a.total_audio_s);
     let per_request = a.audio_s.as_ref().map(|d| d.mean);

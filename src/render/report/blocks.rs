@@ -1,7 +1,7 @@
 //! Blocks of the servebench report that only some runs have: cost and energy, the
 //! conversations of a multi-turn run, the steady window, and a workload mix's classes.
 
-use super::{line, rule};
+use super::lines::{line, rule};
 use crate::results::document::BenchResult;
 use crate::results::stats::steady::{SteadyVerdict, WindowMean};
 

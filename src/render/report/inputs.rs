@@ -4,7 +4,7 @@
 //! throughput, which `import` reads back), and servebench's lines for the inputs. Every number
 //! comes from the result's summary.
 
-use super::{distribution, line, num, rule, section};
+use super::lines::{distribution, line, num, rule, section};
 use crate::config::Metric;
 use crate::results::document::BenchResult;
 

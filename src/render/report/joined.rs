@@ -2,7 +2,7 @@
 //! "The server's account of a request"): the counts of each side and each part of the TTFT
 //! split, mean, median and p99. Nothing when the result holds no join.
 
-use super::{line, rule};
+use super::lines::{line, rule};
 use crate::results::document::BenchResult;
 
 pub(super) fn lines(out: &mut String, result: &BenchResult) {

@@ -4,7 +4,7 @@
 //! request's body, its upload time apart from TTFT, and what building the media cost before
 //! the load. Every number comes from the result's summary.
 
-use super::{distribution, line, rule};
+use super::lines::{distribution, line, rule};
 use crate::results::document::BenchResult;
 
 /// The block; nothing for a run without media.

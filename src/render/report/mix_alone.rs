@@ -2,7 +2,7 @@
 //! lines under each class of the report's "Workload mix" block, its latency mixed, alone and
 //! their ratio, the interference. Nothing when the class was not run alone.
 
-use super::line;
+use super::lines::line;
 use crate::results::stats::mix::ClassFigures;
 
 /// Class `c`'s lines alone, when it has them.

@@ -1,8 +1,8 @@
-//! Blocks of the servebench report for how a run's output was generated (issue 25 §6 and §7):
+//! Blocks of the servebench report for how a run's output was generated:
 //! its reasoning and answer phases, and speculative decoding. Every number comes from the
 //! result's summary and the server's metrics.
 
-use super::{distribution, line, num, rule};
+use super::lines::{distribution, line, num, rule};
 use crate::results::document::BenchResult;
 
 /// Reasoning and answer phases (docs/metrics.md, "Reasoning"): present when a request

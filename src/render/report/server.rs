@@ -1,7 +1,7 @@
 //! The report's blocks of the server's own account: its per-request timings (llama.cpp's
 //! `timings`) beside servebench's, and its Prometheus metrics over the run.
 
-use super::{distribution, line, rule};
+use super::lines::{distribution, line, rule};
 use crate::results::document::BenchResult;
 use crate::results::stats::Distribution;
 

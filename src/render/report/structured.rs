@@ -5,7 +5,7 @@
 //! first tool-call token and the tokens per call. Every number comes from the result's
 //! summary (`results::stats::StructuredFigures`).
 
-use super::{distribution, line, rule};
+use super::lines::{distribution, line, rule};
 use crate::config::structured::StructuredOutput;
 use crate::results::document::BenchResult;
 

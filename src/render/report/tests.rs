@@ -1,6 +1,7 @@
 //! Tests of the result report's layout and lines.
 
 use super::*;
+use crate::results::stats::Distribution;
 
 #[test]
 fn rules_match_vllm_layout() {

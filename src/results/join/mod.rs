@@ -1,7 +1,7 @@
 //! `servebench join`: each request of a run joined with the server's own account of it
-//! (issue 27 §5; docs/metrics.md, "The server's account of a request"). The run's records
+//! (docs/metrics.md, "The server's account of a request"). The run's records
 //! carry the id servebench sent (`request_id`) and the one the server returned
-//! (`server_request_id`); a server's trace ([`otlp`]) carries, per request, its id and its
+//! (`server_request_id`); a server's trace ([`otlp_read`]) carries, per request, its id and its
 //! time in the queue, in prefill, in KV transfer and to its first token. A request and a span
 //! are matched by id: the span's id as it is, without vLLM's `cmpl-`/`chatcmpl-` prefix, or
 //! without that prefix and a `-N` suffix too (vLLM names a completion's prompt `cmpl-<id>-0`).
@@ -17,7 +17,7 @@
 //! servebench's clock is named and left out of every figure.
 
 mod error;
-pub mod otlp;
+pub mod otlp_read;
 pub mod saved;
 
 use std::collections::HashMap;
@@ -29,8 +29,8 @@ use crate::measure::record::{read_jsonl, records_next_to, RequestRecord};
 use crate::results::document::BenchResult;
 use crate::results::shard::ClockOffset;
 use crate::results::stats::percentile;
-pub use error::JoinError;
-pub use otlp::{ServerSpan, Trace};
+pub use error::{JoinError, SpanError, TraceError};
+pub use otlp_read::{ServerSpan, Trace};
 pub use saved::{JoinFigures, Part};
 
 /// How far two clocks are taken to be apart when the run did not probe the server's
@@ -128,7 +128,7 @@ pub fn join_files(result_path: &Path, trace_path: &Path) -> Result<Join, JoinErr
     if records.is_empty() {
         return Err(JoinError::NoIds(result_path.to_path_buf()));
     }
-    let trace = otlp::read(trace_path)?;
+    let trace = otlp_read::read(trace_path)?;
     let first_span = trace.spans.first().map(|s| s.request_id.clone());
     let join = join(&result, &records, trace, (result_path, trace_path));
     if join.matched == 0 {
@@ -219,7 +219,7 @@ pub fn join(
             Ok(one) => joined.push(one),
             Err(why) => implausible.push(Implausible {
                 request_id: r.request_id.clone().unwrap_or_default(),
-                why,
+                why: why.to_string(),
             }),
         }
     }
@@ -258,29 +258,28 @@ fn split(
     r: &RequestRecord,
     s: &ServerSpan,
     (anchor, offset, k): (Option<i128>, Option<&ClockOffset>, f64),
-) -> Result<JoinedRequest, String> {
+) -> Result<JoinedRequest, SpanError> {
     const MS: f64 = 1e6;
     if let Some(bad) = &s.bad {
-        return Err(bad.clone());
+        return Err(SpanError::Bad(bad.clone()));
     }
     let (Some(start), Some(end)) = (s.start_unix_ns, s.end_unix_ns) else {
-        return Err("the span has no start or end".into());
+        return Err(SpanError::NoTimes);
     };
     if !(PLAUSIBLE_UNIX_NS.0..=PLAUSIBLE_UNIX_NS.1).contains(&start) || end < start {
-        return Err(format!(
-            "its times are not plausible (start {start} ns, end {end} ns since 1970)"
-        ));
+        return Err(SpanError::Times { start, end });
     }
     let first = r.first_chunk_ns().unwrap_or(r.end_ns);
     let ttft_ms = first.saturating_sub(r.sent_ns) as f64 / MS;
     let ms = |v: Option<f64>| v.map(|s| s * 1e3 / k);
     let Some(server_ttft_ms) = ms(s.ttft_s) else {
-        return Err("it has no gen_ai.latency.time_to_first_token".into());
+        return Err(SpanError::NoTtft);
     };
     if server_ttft_ms > ttft_ms + ROUNDING_MS {
-        return Err(format!(
-            "the server's time to first token ({server_ttft_ms:.3} ms) is longer than the client's TTFT ({ttft_ms:.3} ms)"
-        ));
+        return Err(SpanError::TtftLonger {
+            server_ttft_ms,
+            ttft_ms,
+        });
     }
     let (queue_ms, prefill_ms, kv_transfer_ms) =
         (ms(s.queue_s), ms(s.prefill_s), ms(s.kv_transfer_s));
@@ -289,9 +288,10 @@ fn split(
         .flatten()
         .sum();
     if inside > server_ttft_ms + ROUNDING_MS {
-        return Err(format!(
-            "its queue, prefill and KV transfer ({inside:.3} ms) are longer than its time to first token ({server_ttft_ms:.3} ms)"
-        ));
+        return Err(SpanError::PartsLonger {
+            inside,
+            server_ttft_ms,
+        });
     }
     let server_other_ms =
         (queue_ms.is_some() && prefill_ms.is_some()).then(|| (server_ttft_ms - inside).max(0.0));
@@ -306,11 +306,10 @@ fn split(
         let local = start as f64 - shift - anchor as f64;
         let (lo, hi) = (r.sent_ns as f64 - slack, first as f64 + slack);
         if local < lo || local > hi {
-            return Err(format!(
-                "it starts {:.3} s away from the request's send on servebench's clock (beyond the {:.3} s the clocks may differ)",
-                (local - r.sent_ns as f64) / 1e9,
-                slack / 1e9
-            ));
+            return Err(SpanError::OffClock {
+                away_s: (local - r.sent_ns as f64) / 1e9,
+                slack_s: slack / 1e9,
+            });
         }
         if offset.is_some() {
             uplink_ms = Some((local - r.sent_ns as f64) / MS);

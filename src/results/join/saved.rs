@@ -1,5 +1,5 @@
-//! A join's figures as a run's result keeps them (`servebench join RESULT TRACE --save`,
-//! issue 27 §5): the counts of each side and the TTFT split's parts, under the result's
+//! A join's figures as a run's result keeps them (`servebench join RESULT TRACE --save`):
+//! the counts of each side and the TTFT split's parts, under the result's
 //! `join` key, for `report`, its CSV and HTML. The requests joined one by one stay in the
 //! join's own output. Imports nothing, so the result document can hold it.
 

@@ -1,4 +1,4 @@
-//! The join's rules on hand-made records and traces (issue 27 §5): matching by id with
+//! The join's rules on hand-made records and traces: matching by id with
 //! vLLM's names, the split, and the bad input (no match, a malformed file, ids duplicated,
 //! absurd timestamps).
 
@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::{join, otlp, Join};
+use super::{join, otlp_read, Join};
 use crate::config::RunConfig;
 use crate::measure::record::RequestRecord;
 use crate::results::document::BenchResult;
@@ -59,7 +59,7 @@ fn otlp_text(spans: Vec<Value>) -> Vec<u8> {
 }
 
 fn joined(records: &[RequestRecord], spans: Vec<Value>) -> Join {
-    let trace = otlp::parse(&otlp_text(spans)).expect("a trace");
+    let trace = otlp_read::parse(&otlp_text(spans)).expect("a trace");
     join(
         &result(),
         records,
@@ -68,11 +68,11 @@ fn joined(records: &[RequestRecord], spans: Vec<Value>) -> Join {
     )
 }
 
-/// Issue 27 §5: spans named as vLLM names requests (`cmpl-<id>-0`, `chatcmpl-<id>`) or by the
+/// Spans named as vLLM names requests (`cmpl-<id>-0`, `chatcmpl-<id>`) or by the
 /// id itself match their requests, and each TTFT is split exactly: 5 ms of network, 10 ms
 /// queued, 30 ms of prefill, 5 ms else in the server.
 #[test]
-fn issue_27_join_matches_vllm_names_and_splits_ttft() {
+fn join_matches_vllm_names_and_splits_ttft() {
     let records: Vec<_> = (0..3).map(record).collect();
     let spans = vec![
         span(0, "cmpl-sb1-0-0"),
@@ -98,9 +98,9 @@ fn issue_27_join_matches_vllm_names_and_splits_ttft() {
     assert_eq!(network.count, 3);
 }
 
-/// Issue 27 §5: an id on two spans joins neither of them (nor its request), and is named.
+/// An id on two spans joins neither of them (nor its request), and is named.
 #[test]
-fn issue_27_join_duplicated_ids_match_nothing() {
+fn join_duplicated_ids_match_nothing() {
     let records: Vec<_> = (0..2).map(record).collect();
     let spans = vec![span(0, "sb1-0"), span(0, "cmpl-sb1-0-0"), span(1, "sb1-1")];
     let j = joined(&records, spans);
@@ -111,11 +111,11 @@ fn issue_27_join_duplicated_ids_match_nothing() {
     assert_eq!(j.joined[0].request_id, "sb1-1");
 }
 
-/// Issue 27 §5: absurd timestamps (a start in 1970, an end before the start, a start an hour
+/// Absurd timestamps (a start in 1970, an end before the start, a start an hour
 /// from the request's send, a duration that is negative, a first token later than the
 /// client's) make a span implausible, named, and out of every figure.
 #[test]
-fn issue_27_join_absurd_timestamps_are_implausible() {
+fn join_absurd_timestamps_are_implausible() {
     let records: Vec<_> = (0..5).map(record).collect();
     let mut spans: Vec<Value> = (0..5).map(|i| span(i, &format!("sb1-{i}"))).collect();
     spans[0]["startTimeUnixNano"] = json!("5");
@@ -139,27 +139,35 @@ fn issue_27_join_absurd_timestamps_are_implausible() {
     assert!(why[4].contains("longer than the client's TTFT"), "{why:?}");
 }
 
-/// Issue 27 §5: a file that is not OTLP JSON is refused naming the line and column; a trace
+/// A file that is not OTLP JSON is refused naming the line and column; a trace
 /// whose ids match no request joins nothing.
 #[test]
-fn issue_27_join_malformed_or_unmatched_trace() {
+fn join_malformed_or_unmatched_trace() {
     let mut text = otlp_text(vec![span(0, "sb1-0")]);
     text.extend(b"\n{\"resourceSpans\": [{\"scopeSpans\": 5}]}");
-    let e = otlp::parse(&text).unwrap_err();
+    let e = otlp_read::parse(&text).unwrap_err().to_string();
     assert!(
         e.contains("starting at line 2") && e.contains("expected a sequence"),
         "{e}"
     );
-    let e = otlp::parse(b"{\"resourceSpans\": [\n").unwrap_err();
+    let e = otlp_read::parse(b"{\"resourceSpans\": [\n")
+        .unwrap_err()
+        .to_string();
     assert!(
         e.starts_with("line 2 column") && e.contains("not JSON"),
         "{e}"
     );
-    assert!(otlp::parse(b"").unwrap_err().contains("empty"));
-    let e = otlp::parse(
+    assert!(otlp_read::parse(b"")
+        .unwrap_err()
+        .to_string()
+        .contains("empty"));
+    let e = otlp_read::parse(
         b"{\"resourceSpans\": [{\"scopeSpans\": [{\"spans\": [{\"startTimeUnixNano\": []}]}]}]}",
     );
-    assert!(e.unwrap_err().contains("not an OTLP JSON trace"));
+    assert!(e
+        .unwrap_err()
+        .to_string()
+        .contains("not an OTLP JSON trace"));
     let j = joined(&[record(0)], vec![span(0, "someone-else")]);
     assert_eq!(
         (j.matched, j.unmatched_spans, j.unmatched_requests),
@@ -170,13 +178,13 @@ fn issue_27_join_malformed_or_unmatched_trace() {
 /// The OTel Collector's file exporter writes one document per line: each is read; so is a
 /// line of the server log format, and an object that is neither is refused.
 #[test]
-fn issue_27_join_reads_one_document_per_line() {
+fn join_reads_one_document_per_line() {
     let mut text = otlp_text(vec![span(0, "sb1-0")]);
     text.push(b'\n');
     text.extend(otlp_text(vec![span(1, "sb1-1")]));
     text.extend(br#"
 {"request_id": "sb1-2", "start_unix_ns": "1767225600201000000", "end_unix_ns": 1767225600256000000, "time_in_queue": 0.010, "time_in_model_prefill": 0.030, "time_to_first_token": 0.045}"#);
-    let trace = otlp::parse(&text).unwrap();
+    let trace = otlp_read::parse(&text).unwrap();
     assert_eq!(trace.spans.len(), 3);
     let records: Vec<_> = (0..3).map(record).collect();
     let j = join(&result(), &records, trace, (Path::new("r"), Path::new("t")));
@@ -187,7 +195,8 @@ fn issue_27_join_reads_one_document_per_line() {
         j.implausible_first
     );
     assert!((j.joined[2].queue_ms.unwrap() - 10.0).abs() < 1e-6);
-    assert!(otlp::parse(b"{\"spans\": []}")
+    assert!(otlp_read::parse(b"{\"spans\": []}")
         .unwrap_err()
+        .to_string()
         .contains("neither resourceSpans nor request_id"));
 }

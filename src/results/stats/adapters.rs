@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::distribution::Distribution;
-use super::summary::{Summarizer, SummaryOptions};
+use super::summarizer::Summarizer;
+use super::summary::SummaryOptions;
 use crate::measure::record::RequestRecord;
 
 /// The most adapters a run's figures are kept for, by name; the requests of any further one
@@ -138,11 +139,11 @@ mod tests {
         }
     }
 
-    /// Issue 25 §4: each adapter's requests give its own figures, hand-computed: the mix
+    /// Each adapter's requests give its own figures, hand-computed: the mix
     /// sent, TTFT and TPOT, throughputs over the run's duration (adding up to the run's), and
     /// goodput against the run's SLOs; records of the base model are left out.
     #[test]
-    fn issue_25_each_adapter_s_figures_are_its_requests_figures() {
+    fn each_adapter_s_figures_are_its_requests_figures() {
         let mut failed = ok(Some("b"), 0, 0);
         failed.outcome = Outcome::failed(FailureKind::HttpStatus, "HTTP 404");
         failed.chunk_ns.clear();

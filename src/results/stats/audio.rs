@@ -1,4 +1,4 @@
-//! Audio in requests (docs/metrics.md, "Audio and transcriptions"; issue 25 §3), over the
+//! Audio in requests (docs/metrics.md, "Audio and transcriptions"), over the
 //! successful requests that carried audio of known duration (a WAV clip's frames over its
 //! rate, `RequestRecord::audio_duration_ns`): the audio seconds sent, per request, vLLM's
 //! `rtfx` (audio seconds per second of the run) and each request's real-time factor (its
@@ -109,10 +109,10 @@ mod tests {
         }
     }
 
-    /// Issue 25 §3: audio seconds summed and per request, `rtfx` over the run's duration,
+    /// Audio seconds summed and per request, `rtfx` over the run's duration,
     /// each request's real-time factor over its E2EL; a request without audio adds nothing.
     #[test]
-    fn issue_25_audio_figures_by_hand() {
+    fn audio_figures_by_hand() {
         let mut a = AudioSums::new(SampleSet::default);
         a.add(&record(Some(5000)), 500_000_000);
         a.add(&record(None), 100_000_000);

@@ -1,5 +1,5 @@
-//! Prefix-cache hit rate, designed against measured (docs/metrics.md, "Prefix-cache hit rate";
-//! issue 16). Designed: the prompt tokens the workload built to repeat a prefix it had already
+//! Prefix-cache hit rate, designed against measured (docs/metrics.md, "Prefix-cache hit rate").
+//! Designed: the prompt tokens the workload built to repeat a prefix it had already
 //! sent (`designed_cached_tokens`, from the `prefix` and `trace` datasets: an unbounded cache
 //! would hold them). Measured: the prompt tokens the server says it took from its cache
 //! (`cached_prompt_tokens`: `usage.prompt_tokens_details.cached_tokens`, else llama.cpp's

@@ -1,4 +1,4 @@
-//! Images, videos and audio in requests (docs/metrics.md, "Images in chat"; issue 25 §3), over
+//! Images, videos and audio in requests (docs/metrics.md, "Images in chat"), over
 //! the successful requests that carried media: the items sent, the media tokens (the server's
 //! prompt tokens minus the text's exact count, per request, and per image, video or clip over
 //! the requests of that one kind), the bytes of each request's body, and its upload time
@@ -297,11 +297,11 @@ mod tests {
         }
     }
 
-    /// Issue 25 §3: media tokens are the server's prompt count minus the text's, per request
+    /// Media tokens are the server's prompt count minus the text's, per request
     /// and per image over the requests that have one; bytes and upload over every request
     /// with media; a text request adds nothing.
     #[test]
-    fn issue_25_media_figures_by_hand() {
+    fn media_figures_by_hand() {
         let mut a = MediaSums::new(SampleSet::default);
         a.add(&record(10, Some(214), 2, 4000), 1.0);
         a.add(&record(10, Some(112), 1, 2000), 1.0);

@@ -1,4 +1,4 @@
-//! A workload mix's figures (`--mix`, issue 27 §2; docs/metrics.md, "Workload mix"): per
+//! A workload mix's figures (`--mix`; docs/metrics.md, "Workload mix"): per
 //! class its requests, goodput and SLO attainment, its latencies, its share of the output
 //! tokens against its configured weight, and Jain's fairness index over the classes.
 //!
@@ -295,7 +295,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_27_jain_index_is_the_hand_computed_value() {
+    fn jain_index_is_the_hand_computed_value() {
         // x = (8/7, 4/7): (12/7)² / (2 · 80/49) = 144 / 160.
         let j = jain_index(&[8.0 / 7.0, 4.0 / 7.0]).unwrap();
         assert!((j - 0.9).abs() < 1e-12, "{j}");
@@ -307,7 +307,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_27_class_figures_are_the_hand_computed_values() {
+    fn class_figures_are_the_hand_computed_values() {
         // Class a: 6 requests of 20 tokens (one misses its 100 ms TTFT SLO, one fails);
         // class b: 2 of 10 tokens. Tokens 120 and 20: shares 6/7 and 1/7 against weights
         // 3/4 and 1/4, normalised 8/7 and 4/7, Jain's index 0.9.

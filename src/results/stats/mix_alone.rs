@@ -1,4 +1,4 @@
-//! A class alone against mixed (`--mix-alone`, issue 27 §2; docs/metrics.md, "A class
+//! A class alone against mixed (`--mix-alone`; docs/metrics.md, "A class
 //! alone"): after the mixed run, each class of the mix is run alone at its share of the load
 //! (`config::mix::alone_config`), and its latency alone is set beside its latency mixed.
 //!
@@ -73,7 +73,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_27_interference_is_mixed_over_alone_figure_by_figure() {
+    fn interference_is_mixed_over_alone_figure_by_figure() {
         let mixed = Latency {
             mean_ttft_ms: Some(300.0),
             p50_ttft_ms: Some(250.0),

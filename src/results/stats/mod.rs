@@ -31,6 +31,7 @@ mod request;
 mod samples;
 pub mod steady;
 mod structured;
+mod summarizer;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -43,5 +44,6 @@ pub use reasoning::ReasoningFigures;
 pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 pub use samples::{SampleSet, EXACT_SAMPLES_MAX, HDR_RELATIVE_ERROR};
 pub use structured::StructuredFigures;
-pub use summary::{summarize, RunSummary, Summarizer, SummaryOptions};
+pub use summarizer::{summarize, Summarizer};
+pub use summary::{RunSummary, SummaryOptions};
 pub use turns::{ConversationTotals, TurnTtft};

@@ -1,4 +1,4 @@
-//! Reasoning and answer phases (docs/metrics.md, "Reasoning"; issue 25 §6): of each
+//! Reasoning and answer phases (docs/metrics.md, "Reasoning"): of each
 //! successful request's N output tokens, those spent reasoning (`reasoning_tokens`, from one
 //! source) and the rest, the answer; the run's totals, the share of output spent reasoning, each
 //! phase's throughput over the run, and each phase's ITL gaps: a request's gaps between the
@@ -152,11 +152,11 @@ mod tests {
         }
     }
 
-    /// Issue 25 §6, by hand: a request of 6 chunks whose first 3 reason (8 of its 10 tokens:
+    /// By hand: a request of 6 chunks whose first 3 reason (8 of its 10 tokens:
     /// 2 gaps in the reasoning phase, 3 from its last chunk on), one without reasoning (4
     /// tokens, 1 gap, all answer), over a run of 2 s.
     #[test]
-    fn issue_25_reasoning_phases_by_hand() {
+    fn reasoning_phases_by_hand() {
         let ms = 1_000_000;
         let mut s = ReasoningSums::new(|| SampleSet::with_limit(100));
         let a = record(

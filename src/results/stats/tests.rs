@@ -4,6 +4,7 @@
 use super::distribution::*;
 use super::request::*;
 use super::samples::*;
+use super::summarizer::*;
 use super::summary::*;
 use crate::config::{Slo, SloMetric};
 use crate::measure::record::{FailureKind, Outcome};
@@ -385,7 +386,7 @@ proptest! {
     }
 }
 
-/// Issue 15, the connection figures of docs/metrics.md by hand: TTFT counts from the first
+/// The connection figures of docs/metrics.md by hand: TTFT counts from the first
 /// byte written; a new connection's setup is its own figure; "TTFT including connection
 /// setup" and the schedule lag count from when the client began (the connect).
 #[test]
@@ -417,7 +418,7 @@ fn connection_setup_is_timed_apart_from_ttft() {
     );
 }
 
-/// Issue 15, the TTFT breakdown of docs/metrics.md by hand: a vLLM request with per-request
+/// The TTFT breakdown of docs/metrics.md by hand: a vLLM request with per-request
 /// metrics, a llama.cpp request with `timings`, and one that says nothing.
 #[test]
 fn ttft_breakdown_parts_by_hand() {

@@ -26,7 +26,7 @@ fn lists_expand_both_ways() {
     assert!(number_list("a, b").is_none());
 }
 
-/// Issue 14, row 6: a range up to u64::MAX is no endless loop (it overflowed and wrapped).
+/// A range up to u64::MAX is no endless loop (it overflowed and wrapped).
 #[test]
 fn ranges_that_overflow_are_refused_quickly() {
     assert_eq!(number_list("1, 2, ..., 18446744073709551615"), None);
@@ -274,7 +274,7 @@ fn command_line_flags() {
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
-    /// Issue 14, item 8: any text, and any text behind a report's first line, parses to a view
+    /// Any text, and any text behind a report's first line, parses to a view
     /// or a one-line error, never a panic.
     #[test]
     fn arbitrary_text_never_panics(

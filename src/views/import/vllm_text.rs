@@ -234,6 +234,63 @@ fn header(l: &str, ctx: &mut Context) -> bool {
 }
 
 pub(super) fn parse_vllm_text(path: &Path, text: &str) -> Result<View, ViewError> {
+    let sections = scan_sections(text);
+    if sections.is_empty() {
+        return Err(ViewError::parse(
+            path,
+            "no \"Serving Benchmark Result\" block with figures found",
+        ));
+    }
+    let mut notes = Vec::new();
+    let n_sections = sections.len();
+    let mut series = Vec::new();
+    for (i, s) in sections.into_iter().enumerate() {
+        series.push(text_series(path, s, i, n_sections, &mut notes));
+    }
+    let ctx_server = series
+        .iter()
+        .flat_map(|s| s.steps.iter())
+        .find_map(|s| s.workload.backend.clone());
+    let model = series
+        .iter()
+        .flat_map(|s| s.steps.iter())
+        .find_map(|s| s.workload.model.clone());
+    Ok(View {
+        label: label_of(ctx_server.as_deref(), model.as_deref(), path),
+        origin: Origin::Imported,
+        format: "vllm-text".into(),
+        path: path.to_path_buf(),
+        series,
+        notes,
+        llmperf_requests: Vec::new(),
+    })
+}
+
+/// One `label: value` line inside a result block: a figure, the block's load, or a line not
+/// understood (kept for the step's notes).
+fn block_line(block: &mut Block, l: &str) {
+    if let Some((label, value)) = l.split_once(':') {
+        let value = value.split_whitespace().next().unwrap_or("");
+        match (text_key(label.trim()), value.parse::<f64>()) {
+            (Some(k), Ok(v)) if v.is_finite() => {
+                block.metrics.insert(k, v);
+            }
+            _ => {
+                if label.trim() == "Maximum request concurrency" {
+                    block.max_concurrency = value.parse().ok();
+                } else if label.trim() == "Traffic request rate" {
+                    block.request_rate = value.parse().ok();
+                } else {
+                    block.ignored.push(l.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// The file's sections, each with its context and its result blocks that hold figures;
+/// sections without such a block are dropped.
+fn scan_sections(text: &str) -> Vec<Section> {
     // File-wide context (server, model: from a bare name or a command line) carries into
     // every section; section headers (the prompt list, the lengths) do not.
     let mut file_ctx = Context::default();
@@ -266,23 +323,7 @@ pub(super) fn parse_vllm_text(path: &Path, text: &str) -> Result<View, ViewError
             if l.starts_with('-') || l.is_empty() {
                 continue;
             }
-            if let Some((label, value)) = l.split_once(':') {
-                let value = value.split_whitespace().next().unwrap_or("");
-                match (text_key(label.trim()), value.parse::<f64>()) {
-                    (Some(k), Ok(v)) if v.is_finite() => {
-                        block.metrics.insert(k, v);
-                    }
-                    _ => {
-                        if label.trim() == "Maximum request concurrency" {
-                            block.max_concurrency = value.parse().ok();
-                        } else if label.trim() == "Traffic request rate" {
-                            block.request_rate = value.parse().ok();
-                        } else {
-                            block.ignored.push(l.to_string());
-                        }
-                    }
-                }
-            }
+            block_line(block, l);
             continue;
         }
         // Outside blocks: per-block preambles vLLM prints, and headers.
@@ -323,39 +364,10 @@ pub(super) fn parse_vllm_text(path: &Path, text: &str) -> Result<View, ViewError
     for s in &mut sections {
         s.blocks.retain(|b| !b.metrics.is_empty());
     }
-    let sections: Vec<Section> = sections
+    sections
         .into_iter()
         .filter(|s| !s.blocks.is_empty())
-        .collect();
-    if sections.is_empty() {
-        return Err(ViewError::parse(
-            path,
-            "no \"Serving Benchmark Result\" block with figures found",
-        ));
-    }
-    let mut notes = Vec::new();
-    let n_sections = sections.len();
-    let mut series = Vec::new();
-    for (i, s) in sections.into_iter().enumerate() {
-        series.push(text_series(path, s, i, n_sections, &mut notes));
-    }
-    let ctx_server = series
-        .iter()
-        .flat_map(|s| s.steps.iter())
-        .find_map(|s| s.workload.backend.clone());
-    let model = series
-        .iter()
-        .flat_map(|s| s.steps.iter())
-        .find_map(|s| s.workload.model.clone());
-    Ok(View {
-        label: label_of(ctx_server.as_deref(), model.as_deref(), path),
-        origin: Origin::Imported,
-        format: "vllm-text".into(),
-        path: path.to_path_buf(),
-        series,
-        notes,
-        llmperf_requests: Vec::new(),
-    })
+        .collect()
 }
 
 fn text_series(
@@ -366,7 +378,6 @@ fn text_series(
     notes: &mut Vec<String>,
 ) -> Series {
     let ctx = &s.ctx;
-    let n = s.blocks.len();
     let completed: Vec<Option<u64>> = s
         .blocks
         .iter()
@@ -381,96 +392,10 @@ fn text_series(
     } else {
         file_stem(path)
     };
-    // Numbers of prompts: the stated list in order, else the stated single value, else the
-    // successful requests (a lower bound when requests failed).
-    let mut assigned: Vec<Option<u64>> = vec![None; n];
-    let mut from_list = false;
-    if let Some(list) = &ctx.num_prompts {
-        let list = match (&ctx.num_prompts_text, list.len()) {
-            // Re-pick the ellipsis expansion whose length matches the blocks.
-            (Some(t), len) if len != n => number_list(t)
-                .and_then(|c| c.into_iter().find(|v| v.len() == n))
-                .unwrap_or_else(|| list.clone()),
-            _ => list.clone(),
-        };
-        if list.len() == 1 {
-            assigned = vec![Some(list[0]); n];
-        } else {
-            for (i, a) in assigned.iter_mut().enumerate() {
-                *a = list.get(i).copied();
-            }
-            if list.len() != n {
-                notes.push(format!(
-                    "{where_}: the prompt list has {} values but {n} results follow; assigned in order",
-                    list.len()
-                ));
-            }
-        }
-        let fits = assigned.iter().zip(&completed).all(|(a, c)| match (a, c) {
-            (Some(a), Some(c)) => c <= a,
-            _ => true,
-        });
-        if fits {
-            from_list = true;
-        } else {
-            notes.push(format!(
-                "{where_}: the prompt list does not fit the successful requests; using those instead"
-            ));
-            assigned = vec![None; n];
-        }
-    }
-    if assigned.iter().any(Option::is_none) && !from_list {
-        notes.push(format!(
-            "{where_}: number of prompts not stated per result; taken from \"Successful requests\" (failed requests, if any, are not counted)"
-        ));
-    }
-    let mut steps = Vec::with_capacity(n);
-    for (i, b) in s.blocks.into_iter().enumerate() {
-        let mut metrics = b.metrics;
-        let completed_here = completed[i];
-        let num_prompts = assigned[i].or(completed_here);
-        let mut step_notes = Vec::new();
-        if let (Some(np), Some(c), true) = (assigned[i], completed_here, from_list) {
-            if np > c {
-                metrics.insert(RunFigure::Failed.into(), (np - c) as f64);
-                step_notes.push(format!("{np} prompts, {c} successful: {} failed", np - c));
-            }
-        }
-        if !b.ignored.is_empty() {
-            step_notes.push(format!("lines not understood: {}", b.ignored.join(" | ")));
-        }
-        let mean_input_tokens = match (
-            metrics.get(&RunFigure::TotalInputTokens.into()),
-            completed_here,
-        ) {
-            (Some(t), Some(c)) if c > 0 => Some(t / c as f64),
-            _ => None,
-        };
-        steps.push(Step {
-            load: Load {
-                num_prompts,
-                max_concurrency: b.max_concurrency.or(ctx.max_concurrency),
-                request_rate: b.request_rate.or(ctx.request_rate),
-                ..Load::default()
-            },
-            workload: Workload {
-                model: ctx.model.clone(),
-                backend: ctx.server.clone(),
-                dataset: ctx.dataset.clone(),
-                input_len: ctx.input_len,
-                output_len: ctx.output_len,
-                mean_input_tokens,
-            },
-            metrics,
-            samples: Samples::default(),
-            intervals: BTreeMap::new(),
-            records_file: None,
-            steady_window_ns: None,
-            source: Some(path.to_path_buf()),
-            notes: step_notes,
-            adapters: BTreeMap::new(),
-        });
-    }
+    let (assigned, from_list) = assign_prompts(ctx, &completed, &where_, notes);
+    let steps: Vec<Step> = (s.blocks.into_iter().enumerate())
+        .map(|(i, b)| text_step(path, ctx, b, assigned[i], completed[i], from_list))
+        .collect();
     if let (Some(declared), Some(measured)) = (
         ctx.input_len,
         steps.iter().find_map(|s| s.workload.mean_input_tokens),
@@ -503,5 +428,116 @@ fn text_series(
         name,
         parameter,
         steps,
+    }
+}
+
+/// Each block's number of prompts (`completed` has one entry per block), and whether they
+/// came from the stated list; notes when they could not.
+fn assign_prompts(
+    ctx: &Context,
+    completed: &[Option<u64>],
+    where_: &str,
+    notes: &mut Vec<String>,
+) -> (Vec<Option<u64>>, bool) {
+    let n = completed.len();
+    // Numbers of prompts: the stated list in order, else the stated single value, else the
+    // successful requests (a lower bound when requests failed).
+    let mut assigned: Vec<Option<u64>> = vec![None; n];
+    let mut from_list = false;
+    if let Some(list) = &ctx.num_prompts {
+        let list = match (&ctx.num_prompts_text, list.len()) {
+            // Re-pick the ellipsis expansion whose length matches the blocks.
+            (Some(t), len) if len != n => number_list(t)
+                .and_then(|c| c.into_iter().find(|v| v.len() == n))
+                .unwrap_or_else(|| list.clone()),
+            _ => list.clone(),
+        };
+        if list.len() == 1 {
+            assigned = vec![Some(list[0]); n];
+        } else {
+            for (i, a) in assigned.iter_mut().enumerate() {
+                *a = list.get(i).copied();
+            }
+            if list.len() != n {
+                notes.push(format!(
+                    "{where_}: the prompt list has {} values but {n} results follow; assigned in order",
+                    list.len()
+                ));
+            }
+        }
+        let fits = assigned.iter().zip(completed).all(|(a, c)| match (a, c) {
+            (Some(a), Some(c)) => c <= a,
+            _ => true,
+        });
+        if fits {
+            from_list = true;
+        } else {
+            notes.push(format!(
+                "{where_}: the prompt list does not fit the successful requests; using those instead"
+            ));
+            assigned = vec![None; n];
+        }
+    }
+    if assigned.iter().any(Option::is_none) && !from_list {
+        notes.push(format!(
+            "{where_}: number of prompts not stated per result; taken from \"Successful requests\" (failed requests, if any, are not counted)"
+        ));
+    }
+    (assigned, from_list)
+}
+
+/// One block as a step: its figures, its load (the block's, else the section's) and the
+/// section's workload; `assigned` prompts beyond the `completed` ones count as failed when
+/// they came from the stated list.
+fn text_step(
+    path: &Path,
+    ctx: &Context,
+    b: Block,
+    assigned: Option<u64>,
+    completed_here: Option<u64>,
+    from_list: bool,
+) -> Step {
+    let mut metrics = b.metrics;
+    let num_prompts = assigned.or(completed_here);
+    let mut step_notes = Vec::new();
+    if let (Some(np), Some(c), true) = (assigned, completed_here, from_list) {
+        if np > c {
+            metrics.insert(RunFigure::Failed.into(), (np - c) as f64);
+            step_notes.push(format!("{np} prompts, {c} successful: {} failed", np - c));
+        }
+    }
+    if !b.ignored.is_empty() {
+        step_notes.push(format!("lines not understood: {}", b.ignored.join(" | ")));
+    }
+    let mean_input_tokens = match (
+        metrics.get(&RunFigure::TotalInputTokens.into()),
+        completed_here,
+    ) {
+        (Some(t), Some(c)) if c > 0 => Some(t / c as f64),
+        _ => None,
+    };
+    Step {
+        load: Load {
+            num_prompts,
+            max_concurrency: b.max_concurrency.or(ctx.max_concurrency),
+            request_rate: b.request_rate.or(ctx.request_rate),
+            ..Load::default()
+        },
+        workload: Workload {
+            model: ctx.model.clone(),
+            backend: ctx.server.clone(),
+            dataset: ctx.dataset.clone(),
+            input_len: ctx.input_len,
+            output_len: ctx.output_len,
+            mean_input_tokens,
+        },
+        metrics,
+        samples: Samples::default(),
+        intervals: BTreeMap::new(),
+        records_file: None,
+        steady_window_ns: None,
+        source: Some(path.to_path_buf()),
+        notes: step_notes,
+        adapters: BTreeMap::new(),
     }
 }

@@ -167,11 +167,11 @@ mod tests {
     use crate::config::RunConfig;
     use crate::results::stats::{summarize, SummaryOptions};
 
-    /// Issue 27 §5: a request's spans are its client queue, connect and response under one
+    /// A request's spans are its client queue, connect and response under one
     /// root, with its send, first and last token, in Unix ns from the run's start, all in the
     /// trace its `traceparent` named; a run is cut into documents of 512 requests.
     #[test]
-    fn issue_27_client_spans_follow_the_record() {
+    fn client_spans_follow_the_record() {
         const MS: u64 = 1_000_000;
         let summary = summarize(&[], &SummaryOptions::default());
         let at = "2026-01-01T00:00:00Z".to_string();

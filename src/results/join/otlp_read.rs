@@ -17,7 +17,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::error::JoinError;
+use super::error::{JoinError, TraceError};
 
 /// The largest trace file read.
 pub const MAX_TRACE_BYTES: u64 = 1 << 30;
@@ -176,10 +176,8 @@ pub fn read(path: &Path) -> Result<Trace, JoinError> {
     let file = std::fs::File::open(path).map_err(|e| JoinError::read(path, e))?;
     let len = file.metadata().map_err(|e| JoinError::read(path, e))?.len();
     if len > MAX_TRACE_BYTES {
-        return Err(JoinError::trace(
-            path,
-            format!("{len} bytes, more than the {MAX_TRACE_BYTES} a trace may hold"),
-        ));
+        let max = MAX_TRACE_BYTES;
+        return Err(JoinError::trace(path, TraceError::TooLarge { len, max }));
     }
     let mut text = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     (file.take(MAX_TRACE_BYTES).read_to_end(&mut text)).map_err(|e| JoinError::read(path, e))?;
@@ -187,22 +185,23 @@ pub fn read(path: &Path) -> Result<Trace, JoinError> {
 }
 
 /// The request spans of an OTLP JSON text (one document, or several one after another).
-pub fn parse(text: &[u8]) -> Result<Trace, String> {
+pub fn parse(text: &[u8]) -> Result<Trace, TraceError> {
     let mut trace = Trace::default();
     let mut documents = 0;
     let mut stream = serde_json::Deserializer::from_slice(text).into_iter::<serde_json::Value>();
     loop {
         let from = stream.byte_offset();
         let Some(value) = stream.next() else { break };
-        let value = value
-            .map_err(|e| format!("line {} column {}: not JSON ({e})", e.line(), e.column()))?;
+        let value = value.map_err(|json| TraceError::NotJson {
+            line: json.line(),
+            column: json.column(),
+            json,
+        })?;
         // The line the document starts on (after the whitespace before it).
         let start =
             (text[from..].iter().position(|b| !b.is_ascii_whitespace())).map_or(from, |k| from + k);
         let line = 1 + text[..start].iter().filter(|&&b| b == b'\n').count();
-        let bad = |why: String| {
-            format!("the document starting at line {line} is not an OTLP JSON trace nor a server log line ({why})")
-        };
+        let bad = |why: String| TraceError::NotTrace { line, why };
         documents += 1;
         let spans: Vec<RawSpan> = if value.get("resourceSpans").is_some() {
             let export: Export = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
@@ -219,13 +218,13 @@ pub fn parse(text: &[u8]) -> Result<Trace, String> {
         for raw in spans {
             match span(raw) {
                 Some(s) if trace.spans.len() < MAX_SPANS => trace.spans.push(s),
-                Some(_) => return Err(format!("more than {MAX_SPANS} request spans")),
+                Some(_) => return Err(TraceError::TooManySpans(MAX_SPANS)),
                 None => trace.other_spans += 1,
             }
         }
     }
     if documents == 0 {
-        return Err("empty: no OTLP JSON document".into());
+        return Err(TraceError::Empty);
     }
     Ok(trace)
 }

@@ -1,4 +1,4 @@
-//! The session's observer for `run` and `search` ([`Printer`]): shows progress during each run
+//! The session's observer for `run` and `search` ([`Screen`]): shows progress during each run
 //! and prints each report as soon as its run is saved, each stage of a staged run, `--repeat`'s
 //! spread, and each search probe's line; keeps the step table's rows for the end.
 
@@ -17,7 +17,7 @@ use crate::results::document::BenchResult;
 use crate::results::repeat::RepeatDoc;
 use crate::results::search::SearchDoc;
 
-pub(super) struct Printer {
+pub(super) struct Screen {
     mode: ProgressMode,
     progress: Option<Progress>,
     /// Successful requests over every run.
@@ -42,13 +42,13 @@ pub(super) struct Printer {
     pub(super) saved: Vec<PathBuf>,
 }
 
-impl Printer {
-    pub(super) fn new(plan: &RunPlan, show: Show) -> Printer {
+impl Screen {
+    pub(super) fn new(plan: &RunPlan, show: Show) -> Screen {
         let (sweep_param, steps_total) = match &plan.mode {
             Mode::Sweep { param, steps, .. } => (Some(*param), steps.len()),
             _ => (None, 0),
         };
-        Printer {
+        Screen {
             mode: ProgressMode::detect(show.quiet, show.no_tui),
             progress: None,
             completed: 0,
@@ -87,7 +87,7 @@ impl Printer {
         if self.steps.is_empty() {
             return;
         }
-        let _ = super::out(&report::view::step_table(
+        let _ = super::out::out(&report::view::step_table(
             param,
             &self.steps,
             &[doc.to_path_buf()],
@@ -95,7 +95,7 @@ impl Printer {
     }
 }
 
-impl StepObserver for Printer {
+impl StepObserver for Screen {
     fn started(&mut self, value: SweepValue, cfg: &RunConfig, opts: &RunOptions) {
         if self.search.is_some() {
             return;
@@ -162,7 +162,7 @@ impl StepObserver for Printer {
             return;
         }
         // A closed stdout must not stop a sweep whose results are still being saved.
-        let _ = super::out(&match self.sweep_param {
+        let _ = super::out::out(&match self.sweep_param {
             Some(p) => format!("{}: {value}\n{}\n", p.as_str(), report::text(result)),
             None => report::text(result),
         });
@@ -181,7 +181,7 @@ impl StepObserver for Printer {
 
     fn repeated(&mut self, doc: &RepeatDoc) {
         // Saved before it is printed: a closed stdout does not lose it.
-        let _ = super::out(&report::repeats(doc));
+        let _ = super::out::out(&report::repeats(doc));
     }
 
     fn mix_alone(&mut self, mixed: &BenchResult) {
@@ -189,7 +189,7 @@ impl StepObserver for Printer {
             return;
         }
         // Saved before it is printed: a closed stdout does not lose it.
-        let _ = super::out(&report::mix(mixed));
+        let _ = super::out::out(&report::mix(mixed));
         note!(
             "servebench: result saved to {} (with each class alone)",
             self.saved
