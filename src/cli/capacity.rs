@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::error::FlagError;
 use crate::config::Slo;
 use crate::render::print::Format;
 use crate::results::capacity::{CapacitySpec, Demand};
@@ -60,32 +61,30 @@ impl CapacityArgs {
     }
 }
 
-fn number(s: &str) -> Result<f64, String> {
+fn number(s: &str) -> Result<f64, FlagError> {
     (s.parse::<f64>().ok())
         .filter(|v| v.is_finite())
-        .ok_or_else(|| format!("'{s}' is not a number"))
+        .ok_or_else(|| FlagError::Number(s.to_string()))
 }
 
-fn parse_target(s: &str) -> Result<f64, String> {
+fn parse_target(s: &str) -> Result<f64, FlagError> {
     let v = number(s)?;
     (v > 0.0 && v <= 1.0)
         .then_some(v)
-        .ok_or_else(|| format!("{v} is not a fraction in (0, 1]"))
+        .ok_or(FlagError::Target(v))
 }
 
-fn parse_share(s: &str) -> Result<f64, String> {
+fn parse_share(s: &str) -> Result<f64, FlagError> {
     let v = number(s)?;
     (0.0..=1.0)
         .contains(&v)
         .then_some(v)
-        .ok_or_else(|| format!("{v} is not a fraction in [0, 1]"))
+        .ok_or(FlagError::Share(v))
 }
 
-fn parse_demand(s: &str) -> Result<f64, String> {
+fn parse_demand(s: &str) -> Result<f64, FlagError> {
     let v = number(s)?;
-    (v > 0.0)
-        .then_some(v)
-        .ok_or_else(|| format!("{v} is not a rate (> 0)"))
+    (v > 0.0).then_some(v).ok_or(FlagError::Demand(v))
 }
 
 #[cfg(test)]
@@ -97,8 +96,14 @@ mod tests {
         assert_eq!(parse_target("0.95"), Ok(0.95));
         assert!(parse_target("0").is_err() && parse_target("1.5").is_err());
         assert_eq!(parse_share("0"), Ok(0.0));
-        assert!(parse_share("-0.1").unwrap_err().contains("[0, 1]"));
-        assert!(parse_demand("inf").unwrap_err().contains("not a number"));
+        assert!(parse_share("-0.1")
+            .unwrap_err()
+            .to_string()
+            .contains("[0, 1]"));
+        assert!(parse_demand("inf")
+            .unwrap_err()
+            .to_string()
+            .contains("not a number"));
         assert!(parse_demand("0").is_err());
     }
 }

@@ -48,6 +48,17 @@ pub enum FlagError {
     ReservedHeader(String),
     #[error("must start with http:// or https:// (an OTLP/HTTP endpoint, such as http://HOST:4318/v1/traces)")]
     OtlpEndpoint,
+    #[error("'{0}' is not a number")]
+    Number(String),
+    /// `plan --target`: the share of requests that must meet the SLOs.
+    #[error("{0} is not a fraction in (0, 1]")]
+    Target(f64),
+    /// `plan --input-share`: the share of the price that input tokens take.
+    #[error("{0} is not a fraction in [0, 1]")]
+    Share(f64),
+    /// `plan --demand-*`: a demand that is no rate.
+    #[error("{0} is not a rate (> 0)")]
+    Demand(f64),
 }
 
 /// A file a flag names (`--json-schema-path`, `--tools-path`, `--structured-output-grammar`)

@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 75] = [
+const RESULT_KEYS: [&str; 77] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -78,6 +78,8 @@ const RESULT_KEYS: [&str; 75] = [
     "stopped_early",
     "steady_state",
     "mix",
+    "join",
+    "per_adapter",
     "window_end",
     "records_file",
     "config",

@@ -494,4 +494,54 @@ mod tests {
         }
         assert_eq!(r.vllm["gpu"], json!("x"));
     }
+
+    /// Every key the document writes of its own (each of its fields, its optional parts filled
+    /// so that they are written, and the vLLM-compatible keys) is in config's one list of
+    /// result keys, so a `--metadata` key can never take one.
+    #[test]
+    fn the_one_list_of_result_keys_covers_every_key_the_document_writes() {
+        let none: Vec<RequestRecord> = Vec::new();
+        let summary = summarize(&none, &SummaryOptions::default());
+        let r = BenchResult::new(
+            RunConfig::default(),
+            summary,
+            &none,
+            String::new(),
+            String::new(),
+            0,
+            None,
+        );
+        let mut doc = serde_json::to_value(&r).unwrap();
+        let obj = doc.as_object_mut().unwrap();
+        // The optional parts, written only when a run has them.
+        for k in [
+            "planned",
+            "error",
+            "steady_state",
+            "mix",
+            "join",
+            "stopped_early",
+        ] {
+            obj.entry(k).or_insert(json!(null));
+        }
+        for k in [
+            "window_end",
+            "records_file",
+            "validity",
+            "server_metrics",
+            "timebase",
+        ] {
+            obj.entry(k).or_insert(json!(null));
+        }
+        for k in ["merged_from", "cost", "energy", "per_adapter"] {
+            obj.entry(k).or_insert(json!(null));
+        }
+        let missing: Vec<&String> = (obj.keys())
+            .filter(|k| !crate::config::tags::is_result_key(k))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "not in config's result keys: {missing:?}"
+        );
+    }
 }
