@@ -1,7 +1,7 @@
 //! servebench: benchmark streaming LLM inference servers with one consistent set of metrics.
 //!
 //! The crate is a stack of layers; each imports only the layers below it (the rule is
-//! checked by `tests/layers.rs`, and written down in `docs/architecture.md`):
+//! checked by `tests/suite/layers.rs`, and written down in `docs/architecture.md`):
 //!
 //! ```text
 //! commands                 one file per subcommand: call the library, print, choose the exit code

@@ -13,7 +13,7 @@ fn spec(rate: RequestRate, burstiness: f64, seed: u64) -> LoadSpec {
 }
 
 /// A span too long to hold is the longest, never 0: a huge think time is a long wait, never
-/// none (`tests/accounting.rs` drives a run with one).
+/// none (`tests/suite/accounting.rs` drives a run with one).
 #[test]
 fn spans_too_long_to_hold_saturate() {
     assert_eq!(span(1e300), Duration::MAX);

@@ -5,7 +5,7 @@
 //! Face TGI and llama.cpp do. Two modes, picked by [`SimConfig::engine`] (usually via a [`Preset`]):
 //! - **exact mode** (`Preset::Exact`, [`SimConfig::default`]): a deterministic and exactly
 //!   known schedule, so it can serve as ground truth when measuring the benchmark client's
-//!   accuracy (the tests in `tests/run_sim.rs`; "The schedule" below);
+//!   accuracy (the tests in `tests/suite/run_sim.rs`; "The schedule" below);
 //! - **engine mode** (every other preset): a model of a continuous-batching inference engine
 //!   (`engine.rs`) that saturates, queues, preempts and stalls like vLLM, TGI or llama.cpp
 //!   ("The engine presets" below).
@@ -107,7 +107,7 @@
 //! `usage.prompt_tokens`. TGI's `/info` reports the engine's limits.
 //!
 //! # Layers inside the simulator
-//! Each module imports only modules on a lower line (the test `tests/sim_layers.rs` checks it;
+//! Each module imports only modules on a lower line (the test `tests/suite/sim_layers.rs` checks it;
 //! there is no import circle). `mod.rs` itself only wires them: it defines no type a module
 //! below uses.
 //!

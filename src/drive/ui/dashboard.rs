@@ -11,7 +11,7 @@
 //! saved; again cancels those in flight; a third time exits.
 //!
 //! [`render`] draws a [`Frame`] of figures and is tested with ratatui's test backend;
-//! `tests/dashboard.rs` runs the binary in tmux.
+//! `tests/suite/dashboard.rs` runs the binary in tmux.
 
 use std::collections::VecDeque;
 use std::io::Stderr;
