@@ -238,8 +238,8 @@ struct Extras {
 }
 
 /// Builds the clients and the requests (before the clock starts: building prompts is not
-/// part of the run). The requests are the workload's, in one call; the media they carry are
-/// counted and timed here (from the first prompt to the last medium made).
+/// part of the run). The requests are the workload's, in one call, with what making their
+/// media cost.
 async fn prepare(
     cfg: &RunConfig,
     text: &Text,
@@ -261,17 +261,12 @@ async fn prepare(
     for _ in 1..threads {
         clients.push(new_client()?);
     }
-    let began = std::time::Instant::now();
-    let mut generation = None;
-    let made = |warmups: &[RequestSpec], requests: &[RequestSpec]| {
-        generation = MediaGeneration::of(warmups.iter().chain(requests), began.elapsed());
-    };
-    let requests = workload::requests::build(cfg, tokenizer, &client, made).await?;
+    let requests = workload::requests::build(cfg, tokenizer, &client).await?;
     Ok(Prepared {
         client,
         clients,
+        generation: requests.generation,
         requests,
-        generation,
     })
 }
 

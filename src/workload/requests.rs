@@ -5,9 +5,9 @@
 //! its table (`config::backend`: `takes_clip`, `takes_query`), never by naming a backend.
 //!
 //! The driver (`drive::run`) calls [`build`] once per run, before its clock starts, and only
-//! schedules and sends what it gets. Nothing here sends a request of the run or reads a
-//! clock; the server is asked only by `--tokenizer server` (through `build_for`). How long
-//! the media took to make is the caller's to time: [`build`] tells it when they are made.
+//! schedules and sends what it gets. Nothing here sends a request of the run; the server is
+//! asked only by `--tokenizer server` (through `build_for`). What making the media cost is
+//! counted and timed here, where they are made, and returned with the requests.
 //!
 //! A new per-request ingredient is one step in [`build`], in the order the steps below
 //! keep: prompts, then what replaces or checks them whole (clips), then grouping
@@ -18,7 +18,10 @@ use crate::config::audio::DEFAULT_AUDIO_DURATION;
 use crate::config::limits::POOL_MAX;
 use crate::config::mix::{Mix, MixAlone};
 use crate::config::{Dataset, LoadSpec, RequestRate, RunConfig, WorkloadSpec};
+use std::time::Instant;
+
 use crate::measure::client::{Client, RequestSpec};
+use crate::measure::media_made::MediaGeneration;
 use crate::workload::error::WorkloadError;
 use crate::workload::{audio, batch, lora, mix, rerank, PromptTokenizer};
 
@@ -37,6 +40,8 @@ pub struct RunRequests {
     pub probes: Option<Vec<RequestSpec>>,
     /// Some request goes to a LoRA adapter: the result has each adapter's figures.
     pub adapters: bool,
+    /// What making the requests' media cost (random-mm, clips, files); `None` without media.
+    pub generation: Option<MediaGeneration>,
 }
 
 /// How many requests to build for `spec`'s load: `--num-prompts` (times the turns of a
@@ -65,15 +70,15 @@ fn warmup_seed(seed: u64) -> u64 {
 /// Every request `cfg`'s run sends, built with `tokenizer` (the server's through `client`
 /// with `--tokenizer server`), reproducible from `--seed`.
 ///
-/// `made(warmups, requests)` is called once, when every prompt and medium (image, video,
-/// clip) exists and before inputs are grouped into requests (grouping keeps only the first
-/// input's media): the caller times the making and counts the media there.
+/// The media are counted and timed (from the first prompt to the last medium made) once every
+/// prompt and medium exists, before inputs are grouped into requests (grouping keeps only the
+/// first input's media).
 pub async fn build(
     cfg: &RunConfig,
     tokenizer: &PromptTokenizer,
     client: &Client,
-    made: impl FnOnce(&[RequestSpec], &[RequestSpec]),
 ) -> Result<RunRequests, WorkloadError> {
+    let began = Instant::now();
     let prompts = Prompts {
         cfg,
         tokenizer,
@@ -91,7 +96,7 @@ pub async fn build(
         Some(m) => prompts.mix(m, pool, seed).await?,
     };
     clips(cfg, &mut warmups, &mut requests, seed)?;
-    made(&warmups, &requests);
+    let generation = MediaGeneration::of(warmups.iter().chain(&requests), began.elapsed());
     let (mut warmups, mut requests) = (batch::batch(warmups, k), batch::batch(requests, k));
     // A rerank request's query goes before its documents (`rerank.rs`).
     if cfg.backend.takes_query() {
@@ -107,6 +112,7 @@ pub async fn build(
         .map(|m| probe_specs(m, &requests));
     Ok(RunRequests {
         adapters: requests.iter().any(|r| r.model.is_some()),
+        generation,
         preflight: preflight(cfg),
         probes,
         warmups,
