@@ -2,8 +2,8 @@
 # Client heap per in-flight stream: `valgrind --tool=massif` on `servebench run` against the
 # exact-mode simulator (TTFT 50 ms, a chunk every 10 ms, 200 tokens), at 1 stream (the base)
 # and at N streams (N warm-ups, then N measured requests, N in flight). Prints the peak of
-# heap + allocator overhead for each and (peak(N) − peak(1)) / (N − 1), the figure issue 7
-# bounds at 16 KiB. The simulator runs on CPU 0, the client under valgrind on CPU 1.
+# heap + allocator overhead for each and (peak(N) − peak(1)) / (N − 1), the figure the
+# project bounds at 16 KiB. The simulator runs on CPU 0, the client under valgrind on CPU 1.
 #
 # Then the same for peak RSS (GNU time, no valgrind): 2N measured requests at concurrency
 # LOW (default 64) and at N, so both runs keep the same per-request data (the summary's

@@ -29,7 +29,7 @@
 # the repository) against the same simulator right after servebench at each level, pinned the
 # same way, and prints its rows in the same table.
 #
-# Cold start (issue 15): after the table, for each level in COLD (default 512; COLD= skips
+# Cold start: after the table, for each level in COLD (default 512; COLD= skips
 # it) one run of C requests with no warm-up, so every request opens its connection at the same
 # instant, and a second table: TTFT error (counted from the first byte written, after the
 # connect), the new connections and their mean connect time, and the error of "TTFT including

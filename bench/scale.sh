@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 26: thread per core. Does `--client-threads T` keep the truth as the load grows with T,
+# Thread per core. Does `--client-threads T` keep the truth as the load grows with T,
 # and what does each thread cost per streamed event?
 #
 # Ground truth: `servebench sim` in exact mode (TTFT 50 ms, a chunk every 10 ms, TOKENS tokens,

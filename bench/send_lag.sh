@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 26 item 3: do requests leave on time, and what does the precise send timer cost?
+# Do requests leave on time, and what does the precise send timer cost?
 #
 # Ground truth: `servebench sim` in exact mode (TTFT 50 ms, a chunk every 10 ms) on CPU 0; the
 # client on CPU 1, both under SCHED_FIFO 10 when permitted (as bench/fidelity.sh). For each

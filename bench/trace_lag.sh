@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16: how closely a trace replay keeps the trace's times. Replays a Mooncake-style trace
+# How closely a trace replay keeps the trace's times. Replays a Mooncake-style trace
 # (default: the committed tests/fixtures/mooncake_trace.jsonl, 240 requests over 4.4 s, up to
 # 8 blocks of 512 words) against the built-in exact simulator, ROUNDS times, and prints for
 # each replay: the largest difference between a request's scheduled offset and its trace

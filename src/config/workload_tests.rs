@@ -36,7 +36,7 @@ fn saved_workloads_round_trip_byte_for_byte() {
 /// same.
 #[test]
 fn a_saved_config_round_trips_byte_for_byte() {
-    let saved = include_str!("../../tests/fixtures/config_issue23_sharegpt.json").trim_end();
+    let saved = include_str!("../../tests/fixtures/config_sharegpt_saved.json").trim_end();
     let c: RunConfig = serde_json::from_str(saved).unwrap();
     assert_eq!(serde_json::to_string_pretty(&c).unwrap(), saved);
     assert!(c.workload.dataset.multi_turn());
