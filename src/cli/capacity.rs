@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::error::FlagError;
+use super::error::{FlagError, MAX_DEMAND};
 use crate::config::Slo;
 use crate::render::print::Format;
 use crate::results::capacity::{CapacitySpec, Demand};
@@ -84,6 +84,9 @@ fn parse_share(s: &str) -> Result<f64, FlagError> {
 
 fn parse_demand(s: &str) -> Result<f64, FlagError> {
     let v = number(s)?;
+    if v > MAX_DEMAND {
+        return Err(FlagError::AbsurdDemand(v));
+    }
     (v > 0.0).then_some(v).ok_or(FlagError::Demand(v))
 }
 
@@ -105,5 +108,12 @@ mod tests {
             .to_string()
             .contains("not a number"));
         assert!(parse_demand("0").is_err());
+        // A demand past any service's is refused, not priced as u64::MAX replicas.
+        assert_eq!(parse_demand("1e9"), Ok(1e9));
+        let absurd = parse_demand("1e308").unwrap_err().to_string();
+        assert_eq!(
+            absurd,
+            "1e308 per second is more than any service's demand (at most 1e9)"
+        );
     }
 }

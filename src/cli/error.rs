@@ -9,6 +9,11 @@ use crate::config::limits::{LimitError, MAX_WAIT_S};
 use crate::drive::error::RunError;
 use crate::results::error::ResultsError;
 
+/// The largest demand `plan --demand-request-rate` or `--demand-output-throughput` takes, per
+/// second: a billion requests or tokens a second is past any service today, and a larger
+/// number would only saturate the count of replicas instead of pricing them.
+pub const MAX_DEMAND: f64 = 1e9;
+
 /// One flag's value does not parse.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FlagError {
@@ -56,9 +61,11 @@ pub enum FlagError {
     /// `plan --input-share`: the share of the price that input tokens take.
     #[error("{0} is not a fraction in [0, 1]")]
     Share(f64),
-    /// `plan --demand-*`: a demand that is no rate.
+    /// `plan --demand-*`: a demand that is no rate, or more than any service's.
     #[error("{0} is not a rate (> 0)")]
     Demand(f64),
+    #[error("{0:e} per second is more than any service's demand (at most {max:e})", max = MAX_DEMAND)]
+    AbsurdDemand(f64),
 }
 
 /// A file a flag names (`--json-schema-path`, `--tools-path`, `--structured-output-grammar`)
