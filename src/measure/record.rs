@@ -285,31 +285,63 @@ impl RequestRecord {
         self.chunk_ns.last().copied()
     }
     /// True when the record's times are in the order they happen: scheduled ≤ sent ≤ every
-    /// chunk (in order) ≤ end. servebench's client always writes them so (one clock); a
-    /// records file edited by hand or corrupted may not.
+    /// chunk (in order) ≤ end. servebench's client writes them so (one clock per stream,
+    /// `measure::rxtime::StreamClock`) and fails a record that is not (`time_disorder`); a
+    /// records file edited by hand or corrupted may not be.
     pub fn times_are_ordered(&self) -> bool {
-        let chunks_ordered = self.chunk_ns.windows(2).all(|w| w[0] <= w[1]);
-        let first = self.chunk_ns.first().copied().unwrap_or(self.end_ns);
-        let last = self.chunk_ns.last().copied().unwrap_or(self.sent_ns);
-        let setup_ordered = match (self.connect_start_ns, self.connect_end_ns) {
-            (Some(a), Some(b)) => self.scheduled_ns <= a && a <= b && b <= self.sent_ns,
-            (None, None) => true,
-            _ => false,
-        };
-        self.scheduled_ns <= self.sent_ns
-            && setup_ordered
-            && self.sent_ns <= first
-            && chunks_ordered
-            && last <= self.end_ns
+        self.time_disorder().is_none()
+    }
+
+    /// The first of the record's times out of the order they happen in (see
+    /// [`RequestRecord::times_are_ordered`]), named with how far; `None` when all are in order.
+    pub fn time_disorder(&self) -> Option<String> {
+        let ms = |later: u64, earlier: u64| later.saturating_sub(earlier) as f64 / 1e6;
+        let (sched, sent) = (self.scheduled_ns, self.sent_ns);
+        if sched > sent {
+            return Some(format!(
+                "sent {:.3} ms before it was scheduled",
+                ms(sched, sent)
+            ));
+        }
+        match (self.connect_start_ns, self.connect_end_ns) {
+            (Some(a), Some(b)) if sched <= a && a <= b && b <= sent => {}
+            (None, None) => {}
+            _ => {
+                return Some(
+                    "its connection's setup is not between its schedule and its send".into(),
+                )
+            }
+        }
+        if let Some(&first) = self.chunk_ns.first().filter(|&&f| f < sent) {
+            return Some(format!(
+                "chunk 0 is {:.3} ms before the request was sent",
+                ms(sent, first)
+            ));
+        }
+        if let Some(i) = self.chunk_ns.windows(2).position(|w| w[1] < w[0]) {
+            let (a, b) = (self.chunk_ns[i], self.chunk_ns[i + 1]);
+            return Some(format!(
+                "times go backwards: chunk {} is {:.3} ms before chunk {i}",
+                i + 1,
+                ms(a, b)
+            ));
+        }
+        let last = self.chunk_ns.last().copied().unwrap_or(sent);
+        (last > self.end_ns).then(|| {
+            format!(
+                "its last chunk is {:.3} ms after the request ended",
+                ms(last, self.end_ns)
+            )
+        })
     }
 
     /// This record, failed as `malformed_stream`, when its times are out of order (see
-    /// [`RequestRecord::times_are_ordered`]): no figure is computed from impossible times.
+    /// [`RequestRecord::time_disorder`]): no figure is computed from impossible times.
     pub fn with_ordered_times(mut self) -> RequestRecord {
-        if !self.times_are_ordered() {
+        if let Some(why) = self.time_disorder() {
             self.outcome = Outcome::failed(
                 FailureKind::MalformedStream,
-                "its times are out of order (chunks before the send, or going backwards)",
+                format!("its times are out of order: {why}"),
             );
         }
         self

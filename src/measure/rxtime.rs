@@ -9,17 +9,21 @@
 //! anchors its schedule) read sockets through [`recv`], so neither figure depends on its own
 //! process's scheduling.
 //!
-//! The stamp is on the system's real-time clock; [`Stamp::instant`] turns it into a monotonic
-//! instant by subtracting its age (real-time now − stamp) from monotonic now, so a clock step
-//! between runs cannot shift it. An age below zero or above [`MAX_AGE`] (the real-time clock
-//! was stepped between the stamp and now) falls back to now.
+//! The stamp is on the system's real-time clock. A client's stream converts its stamps with a
+//! [`StreamClock`], which also keeps all of the stream's times on one clock (the kernel's, or
+//! the read times when its first read came unstamped: never a mix). The simulator's single
+//! stamps go through [`Stamp::instant`], which turns one into a monotonic instant by
+//! subtracting its age (real-time now − stamp) from monotonic now, so a clock step between
+//! runs cannot shift it; an age below zero or above [`MAX_AGE`] (the real-time clock was
+//! stepped between the stamp and now) falls back to now.
 //!
 //! When several packets are read at once the stamp is the newest one's (Linux merges queued
 //! segments and keeps the later stamp), so a stamp is never earlier than the last byte's
 //! arrival and never later than the read: it is at least as exact as timestamping the read.
 //! Elsewhere than Linux, or on a socket without the option, [`recv`] is a plain read and
 //! returns no stamp; so does Linux for the first packets after the first socket of the host
-//! asks (it turns stamping on from a work queue): callers then take the read time.
+//! asks (it turns stamping on from a work queue): a stream whose first read comes so takes
+//! its read times throughout ([`StreamClock`]).
 
 use std::io;
 use std::time::Duration;
@@ -43,6 +47,120 @@ impl Stamp {
         } else {
             now
         }
+    }
+}
+
+/// Which clock one stream's times come from: chosen at its first read, kept to its end.
+///
+/// Linux stamps a socket's packets only once stamping is on for the host (turned on from a
+/// work queue after the first socket asks), so a stream's first reads may come unstamped and
+/// its later ones stamped. Times from both would mix two clocks in one record: after a stall of
+/// the reading thread, the first chunks would carry read times taken after the stall and the
+/// later ones the kernel's stamps taken during it, so time would run backwards. Hence:
+///
+/// - a stream whose first read is stamped takes every time from the kernel's stamps,
+///   converted with one anchor taken at that read (real-time minus monotonic, which only a
+///   step of the real-time clock changes), so the gaps between its stamps are kept exactly;
+///   a read without a stamp then takes the stream's latest time (its bytes came no earlier);
+/// - a stream whose first read is unstamped takes every time from its reads (user space),
+///   whatever later reads carry.
+///
+/// Bytes are read in order, so no time is earlier than the stream's latest (a segment that
+/// arrived before a lost one was sent again is readable only when the gap is filled), and none
+/// is later than its read (a stamp ahead of the read means the real-time clock was stepped
+/// forward: the anchor is taken again).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StreamClock {
+    source: Source,
+    /// The stream's latest time.
+    last: Option<Instant>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+enum Source {
+    /// No read yet.
+    #[default]
+    Unchosen,
+    /// The read times.
+    Reads,
+    /// The kernel's stamps, through this anchor.
+    Kernel(Anchor),
+}
+
+/// One monotonic instant and the real-time clock's reading at the same moment.
+#[derive(Clone, Copy, Debug)]
+struct Anchor {
+    at: Instant,
+    unix_ns: i128,
+}
+
+/// A stamp this far ahead of its read means the real-time clock was stepped.
+const AHEAD: Duration = Duration::from_millis(1);
+
+impl Anchor {
+    /// The two clocks read together: of three tries, the one whose monotonic readings either
+    /// side of the real-time reading are closest (a preempted try is not used).
+    fn now() -> Anchor {
+        let mut best: Option<(Duration, Anchor)> = None;
+        for _ in 0..3 {
+            let before = Instant::now();
+            let unix_ns = unix_now_ns();
+            let after = Instant::now();
+            let width = after - before;
+            if best.is_none_or(|(w, _)| width < w) {
+                let at = before + width / 2;
+                best = Some((width, Anchor { at, unix_ns }));
+            }
+        }
+        best.map_or_else(
+            || Anchor {
+                at: Instant::now(),
+                unix_ns: unix_now_ns(),
+            },
+            |(_, a)| a,
+        )
+    }
+
+    /// The monotonic instant of `stamp`.
+    fn instant(self, stamp: Stamp) -> Instant {
+        let ns = stamp.0 - self.unix_ns;
+        let d = Duration::from_nanos(ns.unsigned_abs().min(u64::MAX as u128) as u64);
+        let t = if ns >= 0 {
+            self.at.checked_add(d)
+        } else {
+            self.at.checked_sub(d)
+        };
+        t.unwrap_or(self.at)
+    }
+}
+
+impl StreamClock {
+    /// When the bytes of a read whose kernel stamp is `stamp` (if any) arrived, on the
+    /// stream's one clock.
+    pub fn time(&mut self, stamp: Option<Stamp>) -> Instant {
+        let now = Instant::now();
+        if matches!(self.source, Source::Unchosen) {
+            self.source = match stamp {
+                Some(_) => Source::Kernel(Anchor::now()),
+                None => Source::Reads,
+            };
+        }
+        let t = match (self.source, stamp) {
+            (Source::Kernel(anchor), Some(s)) => {
+                let mut t = anchor.instant(s);
+                if t > now + AHEAD {
+                    let again = Anchor::now();
+                    self.source = Source::Kernel(again);
+                    t = again.instant(s);
+                }
+                t.min(now)
+            }
+            (Source::Kernel(_), None) => self.last.unwrap_or(now),
+            _ => now,
+        };
+        let t = self.last.map_or(t, |last| t.max(last));
+        self.last = Some(t);
+        t
     }
 }
 
@@ -250,6 +368,53 @@ mod tests {
         write.await.unwrap();
         let want: Vec<u8> = (0..WRITES).flat_map(|i| [(i % 251) as u8; 7]).collect();
         assert_eq!(got, want);
+    }
+
+    /// A stream whose first read came unstamped (stamping not on for its socket yet) keeps the
+    /// read time to its end: the later reads' stamps, taken while the reading thread stalled,
+    /// would put their bytes before the first ones.
+    #[test]
+    fn a_stream_that_began_unstamped_keeps_the_read_time() {
+        let mut c = StreamClock::default();
+        let first = c.time(None);
+        // Bytes that reached the host 50 ms ago, during a stall, read now.
+        let later = c.time(Some(Stamp(unix_now_ns() - 50_000_000)));
+        assert!(later >= first, "{:?} before the first read", first - later);
+    }
+
+    /// A stream whose first read was stamped stays on the kernel's clock: an unstamped read
+    /// takes the stream's latest time, not the read time, and the gaps between stamps are
+    /// kept exactly (one conversion for the whole stream, not one per read).
+    #[test]
+    fn a_stamped_stream_keeps_the_kernel_clock() {
+        let mut c = StreamClock::default();
+        let s0 = unix_now_ns() - 40_000_000;
+        let a = c.time(Some(Stamp(s0)));
+        let b = c.time(None);
+        let d = c.time(Some(Stamp(s0 + 1_000)));
+        assert!(a <= b && b <= d, "{a:?} {b:?} {d:?}");
+        assert_eq!(d - a, Duration::from_nanos(1_000));
+        // Many stamps 1 ns apart: never a step back, every gap exact.
+        let mut prev = d;
+        for i in 1..=2_000 {
+            let t = c.time(Some(Stamp(s0 + 1_000 + i)));
+            assert_eq!(t - prev, Duration::from_nanos(1), "read {i}");
+            prev = t;
+        }
+    }
+
+    /// Bytes are never read before the bytes before them: a stamp older than the stream's
+    /// latest (a segment that arrived before a lost one was sent again) takes the latest time,
+    /// and no time is later than its read.
+    #[test]
+    fn a_stream_never_steps_back_nor_ahead_of_its_reads() {
+        let mut c = StreamClock::default();
+        let s0 = unix_now_ns() - 40_000_000;
+        let a = c.time(Some(Stamp(s0 + 5_000)));
+        assert_eq!(c.time(Some(Stamp(s0))), a);
+        let before = Instant::now();
+        let ahead = c.time(Some(Stamp(unix_now_ns() + 3_600_000_000_000)));
+        assert!(ahead >= a && ahead <= Instant::now() && ahead >= before);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Run validity: whether a run's figures can be trusted, judged from what the client watched
 //! while it measured.
 //!
-//! During a run `drive::monitor::Monitor` samples the runtime's scheduling delay (how long a task that
-//! yields waits to run again: the event-loop lag every in-flight stream also suffers), and
+//! During a run `drive::monitor::Monitor` samples the runtime's scheduling delay (how late a
+//! task that wakes every 10 ms runs: the event-loop lag every in-flight stream also suffers,
+//! a stall included, also one at the very end of the run), and
 //! measures the process's CPU time. At the end [`Validity::judge`] combines these with the
 //! schedule lag and the achieved vs offered request rate, when the server is servebench's
 //! simulator with the simulator's own count of chunks it sent late, and with the requests
@@ -16,6 +17,9 @@ use crate::results::stats::Distribution;
 
 /// Event-loop lag p99 above this makes the client the bottleneck.
 pub const MAX_LOOP_LAG_P99_MS: f64 = 5.0;
+/// One event-loop stall longer than this (the longest lag sample) makes the run client-bound,
+/// however rare: every stream in flight then was read late and every request due then left late.
+pub const MAX_STALL_MS: f64 = 50.0;
 /// Open-loop runs: schedule lag p99 above this means requests left late.
 pub const MAX_SCHEDULE_LAG_P99_MS: f64 = 5.0;
 /// Client CPU above this share of the cores it may use means it was saturated.
@@ -46,7 +50,7 @@ pub struct Validity {
     pub verdict: Verdict,
     /// Why, and which figures are affected. Empty when valid.
     pub reasons: Vec<String>,
-    /// Delay of a yielding task on the runtime, ms.
+    /// How late a task woken every 10 ms ran on the runtime, ms (its max: the longest stall).
     pub event_loop_lag_ms: Option<Distribution>,
     /// Process CPU time during the run, seconds (user + system).
     pub client_cpu_s: f64,
@@ -99,6 +103,11 @@ impl Validity {
         {
             client.push(format!(
                 "event-loop lag p99 {p99:.1} ms > {MAX_LOOP_LAG_P99_MS} ms: TTFT, ITL, TPOT and E2EL include up to that much client delay"
+            ));
+        }
+        if let Some(longest) = lag.as_ref().map(|d| d.max).filter(|&m| m > MAX_STALL_MS) {
+            client.push(format!(
+                "the client's event loop stalled for {longest:.1} ms at once (> {MAX_STALL_MS} ms): requests due then left late, and streams then were read late (their times, where not the kernel's stamps, include it)"
             ));
         }
         if utilisation > MAX_CPU_UTILISATION {
@@ -232,6 +241,26 @@ mod tests {
         assert_eq!(
             Validity::judge(&mut [0.1], 0.1, gated).verdict,
             Verdict::Valid
+        );
+    }
+
+    /// One stall of the event loop (300 ms among a thousand quiet ticks) moves no p99, yet
+    /// every stream in flight then had its reads, and its sends, held back: the run is not
+    /// valid, and the reason names the stall.
+    #[test]
+    fn one_stall_makes_the_run_client_bound() {
+        let mut lags = vec![0.1; 999];
+        lags.push(300.0);
+        let facts = RunFacts {
+            wall_s: 10.0,
+            ..RunFacts::default()
+        };
+        let v = Validity::judge(&mut lags, 0.1, facts);
+        assert_eq!(v.verdict, Verdict::ClientBound, "{:?}", v.reasons);
+        assert!(
+            v.reasons.iter().any(|r| r.contains("stalled for 300.0 ms")),
+            "{:?}",
+            v.reasons
         );
     }
 

@@ -70,6 +70,7 @@ fn assert_invariants(records: &[RequestRecord]) {
         }
         assert!((m.output_throughput * m.e2el_ns as f64 / 1e9 - n as f64).abs() < 1e-6);
         assert!(r.sent_ns >= r.scheduled_ns && r.end_ns >= *r.chunk_ns.last().unwrap());
+        assert_eq!(r.time_disorder(), None, "one clock per stream");
         // The simulator's counts and timings are plausible, and it ends every stream
         // with its API's terminator.
         assert!(r.implausible_usage.is_empty(), "{:?}", r.implausible_usage);
@@ -149,6 +150,31 @@ async fn measure(
         assert_eq!(s.total_output_tokens, n * chunks as u64);
     }
     timings
+}
+
+/// Clean runs of long streams (16 requests of 200 chunks, 8 at once): every stream's times
+/// come from one clock, so none steps back inside a record (they did, by 1-34 µs, in 7 of 8
+/// such records, when each read's kernel stamp was converted on its own), and so no record is
+/// failed for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_time_steps_back_inside_any_record() {
+    let _guard = common::serial_async().await;
+    let server = start_sim(1, true, FaultConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::run_config(server.base_url(), BackendKind::Openai, 16, 8, 16, 200);
+    let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
+    server.shutdown().await;
+    assert_eq!(
+        result.summary.completed, 16,
+        "{:?}",
+        result.summary.failures_by_kind
+    );
+    for r in &records {
+        assert_eq!(r.chunk_ns.len(), 200);
+        let back = r.chunk_ns.windows(2).position(|w| w[1] < w[0]);
+        assert_eq!(back, None, "request {}: {:?}", r.id, r.time_disorder());
+        assert!(r.sent_ns <= r.chunk_ns[0], "request {}", r.id);
+    }
 }
 
 /// Medians within 2 ms of the simulator's exact schedule, at concurrency 1 and 64, with

@@ -80,8 +80,11 @@ impl Client {
             }
         };
         let mut parser = SseParser::with_limit(limits.max_event);
+        // The latest piece's time: an event the body's end completes arrived with it.
+        let mut last_t = None;
         let each = |bytes: &[u8], arrived: Option<Instant>| {
             let t = arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at));
+            last_t = Some(t);
             let fed = parser.feed(bytes, &mut |name, data| {
                 let read = state.event(api, name, data, t);
                 read.map_err(|e| self.event_error(e, name, data))
@@ -112,8 +115,9 @@ impl Client {
             }
             return outcome;
         }
-        // The body's clean end.
-        let t = clock.now_ns();
+        // The body's clean end: its last event's bytes came with the last piece, on the
+        // stream's clock.
+        let t = last_t.unwrap_or_else(|| clock.now_ns());
         let fed = parser.finish(&mut |name, data| {
             let read = state.event(api, name, data, t);
             read.map_err(|e| self.event_error(e, name, data))

@@ -8,8 +8,9 @@
 //! for a larger response head) and decodes the chunked coding in place.
 //!
 //! Every read goes through [`rxtime::recv`], and a response keeps when the bytes of its latest
-//! read reached the host (the kernel's receive stamp; the read time where there is none), so
-//! the caller's chunk timestamps do not depend on when its task got round to reading.
+//! read reached the host, all on one clock per response ([`rxtime::StreamClock`]: the kernel's
+//! receive stamps, or the read times when its first read came unstamped), so the caller's
+//! chunk timestamps do not depend on when its task got round to reading, and never go back.
 //!
 //! This file is the connection side: the pool, connecting, writing a request, reading a
 //! response's head and body off the socket. The bytes' format (the request head, the response
@@ -269,6 +270,8 @@ pub struct Response {
     overrun: bool,
     /// When the newest byte of the latest read reached the host.
     arrived: Instant,
+    /// The one clock of this response's times.
+    rx: rxtime::StreamClock,
     pub status: u16,
     /// The `Location` header (a redirect's target), as sent.
     pub location: Option<String>,
@@ -293,10 +296,16 @@ pub struct SendPhase {
     pub body_written: Instant,
 }
 
-/// One read: the byte count and when its newest byte arrived (the read time if unstamped).
-async fn read(stream: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, Instant)> {
+/// One read: the byte count and when its newest byte arrived, on the response's one clock
+/// (`rxtime::StreamClock`: the kernel's stamps, or the read times when its first read was
+/// unstamped).
+async fn read(
+    stream: &TcpStream,
+    buf: &mut [u8],
+    clock: &mut rxtime::StreamClock,
+) -> io::Result<(usize, Instant)> {
     let (n, stamp) = rxtime::recv(stream, buf).await?;
-    Ok((n, stamp.map_or_else(Instant::now, rxtime::Stamp::instant)))
+    Ok((n, clock.time(stamp)))
 }
 
 impl Response {
@@ -317,6 +326,7 @@ impl Response {
         let mut buf = vec![0u8; BUF_SIZE];
         let mut end = 0;
         let mut arrived = Instant::now();
+        let mut rx = rxtime::StreamClock::default();
         loop {
             if end > 0 {
                 let parsed = parse_head(&buf[..end], echo);
@@ -336,6 +346,7 @@ impl Response {
                         keep_alive: head.keep_alive,
                         overrun: false,
                         arrived,
+                        rx,
                         status: head.status,
                         location: head.location,
                         retry_after: head.retry_after,
@@ -353,7 +364,7 @@ impl Response {
                 }
                 buf.resize(buf.len() * 2, 0);
             }
-            let n = match read(&stream, &mut buf[end..]).await {
+            let n = match read(&stream, &mut buf[end..], &mut rx).await {
                 Ok((n, at)) => {
                     arrived = at;
                     n
@@ -388,10 +399,11 @@ impl Response {
                 // to decode twice.
                 let n = self.buf.len().min(BUF_SIZE);
                 (self.start, self.end) = (0, 0);
-                (self.end, self.arrived) = match read(&self.stream, &mut self.buf[..n]).await {
-                    Ok(read) => read,
-                    Err(e) => return Err(broken(&e)),
-                };
+                (self.end, self.arrived) =
+                    match read(&self.stream, &mut self.buf[..n], &mut self.rx).await {
+                        Ok(read) => read,
+                        Err(e) => return Err(broken(&e)),
+                    };
                 if self.end == 0 {
                     if let Framing::Close { ended } = &mut self.framing {
                         *ended = true;

@@ -290,6 +290,10 @@ impl<'a> Stream<'a> {
         if outcome.is_ok() && r.chunk_ns.is_empty() {
             outcome = Outcome::failed(FailureKind::NoOutput, "the stream carried no output token");
         }
+        // Times that go backwards measure nothing (`RequestRecord::time_disorder`).
+        if let Some(why) = r.time_disorder().filter(|_| outcome.is_ok()) {
+            outcome = Outcome::failed(FailureKind::MalformedStream, why);
+        }
         if outcome.is_ok() {
             r.output_check = self.check.take().map(Checker::finish);
         }

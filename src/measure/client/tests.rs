@@ -329,3 +329,40 @@ fn media_for_a_text_api_fails_unsent_by_name() {
         assert_eq!(r.http_status, None);
     }
 }
+
+/// A stream whose chunk times go backwards (two clocks mixed in one stream: a read time taken
+/// after a stall, then kernel stamps taken during it) is failed as `malformed_stream`, naming
+/// the chunk that stepped back and by how much: no TTFT or TPOT is computed from it.
+#[test]
+fn a_stream_whose_times_go_backwards_is_malformed() {
+    use super::apis::completions::OpenAiCompletions;
+    use super::stream::{Bounds, Stream};
+    let event = r#"{"choices":[{"index":0,"text":"a","finish_reason":null}]}"#;
+    let finished = |times: &[u64]| {
+        let mut state = Stream::new(1, false, 0, (Some(4), 8), None, None, Bounds::default());
+        state.rec.sent_ns = 1_000_000;
+        state.rec.http_status = Some(200);
+        for &t in times {
+            state.event(&OpenAiCompletions, None, event, t).unwrap();
+        }
+        state.finish(Outcome::Ok, 30_000_000_000, 1.0)
+    };
+    let r = finished(&[20_000_000_000, 9_442_000_000, 9_443_000_000]);
+    let Outcome::Failed { kind, message } = &r.outcome else {
+        panic!("accepted: {:?}", r.chunk_ns);
+    };
+    assert_eq!(*kind, FailureKind::MalformedStream);
+    assert!(
+        message.contains("chunk 1") && message.contains("10558.000 ms before chunk 0"),
+        "{message}"
+    );
+    // Ordered times, equal ones included, are a stream like any other.
+    let ok = finished(&[2_000_000, 2_000_000, 3_000_000]);
+    assert_eq!(ok.outcome, Outcome::Ok);
+    // A first chunk before the request was sent is no stream either.
+    let early = finished(&[500_000, 2_000_000]);
+    assert_eq!(
+        early.outcome.failure_kind(),
+        Some(FailureKind::MalformedStream)
+    );
+}
