@@ -86,13 +86,12 @@ pub struct ShardCounts {
 /// fixes them: a count-bounded run of single requests or `--turns N` conversations (the
 /// schedule positions below `--num-prompts` that the shard owns, each its turns). `None`
 /// where the count depends on more than the config (a time window, a conversation file's
-/// or a trace's own turns, a workload mix).
+/// (jsonl, `--multi-turn` ShareGPT) or a trace's own turns, a workload mix).
 pub fn planned_of(config: &RunConfig, shard: Shard) -> Option<u64> {
     let load = &config.load;
-    let own_turns = matches!(
-        config.workload.dataset,
-        crate::config::Dataset::Jsonl { .. } | crate::config::Dataset::Trace { .. }
-    );
+    let dataset = &config.workload.dataset;
+    // A conversation file's (jsonl, `--multi-turn` ShareGPT) or a trace's own turns.
+    let own_turns = dataset.templates_conversations() || dataset.own_schedule().is_some();
     if load.shape.window_s().is_some() || own_turns || config.mix.is_some() {
         return None;
     }
