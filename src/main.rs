@@ -2,8 +2,9 @@
 //! [`servebench::commands::dispatch`], which returns the exit code: 0 ok; 1 the run finished
 //! with no successful request or stopped early (`--max-errors`, `--max-error-rate`), a search
 //! found no load meeting its SLOs, or a `compare --fail-if-worse` gate failed; 2 usage,
-//! configuration, connection or I/O error. It ignores SIGXFSZ, so a file-size limit is a
-//! write error the run reports, not a kill.
+//! configuration, connection or I/O error; 3 a run, sweep, search or merge stopped before it
+//! was done (Ctrl-C, SIGTERM, `q`), what it measured saved. It ignores SIGXFSZ, so a
+//! file-size limit is a write error the run reports, not a kill.
 
 use std::process::ExitCode;
 

@@ -1,7 +1,8 @@
 //! `servebench plan`: reads each sweep or search (`results::capacity::load`), checks that
 //! they answer one question and computes the plan (`results::capacity::compute`), prints it in
 //! the format asked for (`render::print`) and, with `--chart`, writes its chart as SVG.
-//! Exit 1 when no configuration sustains any of its loads within the SLOs.
+//! A step or probe stopped before it was done is left out, named on stderr (neither a pass
+//! nor a fail). Exit 1 when no configuration sustains any of its loads within the SLOs.
 
 use std::process::ExitCode;
 
@@ -15,6 +16,9 @@ pub fn capacity(args: CapacityArgs) -> anyhow::Result<ExitCode> {
     let sources = (args.files.iter())
         .map(|f| capacity::load(f))
         .collect::<Result<Vec<_>, _>>()?;
+    for line in sources.iter().flat_map(|s| &s.excluded) {
+        note!("servebench: warning: {line}");
+    }
     let doc = CapacityDoc(capacity::compute(args.spec(), &sources)?);
     super::out::out(&printer.print(&doc)?)?;
     if let Some(path) = &args.chart {

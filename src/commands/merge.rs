@@ -1,4 +1,6 @@
-//! `servebench merge`: shard results into one result, as if one process had run them.
+//! `servebench merge`: shard results into one result, as if one process had run them. Exit
+//! [`super::signals::STOPPED`] when a shard merged was stopped before it was done (the merged
+//! result is saved, incomplete): the run the merge stands for was stopped.
 
 use std::process::ExitCode;
 
@@ -25,6 +27,13 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
                 .map_or(0, |m| m.shards.len()),
             args.output.display()
         );
+    }
+    if !merged.stopped.is_empty() {
+        note!(
+            "servebench: the merged run was stopped before it was done: {}",
+            merged.stopped.join("; ")
+        );
+        return Ok(ExitCode::from(super::signals::STOPPED));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,9 @@
 //! Exit codes: 0 ok (also when stdout is a closed pipe: `servebench report x.json | head`);
 //! 1 the run finished but no request succeeded, or stopped early (`--max-errors`,
 //! `--max-error-rate`; a sweep's step too), the search found no passing load, or a
-//! `compare --fail-if-worse` gate failed; 2 usage, configuration, connection or I/O error.
+//! `compare --fail-if-worse` gate failed; 2 usage, configuration, connection or I/O error;
+//! 3 (`signals::STOPPED`) a run, sweep, search or merge stopped before it was done (Ctrl-C,
+//! SIGTERM, `q`; a merge of a stopped shard), what it measured saved, marked incomplete.
 //!
 //! To add a subcommand: its `clap` arguments in `cli`, a file here with
 //! `pub fn NAME(args) -> anyhow::Result<ExitCode>` (async when it drives a server), and one

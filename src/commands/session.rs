@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use super::screen::Screen;
 use crate::cli::plan::Planned;
 use crate::config::sweep::LoadParameter;
+use crate::drive::error::RunError;
 use crate::drive::otel::OtelTarget;
 use crate::drive::plan::{Mode, RunPlan};
 use crate::drive::session::{self, Done};
@@ -40,7 +41,16 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
     }
     export_spans(&otel, &screen.saved, show.quiet).await;
     let doc = plan.output.sweep_doc();
-    match done? {
+    // Stopped (Ctrl-C, SIGTERM, `q`): whatever else happened, the session is not done.
+    let stopped = signals.stop.is_cancelled();
+    let done = match done {
+        Err(RunError::Stopped) => {
+            note!("servebench: {}", RunError::Stopped);
+            return Ok(ExitCode::from(super::signals::STOPPED));
+        }
+        done => done?,
+    };
+    match done {
         Done::Runs => {}
         Done::Stages if !show.quiet => note!(
             "servebench: {} stages saved to {}",
@@ -57,9 +67,14 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
             doc.display()
         ),
         Done::Stages | Done::Sweep(_) => {}
-        Done::Search(doc) => return answer(&plan, &doc, show.quiet),
+        Done::Search(doc) => return answer(&plan, &doc, show.quiet, stopped),
     }
-    Ok(if screen.completed == 0 {
+    Ok(if stopped {
+        note!(
+            "servebench: stopped before it was done; what was measured is saved, marked incomplete"
+        );
+        ExitCode::from(super::signals::STOPPED)
+    } else if screen.completed == 0 {
         note!("servebench: no request succeeded");
         ExitCode::from(1)
     } else if let Some(why) = screen.stopped_early.take() {
@@ -117,17 +132,15 @@ fn start_line(plan: &RunPlan) -> String {
     )
 }
 
-/// A search's probes as a step table, its answer, and its exit code: 1 when no load passed.
-fn answer(plan: &RunPlan, doc: &SearchDoc, quiet: bool) -> anyhow::Result<ExitCode> {
+/// A search's probes as a step table, its answer, and its exit code: 1 when no load passed,
+/// [`super::signals::STOPPED`] when the search was stopped (its answer then is the highest
+/// completed passing probe, and it says where it stopped).
+fn answer(plan: &RunPlan, doc: &SearchDoc, quiet: bool, stopped: bool) -> anyhow::Result<ExitCode> {
     let spec = &doc.spec;
-    let unit = match spec.by {
-        LoadParameter::RequestRate => "req/s",
-        LoadParameter::NumPrefixes => "distinct prefixes",
-        _ => "concurrent requests",
-    };
-    // The probes as a step table, by load (each probe's saved result).
+    // The probes that ran to their end as a step table, by load (each probe's saved result).
     let dir = &plan.output.dir;
     let mut steps: Vec<(f64, PathBuf, BenchResult)> = (doc.probes.iter())
+        .filter(|p| p.stopped.is_none())
         .filter_map(|p| {
             let path = dir.join(&p.result);
             Some((p.value, path.clone(), BenchResult::load(&path).ok()?))
@@ -148,31 +161,64 @@ fn answer(plan: &RunPlan, doc: &SearchDoc, quiet: bool) -> anyhow::Result<ExitCo
         .map_or(String::new(), |usd| {
             format!("; ${usd:.4} per 1M output tokens there")
         });
-    let prefixes = spec.by == LoadParameter::NumPrefixes;
-    super::out::out(&match (doc.answer, doc.answer_good_fraction_ci95) {
-        (Some(a), Some(_)) if prefixes => format!(
-            "most distinct prefixes whose measured prefix hit rate stays at least half its designed one: {a} (first failing: {})\n",
-            doc.first_failing.map_or("none up to --max".into(), |f| f.to_string())
-        ),
-        (Some(a), Some((lo, hi))) => format!(
-            "highest load meeting the SLOs for {:.0}% of requests: {a} {unit} (good fraction 95% CI {:.1}%..{:.1}%; first failing: {}{cost})\n",
-            100.0 * spec.target,
-            100.0 * lo,
-            100.0 * hi,
-            doc.first_failing.map_or("none up to --max".into(), |f| format!("{f} {unit}"))
-        ),
-        _ if prefixes => format!("no count from {} {unit} up keeps a measured prefix hit rate of half its designed one\n", spec.start),
-        _ => format!("no load from {} {unit} up meets the SLOs for {:.0}% of requests\n", spec.start, 100.0 * spec.target),
-    })?;
+    super::out::out(&answer_line(doc, &cost))?;
     note!(
         "servebench: search saved to {}",
         plan.output.search_doc().display()
     );
-    Ok(if doc.answer.is_some() {
+    Ok(if stopped || doc.stopped_at.is_some() {
+        ExitCode::from(super::signals::STOPPED)
+    } else if doc.answer.is_some() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The search's answer, one line (docs/metrics.md, "Search"); a stopped search's says where
+/// it stopped, and that its answer is the highest *completed* passing probe.
+fn answer_line(doc: &SearchDoc, cost: &str) -> String {
+    let spec = &doc.spec;
+    let unit = match spec.by {
+        LoadParameter::RequestRate => "req/s",
+        LoadParameter::NumPrefixes => "distinct prefixes",
+        _ => "concurrent requests",
+    };
+    let prefixes = spec.by == LoadParameter::NumPrefixes;
+    let stopped_at = doc.stopped_at.map(|at| {
+        let why = (doc.probes.iter())
+            .find(|p| p.value == at && p.stopped.is_some())
+            .and_then(|p| p.stopped.as_deref())
+            .map_or("before its probe there began".to_string(), |why| {
+                format!("its probe there {why}, neither a pass nor a fail")
+            });
+        format!("search stopped at {at} {unit} ({why}), not done: ")
+    });
+    let completed = if stopped_at.is_some() {
+        "completed "
+    } else {
+        ""
+    };
+    let none_failing = match stopped_at {
+        Some(_) => "none before the stop",
+        None => "none up to --max",
+    };
+    let line = match (doc.answer, doc.answer_good_fraction_ci95) {
+        (Some(a), Some(_)) if prefixes => format!(
+            "most distinct prefixes whose {completed}probe's measured prefix hit rate stays at least half its designed one: {a} (first failing: {})",
+            doc.first_failing.map_or(none_failing.into(), |f| f.to_string())
+        ),
+        (Some(a), Some((lo, hi))) => format!(
+            "highest {completed}load meeting the SLOs for {:.0}% of requests: {a} {unit} (good fraction 95% CI {:.1}%..{:.1}%; first failing: {}{cost})",
+            100.0 * spec.target,
+            100.0 * lo,
+            100.0 * hi,
+            doc.first_failing.map_or(none_failing.into(), |f| format!("{f} {unit}"))
+        ),
+        _ if prefixes => format!("no {completed}count from {} {unit} up keeps a measured prefix hit rate of half its designed one", spec.start),
+        _ => format!("no {completed}load from {} {unit} up meets the SLOs for {:.0}% of requests", spec.start, 100.0 * spec.target),
+    };
+    format!("{}{line}\n", stopped_at.unwrap_or_default())
 }
 
 /// Raises the open-file limit before the first stream opens, and says so when even the raised
@@ -189,5 +235,66 @@ fn open_files(plan: &RunPlan) {
             plan.peak_streams(),
             files.soft
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::search::SearchSpec;
+    use crate::results::search::Probe;
+
+    fn probe(value: f64, passed: bool, stopped: Option<&str>) -> Probe {
+        Probe {
+            value,
+            good: 10,
+            total: 10,
+            good_fraction: 1.0,
+            passed,
+            stopped: stopped.map(String::from),
+            result: format!("p{value}.json").into(),
+            designed_hit_rate: None,
+            measured_hit_rate: None,
+        }
+    }
+
+    /// A stopped search (by rate or by prefixes) says where it stopped and gives its highest
+    /// completed passing probe, never "none up to --max".
+    #[test]
+    fn a_stopped_search_s_line_says_where_it_stopped() {
+        for by in [LoadParameter::RequestRate, LoadParameter::NumPrefixes] {
+            let doc = SearchDoc {
+                schema_version: 1,
+                kind: "search".into(),
+                spec: SearchSpec {
+                    by,
+                    start: 10.0,
+                    max: 80.0,
+                    precision: 0.05,
+                    target: 0.9,
+                    max_probes: 30,
+                },
+                probes: vec![
+                    probe(10.0, true, None),
+                    probe(20.0, true, None),
+                    probe(40.0, false, Some("stopped with 45 planned requests unsent")),
+                ],
+                answer: Some(20.0),
+                first_failing: None,
+                answer_good_fraction_ci95: Some((0.7, 1.0)),
+                complete: false,
+                stopped_at: Some(40.0),
+            };
+            let line = answer_line(&doc, "");
+            assert!(
+                line.starts_with("search stopped at 40 ")
+                    && line.contains("stopped with 45 planned requests unsent")
+                    && line.contains("completed")
+                    && line.contains(": 20")
+                    && line.contains("none before the stop")
+                    && !line.contains("none up to --max"),
+                "{line}"
+            );
+        }
     }
 }

@@ -3,6 +3,14 @@
 
 use crate::drive::session::Signals;
 
+/// The exit code of a `run`, `search` or `merge` that was stopped before it was done (Ctrl-C,
+/// SIGTERM, `q`; a merge of a shard that was): what was measured is saved, but it is not the
+/// whole of what was asked. Not 0, so a stopped job never reads as a success (a preempted
+/// Kubernetes shard); not 1 or 2, so a script can tell "stopped, saved" from "measured a
+/// failure" and from "could not run"; and not 128 + a signal's number (130 is the third
+/// Ctrl-C's immediate exit, which saves nothing more), so it is not read as a kill.
+pub(super) const STOPPED: u8 = 3;
+
 /// Watches for Ctrl-C and SIGTERM: the first stops new sends, the second cancels the requests
 /// in flight (records flushed, result saved), the third exits at once.
 pub(super) fn stop_on_signal() -> Signals {

@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 77] = [
+const RESULT_KEYS: [&str; 78] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -75,6 +75,7 @@ const RESULT_KEYS: [&str; 77] = [
     "unsent",
     "unsent_by",
     "error",
+    "records_lost",
     "stopped_early",
     "steady_state",
     "mix",

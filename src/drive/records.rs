@@ -8,6 +8,7 @@
 //! [`write_records`]'s loop (it runs once per finished request: keep it cheap).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
@@ -20,10 +21,15 @@ use crate::results::error::ResultsError;
 use crate::results::stats::{SampleSet, Summarizer};
 
 /// The run's one records file, appended to by every lane (one lock per record). A write that
-/// fails closes it for all: the first error is kept.
+/// fails closes it for all: the first error is kept, and the measured records that did not
+/// reach the file are counted ([`RecordsFile::lost`]).
 pub(super) struct RecordsFile {
     path: PathBuf,
     state: Mutex<(Option<RecordsWriter>, Option<std::io::Error>)>,
+    /// Measured records (warm-ups not) the lanes had, written or not.
+    measured: AtomicU64,
+    /// Of them, those not in the file after a failed write (set by `finish`).
+    lost: AtomicU64,
 }
 
 impl RecordsFile {
@@ -36,7 +42,22 @@ impl RecordsFile {
         RecordsFile {
             path,
             state: Mutex::new(state),
+            measured: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
         }
+    }
+
+    /// Counts a record the run measured, whether or not it can be written.
+    fn count(&self, r: &RequestRecord) {
+        if !r.warmup {
+            self.measured.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// The measured records whose line is not in the file (docs/metrics.md, "Records lost"):
+    /// 0 unless a write failed; known after [`RecordsFile::finish`].
+    pub(super) fn lost(&self) -> u64 {
+        self.lost.load(Relaxed)
     }
 
     /// True when the file could not be created or written.
@@ -64,13 +85,23 @@ impl RecordsFile {
         }
     }
 
-    /// Flushes what is left; the first error the file met, if any.
+    /// Flushes what is left; the first error the file met, if any. After an error, counts the
+    /// measured records that are not in the file: what was given to it less the whole
+    /// measured lines it holds (a failed write loses what it had buffered too, so the lines
+    /// are counted, not the writes).
     pub(super) fn finish(&self) -> Option<ResultsError> {
         let mut state = self.state.lock().ok()?;
         if let Some(Err(e)) = state.0.as_mut().map(RecordsWriter::flush) {
             *state = (None, Some(e));
         }
-        state.1.take().map(|source| ResultsError::Write {
+        let source = state.1.take()?;
+        state.0 = None;
+        let written = crate::measure::record::read_jsonl(&self.path)
+            .map(|lines| lines.filter(|r| !r.warmup).count() as u64)
+            .unwrap_or(0);
+        let measured = self.measured.load(Relaxed);
+        self.lost.store(measured.saturating_sub(written), Relaxed);
+        Some(ResultsError::Write {
             path: self.path.clone(),
             source,
         })
@@ -156,6 +187,7 @@ pub(super) async fn write_records(
                 None => break,
             },
         };
+        file.count(&r);
         // Flushed whenever no other record of this lane is waiting.
         if writing && !file.write(&r, rx.is_empty()) {
             halt.cancel();

@@ -291,6 +291,8 @@ struct Measured {
     sends: Sends,
     /// The records file could not be written: the run stopped sending when it happened.
     records_error: Option<ResultsError>,
+    /// The measured records not in the records file after that error.
+    records_lost: u64,
     /// Some request went to a LoRA adapter: the result has each adapter's figures.
     adapters: bool,
     /// The probes' records (`--probe-request-rate`), kept apart from the run's.
@@ -368,6 +370,7 @@ async fn measure(
         summarizer: written.summary,
         sends: written.sends,
         records_error: written.error,
+        records_lost: records.lost(),
         adapters: extras.adapters,
         probes,
         generation: extras.generation,
@@ -426,6 +429,7 @@ fn finish(
         .timebase
         .map(|t| t.anchored(&clock, measured.start_ns));
     result.error = measured.records_error.as_ref().map(ToString::to_string);
+    result.records_lost = measured.records_lost;
     result.window_end = measured.window_end;
     result.stopped_early = measured.stopped_early;
     if result.config.steady_state {

@@ -10,6 +10,12 @@
 //! and failed requests are never good. The answer comes with a 95% Wilson interval for the
 //! good fraction at the answer, and the bracket [answer, first failing value].
 //!
+//! A probe stopped before it was done (Ctrl-C, SIGTERM, `q`, a records file that could not be
+//! written: `BenchResult::interrupted`) is neither a pass nor a fail: it is kept in the
+//! document, marked `stopped`, and the search ends there, incomplete, with `stopped_at` its
+//! load; the answer stays the highest completed passing probe. A stop between probes ends the
+//! search the same way, at the load it would have probed next.
+//!
 //! `--by prefixes` varies the prefix dataset's distinct prefixes at the plan's
 //! fixed load, as counts (as concurrency: bisection to one step): a probe passes when its
 //! measured prefix-cache hit rate is at least `PREFIX_HIT_SHARE` (half) of its designed one
@@ -39,6 +45,9 @@ pub struct ProbeRun {
     pub result: PathBuf,
     /// Its designed and measured prefix-cache hit rates (`--by prefixes`; else `None`s).
     pub hit_rates: (Option<f64>, Option<f64>),
+    /// Why it was stopped before it was done (`BenchResult::interrupted`): neither a pass
+    /// nor a fail.
+    pub stopped: Option<String>,
 }
 
 /// Whether a probe over prefixes kept its cache: measured ≥ [`PREFIX_HIT_SHARE`] × designed
@@ -73,6 +82,7 @@ where
         first_failing: None,
         answer_good_fraction_ci95: None,
         complete: false,
+        stopped_at: None,
     };
     let counts = matches!(
         spec.by,
@@ -88,7 +98,9 @@ where
             break;
         }
         let Some(run) = probe(value, doc.probes.len() as u32).await? else {
-            doc.complete = false;
+            // Stopped before this probe began: the search ends here, at this load.
+            (doc.complete, doc.stopped_at) = (false, Some(value));
+            saved(&doc)?;
             break;
         };
         let (good, total) = (run.good, run.total);
@@ -97,17 +109,26 @@ where
         } else {
             0.0
         };
-        let passed = total > 0 && good_fraction >= spec.target && holds(spec.by, run.hit_rates);
+        let stopped = run.stopped.is_some();
+        let passed =
+            !stopped && total > 0 && good_fraction >= spec.target && holds(spec.by, run.hit_rates);
         doc.probes.push(Probe {
             value,
             good,
             total,
             good_fraction,
             passed,
+            stopped: run.stopped,
             result: run.result,
             designed_hit_rate: run.hit_rates.0,
             measured_hit_rate: run.hit_rates.1,
         });
+        if stopped {
+            // Neither a pass nor a fail: the answer and the bracket stand as they were.
+            (doc.complete, doc.stopped_at) = (false, Some(value));
+            saved(&doc)?;
+            break;
+        }
         if passed {
             if doc.answer.is_none_or(|a| value > a) {
                 doc.answer = Some(value);
@@ -180,6 +201,7 @@ pub async fn run_search(
                 };
                 let rates = s.prefix_cache.as_ref();
                 Ok(Some(ProbeRun {
+                    stopped: r.interrupted(),
                     good,
                     total: s.completed + s.failed,
                     result: file.into(),
@@ -228,6 +250,7 @@ mod tests {
                     total: 100,
                     result: PathBuf::from(format!("p{v}.json")),
                     hit_rates: (None, None),
+                    stopped: None,
                 }))
             },
             |_| Ok(()),
@@ -279,6 +302,7 @@ mod tests {
                     total: 64,
                     result: PathBuf::from(format!("p{v}.json")),
                     hit_rates: (Some(designed), Some(measured)),
+                    stopped: None,
                 }))
             },
             |_| Ok(()),
@@ -303,5 +327,58 @@ mod tests {
         );
         let doc = run(&spec(LoadParameter::RequestRate), 1e9).await;
         assert_eq!((doc.answer, doc.first_failing), (Some(1024.0), None));
+    }
+
+    /// A probe stopped part-way (105 of 150 requests) is neither a pass nor a fail: the
+    /// answer is the highest completed passing probe, nothing fails, the search is saved
+    /// incomplete with where it stopped; a stop before a probe began says the same.
+    #[tokio::test]
+    async fn a_stopped_probe_is_neither_a_pass_nor_a_fail() {
+        let spec = spec(LoadParameter::RequestRate);
+        let mut last_saved = None;
+        let doc = search(
+            &spec,
+            |v, i| async move {
+                Ok(Some(ProbeRun {
+                    good: if i == 2 { 105 } else { 150 },
+                    total: if i == 2 { 105 } else { 150 },
+                    result: PathBuf::from(format!("p{v}.json")),
+                    hit_rates: (None, None),
+                    stopped: (i == 2).then(|| "stopped with 45 planned requests unsent".into()),
+                }))
+            },
+            |d| {
+                last_saved = Some(d.clone());
+                Ok(())
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(last_saved.as_ref(), Some(&doc), "the last state is saved");
+        assert_eq!((doc.answer, doc.first_failing), (Some(2.0), None));
+        assert_eq!((doc.complete, doc.stopped_at), (false, Some(4.0)));
+        assert_eq!(doc.probes.len(), 3);
+        assert!(!doc.probes[2].passed && doc.probes[2].stopped.is_some());
+        assert_eq!(doc.answer_good_fraction_ci95, wilson95(150, 150));
+
+        let doc = search(
+            &spec,
+            |v, i| async move {
+                Ok((i < 2).then(|| ProbeRun {
+                    good: 10,
+                    total: 10,
+                    result: PathBuf::from(format!("p{v}.json")),
+                    hit_rates: (None, None),
+                    stopped: None,
+                }))
+            },
+            |_| Ok(()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            (doc.answer, doc.stopped_at, doc.complete),
+            (Some(2.0), Some(4.0), false)
+        );
     }
 }

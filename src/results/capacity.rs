@@ -50,8 +50,15 @@ pub struct Source {
     /// `"sweep"` or `"search"`.
     pub kind: &'static str,
     pub parameter: LoadParameter,
-    /// (load value, the step's result file, its result), in the document's order.
+    /// (load value, the step's result file, its result), in the document's order: the steps
+    /// that ran to their end (or were stopped early by `--max-errors`/`--max-error-rate`, a
+    /// failure the plan counts).
     pub steps: Vec<(f64, PathBuf, BenchResult)>,
+    /// The steps left out because they were stopped before they were done (a signal, a
+    /// records file that could not be written: `BenchResult::interrupted`), neither a pass
+    /// nor a fail, each one line naming its file and why; and a search that was stopped
+    /// (`stopped_at`). The plan names them (`servebench plan` on stderr) and prices the rest.
+    pub excluded: Vec<String>,
 }
 
 /// One step of a configuration, as the plan judges and prices it.
@@ -146,7 +153,21 @@ pub fn load(path: &Path) -> Result<Source, ResultsError> {
     match value.get("kind").and_then(Value::as_str) {
         Some("search") => {
             let doc: SearchDoc = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+            let mut excluded = Vec::new();
+            if let Some(at) = doc.stopped_at {
+                excluded.push(format!(
+                    "{}: the search was stopped at {at}, not done: only its completed probes are priced",
+                    path.display()
+                ));
+            }
             let steps = (doc.probes.iter())
+                .filter(|p| match &p.stopped {
+                    Some(why) => {
+                        excluded.push(left_out(&dir.join(&p.result), why));
+                        false
+                    }
+                    None => true,
+                })
                 .map(|p| {
                     let file = dir.join(&p.result);
                     BenchResult::load(&file).map(|r| (p.value, file, r))
@@ -156,7 +177,8 @@ pub fn load(path: &Path) -> Result<Source, ResultsError> {
                 path: path.to_path_buf(),
                 kind: "search",
                 parameter: doc.spec.by,
-                steps,
+                steps: completed(steps, &mut excluded),
+                excluded,
             })
         }
         Some("sweep") | Some("") | None if value.get("steps").is_some() => {
@@ -165,11 +187,13 @@ pub fn load(path: &Path) -> Result<Source, ResultsError> {
             let steps = (doc.steps.iter().zip(results))
                 .map(|(s, r)| (load_value(s.value), dir.join(&s.result), r))
                 .collect();
+            let mut excluded = Vec::new();
             Ok(Source {
                 path: path.to_path_buf(),
                 kind: "sweep",
                 parameter: doc.parameter,
-                steps,
+                steps: completed(steps, &mut excluded),
+                excluded,
             })
         }
         _ => Err(invalid(
@@ -177,6 +201,31 @@ pub fn load(path: &Path) -> Result<Source, ResultsError> {
             "is neither a sweep (.sweep.json) nor a search (.search.json) document: a plan reads one per server configuration",
         )),
     }
+}
+
+/// One line naming a step left out of the plan and why.
+fn left_out(file: &Path, why: &str) -> String {
+    format!(
+        "{}: left out, neither a pass nor a fail: its run {why}",
+        file.display()
+    )
+}
+
+/// The steps that were not stopped before they were done; each that was is named in
+/// `excluded`.
+fn completed(
+    steps: Vec<(f64, PathBuf, BenchResult)>,
+    excluded: &mut Vec<String>,
+) -> Vec<(f64, PathBuf, BenchResult)> {
+    (steps.into_iter())
+        .filter(|(_, file, r)| match r.interrupted() {
+            Some(why) => {
+                excluded.push(left_out(file, &why));
+                false
+            }
+            None => true,
+        })
+        .collect()
 }
 
 /// `ttft:500 tpot:50`, in the order given.

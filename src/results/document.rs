@@ -102,6 +102,10 @@ impl Unsent {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// One run's saved result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BenchResult {
@@ -129,6 +133,12 @@ pub struct BenchResult {
     /// not be written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Of the measured requests (`completed + failed`), those whose record is not in the
+    /// records file because a write failed (a full disk, a file-size limit): their figures are
+    /// in the summary, their records are lost (docs/metrics.md, "Records lost"). Never more
+    /// than `completed + failed`; a run with any is incomplete (`error` says why).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub records_lost: u64,
     /// The run's steady window and its figures (`--steady-state auto`; docs/metrics.md,
     /// "Steady state").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -202,6 +212,7 @@ impl BenchResult {
             planned: None,
             unsent_by: Unsent::default(),
             error: None,
+            records_lost: 0,
             steady_state: None,
             mix: None,
             join: None,
@@ -243,6 +254,34 @@ impl BenchResult {
             } else {
                 !cancelled
             };
+    }
+
+    /// Why the run was stopped before it was done, by something other than its own verdict
+    /// on the server (`--max-errors`, `--max-error-rate`: a measurement, not an
+    /// interruption): a signal (Ctrl-C, SIGTERM, `q`), or a records file that could not be
+    /// written. `None` for a run that ended as planned, or stopped early by those limits.
+    /// An interrupted run is neither a pass nor a fail of a search or a plan
+    /// (docs/metrics.md, "Interrupted runs").
+    pub fn interrupted(&self) -> Option<String> {
+        if self.complete || self.stopped_early.is_some() {
+            return None;
+        }
+        let cancelled = (self.summary.failures_by_kind.get("cancelled")).copied();
+        let windowed = self.config.load.shape.window_s().is_some();
+        if self.error.is_some() {
+            Some("stopped when its records file could not be written".into())
+        } else if self.unsent_by.stopped > 0 {
+            Some(format!(
+                "stopped with {} planned requests unsent",
+                self.unsent_by.stopped
+            ))
+        } else if let Some(n) = cancelled.filter(|_| !windowed) {
+            Some(format!("stopped with {n} requests in flight cancelled"))
+        } else if windowed && self.window_end.is_none() {
+            Some("stopped before the end of its time window".into())
+        } else {
+            None
+        }
     }
 
     /// Sets `cost` from `--cost-per-hour` and `energy` from the scraped GPU power, over the
@@ -517,6 +556,7 @@ mod tests {
         for k in [
             "planned",
             "error",
+            "records_lost",
             "steady_state",
             "mix",
             "join",

@@ -9,9 +9,12 @@
 //! it, depend on how well the shards' clocks agree.
 //!
 //! Merging refuses shards of different runs (configs that differ in anything but the shard,
-//! seeds included), a shard given twice, and missing shards unless `allow_missing` (then the
-//! result names them). Incomplete shards and shards whose measurement was not valid are
-//! merged and reported.
+//! seeds included), a shard given twice, missing shards unless `allow_missing` (then the
+//! result names them), and a shard whose records or counts are not its own
+//! (`shard::check_records`: a record of another shard's schedule positions, past the planned
+//! count, or measured twice; a planned count its config does not make): the merged planned
+//! count is the one the configs make. Incomplete shards and shards whose measurement was not
+//! valid are merged and reported.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,7 +26,7 @@ use crate::config::RequestRate;
 use crate::measure::record::{RecordsWriter, RequestRecord};
 use crate::results::document::BenchResult;
 use crate::results::error::ResultsError;
-use crate::results::shard::{MergedFrom, MergedShard, Timebase};
+use crate::results::shard::{check_records, MergedFrom, MergedShard, ShardCounts, Timebase};
 use crate::results::stats::{summarize, SummaryOptions};
 use crate::results::validity::{Validity, Verdict};
 
@@ -34,6 +37,9 @@ pub struct Merged {
     pub records: Vec<RequestRecord>,
     /// One line each: missing, incomplete or invalid shards, clocks that disagree.
     pub warnings: Vec<String>,
+    /// One line each: the shards that were stopped before they were done
+    /// (`BenchResult::interrupted`): the merge is of a stopped run.
+    pub stopped: Vec<String>,
 }
 
 /// One shard's saved result and records.
@@ -112,6 +118,22 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
         ));
     }
     let shards: Vec<&Input> = by_index.into_values().collect();
+    // Each shard's records are its own, and its planned count the one its config makes.
+    let mut seen = std::collections::HashSet::new();
+    let mut planned = Vec::new();
+    for s in &shards {
+        let r = &s.result;
+        let counts = ShardCounts {
+            measured: r.summary.completed + r.summary.failed,
+            unsent: r.unsent,
+            planned: r.planned,
+        };
+        let checked = check_records(&r.config, s.shard, counts, &s.records, &mut seen);
+        planned.push(checked.map_err(|why| ResultsError::Invalid {
+            path: s.path.clone(),
+            why,
+        })?);
+    }
     warnings.extend(shard_warnings(&shards));
 
     let earliest = shards
@@ -160,8 +182,8 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
     for s in &shards {
         result.unsent_by.add(&s.result.unsent_by);
     }
-    result.planned = (shards.iter().map(|s| s.result.planned))
-        .sum::<Option<u64>>()
+    result.planned = (planned.into_iter())
+        .try_fold(0u64, |sum, p| sum.checked_add(p?))
         .filter(|_| missing.is_empty());
     let offered = match result.config.load.request_rate {
         RequestRate::PerSecond(r) => Some(r),
@@ -182,10 +204,21 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
             .collect(),
         missing,
     });
+    let stopped = (shards.iter())
+        .filter_map(|s| {
+            let why = s.result.interrupted()?;
+            Some(format!(
+                "shard {} ({}) was {why}",
+                s.shard,
+                s.path.display()
+            ))
+        })
+        .collect();
     Ok(Merged {
         result,
         records,
         warnings,
+        stopped,
     })
 }
 
@@ -458,6 +491,7 @@ mod tests {
             result,
             records,
             warnings: vec![],
+            stopped: vec![],
         };
         merged.save(&path).unwrap();
         path

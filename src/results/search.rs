@@ -1,5 +1,8 @@
 //! The search document (`<stem>.search.json`): every probe and the answer, with a 95% Wilson
-//! interval for the good fraction at the answer.
+//! interval for the good fraction at the answer. A probe that was stopped before it was done
+//! (a signal, a records file that could not be written) is kept, marked `stopped`: it is
+//! neither a pass nor a fail, and the search ends there (`stopped_at`), incomplete; the answer
+//! is the highest *completed* passing probe.
 
 use std::path::{Path, PathBuf};
 
@@ -15,7 +18,12 @@ pub struct Probe {
     pub good: u64,
     pub total: u64,
     pub good_fraction: f64,
+    /// Always false for a `stopped` probe.
     pub passed: bool,
+    /// Why the probe was stopped before it was done (a signal, a records file that could not
+    /// be written): neither a pass nor a fail. Absent for a probe that ran to its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     /// The probe's result file, relative to the search document.
     pub result: PathBuf,
     /// A search over `prefixes`: the probe's designed and measured prefix-cache hit rates
@@ -41,6 +49,11 @@ pub struct SearchDoc {
     /// 95% Wilson interval of the good fraction at the answer.
     pub answer_good_fraction_ci95: Option<(f64, f64)>,
     pub complete: bool,
+    /// The load the search was at when it was stopped (Ctrl-C, SIGTERM, `q`, a records file
+    /// that could not be written): its probe there was stopped part-way, or never began.
+    /// Absent when it was not stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<f64>,
 }
 
 impl SearchDoc {

@@ -8,7 +8,14 @@
 //! - `complete` is false whenever anything planned was not sent, and true for a run that ended
 //!   on its own against a server that failed nothing;
 //! - every records file holds only whole records, one line per measured request of its result
-//!   (fewer only where the result says the file could not be written).
+//!   but for those its result counts as `records_lost` (only where it says the file could not
+//!   be written);
+//! - a run, sweep or search that a signal stopped exits 3, never 0 while something it saved
+//!   is incomplete; a stopped search probe is neither a pass nor a fail (`stopped`), the
+//!   answer is the highest completed passing probe and a stopped search says where it
+//!   stopped (`stopped_at`);
+//! - a shard's result merges (`merge --allow-missing`) to the same measured requests, exiting
+//!   3 when the shard was stopped, 2 when its records were lost, else 0.
 //!
 //! Modes: a single run (a rate, a concurrency cap), `--turns` with `--think-time`, `--duration`,
 //! `--stages`, a ramp, jsonl conversations, trace replay with and without sessions, a sweep's
@@ -43,6 +50,8 @@ use servebench::drive::load::{drive, Sink};
 use servebench::measure::client::{Client, RequestSpec};
 use servebench::measure::clock::Clock;
 use servebench::measure::record::RequestRecord;
+use servebench::results::document::BenchResult;
+use servebench::results::search::SearchDoc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -497,13 +506,94 @@ fn check_result(path: &Path, expected: Option<u64>, clean_end: bool) -> Result<(
     }
     let records_file = path.with_extension("records.jsonl");
     let rs = records(&records_file)?;
-    let written_all = r["error"].is_null();
+    let lost = r["records_lost"].as_u64().unwrap_or(0);
     let lines = rs.len() as u64;
-    if (written_all && lines != ok + failed) || lines > ok + failed {
+    if lines + lost != ok + failed || (lost > 0 && r["error"].is_null()) {
         return Err(format!(
-            "{name}: {lines} records for {} measured requests (error: {})",
+            "{name}: {lines} records and {lost} lost for {} measured requests (error: {})",
             ok + failed,
             r["error"]
+        ));
+    }
+    Ok(())
+}
+
+/// A search's document against its probes' results: a probe whose run was stopped before it
+/// was done is marked `stopped` and did not pass; the answer is the highest passing probe and
+/// the first failing the lowest failed one above it; a stopped search is incomplete and says
+/// at which load.
+fn check_search(dir: &Path) -> Result<(), String> {
+    let path = dir.join("r.search.json");
+    if !path.exists() {
+        return Ok(());
+    }
+    let doc: SearchDoc = serde_json::from_value(json(&path)).map_err(|e| e.to_string())?;
+    for p in &doc.probes {
+        let r = BenchResult::load(&dir.join(&p.result)).map_err(|e| e.to_string())?;
+        if r.interrupted().is_some() != p.stopped.is_some() || (p.stopped.is_some() && p.passed) {
+            return Err(format!(
+                "probe at {}: result {:?} but probe stopped {:?}, passed {}",
+                p.value,
+                r.interrupted(),
+                p.stopped,
+                p.passed
+            ));
+        }
+    }
+    let passed = doc.probes.iter().filter(|p| p.passed).map(|p| p.value);
+    let answer = passed.fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
+    let failing = (doc.probes.iter())
+        .filter(|p| !p.passed && p.stopped.is_none())
+        .map(|p| p.value)
+        .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v))));
+    if doc.answer != answer || doc.first_failing != failing {
+        return Err(format!(
+            "answer {:?}, first failing {:?}, but the probes say {answer:?}, {failing:?}",
+            doc.answer, doc.first_failing
+        ));
+    }
+    if doc.complete && doc.stopped_at.is_some() {
+        return Err(format!("complete, yet stopped at {:?}", doc.stopped_at));
+    }
+    Ok(())
+}
+
+/// `merge --allow-missing` of one shard's result: the measured requests of the shard, and
+/// exit 3 when the shard was stopped, 2 (refused) when its records were lost, else 0.
+fn check_merge(dir: &Path) -> Result<(), String> {
+    let shard = dir.join("r.json");
+    let Ok(r) = BenchResult::load(&shard) else {
+        return Ok(());
+    };
+    let out = servebench()
+        .args(["merge", "--allow-missing", "--quiet", "--output"])
+        .arg(dir.join("m.json"))
+        .arg(&shard)
+        .output()
+        .unwrap();
+    let code = out.status.code();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let expected = if r.records_lost > 0 {
+        2
+    } else if r.interrupted().is_some() {
+        3
+    } else {
+        0
+    };
+    if code != Some(expected) {
+        return Err(format!("merge exited {code:?}, not {expected}: {err}"));
+    }
+    if expected == 2 {
+        return Ok(());
+    }
+    let m = BenchResult::load(&dir.join("m.json")).map_err(|e| e.to_string())?;
+    let measured = |r: &BenchResult| r.summary.completed + r.summary.failed;
+    if measured(&m) != measured(&r) || m.complete {
+        return Err(format!(
+            "merged {} measured (complete {}), the shard {}",
+            measured(&m),
+            m.complete,
+            measured(&r)
         ));
     }
     Ok(())
@@ -539,31 +629,45 @@ fn check(case: &Case, sims: (&SimProcess, &SimProcess)) -> Result<(), TestCaseEr
     }
     let allowed: &[i32] = match &case.ending {
         Ending::Normal => &[0],
-        // 1: stopped before any request succeeded; 2: before the measured load.
-        Ending::Signals(s) if s.len() == 3 => &[0, 1, 2, 130],
-        Ending::Signals(_) => &[0, 1, 2],
+        // 3: stopped (0: the signal came after the end); 130: the third signal.
+        Ending::Signals(s) if s.len() == 3 => &[0, 3, 130],
+        Ending::Signals(_) => &[0, 3],
         Ending::MaxErrors(_) | Ending::Failing => &[0, 1],
         Ending::WriteError(_) => &[0, 2],
     };
     if !code.is_some_and(|c| allowed.contains(&c)) {
         return fail(format!("exit code not one of {allowed:?}"));
     }
-    // Exit 2 after a signal: it came before any measured load, and nothing was measured.
+    // Stopped before any measured load: nothing was measured, nothing written.
     let records_files = || {
         (std::fs::read_dir(dir.path()).unwrap())
             .filter(|e| (e.as_ref().unwrap().path().to_string_lossy()).ends_with(".records.jsonl"))
             .count()
     };
     let before_load = stderr.contains("stopped before the measured load began");
-    if code == Some(2)
-        && matches!(case.ending, Ending::Signals(_))
-        && (!before_load || records_files() > 0)
-    {
-        return fail("exit 2 after a signal, but not before the measured load".into());
+    if code == Some(3) && before_load && records_files() > 0 {
+        return fail("stopped before the measured load, but records were written".into());
     }
     // Windowed runs with a concurrency cap may leave arrivals waiting at the window's end.
     let capped_window = matches!(case.mode, Mode::Duration { cap: Some(_), .. });
     let clean_end = matches!(case.ending, Ending::Normal) && !capped_window;
+    // A signal's exit 0 only when it came after the end: everything saved is complete.
+    if code == Some(0) && matches!(case.ending, Ending::Signals(_)) && !capped_window {
+        for (file, _) in results(&case.mode) {
+            let path = dir.path().join(file);
+            if path.exists() && json(&path)["complete"] != true {
+                return fail(format!("exit 0 after a signal, yet {file} is incomplete"));
+            }
+        }
+    }
+    if let Err(why) = check_search(dir.path()) {
+        return fail(why);
+    }
+    if matches!(case.mode, Mode::Shard { .. }) && code != Some(130) {
+        if let Err(why) = check_merge(dir.path()) {
+            return fail(why);
+        }
+    }
     for (file, expected) in results(&case.mode) {
         let path = dir.path().join(file);
         // What each case came to, shown with --nocapture.

@@ -355,3 +355,92 @@ fn plan_refuses_incompatible_inputs() {
     let text = stdout_of(&["plan", &good, "--goodput", "ttft:500"]);
     assert!(text.contains("Capacity plan"), "{text}");
 }
+
+/// A SIGINT during a search's second probe (at 4 req/s, its 8 requests over 2 s): the probe
+/// stopped part-way is neither a pass nor a fail, the search says where it stopped and that
+/// its answer is the highest *completed* passing probe, exits 3 (a stopped run), and `plan`
+/// names the stopped probe and leaves it out. (It printed "first failing: none up to --max"
+/// from a probe stopped part-way, exited 0, and `plan` priced it without a word.)
+#[cfg(unix)]
+#[test]
+fn a_stopped_search_says_where_it_stopped_and_plan_leaves_the_stopped_probe_out() {
+    use std::process::Stdio;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut args = vec!["search", "--sim-preset", "exact", "--tokenizer", "words"];
+    args.extend(["--by", "rate", "--start", "2", "--max", "16"]);
+    args.extend([
+        "--num-prompts",
+        "8",
+        "--input-len",
+        "8",
+        "--output-len",
+        "4",
+    ]);
+    args.extend(["--goodput", "ttft:2000", "--cost-per-hour", "2", "--no-tui"]);
+    args.extend(["--result-dir", path_str(d), "--result-filename", "s.json"]);
+    let child = common::servebench()
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The second probe's measured load has begun once its records file exists.
+    let second = d.join("s-probe1.records.jsonl");
+    common::wait_for("the second probe", Duration::from_secs(60), || {
+        second.exists()
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: a signal to our own child, not yet reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = common::finish_within(child, Duration::from_secs(60), "the stopped search");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("search stopped at 4 req/s")
+            && stdout.contains("highest completed load meeting the SLOs")
+            && stdout.contains(": 2 req/s")
+            && !stdout.contains("none up to --max"),
+        "{stdout}"
+    );
+    let doc = common::json(&d.join("s.search.json"));
+    assert_eq!(doc["complete"], false, "{doc}");
+    assert_eq!(doc["stopped_at"], 4.0, "{doc}");
+    assert_eq!(
+        (&doc["answer"], &doc["first_failing"]),
+        (&2.0.into(), &serde_json::Value::Null)
+    );
+    let probes = doc["probes"].as_array().unwrap();
+    assert_eq!(probes.len(), 2, "{doc}");
+    assert_eq!(probes[1]["passed"], false);
+    assert!(probes[1]["stopped"].is_string(), "{doc}");
+    // What it measured is saved: the stopped probe's result, marked incomplete.
+    assert_eq!(common::json(&d.join("s-probe1.json"))["complete"], false);
+
+    let search = d.join("s.search.json");
+    let out = output(&[
+        "plan",
+        "--goodput",
+        "ttft:2000",
+        "--format",
+        "csv",
+        path_str(&search),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("s-probe1.json: left out") && stderr.contains("stopped at 4"),
+        "{stderr}"
+    );
+    let rows = csv_rows(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        rows.len(),
+        1,
+        "only the completed probe is priced: {rows:?}"
+    );
+    assert_eq!(num(&rows[0], "sustained_load"), 2.0, "{rows:?}");
+}

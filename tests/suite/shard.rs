@@ -362,3 +362,68 @@ fn shards_on_separate_hosts_of_a_private_network_merge_into_the_whole_run() {
     assert_global_schedule(&shards, &d.join("one.json"));
     assert!(merged.config.base_url.starts_with("http://10.77.0.1:"));
 }
+
+/// `merge` believes no shard's records or counts it can check: a shard whose records file is
+/// another shard's (it merged as complete with 10 distinct ids of 20), and a shard that claims
+/// 10^12 planned requests (it merged to 1,000,000,000,010 planned against 20 measured), are
+/// refused in one line naming the shard's file and what is wrong; the whole run merges with
+/// the planned count its config makes.
+#[test]
+fn merge_refuses_a_shard_whose_records_or_planned_count_are_not_its_own() {
+    let sim = start_sim(&[], "127.0.0.1");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let shards: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            let name = format!("s{i}.json");
+            let s = format!(
+                "run --base-url {} --tokenizer words --num-prompts 20 --request-rate 200 \
+                 --input-len 8 --output-len 2 --seed 3 --quiet --shard {i}/2 --result-filename {name}",
+                sim.url
+            );
+            let out = servebench()
+                .args(s.split_whitespace())
+                .arg("--result-dir")
+                .arg(d)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            d.join(name)
+        })
+        .collect();
+    let whole = d.join("whole.json");
+    let out = merge(&shards, &whole, &[]);
+    assert!(out.status.success(), "{out:?}");
+    let merged = common::json(&whole);
+    assert_eq!(
+        (merged["planned"].as_u64(), merged["complete"].as_bool()),
+        (Some(20), Some(true))
+    );
+
+    let one_line = |out: &std::process::Output, what: &[&str]| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        for w in what {
+            assert!(err.contains(w), "{w:?} not in {err}");
+        }
+    };
+    // Shard 1's records file is shard 0's.
+    let records = shards[1].with_extension("records.jsonl");
+    let own = std::fs::read(&records).unwrap();
+    std::fs::copy(shards[0].with_extension("records.jsonl"), &records).unwrap();
+    let out = merge(&shards, &d.join("m1.json"), &[]);
+    one_line(&out, &["s1.json", "is not shard 1/2's"]);
+    std::fs::write(&records, own).unwrap();
+
+    // Shard 1 claims 10^12 planned requests (and as many unsent, so its own sum holds).
+    let text = std::fs::read_to_string(&shards[1]).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["planned"] = serde_json::json!(1_000_000_000_000u64);
+    v["unsent"] = serde_json::json!(1_000_000_000_000u64 - 10);
+    v["unsent_by"] = serde_json::json!({"stopped": 1_000_000_000_000u64 - 10});
+    std::fs::write(&shards[1], v.to_string()).unwrap();
+    let out = merge(&shards, &d.join("m2.json"), &[]);
+    one_line(&out, &["s1.json", "1000000000000 planned", "plans 10"]);
+    assert!(!d.join("m1.json").exists() && !d.join("m2.json").exists());
+}

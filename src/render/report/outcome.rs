@@ -37,6 +37,12 @@ pub(super) fn lines(out: &mut String, result: &BenchResult) {
         let windowed = result.config.load.shape.window_s().is_some();
         let cause = if result.stopped_early.is_some() {
             "stopped early".to_string()
+        } else if result.error.is_some() && result.records_lost > 0 {
+            // docs/metrics.md, "Records lost".
+            format!(
+                "the records file could not be written; {} measured requests' records lost",
+                result.records_lost
+            )
         } else if result.error.is_some() {
             "the records file could not be written".to_string()
         } else if !missing.is_empty() {
