@@ -22,6 +22,18 @@ pub const MIN_AUDIO_DURATION: Duration = Duration::from_millis(10);
 /// The synthetic clips' sample rate (Whisper's), Hz; mono, 16-bit PCM.
 pub const AUDIO_SAMPLE_RATE: u32 = 16_000;
 
+/// The longest WAV clip read from a file (a jsonl line's `audio`), seconds: an hour, the
+/// longest the built-in simulator takes.
+pub const MAX_WAV_SECONDS: u64 = 3600;
+/// The sample rates a WAV file read may have, Hz: telephone speech (8 kHz) down to a
+/// sixteenth of it, studio audio (384 kHz) up to twice it; a rate outside is a header that
+/// lies (1 Hz made a 20,000 s clip of 20,000 samples).
+pub const WAV_RATES_HZ: std::ops::RangeInclusive<u64> = 500..=768_000;
+/// The most channels of a WAV file read (7.1 surround is 8).
+pub const MAX_WAV_CHANNELS: u64 = 32;
+/// The sample sizes of a WAV file read, bits: 8-bit to 64-bit float.
+pub const WAV_BITS: std::ops::RangeInclusive<u64> = 8..=64;
+
 /// The rules between `--backend openai-audio`, the dataset and `--audio-duration-s`: a
 /// transcription needs a dataset that brings audio (`random` makes clips, `jsonl` reads its
 /// lines' `audio` files); the flag only where clips are made, within its bounds.

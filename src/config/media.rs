@@ -87,7 +87,34 @@ impl MmBucket {
     pub fn is_video(&self) -> bool {
         self.num_frames > 1
     }
+
+    /// At least the bytes one item of this bucket holds as sent (its data URL), from its size
+    /// and frames alone, before a pixel is made: an image's PNG of noise is its raw rows
+    /// (a filter byte and 3 bytes a pixel) and deflate's framing, a frame's JPEG at most
+    /// [`JPEG_BYTES_PER_PIXEL`] a pixel and its headers; base64 takes 4 characters for 3.
+    pub fn item_bytes(&self) -> u64 {
+        let base64 = |n: u64| n.div_ceil(3).saturating_mul(4);
+        let (w, h) = (self.width, self.height);
+        if self.is_video() {
+            let jpeg = (w.saturating_mul(h).saturating_mul(JPEG_BYTES_PER_PIXEL_X4) / 4)
+                .saturating_add(MEDIA_HEADER_BYTES);
+            let frame = base64(jpeg).saturating_add(1);
+            frame.saturating_mul(self.num_frames).saturating_add(32)
+        } else {
+            let raw = w.saturating_mul(3).saturating_add(1).saturating_mul(h);
+            let png = raw
+                .saturating_add(raw / 64)
+                .saturating_add(MEDIA_HEADER_BYTES);
+            base64(png).saturating_add(32)
+        }
+    }
 }
+
+/// The most bytes a pixel of noise takes in a video frame's JPEG, times 4 (measured: see
+/// `workload::media`'s test of the estimate).
+pub const JPEG_BYTES_PER_PIXEL_X4: u64 = 12;
+/// What an encoded image or frame holds beside its pixels, at most: headers, tables, chunks.
+const MEDIA_HEADER_BYTES: u64 = 4096;
 
 impl MmLimit {
     /// The most items of `b`'s modality in one request.
@@ -151,6 +178,13 @@ impl MmSpec {
         if self.drawn().next().is_none() {
             return bad(flag, "no bucket has a probability above 0".into());
         }
+        // They are normalized by their sum: one past what a number holds drew the last
+        // bucket every time.
+        let sum: f64 = self.drawn().map(|b| b.probability).sum();
+        if !sum.is_finite() {
+            let why = "the probabilities add up past what a number holds; give smaller ones (they are normalized by their sum)";
+            return bad(flag, why.into());
+        }
         for b in self.drawn() {
             let key = format!("({}, {}, {})", b.height, b.width, b.num_frames);
             if b.height == 0 {
@@ -167,6 +201,11 @@ impl MmSpec {
             }
             if b.height * b.width > MAX_MM_PIXELS {
                 let why = format!("{key}: at most {MAX_MM_PIXELS} pixels an image or frame");
+                return bad(flag, why);
+            }
+            let bytes = b.item_bytes();
+            if bytes > MAX_MM_BYTES {
+                let why = format!("{key}: one item would hold about {bytes} bytes as sent (by its size and frames), more than the {MAX_MM_BYTES} a run's media may hold");
                 return bad(flag, why);
             }
         }
@@ -346,6 +385,28 @@ mod tests {
             ..MmSpec::default()
         };
         assert!(huge.check().is_err());
+        // One item over the whole bound is refused by its size before anything is made
+        // (4096 × 4096 × 100 frames once took 159 s and 2.8 GB to be refused).
+        for frames in [100, 1024] {
+            let e = bucket(4096, 4096, frames).check().unwrap_err().to_string();
+            assert!(
+                e.contains("--random-mm-bucket-config") && e.contains("bytes"),
+                "{e}"
+            );
+        }
+        assert!(bucket(4096, 4096, 1).check().is_ok());
+        // Weights whose sum is past what a number holds are refused, not drawn as the last.
+        let mut heavy = bucket(8, 8, 1);
+        heavy.buckets.push(MmBucket {
+            height: 16,
+            ..heavy.buckets[0]
+        });
+        heavy.buckets.iter_mut().for_each(|b| b.probability = 1e308);
+        let e = heavy.check().unwrap_err().to_string();
+        assert!(
+            e.contains("--random-mm-bucket-config") && e.contains("add up"),
+            "{e}"
+        );
         let capped = MmSpec {
             base_items: 4,
             limit: MmLimit { image: 2, video: 1 },

@@ -5,7 +5,7 @@
 //! format `wav`) with its duration: the WAV's sample frames over its rate.
 //!
 //! Built with the requests, before the load starts (every clip is in memory at once, so the
-//! total is bounded by [`MAX_MM_BYTES`] as they are made); reproducible from the seed. No
+//! total is bounded by [`MAX_MM_BYTES`], from the clips' duration before one is made); reproducible from the seed. No
 //! clock here. Reading and writing WAV files is `wav.rs`'s.
 
 use std::f64::consts::TAU;
@@ -82,6 +82,12 @@ pub fn attach(
         rate: u64::from(AUDIO_SAMPLE_RATE),
     };
     let n = requests.len();
+    // Every clip's bytes are known from its duration: a run over the bound is refused
+    // before one is made.
+    let each = (44 + 2 * frames).div_ceil(3) * 4;
+    if each.saturating_mul(n as u64) > MAX_MM_BYTES {
+        return Err(AudioError::TooLarge { requests: n });
+    }
     let mut bytes = 0u64;
     let engine = base64::engine::general_purpose::STANDARD;
     for r in requests.iter_mut() {
@@ -156,5 +162,14 @@ mod tests {
             seen.push(data.clone());
         }
         assert_eq!(bytes, 3 * ((44 + 8000usize).div_ceil(3) * 4) as u64);
+    }
+
+    /// Clips over the bound are refused by their duration before one is made.
+    #[test]
+    fn clips_over_the_bound_are_refused_before_one_is_made() {
+        let mut reqs = vec![RequestSpec::default(); 200];
+        let e = attach(&mut reqs, Duration::from_secs(600), 1).unwrap_err();
+        assert!(e.to_string().contains("200 requests"), "{e}");
+        assert!(reqs.iter().all(|r| r.parts.is_empty()), "nothing made");
     }
 }

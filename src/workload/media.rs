@@ -17,7 +17,8 @@
 //!   would the MP4's sampled frames.
 //!
 //! Built with the requests, before the load starts (every image is in memory at once, so the
-//! total is bounded by [`MAX_MM_BYTES`] as they are made); reproducible from the seed. No
+//! total is bounded by [`MAX_MM_BYTES`]: estimated from the items' sizes and frames before
+//! any is made, and counted again as they are); reproducible from the seed. No
 //! clock here: the run times the building (`drive::run`).
 
 use base64::Engine;
@@ -26,6 +27,7 @@ use rand::{Rng, RngExt, SeedableRng};
 
 use crate::config::media::{MmBucket, MmSpec, MAX_MM_BYTES};
 use crate::measure::client::{Part, RequestSpec};
+use crate::workload::media_file::{self, MediaFileError};
 
 /// Why random-mm's images could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -36,17 +38,15 @@ pub enum MediaError {
         height: u64,
         why: String,
     },
-    #[error("random-mm: the images and videos of {requests} requests would hold more than {MAX_MM_BYTES} bytes in memory; ask for fewer requests (--num-prompts), fewer items (--random-mm-base-items-per-request) or smaller ones (--random-mm-bucket-config)")]
+    #[error("random-mm: the images and videos of {requests} requests would hold more than {MAX_MM_BYTES} bytes in memory (by their sizes and frames); ask for fewer requests (--num-prompts), fewer items (--random-mm-base-items-per-request) or smaller ones (--random-mm-bucket-config)")]
     TooLarge { requests: usize },
 }
 
 /// What is wrong with an image file a jsonl line names (the caller's error names the file).
 #[derive(Debug, thiserror::Error)]
 pub enum ImageFileError {
-    #[error("{0}")]
-    Read(std::io::Error),
-    #[error("larger than {0} bytes")]
-    TooLarge(u64),
+    #[error(transparent)]
+    File(#[from] MediaFileError),
     #[error("not a PNG or JPEG file (by its first bytes)")]
     NotAnImage,
 }
@@ -65,12 +65,68 @@ pub struct Made {
 pub const FRAME_QUALITY: u8 = 75;
 
 /// Gives each request its images and videos (after any parts it has), seeded by `seed`.
+///
+/// Every item is drawn first and its bytes estimated from its size and frames
+/// ([`MmBucket::item_bytes`]): a run whose items would hold more than [`MAX_MM_BYTES`] is
+/// refused before a pixel is made. Then the same draws are made again and encoded, each item
+/// from a seed of its own.
 pub fn attach(requests: &mut [RequestSpec], mm: &MmSpec, seed: u64) -> Result<Made, MediaError> {
+    let n = requests.len();
+    let mut estimate = 0u64;
+    draws(n, mm, seed, |_, items| {
+        let sum = (items.iter()).fold(estimate, |s, d| s.saturating_add(d.bucket.item_bytes()));
+        estimate = sum;
+        match sum > MAX_MM_BYTES {
+            true => Err(MediaError::TooLarge { requests: n }),
+            false => Ok(()),
+        }
+    })?;
+    let mut made = Made::default();
+    draws(n, mm, seed, |i, items| {
+        for d in items {
+            let b = d.bucket;
+            let mut rng = StdRng::seed_from_u64(d.seed);
+            let part = if b.is_video() {
+                made.videos += 1;
+                made.frames += b.num_frames;
+                video_part(b, &mut rng)?
+            } else {
+                made.images += 1;
+                Part::Image {
+                    url: image_url(b.width, b.height, &mut rng)?,
+                }
+            };
+            made.bytes += part.bytes();
+            // The estimate bounds what is made; this holds if it did not.
+            if made.bytes > MAX_MM_BYTES {
+                return Err(MediaError::TooLarge { requests: n });
+            }
+            requests[i].parts.push(part);
+        }
+        Ok(())
+    })?;
+    Ok(made)
+}
+
+/// One item drawn for a request: its bucket and the seed of its pixels.
+struct Draw<'a> {
+    bucket: &'a MmBucket,
+    seed: u64,
+}
+
+/// Draws the items of `n` requests from `seed` (the same ones from the same seed) and hands
+/// each request's to `each` with its index, in order; stops at `each`'s first error.
+fn draws<'a>(
+    n: usize,
+    mm: &'a MmSpec,
+    seed: u64,
+    mut each: impl FnMut(usize, &[Draw<'a>]) -> Result<(), MediaError>,
+) -> Result<(), MediaError> {
     let mut rng = StdRng::seed_from_u64(seed ^ 0x1A6E_5EED_0F4D_4D00);
     let (lo, hi) = mm.items_range();
-    let mut made = Made::default();
-    let n = requests.len();
-    for r in requests.iter_mut() {
+    let mut items = Vec::new();
+    for i in 0..n {
+        items.clear();
         let k = rng.random_range(lo..=hi);
         // Items of each modality so far: (images, videos).
         let mut had = (0u64, 0u64);
@@ -84,27 +140,19 @@ pub fn attach(requests: &mut [RequestSpec], mm: &MmSpec, seed: u64) -> Result<Ma
                 break;
             }
             let total: f64 = buckets.iter().map(|b| b.probability).sum();
-            let b = draw(&buckets, total, rng.random::<f64>());
-            let part = if b.is_video() {
-                had.1 += 1;
-                made.videos += 1;
-                made.frames += b.num_frames;
-                video_part(b, &mut rng)?
-            } else {
-                had.0 += 1;
-                made.images += 1;
-                Part::Image {
-                    url: image_url(b.width, b.height, &mut rng)?,
-                }
-            };
-            made.bytes += part.bytes();
-            if made.bytes > MAX_MM_BYTES {
-                return Err(MediaError::TooLarge { requests: n });
+            let bucket = draw(&buckets, total, rng.random::<f64>());
+            match bucket.is_video() {
+                true => had.1 += 1,
+                false => had.0 += 1,
             }
-            r.parts.push(part);
+            items.push(Draw {
+                bucket,
+                seed: rng.random(),
+            });
         }
+        each(i, &items)?;
     }
-    Ok(made)
+    Ok(())
 }
 
 /// The bucket at `u` (in [0, 1)) of the cumulative normalized probabilities.
@@ -174,16 +222,10 @@ pub fn encode_png(width: u64, height: u64, pixels: &[u8]) -> Result<Vec<u8>, png
     Ok(out)
 }
 
-/// An image file (a jsonl line's `image_files`) as a base64 `data:` URL: read up to `max`
-/// bytes, its type from its first bytes (PNG or JPEG); the error says what is wrong.
+/// An image file (a jsonl line's `image_files`) as a base64 `data:` URL: a regular file of at
+/// most `max` bytes (`media_file.rs`), its type from its first bytes (PNG or JPEG); the error says what is wrong.
 pub fn image_file_url(path: &std::path::Path, max: u64) -> Result<String, ImageFileError> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(ImageFileError::Read)?;
-    let mut bytes = Vec::new();
-    (file.take(max + 1).read_to_end(&mut bytes)).map_err(ImageFileError::Read)?;
-    if bytes.len() as u64 > max {
-        return Err(ImageFileError::TooLarge(max));
-    }
+    let bytes = media_file::read(path, max)?;
     let mime = if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
         "image/png"
     } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
@@ -312,6 +354,55 @@ mod tests {
                 assert_eq!(dec.dimensions(), (32, 16));
             }
         }
+    }
+
+    /// The estimate an item's bytes are refused by before it is made is never below what
+    /// it comes to, for images and for videos, small and large.
+    #[test]
+    fn an_item_s_bytes_are_never_more_than_estimated() {
+        let mut rng = StdRng::seed_from_u64(5);
+        for (h, w, frames) in [
+            (1, 1, 1),
+            (8, 8, 1),
+            (300, 200, 1),
+            (720, 1280, 1),
+            (8, 8, 2),
+            (64, 48, 3),
+            (720, 1280, 2),
+        ] {
+            let b = MmBucket {
+                height: h,
+                width: w,
+                num_frames: frames,
+                probability: 1.0,
+            };
+            let made = if b.is_video() {
+                video_part(&b, &mut rng).unwrap()
+            } else {
+                Part::Image {
+                    url: image_url(w, h, &mut rng).unwrap(),
+                }
+            };
+            let (got, est) = (made.bytes(), b.item_bytes());
+            eprintln!(
+                "{h}x{w}x{frames}: {got} of {est}, {:.3} a pixel",
+                got as f64 / (h * w * frames) as f64
+            );
+            assert!(got <= est, "{h}x{w}x{frames}: {got} > {est}");
+        }
+    }
+
+    /// A run whose items would hold more than the bound is refused by their sizes before a
+    /// pixel is made: 2,000 requests of a 2048 × 2048 image (about 17 MB each as sent) are
+    /// refused at once, and no request was given a part (the refusal once came after 2 GiB
+    /// of images were made).
+    #[test]
+    fn random_mm_over_the_bound_is_refused_before_anything_is_made() {
+        let mm = spec(vec![bucket(2048, 2048, 1.0)], 1, 0.0, 1);
+        let mut reqs = vec![RequestSpec::default(); 2000];
+        let e = attach(&mut reqs, &mm, 1).unwrap_err().to_string();
+        assert!(e.contains("2000 requests") && !e.contains('\n'), "{e}");
+        assert!(reqs.iter().all(|r| r.parts.is_empty()), "nothing made");
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod dataset;
 pub mod error;
 pub mod lora;
 pub mod media;
+pub mod media_file;
 pub mod mix;
 pub mod requests;
 pub mod rerank;

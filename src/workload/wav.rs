@@ -9,19 +9,22 @@ use std::time::Duration;
 
 use base64::Engine;
 
+use crate::config::audio::{MAX_WAV_CHANNELS, MAX_WAV_SECONDS, WAV_BITS, WAV_RATES_HZ};
+use crate::workload::media_file::{self, MediaFileError};
+
 /// What is wrong with a WAV file (the caller's error names the file).
 #[derive(Debug, thiserror::Error)]
 pub enum WavError {
-    #[error("{0}")]
-    Read(std::io::Error),
-    #[error("larger than {0} bytes")]
-    TooLarge(u64),
+    #[error(transparent)]
+    File(#[from] MediaFileError),
     #[error("not a WAV file (no RIFF/WAVE header)")]
     NotWav,
     #[error("the WAV's data comes before its fmt chunk")]
     DataBeforeFmt,
-    #[error("the WAV's fmt is {channels} channels of {bits} bits at {rate} Hz")]
+    #[error("the WAV's fmt is {channels} channels of {bits} bits at {rate} Hz: give 1 to {MAX_WAV_CHANNELS} channels of {} to {} bits at {} to {} Hz", WAV_BITS.start(), WAV_BITS.end(), WAV_RATES_HZ.start(), WAV_RATES_HZ.end())]
     Fmt { channels: u64, bits: u64, rate: u64 },
+    #[error("the WAV lasts {seconds} s, longer than {MAX_WAV_SECONDS} s")]
+    TooLong { seconds: u64 },
     #[error("the WAV is cut short ({size} bytes of data announced, {present} present)")]
     CutShort { size: u64, present: u64 },
     #[error("the WAV has no data chunk")]
@@ -43,9 +46,10 @@ impl Wav {
     }
 }
 
-/// Reads a WAV's `fmt` and `data` chunks: `RIFF`/`WAVE`, a PCM-like `fmt` (a rate and a frame
-/// size above zero) before a `data` chunk whose announced bytes the file holds; the error
-/// says what is wrong.
+/// Reads a WAV's `fmt` and `data` chunks: `RIFF`/`WAVE`, a PCM-like `fmt` (a rate in
+/// [`WAV_RATES_HZ`], 1 to [`MAX_WAV_CHANNELS`] channels of [`WAV_BITS`]) before a `data` chunk
+/// whose announced bytes the file holds, of at most [`MAX_WAV_SECONDS`] (the simulator's
+/// bound): a header is not believed past what a clip can be. The error says what is wrong.
 pub fn wav(bytes: &[u8]) -> Result<Wav, WavError> {
     if bytes.len() < 12 || &bytes[..4] != b"RIFF" || &bytes[8..12] != b"WAVE" {
         return Err(WavError::NotWav);
@@ -65,7 +69,10 @@ pub fn wav(bytes: &[u8]) -> Result<Wav, WavError> {
             b"data" => {
                 let (channels, rate, bits) = fmt.ok_or(WavError::DataBeforeFmt)?;
                 let frame = channels * bits.div_ceil(8);
-                if rate == 0 || frame == 0 {
+                let plausible = WAV_RATES_HZ.contains(&rate)
+                    && (1..=MAX_WAV_CHANNELS).contains(&channels)
+                    && WAV_BITS.contains(&bits);
+                if !plausible {
                     return Err(WavError::Fmt {
                         channels,
                         bits,
@@ -76,10 +83,16 @@ pub fn wav(bytes: &[u8]) -> Result<Wav, WavError> {
                 if size > present {
                     return Err(WavError::CutShort { size, present });
                 }
-                return Ok(Wav {
+                let clip = Wav {
                     frames: size / frame,
                     rate,
-                });
+                };
+                if clip.frames > MAX_WAV_SECONDS * rate {
+                    return Err(WavError::TooLong {
+                        seconds: clip.frames / rate,
+                    });
+                }
+                return Ok(clip);
             }
             _ => {}
         }
@@ -91,13 +104,7 @@ pub fn wav(bytes: &[u8]) -> Result<Wav, WavError> {
 /// A WAV file (a jsonl line's `audio`) in base64 with its duration: read up to `max` bytes
 /// and checked whole ([`wav`]); the error says what is wrong.
 pub fn wav_file(path: &std::path::Path, max: u64) -> Result<(String, Duration), WavError> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(WavError::Read)?;
-    let mut bytes = Vec::new();
-    (file.take(max + 1).read_to_end(&mut bytes)).map_err(WavError::Read)?;
-    if bytes.len() as u64 > max {
-        return Err(WavError::TooLarge(max));
-    }
+    let bytes = media_file::read(path, max)?;
     let clip = wav(&bytes)?;
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     Ok((data, clip.duration()))
@@ -148,6 +155,39 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not a WAV"));
+        // A header that lies is refused, not believed: 20,000 samples at 1 Hz are not a
+        // 20,000 s clip; no rate, channel count or sample size past what audio has; no clip
+        // longer than the simulator takes.
+        let fmt = |channels: u16, rate: u32, bits: u16, frames: u32| {
+            let mut w = wav_bytes(&[], 16_000);
+            w[22..24].copy_from_slice(&channels.to_le_bytes());
+            w[24..28].copy_from_slice(&rate.to_le_bytes());
+            w[34..36].copy_from_slice(&bits.to_le_bytes());
+            let size = frames * u32::from(channels) * u32::from(bits).div_ceil(8);
+            w[40..44].copy_from_slice(&size.to_le_bytes());
+            w.resize(44 + size as usize, 0);
+            wav(&w).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            fmt(1, 8_000, 16, 80).unwrap().duration(),
+            Duration::from_millis(10)
+        );
+        for (channels, rate, bits) in [
+            (1, 1, 16),
+            (1, 1_000_000, 16),
+            (64, 16_000, 16),
+            (1, 16_000, 4),
+            (1, 16_000, 128),
+        ] {
+            let e = fmt(channels, rate, bits, 1).unwrap_err();
+            assert!(
+                e.contains("fmt") && e.contains("Hz"),
+                "{channels} {rate} {bits}: {e}"
+            );
+        }
+        let e = fmt(1, 500, 8, 500 * 3601).unwrap_err();
+        assert!(e.contains("3601 s") && e.contains("3600"), "{e}");
+        assert!(fmt(1, 500, 8, 500 * 3600).is_ok());
         let mut no_data = ok[..36].to_vec();
         no_data[4..8].copy_from_slice(&28u32.to_le_bytes());
         assert!(wav(&no_data)

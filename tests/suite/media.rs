@@ -268,7 +268,20 @@ async fn an_image_for_an_api_without_content_parts_is_a_named_failure() {
 fn bad_random_mm_flags_name_what_is_wrong() {
     let dir = tempfile::tempdir().unwrap();
     let mm = ["--backend", "openai-chat", "--dataset-name", "random-mm"];
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
+        // One item over the run's bound, refused by its size before a pixel is made.
+        (
+            &["--random-mm-bucket-config", "{(4096, 4096, 100): 1}"],
+            "bytes",
+        ),
+        // Weights whose sum is past what a number holds.
+        (
+            &[
+                "--random-mm-bucket-config",
+                "{(64, 64, 1): 1e308, (32, 32, 1): 1e308}",
+            ],
+            "add up",
+        ),
         (
             &["--random-mm-bucket-config", "{(256, 256): 1}"],
             "--random-mm-bucket-config",
@@ -623,4 +636,98 @@ async fn jsonl_audio_is_sent_and_counted_exactly() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     assert!(err.contains("a.wav") && err.contains("not a WAV"), "{err}");
+}
+
+/// `run --dataset-name jsonl` of `jsonl` against the built-in exact simulator, `n` requests,
+/// its stdout and stderr piped; the child, to be finished within a bound.
+fn jsonl_run(jsonl: &Path, dir: &Path, n: u64) -> std::process::Child {
+    let n = n.to_string();
+    let sim = [
+        "--quiet",
+        "--sim-preset",
+        "exact",
+        "--backend",
+        "openai-chat",
+    ];
+    servebench()
+        .args(["run", "--num-prompts", &n])
+        .args(sim)
+        .args(["--tokenizer", "cl100k_base", "--dataset-name", "jsonl"])
+        .arg("--dataset-path")
+        .arg(jsonl)
+        .arg("--result-dir")
+        .arg(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A FIFO (or a device) named as an image or a clip is refused at once in one line
+/// naming the file and what it is: it once blocked the run for ever, waiting for a writer.
+#[test]
+fn a_fifo_or_device_named_as_media_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.png");
+    let c = std::ffi::CString::new(path_str(&fifo)).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let jsonl = dir.path().join("mm.jsonl");
+    for (line, named, kind) in [
+        (
+            r#"{"prompt": "x", "image_files": ["pipe.png"]}"#,
+            "pipe.png",
+            "FIFO",
+        ),
+        (
+            r#"{"prompt": "x", "audio": "pipe.png"}"#,
+            "pipe.png",
+            "FIFO",
+        ),
+        (
+            r#"{"prompt": "x", "image_files": ["/dev/zero"]}"#,
+            "/dev/zero",
+            "device",
+        ),
+    ] {
+        std::fs::write(&jsonl, format!("{line}\n")).unwrap();
+        let child = jsonl_run(&jsonl, dir.path(), 1);
+        let out = common::finish_within(child, std::time::Duration::from_secs(60), line);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{line}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{line}: one line: {err}");
+        assert!(err.contains(named) && err.contains(kind), "{line}: {err}");
+    }
+}
+
+/// A run reads only the lines it sends: a one-request run of a file whose second line is
+/// broken (or names a missing file) runs, where every line's files were once read first.
+#[test]
+fn a_jsonl_run_reads_only_the_lines_it_sends() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("mm.jsonl");
+    std::fs::write(
+        &jsonl,
+        concat!(
+            r#"{"prompt": "the one sent"}"#,
+            "\n",
+            r#"{"prompt": "x", "image_files": ["missing.png"]}"#,
+            "\n",
+            "not json\n",
+        ),
+    )
+    .unwrap();
+    let child = jsonl_run(&jsonl, dir.path(), 1);
+    let out = common::finish_within(child, std::time::Duration::from_secs(120), "one line");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // Two requests read the second line, and name it.
+    let child = jsonl_run(&jsonl, dir.path(), 2);
+    let out = common::finish_within(child, std::time::Duration::from_secs(120), "two lines");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("line 2") && err.contains("missing.png"),
+        "{err}"
+    );
 }

@@ -111,6 +111,8 @@ pub enum JsonlLineError {
         file: String,
         why: crate::workload::wav::WavError,
     },
+    #[error("the media files of the lines up to this one would hold more than {0} bytes in memory; name fewer or smaller files, or ask for fewer requests")]
+    MediaTooLarge(u64),
     #[error("--backend openai-audio sends one WAV clip per request: the line names {0} \"audio\" files, not exactly one")]
     NotOneClip(usize),
 }

@@ -23,9 +23,14 @@
 //! each turn of its conversation, is sent to. A line `{"query": "...", "documents": [...]}` is
 //! a rerank request's real pair (`--backend rerank`, `tei-rerank`): its query and documents,
 //! its length the query's tokens beside each document's. Lines are used in file order, one prompt or conversation per item; when
-//! `n` is larger than the number of lines they are used again from the start.
+//! `n` is larger than the number of lines they are used again from the start. Only the first
+//! `n` non-blank lines are read (and their files); a media file named on several lines is read
+//! once, and the media the lines hold are bounded by [`MAX_MM_BYTES`] as each file is added,
+//! before the lines are used again. A media file must be a regular file (a FIFO or a device
+//! is refused by name, never waited on).
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -45,12 +50,17 @@ pub(super) fn build(
     n: usize,
 ) -> Result<Vec<Prompt>, DatasetError> {
     let body = read_file(path)?;
+    let mut media = Media::default();
     let mut prompts = Vec::new();
     for (i, line) in body.lines().enumerate() {
+        // A line past the ones the run sends is not read (nor its files).
+        if prompts.len() == n {
+            break;
+        }
         if line.trim().is_empty() {
             continue;
         }
-        let read = line_prompts(line, path, tok, output_len);
+        let read = line_prompts(line, path, tok, output_len, &mut media);
         prompts.push(read.map_err(|reason| DatasetError::BadJsonlLine {
             path: path.to_path_buf(),
             line: i + 1,
@@ -61,16 +71,58 @@ pub(super) fn build(
         return Err(DatasetError::Empty(path.to_path_buf()));
     }
     let have = prompts.len();
-    // Every request holds its images: the run's are bounded before they are copied.
+    // Every request holds its media: the run's are bounded before the lines are used again.
     let bytes = |p: &Vec<Prompt>| -> u64 { p.iter().flat_map(|p| &p.parts).map(Part::bytes).sum() };
     let total: u64 = (0..n).map(|i| bytes(&prompts[i % have])).sum();
     if total > MAX_MM_BYTES {
         return Err(DatasetError::BadFile {
             path: path.to_path_buf(),
-            reason: format!("the images of {n} requests would hold {total} bytes in memory, more than {MAX_MM_BYTES}; ask for fewer requests or smaller images"),
+            reason: format!("the images and clips of {n} requests would hold {total} bytes in memory, more than {MAX_MM_BYTES}; ask for fewer requests or smaller files"),
         });
     }
-    Ok((0..n).flat_map(|i| prompts[i % have].clone()).collect())
+    drop(media);
+    // Lines used again are copies; the last use of each line is the line itself.
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        match i + have < n {
+            true => out.extend(prompts[i % have].iter().cloned()),
+            false => out.append(&mut prompts[i % have]),
+        }
+    }
+    Ok(out)
+}
+
+/// The media files a build has read, each read once by its path (a file named on many lines
+/// is one read), and the bytes the build's lines hold of them, bounded by [`MAX_MM_BYTES`]
+/// as each is added.
+#[derive(Default)]
+struct Media {
+    read: HashMap<PathBuf, Part>,
+    held: u64,
+}
+
+impl Media {
+    /// The part of the file at `path`, read by `read` the first time; refused once the lines'
+    /// media would hold more than [`MAX_MM_BYTES`].
+    fn part(
+        &mut self,
+        path: PathBuf,
+        read: impl FnOnce(&Path) -> Result<Part, LineError>,
+    ) -> Result<Part, LineError> {
+        let part = match self.read.get(&path) {
+            Some(p) => p.clone(),
+            None => {
+                let p = read(&path)?;
+                self.read.insert(path, p.clone());
+                p
+            }
+        };
+        self.held = self.held.saturating_add(part.bytes());
+        if self.held > MAX_MM_BYTES {
+            return Err(LineError::MediaTooLarge(MAX_MM_BYTES));
+        }
+        Ok(part)
+    }
 }
 
 /// One non-blank line of the file at `path`: a conversation's turns, a rerank pair, or one
@@ -80,6 +132,7 @@ fn line_prompts(
     path: &Path,
     tok: &Tokenizer,
     output_len: u64,
+    media: &mut Media,
 ) -> Result<Vec<Prompt>, LineError> {
     let v: Value = serde_json::from_str(line).map_err(LineError::NotJson)?;
     let obj = v.as_object().ok_or(LineError::NotAnObject)?;
@@ -117,12 +170,12 @@ fn line_prompts(
     let mut parts = match obj.get("image_files") {
         None => Vec::new(),
         Some(_) if messages.is_some() => return Err(LineError::ImageFiles),
-        Some(files) => images(files, path)?,
+        Some(files) => images(files, path, media)?,
     };
     match obj.get("audio") {
         None => {}
         Some(_) if messages.is_some() => return Err(LineError::AudioFiles),
-        Some(files) => parts.extend(clips(files, path)?),
+        Some(files) => parts.extend(clips(files, path, media)?),
     }
     let input_len = tok.count(&text) as u64;
     Ok(vec![Prompt {
@@ -230,7 +283,7 @@ fn model(v: Option<&Value>) -> Result<Option<String>, LineError> {
 
 /// A line's `audio`: a WAV file (or a list), each read whole as base64 for an audio part
 /// (chat's `input_audio`, a transcription's file).
-fn clips(files: &Value, jsonl: &Path) -> Result<Vec<Part>, LineError> {
+fn clips(files: &Value, jsonl: &Path, media: &mut Media) -> Result<Vec<Part>, LineError> {
     let names: Vec<&Value> = match files {
         Value::Array(a) => a.iter().collect(),
         one => vec![one],
@@ -239,35 +292,39 @@ fn clips(files: &Value, jsonl: &Path) -> Result<Vec<Part>, LineError> {
     let mut parts = Vec::with_capacity(names.len());
     for f in names {
         let name = f.as_str().ok_or(LineError::AudioFiles)?;
-        let (data, duration) = wav_file(&dir.join(name), MAX_IMAGE_FILE_BYTES).map_err(|why| {
-            LineError::AudioFile {
-                file: name.to_string(),
-                why,
-            }
-        })?;
-        parts.push(Part::Audio {
-            data,
-            format: "wav".into(),
-            duration,
-        });
+        let read = |file: &Path| {
+            let (data, duration) =
+                wav_file(file, MAX_IMAGE_FILE_BYTES).map_err(|why| LineError::AudioFile {
+                    file: name.to_string(),
+                    why,
+                })?;
+            Ok(Part::Audio {
+                data,
+                format: "wav".into(),
+                duration,
+            })
+        };
+        parts.push(media.part(dir.join(name), read)?);
     }
     Ok(parts)
 }
 
 /// A line's `image_files`: each file read (relative to the jsonl file's folder) as a data URL.
-fn images(files: &Value, jsonl: &Path) -> Result<Vec<Part>, LineError> {
+fn images(files: &Value, jsonl: &Path, media: &mut Media) -> Result<Vec<Part>, LineError> {
     let files = files.as_array().ok_or(LineError::ImageFiles)?;
     let dir = jsonl.parent().unwrap_or(Path::new("."));
     let mut parts = Vec::with_capacity(files.len());
     for f in files {
         let name = f.as_str().ok_or(LineError::ImageFiles)?;
-        let url = image_file_url(&dir.join(name), MAX_IMAGE_FILE_BYTES).map_err(|why| {
-            LineError::ImageFile {
-                file: name.to_string(),
-                why,
-            }
-        })?;
-        parts.push(Part::Image { url });
+        let read = |file: &Path| {
+            let url =
+                image_file_url(file, MAX_IMAGE_FILE_BYTES).map_err(|why| LineError::ImageFile {
+                    file: name.to_string(),
+                    why,
+                })?;
+            Ok(Part::Image { url })
+        };
+        parts.push(media.part(dir.join(name), read)?);
     }
     Ok(parts)
 }
