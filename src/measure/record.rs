@@ -51,7 +51,7 @@ pub enum Implausible {
     /// stream with text, or no count at all (a negative number, a fraction); also a
     /// per-chunk count (vLLM's continuous usage) more than its chunk could carry.
     OutputTokens,
-    /// The prompt count: more than the request body could hold, or no count.
+    /// The prompt count: more than the request body and its media could hold, or no count.
     PromptTokens,
     /// The cached prompt tokens: more than the prompt, or no count.
     CachedTokens,
@@ -61,8 +61,8 @@ pub enum Implausible {
     /// vLLM's per-request `metrics`: the same rules.
     ServerRequestMetrics,
     /// The reasoning count (`completion_tokens_details.reasoning_tokens`, the Responses API's
-    /// `output_tokens_details.reasoning_tokens`): no count, more than the output count, or 0
-    /// for a stream that carried reasoning text.
+    /// `output_tokens_details.reasoning_tokens`): no count, more than the output count, all of
+    /// it while answer text streamed, or 0 for a stream that carried reasoning text.
     ReasoningTokens,
 }
 

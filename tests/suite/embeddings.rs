@@ -203,6 +203,43 @@ async fn a_bad_embeddings_answer_is_a_named_failure() {
     );
 }
 
+/// A server that answers base64 vectors (as asked) holding a NaN or an infinity, by turns:
+/// every request fails as `malformed_answer` naming the number that is not finite, as a float
+/// list's would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_base64_embedding_holding_nan_is_a_named_failure() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for (i, conn) in listener.incoming().enumerate() {
+            let Ok(mut conn) = conn else { break };
+            if common::http::read_request(&mut conn).is_none() {
+                continue;
+            }
+            // Little-endian f32: (1.0, NaN), then (+inf, 2.0).
+            let vector = ["AACAPwAAwH8=", "AACAfwAAAEA="][i % 2];
+            let body = format!(
+                r#"{{"object":"list","data":[{{"index":0,"embedding":"{vector}"}}],"usage":{{"prompt_tokens":16}}}}"#
+            );
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = conn.write_all(answer.as_bytes());
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(url, 4, 1, 1);
+    cfg.extra_body = Some(json!({"encoding_format": "base64"}));
+    let (result, records) = run(cfg, dir.path(), false).await;
+    assert_eq!((result.summary.completed, result.summary.failed), (0, 4));
+    for r in &records {
+        let (kind, message) = common::failure(r);
+        assert_eq!(kind, FailureKind::MalformedAnswer, "{message}");
+        assert!(message.contains("not finite"), "{message}");
+    }
+}
+
 /// Bad flags are one line naming the flag, exit 2, before anything runs; a request the
 /// simulator refuses (an unknown `encoding_format`) stops the run at its pre-flight with the
 /// server's words.

@@ -731,3 +731,80 @@ fn a_jsonl_run_reads_only_the_lines_it_sends() {
         "{err}"
     );
 }
+
+/// A chat server that streams one answer token and claims 10^12 prompt tokens for every
+/// request (a 1 s clip costs a few thousand at most); its URL.
+fn media_liar() -> String {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { break };
+            if common::http::read_request(&mut conn).is_none() {
+                continue;
+            }
+            let events = [
+                r#"{"choices":[{"index":0,"delta":{"content":" yes"}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+                r#"{"choices":[],"usage":{"prompt_tokens":1000000000000,"completion_tokens":1}}"#,
+                "[DONE]",
+            ];
+            let mut out = String::from(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+            );
+            for e in events {
+                out.push_str(&format!("data: {e}\n\n"));
+            }
+            let _ = conn.write_all(out.as_bytes());
+        }
+    });
+    url
+}
+
+/// Bad input: 10^12 prompt tokens for a request of text and a 1 s clip is past the clip's
+/// bound (4,096 + 100 per second) and the text's bytes: flagged `prompt_tokens` on every
+/// record, counted in the summary, and the built length used instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_count_past_the_media_bound_is_flagged_not_believed() {
+    let dir = tempfile::tempdir().unwrap();
+    let rate = 16_000u32;
+    let mut wav = b"RIFF".to_vec();
+    wav.extend_from_slice(&(36 + rate * 2).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes());
+    wav.extend_from_slice(&[1, 0, 1, 0]);
+    wav.extend_from_slice(&rate.to_le_bytes());
+    wav.extend_from_slice(&(rate * 2).to_le_bytes());
+    wav.extend_from_slice(&[2, 0, 16, 0]);
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&(rate * 2).to_le_bytes());
+    wav.resize(wav.len() + (rate * 2) as usize, 0);
+    std::fs::write(dir.path().join("a.wav"), &wav).unwrap();
+    let jsonl = dir.path().join("audio.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"prompt\": \"listen to this\", \"audio\": \"a.wav\"}\n",
+    )
+    .unwrap();
+    let mut cfg = config(media_liar(), 3, images(1, 1, 0, 0.0), 1);
+    cfg.workload = WorkloadSpec {
+        dataset: Dataset::Jsonl {
+            path: jsonl,
+            output_len: Some(4),
+        },
+        tokenizer: Some("cl100k_base".into()),
+    };
+    let (result, records) = run(cfg, dir.path()).await;
+    let s = &result.summary;
+    assert_eq!((s.completed, s.failed), (3, 0), "{:?}", s.failures_by_kind);
+    assert_eq!(s.implausible_usage_by_field.get("prompt_tokens"), Some(&3));
+    for r in &records {
+        assert_eq!(
+            r.implausible_usage,
+            [servebench::measure::record::Implausible::PromptTokens]
+        );
+        assert_eq!(r.prompt_tokens_source, Some(TokenSource::Requested));
+        assert_eq!(r.prompt_tokens, Some(3), "the built length");
+    }
+}

@@ -158,9 +158,9 @@ async fn reasoning_is_counted_from_the_chunks_without_usage() {
     );
 }
 
-/// A chat server whose usage claims 50 reasoning tokens of 3 output tokens, after two
+/// A chat server whose usage claims `reasoning` reasoning tokens of 3 output tokens, after two
 /// reasoning chunks and one answer chunk; its address.
-async fn contradicting_server() -> SocketAddr {
+async fn contradicting_server(reasoning: u64) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -169,13 +169,16 @@ async fn contradicting_server() -> SocketAddr {
                 if common::http::read_request_async(&mut c).await.is_none() {
                     return;
                 }
+                let usage = format!(
+                    r#"{{"choices":[],"usage":{{"prompt_tokens":4,"completion_tokens":3,"completion_tokens_details":{{"reasoning_tokens":{reasoning}}}}}}}"#
+                );
                 let events = [
                     r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
                     r#"{"choices":[{"index":0,"delta":{"reasoning_content":" think"}}]}"#,
                     r#"{"choices":[{"index":0,"delta":{"reasoning_content":" more"}}]}"#,
                     r#"{"choices":[{"index":0,"delta":{"content":" yes"}}]}"#,
                     r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
-                    r#"{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":3,"completion_tokens_details":{"reasoning_tokens":50}}}"#,
+                    &usage,
                     "[DONE]",
                 ];
                 let mut out = String::from(
@@ -192,12 +195,24 @@ async fn contradicting_server() -> SocketAddr {
     addr
 }
 
-/// Bad input: a reasoning count past the output count is flagged
-/// (`reasoning_tokens`), not used (the reasoning chunks count instead, labelled), and named in
-/// the run's verdict; the requests still succeed.
+/// Bad input: a reasoning count past the output count (50 of 3) is flagged
+/// (`reasoning_tokens`), not used (the reasoning chunks count instead, labelled), and named
+/// in the run's verdict; the requests still succeed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reasoning_count_past_the_output_is_flagged_not_believed() {
-    let addr = contradicting_server().await;
+    reasoning_count_is_flagged(contradicting_server(50).await).await;
+}
+
+/// Bad input: a reasoning count equal to the output count (3 of 3, 100% reasoning) while
+/// answer text streamed is flagged the same way: the answer's text took a token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reasoning_count_of_all_the_output_beside_answer_text_is_flagged() {
+    reasoning_count_is_flagged(contradicting_server(3).await).await;
+}
+
+/// Six requests to the server at `addr`: each record flags its reasoning count and counts
+/// the reasoning chunks instead.
+async fn reasoning_count_is_flagged(addr: SocketAddr) {
     let dir = tempfile::tempdir().unwrap();
     let n = 6;
     let cfg = common::run_config(

@@ -138,6 +138,104 @@ async fn spec_decoding_against_the_exact_simulator_equals_its_truth() {
     panic!("no run within 1 ms of the schedule: {misses:?}");
 }
 
+/// Counters a lying server answers at scrape `i`: drafts, draft tokens, accepted tokens,
+/// generated tokens.
+type Counters = fn(u64) -> [f64; 4];
+
+/// A `/metrics` endpoint whose vLLM counters lie: scrape `i` answers `counters(i)` as
+/// (drafts, draft tokens, accepted tokens, generated tokens); its URL.
+fn lying_metrics(counters: Counters) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/metrics", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for (i, conn) in listener.incoming().enumerate() {
+            let Ok(mut conn) = conn else { break };
+            if common::http::read_request(&mut conn).is_none() {
+                continue;
+            }
+            let [drafts, tokens, accepted, generated] = counters(i as u64);
+            let l = r#"{model_name="m"}"#;
+            let body = format!(
+                "vllm:num_requests_running{l} 1\nvllm:generation_tokens_total{l} {generated}\n\
+                 vllm:spec_decode_num_drafts_total{l} {drafts}\n\
+                 vllm:spec_decode_num_draft_tokens_total{l} {tokens}\n\
+                 vllm:spec_decode_num_accepted_tokens_total{l} {accepted}\n"
+            );
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = std::io::Write::write_all(&mut conn, answer.as_bytes());
+        }
+    });
+    url
+}
+
+/// Hostile counters: 7M accepted of 210 draft tokens in a run that generated 240 (a rate of
+/// 3,333,333%, a length of 100,001), and drafts that fall by a third every other scrape (read
+/// as restarts, 3e9 drafts in seconds): each named in `server_metrics.summary.implausible` and
+/// the report, and no spec-decode count, ratio or vLLM key shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_decode_counters_that_cannot_be_true_are_named_not_shown() {
+    let cases: [(Counters, &str); 2] = [
+        (
+            |i| [70.0, 210.0, 7e6, 240.0].map(|x| x * i as f64),
+            "spec_accepted_over_draft_tokens",
+        ),
+        (
+            |i| [[3e9, 1e9][i as usize % 2], 9e9, 1e9, 1e10 * (i + 1) as f64],
+            "spec_drafts_fell",
+        ),
+    ];
+    for (counters, named) in cases {
+        let server = spec_sim().await;
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = common::run_config(server.base_url(), BackendKind::Llamacpp, 16, 4, 8, N);
+        let opts = RunOptions {
+            scrape: Some(ScrapeSpec {
+                url: lying_metrics(counters),
+                more_urls: Vec::new(),
+                interval: Duration::from_millis(100),
+                insecure: false,
+            }),
+            ..RunOptions::new(dir.path().join("r.json"), true)
+        };
+        let result = execute(cfg, &Secrets::default(), &opts, CancellationToken::new())
+            .await
+            .expect("the run completes");
+        server.shutdown().await;
+        assert_eq!(result.summary.completed, 16);
+        let m = result.server_metrics.as_ref().expect("scraped");
+        assert!(m.samples.len() >= 3, "{m:?}");
+        assert!(
+            m.summary.implausible.iter().any(|n| n == named),
+            "{named}: {:?}",
+            m.summary.implausible
+        );
+        let f = m.summary.spec_decode.as_ref().expect("reported");
+        assert_eq!(
+            (
+                f.num_drafts,
+                f.accepted_tokens,
+                f.acceptance_rate,
+                f.acceptance_length
+            ),
+            (None, None, None, None),
+            "{named}"
+        );
+        let doc: Value = common::json(&dir.path().join("r.json"));
+        assert!(doc.get("spec_decode_acceptance_rate").is_none(), "{named}");
+        assert!(
+            doc.get("spec_decode_acceptance_length").is_none(),
+            "{named}"
+        );
+        let report = servebench::render::report::text(&result);
+        assert!(report.contains("Implausible server counters:"), "{report}");
+        assert!(report.contains(named), "{report}");
+        assert!(!report.contains("Mean acceptance length:"), "{report}");
+    }
+}
+
 /// Bad flags: an acceptance pattern without draft tokens, an accepted count past
 /// K, and speculative decoding with an engine preset are each refused in one line naming the
 /// setting, exit 2.

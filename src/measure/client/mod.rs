@@ -28,8 +28,9 @@
 //! the read returned in user space.
 //!
 //! What the server reported about a request (its counts, timings) is judged against what the
-//! client saw before the record believes it (`usage`), and whatever the server sent that the
-//! record or a message keeps is cleared of the user's secrets first (`scrub`).
+//! client saw before the record believes it (`usage`; the bound of a prompt's media in
+//! `media_bound`), and whatever the server sent that the record or a message keeps is cleared
+//! of the user's secrets first (`scrub`).
 
 pub mod api;
 mod apis;
@@ -39,6 +40,7 @@ mod exchange;
 mod fast_event;
 mod http1;
 mod ids;
+mod media_bound;
 mod reasoning;
 mod scrub;
 mod send;

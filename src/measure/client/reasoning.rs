@@ -56,8 +56,8 @@ impl<'a> Reasoning<'a> {
     }
 
     /// Sets the record's reasoning figures once its N is chosen: the server's count when N is
-    /// the server's and the count is plausible (a count, at most N, and at least 1 when
-    /// reasoning text came), else the tokenizer's count of the reasoning text, else the
+    /// the server's and the count is plausible (a count, at most N, less than N when answer
+    /// text or a tool call streamed, and at least 1 when reasoning text came), else the tokenizer's count of the reasoning text, else the
     /// reasoning chunks' tokens (their stated counts, or one per chunk); never more than N.
     /// An implausible server count is flagged (`reasoning_tokens`) and not used.
     pub(super) fn finish(self, r: &mut RequestRecord) {
@@ -66,8 +66,11 @@ impl<'a> Reasoning<'a> {
             r.reasoning_chunks = Some(self.chunks);
         }
         let from_server = r.output_tokens_source == Some(TokenSource::ServerUsage);
+        // Answer text (or a tool call) took at least one of the N tokens.
+        let answered = r.first_answer_ns.is_some() || r.first_tool_call_ns.is_some();
+        let most = if answered { n.saturating_sub(1) } else { n };
         let server = match self.reported {
-            Some(Reported::Count(k)) if from_server && k <= n && (k > 0 || self.chunks == 0) => {
+            Some(Reported::Count(k)) if from_server && k <= most && (k > 0 || self.chunks == 0) => {
                 Some(k)
             }
             Some(_) if from_server => {
@@ -145,6 +148,25 @@ mod tests {
         );
         assert_eq!(got, (Some(7), Some(TokenSource::ServerUsage), Some(3)));
         assert!(r.implausible_usage.is_empty());
+
+        // All of N beside answer text: flagged; without answer text, all of N is plausible.
+        let mut r = record(10, TokenSource::ServerUsage, 5);
+        r.first_answer_ns = Some(4);
+        streamed(Some(tok), Some(Reported::Count(10))).finish(&mut r);
+        assert_eq!(r.implausible_usage, [Implausible::ReasoningTokens]);
+        let mut r = record(10, TokenSource::ServerUsage, 5);
+        r.first_answer_ns = Some(4);
+        streamed(Some(tok), Some(Reported::Count(9))).finish(&mut r);
+        assert_eq!(
+            (r.reasoning_tokens, r.implausible_usage.len()),
+            (Some(9), 0)
+        );
+        let mut r = record(10, TokenSource::ServerUsage, 5);
+        streamed(Some(tok), Some(Reported::Count(10))).finish(&mut r);
+        assert_eq!(
+            (r.reasoning_tokens, r.implausible_usage.len()),
+            (Some(10), 0)
+        );
 
         // Past N, or 0 after reasoning text: flagged, and the tokenizer counts instead.
         for bad in [Reported::Count(11), Reported::Count(0), Reported::NotACount] {

@@ -14,9 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::{self, Answer, BodySpec, Failure, Part};
 use super::http1;
+use super::media_bound;
 use super::spec::{RequestSpec, Written};
 use super::stream::{Bounds, Stream};
-use super::usage;
 use super::Client;
 use crate::measure::clock::Clock;
 use crate::measure::output_check::Checker;
@@ -153,12 +153,12 @@ impl Client {
         save_text: bool,
         (body, request, max_tokens): (&Value, &[u8], Option<u64>),
     ) -> Stream<'_> {
-        // The body bounds the prompt's tokens, unless the prompt has parts that are not text.
-        let text_only = spec.parts.is_empty()
-            && !(spec.messages.as_ref()).is_some_and(usage::has_non_text_parts);
+        // The body's bytes bound the prompt's text tokens, and the media's own bounds the rest.
+        let media = media_bound::media_tokens(&spec.parts, spec.messages.as_ref());
         let bounds = Bounds {
             max_tokens,
-            prompt_bytes: text_only.then(|| self.api.prompt_bytes(body, request.len() as u64)),
+            prompt_bytes: media
+                .map(|m| (self.api.prompt_bytes(body, request.len() as u64)).saturating_add(m)),
             cached_within_prompt: self.api.cached_within_prompt(),
         };
         let saved = save_text.then_some(self.limits.max_text);

@@ -64,17 +64,6 @@ impl<'de> Deserialize<'de> for Reported {
     }
 }
 
-/// Whether chat messages carry a content part that is not text (an image, audio): the
-/// request body then does not bound the prompt's tokens.
-pub fn has_non_text_parts(messages: &Value) -> bool {
-    let parts = (messages.as_array().into_iter().flatten())
-        .filter_map(|m| m.get("content")?.as_array())
-        .flatten();
-    parts
-        .map(|p| p.get("type").and_then(Value::as_str))
-        .any(|kind| kind != Some("text"))
-}
-
 /// What the client saw of one request, and what it asked for.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Seen {
@@ -86,8 +75,8 @@ pub struct Seen {
     pub output_chunks: u64,
     /// The most output tokens the request allowed (`max_tokens` as sent), when known.
     pub max_tokens: Option<u64>,
-    /// Bytes of the request body, the prompt's bound; `None` when the prompt carries parts
-    /// that are not text (an image costs tokens no byte count bounds).
+    /// Bytes of the request body, and the tokens its media may cost (`media_bound`): the
+    /// prompt's bound before the template's; `None` when a part's cost has no known bound.
     pub prompt_bytes: Option<u64>,
     /// Whether the API's cached count is part of its prompt count (all but Anthropic's,
     /// whose `input_tokens` leaves cache reads out).
@@ -407,18 +396,6 @@ mod tests {
         ] {
             assert_eq!(flags(bad.clone()), both, "{bad}");
         }
-    }
-
-    #[test]
-    fn only_messages_with_non_text_parts_lift_the_prompt_bound() {
-        assert!(!has_non_text_parts(
-            &json!([{"role": "user", "content": "hi"}])
-        ));
-        let text = json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}]);
-        assert!(!has_non_text_parts(&text));
-        let image = json!([{"role": "user", "content": [{"type": "text", "text": "hi"},
-            {"type": "image_url", "image_url": {"url": "http://x/y.png"}}]}]);
-        assert!(has_non_text_parts(&image));
     }
 
     /// Any JSON a server may put where a count goes.

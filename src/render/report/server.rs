@@ -82,6 +82,13 @@ pub(super) fn metrics(out: &mut String, result: &BenchResult) {
             ),
         );
     }
+    if !s.implausible.is_empty() {
+        line(
+            out,
+            "Implausible server counters:",
+            format!("{} (not used)", s.implausible.join(" ")),
+        );
+    }
     line(
         out,
         "Running requests (mean / max):",

@@ -190,10 +190,35 @@ impl<'de> Visitor<'de> for VectorVisitor {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Vector, E> {
-        base64_len(s.as_bytes())
-            .map(Vector::Base64)
-            .ok_or_else(|| E::custom("an embedding string that is not base64"))
+        let not_base64 = || E::custom("an embedding string that is not base64");
+        let bytes = base64_len(s.as_bytes()).ok_or_else(not_base64)?;
+        // A whole number of floats is checked as a float list is; any other length is named
+        // where the vector is judged.
+        if bytes % 4 == 0 && !base64_floats_finite(s.as_bytes()).ok_or_else(not_base64)? {
+            return Err(E::custom("an embedding holds a number that is not finite"));
+        }
+        Ok(Vector::Base64(bytes))
     }
+}
+
+/// Whether every little-endian f32 that standard base64 `s` (its length checked by
+/// [`base64_len`]) decodes to is finite; `None` when it does not decode. Decoded a piece at a
+/// time (16 characters are 3 floats), never whole.
+fn base64_floats_finite(s: &[u8]) -> Option<bool> {
+    use base64::Engine;
+    const PIECE: usize = 16 * 256;
+    let mut buf = [0u8; PIECE / 4 * 3];
+    for piece in s.chunks(PIECE) {
+        let n = (base64::engine::general_purpose::STANDARD)
+            .decode_slice(piece, &mut buf)
+            .ok()?;
+        let finite = (buf[..n].chunks_exact(4))
+            .all(|f| f32::from_le_bytes([f[0], f[1], f[2], f[3]]).is_finite());
+        if !finite {
+            return Some(false);
+        }
+    }
+    Some(true)
 }
 
 /// The bytes standard base64 (padded) decodes to; `None` when it is not base64.
@@ -314,6 +339,17 @@ mod tests {
         );
         fails(two_floats, &body(&["a"], json!({})), "floats asked");
         assert_eq!(base64_len(b"AACAPwAAAEA="), Some(8));
+        // (1.0, 2.0) is finite; (1.0, NaN) and (+inf, 2.0) are not; a long vector is
+        // decoded in pieces, its NaN found in the last.
+        assert_eq!(base64_floats_finite(b"AACAPwAAAEA="), Some(true));
+        assert_eq!(base64_floats_finite(b"AACAPwAAwH8="), Some(false));
+        assert_eq!(base64_floats_finite(b"AACAfwAAAEA="), Some(false));
+        let long = "AACAPwAAAEAAAIA/".repeat(1000) + "AACAPwAAwH8=";
+        assert_eq!(base64_floats_finite(long.as_bytes()), Some(false));
+        assert_eq!(
+            base64_floats_finite(long.replace("wH8=", "AEA=").as_bytes()),
+            Some(true)
+        );
         assert_eq!(base64_len(b"AACAPwAAAEAAAIA/"), Some(12));
         assert_eq!(base64_len(b"A==="), None);
         let (kind, why) = OpenAiEmbeddings
