@@ -213,6 +213,19 @@ fn run_past_a_file_size_limit(ignore_sigxfsz: bool) {
             .unwrap_or_else(|e| panic!("line {} is not a whole record: {e}", i + 1));
         assert!(r["id"].is_u64(), "line {}", i + 1);
     }
+    // Each measured request has its line or is counted as a record lost (those measured after
+    // the failed write, and those it had buffered): `completed` counted them with no record,
+    // silently.
+    let n = |k: &str| result[k].as_u64().unwrap_or(0);
+    let measured = n("completed") + n("failed");
+    assert_eq!(
+        lines.len() as u64 + n("records_lost"),
+        measured,
+        "{} lines, records_lost {}, {measured} measured",
+        lines.len(),
+        result["records_lost"]
+    );
+    assert_eq!(n("planned"), measured + n("unsent"));
 }
 
 #[cfg(target_os = "linux")]
