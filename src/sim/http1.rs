@@ -131,7 +131,8 @@ pub(crate) async fn serve(
             _ = &mut stop => break,
         };
         match accepted {
-            Ok((tcp, _)) => {
+            Ok((tcp, peer)) => {
+                shared.stats.record_peer(peer.ip());
                 if open.load(Ordering::Relaxed) >= limits.max_connections {
                     Counters::bump(&shared.stats.refused_connections);
                     refuse(tcp, &limits);
