@@ -23,7 +23,7 @@
 # library, no parsing beyond counting SSE events, no timestamps) streams C × (ROUNDS + 1)
 # requests of the same shape from the same simulator, pinned the same way; its CPU per event
 # is what reading C streams costs on this machine before any measurement work, so
-# servebench's figure is read against it.
+# servebench's figure is read against it (the row prints servebench's / the minimal client's).
 #
 # PEERS=guidellm also runs GuideLLM (bench/fidelity_peers.sh: a throwaway virtualenv outside
 # the repository) against the same simulator right after servebench at each level, pinned the
@@ -38,7 +38,7 @@
 # Usage: bench/fidelity.sh [LEVELS...]      environment: ROUNDS=2 TOKENS=200 PEERS= COLD=512
 #        CLIENT_ARGS= (extra `servebench run` options, e.g. "--backend openai-chat")
 #        CLIENT_BIN= (another servebench binary as the client, e.g. an older build to compare
-#        with; the simulator is always this tree's)
+#        with; the simulator is always this tree's), SKIP_BUILD=1 (use what is built)
 # Needs: Linux, taskset, /usr/bin/time (GNU time: apt-get install time), python3, 2+ CPUs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -49,7 +49,7 @@ ROUNDS="${ROUNDS:-2}"
 TOKENS="${TOKENS:-200}"
 ulimit -n 65536 2>/dev/null || true
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)" >&2; exit 2; }
-cargo build --release --quiet --bin servebench --example sim_load
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet --bin servebench --example sim_load
 source bench/lib.sh
 
 PRIO=()
@@ -66,9 +66,10 @@ for C in "${LEVELS[@]}"; do
         --input-len 32 --output-len "$TOKENS" --num-warmups "$C" --metric-percentiles 50,99 \
         --percentile-metrics ttft,tpot,itl,e2el --result-dir "$OUT" --result-filename "c$C.json" \
         --no-preflight -q ${CLIENT_ARGS:-} || true
-    python3 - "$OUT/c$C.json" "$OUT/time.$C" "$C" "$N" "$TOKENS" <<'PY'
+    python3 - "$OUT/c$C.json" "$OUT/time.$C" "$C" "$N" "$TOKENS" "$OUT/cpu.$C" <<'PY'
 import json, sys
 path, timef, c, n, tokens = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+cpu_file = sys.argv[6]
 r = json.load(open(path))
 rss_kib, user, sys_s = open(timef).read().split()[-3:]
 truth = {"ttft": 50.0, "itl": 10.0, "e2el": 50.0 + (tokens - 1) * 10.0}
@@ -77,6 +78,7 @@ def err(m):
 # The client's CPU time also covers the C warm-up requests, which stream as many chunks each.
 events = (r["summary"]["total_output_chunks"] * (n + c) / n) or 1
 cpu_us = (float(user) + float(sys_s)) / events * 1e6
+open(cpu_file, "w").write(f"{cpu_us}\n")
 v = r.get("validity") or {}
 ss = v.get("server_stats") or {}
 late = ss.get("late_chunks", "?")
@@ -86,12 +88,14 @@ PY
     /usr/bin/time -f "%M %U %S" -o "$OUT/rawtime.$C" "${PRIO[@]}" taskset -c 1 bash -c \
         'for _ in $(seq 0 "$4"); do "$1" "$2" "$3" "$5" 0 || exit 1; done' _ \
         target/release/examples/sim_load "${URL#http://}" "$C" "$ROUNDS" "$TOKENS" >"$OUT/raw.$C"
-    python3 - "$OUT/raw.$C" "$OUT/rawtime.$C" "$C" <<'PY'
+    python3 - "$OUT/raw.$C" "$OUT/rawtime.$C" "$C" "$OUT/cpu.$C" <<'PY'
 import re, sys
 out, timef, c = open(sys.argv[1]).read(), sys.argv[2], int(sys.argv[3])
 rss_kib, user, sys_s = open(timef).read().split()[-3:]
 events = sum(int(e) for e in re.findall(r"events=(\d+)", out)) or 1
-print(f"| {c} (minimal tokio client) | — | — | — | — | {(float(user) + float(sys_s)) / events * 1e6:.2f} | {int(rss_kib)/1024:.0f} | — | — | — |")
+floor = (float(user) + float(sys_s)) / events * 1e6
+ours = float(open(sys.argv[4]).read())
+print(f"| {c} (minimal tokio client) | — | — | — | — | {floor:.2f} (servebench / this: {ours / floor:.2f}) | {int(rss_kib)/1024:.0f} | — | — | — |")
 PY
     if [ "${PEERS:-}" = guidellm ]; then
         ROUNDS="$ROUNDS" TOKENS="$TOKENS" bench/fidelity_peers.sh "$URL" "$OUT" "${PRIO[*]} taskset -c 1" "$C"

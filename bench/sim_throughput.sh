@@ -14,7 +14,12 @@
 #
 # Usage: bench/sim_throughput.sh      (environment: STREAMS=4096 TOKENS=200 ITL_MS=20
 #                                     SIM_THREADS=1, the server's runtime worker threads;
-#                                     SIM_BIN=path of another servebench build to compare)
+#                                     SIM_BIN=path of another servebench build to compare;
+#                                     SKIP_BUILD=1: use the binaries already built;
+#                                     SIM_CPUS=0 and LOAD_CPUS=1, the CPUs of the simulator
+#                                     and of the load generator (one thread: it reads about
+#                                     300,000 events/s, so several cores of simulator need
+#                                     several of these, not one))
 # Needs: Linux, taskset, python3, 2+ CPUs, `ulimit -n` above STREAMS + 100.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -23,24 +28,30 @@ STREAMS="${STREAMS:-4096}"
 TOKENS="${TOKENS:-200}"
 ITL_MS="${ITL_MS:-20}"
 ulimit -n $((STREAMS * 2 + 256)) 2>/dev/null || true
-cargo build --release --quiet --bin servebench --example sim_load --example send_floor
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet --bin servebench --example sim_load --example send_floor
 source bench/lib.sh
-start_sim taskset -c 0 "${SIM_BIN:-target/release/servebench}" sim --threads "${SIM_THREADS:-1}" --ttft-ms 20 --itl-ms "$ITL_MS"
+# Real-time priority where permitted (as bench/fidelity.sh): on a shared machine a compiler
+# preempting the server makes it late, and a late server sends fewer, larger segments, whose
+# CPU per chunk is not comparable with an on-time run's.
+PRIO=()
+if chrt -f 10 true 2>/dev/null; then PRIO=(chrt -f 10); fi
+echo "priority: ${PRIO[*]:-normal (chrt not permitted)}"
+start_sim "${PRIO[@]}" taskset -c "${SIM_CPUS:-0}" "${SIM_BIN:-target/release/servebench}" sim --threads "${SIM_THREADS:-1}" --ttft-ms 20 --itl-ms "$ITL_MS"
 cpu() { awk '{print $14 + $15}' "/proc/$SIM_PID/stat"; }
 system() { awk '{print $15}' "/proc/$SIM_PID/stat"; }
 switches() { cat /proc/"$SIM_PID"/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n}'; }
 TICKS=$(getconf CLK_TCK)
 before=$(cpu) sys_before=$(system)
 sw_before=$(switches)
-taskset -c 1 target/release/examples/sim_load "${URL#http://}" "$STREAMS" "$TOKENS" "$ITL_MS"
+"${PRIO[@]}" taskset -c "${LOAD_CPUS:-1}" target/release/examples/sim_load "${URL#http://}" "$STREAMS" "$TOKENS" "$ITL_MS"
 after=$(cpu) sys_after=$(system)
 sw_after=$(switches)
 # The simulator's mean chunk on the wire (chunk framing included), for the floor's events.
 EVENT_BYTES=$(( $(curl -s --raw -N -d "{\"prompt\":\"x\",\"max_tokens\":$TOKENS,\"stream\":true}" "$URL/v1/completions" | wc -c) / TOKENS ))
 curl -s "$URL/sim/stats" >"$OUT/stats.json"
 stop_sim
-start_sim taskset -c 0 target/release/examples/send_floor "$STREAMS" "$TOKENS" "$EVENT_BYTES" 20 "$ITL_MS"
-taskset -c 1 target/release/examples/sim_load "${URL#http://}" "$STREAMS" "$TOKENS" "$ITL_MS"
+start_sim "${PRIO[@]}" taskset -c 0 target/release/examples/send_floor "$STREAMS" "$TOKENS" "$EVENT_BYTES" 20 "$ITL_MS"
+"${PRIO[@]}" taskset -c 1 target/release/examples/sim_load "${URL#http://}" "$STREAMS" "$TOKENS" "$ITL_MS"
 wait "$SIM_PID" || true
 SIM_PID=
 FLOOR_US=$(grep -o '[0-9.]* us per chunk' "$OUT/sim.log" | cut -d' ' -f1)

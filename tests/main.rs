@@ -36,6 +36,7 @@ mod suite {
     mod faults;
     mod run_sim;
     mod sim_hostile;
+    mod sources;
     mod threads;
     mod upload_tls;
 

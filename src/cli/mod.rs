@@ -40,7 +40,7 @@ pub mod trace;
 
 use parse::{
     parse_counts, parse_gate, parse_header, parse_interval, parse_json_object, parse_percentile,
-    parse_rates, parse_scrape_url, parse_span, parse_time_scale,
+    parse_rates, parse_scrape_url, parse_source_addresses, parse_span, parse_time_scale,
 };
 pub use parse::{Gate, List};
 pub use sim::SimArgs;
@@ -275,6 +275,11 @@ pub struct RunArgs {
     /// the cores. A client-bound verdict names the number to use.
     #[arg(help_heading = heading::ADVANCED, hide_short_help = true, long, default_value = "1")]
     pub client_threads: crate::config::threads::ClientThreads,
+    /// Bind each new connection to one of these local addresses in turn (comma-separated,
+    /// at most 64, one family), e.g. 127.0.0.2,127.0.0.3: each address brings its own ~64,500
+    /// ephemeral ports to the server's one address and port. Default: the kernel's choice.
+    #[arg(help_heading = heading::ADVANCED, hide_short_help = true, long, value_name = "ADDRS", value_parser = parse_source_addresses)]
+    pub source_addresses: Option<List<std::net::IpAddr>>,
     /// Send only shard INDEX of COUNT of the run's schedule (requests whose number is INDEX
     /// mod COUNT; the concurrency cap split between shards). In a Kubernetes Indexed Job:
     /// `--shard $(JOB_COMPLETION_INDEX)/4`. Merge the shards with `servebench merge`.

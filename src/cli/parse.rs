@@ -21,6 +21,11 @@ pub(super) fn parse_counts(s: &str) -> Result<List<u64>, FlagError> {
     Ok(List(crate::config::sweep::parse_counts(s)?))
 }
 
+/// `--source-addresses` (`config::source`).
+pub(super) fn parse_source_addresses(s: &str) -> Result<List<std::net::IpAddr>, FlagError> {
+    Ok(List(crate::config::source::parse(s)?))
+}
+
 pub(super) fn parse_rates(s: &str) -> Result<List<RequestRate>, FlagError> {
     let rates = crate::config::sweep::parse_rates(s)?;
     for r in &rates {

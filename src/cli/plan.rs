@@ -270,6 +270,8 @@ impl RunArgs {
                 timeout_s: self.timeout,
                 grace_s: self.grace,
                 shard: self.shard,
+                source_addresses: (self.source_addresses.as_ref())
+                    .map_or(Vec::new(), |l| l.0.clone()),
                 ..LoadSpec::default()
             },
             workload: WorkloadSpec {

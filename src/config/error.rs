@@ -105,6 +105,9 @@ pub enum ValueError {
     /// `--client-threads`: the text, and the most threads a run may ask for.
     #[error("invalid --client-threads '{0}' (expected auto or a whole number from 1 to {1})")]
     ClientThreads(String, u16),
+    /// `--source-addresses`: the text, and what is wrong with it.
+    #[error("invalid --source-addresses '{0}': {1}")]
+    SourceAddresses(String, SourceWhy),
     /// `--audio-duration-s`: not a number.
     #[error("'{0}' is not a number of seconds")]
     Seconds(String),
@@ -154,6 +157,24 @@ pub enum SchemaError {
         key: String,
         value: String,
     },
+}
+
+/// What is wrong with a `--source-addresses` list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceWhy {
+    #[error("no address given")]
+    Empty,
+    /// The count named, and the most a run may name.
+    #[error("{0} addresses, at most {1}")]
+    TooMany(usize, usize),
+    #[error("'{0}' is not an IP address")]
+    NotAnAddress(String),
+    #[error("{0} is not a local address to bind to")]
+    NotLocal(std::net::IpAddr),
+    #[error("{0} is named twice")]
+    Twice(std::net::IpAddr),
+    #[error("mixes IPv4 and IPv6 (a server is reached over one)")]
+    MixedFamilies,
 }
 
 /// What is wrong with a `--shard INDEX/COUNT`.

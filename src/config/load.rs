@@ -97,6 +97,10 @@ pub struct LoadSpec {
     /// Time limit of the pre-flight request, seconds.
     #[serde(default = "defaults::preflight_timeout_s")]
     pub preflight_timeout_s: f64,
+    /// `--source-addresses`: local addresses new connections are bound to, round-robin
+    /// (`source.rs`); empty: the kernel's choice.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_addresses: Vec<std::net::IpAddr>,
     /// Duration, ramp, stages and early stop (`shape.rs`); absent: a count at one rate.
     #[serde(default, skip_serializing_if = "LoadShape::is_default")]
     pub shape: LoadShape,
@@ -118,6 +122,7 @@ impl Default for LoadSpec {
             first_byte_timeout_s: None,
             idle_timeout_s: defaults::idle_timeout_s(),
             preflight_timeout_s: defaults::preflight_timeout_s(),
+            source_addresses: Vec::new(),
             shape: LoadShape::default(),
         }
     }
@@ -230,7 +235,8 @@ impl LoadSpec {
         Ok(())
     }
 
-    /// The transport's time limits: each a number of seconds above 0 and at most a week.
+    /// The transport's time limits (each a number of seconds above 0 and at most a week) and
+    /// its source addresses (`source.rs`).
     pub(super) fn check_timeouts(&self) -> Result<(), ConfigError> {
         let limits = [
             ("--connect-timeout", Some(self.connect_timeout_s)),
@@ -245,6 +251,8 @@ impl LoadSpec {
                 return Err(ConfigError::invalid(option, why));
             }
         }
-        Ok(())
+        // A saved config's list, by the flag's rules.
+        super::source::check(&self.source_addresses)
+            .map_err(|e| ConfigError::invalid("--source-addresses", e))
     }
 }

@@ -49,6 +49,7 @@ pub mod search;
 pub mod shape;
 pub mod shard;
 pub mod slo;
+pub mod source;
 pub mod structured;
 pub mod sweep;
 pub mod tags;

@@ -6,7 +6,7 @@
 //! schedule at thousands of concurrent streams on one core (`docs/performance.md`,
 //! "Simulator throughput"). With hyper every chunk of every stream passed through a task
 //! wake-up, the body stream and hyper's dispatcher and encoder. Here an exact-mode stream is
-//! taken out of its response (the [`Handoff`] extension) and handed to the scheduler thread
+//! taken out of its response (the [`Handoff`] extension) and handed to a scheduler thread
 //! (`sched.rs`), which writes its chunks itself; other responses are written from their body:
 //! with `content-length` when its size is known, else in chunked coding (each body frame one
 //! chunk, written as it comes).
@@ -114,9 +114,11 @@ pub(crate) async fn serve(
     shared: Arc<Shared>,
     app: Router,
 ) -> io::Result<()> {
-    // Exact mode with the real clock: streams are served by the scheduler thread.
+    // Exact mode with the real clock: streams are served by the scheduler threads.
     let scheduler = if shared.engine.is_none() && shared.config.precise_timing {
-        Some(Arc::new(Scheduler::start(shared.clone())?))
+        // One scheduler thread per worker of this runtime (`servebench sim --threads N`).
+        let threads = tokio::runtime::Handle::current().metrics().num_workers();
+        Some(Arc::new(Scheduler::start(shared.clone(), threads)?))
     } else {
         None
     };
@@ -131,7 +133,8 @@ pub(crate) async fn serve(
             _ = &mut stop => break,
         };
         match accepted {
-            Ok((tcp, _)) => {
+            Ok((tcp, peer)) => {
+                shared.stats.record_peer(peer.ip());
                 if open.load(Ordering::Relaxed) >= limits.max_connections {
                     Counters::bump(&shared.stats.refused_connections);
                     refuse(tcp, &limits);

@@ -16,7 +16,7 @@
 //!   [`HttpLimits`]: what the HTTP layer bounds against slow or hostile clients (connections,
 //!   head and body time, head, body, chunk extension and trailer bytes), with defaults.
 //! - [`router`] / [`spawn`] / [`SimServer`]: the HTTP surface and its lifecycle; `http1.rs`
-//!   serves it, and `sched.rs` is the one thread that writes every exact-mode stream.
+//!   serves it, and `sched.rs`'s threads (one per runtime worker) write every exact-mode stream.
 //! - [`SimStats`]: what the server did, including whether it kept its own schedule.
 //!
 //! # What it must not touch
@@ -116,7 +116,7 @@
 //! | 11 | `mod.rs` | [`router`], [`spawn`], [`SimServer`], re-exports | everything below |
 //! | 10 | `apis/` | the route table, the handlers and framers of each API, one file per API named as the client's (`completions`, `chat`, `tgi`, `llamacpp`, `anthropic`, `responses`, `embeddings`, `rerank`, `audio`, `info`), and what they share (`common`, `reject`, `trace`, `openai`, `events`, `media`, `form`) | `http1` (`Arrival`), `stream`, `state`, `config`, `cost`, `engine`, `faults`, `metrics`, `spans`, `spec`, `structured`, `text`, `time`, `error` |
 //! | 9 | `http1.rs` | the HTTP/1.1 server's connections: accepting them and their limits, reading requests, writing responses to the socket | `sched`, `stream`, `state`, `config`, `time`, `wire` |
-//! | 8 | `sched.rs` | the exact-mode scheduler thread | `stream`, `state` |
+//! | 8 | `sched.rs` | the exact-mode scheduler threads (one per runtime worker) | `stream`, `state` |
 //! | 7 | `stream/` | the stream state machine (`machine`), responses (`body`), the two paces (`exact`, `engine`) | `state`, `engine` (`Event`), `faults`, `metrics`, `slots`, `spec`, `time` |
 //! | 6 | `state.rs` | [`SimStats`], `Counters`, `Shutdown`, `Shared` | `config`, `engine`, `metrics`, `spans` |
 //! | 5 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `cost`, `faults`, `metrics`, `spec`, `error` |

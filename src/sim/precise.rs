@@ -7,7 +7,7 @@
 //! thread that waits on a condition variable (futex, ~50 µs slack) and wakes the task.
 //!
 //! Used by streams driven as async bodies (engine mode, `router()` users) and non-streamed
-//! answers; exact-mode streams under `http1.rs` are timed by the scheduler thread
+//! answers; exact-mode streams under `http1.rs` are timed by the scheduler threads
 //! (`sched.rs`) instead. Only used when `SimConfig::precise_timing` is on: the precise phase reads the real clock, so
 //! tests that pause tokio's clock turn it off.
 

@@ -1,13 +1,18 @@
-//! The exact-mode scheduler: one thread that serves every exact-mode stream.
+//! The exact-mode scheduler: threads that serve every exact-mode stream, one per worker of
+//! the server's runtime (`servebench sim --threads N`: N), each stream on one of them.
 //!
 //! Driving each stream from its own task costs, per chunk, a tokio timer entry, a hand-over
 //! to the precise-timer thread (`precise.rs`) and back, a task wake-up and hyper's body
-//! machinery. Here one thread keeps every waiting stream in a heap by deadline, sleeps (on a
+//! machinery. Here each thread keeps its waiting streams in a heap by deadline, sleeps (on a
 //! condition variable: futex precision, no tokio tick) until the earliest one, and at each
 //! wake-up serves every stream that is due: it steps the stream's [`Drive`] machine, frames
 //! what the machine appended (HTTP/1.1 chunked coding) and writes it to the socket with one
 //! non-blocking `write`. Per chunk that is a heap pop and push, the framing and one system
-//! call.
+//! call. Nearly all of that system call's cost is the kernel's TCP send (and, on loopback, the
+//! receiver's processing charged to the sender: docs/performance.md), so one thread tops out
+//! near 110,000-160,000 on-time chunks per second (measured on a 2-core VM) whatever it does;
+//! threads of their own let a server on several cores send as many more (a stream handed
+//! over goes to the next thread in turn).
 //!
 //! The connection's task (`http1.rs`) stays in charge of the connection: it writes the
 //! response head, hands a [`Ticket`] over with [`Scheduler::serve`] and gets it back with an
@@ -19,6 +24,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{self, Write as _};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -89,51 +95,71 @@ struct Inner {
     cv: Condvar,
 }
 
-/// Handle to a server's scheduler thread. The thread ends when the server shuts down.
-pub(crate) struct Scheduler(Arc<Inner>);
+/// Handle to a server's scheduler threads. They end when the server shuts down.
+pub(crate) struct Scheduler {
+    threads: Vec<Arc<Inner>>,
+    /// Which thread the next stream handed over goes to.
+    next: AtomicUsize,
+}
 
 impl Scheduler {
-    pub(crate) fn start(shared: Arc<Shared>) -> io::Result<Self> {
-        let inner = Arc::new(Inner {
-            queue: Mutex::new(Queue {
-                arrived: Vec::new(),
-                closed: false,
-            }),
-            cv: Condvar::new(),
-        });
-        let thread_inner = inner.clone();
-        std::thread::Builder::new()
-            .name("sim-streams".into())
-            .spawn(move || {
-                Loop::new().run(&thread_inner, &shared);
-                if let Ok(mut q) = thread_inner.queue.lock() {
-                    q.closed = true;
-                    // Dropping the tickets drops their reply senders: their tasks see `None`.
-                    q.arrived.clear();
-                }
-            })?;
-        Ok(Self(inner))
+    /// Starts `threads` scheduler threads (at least one).
+    pub(crate) fn start(shared: Arc<Shared>, threads: usize) -> io::Result<Self> {
+        let mut all = Vec::new();
+        for i in 0..threads.max(1) {
+            let inner = Arc::new(Inner {
+                queue: Mutex::new(Queue {
+                    arrived: Vec::new(),
+                    closed: false,
+                }),
+                cv: Condvar::new(),
+            });
+            let (thread_inner, shared) = (inner.clone(), shared.clone());
+            std::thread::Builder::new()
+                .name(if i == 0 {
+                    "sim-streams".into()
+                } else {
+                    format!("sim-streams-{i}")
+                })
+                .spawn(move || {
+                    Loop::new().run(&thread_inner, &shared);
+                    if let Ok(mut q) = thread_inner.queue.lock() {
+                        q.closed = true;
+                        // Dropping the tickets drops their reply senders: their tasks see
+                        // `None`.
+                        q.arrived.clear();
+                    }
+                })?;
+            all.push(inner);
+        }
+        Ok(Self {
+            threads: all,
+            next: AtomicUsize::new(0),
+        })
     }
 
-    /// Runs `ticket` on the scheduler until it ends, is cut or would block; `None` if the
-    /// scheduler has stopped (server shutdown).
+    /// Runs `ticket` on a scheduler thread until it ends, is cut or would block; `None` if
+    /// the scheduler has stopped (server shutdown).
     pub(crate) async fn serve(&self, mut ticket: Ticket) -> Option<(Ticket, Outcome)> {
         let (tx, rx) = oneshot::channel();
         ticket.reply = Some(tx);
+        let inner = &self.threads[self.next.fetch_add(1, Ordering::Relaxed) % self.threads.len()];
         {
-            let mut q = self.0.queue.lock().ok()?;
+            let mut q = inner.queue.lock().ok()?;
             if q.closed {
                 return None;
             }
             q.arrived.push(ticket);
         }
-        self.0.cv.notify_one();
+        inner.cv.notify_one();
         rx.await.ok()
     }
 
-    /// Wakes the thread (after shutdown was triggered, so it ends promptly).
+    /// Wakes the threads (after shutdown was triggered, so they end promptly).
     pub(crate) fn wake(&self) {
-        self.0.cv.notify_one();
+        for inner in &self.threads {
+            inner.cv.notify_one();
+        }
     }
 }
 

@@ -77,7 +77,14 @@ pub struct SimStats {
     /// LoRA adapter loads: requests to an adapter that was not resident (`SimConfig::lora`).
     #[serde(default)]
     pub lora_loads: u64,
+    /// The distinct IP addresses connections came from, in the order first seen, at most
+    /// [`MAX_PEERS`] (a client's `--source-addresses` show here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peer_addresses: Vec<std::net::IpAddr>,
 }
+
+/// The most distinct peer addresses [`SimStats::peer_addresses`] keeps.
+pub const MAX_PEERS: usize = 16;
 
 /// Live counters behind [`SimStats`].
 #[derive(Default)]
@@ -99,6 +106,7 @@ pub(crate) struct Counters {
     pub(crate) refused_connections: AtomicU64,
     pub(crate) rejected_requests: AtomicU64,
     pub(crate) lora_loads: AtomicU64,
+    pub(crate) peers: Mutex<Vec<std::net::IpAddr>>,
 }
 
 impl Counters {
@@ -122,6 +130,15 @@ impl Counters {
             refused_connections: r(&self.refused_connections),
             rejected_requests: r(&self.rejected_requests),
             lora_loads: r(&self.lora_loads),
+            peer_addresses: self.peers.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        }
+    }
+
+    /// Notes the address a connection came from (once per connection, not per chunk).
+    pub(crate) fn record_peer(&self, ip: std::net::IpAddr) {
+        let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+        if peers.len() < MAX_PEERS && !peers.contains(&ip) {
+            peers.push(ip);
         }
     }
 

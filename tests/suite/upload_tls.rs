@@ -3,6 +3,7 @@
 //! `tests/fixtures/tls_test_*.pem`, made for this test only; `--insecure`). Each request's
 //! upload is timed from its body's first piece taken to its last, inside the request's span;
 //! the whole body arrives (the media tokens are the simulator's exactly).
+//! With `--source-addresses`, the front sees connections from every address given.
 
 use crate::common;
 
@@ -18,8 +19,12 @@ use tokio_rustls::TlsAcceptor;
 
 use common::EXACT_TTFT_MS as TTFT_MS;
 
-/// A TLS front on 127.0.0.1 (port 0) passing each connection on to `backend`; its port.
-async fn tls_front(backend: std::net::SocketAddr) -> u16 {
+/// The addresses a TLS front's connections came from.
+type Peers = Arc<std::sync::Mutex<Vec<std::net::IpAddr>>>;
+
+/// A TLS front on 127.0.0.1 (port 0) passing each connection on to `backend`; its port, and
+/// the address each connection came from.
+async fn tls_front(backend: std::net::SocketAddr) -> (u16, Peers) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
     let cert = CertificateDer::from_pem_file(format!("{dir}/tls_test_cert.pem")).unwrap();
     let key = PrivateKeyDer::from_pem_file(format!("{dir}/tls_test_key.pem")).unwrap();
@@ -33,8 +38,11 @@ async fn tls_front(backend: std::net::SocketAddr) -> u16 {
     let acceptor = TlsAcceptor::from(Arc::new(config));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
+    let peers = Peers::default();
+    let seen = peers.clone();
     tokio::spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
+        while let Ok((tcp, peer)) = listener.accept().await {
+            seen.lock().unwrap().push(peer.ip());
             let acceptor = acceptor.clone();
             tokio::spawn(async move {
                 let Ok(mut tls) = acceptor.accept(tcp).await else {
@@ -48,7 +56,7 @@ async fn tls_front(backend: std::net::SocketAddr) -> u16 {
             });
         }
     });
-    port
+    (port, peers)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -59,7 +67,7 @@ async fn an_upload_over_https_is_timed_inside_the_request() {
         .trim_start_matches("http://")
         .parse()
         .unwrap();
-    let port = tls_front(backend).await;
+    let (port, _) = tls_front(backend).await;
     let n = 8u64;
     let backend = BackendKind::OpenaiChat;
     let mm = MmSpec {
@@ -102,4 +110,32 @@ async fn an_upload_over_https_is_timed_inside_the_request() {
     let m = s.media.as_ref().expect("media figures");
     let upload = m.upload_ms.as_ref().expect("upload figures over HTTPS");
     assert_eq!(upload.count, n);
+}
+
+/// `--source-addresses` over HTTPS (reqwest, one client per address, taken in turn per
+/// request): the server sees connections from both addresses, and every request completes.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_connections_leave_from_every_source_address() {
+    let server = common::exact_sim().await;
+    let backend = server
+        .base_url()
+        .trim_start_matches("http://")
+        .parse()
+        .unwrap();
+    let (port, peers) = tls_front(backend).await;
+    let url = format!("https://127.0.0.1:{port}");
+    let mut run = common::run_config(url, BackendKind::Openai, 8, 4, 8, 4);
+    run.insecure = true;
+    let sources: Vec<std::net::IpAddr> = vec![[127, 0, 0, 2].into(), [127, 0, 0, 3].into()];
+    run.load.source_addresses = sources.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let (result, _) = common::execute(run, dir.path(), "result.json", false).await;
+    server.shutdown().await;
+    let s = &result.summary;
+    assert_eq!((s.completed, s.failed), (8, 0), "{:?}", s.failures_by_kind);
+    let peers = peers.lock().unwrap().clone();
+    for ip in sources {
+        assert!(peers.contains(&ip), "no connection from {ip}: {peers:?}");
+    }
 }

@@ -336,7 +336,7 @@ impl Client {
         } else {
             (reqwest::Body::from(body), None)
         };
-        let mut req = self.http.post(&self.target).body(body);
+        let mut req = self.measured_http().post(&self.target).body(body);
         if let Some((k, v)) = header {
             req = req.header(k.as_str(), v.as_str());
         }

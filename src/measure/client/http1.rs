@@ -33,6 +33,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use super::source::{connect_from, Sources};
 use super::wire::{content_length, parse_head, request_head, Framing};
 use crate::measure::rxtime;
 
@@ -72,6 +73,8 @@ pub struct Endpoint {
     /// The response header whose value a [`Response`] keeps (`--request-id-header`,
     /// lowercase), if any.
     echo: Option<String>,
+    /// `--source-addresses`: what each new connection binds to, in turn.
+    sources: Sources,
 }
 
 impl Endpoint {
@@ -104,6 +107,7 @@ impl Endpoint {
             reuse: AtomicBool::new(true),
             connect_timeout,
             echo: None,
+            sources: Sources::default(),
         })
     }
 
@@ -111,6 +115,12 @@ impl Endpoint {
     /// id, `--request-id-header`) in each [`Response`].
     pub fn echoing(mut self, name: Option<&str>) -> Endpoint {
         self.echo = name.map(str::to_ascii_lowercase);
+        self
+    }
+
+    /// This endpoint, binding each new connection to the next of `sources` in turn.
+    pub fn binding_to(mut self, sources: &[std::net::IpAddr]) -> Endpoint {
+        self.sources = Sources::new(sources);
         self
     }
 
@@ -215,9 +225,18 @@ impl Endpoint {
     }
 
     async fn connect(&self) -> Result<TcpStream, Error> {
-        let fail = |why: String| Error::Connect(format!("cannot connect to {}: {why}", self.addr));
+        let source = self.sources.next();
+        let from = source.map_or(String::new(), |ip| format!(" from {ip}"));
+        let fail =
+            |why: String| Error::Connect(format!("cannot connect to {}{from}: {why}", self.addr));
         let limit = self.connect_timeout;
-        let stream = tokio::time::timeout(limit, TcpStream::connect(&self.addr))
+        let connecting = async {
+            match source {
+                Some(ip) => connect_from(ip, &self.addr).await,
+                None => TcpStream::connect(&self.addr).await,
+            }
+        };
+        let stream = tokio::time::timeout(limit, connecting)
             .await
             .map_err(|_| {
                 fail(format!(

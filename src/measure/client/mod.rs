@@ -45,6 +45,7 @@ mod reasoning;
 mod scrub;
 mod send;
 mod side;
+mod source;
 mod spec;
 mod stream;
 mod upload;
@@ -77,6 +78,11 @@ fn install_crypto_provider() {
 /// Sends requests to one server and records what happens.
 pub struct Client {
     http: reqwest::Client,
+    /// With `--source-addresses` over reqwest (HTTPS): one client bound to each address,
+    /// taken in turn per measured request (`source.rs`); empty: `http` carries them.
+    http_by_source: Vec<reqwest::Client>,
+    /// Which of `http_by_source` is next.
+    next_source: source::Sources,
     /// The lean transport for measured requests when the URL is plain `http://` (`http1`);
     /// `None`: they go through reqwest (HTTPS).
     lean: Option<http1::Endpoint>,
@@ -168,18 +174,11 @@ impl Client {
                 HeaderValue::from_str(v).map_err(|_| ClientError::HeaderValue(k.clone()))?;
             headers.insert(name, value);
         }
-        let http = reqwest::Client::builder()
-            .default_headers(headers)
-            .no_proxy()
-            .tcp_nodelay(true)
-            .pool_max_idle_per_host(usize::MAX)
-            .connect_timeout(cfg.load.connect_timeout())
-            // A redirect is a failed request naming its target: following it would send the
-            // API key and custom headers to wherever the server points.
-            .redirect(reqwest::redirect::Policy::none())
-            .tls_danger_accept_invalid_certs(cfg.insecure)
-            .build()
-            .map_err(|e| ClientError::Build(e.to_string()))?;
+        let http = reqwest_client(cfg, &headers, None)?;
+        let sources = &cfg.load.source_addresses;
+        let http_by_source = (sources.iter())
+            .map(|&ip| reqwest_client(cfg, &headers, Some(ip)))
+            .collect::<Result<Vec<_>, _>>()?;
         let base_url = secrets.base_url.clone().unwrap_or(cfg.base_url.clone());
         let url = join_url(
             &base_url,
@@ -188,8 +187,10 @@ impl Client {
         Ok(Arc::new(Client {
             chat_template,
             http,
+            http_by_source,
+            next_source: source::Sources::new(sources),
             lean: http1::Endpoint::new(&url, &lean_headers, cfg.load.connect_timeout())
-                .map(|e| e.echoing(ids.as_ref().map(|i| i.name.as_str()))),
+                .map(|e| (e.echoing(ids.as_ref().map(|i| i.name.as_str()))).binding_to(sources)),
             ids,
             url: redact_url(&url),
             target: url,
@@ -222,6 +223,15 @@ impl Client {
         }))
     }
 
+    /// The reqwest client the next measured request goes through (HTTPS): the next source
+    /// address's with `--source-addresses`.
+    fn measured_http(&self) -> &reqwest::Client {
+        match self.next_source.next_index() {
+            Some(i) => &self.http_by_source[i],
+            None => &self.http,
+        }
+    }
+
     /// The chat template a conversation's history is rendered with (an API that takes a
     /// prompt, and a tokenizer that carries one); `None`: the plain format.
     pub fn chat_template(&self) -> Option<&ChatTemplate> {
@@ -246,6 +256,28 @@ impl Client {
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
+}
+
+/// A reqwest client with `headers` by default and `cfg`'s transport settings, its
+/// connections bound to `local` where given.
+fn reqwest_client(
+    cfg: &RunConfig,
+    headers: &HeaderMap,
+    local: Option<std::net::IpAddr>,
+) -> Result<reqwest::Client, ClientError> {
+    reqwest::Client::builder()
+        .default_headers(headers.clone())
+        .no_proxy()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(usize::MAX)
+        .connect_timeout(cfg.load.connect_timeout())
+        .local_address(local)
+        // A redirect is a failed request naming its target: following it would send the
+        // API key and custom headers to wherever the server points.
+        .redirect(reqwest::redirect::Policy::none())
+        .tls_danger_accept_invalid_certs(cfg.insecure)
+        .build()
+        .map_err(|e| ClientError::Build(e.to_string()))
 }
 
 #[cfg(all(test, target_os = "linux"))]

@@ -1,5 +1,5 @@
 //! Responses around a stream: the SSE response that carries a [`Machine`]'s body (with the
-//! [`Handoff`] that lets `http1.rs` take the machine to the scheduler thread), non-streamed
+//! [`Handoff`] that lets `http1.rs` take the machine to a scheduler thread), non-streamed
 //! answers with their faults ([`whole_response`]) and JSON responses.
 //!
 //! # What it owns

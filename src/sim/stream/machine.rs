@@ -5,7 +5,7 @@
 //! # What it owns
 //! Chunk boundaries, the in-stream fault (disconnect, stall, malformed event), the trailer,
 //! lateness accounting, and the traits every wire format ([`Framer`]) and every source of
-//! tokens ([`Pace`]) implement. [`Drive`] erases a machine's types for the scheduler thread
+//! tokens ([`Pace`]) implement. [`Drive`] erases a machine's types for a scheduler thread
 //! (`sched.rs`). [`wait_until`] is the one sleep a pace or a whole answer uses.
 //!
 //! # What it must not touch
@@ -357,7 +357,7 @@ where
     Body::from_stream(stream)
 }
 
-/// A stream machine with its framer and pace erased, for the scheduler thread.
+/// A stream machine with its framer and pace erased, for a scheduler thread.
 pub(crate) trait Drive: Send {
     fn step(&mut self, now: Instant, out: &mut Vec<u8>) -> Step;
 }

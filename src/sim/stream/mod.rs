@@ -10,7 +10,7 @@
 //! Both sources drive one state machine (`machine.rs`: `Machine`, with a `Pace` per source):
 //! chunk boundaries, the in-stream fault and the trailer are written once. A machine never
 //! blocks; it is driven either as an async response body, or (exact mode with the real clock,
-//! under `http1.rs`) by the scheduler thread (`sched.rs`), which takes it out of the response
+//! under `http1.rs`) by a scheduler thread (`sched.rs`), which takes it out of the response
 //! through the [`Handoff`] extension (`body.rs`).
 //!
 //! # Layout (each file imports only those listed before it)
