@@ -135,6 +135,11 @@ pub struct SimArgs {
     /// invalid one.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub tool_calls_per_answer: u32,
+    /// A hostile server, for tests of the answer checks: every streamed regex or choice
+    /// answer is its text repeated to N bytes; every streamed chat answer of a schema's JSON
+    /// has its first list filled to N bytes, each item an enum's last value. 0: off.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub hostile_answer_bytes: u32,
 }
 
 impl SimArgs {
@@ -260,6 +265,7 @@ impl SimArgs {
             priority_scheduling: self.scheduling_policy == "priority",
             invalid_output_rate: self.invalid_output_rate,
             tool_calls_per_answer: self.tool_calls_per_answer,
+            hostile_answer_bytes: self.hostile_answer_bytes,
         };
         (cfg.validate()).map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(cfg)

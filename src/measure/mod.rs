@@ -5,7 +5,9 @@
 //! tokenizer). Nothing here decides when a request is sent (`drive`) or what a run's figures
 //! are (`results`).
 
+pub mod answer_regex;
 pub mod answer_schema;
+pub mod checker_pool;
 pub mod client;
 pub mod clock;
 pub mod error;

@@ -7,11 +7,26 @@
 //! pattern; the whole text, untrimmed, equal to one choice. A grammar's answer is kept nowhere and not checked: its
 //! verdict is [`Verdict::Unchecked`]. The verdict is the record's [`OutputCheck`]. Only such a
 //! run makes a [`Checker`]: a text run keeps nothing more.
+//!
+//! What is checked against is compiled once per run ([`Judge`]: the schemas with their enums
+//! as hash sets, the pattern's budgeted automaton, the choices as a set), and every check has
+//! a work budget (`answer_schema.rs`'s steps, `answer_regex.rs`'s states): an answer past it
+//! is [`Verdict::Unchecked`] with `over_budget` set, never a stall. The check itself runs on
+//! a checker thread (`checker_pool.rs`), never on the thread that reads streams.
+
+use std::collections::HashSet;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::answer_schema::check;
+use super::answer_regex::WholeMatch;
+use super::answer_schema::{Misfit, Schema};
 use crate::config::structured::{StructuredOutput, MAX_CHECKED_BYTES};
+
+/// The most steps of one answer's schema checks, every tool call's together
+/// (`answer_schema.rs`; docs/reliability.md, limits).
+pub const MAX_CHECK_STEPS: u64 = 20_000_000;
 
 /// The most characters of a misfit's description kept on the record.
 const MAX_WHY_CHARS: usize = 200;
@@ -39,8 +54,9 @@ pub enum Verdict {
     RegexMismatch,
     /// Text that is not exactly one of the choices (`--structured-output choice`).
     NotAChoice,
-    /// Not checked: a grammar's answer (`--structured-output grammar`); counted apart, never
-    /// in `correct_rate(%)`'s denominator.
+    /// Not checked: a grammar's answer (`--structured-output grammar`), an answer whose check
+    /// went over its budget (`over_budget`), or one whose check the run's stop cut short;
+    /// counted apart, never in `correct_rate(%)`'s denominator.
     Unchecked,
 }
 
@@ -81,6 +97,10 @@ pub struct OutputCheck {
     /// The answer was checked as text (a regex's match, a choice), not parsed as JSON.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub as_text: bool,
+    /// `unchecked` because the check went over its work budget (or waited past its time for
+    /// a checker thread): what it spent is in `why`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_budget: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -101,9 +121,58 @@ struct Call {
     args: String,
 }
 
+/// What a run's answers are checked against, compiled once for all of them.
+pub struct Judge {
+    rule: Rule,
+}
+
+enum Rule {
+    Json(Box<Schema>),
+    /// Each tool's name and its parameters' schema, in the order offered.
+    Tools(Vec<(String, Schema)>),
+    /// `None`: the pattern does not compile for the budgeted search.
+    Regex(Option<Box<WholeMatch>>),
+    Choice(HashSet<String>),
+    Grammar,
+}
+
+impl Judge {
+    /// `spec` compiled: its schemas (each `enum` a hash set), its pattern, its choices.
+    pub fn new(spec: &StructuredOutput) -> Arc<Judge> {
+        let rule = match spec {
+            StructuredOutput::Json { schema } => Rule::Json(Box::new(Schema::new(schema))),
+            StructuredOutput::Tools { tools } => Rule::Tools(
+                (tools.iter())
+                    .map(|t| (t.name.clone(), Schema::new(&t.parameters)))
+                    .collect(),
+            ),
+            StructuredOutput::Regex { pattern, .. } => {
+                Rule::Regex(WholeMatch::new(pattern.as_str()).map(Box::new))
+            }
+            StructuredOutput::Choice { choices, .. } => {
+                Rule::Choice(choices.iter().cloned().collect())
+            }
+            StructuredOutput::Grammar { .. } => Rule::Grammar,
+        };
+        Arc::new(Judge { rule })
+    }
+
+    /// The schema an answer is checked against: a JSON answer's, or the called tool's
+    /// parameters (`None`: no such tool).
+    fn schema_for(&self, tool: Option<&str>) -> Option<&Schema> {
+        match (&self.rule, tool) {
+            (Rule::Json(schema), _) => Some(schema),
+            (Rule::Tools(tools), Some(name)) => {
+                tools.iter().find(|(n, _)| n == name).map(|(_, s)| s)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// A request's answer, kept for its check while it streams in.
-pub struct Checker<'a> {
-    spec: &'a StructuredOutput,
+pub struct Checker {
+    judge: Arc<Judge>,
     text: String,
     /// Bytes kept, the text's and every call's arguments together.
     kept: usize,
@@ -125,10 +194,10 @@ fn keep(to: &mut String, kept: &mut usize, over: &mut bool, piece: &str) {
     }
 }
 
-impl<'a> Checker<'a> {
-    pub fn new(spec: &'a StructuredOutput) -> Self {
+impl Checker {
+    pub fn new(judge: &Arc<Judge>) -> Self {
         Checker {
-            spec,
+            judge: Arc::clone(judge),
             text: String::new(),
             kept: 0,
             over: false,
@@ -140,10 +209,8 @@ impl<'a> Checker<'a> {
     /// A piece of the answer's text.
     pub fn content(&mut self, piece: &str) {
         let kept = matches!(
-            self.spec,
-            StructuredOutput::Json { .. }
-                | StructuredOutput::Regex { .. }
-                | StructuredOutput::Choice { .. }
+            self.judge.rule,
+            Rule::Json(_) | Rule::Regex(_) | Rule::Choice(_)
         );
         if kept && !piece.is_empty() {
             keep(&mut self.text, &mut self.kept, &mut self.over, piece);
@@ -154,7 +221,7 @@ impl<'a> Checker<'a> {
     /// content block, the Responses output item): its function's name where the event gives
     /// it, and a piece of its arguments. Every call is kept, up to [`MAX_TOOL_CALLS`].
     pub fn tool_call(&mut self, index: u64, name: Option<&str>, args: &str) {
-        if !matches!(self.spec, StructuredOutput::Tools { .. }) {
+        if !matches!(self.judge.rule, Rule::Tools(_)) {
             return;
         }
         // Pieces come call by call: the last call is nearly always the one.
@@ -180,24 +247,38 @@ impl<'a> Checker<'a> {
         keep(&mut call.args, &mut self.kept, &mut self.over, args);
     }
 
-    /// The verdict on the answer kept.
+    /// The verdict on the answer kept (a check no run's stop can cut short).
     pub fn finish(self) -> OutputCheck {
-        let tool = self.calls.first().and_then(|c| c.name.clone());
-        let tool_calls =
-            u32::try_from(self.calls.len() + usize::from(self.too_many)).unwrap_or(u32::MAX);
-        let as_text = matches!(
-            self.spec,
-            StructuredOutput::Regex { .. } | StructuredOutput::Choice { .. }
-        );
-        let out = |verdict, why: Option<String>| OutputCheck {
+        self.finish_unless(&AtomicBool::new(false))
+    }
+
+    /// The answer's verdict without a check: `unchecked`, saying `why` (a stopped run, a
+    /// checker thread waited for past its time: `over_budget`).
+    pub fn unchecked(&self, why: &str, over_budget: bool) -> OutputCheck {
+        let mut out = self.outline(Verdict::Unchecked, Some(why.to_string()));
+        out.over_budget = over_budget;
+        out
+    }
+
+    /// The record's check with `verdict` and `why`, and what the answer held.
+    fn outline(&self, verdict: Verdict, why: Option<String>) -> OutputCheck {
+        OutputCheck {
             verdict,
-            tool: tool.clone(),
-            tool_calls,
+            tool: self.calls.first().and_then(|c| c.name.clone()),
+            tool_calls: u32::try_from(self.calls.len() + usize::from(self.too_many))
+                .unwrap_or(u32::MAX),
             why: why.map(|w| w.chars().take(MAX_WHY_CHARS).collect()),
-            as_text,
-        };
-        let tools = matches!(self.spec, StructuredOutput::Tools { .. });
-        if let StructuredOutput::Grammar { .. } = self.spec {
+            as_text: matches!(self.judge.rule, Rule::Regex(_) | Rule::Choice(_)),
+            over_budget: false,
+        }
+    }
+
+    /// The verdict on the answer kept, within the check's budget; once `stop` is set (the
+    /// run stopped) a long check ends `unchecked`.
+    pub fn finish_unless(self, stop: &AtomicBool) -> OutputCheck {
+        let out = |verdict, why: Option<String>| self.outline(verdict, why);
+        let tools = matches!(self.judge.rule, Rule::Tools(_));
+        if let Rule::Grammar = self.judge.rule {
             let why = "servebench does not parse grammars";
             return out(Verdict::Unchecked, Some(why.into()));
         }
@@ -219,18 +300,26 @@ impl<'a> Checker<'a> {
             };
             return out(Verdict::Missing, Some(why.into()));
         }
-        match self.spec {
-            StructuredOutput::Regex { pattern, .. } if pattern.matches_whole(&self.text) => {
+        match &self.judge.rule {
+            Rule::Regex(None) => {
+                let why = "the pattern does not compile for the check";
+                return out(Verdict::Unchecked, Some(why.into()));
+            }
+            Rule::Regex(Some(pattern)) => {
+                return match pattern.matches(&self.text) {
+                    Ok(true) => out(Verdict::Valid, None),
+                    Ok(false) => {
+                        let why =
+                            format!("{} does not match the pattern in full", excerpt(&self.text));
+                        out(Verdict::RegexMismatch, Some(why))
+                    }
+                    Err(over) => self.unchecked(&over.0, true),
+                };
+            }
+            Rule::Choice(choices) if choices.contains(&self.text) => {
                 return out(Verdict::Valid, None)
             }
-            StructuredOutput::Regex { .. } => {
-                let why = format!("{} does not match the pattern in full", excerpt(&self.text));
-                return out(Verdict::RegexMismatch, Some(why));
-            }
-            StructuredOutput::Choice { choices, .. } if choices.contains(&self.text) => {
-                return out(Verdict::Valid, None)
-            }
-            StructuredOutput::Choice { choices, .. } => {
+            Rule::Choice(choices) => {
                 let why = format!(
                     "{} is not one of the {} choices",
                     excerpt(&self.text),
@@ -240,45 +329,70 @@ impl<'a> Checker<'a> {
             }
             _ => {}
         }
+        let mut budget = MAX_CHECK_STEPS;
         if !tools {
-            let (verdict, why) = check_json(self.spec, None, &self.text);
-            return out(verdict, why);
+            return self.judged(check_json(&self.judge, None, &self.text, &mut budget, stop));
         }
         // Every call: the answer's verdict is its first failing call's, named by its place.
         let n = self.calls.len();
         for (i, call) in self.calls.iter().enumerate() {
-            let (verdict, why) = check_json(self.spec, Some(call.name.as_deref()), &call.args);
-            if verdict != Verdict::Valid {
-                let why = why.map(|w| match n {
-                    1 => w,
-                    _ => format!("call {} of {n}: {w}", i + 1),
+            let name = Some(call.name.as_deref());
+            let judged = check_json(&self.judge, name, &call.args, &mut budget, stop);
+            if !matches!(judged, Judged::Is(Verdict::Valid, _)) {
+                return self.judged(match judged {
+                    Judged::Is(v, Some(w)) if n > 1 => {
+                        Judged::Is(v, Some(format!("call {} of {n}: {w}", i + 1)))
+                    }
+                    other => other,
                 });
-                return out(verdict, why);
             }
         }
         out(Verdict::Valid, None)
     }
+
+    /// The record's check of what [`check_json`] found.
+    fn judged(&self, judged: Judged) -> OutputCheck {
+        match judged {
+            Judged::Is(verdict, why) => self.outline(verdict, why),
+            Judged::OverBudget(why) => self.unchecked(&why, true),
+            Judged::Stopped => self.unchecked("the run stopped during the check", false),
+        }
+    }
+}
+
+/// What the check of one JSON text found.
+enum Judged {
+    Is(Verdict, Option<String>),
+    OverBudget(String),
+    Stopped,
 }
 
 /// The verdict on `text` as JSON against the run's schema, or (`call`: `Some(name)`) against
-/// the parameters of the function named.
+/// the parameters of the function named, taking its steps from `budget`.
 fn check_json(
-    spec: &StructuredOutput,
+    judge: &Judge,
     call: Option<Option<&str>>,
     text: &str,
-) -> (Verdict, Option<String>) {
+    budget: &mut u64,
+    stop: &AtomicBool,
+) -> Judged {
     let value: serde_json::Value = match serde_json::from_str(text) {
         Ok(v) => v,
-        Err(e) => return (Verdict::NotJson, Some(e.to_string())),
+        Err(e) => return Judged::Is(Verdict::NotJson, Some(e.to_string())),
     };
-    let Some(schema) = spec.schema_for(call.flatten()) else {
+    let Some(schema) = judge.schema_for(call.flatten()) else {
         let name = call.flatten().unwrap_or("");
         let why = format!("a call of '{name}', which is not one of the tools offered");
-        return (Verdict::SchemaMismatch, Some(why));
+        return Judged::Is(Verdict::SchemaMismatch, Some(why));
     };
-    match check(schema, &value) {
-        Ok(()) => (Verdict::Valid, None),
-        Err(why) => (Verdict::SchemaMismatch, Some(why.0)),
+    match schema.check_within(&value, *budget, stop) {
+        Ok(steps) => {
+            *budget = budget.saturating_sub(steps);
+            Judged::Is(Verdict::Valid, None)
+        }
+        Err(Misfit::At(why)) => Judged::Is(Verdict::SchemaMismatch, Some(why.0)),
+        Err(over @ Misfit::OverBudget(_)) => Judged::OverBudget(over.to_string()),
+        Err(Misfit::Stopped) => Judged::Stopped,
     }
 }
 
@@ -299,7 +413,7 @@ mod tests {
     #[test]
     fn pieces_assemble_and_each_failure_has_its_verdict() {
         let json = StructuredOutput::builtin_json();
-        let mut c = Checker::new(&json);
+        let mut c = Checker::new(&Judge::new(&json));
         for p in [
             r#"{"city": "Os"#,
             r#"lo", "temperature_c": 3, "#,
@@ -308,21 +422,24 @@ mod tests {
             c.content(p);
         }
         assert_eq!(c.finish().verdict, Verdict::Valid);
-        let mut c = Checker::new(&json);
+        let mut c = Checker::new(&Judge::new(&json));
         c.content(r#"{"city": "Oslo""#);
         assert_eq!(c.finish().verdict, Verdict::NotJson);
-        let mut c = Checker::new(&json);
+        let mut c = Checker::new(&Judge::new(&json));
         c.content(r#"{"city": "Oslo"}"#);
         let v = c.finish();
         assert_eq!(v.verdict, Verdict::SchemaMismatch);
         assert!(v.why.unwrap().contains("temperature_c"));
-        assert_eq!(Checker::new(&json).finish().verdict, Verdict::Missing);
-        let mut c = Checker::new(&json);
+        assert_eq!(
+            Checker::new(&Judge::new(&json)).finish().verdict,
+            Verdict::Missing
+        );
+        let mut c = Checker::new(&Judge::new(&json));
         c.content(&" ".repeat(MAX_CHECKED_BYTES + 1));
         assert_eq!(c.finish().verdict, Verdict::TooLong);
 
         let tools = StructuredOutput::builtin_tools();
-        let mut c = Checker::new(&tools);
+        let mut c = Checker::new(&Judge::new(&tools));
         c.tool_call(0, Some("get_weather"), "");
         c.tool_call(0, None, r#"{"city": "Oslo", "#);
         c.tool_call(1, Some("convert_currency"), "{");
@@ -333,10 +450,10 @@ mod tests {
             (v.verdict, v.tool.as_deref(), v.tool_calls),
             (Verdict::Valid, Some("get_weather"), 2)
         );
-        let mut c = Checker::new(&tools);
+        let mut c = Checker::new(&Judge::new(&tools));
         c.tool_call(0, Some("launch"), "{}");
         assert_eq!(c.finish().verdict, Verdict::SchemaMismatch);
-        let mut c = Checker::new(&tools);
+        let mut c = Checker::new(&Judge::new(&tools));
         c.content("{}");
         assert_eq!(c.finish().verdict, Verdict::Missing);
     }
@@ -350,7 +467,7 @@ mod tests {
         let tools = StructuredOutput::builtin_tools();
         let weather = r#"{"city": "Oslo", "unit": "celsius"}"#;
         let answer = |calls: &[(&str, &str)]| {
-            let mut c = Checker::new(&tools);
+            let mut c = Checker::new(&Judge::new(&tools));
             for (i, (name, args)) in calls.iter().enumerate() {
                 let (head, tail) = args.split_at(args.len() / 2);
                 c.tool_call(i as u64, Some(name), head);
@@ -391,7 +508,7 @@ mod tests {
             legacy_fields: false,
         };
         let verdict = |spec: &StructuredOutput, pieces: &[&str]| {
-            let mut c = Checker::new(spec);
+            let mut c = Checker::new(&Judge::new(spec));
             pieces.iter().for_each(|p| c.content(p));
             c.finish()
         };

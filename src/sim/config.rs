@@ -153,7 +153,16 @@ pub struct SimConfig {
     /// [`MAX_TOOL_CALLS_PER_ANSWER`] (`structured.rs`; the invalid share stays per answer).
     /// Default 1.
     pub tool_calls_per_answer: u32,
+    /// A hostile server's structured answers (`structured.rs`): every streamed regex or
+    /// choice answer is its text repeated to this many bytes, every streamed chat answer of a
+    /// schema's JSON a document whose first list is filled to this many bytes (its items
+    /// each the last value of an `enum`), the worst a checker meets. 0 (the default): off;
+    /// at most [`MAX_HOSTILE_ANSWER_BYTES`].
+    pub hostile_answer_bytes: u32,
 }
+
+/// The longest hostile answer the simulator writes (`hostile_answer_bytes`).
+pub const MAX_HOSTILE_ANSWER_BYTES: u32 = 16 << 20;
 
 /// The most tool calls the simulator makes in one answer.
 pub const MAX_TOOL_CALLS_PER_ANSWER: u32 = 16;
@@ -223,6 +232,7 @@ impl Default for SimConfig {
             priority_scheduling: false,
             invalid_output_rate: 0.0,
             tool_calls_per_answer: 1,
+            hostile_answer_bytes: 0,
         }
     }
 }
@@ -290,6 +300,13 @@ impl SimConfig {
                 self.tool_calls_per_answer
             );
             return Err(SimConfigError::setting("tool_calls_per_answer", rule));
+        }
+        if self.hostile_answer_bytes > MAX_HOSTILE_ANSWER_BYTES {
+            let rule = format!(
+                "must be at most {MAX_HOSTILE_ANSWER_BYTES}, got {}",
+                self.hostile_answer_bytes
+            );
+            return Err(SimConfigError::setting("hostile_answer_bytes", rule));
         }
         self.limits.validate()?;
         if let Some(lora) = &self.lora {

@@ -277,6 +277,69 @@ fn instance(schema: &Value, h: &mut u64, depth: usize) -> Value {
     }
 }
 
+/// A hostile server's guided answer (`--hostile-answer-bytes`): `text` repeated to `bytes`
+/// bytes (cut at a character), so a pattern's answer keeps its alphabet (`[01]`...) and is
+/// as long as a check may keep; `text` itself when `bytes` is 0 or the text is empty.
+pub(crate) fn hostile_text(text: String, bytes: u32) -> String {
+    let bytes = bytes as usize;
+    if bytes == 0 || text.is_empty() {
+        return text;
+    }
+    let mut out = String::with_capacity(bytes + 4);
+    while out.len() < bytes {
+        for c in text.chars() {
+            if out.len() + c.len_utf8() > bytes {
+                return out;
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A hostile server's answer to `schema` (`--hostile-answer-bytes`), over `tokens` tokens:
+/// the document of request `n` with its first list (the document itself, or its first
+/// property that is a list) filled to about `bytes` bytes with one item, an `enum`'s last
+/// value where the items have an enum (the worst for a check that searches the enum).
+pub(crate) fn hostile_json(schema: &Value, seed: u64, n: u64, bytes: u32, tokens: u32) -> Pieces {
+    let mut h = splitmix64(seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let is_list = |s: &Value| s.get("type").and_then(Value::as_str) == Some("array");
+    let item_of = |s: &Value, h: &mut u64| {
+        let items = s.get("items").cloned().unwrap_or(json!({"type": "string"}));
+        match items
+            .get("enum")
+            .and_then(Value::as_array)
+            .and_then(|e| e.last())
+        {
+            Some(last) => last.clone(),
+            None => instance(&items, h, 1),
+        }
+    };
+    let fill = |item: &Value| {
+        let one = item.to_string();
+        let count = (bytes as usize / (one.len() + 1)).max(1);
+        format!("[{}]", vec![one; count].join(","))
+    };
+    let text = if is_list(schema) {
+        fill(&item_of(schema, &mut h))
+    } else {
+        let doc = instance(schema, &mut h, 0);
+        let props = schema.get("properties").and_then(Value::as_object);
+        let list = props.and_then(|ps| ps.iter().find(|(_, p)| is_list(p)));
+        match (list, doc) {
+            (Some((key, p)), Value::Object(mut obj)) => {
+                let long = fill(&item_of(p, &mut h));
+                obj.insert(key.clone(), json!(null));
+                let rest = Value::Object(obj).to_string();
+                let marker = format!("{}:null", Value::from(key.as_str()));
+                rest.replacen(&marker, &format!("{}:{long}", Value::from(key.as_str())), 1)
+            }
+            (_, doc) => doc.to_string(),
+        }
+    };
+    Pieces(split(&text, tokens.max(1) as usize))
+}
+
 /// The longest pattern read (as `--structured-output-regex`'s bound), the most memory its
 /// compiled form may take, and the longest answer built from it.
 const MAX_PATTERN_BYTES: usize = 16 * 1024;
@@ -541,5 +604,32 @@ mod tests {
                 .is_none()
         );
         assert!(guided(Some(&Value::Null), None, None).unwrap().is_none());
+    }
+
+    /// A hostile answer is as long as asked: a guided text repeated in its own alphabet, a
+    /// schema's list filled with its enum's last value, valid JSON either way.
+    #[test]
+    fn hostile_answers_are_long_and_keep_their_shape() {
+        let t = hostile_text("0110".into(), 1_000);
+        assert_eq!(t.len(), 1_000);
+        assert!(t.bytes().all(|b| b == b'0' || b == b'1'));
+        assert_eq!(hostile_text("abc".into(), 0), "abc");
+        let joined = |p: &Pieces| {
+            let mut out = Vec::new();
+            p.push(&mut out, 0, u32::MAX);
+            serde_json::from_slice::<String>(&[b"\"", &out[..], b"\""].concat()).unwrap()
+        };
+        let values: Vec<Value> = (0..50).map(|i| json!(format!("v{i}"))).collect();
+        let list = json!({"type": "array", "items": {"enum": values}});
+        let doc: Value =
+            serde_json::from_str(&joined(&hostile_json(&list, 1, 0, 10_000, 7))).unwrap();
+        let items = doc.as_array().unwrap();
+        assert!(items.len() > 1_000 && items.iter().all(|v| v == "v49"));
+        let obj = json!({"type": "object", "properties": {
+            "a": {"type": "string"}, "tags": {"type": "array", "items": {"enum": ["x", "y"]}}
+        }});
+        let doc: Value =
+            serde_json::from_str(&joined(&hostile_json(&obj, 1, 0, 10_000, 7))).unwrap();
+        assert!(doc["a"].is_string() && doc["tags"].as_array().unwrap().len() > 2_000);
     }
 }

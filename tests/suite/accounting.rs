@@ -30,6 +30,10 @@
 //! The cases are drawn from a fixed seed, so every run of the test tries the same ones (set
 //! `SERVEBENCH_ACCOUNTING_SEED` to draw others); when a signal lands depends on the machine.
 //!
+//! A sibling runs one case per ending with every answer a hostile one to check (a regex
+//! whose plain search of each answer takes tens of seconds): the checks run off the
+//! measuring thread within their budget, so the same property holds as fast.
+//!
 //! Beside it, the driver as a library function given a think time too long to hold:
 //! the next turn waits, it is not sent at once.
 
@@ -137,6 +141,9 @@ struct Case {
     mode: Mode,
     ending: Ending,
     seed: u64,
+    /// Every answer is a hostile one to check (a regex run against a simulator answering
+    /// `--hostile-answer-bytes`).
+    hostile: bool,
 }
 
 const MODES: usize = 11;
@@ -264,6 +271,7 @@ fn case(i: usize, (small, big, endings, seed): &(Vec<Mode>, Vec<Mode>, Vec<Endin
         mode,
         ending,
         seed: *seed,
+        hostile: false,
     }
 }
 
@@ -396,6 +404,10 @@ fn command(case: &Case, url: &str, dir: &Path) -> Command {
             cmd.args(["--num-prompts", &n.to_string(), "--request-rate", "6"])
                 .args(["--shard", &format!("{index}/{count}")]);
         }
+    }
+    if case.hostile {
+        cmd.args(["--structured-output", "regex"])
+            .args(["--structured-output-regex", HOSTILE_PATTERN]);
     }
     match &case.ending {
         Ending::MaxErrors(Some(n)) => {
@@ -744,6 +756,56 @@ fn every_planned_request_is_accounted_for_however_the_run_ends() {
     let result = runner.run(&drawn(), |drawn| {
         let i = next.replace(next.get() + 1);
         let case = case(i, &drawn);
+        check(&case, (&sims.0, &sims.1))
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+/// The pattern of the hostile checks: accepted by the limits, 10,000 NFA states and an
+/// exponential DFA (a plain search of 1 MB took 74-90 s).
+const HOSTILE_PATTERN: &str = "[01]*1[01]{10000}";
+
+/// The same property with every answer a hostile one to check: a regex run against
+/// simulators answering each request with 300 KB of `0`s and `1`s (`--hostile-answer-bytes`),
+/// whose plain search takes tens of seconds. One case per ending (its own end, one, two and
+/// three Ctrl-Cs, SIGTERM, an error limit, a write error, a failing server), each with a
+/// different mode. The checks run off the measuring thread within their budget: every run
+/// ends as the property says, within the same 90 s (each took minutes before).
+#[test]
+fn every_planned_request_is_accounted_for_under_hostile_checks() {
+    let hostile = |error_rate: f64| {
+        let (k, rate) = (K.to_string(), error_rate.to_string());
+        SimProcess::start(&[
+            "--time-scale",
+            &k,
+            "--error-rate",
+            &rate,
+            "--seed",
+            "7",
+            "--hostile-answer-bytes",
+            "300000",
+        ])
+    };
+    let sims = (hostile(0.0), hostile(0.25));
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&29u64.to_le_bytes());
+    let config = Config {
+        cases: ENDINGS as u32,
+        failure_persistence: None,
+        max_shrink_iters: 0,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let next = std::cell::Cell::new(0usize);
+    let result = runner.run(&drawn(), |drawn| {
+        let i = next.replace(next.get() + 1);
+        let case = Case {
+            hostile: true,
+            ..case(i, &drawn)
+        };
         check(&case, (&sims.0, &sims.1))
     });
     if let Err(e) = result {

@@ -943,3 +943,134 @@ async fn every_tool_call_checked(backends: &[BackendKind]) {
         }
     }
 }
+
+/// The pattern of the hostile regex finding: accepted by the limits, its automaton is
+/// exponential for a DFA and 10,000 states for an NFA (a plain search of a 1 MB answer took
+/// 74-90 s of CPU).
+const HOSTILE_PATTERN: &str = "[01]*1[01]{10000}";
+
+/// The bytes of each hostile answer: as long as the check keeps (1 MiB).
+const HOSTILE_BYTES: &str = "1000000";
+
+/// `servebench run` against `url` (a simulator answering every structured request with a
+/// hostile answer), `n` requests one at a time with `args`, writing `r.json` into `dir`.
+fn hostile_run(url: &str, dir: &std::path::Path, n: u64, args: &[&str]) -> std::process::Command {
+    let mut cmd = servebench();
+    cmd.args(["run", "--base-url", url, "--backend", "openai-chat"])
+        .args([
+            "--tokenizer",
+            "words",
+            "--input-len",
+            "8",
+            "--output-len",
+            "8",
+        ])
+        .args(["--num-prompts", &n.to_string(), "--max-concurrency", "1"])
+        .args(["--quiet", "--result-filename", "r.json", "--result-dir"])
+        .arg(dir)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    cmd
+}
+
+fn regex_args() -> Vec<&'static str> {
+    vec![
+        "--structured-output",
+        "regex",
+        "--structured-output-regex",
+        HOSTILE_PATTERN,
+    ]
+}
+
+/// Found: the check of a structured answer ran on the thread that reads every stream, with
+/// no budget. A regex the limits accept against one 1 MB answer took 74-90 s of CPU; the run
+/// stalled for minutes and then called the answer checked. Now the check runs off that
+/// thread with a work budget: over it the verdict is `unchecked`, saying so, counted apart
+/// (outside `correct_rate`), and the run of three such answers (its pre-flight too) ends in
+/// seconds (the bound, 60 s, only says it did not stall for minutes).
+#[test]
+fn a_hostile_regex_answer_is_unchecked_not_a_stall() {
+    let sim = common::SimProcess::start(&["--hostile-answer-bytes", HOSTILE_BYTES]);
+    let dir = tempfile::tempdir().unwrap();
+    let child = hostile_run(&sim.url, dir.path(), 2, &regex_args())
+        .spawn()
+        .unwrap();
+    let out = common::finish_within(child, Duration::from_secs(60), "a hostile regex");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let records = common::read_records(&dir.path().join("r.records.jsonl"));
+    assert_eq!(verdicts(&records), BTreeMap::from([("unchecked", 2)]));
+    for r in &records {
+        let check = r.output_check.as_ref().unwrap();
+        assert!(check.over_budget, "{check:?}");
+        let why = check.why.as_deref().unwrap_or("");
+        assert!(why.contains("budget"), "{why}");
+    }
+    let doc = common::json(&dir.path().join("r.json"));
+    let st = &doc["summary"]["structured"];
+    assert_eq!(
+        (st["checked"].as_u64(), st["unchecked"].as_u64()),
+        (Some(0), Some(2)),
+        "{st}"
+    );
+    assert_eq!(st["over_budget"].as_u64(), Some(2), "{st}");
+    assert!(st["correct_rate"].is_null(), "no answer checked: no share");
+    let report = stdout_of(&["report", path_str(&dir.path().join("r.json"))]);
+    assert!(report.contains("over the check's budget"), "{report}");
+}
+
+/// Found: Ctrl-C during a hostile check was lost (three SIGINTs), and the run ended
+/// `complete: true`, exit 0. Now the measuring thread never runs a check: a SIGINT sent
+/// while the run meets hostile answers ends it within seconds (bound 20 s; it took minutes),
+/// saved with `complete: false`, every planned request accounted for.
+#[test]
+fn a_signal_during_hostile_checks_stops_the_run_saved_incomplete() {
+    let sim = common::SimProcess::start(&["--hostile-answer-bytes", HOSTILE_BYTES]);
+    let dir = tempfile::tempdir().unwrap();
+    let child = hostile_run(&sim.url, dir.path(), 1000, &regex_args())
+        .spawn()
+        .unwrap();
+    let records = dir.path().join("r.records.jsonl");
+    // The records file opens when the measured load starts (after the pre-flight's check);
+    // a client stalled in its first check never gets there.
+    common::wait_for("the measured load", Duration::from_secs(60), || {
+        std::fs::metadata(&records).is_ok_and(|m| m.len() > 0)
+    });
+    // SAFETY: a signal to our own child, which has not been reaped.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = common::finish_within(child, Duration::from_secs(20), "SIGINT in hostile checks");
+    assert!(out.status.code().is_some(), "it ended on its own: {out:?}");
+    let doc = common::json(&dir.path().join("r.json"));
+    assert_eq!(doc["complete"], serde_json::json!(false), "{doc}");
+    let n = |k: &str| doc[k].as_u64().unwrap();
+    assert_eq!(n("completed") + n("failed") + n("unsent"), 1000);
+    let saved = common::read_records(&records);
+    assert_eq!(saved.len() as u64, n("completed") + n("failed"));
+}
+
+/// Found: a schema `enum` was checked by a linear search per item, so a 50,000-value enum
+/// against a 1 MB list of its last value took 26-37 s per answer. Now each enum is a hash set
+/// built once per schema: the answers are checked, `valid`, and the run of three (its
+/// pre-flight too) ends in seconds (the bound, 60 s, only says it did not take minutes).
+#[test]
+fn a_huge_enum_is_checked_in_constant_time_per_item() {
+    let sim = common::SimProcess::start(&["--hostile-answer-bytes", HOSTILE_BYTES]);
+    let dir = tempfile::tempdir().unwrap();
+    let values: Vec<String> = (0..50_000).map(|i| format!("v{i}")).collect();
+    let schema = serde_json::json!({"type": "array", "items": {"enum": values}});
+    let path = dir.path().join("schema.json");
+    std::fs::write(&path, schema.to_string()).unwrap();
+    let args = [
+        "--structured-output",
+        "json",
+        "--json-schema-path",
+        path_str(&path),
+    ];
+    let child = hostile_run(&sim.url, dir.path(), 2, &args).spawn().unwrap();
+    let out = common::finish_within(child, Duration::from_secs(60), "a huge enum");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let records = common::read_records(&dir.path().join("r.records.jsonl"));
+    assert_eq!(verdicts(&records), BTreeMap::from([("valid", 2)]));
+}

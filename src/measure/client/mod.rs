@@ -62,6 +62,7 @@ use crate::config::structured::StructuredOutput;
 use crate::config::url::{join_url, redact_url};
 use crate::config::RunConfig;
 use crate::measure::error::ClientError;
+use crate::measure::output_check::Judge;
 use crate::tokenizer::chat_template::ChatTemplate;
 use crate::tokenizer::Tokenizer;
 use api::Api;
@@ -112,6 +113,8 @@ pub struct Client {
     ids: Option<RequestIds>,
     /// `--structured-output`: asked in every body, and every answer checked.
     structured: Option<StructuredOutput>,
+    /// What every answer is checked against, compiled once (`measure::output_check`).
+    judge: Option<Arc<Judge>>,
 }
 
 /// The bounds on one exchange besides the request timeout (`LoadSpec`, `RunConfig`).
@@ -212,6 +215,7 @@ impl Client {
             },
             time_scale: AtomicU64::new(cfg.time_scale.to_bits()),
             structured: cfg.structured.clone(),
+            judge: cfg.structured.as_ref().map(Judge::new),
             scrub: scrub::Scrubber::new(
                 (secrets.api_key.iter().map(String::as_str))
                     .chain(secrets.headers.iter().map(|(_, v)| v.as_str())),

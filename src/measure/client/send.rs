@@ -18,8 +18,9 @@ use super::media_bound;
 use super::spec::{RequestSpec, Written};
 use super::stream::{Bounds, Stream};
 use super::Client;
+use crate::measure::checker_pool;
 use crate::measure::clock::Clock;
-use crate::measure::output_check::Checker;
+use crate::measure::output_check::{Checker, OutputCheck};
 use crate::measure::record::{FailureKind, Outcome, RequestRecord};
 
 /// A request's body in its API's words, ready to write.
@@ -106,7 +107,14 @@ impl Client {
                 lean.put_back(conn);
             }
         }
-        self.finish(state, outcome, end_ns, save_text)
+        // A structured answer's check runs on a checker thread, never on this one (which
+        // reads every other stream and hears the run's stop); the record waits for it.
+        let check = outcome.is_ok().then(|| state.take_check()).flatten();
+        let checked = match check {
+            Some(c) => Some(checker_pool::judged(c, cancel).await),
+            None => None,
+        };
+        self.finish(state, (outcome, checked), end_ns, save_text)
     }
 
     /// The request's body in its API's words: asked as the spec says, with structured output,
@@ -175,8 +183,8 @@ impl Client {
         state.rec.adapter = spec.model.clone();
         state.rec.class = spec.class.as_ref().map(|c| c.index);
         state.rec.request_id = self.ids.as_ref().map(|ids| ids.id(spec));
-        if let Some(s) = &self.structured {
-            state.check_with(Checker::new(s));
+        if let Some(judge) = &self.judge {
+            state.check_with(Checker::new(judge));
         }
         // Media: the parts given, or a dataset's messages' own image parts.
         let images = (spec
@@ -197,18 +205,22 @@ impl Client {
         state
     }
 
-    /// The record of an exchange that ended with `outcome` at `end_ns`: its text kept only
+    /// The record of an exchange that ended with `outcome` at `end_ns` (and its answer's
+    /// check, when it had one): its text kept only
     /// when asked (`save_text`), and whatever the server sent that it keeps without the
     /// user's secrets.
     fn finish(
         &self,
         state: Stream<'_>,
-        outcome: Outcome,
+        (outcome, checked): (Outcome, Option<OutputCheck>),
         end_ns: u64,
         save_text: bool,
     ) -> RequestRecord {
         let time_scale = f64::from_bits(self.time_scale.load(Ordering::Relaxed));
         let mut record = state.finish(outcome, end_ns, time_scale);
+        if record.outcome.is_ok() {
+            record.output_check = checked;
+        }
         if !save_text {
             record.generated_text = None;
         }

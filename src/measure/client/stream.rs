@@ -66,7 +66,7 @@ pub(super) struct Stream<'a> {
     /// The reasoning phase.
     reasoning: Reasoning<'a>,
     /// A structured answer's check: the answer kept for it.
-    check: Option<Checker<'a>>,
+    check: Option<Checker>,
 }
 
 impl<'a> Stream<'a> {
@@ -120,8 +120,15 @@ impl<'a> Stream<'a> {
     }
 
     /// The answer will be checked as structured output (`output_check.rs`).
-    pub(super) fn check_with(&mut self, checker: Checker<'a>) {
+    pub(super) fn check_with(&mut self, checker: Checker) {
         self.check = Some(checker);
+    }
+
+    /// The answer kept for its check, when it has one to check (an output chunk came): the
+    /// check runs off this thread (`measure::checker_pool`), its verdict set on the record
+    /// by `send.rs`.
+    pub(super) fn take_check(&mut self) -> Option<Checker> {
+        self.check.take().filter(|_| !self.rec.chunk_ns.is_empty())
     }
 
     /// The answer will come whole; `inputs`: the inputs the request carries, each answered
@@ -293,9 +300,6 @@ impl<'a> Stream<'a> {
         // Times that go backwards measure nothing (`RequestRecord::time_disorder`).
         if let Some(why) = r.time_disorder().filter(|_| outcome.is_ok()) {
             outcome = Outcome::failed(FailureKind::MalformedStream, why);
-        }
-        if outcome.is_ok() {
-            r.output_check = self.check.take().map(Checker::finish);
         }
         r.outcome = outcome;
         // Whether the terminator came, for every streamed response whose body was read.

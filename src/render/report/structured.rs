@@ -1,6 +1,6 @@
 //! The report's lines of a run that asks for structured output or tool calls
 //! (`--structured-output`): what a regex, choice or grammar run asked, the answers checked
-//! (and not checked: a grammar's), the share valid (vLLM's `correct_rate(%)`) and, for JSON
+//! (and not checked: a grammar's, or those whose check went over its budget), the share valid (vLLM's `correct_rate(%)`) and, for JSON
 //! and tools, parsed as JSON, the checked answers by verdict, and for tool calls the time to the
 //! first tool-call token and the tokens per call. Every number comes from the result's
 //! summary (`results::stats::StructuredFigures`).
@@ -44,6 +44,9 @@ pub(super) fn lines(out: &mut String, result: &BenchResult) {
     line(out, "Answers checked:", st.checked);
     if st.unchecked > 0 {
         line(out, "Answers not checked:", st.unchecked);
+    }
+    if st.over_budget > 0 {
+        line(out, "  over the check's budget:", st.over_budget);
     }
     let share = |n: u64, pct: f64| format!("{n} ({pct:.2}%)");
     if let Some(rate) = st.correct_rate {

@@ -3,7 +3,8 @@
 //! many answers were checked, parsed as JSON and were valid against the schema (the share
 //! valid is vLLM's `correct_rate(%)`), by verdict; and for tool calls, the time to the first
 //! tool-call token, the argument tokens per answer and the calls per answer. A grammar's answers are not checked:
-//! they are counted apart (`unchecked`), outside every share.
+//! they are counted apart (`unchecked`), outside every share, as are the answers whose check
+//! went over its budget (counted again in `over_budget`).
 
 use std::collections::BTreeMap;
 
@@ -33,9 +34,14 @@ pub struct StructuredFigures {
     /// Checked answers by verdict (`valid`, `schema_mismatch`, `not_json`, `missing`,
     /// `too_long`, `regex_mismatch`, `not_a_choice`).
     pub by_verdict: BTreeMap<String, u64>,
-    /// Successful requests whose answer was not checked (`--structured-output grammar`).
+    /// Successful requests whose answer was not checked (`--structured-output grammar`, a
+    /// check over its budget, a check the run's stop cut short).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unchecked: u64,
+    /// Of `unchecked`, the answers whose check went over its budget (`output_check`'s
+    /// `over_budget`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub over_budget: u64,
     /// Successful requests whose answer carried a tool call.
     #[serde(default)]
     pub tool_calls: u64,
@@ -58,6 +64,7 @@ fn is_zero(n: &u64) -> bool {
 #[derive(Clone, Debug, Default)]
 pub(super) struct StructuredSums {
     unchecked: u64,
+    over_budget: u64,
     checked: u64,
     json: u64,
     valid: u64,
@@ -74,7 +81,10 @@ impl StructuredSums {
     /// A successful request with `output_tokens`; `time_scale`: the simulator's clock speed-up.
     pub(super) fn add(&mut self, r: &RequestRecord, output_tokens: u64, time_scale: f64) {
         match &r.output_check {
-            Some(c) if c.verdict == Verdict::Unchecked => self.unchecked += 1,
+            Some(c) if c.verdict == Verdict::Unchecked => {
+                self.unchecked += 1;
+                self.over_budget += u64::from(c.over_budget);
+            }
             Some(c) => {
                 self.checked += 1;
                 if c.tool_calls > 0 {
@@ -101,6 +111,7 @@ impl StructuredSums {
     pub(super) fn merge(&mut self, other: StructuredSums) {
         self.checked += other.checked;
         self.unchecked += other.unchecked;
+        self.over_budget += other.over_budget;
         self.json += other.json;
         self.valid += other.valid;
         for (k, n) in other.by_verdict {
@@ -126,6 +137,7 @@ impl StructuredSums {
             json_rate: pct(self.json),
             by_verdict: self.by_verdict,
             unchecked: self.unchecked,
+            over_budget: self.over_budget,
             tool_calls: self.tool_calls,
             mean_tool_call_tokens: (self.tool_calls > 0)
                 .then(|| self.tool_call_tokens as f64 / self.tool_calls as f64),

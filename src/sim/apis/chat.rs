@@ -373,10 +373,16 @@ async fn stream(
         let seed = shared.config.seed;
         let bad = invalid_share(&shared, r.n);
         let (answer, finish) = match asked {
-            Asked::Json(schema) => (
-                StructuredAnswer::Text(Pieces::new(&schema, seed, r.n, bad, tokens)),
-                finish,
-            ),
+            Asked::Json(schema) => match shared.config.hostile_answer_bytes {
+                0 => (
+                    StructuredAnswer::Text(Pieces::new(&schema, seed, r.n, bad, tokens)),
+                    finish,
+                ),
+                bytes => {
+                    let pieces = structured::hostile_json(&schema, seed, r.n, bytes, tokens);
+                    (StructuredAnswer::Text(pieces), finish)
+                }
+            },
             Asked::Tool => {
                 let calls = shared.config.tool_calls_per_answer;
                 let made = tool_call_answer(req.tools.as_ref(), r.n, calls, seed, bad, tokens);

@@ -72,6 +72,7 @@ pub(super) fn guided_text(
     };
     let bad = invalid_share(shared, r.n);
     let text = structured::guided_answer(&g, shared.config.seed, r.n, bad)?;
+    let text = structured::hostile_text(text, shared.config.hostile_answer_bytes);
     let chars = u32::try_from(text.chars().count().max(1)).unwrap_or(u32::MAX);
     if chars < r.tokens {
         r.tokens = chars;
