@@ -961,7 +961,7 @@ fn a_200_that_is_not_an_event_stream_fails_the_preflight() {
         stderr.contains("pre-flight")
             && stderr.contains("HTTP 200 without an event stream")
             && stderr.contains("content-type application/json")
-            && stderr.contains(r#"a body beginning \"{\"id\":\"x\""#),
+            && stderr.contains(r#"a body beginning "{\"id\":\"x\""#),
         "{stderr}"
     );
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
