@@ -84,6 +84,13 @@ pub enum FileError {
 /// What turning a command line into a plan found wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
+    #[error("invalid --client-threads {asked}: more than {most}, {per_core} per core of this machine's {cores} core(s); more threads than cores read no more events (give auto, or at most {cores})")]
+    ClientThreads {
+        asked: u16,
+        cores: u64,
+        per_core: u64,
+        most: u64,
+    },
     #[error("a sweep varies one parameter: give a list to only one of --num-prompts, --max-concurrency, --request-rate")]
     SweepOfTwo,
     #[error("--shard and --start-at take a single run, not a sweep: run each step as its own sharded run")]

@@ -36,6 +36,7 @@ pub mod shape;
 pub mod sim;
 pub mod structured;
 pub mod tags;
+pub mod threads;
 pub mod trace;
 
 use parse::{

@@ -87,6 +87,7 @@ pub fn check(args: &RunArgs, search: Option<&SearchArgs>) -> Result<Checked, Pla
         return Err(PlanError::MixAloneNotARun);
     }
     args.tags.check()?;
+    super::threads::check(args.client_threads, crate::drive::lanes::cores())?;
     let sim = args.sim_config()?;
     Ok(Checked { asked, sim })
 }

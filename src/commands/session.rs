@@ -29,6 +29,10 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
         note!("{}", start_line(&plan));
     }
     open_files(&plan);
+    let cores = crate::drive::lanes::cores();
+    if let Some(warning) = crate::cli::threads::warning(plan.client_threads, cores) {
+        note!("{warning}");
+    }
     let mut screen = Screen::new(&plan, show);
     let signals = super::signals::stop_on_signal();
     let done = session::run(&plan, &mut screen, &signals).await;

@@ -3,12 +3,14 @@
 //! through its function everywhere.
 //!
 //! - [`terminal`] and [`terminal_line`]: stdout and stderr (`commands` writes everything it
-//!   prints through them): control characters become visible escapes, so a string cannot
-//!   move the cursor, retitle or clear the terminal, or hide what follows;
+//!   prints through them): control characters and Unicode format characters (zero-width,
+//!   bidirectional) become visible escapes, so a string cannot move the cursor, retitle or
+//!   clear the terminal, hide what follows, or pass for another;
 //! - [`csv_cell`]: every CSV cell: a cell a spreadsheet would run as a formula gets a leading
-//!   `'`;
+//!   `'`, and format characters are made visible;
 //! - [`markdown`]: every Markdown cell, heading and note: HTML and the table's `|` escaped;
-//! - [`html`]: every string in the HTML report.
+//! - [`html`]: every string in the HTML report (format characters visible, here and in
+//!   Markdown, too).
 //!
 //! Each is idempotent on its own output where it matters: escaping text twice for a terminal
 //! changes nothing the second time (an escape is printable).
@@ -17,11 +19,47 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// True for what a terminal must never receive raw: the C0 controls, DEL and the C1 controls
-/// (`char::is_control`), and the Unicode marks that reorder or hide the text around them
-/// (bidirectional overrides and isolates, as in "Trojan Source").
+/// (`char::is_control`), and the invisible Unicode characters that reorder, hide or join
+/// the text around them ([`format_char`]).
 fn hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    c.is_control() || format_char(c)
+}
+
+/// Unicode's format characters (general category Cf, Unicode 15.1: the bidirectional marks,
+/// overrides and isolates of "Trojan Source", zero-width space, joiners and no-break space,
+/// the soft hyphen, the byte-order mark, the invisible operators, interlinear annotation,
+/// the tag characters) and the line and paragraph separators. Each is invisible or moves
+/// text: two names that differ by one look the same (`chat` and `chat` + U+200B).
+fn format_char(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{600}'..='\u{605}'
+            | '\u{61c}'
+            | '\u{6dd}'
+            | '\u{70f}'
+            | '\u{890}'..='\u{891}'
+            | '\u{8e2}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
+    )
+}
+
+/// `s` with its format characters ([`format_char`]) written visibly, the rest as it is.
+fn visible_format(s: &str) -> Cow<'_, str> {
+    escape_for_terminal(s, |c| !format_char(c))
 }
 
 /// `c` written visibly: `\x1b`, `\x7f`, `\u{9b}`, `\u{202e}`.
@@ -67,6 +105,10 @@ pub fn terminal_line(s: &str) -> Cow<'_, str> {
 /// `@`, a tab or a carriage return) gets a leading `'`, which spreadsheets show as text;
 /// a number such as `-1.5` or `+3e-5` stays a number.
 pub fn csv_cell(s: &str) -> Cow<'_, str> {
+    // Format characters visible first: a cell is a name as often as it is a number.
+    if s.chars().any(format_char) {
+        return Cow::Owned(csv_cell(&visible_format(s)).into_owned());
+    }
     let formula = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
     let number = s.chars().all(|c| c.is_ascii_digit() || "+-.eE".contains(c))
         && s.parse::<f64>().is_ok_and(f64::is_finite);
@@ -79,11 +121,12 @@ pub fn csv_cell(s: &str) -> Cow<'_, str> {
 
 /// Markdown text (a table cell, a heading, a note): HTML's `&`, `<` and `>` as entities, the
 /// table's `|` and the escape character `\` escaped, a line break as a space (so a string
-/// cannot end its cell or start a block of its own).
+/// cannot end its cell or start a block of its own), format characters visible.
 pub fn markdown(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
+            c if format_char(c) => visible(&mut out, c),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -96,11 +139,13 @@ pub fn markdown(s: &str) -> String {
     out
 }
 
-/// Text for HTML content and attribute values.
+/// Text for HTML content and attribute values; format characters ([`format_char`]) written
+/// visibly, as for a terminal.
 pub fn html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
+            c if format_char(c) => visible(&mut out, c),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -130,6 +175,39 @@ mod tests {
         assert!(matches!(terminal("plain text, ünïcode"), Cow::Borrowed(_)));
         // Escaping twice changes nothing the second time.
         assert_eq!(terminal(&terminal(ATTACK)), terminal(ATTACK));
+    }
+
+    /// Zero-width and other format characters (a class name `chat` + U+200B passes for
+    /// `chat`) are made visible in every kind of output.
+    #[test]
+    fn format_characters_are_made_visible_everywhere() {
+        let name = "chat\u{200b}";
+        assert_eq!(terminal(name), "chat\\u{200b}");
+        assert_eq!(terminal_line(name), "chat\\u{200b}");
+        assert_eq!(csv_cell(name), "chat\\u{200b}");
+        assert_eq!(csv_cell("=\u{feff}1"), "'=\\u{feff}1");
+        assert_eq!(html(name), "chat\\u{200b}");
+        assert_eq!(markdown(name), "chat\\u{200b}");
+        for c in [
+            '\u{ad}',
+            '\u{200c}',
+            '\u{200d}',
+            '\u{2060}',
+            '\u{2028}',
+            '\u{61c}',
+            '\u{e0041}',
+        ] {
+            let s = format!("a{c}b");
+            for out in [
+                terminal(&s).into_owned(),
+                csv_cell(&s).into_owned(),
+                html(&s),
+            ] {
+                assert!(!out.contains(c), "{c:?}: {out:?}");
+            }
+        }
+        // A letter, an accent, an emoji stay as they are.
+        assert!(matches!(terminal("é ü 日本 🙂"), Cow::Borrowed(_)));
     }
 
     #[test]
@@ -176,6 +254,8 @@ mod tests {
             prop_assert!(text.chars().all(|c| !hidden(c) || c == '\n' || c == '\t'));
             prop_assert!(terminal_line(&s).chars().all(|c| !hidden(c) || c == '\t'));
             prop_assert_eq!(terminal(&text), text.clone());
+            prop_assert!(!csv_cell(&s).chars().any(format_char));
+            prop_assert!(!html(&s).chars().any(format_char));
         }
 
         /// No CSV cell starts as a formula unless it is a plain number.

@@ -623,3 +623,43 @@ fn the_open_file_limit_is_raised_and_a_low_one_is_named() {
         "{kinds:?}"
     );
 }
+
+/// `--client-threads 1000` on a machine of a few cores (it ran without a word) is refused in
+/// one line naming the count and the cores, before anything runs; a count just above the
+/// cores runs, with one warning line.
+#[test]
+fn client_threads_past_the_cores_are_warned_and_absurd_counts_refused() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores * 8 < 1000 {
+        let err = run_fails(&["run", "--client-threads", "1000", "--num-prompts", "1"]);
+        assert!(
+            err.contains("--client-threads 1000") && err.contains(&format!("{cores} core")),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let more = (cores + 1).to_string();
+    let out = servebench()
+        .args([
+            "run",
+            "--sim-preset",
+            "exact",
+            "--num-prompts",
+            "2",
+            "--output-len",
+            "2",
+        ])
+        .args(["--client-threads", &more, "-q", "--result-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let warned: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("--client-threads"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{stderr}");
+    assert!(warned[0].contains(&format!("{cores} core")), "{stderr}");
+}

@@ -862,3 +862,120 @@ fn secrets_are_never_printed_or_written() {
     rt.block_on(sim.shutdown());
     assert!(served >= 4, "the requests reached the server");
 }
+
+/// A server that refuses a large request as soon as it has read its head (`413`, as a proxy's
+/// body-size limit does), while servebench is still writing a body of megabytes: the answer is
+/// recorded with its status and message, not as a reset connection; whether the server then
+/// closes (the rest of the body unread: a reset) or keeps the connection open and reads no
+/// more (the write could wait for ever).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_early_413_during_a_large_upload_is_recorded_with_its_status() {
+    for close in [true, false] {
+        let addr = hostile(move |mut c| async move {
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match c.read(&mut buf).await {
+                    Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                    _ => return,
+                }
+            }
+            let body = b"{\"error\":\"request entity too large\"}";
+            let head = format!(
+                "HTTP/1.1 413 Payload Too Large\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            let _ = c.write_all(head.as_bytes()).await;
+            let _ = c.write_all(body).await;
+            if !close {
+                tokio::time::sleep(Duration::from_secs(20)).await;
+            }
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        // About 6 MB of prompt per request: far more than the sockets' buffers hold.
+        let cfg = common::run_config(
+            format!("http://{addr}"),
+            BackendKind::Openai,
+            2,
+            2,
+            1_000_000,
+            4,
+        );
+        let began = Instant::now();
+        let (result, records) = common::execute(cfg, dir.path(), "r.json", false).await;
+        assert!(began.elapsed() < Duration::from_secs(20), "close {close}");
+        assert_eq!(records.len(), 2);
+        assert_eq!(
+            result.summary.failures_by_kind.get("http_status"),
+            Some(&2),
+            "close {close}: {records:?}"
+        );
+        for r in &records {
+            let (kind, message) = failure(r);
+            assert_eq!((kind, r.http_status), (FailureKind::HttpStatus, Some(413)));
+            assert_eq!(
+                message,
+                "HTTP 413 Payload Too Large: {\"error\":\"request entity too large\"}"
+            );
+            assert_eq!(r.connection_retries, 0, "sent once");
+        }
+    }
+}
+
+/// A server (or a proxy before it) that answers a streamed request with `200` and a whole
+/// JSON document, no event stream: the pre-flight refuses the run in one line naming what
+/// came back (exit 2), where every request of the run failed before; each such request is
+/// `malformed_stream` naming the content type and the body's start.
+#[test]
+fn a_200_that_is_not_an_event_stream_fails_the_preflight() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let addr = rt.block_on(hostile(|mut c| async move {
+        while read_request(&mut c).await {
+            let body = b"{\"id\":\"x\",\"choices\":[{\"text\":\"hello\"}]}";
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            let _ = c.write_all(head.as_bytes()).await;
+            let _ = c.write_all(body).await;
+        }
+    }));
+    let url = format!("http://{addr}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = servebench(&[
+        "run",
+        "--base-url",
+        &url,
+        "--tokenizer",
+        "words",
+        "--num-prompts",
+        "2",
+        "--quiet",
+        "--result-dir",
+        common::path_str(dir.path()),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("pre-flight")
+            && stderr.contains("HTTP 200 without an event stream")
+            && stderr.contains("content-type application/json")
+            && stderr.contains(r#"a body beginning "{\"id\":\"x\""#),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    // Without the pre-flight, each request names it.
+    let (_, records) = rt.block_on(common::execute(
+        config(addr, 2),
+        dir.path(),
+        "r.json",
+        false,
+    ));
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        let (kind, message) = failure(r);
+        assert_eq!(kind, FailureKind::MalformedStream, "{message}");
+        assert!(message.contains("without an event stream"), "{message}");
+    }
+}

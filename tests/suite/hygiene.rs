@@ -633,3 +633,78 @@ fn everything_printed_goes_through_the_escaping_helpers() {
         wrong.join("\n")
     );
 }
+
+/// Unicode's invisible format characters (general category Cf: zero-width space, joiners,
+/// bidirectional marks, the byte-order mark) and the line separators.
+fn raw_format(s: &str) -> Option<char> {
+    s.chars().find(|&c| {
+        matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}' | '\u{feff}')
+    })
+}
+
+/// A `--mix` class named `chat` + a zero-width space beside a class `chat`, and a label with
+/// a right-to-left mark: two classes that would print alike, and text that hides what
+/// follows. Every output (the run's, the report's text, Markdown, CSV and HTML) shows each
+/// such character as a visible escape, never raw.
+#[test]
+fn zero_width_and_format_characters_in_names_are_made_visible() {
+    let dir = tempfile::tempdir().unwrap();
+    let mix = dir.path().join("mix.json");
+    std::fs::write(
+        &mix,
+        r#"{"classes": [{"name": "chat", "weight": 1}, {"name": "chat\u200b", "weight": 1}]}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "run",
+        "--sim-preset",
+        "exact",
+        "--mix",
+        s(&mix),
+        "--num-prompts",
+        "4",
+        "--output-len",
+        "4",
+        "--label",
+        "run\u{200f}\u{feff}",
+        "--result-dir",
+        s(dir.path()),
+        "--result-filename",
+        "mine.json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let mine = dir.path().join("mine.json");
+    let html = dir.path().join("mine.html");
+    let outputs = [
+        ("run", out),
+        ("report", run(&["report", s(&mine)])),
+        (
+            "markdown",
+            run(&["report", s(&mine), "--format", "markdown"]),
+        ),
+        ("csv", run(&["report", s(&mine), "--format", "csv"])),
+        ("html", run(&["report", s(&mine), "--html", s(&html)])),
+    ];
+    let mut texts = Vec::new();
+    for (what, out) in &outputs {
+        let stdout = printed(what, out);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        texts.push((what.to_string(), format!("{stdout}{stderr}")));
+    }
+    texts.push(("html page".into(), std::fs::read_to_string(&html).unwrap()));
+    for (what, text) in &texts {
+        assert_eq!(
+            raw_format(text),
+            None,
+            "{what}: a raw format character in\n{text}"
+        );
+    }
+    for what in ["report", "csv", "html page"] {
+        let text = &texts.iter().find(|(w, _)| w == what).unwrap().1;
+        assert!(
+            text.contains("chat\\u{200b}"),
+            "{what}: the class is not shown\n{text}"
+        );
+    }
+}

@@ -80,6 +80,17 @@ impl Body {
         }
     }
 
+    /// The `Content-Type` header of a response, as sent.
+    pub(super) fn content_type(&self) -> Option<String> {
+        match self {
+            Body::Lean(r) => r.content_type.clone(),
+            Body::Reqwest(r, _) => r
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+        }
+    }
+
     /// An error response's body (its first `max` bytes), as text.
     pub(super) async fn error_text(self, max: usize) -> String {
         let bytes = match self {

@@ -82,10 +82,15 @@ impl Client {
         let mut parser = SseParser::with_limit(limits.max_event);
         // The latest piece's time: an event the body's end completes arrived with it.
         let mut last_t = None;
+        // Whether any event came, and the body's first bytes until one does (named when none
+        // comes: a 200 that is not an event stream).
+        let mut seen = NoEvent::default();
         let each = |bytes: &[u8], arrived: Option<Instant>| {
             let t = arrived.map_or_else(|| clock.now_ns(), |at| clock.ns_at(at));
             last_t = Some(t);
+            seen.note(bytes);
             let fed = parser.feed(bytes, &mut |name, data| {
+                seen.event = true;
                 let read = state.event(api, name, data, t);
                 read.map_err(|e| self.event_error(e, name, data))
             });
@@ -119,9 +124,13 @@ impl Client {
         // stream's clock.
         let t = last_t.unwrap_or_else(|| clock.now_ns());
         let fed = parser.finish(&mut |name, data| {
+            seen.event = true;
             let read = state.event(api, name, data, t);
             read.map_err(|e| self.event_error(e, name, data))
         });
+        if !seen.event && fed.is_ok() {
+            return self.no_event_stream(&body, &seen.start);
+        }
         let outcome = match fed {
             Ok(truncated) => clean_end(state, truncated),
             Err((kind, msg)) => return Outcome::failed(kind, msg),
@@ -130,6 +139,36 @@ impl Client {
             body.keep(finished);
         }
         outcome
+    }
+
+    /// The failure of a streamed request whose `2xx` body ended without a single event: what
+    /// came instead (its content type and first bytes, without the user's secrets), so a
+    /// server or proxy that does not stream (a whole JSON answer, an HTML page) is named,
+    /// and the pre-flight refuses it.
+    fn no_event_stream(&self, body: &Body, start: &[u8]) -> Outcome {
+        let clean = |s: &str| -> String {
+            let text = self.scrub.text(s);
+            let cut: String = text.chars().take(NO_EVENT_EXCERPT).collect();
+            cut.escape_debug().to_string()
+        };
+        let content_type = body
+            .content_type()
+            .map_or_else(|| "none".into(), |c| clean(&c));
+        let came = if start.is_empty() {
+            "an empty body".to_string()
+        } else {
+            format!(
+                "a body beginning \"{}\"",
+                clean(&String::from_utf8_lossy(start))
+            )
+        };
+        Outcome::failed(
+            FailureKind::MalformedStream,
+            format!(
+                "HTTP {} without an event stream: content-type {content_type}, {came}",
+                body.status()
+            ),
+        )
     }
 
     /// Notes on the record what the response head says about the exchange: over the lean
@@ -142,7 +181,7 @@ impl Client {
             rec.sent_ns = clock.ns_at(r.phase.written);
             rec.connection_reused = Some(r.phase.connect.is_none());
             // A request with media: its upload's end.
-            if rec.request_bytes.is_some() {
+            if rec.request_bytes.is_some() && r.phase.body_whole {
                 rec.upload_end_ns = Some(clock.ns_at(r.phase.body_written));
             }
             if let Some((began, done)) = r.phase.connect {
@@ -347,6 +386,28 @@ impl Client {
             }
         }
         Ok((req.send().await?, taken))
+    }
+}
+
+/// Characters of a non-stream body (and of its content type) quoted in its failure.
+const NO_EVENT_EXCERPT: usize = 120;
+
+/// A streamed body's first bytes, kept until its first event (at most [`NO_EVENT_EXCERPT`]
+/// bytes, so a body that is not an event stream can be named), and whether an event came.
+#[derive(Default)]
+struct NoEvent {
+    event: bool,
+    start: Vec<u8>,
+}
+
+impl NoEvent {
+    #[inline]
+    fn note(&mut self, bytes: &[u8]) {
+        if !self.event && self.start.len() < NO_EVENT_EXCERPT {
+            let room = NO_EVENT_EXCERPT - self.start.len();
+            self.start
+                .extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
     }
 }
 

@@ -29,7 +29,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
@@ -154,7 +153,7 @@ impl Endpoint {
         request.extend_from_slice(content_length(body.len()).as_bytes());
         request.extend_from_slice(body);
         let mut stale = false;
-        while let Some((mut stream, since)) = self.take_idle() {
+        while let Some((stream, since)) = self.take_idle() {
             let closes_promptly = since.elapsed() < PROMPT_CLOSE;
             if !usable_while_idle(&stream) {
                 stale = true;
@@ -168,45 +167,74 @@ impl Endpoint {
                 connect: None,
                 written: now,
                 body_written: now,
+                body_whole: false,
             };
             written.inspect(|w| w());
-            match stream.write_all(&request).await {
-                Ok(()) => {
-                    phase.body_written = Instant::now();
-                    let response =
-                        Response::read_head(stream, true, phase, self.echo.as_deref()).await;
-                    // A 408 on a kept-alive connection is the server closing it for idleness
-                    // (it may have been sent before the request arrived): by its definition
-                    // the server did not take the request, so it goes to a new connection.
-                    if matches!(&response, Ok(r) if r.status == 408) {
+            let sent = send(&stream, &request).await;
+            phase.body_written = Instant::now();
+            let echo = self.echo.as_deref();
+            let response = match sent {
+                Sent::Whole => {
+                    phase.body_whole = true;
+                    Response::read_head(stream, true, phase, echo).await
+                }
+                // The server answered, closed or reset before the request was whole: what it
+                // said, if anything; an incomplete request is never processed, so without an
+                // answer it goes to a new connection.
+                Sent::Early | Sent::Failed(_) => match answer_to_part(stream, phase, echo).await {
+                    Some(r) => Ok(r),
+                    None => {
                         stale = true;
                         continue;
                     }
-                    if closes_promptly && matches!(&response, Err(Error::Closed(_))) {
-                        self.reuse.store(false, Ordering::Relaxed);
-                    }
-                    *retried += u32::from(stale);
-                    return response;
-                }
-                // The server had closed it: an incomplete request is never processed.
-                Err(_) => stale = true,
+                },
+            };
+            // A 408 on a kept-alive connection is the server closing it for idleness
+            // (it may have been sent before the request arrived): by its definition
+            // the server did not take the request, so it goes to a new connection.
+            if matches!(&response, Ok(r) if r.status == 408) {
+                stale = true;
+                continue;
             }
+            if closes_promptly && matches!(&response, Err(Error::Closed(_))) {
+                self.reuse.store(false, Ordering::Relaxed);
+            }
+            *retried += u32::from(stale);
+            return response;
         }
         *retried += u32::from(stale);
         let began = Instant::now();
-        let mut stream = Box::pin(self.connect()).await?; // boxed: rare, not in every stream
+        let stream = Box::pin(self.connect()).await?; // boxed: rare, not in every stream
         let connected = Instant::now();
         let mut phase = SendPhase {
             connect: Some((began, connected)),
             written: connected,
             body_written: connected,
+            body_whole: false,
         };
         written.inspect(|w| w());
-        if let Err(e) = stream.write_all(&request).await {
-            return Err(Error::Broken(format!("cannot send the request: {e}")));
-        }
+        let sent = send(&stream, &request).await;
         phase.body_written = Instant::now();
-        Response::read_head(stream, false, phase, self.echo.as_deref()).await
+        let echo = self.echo.as_deref();
+        match sent {
+            Sent::Whole => {
+                phase.body_whole = true;
+                Response::read_head(stream, false, phase, echo).await
+            }
+            // An answer before the request was whole (a 413 for a body over the server's
+            // limit) is the server's answer, not a broken connection.
+            Sent::Early => match answer_to_part(stream, phase, echo).await {
+                Some(r) => Ok(r),
+                None => Err(Error::Broken(
+                    "cannot send the request: the server closed the connection before it was whole"
+                        .into(),
+                )),
+            },
+            Sent::Failed(e) => match answer_to_part(stream, phase, echo).await {
+                Some(r) => Ok(r),
+                None => Err(Error::Broken(format!("cannot send the request: {e}"))),
+            },
+        }
     }
 
     fn take_idle(&self) -> Option<(TcpStream, Instant)> {
@@ -250,6 +278,66 @@ impl Endpoint {
         rxtime::enable(&stream);
         Ok(stream)
     }
+}
+
+/// How writing a request ended.
+enum Sent {
+    /// All of it was handed to the socket.
+    Whole,
+    /// The server sent something (or closed) while the request waited for room: the rest is
+    /// not written (a server that answers early, such as a 413 for a body over its limit, may
+    /// read no more of it).
+    Early,
+    /// The write failed (reset, broken pipe): an answer may still lie in the socket.
+    Failed(io::Error),
+}
+
+/// Writes `request`, watching the socket for an answer whenever the write has to wait for
+/// room ([`Sent`]). A request that fits the socket's buffer is written at once, as before.
+async fn send(stream: &TcpStream, request: &[u8]) -> Sent {
+    let mut at = 0;
+    while at < request.len() {
+        match stream.try_write(&request[at..]) {
+            Ok(0) => return Sent::Failed(io::ErrorKind::WriteZero.into()),
+            Ok(n) => at += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let mut byte = [0u8; 1];
+                tokio::select! {
+                    biased;
+                    // A byte to read, the server's close or an error: stop writing.
+                    _ = stream.peek(&mut byte) => return Sent::Early,
+                    ready = stream.writable() => {
+                        if let Err(e) = ready {
+                            return Sent::Failed(e);
+                        }
+                    }
+                }
+            }
+            Err(e) => return Sent::Failed(e),
+        }
+    }
+    Sent::Whole
+}
+
+/// How long an answer to a request that could not be written whole is waited for: whatever
+/// the server sent before it closed or reset the connection is already in the socket.
+const ANSWER_TO_PART: Duration = Duration::from_secs(1);
+
+/// The server's answer to a request it stopped taking part-way (`send` ended `Early` or
+/// `Failed`), read from what it sent before closing; `None` when it sent no whole response
+/// head. The connection is not used again: the request was cut short.
+async fn answer_to_part(
+    stream: TcpStream,
+    phase: SendPhase,
+    echo: Option<&str>,
+) -> Option<Response> {
+    let read = Response::read_head(stream, false, phase, echo);
+    let mut r = tokio::time::timeout(ANSWER_TO_PART, read)
+        .await
+        .ok()?
+        .ok()?;
+    r.keep_alive = false;
+    Some(r)
 }
 
 /// True when an idle pooled connection can carry a request: the server has not closed or
@@ -296,6 +384,8 @@ pub struct Response {
     pub location: Option<String>,
     /// The `Retry-After` header (a 429's or 503's advice), as sent.
     pub retry_after: Option<String>,
+    /// The `Content-Type` header, as sent.
+    pub content_type: Option<String>,
     /// How the request reached the server: the connection's setup (when it was new) and when
     /// the request's first byte was written.
     pub phase: SendPhase,
@@ -311,8 +401,12 @@ pub struct SendPhase {
     pub connect: Option<(Instant, Instant)>,
     /// Just before the first byte of the request was handed to the socket.
     pub written: Instant,
-    /// Just after its last byte was handed to the socket (the kernel holds the rest).
+    /// Just after its last byte was handed to the socket (the kernel holds the rest), or when
+    /// the writing stopped (`body_whole` false).
     pub body_written: Instant,
+    /// The whole request was written; false when the server answered or closed before that
+    /// (the upload did not end: a 413 for a body over the server's limit).
+    pub body_whole: bool,
 }
 
 /// One read: the byte count and when its newest byte arrived, on the response's one clock
@@ -369,6 +463,7 @@ impl Response {
                         status: head.status,
                         location: head.location,
                         retry_after: head.retry_after,
+                        content_type: head.content_type,
                         phase,
                         echoed: head.echoed,
                     });

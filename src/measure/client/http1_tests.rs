@@ -3,7 +3,7 @@
 use super::super::wire::{parse_head, Chunked, Framing, Head, HeadError};
 use super::*;
 use proptest::prelude::*;
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Decodes `wire` fed in the given pieces: the data, and whether the body ended.
 fn decode_in_pieces(wire: &[u8], cuts: &[usize]) -> Result<(Vec<u8>, bool), &'static str> {

@@ -67,6 +67,8 @@ pub(super) struct Head {
     pub(super) keep_alive: bool,
     pub(super) location: Option<String>,
     pub(super) retry_after: Option<String>,
+    /// The `Content-Type` header, as sent (a streamed answer's is named when no event came).
+    pub(super) content_type: Option<String>,
     /// The value of the header asked for ([`parse_head`]'s `echo`).
     pub(super) echoed: Option<String>,
 }
@@ -90,6 +92,7 @@ pub(super) fn parse_head(
     let mut length = None;
     let mut location = None;
     let mut retry_after = None;
+    let mut content_type = None;
     let mut echoed = None;
     for h in resp.headers.iter() {
         if echo.is_some_and(|e| h.name.eq_ignore_ascii_case(e)) {
@@ -118,6 +121,8 @@ pub(super) fn parse_head(
             location = Some(String::from_utf8_lossy(h.value).into_owned());
         } else if h.name.eq_ignore_ascii_case("retry-after") {
             retry_after = Some(String::from_utf8_lossy(h.value).into_owned());
+        } else if h.name.eq_ignore_ascii_case("content-type") {
+            content_type = Some(String::from_utf8_lossy(h.value).into_owned());
         }
     }
     // Both framings at once is how request smuggling starts (RFC 9112, 6.1): the chunked coding
@@ -143,6 +148,7 @@ pub(super) fn parse_head(
             keep_alive,
             location,
             retry_after,
+            content_type,
             echoed,
         },
     )))

@@ -20,7 +20,7 @@ mod error;
 pub mod otlp_read;
 pub mod saved;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -115,21 +115,54 @@ impl Join {
     }
 }
 
+/// What the join needs of a record (the rest of it is not kept: a run's records file may
+/// be larger than its trace).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JoinRecord {
+    pub id: u64,
+    pub request_id: String,
+    pub server_request_id: Option<String>,
+    pub sent_ns: u64,
+    /// Its first chunk, or its end when it has none.
+    pub first_ns: u64,
+}
+
+impl JoinRecord {
+    /// A measured request that succeeded with an id and a first chunk: what the join needs of
+    /// it; `None` for any other.
+    pub fn of(r: RequestRecord) -> Option<JoinRecord> {
+        if r.warmup || !r.is_ok() {
+            return None;
+        }
+        let first_ns = r.first_chunk_ns()?;
+        Some(JoinRecord {
+            id: r.id,
+            request_id: r.request_id?,
+            server_request_id: r.server_request_id,
+            sent_ns: r.sent_ns,
+            first_ns,
+        })
+    }
+}
+
 /// Joins the result at `result_path` (its records beside it) with the trace at `trace_path`.
+/// Both are read as they are parsed: of the records, what the join needs; of the trace, only
+/// the spans whose ids name a request.
 pub fn join_files(result_path: &Path, trace_path: &Path) -> Result<Join, JoinError> {
     let result = BenchResult::load(result_path)?;
     let records_path = records_next_to(result_path, result.records_file.as_deref())
         .ok_or_else(|| JoinError::NoRecords(result_path.to_path_buf()))?;
-    let records: Vec<RequestRecord> = read_jsonl(&records_path)
+    let records: Vec<JoinRecord> = read_jsonl(&records_path)
         .map_err(|e| JoinError::read(&records_path, e))?
-        .filter(|r| !r.warmup && r.is_ok() && r.request_id.is_some())
-        .filter(|r| r.first_chunk_ns().is_some())
+        .filter_map(JoinRecord::of)
         .collect();
     if records.is_empty() {
         return Err(JoinError::NoIds(result_path.to_path_buf()));
     }
-    let trace = otlp_read::read(trace_path)?;
-    let first_span = trace.spans.first().map(|s| s.request_id.clone());
+    let ids: HashSet<&str> = records.iter().flat_map(JoinRecord::ids).collect();
+    let keep = |span_id: &str| candidates(span_id).any(|c| ids.contains(c));
+    let trace = otlp_read::read(trace_path, &keep)?;
+    let first_span = trace.first_id.clone();
     let join = join(&result, &records, trace, (result_path, trace_path));
     if join.matched == 0 {
         return Err(JoinError::NoMatch {
@@ -138,10 +171,18 @@ pub fn join_files(result_path: &Path, trace_path: &Path) -> Result<Join, JoinErr
             spans: join.spans as usize,
             requests: records.len(),
             first_span: first_span.unwrap_or_default(),
-            first_request: records[0].request_id.clone().unwrap_or_default(),
+            first_request: records[0].request_id.clone(),
         });
     }
     Ok(join)
+}
+
+impl JoinRecord {
+    /// The ids the request goes by: the one sent, and the server's when it differs.
+    fn ids(&self) -> impl Iterator<Item = &str> {
+        let server = (self.server_request_id.as_deref()).filter(|s| *s != self.request_id);
+        std::iter::once(self.request_id.as_str()).chain(server)
+    }
 }
 
 /// The ids a span's id may name a request by: as it is, without vLLM's prefix, and without
@@ -160,7 +201,7 @@ fn candidates(span_id: &str) -> impl Iterator<Item = &str> {
 /// Joins `records` (measured, successful, with ids) with `trace`'s spans.
 pub fn join(
     result: &BenchResult,
-    records: &[RequestRecord],
+    records: &[JoinRecord],
     trace: Trace,
     (result_path, trace_path): (&Path, &Path),
 ) -> Join {
@@ -168,10 +209,7 @@ pub fn join(
     let mut by_id: HashMap<&str, Option<usize>> = HashMap::new();
     let mut duplicates: Vec<String> = Vec::new();
     for (i, r) in records.iter().enumerate() {
-        let ids = [r.request_id.as_deref(), r.server_request_id.as_deref()];
-        let mut ids: Vec<&str> = ids.into_iter().flatten().collect();
-        ids.dedup();
-        for id in ids {
+        for id in r.ids() {
             let slot = by_id.entry(id).or_insert(Some(i));
             if *slot != Some(i) {
                 if slot.is_some() {
@@ -181,9 +219,10 @@ pub fn join(
             }
         }
     }
-    // Each request's span; a request two spans name is joined with neither.
+    // Each request's span; a request two spans name is joined with neither. The spans not
+    // kept while reading named no request.
     let mut span_of: Vec<Option<Option<usize>>> = vec![None; records.len()];
-    let mut unmatched_spans = 0;
+    let mut unmatched_spans = trace.request_spans.saturating_sub(trace.spans.len() as u64);
     for (j, s) in trace.spans.iter().enumerate() {
         let found = candidates(&s.request_id).find_map(|c| by_id.get(c));
         match found {
@@ -218,7 +257,7 @@ pub fn join(
         match split(r, span, (anchor, offset.as_ref(), time_scale)) {
             Ok(one) => joined.push(one),
             Err(why) => implausible.push(Implausible {
-                request_id: r.request_id.clone().unwrap_or_default(),
+                request_id: r.request_id.clone(),
                 why: why.to_string(),
             }),
         }
@@ -230,7 +269,7 @@ pub fn join(
         result: result_path.to_path_buf(),
         trace: trace_path.to_path_buf(),
         requests: records.len() as u64,
-        spans: trace.spans.len() as u64,
+        spans: trace.request_spans,
         other_spans: trace.other_spans,
         matched,
         unmatched_requests,
@@ -255,7 +294,7 @@ fn anchor_unix_ns(result: &BenchResult) -> Option<i128> {
 
 /// One request's TTFT split by its span, or why the span is not believed.
 fn split(
-    r: &RequestRecord,
+    r: &JoinRecord,
     s: &ServerSpan,
     (anchor, offset, k): (Option<i128>, Option<&ClockOffset>, f64),
 ) -> Result<JoinedRequest, SpanError> {
@@ -269,7 +308,7 @@ fn split(
     if !(PLAUSIBLE_UNIX_NS.0..=PLAUSIBLE_UNIX_NS.1).contains(&start) || end < start {
         return Err(SpanError::Times { start, end });
     }
-    let first = r.first_chunk_ns().unwrap_or(r.end_ns);
+    let first = r.first_ns;
     let ttft_ms = first.saturating_sub(r.sent_ns) as f64 / MS;
     let ms = |v: Option<f64>| v.map(|s| s * 1e3 / k);
     let Some(server_ttft_ms) = ms(s.ttft_s) else {
@@ -317,7 +356,7 @@ fn split(
     }
     Ok(JoinedRequest {
         id: r.id,
-        request_id: r.request_id.clone().unwrap_or_default(),
+        request_id: r.request_id.clone(),
         span_id: s.request_id.clone(),
         ttft_ms,
         server_ttft_ms,

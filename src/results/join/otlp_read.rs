@@ -7,14 +7,20 @@
 //! log in servebench's documented format: one JSON object per request and line (`request_id`,
 //! `start_unix_ns`, `end_unix_ns`, and the same names without `gen_ai.latency.`).
 //!
+//! The file is read as it is parsed, span by span (never whole, nor as a JSON tree), and only
+//! the spans whose ids the caller asks for are kept: memory is proportional to the requests
+//! joined, not to the file.
+//!
 //! Everything here is outside input: the file is bounded ([`MAX_TRACE_BYTES`], [`MAX_SPANS`])
 //! before it is parsed, a span without a request id is not a request's (counted, not used),
 //! and a number that is not one (a time that is not an integer, a duration that is negative
 //! or not finite) makes the span [`ServerSpan::bad`], named, never guessed at.
 
-use std::io::Read;
+use std::fmt;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use super::error::{JoinError, TraceError};
@@ -41,24 +47,23 @@ pub struct ServerSpan {
     pub bad: Option<String>,
 }
 
-/// What a trace file holds.
+/// What a trace file holds: the request spans kept (those whose ids were asked for), and
+/// the counts of the rest.
 #[derive(Debug, Default)]
 pub struct Trace {
     pub spans: Vec<ServerSpan>,
+    /// Spans with `gen_ai.request.id`, kept or not.
+    pub request_spans: u64,
+    /// The first of them's id (named when nothing matches).
+    pub first_id: Option<String>,
     /// Spans without `gen_ai.request.id` (not a request's: a server's other spans).
     pub other_spans: u64,
 }
 
-// The OTLP JSON shapes, lenient: only what is read; unknown fields ignored.
-#[derive(Deserialize)]
-struct Export {
-    #[serde(rename = "resourceSpans")]
-    resource_spans: Vec<ResourceSpans>,
-}
-
+// A span's OTLP JSON shape, lenient: only what is read; unknown fields ignored. The levels
+// above it are streamed (`Document`, `List`, `Holder`).
 /// The server log format (docs/metrics.md): one JSON object per request and line, with
 /// vLLM's attribute names without their `gen_ai.latency.` prefix, in seconds.
-#[derive(Deserialize)]
 struct LogLine {
     request_id: String,
     start_unix_ns: Option<Number>,
@@ -104,18 +109,6 @@ impl LogLine {
                 .collect(),
         }
     }
-}
-
-#[derive(Deserialize)]
-struct ResourceSpans {
-    #[serde(rename = "scopeSpans", default)]
-    scope_spans: Vec<ScopeSpans>,
-}
-
-#[derive(Deserialize)]
-struct ScopeSpans {
-    #[serde(default)]
-    spans: Vec<RawSpan>,
 }
 
 #[derive(Deserialize)]
@@ -171,62 +164,290 @@ impl Number {
     }
 }
 
-/// Reads the trace at `path`.
-pub fn read(path: &Path) -> Result<Trace, JoinError> {
+/// Reads the trace at `path`, keeping only the request spans whose id `keep` accepts (the
+/// others are counted): the file is read as it is parsed, one span at a time, so memory is
+/// the spans kept, not the file.
+pub fn read(path: &Path, keep: &dyn Fn(&str) -> bool) -> Result<Trace, JoinError> {
     let file = std::fs::File::open(path).map_err(|e| JoinError::read(path, e))?;
     let len = file.metadata().map_err(|e| JoinError::read(path, e))?.len();
     if len > MAX_TRACE_BYTES {
         let max = MAX_TRACE_BYTES;
         return Err(JoinError::trace(path, TraceError::TooLarge { len, max }));
     }
-    let mut text = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    (file.take(MAX_TRACE_BYTES).read_to_end(&mut text)).map_err(|e| JoinError::read(path, e))?;
-    parse(&text).map_err(|why| JoinError::trace(path, why))
+    let reader = BufReader::with_capacity(READ_BUF, file.take(MAX_TRACE_BYTES));
+    parse_from(reader, keep).map_err(|why| match why {
+        Parse::Io(e) => JoinError::read(path, e),
+        Parse::Trace(why) => JoinError::trace(path, why),
+    })
 }
 
 /// The request spans of an OTLP JSON text (one document, or several one after another).
 pub fn parse(text: &[u8]) -> Result<Trace, TraceError> {
-    let mut trace = Trace::default();
+    parse_from(text, &|_| true).map_err(|why| match why {
+        Parse::Trace(why) => why,
+        Parse::Io(e) => TraceError::NotTrace {
+            line: 0,
+            why: e.to_string(),
+        },
+    })
+}
+
+/// Bytes read from a trace file at a time.
+const READ_BUF: usize = 1 << 16;
+
+/// Why a trace could not be read: the file, or its text.
+enum Parse {
+    Io(std::io::Error),
+    Trace(TraceError),
+}
+
+/// The documents of `reader`, one after another, each streamed into a [`Sink`].
+fn parse_from(mut reader: impl BufRead, keep: &dyn Fn(&str) -> bool) -> Result<Trace, Parse> {
+    let mut sink = Sink {
+        trace: Trace::default(),
+        keep,
+        too_many: false,
+    };
     let mut documents = 0;
-    let mut stream = serde_json::Deserializer::from_slice(text).into_iter::<serde_json::Value>();
+    // Lines before the current byte (1-based line of the next document's start).
+    let mut line = 1;
     loop {
-        let from = stream.byte_offset();
-        let Some(value) = stream.next() else { break };
-        let value = value.map_err(|json| TraceError::NotJson {
-            line: json.line(),
-            column: json.column(),
-            json,
-        })?;
-        // The line the document starts on (after the whitespace before it).
-        let start =
-            (text[from..].iter().position(|b| !b.is_ascii_whitespace())).map_or(from, |k| from + k);
-        let line = 1 + text[..start].iter().filter(|&&b| b == b'\n').count();
-        let bad = |why: String| TraceError::NotTrace { line, why };
-        documents += 1;
-        let spans: Vec<RawSpan> = if value.get("resourceSpans").is_some() {
-            let export: Export = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
-            (export.resource_spans.into_iter())
-                .flat_map(|r| r.scope_spans)
-                .flat_map(|s| s.spans)
-                .collect()
-        } else if value.get("request_id").is_some() {
-            let log: LogLine = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
-            vec![log.span()]
-        } else {
-            return Err(bad("it has neither resourceSpans nor request_id".into()));
-        };
-        for raw in spans {
-            match span(raw) {
-                Some(s) if trace.spans.len() < MAX_SPANS => trace.spans.push(s),
-                Some(_) => return Err(TraceError::TooManySpans(MAX_SPANS)),
-                None => trace.other_spans += 1,
+        // The whitespace before the next document, its newlines counted.
+        let more = loop {
+            let buf = reader.fill_buf().map_err(Parse::Io)?;
+            if buf.is_empty() {
+                break false;
             }
+            let blank = buf.iter().take_while(|b| b.is_ascii_whitespace()).count();
+            line += buf[..blank].iter().filter(|&&b| b == b'\n').count();
+            let all = blank == buf.len();
+            reader.consume(blank);
+            if !all {
+                break true;
+            }
+        };
+        if !more {
+            break;
+        }
+        documents += 1;
+        // A document is an object: it ends at its closing brace, nothing read past it.
+        let mut de = serde_json::Deserializer::from_reader(&mut reader);
+        let read = Document(&mut sink).deserialize(&mut de);
+        if let Err(json) = read {
+            return Err(Parse::Trace(document_error(json, line, sink.too_many)));
         }
     }
     if documents == 0 {
-        return Err(TraceError::Empty);
+        return Err(Parse::Trace(TraceError::Empty));
     }
-    Ok(trace)
+    Ok(sink.trace)
+}
+
+/// What is wrong with the document starting at `line`, from its parser's error (whose place
+/// counts from the document's start).
+fn document_error(json: serde_json::Error, line: usize, too_many: bool) -> TraceError {
+    use serde_json::error::Category;
+    if too_many {
+        return TraceError::TooManySpans(MAX_SPANS);
+    }
+    match json.classify() {
+        Category::Data => TraceError::NotTrace {
+            line,
+            why: json.to_string(),
+        },
+        _ => {
+            let column = json.column();
+            TraceError::NotJson {
+                line: line + json.line().saturating_sub(1),
+                column,
+                json,
+            }
+        }
+    }
+}
+
+/// Where a trace's spans go as they are read.
+struct Sink<'k> {
+    trace: Trace,
+    keep: &'k dyn Fn(&str) -> bool,
+    /// Set when the spans passed [`MAX_SPANS`] (the parse is stopped with an error).
+    too_many: bool,
+}
+
+impl Sink<'_> {
+    /// One span read: counted, and kept when its id is asked for.
+    fn take(&mut self, raw: RawSpan) -> Result<(), &'static str> {
+        let Some(s) = span(raw) else {
+            self.trace.other_spans += 1;
+            return Ok(());
+        };
+        if self.trace.request_spans >= MAX_SPANS as u64 {
+            self.too_many = true;
+            return Err("too many request spans");
+        }
+        self.trace.request_spans += 1;
+        if self.trace.first_id.is_none() {
+            self.trace.first_id = Some(s.request_id.clone());
+        }
+        if (self.keep)(&s.request_id) {
+            self.trace.spans.push(s);
+        }
+        Ok(())
+    }
+}
+
+/// One document: an OTLP export (`resourceSpans`, streamed) or a server log line.
+struct Document<'s, 'k>(&'s mut Sink<'k>);
+
+impl<'de> DeserializeSeed<'de> for Document<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Document<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an OTLP JSON export or a server log line")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut export = false;
+        let mut log = LogFields::default();
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "resourceSpans" => {
+                    export = true;
+                    map.next_value_seed(List(&mut *self.0, Level::Resources))?;
+                }
+                "request_id" => log.request_id = Some(map.next_value()?),
+                "start_unix_ns" => log.start_unix_ns = map.next_value()?,
+                "end_unix_ns" => log.end_unix_ns = map.next_value()?,
+                "time_in_queue" => log.time_in_queue = map.next_value()?,
+                "time_to_first_token" => log.time_to_first_token = map.next_value()?,
+                "time_in_model_prefill" => log.time_in_model_prefill = map.next_value()?,
+                "time_in_model_decode" => log.time_in_model_decode = map.next_value()?,
+                "time_in_kv_transfer" => log.time_in_kv_transfer = map.next_value()?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if export {
+            return Ok(());
+        }
+        let Some(line) = log.line() else {
+            return Err(de::Error::custom(
+                "it has neither resourceSpans nor request_id",
+            ));
+        };
+        self.0.take(line.span()).map_err(de::Error::custom)
+    }
+}
+
+/// A server log line's fields as they are read (any order).
+#[derive(Default)]
+struct LogFields {
+    request_id: Option<String>,
+    start_unix_ns: Option<Number>,
+    end_unix_ns: Option<Number>,
+    time_in_queue: Option<Number>,
+    time_to_first_token: Option<Number>,
+    time_in_model_prefill: Option<Number>,
+    time_in_model_decode: Option<Number>,
+    time_in_kv_transfer: Option<Number>,
+}
+
+impl LogFields {
+    fn line(self) -> Option<LogLine> {
+        Some(LogLine {
+            request_id: self.request_id?,
+            start_unix_ns: self.start_unix_ns,
+            end_unix_ns: self.end_unix_ns,
+            time_in_queue: self.time_in_queue,
+            time_to_first_token: self.time_to_first_token,
+            time_in_model_prefill: self.time_in_model_prefill,
+            time_in_model_decode: self.time_in_model_decode,
+            time_in_kv_transfer: self.time_in_kv_transfer,
+        })
+    }
+}
+
+/// The levels of an OTLP export: `resourceSpans` holds objects with `scopeSpans`, which
+/// hold objects with `spans`, which are spans.
+#[derive(Clone, Copy)]
+enum Level {
+    Resources,
+    Scopes,
+    Spans,
+}
+
+/// A list at one [`Level`], each item streamed on (a span into the sink).
+struct List<'s, 'k>(&'s mut Sink<'k>, Level);
+
+impl<'de> DeserializeSeed<'de> for List<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for List<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let List(sink, level) = self;
+        match level {
+            Level::Resources => {
+                while seq
+                    .next_element_seed(Holder(&mut *sink, "scopeSpans", Level::Scopes))?
+                    .is_some()
+                {}
+            }
+            Level::Scopes => {
+                while seq
+                    .next_element_seed(Holder(&mut *sink, "spans", Level::Spans))?
+                    .is_some()
+                {}
+            }
+            Level::Spans => {
+                while let Some(raw) = seq.next_element::<RawSpan>()? {
+                    sink.take(raw).map_err(de::Error::custom)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An object holding the list of the next [`Level`] under `field` (its other fields skipped).
+struct Holder<'s, 'k>(&'s mut Sink<'k>, &'static str, Level);
+
+impl<'de> DeserializeSeed<'de> for Holder<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Holder<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "an object with {}", self.1)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Holder(sink, field, level) = self;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == field {
+                map.next_value_seed(List(&mut *sink, level))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A request's span; `None` for a span without `gen_ai.request.id`.

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::{join, otlp_read, Join};
+use super::{join, otlp_read, Join, JoinRecord};
 use crate::config::RunConfig;
 use crate::measure::record::RequestRecord;
 use crate::results::document::BenchResult;
@@ -58,11 +58,16 @@ fn otlp_text(spans: Vec<Value>) -> Vec<u8> {
     doc.to_string().into_bytes()
 }
 
+/// What the join keeps of `records`.
+fn slim(records: &[RequestRecord]) -> Vec<JoinRecord> {
+    records.iter().cloned().filter_map(JoinRecord::of).collect()
+}
+
 fn joined(records: &[RequestRecord], spans: Vec<Value>) -> Join {
     let trace = otlp_read::parse(&otlp_text(spans)).expect("a trace");
     join(
         &result(),
-        records,
+        &slim(records),
         trace,
         (Path::new("r.json"), Path::new("t.json")),
     )
@@ -187,7 +192,12 @@ fn join_reads_one_document_per_line() {
     let trace = otlp_read::parse(&text).unwrap();
     assert_eq!(trace.spans.len(), 3);
     let records: Vec<_> = (0..3).map(record).collect();
-    let j = join(&result(), &records, trace, (Path::new("r"), Path::new("t")));
+    let j = join(
+        &result(),
+        &slim(&records),
+        trace,
+        (Path::new("r"), Path::new("t")),
+    );
     assert_eq!(
         (j.matched, j.implausible),
         (3, 0),
@@ -199,4 +209,41 @@ fn join_reads_one_document_per_line() {
         .unwrap_err()
         .to_string()
         .contains("neither resourceSpans nor request_id"));
+}
+
+/// The trace is read span by span and only the spans whose ids name a request are kept
+/// (a trace far larger than the run held every span, and the whole file, in memory): the
+/// others are counted as unmatched, the first id is still named, and the join is the same.
+#[test]
+fn join_keeps_only_the_spans_that_name_a_request() {
+    let records: Vec<_> = (0..3).map(record).collect();
+    let mut spans: Vec<Value> = (0..1000)
+        .map(|i| span(0, &format!("cmpl-other-{i}-0")))
+        .collect();
+    spans.extend((0..3).map(|i| span(i, &format!("cmpl-sb1-{i}-0"))));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.json");
+    // Two documents, the second over several lines.
+    let mut text = otlp_text(spans);
+    text.extend(b"\n{\"resourceSpans\": [{\"scopeSpans\": [{\"spans\": [\n]}]}]}\n");
+    std::fs::write(&path, &text).unwrap();
+    let ids = ["sb1-0", "sb1-1", "sb1-2"];
+    let keep = |id: &str| super::candidates(id).any(|c| ids.contains(&c));
+    let trace = otlp_read::read(&path, &keep).unwrap();
+    assert_eq!((trace.spans.len(), trace.request_spans), (3, 1003));
+    assert_eq!(trace.first_id.as_deref(), Some("cmpl-other-0-0"));
+    let j = join(&result(), &slim(&records), trace, (Path::new("r"), &path));
+    assert_eq!(
+        (j.spans, j.matched, j.unmatched_spans, j.implausible),
+        (1003, 3, 1000, 0)
+    );
+    // A bad document after good ones: named by the line it starts on.
+    let mut text = otlp_text(vec![span(0, "sb1-0")]);
+    text.extend(b"\n\n{\"resourceSpans\":\n [{\"scopeSpans\": 5}]}");
+    let e = otlp_read::parse(&text).unwrap_err().to_string();
+    assert!(e.contains("starting at line 3"), "{e}");
+    let mut text = otlp_text(vec![span(0, "sb1-0")]);
+    text.extend(b"\n{\"resourceSpans\": [\n");
+    let e = otlp_read::parse(&text).unwrap_err().to_string();
+    assert!(e.starts_with("line 3 column"), "{e}");
 }
