@@ -102,6 +102,10 @@ pub fn planned_of(config: &RunConfig, shard: Shard) -> Option<u64> {
     owned.checked_mul(u64::from(load.shape.turns()))
 }
 
+/// Why a shard's records or counts are not its own, in one line.
+#[derive(Debug, PartialEq)]
+pub struct NotOwn(pub String);
+
 /// Checks a shard's measured records and counts against its config before a merge believes
 /// them: every record's schedule position (its conversation's, for a turn) is the shard's
 /// (≡ index mod count), below the run's planned count where the run has one, and its id is
@@ -114,7 +118,7 @@ pub fn check_records(
     counts: ShardCounts,
     records: &[RequestRecord],
     seen: &mut HashSet<u64>,
-) -> Result<Option<u64>, String> {
+) -> Result<Option<u64>, NotOwn> {
     let load = &config.load;
     let recomputed = planned_of(config, shard);
     let windowed = load.shape.window_s().is_some();
@@ -130,44 +134,46 @@ pub fn check_records(
     for r in records.iter().filter(|r| !r.warmup) {
         let position = r.conversation.unwrap_or(r.id);
         if position % shard.count != shard.index {
-            return Err(format!(
+            return Err(NotOwn(format!(
                 "record id {} is not shard {shard}'s (a shard's records are those whose schedule position is {} mod {}): this records file is not this shard's",
                 r.id, shard.index, shard.count
-            ));
+            )));
         }
         if !windowed && position >= load.num_prompts {
-            return Err(format!(
+            return Err(NotOwn(format!(
                 "record id {} is past the run's {} planned requests (--num-prompts)",
                 r.id, load.num_prompts
-            ));
+            )));
         }
         if id_bound.is_some_and(|b| r.id >= b) {
-            return Err(format!(
+            return Err(NotOwn(format!(
                 "record id {} is past the run's planned requests ({})",
                 r.id,
                 id_bound.unwrap_or(0)
-            ));
+            )));
         }
         if !seen.insert(r.id) {
-            return Err(format!(
+            return Err(NotOwn(format!(
                 "record id {} is measured twice (in this shard or in another): one request has one record",
                 r.id
-            ));
+            )));
         }
     }
     if let (Some(saved), Some(p)) = (counts.planned, recomputed) {
         if saved != p {
             let why = format!("its result says {saved} planned requests");
-            return Err(format!("{why}, but its config plans {p} for shard {shard}"));
+            return Err(NotOwn(format!(
+                "{why}, but its config plans {p} for shard {shard}"
+            )));
         }
     }
     let planned = recomputed.or(counts.planned);
     let accounted = counts.measured.saturating_add(counts.unsent);
     if let Some(p) = planned.filter(|&p| p != accounted) {
-        return Err(format!(
+        return Err(NotOwn(format!(
             "{p} planned requests, but {} measured and {} unsent make {accounted}",
             counts.measured, counts.unsent
-        ));
+        )));
     }
     Ok(planned)
 }
