@@ -84,7 +84,11 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
     let Some(first) = inputs.first() else {
         return Err(refuse("merge needs at least one shard result".into()));
     };
-    let (shards, missing, mut warnings) = gather(first, &inputs, allow_missing)?;
+    let Gathered {
+        shards,
+        missing,
+        mut warnings,
+    } = gather(first, &inputs, allow_missing)?;
     let planned = checked_planned(&shards)?;
     warnings.extend(shard_warnings(&shards));
 
@@ -174,14 +178,22 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
     })
 }
 
-/// The shards in index order, the missing indices, and a warning when some are missing:
-/// refused when two are of different runs, one is given twice, or one is missing without
-/// `allow_missing`.
+/// The shards of one merge, in index order.
+struct Gathered<'a> {
+    shards: Vec<&'a Input>,
+    /// The indices no result was given for.
+    missing: Vec<u64>,
+    /// One line when some are missing.
+    warnings: Vec<String>,
+}
+
+/// The shards in index order: refused when two are of different runs, one is given twice,
+/// or one is missing without `allow_missing`.
 fn gather<'a>(
     first: &Input,
     inputs: &'a [Input],
     allow_missing: bool,
-) -> Result<(Vec<&'a Input>, Vec<u64>, Vec<String>), ResultsError> {
+) -> Result<Gathered<'a>, ResultsError> {
     let count = first.shard.count;
     let mut by_index: BTreeMap<u64, &Input> = BTreeMap::new();
     for input in inputs {
@@ -215,7 +227,11 @@ fn gather<'a>(
             inputs.len()
         ));
     }
-    Ok((by_index.into_values().collect(), missing, warnings))
+    Ok(Gathered {
+        shards: by_index.into_values().collect(),
+        missing,
+        warnings,
+    })
 }
 
 /// Each shard's planned count, once its records are checked to be its own
