@@ -474,13 +474,13 @@ fn jsonl_prompts_messages_and_line_errors() {
         path: path.clone(),
         output_len: Some(1),
     };
-    let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
+    let err = build(&spec, &tok, 2, 0).unwrap_err().to_string();
     assert!(
         err.contains("prompts.jsonl line 2") && err.contains("string"),
         "{err}"
     );
     std::fs::write(&path, "{\"prompt\": \"ok\"}\n\n{oops\n").unwrap();
-    let err = build(&spec, &tok, 1, 0).unwrap_err().to_string();
+    let err = build(&spec, &tok, 2, 0).unwrap_err().to_string();
     assert!(
         err.contains("line 3") && err.contains("not valid JSON"),
         "{err}"
@@ -738,7 +738,8 @@ fn a_bad_line_is_a_typed_error_naming_it() {
         path: path.clone(),
         output_len: None,
     };
-    let e = build(&jsonl, &tok, 1, 0).unwrap_err();
+    // Two prompts: a jsonl file is read only as far as the run uses it.
+    let e = build(&jsonl, &tok, 2, 0).unwrap_err();
     assert!(
         matches!(
             e,
