@@ -209,7 +209,8 @@ fn answer_line(doc: &SearchDoc, cost: &str) -> String {
     };
     let line = match (doc.answer, doc.answer_good_fraction_ci95) {
         (Some(a), Some(_)) if prefixes => format!(
-            "most distinct prefixes whose {completed}probe's measured prefix hit rate stays at least half its designed one: {a} (first failing: {})",
+            "most distinct prefixes whose {}measured prefix hit rate stays at least half its designed one: {a} (first failing: {})",
+            if completed.is_empty() { "" } else { "completed probe's " },
             doc.first_failing.map_or(none_failing.into(), |f| f.to_string())
         ),
         (Some(a), Some((lo, hi))) => format!(

@@ -914,9 +914,17 @@ async fn an_early_413_during_a_large_upload_is_recorded_with_its_status() {
         for r in &records {
             let (kind, message) = failure(r);
             assert_eq!((kind, r.http_status), (FailureKind::HttpStatus, Some(413)));
-            assert_eq!(
-                message,
-                "HTTP 413 Payload Too Large: {\"error\":\"request entity too large\"}"
+            // A server that closes with the body unread resets the connection, and the reset
+            // may reach the client before the error body's bytes are read: the status is
+            // what must be kept, the body where it could be read.
+            let full = "HTTP 413 Payload Too Large: {\"error\":\"request entity too large\"}";
+            match close {
+                true => assert!(full.starts_with(message.as_str()), "{message}"),
+                false => assert_eq!(message, full),
+            }
+            assert!(
+                message.starts_with("HTTP 413 Payload Too Large:"),
+                "{message}"
             );
             assert_eq!(r.connection_retries, 0, "sent once");
         }
