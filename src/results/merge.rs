@@ -108,6 +108,8 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
 
     let mut config = earliest.result.config.clone();
     config.load.shard = None;
+    // The addresses each shard sent from were its machine's, not the run's.
+    config.load.source_addresses.clear();
     let summary = summarize(
         &records,
         &SummaryOptions {

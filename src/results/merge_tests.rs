@@ -66,7 +66,9 @@ fn save_shard(dir: &Path, index: u64, zero: u64, seed: u64) -> PathBuf {
         .filter(|&id| shard.owns(id))
         .map(|id| record(id, zero))
         .collect();
-    let cfg = config(seed, Some(shard));
+    let mut cfg = config(seed, Some(shard));
+    // Each shard's machine sends from its own address: not a difference between shards.
+    cfg.load.source_addresses = vec![std::net::IpAddr::from([127, 0, 0, 2 + index as u8])];
     let summary = summarize(&records, &options(&cfg));
     let path = dir.join(format!("shard{index}.json"));
     let mut result = BenchResult::new(cfg, summary, &records, "t".into(), "d".into(), 0, None);
