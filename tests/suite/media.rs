@@ -571,18 +571,8 @@ async fn jsonl_image_files_are_sent_and_counted_exactly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jsonl_audio_is_sent_and_counted_exactly() {
     let dir = tempfile::tempdir().unwrap();
-    let (frames, rate) = (24_000u32, 16_000u32);
-    let mut wav = b"RIFF".to_vec();
-    wav.extend_from_slice(&(36 + frames * 2).to_le_bytes());
-    wav.extend_from_slice(b"WAVEfmt ");
-    wav.extend_from_slice(&16u32.to_le_bytes());
-    wav.extend_from_slice(&[1, 0, 1, 0]);
-    wav.extend_from_slice(&rate.to_le_bytes());
-    wav.extend_from_slice(&(rate * 2).to_le_bytes());
-    wav.extend_from_slice(&[2, 0, 16, 0]);
-    wav.extend_from_slice(b"data");
-    wav.extend_from_slice(&(frames * 2).to_le_bytes());
-    wav.resize(wav.len() + (frames * 2) as usize, 0);
+    // 1.5 s of silence, 16 kHz mono.
+    let wav = servebench::workload::audio::wav_bytes(&[0; 24_000], 16_000);
     std::fs::write(dir.path().join("a.wav"), &wav).unwrap();
     let jsonl = dir.path().join("audio.jsonl");
     std::fs::write(
@@ -768,18 +758,8 @@ fn media_liar() -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_count_past_the_media_bound_is_flagged_not_believed() {
     let dir = tempfile::tempdir().unwrap();
-    let rate = 16_000u32;
-    let mut wav = b"RIFF".to_vec();
-    wav.extend_from_slice(&(36 + rate * 2).to_le_bytes());
-    wav.extend_from_slice(b"WAVEfmt ");
-    wav.extend_from_slice(&16u32.to_le_bytes());
-    wav.extend_from_slice(&[1, 0, 1, 0]);
-    wav.extend_from_slice(&rate.to_le_bytes());
-    wav.extend_from_slice(&(rate * 2).to_le_bytes());
-    wav.extend_from_slice(&[2, 0, 16, 0]);
-    wav.extend_from_slice(b"data");
-    wav.extend_from_slice(&(rate * 2).to_le_bytes());
-    wav.resize(wav.len() + (rate * 2) as usize, 0);
+    // One second of silence, 16 kHz mono.
+    let wav = servebench::workload::audio::wav_bytes(&[0; 16_000], 16_000);
     std::fs::write(dir.path().join("a.wav"), &wav).unwrap();
     let jsonl = dir.path().join("audio.jsonl");
     std::fs::write(
