@@ -103,41 +103,41 @@ impl Monitor {
 mod tests {
     use super::*;
 
-    /// The runtime's only thread blocked (a check of an answer, a tokenizer on the measuring
-    /// thread) for 300 ms in the middle of a run: the monitor's tick after the stall sees it.
-    #[test]
-    fn a_stall_in_the_middle_of_a_run_is_seen() {
+    /// The lags a monitor saw on a one-thread runtime whose only thread was blocked for
+    /// 300 ms, 40 ms after the monitor started; `after`: how long the run went on after it.
+    fn lags_around_a_stall(after: Option<Duration>) -> Vec<f64> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .unwrap();
-        let lags = rt.block_on(async {
+        rt.block_on(async {
             let m = Monitor::start();
             tokio::time::sleep(Duration::from_millis(40)).await;
             std::thread::sleep(Duration::from_millis(300));
-            tokio::time::sleep(Duration::from_millis(60)).await;
+            if let Some(after) = after {
+                tokio::time::sleep(after).await;
+            }
             m.stop().0
-        });
+        })
+    }
+
+    fn assert_stall_seen(lags: &[f64]) {
         let longest = lags.iter().copied().fold(0.0, f64::max);
         assert!(longest >= 250.0, "longest lag {longest} ms of {lags:?}");
+    }
+
+    /// The runtime's only thread blocked (a check of an answer, a tokenizer on the measuring
+    /// thread) for 300 ms in the middle of a run: the monitor's tick after the stall sees it.
+    #[test]
+    fn a_stall_in_the_middle_of_a_run_is_seen() {
+        assert_stall_seen(&lags_around_a_stall(Some(Duration::from_millis(60))));
     }
 
     /// The thread blocked for 300 ms at the very end of the run, so the monitor never ticks
     /// again before it is stopped: stopping it measures the time since its last tick.
     #[test]
     fn a_stall_at_the_end_of_a_run_is_seen() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
-        let lags = rt.block_on(async {
-            let m = Monitor::start();
-            tokio::time::sleep(Duration::from_millis(40)).await;
-            std::thread::sleep(Duration::from_millis(300));
-            m.stop().0
-        });
-        let longest = lags.iter().copied().fold(0.0, f64::max);
-        assert!(longest >= 250.0, "longest lag {longest} ms of {lags:?}");
+        assert_stall_seen(&lags_around_a_stall(None));
     }
 
     #[test]
