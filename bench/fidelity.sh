@@ -36,6 +36,8 @@
 # connection setup" (what a client that times from before the connect reports).
 #
 # Usage: bench/fidelity.sh [LEVELS...]      environment: ROUNDS=2 TOKENS=200 PEERS= COLD=512
+#        ITL_MS=10 (the simulator's chunk interval: a longer one keeps a one-core truth on its
+#        schedule at thousands of streams)
 #        CLIENT_ARGS= (extra `servebench run` options, e.g. "--backend openai-chat")
 #        CLIENT_BIN= (another servebench binary as the client, e.g. an older build to compare
 #        with; the simulator is always this tree's), SKIP_BUILD=1 (use what is built)
@@ -54,7 +56,8 @@ source bench/lib.sh
 
 PRIO=()
 if chrt -f 10 true 2>/dev/null; then PRIO=(chrt -f 10); fi
-start_sim "${PRIO[@]}" taskset -c 0 target/release/servebench sim --threads 1 --ttft-ms 50 --itl-ms 10
+ITL_MS="${ITL_MS:-10}"
+start_sim "${PRIO[@]}" taskset -c 0 target/release/servebench sim --threads 1 --ttft-ms 50 --itl-ms "$ITL_MS"
 
 echo "client and simulator priority: ${PRIO[*]:-normal (chrt not permitted)}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| concurrency | requests | TTFT err mean / p50 / p99 (ms) | ITL err mean / p50 / p99 (ms) | E2EL err mean / p50 / p99 (ms) | client µs per event | client peak RSS (MiB) | server late chunks | server late intakes (max ms) | verdict |"
@@ -66,13 +69,13 @@ for C in "${LEVELS[@]}"; do
         --input-len 32 --output-len "$TOKENS" --num-warmups "$C" --metric-percentiles 50,99 \
         --percentile-metrics ttft,tpot,itl,e2el --result-dir "$OUT" --result-filename "c$C.json" \
         --no-preflight -q ${CLIENT_ARGS:-} || true
-    python3 - "$OUT/c$C.json" "$OUT/time.$C" "$C" "$N" "$TOKENS" "$OUT/cpu.$C" <<'PY'
+    python3 - "$OUT/c$C.json" "$OUT/time.$C" "$C" "$N" "$TOKENS" "$OUT/cpu.$C" "$ITL_MS" <<'PY'
 import json, sys
 path, timef, c, n, tokens = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-cpu_file = sys.argv[6]
+cpu_file, itl = sys.argv[6], float(sys.argv[7])
 r = json.load(open(path))
 rss_kib, user, sys_s = open(timef).read().split()[-3:]
-truth = {"ttft": 50.0, "itl": 10.0, "e2el": 50.0 + (tokens - 1) * 10.0}
+truth = {"ttft": 50.0, "itl": itl, "e2el": 50.0 + (tokens - 1) * itl}
 def err(m):
     return " / ".join(f"{r[f'{k}_{m}_ms'] - truth[m]:+.2f}" for k in ("mean", "median", "p99"))
 # The client's CPU time also covers the C warm-up requests, which stream as many chunks each.
