@@ -13,7 +13,7 @@ use super::heading;
 use super::shape::ShapeArgs;
 use crate::config::error::ConfigError;
 use crate::config::media::{parse_buckets, parse_limit, MmSpec};
-use crate::config::workload::{DEFAULT_TRACE_BLOCK_SIZE, DEFAULT_TRACE_SPEEDUP};
+use crate::config::workload::{AgenticShape, DEFAULT_TRACE_BLOCK_SIZE, DEFAULT_TRACE_SPEEDUP};
 use crate::config::{Dataset, DEFAULT_INPUT_LEN};
 
 /// Where prompts come from (`--dataset-name`; each variant is one of [`Dataset`]'s).
@@ -33,12 +33,18 @@ pub enum DatasetName {
     Trace,
     /// Random text with synthetic images and videos beside it (vLLM's random-mm).
     RandomMm,
+    /// Agentic jobs, one graph of calls per line of a JSON Lines file.
+    Graph,
+    /// Seeded agentic jobs: levels of parallel calls, each carrying the level before's
+    /// replies.
+    Agentic,
 }
 
 #[derive(Debug, Args)]
 pub struct DatasetArgs {
     /// Dataset: random, book (a text file), sharegpt, jsonl, prefix (shared-prefix groups),
-    /// trace (a JSONL trace replayed on its timestamps: Mooncake's or a generic one).
+    /// trace (a JSONL trace replayed on its timestamps: Mooncake's or a generic one), graph
+    /// (agentic jobs from a JSONL file), agentic (generated jobs).
     #[arg(help_heading = heading::WORKLOAD, long, value_enum, default_value_t = DatasetName::Random)]
     pub dataset_name: DatasetName,
     /// The dataset file (book, sharegpt, jsonl, trace).
@@ -77,6 +83,17 @@ pub struct DatasetArgs {
     /// Default '{(256, 256, 1): 0.5, (720, 1280, 1): 0.5}'.
     #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long)]
     pub random_mm_bucket_config: Option<String>,
+    /// agentic: parallel calls per level of a job. Default 1 (a tool loop).
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long)]
+    pub agentic_fanout: Option<u32>,
+    /// agentic: levels of a job; each level's calls carry every reply of the level before.
+    /// Default 1 (a pure fan-out).
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long)]
+    pub agentic_depth: Option<u32>,
+    /// agentic: ms between the end of a level's last call and the next level's start (a
+    /// tool's time). Default 0.
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long)]
+    pub agentic_gap_ms: Option<f64>,
 }
 
 /// The dataset flags not yet taken by the chosen dataset.
@@ -90,6 +107,7 @@ struct Unused {
     block_size: Option<u64>,
     speedup: Option<f64>,
     mm_given: Option<&'static str>,
+    agentic_given: Option<&'static str>,
 }
 
 impl Unused {
@@ -113,12 +131,12 @@ impl Unused {
             (
                 "--dataset-path",
                 self.path.is_some(),
-                "book, sharegpt, jsonl or trace",
+                "book, sharegpt, jsonl, trace or graph",
             ),
             (
                 "--input-len",
                 self.input_len.is_some(),
-                "random, book or prefix",
+                "random, book, prefix or agentic",
             ),
             (
                 "--range-ratio",
@@ -133,6 +151,11 @@ impl Unused {
                 self.mm_given.unwrap_or(""),
                 self.mm_given.is_some(),
                 "random-mm",
+            ),
+            (
+                self.agentic_given.unwrap_or(""),
+                self.agentic_given.is_some(),
+                "agentic",
             ),
         ];
         match left.into_iter().find(|(_, given, _)| *given) {
@@ -165,6 +188,7 @@ impl DatasetArgs {
             block_size: shape.trace_block_size,
             speedup: shape.trace_speedup,
             mm_given: self.mm_flag_given(),
+            agentic_given: self.agentic_flag_given(),
         };
         let output_len = self.output_len;
         let name = match self.dataset_name {
@@ -175,6 +199,8 @@ impl DatasetArgs {
             DatasetName::Prefix => "prefix",
             DatasetName::Trace => "trace",
             DatasetName::RandomMm => "random-mm",
+            DatasetName::Graph => "graph",
+            DatasetName::Agentic => "agentic",
         };
         let input_len = |f: &mut Unused| f.input_len.take().unwrap_or(DEFAULT_INPUT_LEN);
         let range_ratio = |f: &mut Unused| f.range_ratio.take().unwrap_or(0.0);
@@ -220,9 +246,37 @@ impl DatasetArgs {
                     mm: self.mm()?,
                 }
             }
+            DatasetName::Graph => Dataset::Graph {
+                path: f.path(name)?,
+                output_len,
+            },
+            DatasetName::Agentic => {
+                f.agentic_given = None;
+                let d = AgenticShape::default();
+                Dataset::Agentic {
+                    input_len: input_len(&mut f),
+                    output_len,
+                    shape: AgenticShape {
+                        fanout: self.agentic_fanout.unwrap_or(d.fanout),
+                        depth: self.agentic_depth.unwrap_or(d.depth),
+                        gap_ms: self.agentic_gap_ms.unwrap_or(d.gap_ms),
+                    },
+                }
+            }
         };
         f.refuse(name)?;
         Ok(dataset)
+    }
+
+    /// The first agentic flag given, for a refusal when the dataset is another.
+    fn agentic_flag_given(&self) -> Option<&'static str> {
+        [
+            ("--agentic-fanout", self.agentic_fanout.is_some()),
+            ("--agentic-depth", self.agentic_depth.is_some()),
+            ("--agentic-gap-ms", self.agentic_gap_ms.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
     }
 
     /// The first random-mm flag given, for a refusal when the dataset is another.

@@ -86,6 +86,40 @@ pub enum Dataset {
         block_size: u64,
         speedup: f64,
     },
+    /// Agentic jobs from a JSON Lines file, one job (a graph of calls) per line
+    /// (docs/datasets.md, "Jobs"); `output_len` for a call that gives none.
+    Graph {
+        path: PathBuf,
+        output_len: Option<u64>,
+    },
+    /// Seeded agentic jobs of `shape`'s levels of parallel calls, each call's own text of
+    /// `input_len` tokens (exact under the tokenizer) and its answer of `output_len`.
+    Agentic {
+        input_len: u64,
+        output_len: Option<u64>,
+        shape: AgenticShape,
+    },
+}
+
+/// The shape of a generated agentic job: `depth` levels of `fanout` parallel calls; level
+/// k + 1 is sent `gap_ms` after the last call of level k ended, and each of its calls carries
+/// all `fanout` replies of level k (a fan-in then a fan-out). `fanout` 1 is a tool loop,
+/// `depth` 1 a pure fan-out.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgenticShape {
+    pub fanout: u32,
+    pub depth: u32,
+    pub gap_ms: f64,
+}
+
+impl Default for AgenticShape {
+    fn default() -> Self {
+        AgenticShape {
+            fanout: 1,
+            depth: 1,
+            gap_ms: 0.0,
+        }
+    }
 }
 
 impl Dataset {
@@ -103,6 +137,8 @@ impl Dataset {
             Dataset::Jsonl { .. } => Name::Jsonl,
             Dataset::Prefix { .. } => Name::Prefix,
             Dataset::Trace { .. } => Name::Trace,
+            Dataset::Graph { .. } => Name::Graph,
+            Dataset::Agentic { .. } => Name::Agentic,
         }
     }
 
@@ -112,8 +148,12 @@ impl Dataset {
             Dataset::Book { path, .. }
             | Dataset::ShareGpt { path, .. }
             | Dataset::Jsonl { path, .. }
-            | Dataset::Trace { path, .. } => Some(path),
-            Dataset::Random { .. } | Dataset::RandomMm { .. } | Dataset::Prefix { .. } => None,
+            | Dataset::Trace { path, .. }
+            | Dataset::Graph { path, .. } => Some(path),
+            Dataset::Random { .. }
+            | Dataset::RandomMm { .. }
+            | Dataset::Prefix { .. }
+            | Dataset::Agentic { .. } => None,
         }
     }
 
@@ -124,8 +164,12 @@ impl Dataset {
             Dataset::Random { input_len, .. }
             | Dataset::RandomMm { input_len, .. }
             | Dataset::Book { input_len, .. }
-            | Dataset::Prefix { input_len, .. } => Some(*input_len),
-            Dataset::ShareGpt { .. } | Dataset::Jsonl { .. } | Dataset::Trace { .. } => None,
+            | Dataset::Prefix { input_len, .. }
+            | Dataset::Agentic { input_len, .. } => Some(*input_len),
+            Dataset::ShareGpt { .. }
+            | Dataset::Jsonl { .. }
+            | Dataset::Trace { .. }
+            | Dataset::Graph { .. } => None,
         }
     }
 
@@ -138,7 +182,9 @@ impl Dataset {
             | Dataset::ShareGpt { output_len, .. }
             | Dataset::Jsonl { output_len, .. }
             | Dataset::Prefix { output_len, .. }
-            | Dataset::Trace { output_len, .. } => *output_len,
+            | Dataset::Trace { output_len, .. }
+            | Dataset::Graph { output_len, .. }
+            | Dataset::Agentic { output_len, .. } => *output_len,
         }
     }
 
@@ -157,7 +203,9 @@ impl Dataset {
             Dataset::ShareGpt { .. }
             | Dataset::Jsonl { .. }
             | Dataset::Prefix { .. }
-            | Dataset::Trace { .. } => 0.0,
+            | Dataset::Trace { .. }
+            | Dataset::Graph { .. }
+            | Dataset::Agentic { .. } => 0.0,
         }
     }
 
@@ -187,7 +235,12 @@ impl Dataset {
                 input_len,
                 ..
             } => Some(input_len.saturating_add(*prefix_len)),
-            Dataset::ShareGpt { .. } | Dataset::Jsonl { .. } | Dataset::Trace { .. } => None,
+            // A call's own text; the replies it splices are the server's, added when sent.
+            Dataset::Agentic { input_len, .. } => Some(*input_len),
+            Dataset::ShareGpt { .. }
+            | Dataset::Jsonl { .. }
+            | Dataset::Trace { .. }
+            | Dataset::Graph { .. } => None,
         }
     }
 
@@ -197,8 +250,12 @@ impl Dataset {
     /// need the tokenizer.
     pub fn builds_with_words(&self) -> bool {
         match self {
-            Dataset::Random { .. } | Dataset::RandomMm { .. } | Dataset::Trace { .. } => true,
-            Dataset::Book { .. }
+            Dataset::Random { .. }
+            | Dataset::RandomMm { .. }
+            | Dataset::Trace { .. }
+            | Dataset::Agentic { .. } => true,
+            Dataset::Graph { .. }
+            | Dataset::Book { .. }
             | Dataset::ShareGpt { .. }
             | Dataset::Jsonl { .. }
             | Dataset::Prefix { .. } => false,
@@ -210,6 +267,7 @@ impl Dataset {
     pub fn own_schedule(&self) -> Option<f64> {
         match self {
             Dataset::Trace { speedup, .. } => Some(*speedup),
+            Dataset::Graph { .. } | Dataset::Agentic { .. } => None,
             Dataset::Random { .. }
             | Dataset::RandomMm { .. }
             | Dataset::Book { .. }
@@ -225,7 +283,7 @@ impl Dataset {
     pub fn templates_conversations(&self) -> bool {
         match self {
             Dataset::ShareGpt { multi_turn, .. } => *multi_turn,
-            Dataset::Jsonl { .. } => true,
+            Dataset::Jsonl { .. } | Dataset::Graph { .. } | Dataset::Agentic { .. } => true,
             Dataset::Random { .. }
             | Dataset::RandomMm { .. }
             | Dataset::Book { .. }
@@ -243,8 +301,15 @@ impl Dataset {
             | Dataset::Book { .. }
             | Dataset::Jsonl { .. }
             | Dataset::Prefix { .. }
-            | Dataset::Trace { .. } => false,
+            | Dataset::Trace { .. }
+            | Dataset::Graph { .. }
+            | Dataset::Agentic { .. } => false,
         }
+    }
+
+    /// Whether it sends agentic jobs (graphs of calls) rather than requests or conversations.
+    pub fn jobs(&self) -> bool {
+        matches!(self, Dataset::Graph { .. } | Dataset::Agentic { .. })
     }
 
     /// Checks its own settings (the rules between it and the load are
@@ -295,7 +360,35 @@ impl Dataset {
                     );
                 }
             }
-            Dataset::ShareGpt { .. } | Dataset::Jsonl { .. } | Dataset::Trace { .. } => {}
+            Dataset::Agentic { shape, .. } => {
+                let calls = u64::from(shape.fanout) * u64::from(shape.depth);
+                if shape.fanout == 0 {
+                    return bad("--agentic-fanout", "must be at least 1".into());
+                }
+                if shape.depth == 0 {
+                    return bad("--agentic-depth", "must be at least 1".into());
+                }
+                let max = crate::measure::job::MAX_CALLS_PER_JOB as u64;
+                if calls > max {
+                    return bad(
+                        "--agentic-depth",
+                        format!(
+                            "with --agentic-fanout makes {calls} calls per job, more than {max}"
+                        ),
+                    );
+                }
+                let max_gap = crate::measure::job::MAX_GAP_MS;
+                if !(0.0..=max_gap).contains(&shape.gap_ms) {
+                    return bad(
+                        "--agentic-gap-ms",
+                        format!("must be a number of ms in [0, {max_gap}] (a week)"),
+                    );
+                }
+            }
+            Dataset::ShareGpt { .. }
+            | Dataset::Jsonl { .. }
+            | Dataset::Trace { .. }
+            | Dataset::Graph { .. } => {}
         }
         Ok(())
     }
@@ -358,6 +451,8 @@ enum Name {
     Trace,
     #[serde(rename = "random-mm")]
     RandomMm,
+    Graph,
+    Agentic,
 }
 
 impl Name {
@@ -370,6 +465,8 @@ impl Name {
             Name::Prefix => "prefix",
             Name::Trace => "trace",
             Name::RandomMm => "random-mm",
+            Name::Graph => "graph",
+            Name::Agentic => "agentic",
         }
     }
 }
@@ -405,6 +502,9 @@ pub struct Saved {
     /// `random-mm`'s media settings; absent for every other dataset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     random_mm: Option<MmSpec>,
+    /// `agentic`'s job shape; absent for every other dataset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    agentic: Option<AgenticShape>,
 }
 
 fn one() -> u64 {
@@ -451,6 +551,10 @@ impl From<WorkloadSpec> for Saved {
             tokenizer: w.tokenizer,
             random_mm: match &w.dataset {
                 Dataset::RandomMm { mm, .. } => Some(mm.clone()),
+                _ => None,
+            },
+            agentic: match &w.dataset {
+                Dataset::Agentic { shape, .. } => Some(*shape),
                 _ => None,
             },
         }
@@ -510,6 +614,15 @@ impl TryFrom<Saved> for WorkloadSpec {
                 output_len,
                 range_ratio,
                 mm: s.random_mm.clone().unwrap_or_default(),
+            },
+            Name::Graph => Dataset::Graph {
+                path: path()?,
+                output_len,
+            },
+            Name::Agentic => Dataset::Agentic {
+                input_len,
+                output_len,
+                shape: s.agentic.unwrap_or_default(),
             },
         };
         Ok(WorkloadSpec {

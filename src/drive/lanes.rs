@@ -101,6 +101,7 @@ fn placeholder(r: &RequestSpec) -> RequestSpec {
         offset_ns: r.offset_ns,
         designed_cached: r.designed_cached,
         turn: r.turn,
+        call: r.call.clone(),
         ..RequestSpec::default()
     }
 }

@@ -86,8 +86,8 @@ impl Pool {
 }
 
 /// Groups the pool into conversations: with `--turns N` every N requests, as turns 0..N;
-/// otherwise by the requests' own `turn` (a conversation dataset's), each request without
-/// one alone.
+/// otherwise by the requests' own `turn` (a conversation dataset's) or `call` (a job's calls
+/// are one group, its call 0 first), each request without either alone.
 pub(super) fn conversations(pool: Vec<RequestSpec>, turns: u32) -> Vec<Vec<RequestSpec>> {
     let mut out: Vec<Vec<RequestSpec>> = Vec::new();
     for (i, mut r) in pool.into_iter().enumerate() {
@@ -95,7 +95,11 @@ pub(super) fn conversations(pool: Vec<RequestSpec>, turns: u32) -> Vec<Vec<Reque
             r.turn = Some(i as u32 % turns);
         }
         match out.last_mut() {
-            Some(c) if r.turn.is_some_and(|t| t > 0) => c.push(r),
+            Some(c)
+                if r.turn.is_some_and(|t| t > 0) || r.call.as_ref().is_some_and(|p| p.call > 0) =>
+            {
+                c.push(r)
+            }
             _ => out.push(vec![r]),
         }
     }

@@ -12,6 +12,7 @@ pub mod client;
 pub mod clock;
 pub mod error;
 pub mod fds;
+pub mod job;
 pub mod media_made;
 pub mod outcome;
 pub mod output_check;

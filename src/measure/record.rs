@@ -226,6 +226,11 @@ pub struct RequestRecord {
     pub conversation: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<u32>,
+    /// Agentic runs: the job (its schedule number) and this request's place in its graph.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<crate::measure::job::CallPlace>,
     /// Prompt tokens the server took from its prefix cache: `usage.prompt_tokens_details.
     /// cached_tokens`, else llama.cpp's `timings.cache_n`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

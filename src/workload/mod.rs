@@ -128,6 +128,18 @@ pub fn build_requests(
             let output_len = d.output_len();
             dataset::trace::build(path, &vocab, *block_size, output_len, n as usize, seed)?
         }
+        (
+            None,
+            Dataset::Agentic {
+                input_len, shape, ..
+            },
+        ) => {
+            let calls = dataset::agentic::places(shape).len() as u64;
+            let n = n.saturating_mul(calls);
+            let mut reqs = words::prompts(*input_len, d.output_len(), n, first_id, seed, warmup);
+            dataset::agentic::assign(&mut reqs, shape, |r, c| r.call = Some(c));
+            return Ok(reqs);
+        }
         (None, Dataset::Random { input_len, .. } | Dataset::RandomMm { input_len, .. }) => {
             return Ok(words::prompts(
                 *input_len,
@@ -143,6 +155,7 @@ pub fn build_requests(
             Dataset::Book { .. }
             | Dataset::ShareGpt { .. }
             | Dataset::Jsonl { .. }
+            | Dataset::Graph { .. }
             | Dataset::Prefix { .. },
         ) => return Err(DatasetError::NeedsTokenizer(d.name())),
     };
@@ -173,6 +186,7 @@ pub fn build_requests(
             model: p.model,
             batch: p.documents,
             parts: p.parts,
+            call: p.call,
             ..RequestSpec::default()
         })
         .collect())

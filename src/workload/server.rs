@@ -125,7 +125,9 @@ pub async fn build_requests(
         Dataset::ShareGpt { .. }
         | Dataset::Jsonl { .. }
         | Dataset::Prefix { .. }
-        | Dataset::Trace { .. } => return Err(E::Unsupported(d.name())),
+        | Dataset::Trace { .. }
+        | Dataset::Graph { .. }
+        | Dataset::Agentic { .. } => return Err(E::Unsupported(d.name())),
     };
     // The same length draw as every other dataset (vLLM's range ratio, input and output).
     let lens = LengthSampler::new(input_len, d.output_len(), range_ratio)?;

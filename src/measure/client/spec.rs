@@ -41,6 +41,9 @@ pub struct RequestSpec {
     pub model: Option<String>,
     /// The `--mix` class this request belongs to, and what the class sends with it.
     pub class: Option<ClassTag>,
+    /// The call of an agentic job this request is (call 0 starts a job; a job's calls are
+    /// consecutive in the pool); `None`: not part of a job.
+    pub call: Option<crate::measure::job::CallPlace>,
 }
 
 /// A request's class of a workload mix (`--mix`): its number in the mix, vLLM's `priority`

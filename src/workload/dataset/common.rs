@@ -38,6 +38,9 @@ pub struct Prompt {
     pub documents: Vec<String>,
     /// Media sent beside `text` (a jsonl line's `image_files`, as data URLs).
     pub parts: Vec<crate::measure::client::Part>,
+    /// The call of an agentic job this prompt is (`graph`, `agentic`): `text` is its own
+    /// new text, the replies it splices are added when it is sent.
+    pub call: Option<crate::measure::job::CallPlace>,
 }
 
 /// The longest prompt or output servebench builds, in tokens (far above any context window;

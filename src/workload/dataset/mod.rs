@@ -15,9 +15,11 @@
 //! seeded streams, `fit_exact`, the file read) and `error.rs` (the errors): a dataset imports
 //! those, never this file, which only dispatches and re-exports.
 
+pub mod agentic;
 mod book;
 mod common;
 mod error;
+mod graph;
 mod jsonl;
 mod sharegpt;
 mod synthetic;
@@ -34,7 +36,8 @@ pub use error::{DatasetError, JsonlLineError, TraceLineError};
 pub use jsonl::one_clip_per_line;
 pub use sharegpt::{SHAREGPT_MAX_PROMPT_LEN, SHAREGPT_MAX_TOTAL_LEN, SHAREGPT_MIN_LEN};
 
-/// Builds `n` prompts of `dataset` under `tok`, seeded by `seed`.
+/// Builds `n` prompts of `dataset` under `tok`, seeded by `seed` (the jobs' datasets: `n`
+/// jobs, each of its calls one prompt).
 pub fn build(
     dataset: &Dataset,
     tok: &Tokenizer,
@@ -100,6 +103,16 @@ pub fn build(
             };
             trace::build(path, &vocab, *block_size, output_len, n, seed)
         }
+        Dataset::Agentic {
+            input_len, shape, ..
+        } => {
+            let lens = LengthSampler::new(*input_len, output_len, 0.0)?;
+            let calls = agentic::places(shape).len();
+            let mut prompts = synthetic::random(tok, &lens, n.saturating_mul(calls), seed)?;
+            agentic::assign(&mut prompts, shape, |p, c| p.call = Some(c));
+            Ok(prompts)
+        }
+        Dataset::Graph { path, .. } => graph::build(path, tok, output_len, n),
     }
 }
 
