@@ -23,6 +23,8 @@ pub const MAX_GAP_MS: f64 = crate::config::MAX_WAIT_S * 1e3;
 pub struct CallPlace {
     /// The call's number in its job, from 0 (0 is sent first: it waits for nothing).
     pub call: u32,
+    /// How many calls its job has (so a job's records tell whether all of it was sent).
+    pub of: u32,
     /// The calls it waits for (lower numbers); empty: it starts with its job.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<u32>,

@@ -10,6 +10,7 @@ use crate::measure::job::CallPlace;
 /// The places of one job's calls, in call order (level by level).
 pub fn places(shape: &AgenticShape) -> Vec<CallPlace> {
     let f = shape.fanout;
+    let of = shape.fanout.saturating_mul(shape.depth);
     (0..shape.depth)
         .flat_map(|level| {
             let upstream: Vec<u32> = match level {
@@ -18,6 +19,7 @@ pub fn places(shape: &AgenticShape) -> Vec<CallPlace> {
             };
             (0..f).map(move |j| CallPlace {
                 call: level * f + j,
+                of,
                 after: upstream.clone(),
                 splice: upstream.clone(),
                 gap_ms: if level == 0 { 0.0 } else { shape.gap_ms },
