@@ -72,3 +72,51 @@ fn an_uncapped_closed_loop_window_is_refused() {
     c.load.request_rate = RequestRate::PerSecond(5.0);
     assert!(c.validate().is_ok());
 }
+
+/// The jobs datasets: their calls follow their graph, not `--turns`; they are built locally,
+/// not with the server's /tokenize; and the generator's jobs times calls are bounded.
+#[test]
+fn jobs_datasets_refuse_turns_the_server_s_tokenizer_and_too_many_calls() {
+    let graph = Dataset::Graph {
+        path: "jobs.jsonl".into(),
+        output_len: None,
+    };
+    let agentic = |fanout, depth| Dataset::Agentic {
+        input_len: 8,
+        output_len: None,
+        shape: workload::AgenticShape {
+            fanout,
+            depth,
+            gap_ms: 0.0,
+        },
+    };
+    let with = |d: Dataset| {
+        let mut c = RunConfig::default();
+        c.workload.dataset = d;
+        c
+    };
+    for d in [graph.clone(), agentic(2, 2)] {
+        assert!(with(d.clone()).validate().is_ok(), "{d}: no tokenizer");
+        let mut c = with(d.clone());
+        c.load.shape.turns = Some(3);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("--turns") && e.contains(d.name()), "{e}");
+        let mut c = with(d.clone());
+        c.workload.tokenizer = Some("server".into());
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("--tokenizer") && e.contains(d.name()), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+    // 10^6 jobs of 1,000 calls: 10^9 requests.
+    let mut c = with(agentic(100, 10));
+    c.load.num_prompts = 1_000_000;
+    let e = c.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("--num-prompts") && e.contains("1000000000"),
+        "{e}"
+    );
+    // 10^6 jobs of 10 calls of 8 tokens: 8 * 10^7 tokens, within the bound.
+    let mut c = with(agentic(10, 1));
+    c.load.num_prompts = 1_000_000;
+    assert!(c.validate().is_ok());
+}

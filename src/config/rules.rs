@@ -33,6 +33,7 @@ impl RunConfig {
         self.check_backend_fit()?;
         lora::check(&self.lora_modules).map_err(|e| ConfigError::invalid("--lora-modules", e))?;
         self.check_turns()?;
+        self.check_jobs()?;
         self.check_tokenizer()?;
         self.check_report()?;
         self.check_body()?;
@@ -192,6 +193,44 @@ impl RunConfig {
                 "--multi-turn",
                 "conversations run to their last turn: not with --duration or --stages".into(),
             );
+        }
+        Ok(())
+    }
+
+    /// A jobs dataset (`graph`, `agentic`): its calls follow its graph, not `--turns`; it is
+    /// built locally (a tokenizer or words), not with the server's `/tokenize`; and the
+    /// generator's jobs times their calls are bounded as conversations times their turns are
+    /// (a graph file's calls per job are known once it is read: bounded as it is built).
+    fn check_jobs(&self) -> Result<(), ConfigError> {
+        let d = &self.workload.dataset;
+        if !d.jobs() {
+            return Ok(());
+        }
+        if self.load.shape.turns() > 1 {
+            let why = format!("the {d} dataset's jobs give their own calls: not with --turns");
+            return bad("--turns", why);
+        }
+        if self.workload.tokenizer.as_deref() == Some("server") {
+            let why = format!("server: the {d} dataset is built with a local tokenizer (a tokenizer.json, a GGUF file, a tiktoken name) or in words, not the server's /tokenize");
+            return bad("--tokenizer", why);
+        }
+        let Dataset::Agentic {
+            input_len, shape, ..
+        } = d
+        else {
+            return Ok(());
+        };
+        let calls = u64::from(shape.fanout).saturating_mul(u64::from(shape.depth));
+        let jobs = (self.load.num_prompts).saturating_add(self.load.num_warmups);
+        let requests = jobs.saturating_mul(calls);
+        if requests > MAX_PROMPTS {
+            let why = format!("{jobs} jobs (with --num-warmups) of {calls} calls are {requests} requests, more than {MAX_PROMPTS}");
+            return bad("--num-prompts", why);
+        }
+        let tokens = requests.saturating_mul(*input_len);
+        if tokens > limits::MAX_BUILT_TOKENS {
+            let why = format!("{requests} calls of --input-len {input_len} are {tokens} prompt tokens, more than the {} a run builds before it starts", limits::MAX_BUILT_TOKENS);
+            return bad("--num-prompts", why);
         }
         Ok(())
     }

@@ -86,8 +86,8 @@ pub enum Dataset {
         block_size: u64,
         speedup: f64,
     },
-    /// Agentic jobs from a JSON Lines file, one job (a graph of calls) per line
-    /// (docs/datasets.md, "Jobs"); `output_len` for a call that gives none.
+    /// Agentic jobs from a JSON Lines file, one job (a graph of calls) per line (docs/workloads.md,
+    /// "Jobs (agentic workloads)"); `output_len` for a call that gives none.
     Graph {
         path: PathBuf,
         output_len: Option<u64>,
@@ -246,16 +246,16 @@ impl Dataset {
 
     /// Whether it can be built without the served model's tokenizer, counted in
     /// whitespace-separated words (the built-in simulator's own counting): its text is made of
-    /// words it draws itself. A file's prompts, a book's passages and a prefix's exact lengths
-    /// need the tokenizer.
+    /// words it draws itself (a graph file's own texts are counted in words). Another file's
+    /// prompts, a book's passages and a prefix's exact lengths need the tokenizer.
     pub fn builds_with_words(&self) -> bool {
         match self {
             Dataset::Random { .. }
             | Dataset::RandomMm { .. }
             | Dataset::Trace { .. }
-            | Dataset::Agentic { .. } => true,
-            Dataset::Graph { .. }
-            | Dataset::Book { .. }
+            | Dataset::Agentic { .. }
+            | Dataset::Graph { .. } => true,
+            Dataset::Book { .. }
             | Dataset::ShareGpt { .. }
             | Dataset::Jsonl { .. }
             | Dataset::Prefix { .. } => false,

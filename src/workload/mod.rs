@@ -1,8 +1,9 @@
 //! What is sent: builds the run's [`RequestSpec`]s from the workload spec.
 //!
 //! With a tokenizer (`--tokenizer`), prompts come from `dataset` and have exactly the requested
-//! length under it. Without one, only `random` is possible and it builds prompts of `input_len`
-//! whitespace-separated words drawn (seeded) from common English words: that is exact under
+//! length under it. Without one, `random` builds prompts of `input_len` whitespace-separated
+//! words drawn (seeded) from common English words (a trace's and the jobs' random texts are
+//! made the same way, a graph file's own texts counted in words): that is exact under
 //! the built-in simulator's own counting (one token per word), and only an approximation for
 //! any real server, so the command line requires a tokenizer whenever `--base-url` is given
 //! (`words.rs`).
@@ -140,6 +141,13 @@ pub fn build_requests(
             dataset::agentic::assign(&mut reqs, shape, |r, c| r.call = Some(c));
             return Ok(reqs);
         }
+        (None, Dataset::Graph { path, .. }) => {
+            let text = dataset::graph::Text {
+                make: &|len, rng| Ok(words::text(len, rng)),
+                count: &|text| text.split_whitespace().count(),
+            };
+            dataset::graph::build(path, &text, d.output_len(), n as usize, seed)?
+        }
         (None, Dataset::Random { input_len, .. } | Dataset::RandomMm { input_len, .. }) => {
             return Ok(words::prompts(
                 *input_len,
@@ -155,7 +163,6 @@ pub fn build_requests(
             Dataset::Book { .. }
             | Dataset::ShareGpt { .. }
             | Dataset::Jsonl { .. }
-            | Dataset::Graph { .. }
             | Dataset::Prefix { .. },
         ) => return Err(DatasetError::NeedsTokenizer(d.name())),
     };

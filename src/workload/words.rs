@@ -89,13 +89,7 @@ pub fn prompts(
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5EED_0F50_4D50);
     (0..n)
         .map(|i| {
-            let mut prompt = String::with_capacity(input_len as usize * 7);
-            for w in 0..input_len {
-                if w > 0 {
-                    prompt.push(' ');
-                }
-                prompt.push_str(WORDS[rng.random_range(0..WORDS.len())]);
-            }
+            let prompt = text(input_len, &mut rng);
             RequestSpec {
                 id: first_id + i,
                 prompt,
@@ -107,6 +101,19 @@ pub fn prompts(
             }
         })
         .collect()
+}
+
+/// `len` words drawn from `rng`, separated by single spaces (exactly `len` tokens under the
+/// simulator's counting).
+pub fn text(len: u64, rng: &mut rand::rngs::StdRng) -> String {
+    let mut out = String::with_capacity((len as usize).saturating_mul(7).min(1 << 20));
+    for w in 0..len {
+        if w > 0 {
+            out.push(' ');
+        }
+        out.push_str(WORDS[rng.random_range(0..WORDS.len())]);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! With the binary as a user runs it against the built-in exact
 //! simulator: a model's chat template is untrusted code (every render bounded, off the
 //! measuring thread, a failure named on its turn, signals heard whatever a template does), and
-//! small inputs cannot ask for huge work (history limits, time spans, trace fields).
+//! small inputs cannot ask for huge work (history limits, time spans, trace fields); a graph
+//! file's jobs are sent call by call, and a bad job is refused in one line.
 //!
 //! The tokenizer is a word-level tokenizer.json written here (one token a whitespace-separated
 //! word, as the simulator counts), with the `tokenizer_config.json` beside it carrying the
@@ -374,4 +375,57 @@ fn a_tiny_trace_cannot_ask_for_huge_work() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--trace-speedup"), "{stderr}");
+}
+
+/// A graph file against the exact simulator, counted in words (no `--tokenizer`): every call
+/// of every job is sent and recorded (3 jobs of a 2-job file: the file used again), each
+/// asking for its own `output_len` or `--output-len`'s; a job with a cycle is refused in one
+/// line naming the file and its line, exit 2, and nothing is written.
+#[test]
+fn graph_jobs_send_every_call_and_a_bad_job_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = dir.path().join("jobs.jsonl");
+    let fan = r#"{"calls": [{"id": "plan", "prompt": "Plan a trip.", "output_len": 3}, {"id": "a", "after": ["plan"], "gap_ms": 5, "input_len": 6, "splice": ["plan"], "output_len": 2}, {"id": "b", "after": ["plan"], "input_len": 6, "output_len": 2}, {"id": "answer", "after": ["a", "b"], "prompt": "Write it up.", "splice": ["a", "b"]}]}"#;
+    let pair = r#"{"calls": [{"id": "y", "after": ["x"], "prompt": "second", "splice": ["x"]}, {"id": "x", "input_len": 3, "output_len": 1}]}"#;
+    let run = |body: String| {
+        std::fs::write(&jobs, body).unwrap();
+        let child = servebench()
+            .args([
+                "run",
+                "--sim-preset",
+                "exact",
+                "--quiet",
+                "--output-len",
+                "4",
+            ])
+            .args(["--dataset-name", "graph", "--num-prompts", "3"])
+            .args(["--dataset-path", jobs.to_str().unwrap()])
+            .args(["--result-dir", dir.path().to_str().unwrap()])
+            .args(["--result-filename", "r.json"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        finish_within(child, Duration::from_secs(60), "graph")
+    };
+    let out = run(format!("{fan}\n\n{pair}\n"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let rs = records(dir.path());
+    assert_eq!(rs.len(), 4 + 2 + 4, "every call of the 3 jobs");
+    assert!(rs.iter().all(|r| r.outcome.is_ok()), "{rs:?}");
+    let asked: u64 = rs.iter().filter_map(|r| r.output_len_requested).sum();
+    assert_eq!(asked, 2 * (3 + 2 + 2 + 4) + (1 + 4));
+    let _ = std::fs::remove_file(dir.path().join("r.json"));
+    let _ = std::fs::remove_file(dir.path().join("r.records.jsonl"));
+    let cycle = r#"{"calls": [{"id": "a", "after": ["b"], "input_len": 1}, {"id": "b", "after": ["a"], "input_len": 1}]}"#;
+    let out = run(format!("{fan}\n{cycle}\n"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("jobs.jsonl line 2") && stderr.contains(r#"cycle: "a" -> "b" -> "a""#),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("r.json").exists());
 }

@@ -1,8 +1,9 @@
 //! The `agentic` dataset's jobs: `depth` levels of `fanout` parallel calls. Level 0's calls
 //! start with their job; each call of level k + 1 waits for every call of level k, is sent
 //! `gap_ms` after the last of them ended, and carries all of their replies after its own text
-//! (docs/datasets.md, "Jobs", has the picture). The calls' own texts are any dataset's
-//! prompts (random text of exact length here): this module only gives each its place.
+//! (docs/workloads.md, "Jobs (agentic workloads)", has the picture). The calls' own texts
+//! are any dataset's prompts (random text of exact length here): this module only gives each
+//! its place.
 
 use crate::config::workload::AgenticShape;
 use crate::measure::job::CallPlace;

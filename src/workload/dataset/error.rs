@@ -1,6 +1,6 @@
 //! Why prompts could not be built: [`DatasetError`], and what is wrong with one line of a
-//! jsonl file ([`JsonlLineError`]) or of a trace ([`TraceLineError`]), each carried by the
-//! error that names the file and the line.
+//! jsonl file ([`JsonlLineError`]), of a trace ([`TraceLineError`]) or of a graph file
+//! ([`GraphLineError`]), each carried by the error that names the file and the line.
 //!
 //! A leaf beside the datasets: each of them may use it, and it imports none of them. A new
 //! way to fail is a variant here with its one-line message.
@@ -10,6 +10,10 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::config::limits::{MAX_TOKENS, MAX_WAIT_S};
+use crate::measure::job::{MAX_CALLS_PER_JOB, MAX_GAP_MS};
+
+/// The longest id of a call in a graph file, bytes.
+pub const MAX_ID_BYTES: usize = 256;
 
 /// Why prompts could not be built. Each message is one line naming the file or setting.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +47,12 @@ pub enum DatasetError {
         path: PathBuf,
         line: usize,
         reason: TraceLineError,
+    },
+    #[error("{path} line {line}: {reason}")]
+    BadGraphLine {
+        path: PathBuf,
+        line: usize,
+        reason: GraphLineError,
     },
     #[error("{path}: no conversation passes the filters ({reason})")]
     NoValidPrompts { path: PathBuf, reason: String },
@@ -135,4 +145,71 @@ pub enum TraceLineError {
     TooManyBlocks { ids: u64, block: u64, tokens: u64 },
     #[error("input_length {input} does not fit {ids} hash_ids of {block} tokens (the last block must hold 1..={block})")]
     BlocksDoNotFit { input: u64, ids: u64, block: u64 },
+}
+
+/// What is wrong with one line (one job) of a graph file (the line's number is in
+/// [`DatasetError::BadGraphLine`]). Ids are shown escaped (`{:?}`), each at most
+/// [`MAX_ID_BYTES`] bytes, so a message stays one short line whatever the file holds.
+#[derive(Debug, thiserror::Error)]
+pub enum GraphLineError {
+    #[error("longer than {0} bytes (one job a line)")]
+    TooLong(usize),
+    #[error("the file's lines up to this one are more than {0} bytes")]
+    FileTooLarge(u64),
+    #[error("not UTF-8 text")]
+    NotUtf8,
+    #[error("not valid JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("expected a JSON object {{\"calls\": [...]}}")]
+    NotAnObject,
+    #[error("unknown key {0:?}: a job line takes only \"calls\"")]
+    JobKey(String),
+    #[error("\"calls\" must be a non-empty array of calls")]
+    NoCalls,
+    #[error("the job has {0} calls, more than {MAX_CALLS_PER_JOB}")]
+    TooManyCalls(usize),
+    #[error("call {0} (from 0) must be a JSON object")]
+    CallNotObject(usize),
+    #[error("call {0} (from 0): \"id\" must be a string of 1 to {MAX_ID_BYTES} bytes")]
+    Id(usize),
+    #[error("call {id:?}: unknown key {key:?} (a call takes id, after, gap_ms, prompt, input_len, output_len, splice)")]
+    CallKey { id: String, key: String },
+    #[error("two calls have the id {0:?}")]
+    DuplicateId(String),
+    #[error("call {0:?}: give exactly one of \"prompt\" (its text) and \"input_len\" (random text of that many tokens)")]
+    OneText(String),
+    #[error("call {0:?}: \"prompt\" must be a string")]
+    PromptNotText(String),
+    #[error("call {0:?}: its \"prompt\" is 0 tokens")]
+    EmptyPrompt(String),
+    #[error("call {id:?}: {field} must be a whole number in 1..={MAX_TOKENS} (as --{flag}), got {value}", flag = field.replace('_', "-"))]
+    Len {
+        id: String,
+        field: &'static str,
+        value: Value,
+    },
+    #[error(
+        "call {id:?}: \"gap_ms\" must be a number of ms in [0, {MAX_GAP_MS}] (a week), got {value}"
+    )]
+    Gap { id: String, value: Value },
+    #[error("call {id:?}: {field:?} must be an array of call ids")]
+    Names { id: String, field: &'static str },
+    #[error("call {id:?}: {field:?} names {name:?}, which is no call of this job")]
+    UnknownId {
+        id: String,
+        field: &'static str,
+        name: String,
+    },
+    #[error("call {id:?}: {field:?} names {name:?} twice")]
+    Twice {
+        id: String,
+        field: &'static str,
+        name: String,
+    },
+    #[error("\"after\" makes a cycle: {0} (each waits for the next)")]
+    Cycle(String),
+    #[error(
+        "call {id:?} splices {name:?}, which is not upstream of it (not reached through \"after\")"
+    )]
+    NotUpstream { id: String, name: String },
 }

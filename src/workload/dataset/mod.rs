@@ -19,7 +19,8 @@ pub mod agentic;
 mod book;
 mod common;
 mod error;
-mod graph;
+pub mod graph;
+mod graph_line;
 mod jsonl;
 mod sharegpt;
 mod synthetic;
@@ -32,7 +33,7 @@ use crate::tokenizer::Tokenizer;
 
 pub(crate) use common::LengthSampler;
 pub use common::{Prompt, MAX_LEN};
-pub use error::{DatasetError, JsonlLineError, TraceLineError};
+pub use error::{DatasetError, GraphLineError, JsonlLineError, TraceLineError, MAX_ID_BYTES};
 pub use jsonl::one_clip_per_line;
 pub use sharegpt::{SHAREGPT_MAX_PROMPT_LEN, SHAREGPT_MAX_TOTAL_LEN, SHAREGPT_MIN_LEN};
 
@@ -112,7 +113,13 @@ pub fn build(
             agentic::assign(&mut prompts, shape, |p, c| p.call = Some(c));
             Ok(prompts)
         }
-        Dataset::Graph { path, .. } => graph::build(path, tok, output_len, n),
+        Dataset::Graph { path, .. } => {
+            let text = graph::Text {
+                make: &|len, rng| synthetic::exact_text(tok, len, rng),
+                count: &|text| tok.count(text),
+            };
+            graph::build(path, &text, output_len, n, seed)
+        }
     }
 }
 

@@ -113,6 +113,16 @@ pub(super) fn usable_words(tok: &Tokenizer) -> Result<&WordTokens, DatasetError>
     Ok(words)
 }
 
+/// Vocabulary words, exactly `target` tokens (a `graph` call's `input_len`), as `random`
+/// makes its prompts.
+pub(super) fn exact_text(
+    tok: &Tokenizer,
+    target: u64,
+    rng: &mut StdRng,
+) -> Result<String, DatasetError> {
+    word_text(tok, usable_words(tok)?, "", target, rng)
+}
+
 /// `head` followed by vocabulary words, exactly `target` tokens in all (`head` is kept
 /// verbatim; with an empty head the text starts with a letters-only word).
 fn word_text(
