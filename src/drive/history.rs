@@ -161,6 +161,37 @@ pub fn unbuilt(req: &RequestSpec, scheduled_ns: u64, now_ns: u64, why: String) -
     }
 }
 
+/// A job's call `k` as sent on an API that takes a prompt: `text` (its own text and the
+/// replies it carries) as one user message rendered with the chat template where the client
+/// has one, and the result counted with the run's tokenizer where it has one (`None`: words,
+/// counted by the caller, or no tokenizer). Both off the measuring thread, as a turn's render
+/// is (their cost grows with the upstream replies, text from outside).
+pub async fn render_call(
+    client: &Arc<Client>,
+    text: String,
+    k: usize,
+    cancel: &CancellationToken,
+) -> Result<(String, Option<u64>), Unbuilt> {
+    if client.chat_template().is_none() && client.tokenizer().is_none() {
+        return Ok((text, None));
+    }
+    let c = client.clone();
+    let work = move || {
+        let prompt = match c.chat_template() {
+            Some(t) => t.render(&serde_json::json!([{"role": "user", "content": text}]))?,
+            None => text,
+        };
+        let count = c.tokenizer().map(|t| t.count(&prompt) as u64);
+        Ok::<_, TemplateError>((prompt, count))
+    };
+    match off_thread(work, RENDER_TIME_LIMIT, cancel).await {
+        Ok(Ok(built)) => Ok(built),
+        Ok(Err(e)) => Err(Unbuilt::Failed(format!("call {k}: {e}"))),
+        Err(Wait::Cancelled) => Err(Unbuilt::Cancelled),
+        Err(wait) => Err(Unbuilt::Failed(format!("call {k}: {}", wait.error(client)))),
+    }
+}
+
 /// Renders the representative conversation of `ChatTemplate::check` off the measuring
 /// thread, within [`RENDER_TIME_LIMIT`]: the run's start-up check of its template (none:
 /// nothing to check).

@@ -350,6 +350,7 @@ fn add(a: DriveSummary, b: DriveSummary) -> DriveSummary {
     DriveSummary {
         sent: a.sent + b.sent,
         planned: a.planned.zip(b.planned).map(|(x, y)| x + y),
+        jobs_planned: a.jobs_planned.zip(b.jobs_planned).map(|(x, y)| x + y),
         unsent,
         window_end,
     }

@@ -52,6 +52,9 @@ pub struct DriveSummary {
     /// The requests planned, `sent + unsent`; `None` for a time window at an unbounded rate
     /// (no fixed count), or one stopped with more than [`PLANNED_COUNT_MAX`] arrivals left.
     pub planned: Option<u64>,
+    /// Of a run of agentic jobs, the jobs planned (its arrivals: each sends one job), known
+    /// as `planned` is; `None` for a run of other requests.
+    pub jobs_planned: Option<u64>,
     /// Planned requests never sent, by why.
     pub unsent: Unsent,
     /// A time-bounded run that reached its window's end (not stopped before).
@@ -124,16 +127,23 @@ pub async fn drive(
     let halted = run.send_by_schedule(&mut pool, trace, &mut sending).await;
     run.wait_for_window_end(&mut sending).await;
     let end = run.drain(&mut sending).await;
-    let (unsent, known) = run.unsent(halted, total, pool.sizes, &sending).await;
+    let jobs = pool.jobs;
+    let arrivals = pool.arrivals(count, |id| run.owned(id));
+    let (unsent, known) = run.unsent(halted, total, pool, &mut sending).await;
     // A count-bounded run's plan is known from the start; a window's is what was sent and
     // what was due in it but not sent, and a closed loop's is unknown.
-    let planned = match run.window_end {
-        None => Some(total),
-        Some(_) => (known && !run.closed_loop).then(|| sending.talked.sent + unsent.total()),
+    let (planned, jobs_planned) = match run.window_end {
+        None => (Some(total), Some(arrivals)),
+        Some(_) => {
+            let known = known && !run.closed_loop;
+            let planned = known.then(|| sending.talked.sent + unsent.total());
+            (planned, known.then_some(sending.arrivals))
+        }
     };
     DriveSummary {
         sent: sending.talked.sent,
         planned,
+        jobs_planned: jobs_planned.filter(|_| jobs),
         unsent,
         window_end: end,
     }
@@ -164,6 +174,9 @@ struct Sending {
     talked: Talked,
     /// Turns of the conversations handed to a task.
     dispatched: u64,
+    /// The arrivals handed to a task, and (a window's, once counted) those its schedule
+    /// still held when it halted.
+    arrivals: u64,
     /// The time window ended (the run's sends with it).
     timed_out: bool,
 }
@@ -186,6 +199,7 @@ impl Sending {
             tasks: JoinSet::new(),
             talked: Talked::default(),
             dispatched: 0,
+            arrivals: 0,
             timed_out: false,
         }
     }
@@ -335,6 +349,7 @@ impl<'a> Run<'a> {
         s: &mut Sending,
     ) {
         s.dispatched += reqs.len() as u64;
+        s.arrivals += 1;
         // A trace's later turns are due at their own times too (real clock ns).
         let due: Vec<Option<u64>> = (reqs.iter().skip(1))
             .map(|r| r.offset_ns.map(|o| self.real_ns(o as f64)))
@@ -348,11 +363,16 @@ impl<'a> Run<'a> {
             live: self.sink.live.clone(),
             clock: self.clock,
             think: span(shape.think_time_s.unwrap_or(0.0) / self.time_scale),
+            time_scale: self.time_scale,
             window_end: self.window_end,
             history: shape.history_limits(),
         };
+        let job = reqs.first().is_some_and(|r| r.call.is_some());
         s.tasks.spawn(async move {
-            let talked = talk.converse(id, reqs, scheduled_ns, due).await;
+            let talked = match job {
+                true => talk.run_job(id, reqs, scheduled_ns).await,
+                false => talk.converse(id, reqs, scheduled_ns, due).await,
+            };
             drop(permit);
             talked
         });
@@ -439,8 +459,8 @@ impl<'a> Run<'a> {
         &self,
         halted: Option<Halted>,
         total: u64,
-        sizes: Vec<u64>,
-        s: &Sending,
+        pool: Pool,
+        s: &mut Sending,
     ) -> (Unsent, bool) {
         let mut unsent = s.talked.unsent;
         let Some(h) = halted else {
@@ -458,37 +478,49 @@ impl<'a> Run<'a> {
             return (unsent, true);
         }
         let why = h.why;
-        match left_in_window(h, sizes, self.spec.shard).await {
-            Some(left) if why == Halt::Stopped => unsent.stopped += left,
-            Some(left) => unsent.window_ended += left,
+        let counts = (pool.sizes, pool.firsts);
+        let (left, arrivals) = match left_in_window(h, counts, self.spec.shard).await {
+            Some(left) => left,
             None => return (unsent, false),
+        };
+        match why {
+            Halt::Stopped => unsent.stopped += left,
+            Halt::WindowEnded => unsent.window_ended += left,
         }
+        s.arrivals += arrivals;
         (unsent, true)
     }
 }
 
 /// The turns a time window still held when its schedule's loop halted at `h.id` (of each
 /// conversation a shard owns, every turn when stopped; its first when the window ended: its
-/// later turns would come due after the window's end, so they were not planned). Counted off
-/// the measuring thread (with every request ended, nothing is timed any more, but the monitor
-/// still is); `None` past [`PLANNED_COUNT_MAX`].
-async fn left_in_window(h: Halted, sizes: Vec<u64>, shard: Option<Shard>) -> Option<u64> {
+/// later turns would come due after the window's end, so they were not planned; of a job, the
+/// calls it starts with), and the arrivals. `counts`: each conversation's turns, and those it
+/// starts with. Counted off the measuring thread (with every request ended, nothing is timed
+/// any more, but the monitor still is); `None` past [`PLANNED_COUNT_MAX`].
+async fn left_in_window(
+    h: Halted,
+    counts: (Vec<u64>, Vec<u64>),
+    shard: Option<Shard>,
+) -> Option<(u64, u64)> {
     let Halted { why, id, rest } = h;
     let rest = std::iter::once(id).chain(rest.map(|(id, _)| id));
+    let (sizes, firsts) = counts;
     let n = sizes.len() as u64;
     let turns = move |id: u64| match why {
-        Halt::WindowEnded => 1,
+        Halt::WindowEnded => firsts[(id % n) as usize],
         Halt::Stopped => sizes[(id % n) as usize],
     };
     let counted = tokio::task::spawn_blocking(move || {
-        let mut left = 0u64;
+        let (mut left, mut arrivals) = (0u64, 0u64);
         for id in rest.filter(|&id| shard.is_none_or(|s| s.owns(id))) {
             if left > PLANNED_COUNT_MAX {
                 return None;
             }
             left += turns(id);
+            arrivals += 1;
         }
-        Some(left)
+        Some((left, arrivals))
     });
     counted.await.ok().flatten()
 }

@@ -13,6 +13,7 @@ pub mod arrivals;
 pub mod early_stop;
 pub mod error;
 pub mod history;
+mod job;
 pub mod lanes;
 pub mod load;
 pub mod mix;

@@ -21,6 +21,11 @@ pub(super) struct Pool {
     pass_len: u64,
     /// Each conversation's turns.
     pub(super) sizes: Vec<u64>,
+    /// The requests each conversation starts with: its first turn, or a job's calls that
+    /// wait for nothing.
+    pub(super) firsts: Vec<u64>,
+    /// Whether its conversations are agentic jobs.
+    pub(super) jobs: bool,
 }
 
 impl Pool {
@@ -36,6 +41,15 @@ impl Pool {
             })
             .collect();
         let sizes: Vec<u64> = pool.iter().map(|c| c.len() as u64).collect();
+        let firsts: Vec<u64> = (pool.iter())
+            .map(|c| match c.first().is_some_and(|r| r.call.is_some()) {
+                true => (c.iter())
+                    .filter(|r| r.call.as_ref().is_some_and(|p| p.after.is_empty()))
+                    .count() as u64,
+                false => 1,
+            })
+            .collect();
+        let jobs = (pool.iter()).any(|c| c.first().is_some_and(|r| r.call.is_some()));
         let trace: Option<Vec<u64>> = (pool.iter())
             .map(|c| c.first()?.offset_ns)
             .collect::<Option<Vec<u64>>>()
@@ -48,6 +62,8 @@ impl Pool {
             first_id,
             pass_len: sizes.iter().sum(),
             sizes,
+            firsts,
+            jobs,
         };
         (pool, trace)
     }
@@ -59,6 +75,13 @@ impl Pool {
             .filter(|&id| owns(id))
             .filter_map(|id| self.sizes.get(usize::try_from(id).ok()?))
             .sum()
+    }
+
+    /// The arrivals a count-bounded run plans: of its first `count`, those it `owns` that
+    /// the pool has.
+    pub(super) fn arrivals(&self, count: u64, owns: impl Fn(u64) -> bool) -> u64 {
+        let n = self.sizes.len() as u64;
+        (0..count.min(n)).filter(|&id| owns(id)).count() as u64
     }
 
     /// Whether the pool has nothing for schedule position `id`: it is empty, or `id` is past

@@ -54,6 +54,8 @@ pub(super) struct Talk {
     pub(super) clock: Clock,
     /// Think time between turns, real time.
     pub(super) think: Duration,
+    /// The server's clock speed-up (1 for a real server): a job's gaps are in its time.
+    pub(super) time_scale: f64,
     /// A time-bounded run's end: no turn starts after it.
     pub(super) window_end: Option<tokio::time::Instant>,
     /// What a conversation's history may hold.

@@ -60,6 +60,9 @@ pub struct Unsent {
     /// Due inside the time window, still waiting for a `--max-concurrency` slot when it ended.
     #[serde(default)]
     pub window_ended: u64,
+    /// Calls of a job that wait, directly or through others, for a call of it that failed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub upstream_failed: u64,
 }
 
 impl Unsent {
@@ -67,6 +70,7 @@ impl Unsent {
         self.stopped
             .saturating_add(self.earlier_turn_failed)
             .saturating_add(self.window_ended)
+            .saturating_add(self.upstream_failed)
     }
 
     pub fn is_none(&self) -> bool {
@@ -79,6 +83,7 @@ impl Unsent {
         self.earlier_turn_failed =
             (self.earlier_turn_failed).saturating_add(other.earlier_turn_failed);
         self.window_ended = self.window_ended.saturating_add(other.window_ended);
+        self.upstream_failed = (self.upstream_failed).saturating_add(other.upstream_failed);
     }
 
     /// "52 after the run stopped, 3 after …", the non-zero reasons.
@@ -92,6 +97,10 @@ impl Unsent {
             (
                 self.window_ended,
                 "waiting for a concurrency slot when the time window ended",
+            ),
+            (
+                self.upstream_failed,
+                "after a call of their job they wait for failed",
             ),
         ];
         (parts.iter())

@@ -242,6 +242,11 @@ impl Client {
         self.chat_template.as_deref()
     }
 
+    /// The run's tokenizer (`--tokenizer`), which counts answers; `None` in words.
+    pub fn tokenizer(&self) -> Option<&Tokenizer> {
+        self.tokenizer.as_ref()
+    }
+
     /// Sets the server's clock speed-up when it is learnt after the client was made (an
     /// external `servebench sim --time-scale K`, from its `/sim/info`).
     pub fn set_time_scale(&self, k: f64) {

@@ -69,8 +69,9 @@ impl Client {
             Err((kind, why)) => return unsent(spec, scheduled_ns, clock.now_ns(), kind, why),
         };
         let header = spec.class.as_ref().and_then(|c| c.header.as_ref());
-        // A conversation's turn keeps its reply: the next turn's history holds it.
-        let save_text = self.save_text || spec.turn.is_some();
+        // A conversation's turn keeps its reply: the next turn's history holds it; so does a
+        // job's call (a later call may carry it).
+        let save_text = self.save_text || spec.turn.is_some() || spec.call.is_some();
         let mut state = self.stream(spec, scheduled_ns, save_text, (&body, &request, max_tokens));
         // A whole answer is judged against the body as sent; a streamed one never reads it
         // again, so it is freed before the wait (the prompt's text, once more, per stream).
