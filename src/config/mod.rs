@@ -34,6 +34,7 @@ mod defaults;
 pub mod error;
 pub mod figure;
 pub mod guided;
+pub mod job_figure;
 pub mod limits;
 pub mod load;
 pub mod lora;
