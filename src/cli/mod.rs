@@ -202,7 +202,8 @@ pub struct RunArgs {
     #[arg(help_heading = heading::OUTPUT, long, default_value = "99", value_delimiter = ',', value_parser = parse_percentile)]
     pub metric_percentiles: Vec<f64>,
     /// Goodput SLOs, e.g. `--goodput ttft:500 tpot:50`: a request is good when it meets all;
-    /// `valid_output:1` (with --structured-output): and its answer is valid.
+    /// `valid_output:1` (with --structured-output): and its answer is valid; `jct:MS` (a
+    /// dataset of jobs): a completed job is good when it took at most MS.
     #[arg(help_heading = heading::OUTPUT, long, num_args = 1..)]
     pub goodput: Vec<structured::GoodputTerm>,
     /// Directory for the result and records files.

@@ -104,7 +104,7 @@ pub struct Gate {
 }
 
 /// `tpot:5` (a short name means the mean: `ttft`, `tpot`, `itl`, `e2el`) or
-/// `p99_ttft_ms:10`, `output_throughput:3`.
+/// `p99_ttft_ms:10`, `output_throughput:3`, a job figure (`jobs_per_s:5`).
 pub(super) fn parse_gate(s: &str) -> Result<Gate, FlagError> {
     let bad = || FlagError::Gate(s.to_string());
     let (name, pct) = s.split_once(':').ok_or_else(bad)?;
@@ -118,11 +118,33 @@ pub(super) fn parse_gate(s: &str) -> Result<Gate, FlagError> {
             crate::config::metric::MetricKey::new(crate::config::metric::Stat::Mean, m).to_string()
         }
         Err(_)
-            if name.ends_with("_ms") || name.contains("throughput") || name.contains("goodput") =>
+            if name.ends_with("_ms")
+                || name.contains("throughput")
+                || name.contains("goodput")
+                || crate::config::figure::JobFigure::named(&name).is_some() =>
         {
             name
         }
         Err(_) => return Err(bad()),
     };
     Ok(Gate { metric, percent })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A gate takes a job figure's name, as a request figure's.
+    #[test]
+    fn gates_take_job_figures() {
+        for name in [
+            "p99_jct_ms",
+            "jobs_per_s",
+            "jct_slo_attainment",
+            "job_goodput",
+        ] {
+            assert_eq!(parse_gate(&format!("{name}:5")).unwrap().metric, name);
+        }
+        assert!(parse_gate("jobs_nope:5").is_err());
+    }
 }

@@ -283,6 +283,7 @@ impl RunArgs {
             percentile_metrics: self.percentile_metrics.clone(),
             goodput: structured::slos(&self.goodput),
             goodput_valid_output: structured::wants_valid_output(&self.goodput),
+            job_goodput: structured::job_slos(&self.goodput),
             simulated,
             save_generated_text: self.save_generated_text,
             steady_state: self.steady_state == super::SteadyState::Auto,
@@ -382,8 +383,11 @@ impl SearchArgs {
         if !(self.precision > 0.0 && self.precision < 1.0) {
             return Err(PlanError::Precision(self.precision));
         }
-        // A search over prefixes judges the hit rates; its SLOs are optional.
-        if self.run.goodput.is_empty() && self.by != LoadParameter::NumPrefixes {
+        // A search over prefixes judges the hit rates; its SLOs are optional. It judges
+        // requests: a job SLO (`jct:MS`) alone is not one of its SLOs.
+        let request_slos =
+            (self.run.goodput.iter()).any(|t| !matches!(t, structured::GoodputTerm::Job(_)));
+        if !request_slos && self.by != LoadParameter::NumPrefixes {
             return Err(PlanError::SearchWithoutSlo);
         }
         if self.by == LoadParameter::NumPrefixes

@@ -14,13 +14,15 @@ use super::heading;
 use crate::config::error::{ConfigError, ValueError};
 use crate::config::guided::{self, Pattern};
 use crate::config::structured::StructuredOutput;
-use crate::config::Slo;
+use crate::config::{JobSlo, Slo};
 
-/// One term of `--goodput`: a latency SLO, or `valid_output:1` (the answer is valid).
+/// One term of `--goodput`: a latency SLO, `valid_output:1` (the answer is valid), or a job's
+/// completion time (`jct:MS`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum GoodputTerm {
     Slo(Slo),
     ValidOutput,
+    Job(JobSlo),
 }
 
 impl std::str::FromStr for GoodputTerm {
@@ -29,6 +31,7 @@ impl std::str::FromStr for GoodputTerm {
         match s.trim().strip_prefix("valid_output:") {
             Some("1") => Ok(GoodputTerm::ValidOutput),
             Some(_) => Err(ValueError::ValidOutput(s.to_string())),
+            None if s.trim().starts_with("jct:") => s.parse().map(GoodputTerm::Job),
             None => s.parse().map(GoodputTerm::Slo),
         }
     }
@@ -38,9 +41,18 @@ impl std::str::FromStr for GoodputTerm {
 pub fn slos(terms: &[GoodputTerm]) -> Vec<Slo> {
     let slo = |t: &GoodputTerm| match t {
         GoodputTerm::Slo(s) => Some(*s),
-        GoodputTerm::ValidOutput => None,
+        GoodputTerm::ValidOutput | GoodputTerm::Job(_) => None,
     };
     terms.iter().filter_map(slo).collect()
+}
+
+/// The job SLOs of `--goodput` (`jct:MS`).
+pub fn job_slos(terms: &[GoodputTerm]) -> Vec<JobSlo> {
+    let job = |t: &GoodputTerm| match t {
+        GoodputTerm::Job(s) => Some(*s),
+        _ => None,
+    };
+    terms.iter().filter_map(job).collect()
 }
 
 /// Whether `--goodput` asks for valid answers.

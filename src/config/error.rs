@@ -63,7 +63,7 @@ pub enum ValueError {
     Rate(String),
     #[error("unknown metric '{0}' (expected ttft, tpot, itl or e2el)")]
     Metric(String),
-    #[error("invalid goodput SLO '{0}' (expected METRIC:MS, e.g. ttft:500; METRIC is ttft, tpot, e2el or ttfa)")]
+    #[error("invalid goodput SLO '{0}' (expected METRIC:MS, e.g. ttft:500; METRIC is ttft, tpot, e2el, ttfa, or jct for a job)")]
     Slo(String),
     #[error("invalid goodput term '{0}': valid_output takes 1 (a good request's answer is valid)")]
     ValidOutput(String),

@@ -1,8 +1,9 @@
 //! The key of every figure a view shows and a comparison judges: [`FigureKey`], one of a run
 //! figure ([`RunFigure`], vLLM's run-level keys), a latency statistic ([`MetricKey`]), a
 //! price or energy figure ([`CostFigure`]), a TTFT part's mean ([`TtftPart`]), a figure under
-//! llmperf's own definition ([`LlmperfFigure`]), or a figure servebench does not know
-//! ([`FigureKey::Other`], kept under its name, never judged).
+//! llmperf's own definition ([`LlmperfFigure`]), a figure of an agentic run's jobs
+//! ([`JobFigure`]), or a figure servebench does not know ([`FigureKey::Other`], kept under
+//! its name, never judged).
 //!
 //! Each key knows its name (the one the documents save: `output_throughput`, `p99_ttft_ms`,
 //! `mean_ttft_part_prefill_ms`, `llmperf_output_throughput`), its [`Unit`], which way is
@@ -24,6 +25,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+pub use super::job_figure::JobFigure;
 use super::metric::{Metric, MetricKey, Stat};
 pub use super::run_figure::RunFigure;
 pub use super::unit::{Better, Unit};
@@ -172,6 +174,8 @@ pub enum FigureKey {
     /// The mean of a TTFT part.
     TtftPart(TtftPart),
     Llmperf(LlmperfFigure),
+    /// A figure of an agentic run's jobs (`mean_jct_ms`, `jobs_per_s`).
+    Job(JobFigure),
     /// A figure servebench does not know (a newer tool's key): shown under its name, with no
     /// unit and no direction, so never judged.
     Other(String),
@@ -198,6 +202,9 @@ impl FigureKey {
         {
             return Some(FigureKey::TtftPart(part));
         }
+        if let Some(j) = JobFigure::named(s) {
+            return Some(FigureKey::Job(j));
+        }
         if s.starts_with("llmperf_") {
             return LlmperfFigure::parse(s).map(FigureKey::Llmperf);
         }
@@ -216,6 +223,7 @@ impl FigureKey {
             FigureKey::Latency(_) | FigureKey::TtftPart(_) => Some(Unit::Milliseconds),
             FigureKey::Cost(c) => Some(c.unit()),
             FigureKey::Llmperf(l) => Some(l.unit()),
+            FigureKey::Job(j) => Some(j.unit()),
             FigureKey::Other(_) => None,
         }
     }
@@ -230,6 +238,7 @@ impl FigureKey {
                 Some(Better::Lower)
             }
             FigureKey::Llmperf(l) => l.better(),
+            FigureKey::Job(j) => j.better(),
             FigureKey::Other(_) => None,
         }
     }
@@ -248,6 +257,7 @@ impl FigureKey {
                 };
                 (1 + k.metric as u8, stat, p)
             }
+            FigureKey::Job(j) => (8, *j as u8, 0.0),
             _ => (9, 0, 0.0),
         }
     }
@@ -261,6 +271,7 @@ impl fmt::Display for FigureKey {
             FigureKey::Cost(c) => f.write_str(c.name()),
             FigureKey::TtftPart(p) => write!(f, "mean_ttft_part_{}_ms", p.key()),
             FigureKey::Llmperf(l) => f.write_str(&l.name()),
+            FigureKey::Job(j) => f.write_str(j.name()),
             FigureKey::Other(s) => f.write_str(s),
         }
     }
@@ -334,6 +345,12 @@ impl From<TtftPart> for FigureKey {
 impl From<LlmperfFigure> for FigureKey {
     fn from(l: LlmperfFigure) -> FigureKey {
         FigureKey::Llmperf(l)
+    }
+}
+
+impl From<JobFigure> for FigureKey {
+    fn from(j: JobFigure) -> FigureKey {
+        FigureKey::Job(j)
     }
 }
 

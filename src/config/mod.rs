@@ -25,7 +25,7 @@ pub use self::load::{LoadSpec, RequestRate};
 pub use self::metric::Metric;
 pub use self::run::RunConfig;
 pub use self::scrape::ScrapeSpec;
-pub use self::slo::{Slo, SloMetric};
+pub use self::slo::{JobSlo, Slo, SloMetric};
 pub use self::workload::{Dataset, WorkloadSpec, DEFAULT_INPUT_LEN};
 
 pub mod audio;
@@ -34,6 +34,7 @@ mod defaults;
 pub mod error;
 pub mod figure;
 pub mod guided;
+pub mod job_figure;
 pub mod limits;
 pub mod load;
 pub mod lora;

@@ -120,3 +120,15 @@ fn jobs_datasets_refuse_turns_the_server_s_tokenizer_and_too_many_calls() {
     c.load.num_prompts = 1_000_000;
     assert!(c.validate().is_ok());
 }
+
+/// A job SLO bounds a job: refused in one line naming `--goodput` for a dataset without jobs.
+#[test]
+fn a_job_slo_needs_a_dataset_of_jobs() {
+    let c = RunConfig {
+        job_goodput: vec!["jct:5000".parse().unwrap()],
+        ..RunConfig::default()
+    };
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.contains("--goodput") && e.contains("jct:MS"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+}

@@ -55,6 +55,10 @@ impl RunConfig {
             let why = "valid_output:1 counts valid structured answers: give --structured-output";
             return bad("--goodput", why.into());
         }
+        if !self.job_goodput.is_empty() && !self.workload.dataset.jobs() {
+            let why = "jct:MS bounds a job's completion time: give a dataset of jobs (--dataset-name graph or agentic)";
+            return bad("--goodput", why.into());
+        }
         Ok(())
     }
 

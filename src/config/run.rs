@@ -12,7 +12,7 @@ use super::backend::BackendKind;
 use super::load::LoadSpec;
 use super::metric::Metric;
 use super::mix_spec::{Mix, MixAlone};
-use super::slo::Slo;
+use super::slo::{JobSlo, Slo};
 use super::workload::WorkloadSpec;
 use super::{audio, defaults, lora, structured, tags, url};
 
@@ -95,6 +95,9 @@ pub struct RunConfig {
     /// `--goodput valid_output:1`: a good request's structured answer is also valid.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub goodput_valid_output: bool,
+    /// `--goodput jct:MS`: the job SLOs of an agentic run (docs/metrics.md, "Job goodput").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_goodput: Vec<JobSlo>,
     /// `--label`, `--metadata`, `--cost-per-hour`.
     #[serde(default, flatten)]
     pub tags: tags::Tags,
@@ -148,6 +151,7 @@ impl Default for RunConfig {
             lora_modules: Vec::new(),
             structured: None,
             goodput_valid_output: false,
+            job_goodput: Vec::new(),
             tags: tags::Tags::default(),
             mix: None,
             probe_request_rate: None,

@@ -1,6 +1,9 @@
 //! Goodput's service-level objectives: a [`Slo`] bounds one per-request latency
 //! ([`SloMetric`]), parsed from `--goodput`'s `METRIC:MS` terms and saved in the result. A
-//! request is good when every SLO of its run (or of its mix class) holds. Pure values.
+//! request is good when every SLO of its run (or of its mix class) holds. A [`JobSlo`] bounds
+//! an agentic job's completion time (`--goodput jct:MS`): a completed job is good when every
+//! job SLO holds; request SLOs judge requests (a job's calls among them), never jobs
+//! (docs/metrics.md, "Job goodput"). Pure values.
 
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
@@ -60,5 +63,57 @@ impl FromStr for Slo {
                 ms: value.to_string(),
             })?;
         Ok(Slo { metric, max_ms })
+    }
+}
+
+/// A job's service-level objective (`--goodput jct:MS`): a completed job is good when its
+/// completion time is at most `max_jct_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobSlo {
+    /// Upper bound on the job's completion time, milliseconds.
+    pub max_jct_ms: f64,
+}
+
+impl JobSlo {
+    /// True when a job that took `jct_ms` meets it.
+    pub fn holds(&self, jct_ms: f64) -> bool {
+        jct_ms <= self.max_jct_ms
+    }
+}
+
+impl FromStr for JobSlo {
+    type Err = ValueError;
+    /// `jct:MS`, MS a positive number.
+    fn from_str(s: &str) -> Result<Self, ValueError> {
+        let value =
+            (s.trim().strip_prefix("jct:")).ok_or_else(|| ValueError::Slo(s.to_string()))?;
+        let max_jct_ms: f64 = (value.trim().parse().ok())
+            .filter(|v: &f64| v.is_finite() && *v > 0.0)
+            .ok_or_else(|| ValueError::SloBound {
+                slo: s.to_string(),
+                ms: value.to_string(),
+            })?;
+        Ok(JobSlo { max_jct_ms })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_slo_is_jct_and_a_positive_number_of_ms() {
+        let slo: JobSlo = "jct:2500".parse().unwrap();
+        assert_eq!(slo.max_jct_ms, 2500.0);
+        assert!(slo.holds(2500.0) && !slo.holds(2500.1));
+        for bad in ["jct:0", "jct:-5", "jct:inf", "jct:NaN", "jct:", "jct:5ms"] {
+            let e = bad.parse::<JobSlo>().unwrap_err().to_string();
+            assert!(
+                e.contains(bad) && e.contains("positive number"),
+                "{bad}: {e}"
+            );
+            assert!(!e.contains('\n'), "{e}");
+        }
+        assert!("ttft:5".parse::<JobSlo>().is_err());
     }
 }

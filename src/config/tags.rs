@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 78] = [
+const RESULT_KEYS: [&str; 79] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -79,6 +79,7 @@ const RESULT_KEYS: [&str; 78] = [
     "stopped_early",
     "steady_state",
     "mix",
+    "jobs",
     "join",
     "per_adapter",
     "window_end",

@@ -40,6 +40,12 @@ pub enum Unit {
     Bytes,
     /// Seconds of audio served per second (a real-time factor: vLLM's `rtfx`).
     RealTimeFactor,
+    /// A number of agentic jobs, and jobs completed per second.
+    Jobs,
+    JobsPerSecond,
+    /// Calls per job, and tokens per job, on average.
+    CallsPerJob,
+    TokensPerJob,
 }
 
 impl Unit {
@@ -66,6 +72,10 @@ impl Unit {
             Unit::TokensPerVideo => "tokens/video",
             Unit::Bytes => "bytes",
             Unit::RealTimeFactor => "audio s/s",
+            Unit::Jobs => "jobs",
+            Unit::JobsPerSecond => "jobs/s",
+            Unit::CallsPerJob => "calls/job",
+            Unit::TokensPerJob => "tokens/job",
         }
     }
 
@@ -73,7 +83,7 @@ impl Unit {
     pub fn is_count(self) -> bool {
         matches!(
             self,
-            Unit::Requests | Unit::Tokens | Unit::Images | Unit::Videos
+            Unit::Requests | Unit::Tokens | Unit::Images | Unit::Videos | Unit::Jobs
         )
     }
 }

@@ -109,6 +109,10 @@ pub fn result(r: &BenchResult) -> String {
     if let Some(mix) = &r.mix {
         flatten("mix", &serde_json::json!(mix), &mut row);
     }
+    // An agentic run's job figures: `jobs.mean_jct_ms`, `jobs.ci95_mean_jct_ms.0`, ...
+    if let Some(jobs) = &r.jobs {
+        flatten("jobs", &serde_json::json!(jobs), &mut row);
+    }
     // A saved join (`join --save`): `join.matched`, and each part of the TTFT split under
     // its name, `join.parts.queue.mean_ms`.
     if let Some(j) = &r.join {

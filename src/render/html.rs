@@ -97,7 +97,7 @@ pub fn page(view: &View, text_report: Option<&str>) -> Result<String, RenderErro
         );
     }
     let views = std::slice::from_ref(view);
-    use crate::render::plot::{adapters, chart, draw};
+    use crate::render::plot::{adapters, chart, draw, jobs};
     let mut figures = Vec::new();
     let drawn = |name: &str, svg: Result<String, DrawError>| {
         svg.map_err(|source| RenderError::Draw {
@@ -108,6 +108,7 @@ pub fn page(view: &View, text_report: Option<&str>) -> Result<String, RenderErro
     for c in chart::charts(views)
         .into_iter()
         .chain(adapters::charts(views))
+        .chain(jobs::charts(views))
     {
         figures.push((c.name.clone(), drawn(&c.name, draw::chart_svg(&c))?));
     }

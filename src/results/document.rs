@@ -156,6 +156,10 @@ pub struct BenchResult {
     /// docs/metrics.md, "Workload mix").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mix: Option<crate::results::stats::mix::MixFigures>,
+    /// An agentic run's figures over its jobs (docs/metrics.md, "Jobs"); absent for a run
+    /// without jobs and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<crate::results::jobs::JobFigures>,
     /// The server's account of the run's requests (`servebench join RESULT TRACE --save`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub join: Option<crate::results::join::saved::JoinFigures>,
@@ -224,6 +228,7 @@ impl BenchResult {
             records_lost: 0,
             steady_state: None,
             mix: None,
+            jobs: None,
             join: None,
             stopped_early: None,
             window_end: None,
@@ -568,6 +573,7 @@ mod tests {
             "records_lost",
             "steady_state",
             "mix",
+            "jobs",
             "join",
             "stopped_early",
         ] {

@@ -1,6 +1,7 @@
 //! What a run saves and what it computes from its records: statistics (pure and mergeable),
 //! the versioned result document and every type it saves, the exact merge of shards, and the
-//! statistics of comparing two runs (`compare`).
+//! statistics of comparing two runs (`compare`), and an agentic run's figures over its jobs
+//! (`job`: one job's, `jobs`: the run's).
 //!
 //! Imports `config`, `measure` (the records) and nothing above. Nothing here sends a request
 //! or prints.
@@ -9,6 +10,8 @@ pub mod capacity;
 pub mod compare;
 pub mod document;
 pub mod error;
+pub mod job;
+pub mod jobs;
 pub mod join;
 pub mod merge;
 pub mod otlp_export;

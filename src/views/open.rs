@@ -12,12 +12,13 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::config::figure::{CostFigure, FigureKey, RunFigure};
+use crate::config::figure::{CostFigure, FigureKey, JobFigure, RunFigure};
 use crate::config::metric::{MetricKey, Stat};
 use crate::config::sweep::LoadParameter;
 use crate::config::Metric;
 use crate::config::DEFAULT_INPUT_LEN;
 use crate::results::document::BenchResult;
+use crate::results::jobs::JobFigures;
 use crate::results::stats::adapters::AdapterFigures;
 use crate::results::stats::Distribution;
 use crate::results::sweep::SweepDoc;
@@ -246,6 +247,8 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
         ];
         metrics.extend(rates.into_iter().filter_map(|(k, v)| Some((k.into(), v?))));
     }
+    let (job_metrics, job_intervals) = r.jobs.as_ref().map(job_figures).unwrap_or_default();
+    metrics.extend(job_metrics);
     let records_file = crate::measure::record::records_next_to(path, r.records_file.as_deref());
     let samples = match samples {
         true => (records_file.as_deref())
@@ -305,6 +308,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
                 };
                 Some((key, [lo.as_f64()?, hi.as_f64()?]))
             })
+            .chain(job_intervals)
             .collect(),
         records_file,
         steady_window_ns: r.steady_state.as_ref().and_then(|s| s.window_ns),
@@ -314,6 +318,49 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
             .map(|(name, a)| (name.clone(), adapter_figures(a)))
             .collect(),
     }
+}
+
+/// Figures, or intervals, by key.
+type Pairs<T> = Vec<(FigureKey, T)>;
+
+/// An agentic run's job figures as `compare` and `plot` show them (docs/metrics.md, "Jobs"),
+/// and the intervals of the four JCT figures (the bootstrap over jobs).
+fn job_figures(j: &JobFigures) -> (Pairs<f64>, Pairs<[f64; 2]>) {
+    use JobFigure as F;
+    let count = |n: u64| Some(n as f64);
+    let values = [
+        (F::JobsPerS, Some(j.jobs_per_s)),
+        (F::JobGoodput, j.job_goodput),
+        (F::JctSloAttainment, j.jct_slo_attainment),
+        (F::MeanJct, j.mean_jct_ms),
+        (F::MedianJct, j.median_jct_ms),
+        (F::P90Jct, j.p90_jct_ms),
+        (F::P99Jct, j.p99_jct_ms),
+        (F::MeanCriticalPath, j.mean_critical_path_ms),
+        (F::MeanBeyond, j.mean_beyond_ms),
+        (F::MeanFirstTtft, j.mean_first_ttft_ms),
+        (F::MeanCalls, j.mean_calls),
+        (F::MeanInputTokens, j.mean_input_tokens),
+        (F::MeanOutputTokens, j.mean_output_tokens),
+        (F::CacheHitRate, j.cache_hit_rate),
+        (F::Completed, count(j.completed)),
+        (F::Failed, count(j.failed)),
+        (F::Cut, count(j.cut)),
+        (F::Unsent, j.unsent.map(|n| n as f64)),
+    ];
+    let intervals = [
+        (F::MeanJct, j.ci95_mean_jct_ms),
+        (F::MedianJct, j.ci95_median_jct_ms),
+        (F::P90Jct, j.ci95_p90_jct_ms),
+        (F::P99Jct, j.ci95_p99_jct_ms),
+    ];
+    let finite = |(k, v): (F, Option<f64>)| Some((k.into(), v.filter(|x| x.is_finite())?));
+    (
+        values.into_iter().filter_map(finite).collect(),
+        (intervals.into_iter())
+            .filter_map(|(k, ci)| Some((k.into(), ci?)))
+            .collect(),
+    )
 }
 
 /// One adapter's figures as `compare` and `plot` show them (docs/metrics.md, "Multi-LoRA
@@ -355,3 +402,7 @@ fn adapter_figures(a: &AdapterFigures) -> Figures {
     );
     f
 }
+
+#[cfg(test)]
+#[path = "open_jobs_tests.rs"]
+mod jobs_tests;

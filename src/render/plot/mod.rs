@@ -16,7 +16,9 @@
 //! logarithmic when the values are positive and span more than 50×, as the seeds do
 //! (1..4096 prompts, 100 ms..700 s TTFT).
 //!
-//! A multi-LoRA sweep adds one chart per figure with a line per adapter (`adapters`).
+//! A multi-LoRA sweep adds one chart per figure with a line per adapter (`adapters`); an
+//! agentic run's job figures (JCT, job throughput, JCT SLO attainment) are drawn against the
+//! load too (`jobs`).
 //!
 //! Nothing here computes a figure: charts read the views' numbers. To add a chart: build a
 //! [`chart::Chart`] in [`chart::charts`]; rendering and file naming follow. To add an image
@@ -39,6 +41,7 @@ pub mod adapters;
 pub mod chart;
 pub mod draw;
 pub mod font;
+pub mod jobs;
 
 #[cfg(test)]
 mod tests;
@@ -114,7 +117,11 @@ pub fn plot_all(
         }
         Ok(())
     };
-    for c in charts(views).into_iter().chain(adapters::charts(views)) {
+    let job_charts = jobs::charts(views);
+    for c in (charts(views).into_iter())
+        .chain(adapters::charts(views))
+        .chain(job_charts)
+    {
         emit(&c.name, &|| chart_svg(&c), chart_size(&c), &|root| {
             draw_chart(root, &c)
         })?;

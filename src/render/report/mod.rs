@@ -26,6 +26,7 @@ mod blocks;
 mod cache;
 mod header;
 mod inputs;
+mod jobs;
 mod joined;
 mod latency;
 mod lines;
@@ -120,6 +121,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     phases::spec_decode(&mut out, result);
     blocks::steady_state(&mut out, result);
     blocks::mix(&mut out, result);
+    jobs::block(&mut out, result);
     joined::lines(&mut out, result);
     server::timings(&mut out, result);
     server::metrics(&mut out, result);

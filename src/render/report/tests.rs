@@ -158,3 +158,77 @@ Server generated tokens (client):        256 (256)
     let text = servebench_block(&result);
     assert!(!text.contains("Server metrics") && !text.contains("Server's own"));
 }
+
+/// The "Jobs" block, line by line (a label and its adapter-free value as vLLM pads them),
+/// with the JCT intervals and the cut jobs; none for a run without jobs.
+#[test]
+fn the_jobs_block_line_by_line() {
+    use crate::results::jobs::{IntervalMethod, JobFigures};
+    use crate::results::stats::{summarize, SummaryOptions};
+    let summary = summarize(&[], &SummaryOptions::default());
+    let mut r = BenchResult::new(
+        Default::default(),
+        summary,
+        &[],
+        String::new(),
+        String::new(),
+        0,
+        None,
+    );
+    assert!(!text(&r).contains("JCT"));
+    r.jobs = Some(JobFigures {
+        planned: Some(12),
+        completed: 10,
+        failed: 1,
+        cut: 1,
+        unsent: Some(0),
+        jobs_per_s: 2.5,
+        mean_jct_ms: Some(120.0),
+        ci95_mean_jct_ms: Some([110.0, 131.5]),
+        median_jct_ms: Some(118.0),
+        p90_jct_ms: Some(150.0),
+        p99_jct_ms: Some(170.25),
+        mean_critical_path_ms: Some(100.0),
+        mean_beyond_ms: Some(20.0),
+        mean_first_ttft_ms: Some(15.0),
+        mean_calls: Some(4.0),
+        mean_input_tokens: Some(800.0),
+        mean_output_tokens: Some(64.0),
+        cache_hit_rate: Some(0.375),
+        job_goodput: Some(2.0),
+        jct_slo_attainment: Some(0.8),
+        cut_jobs: vec![11],
+        intervals: Some(IntervalMethod {
+            method: "percentile_bootstrap".into(),
+            resamples: 1000,
+            seed: 1,
+        }),
+        ..JobFigures::default()
+    });
+    let report = text(&r);
+    let block: Vec<&str> = (report.lines())
+        .skip_while(|l| !l.contains("Jobs--"))
+        .take(19)
+        .collect();
+    let want = [
+        "-----------------------Jobs-----------------------",
+        "Jobs planned:                            12        ",
+        "Jobs completed / failed / cut / unsent:  10 / 1 / 1 / 0",
+        "Job throughput (jobs/s):                 2.50      ",
+        "Job goodput (jobs/s):                    2.00      ",
+        "JCT SLO attainment:                      80.0%     ",
+        "Mean JCT (ms):                           120.00 [110.00, 131.50]",
+        "Median JCT (ms):                         118.00    ",
+        "P90 JCT (ms):                            150.00    ",
+        "P99 JCT (ms):                            170.25    ",
+        "JCT intervals (95%):                     bootstrap over jobs, 1000 resamples",
+        "Mean critical path (ms):                 100.00    ",
+        "Mean time beyond it (ms):                20.00     ",
+        "Mean first-call TTFT (ms):               15.00     ",
+        "Mean calls per job:                      4.00      ",
+        "Mean input / output tokens per job:      800.00 / 64.00",
+        "Calls' prefix-cache hit rate:            37.5%     ",
+        "Cut jobs:                                11        ",
+    ];
+    assert_eq!(block[..want.len()], want);
+}

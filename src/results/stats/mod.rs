@@ -11,7 +11,8 @@
 //! To add a figure: define it in `docs/metrics.md`, compute it in [`summarize`], add a field to
 //! [`RunSummary`] (with `#[serde(default)]`), and test it against a hand-computed value.
 //!
-//! Files: `adapters` (each LoRA adapter's figures), `ci` (95% confidence intervals),
+//! Files: `adapters` (each LoRA adapter's figures), `bootstrap` (the percentile bootstrap's
+//! intervals, over jobs), `ci` (95% confidence intervals),
 //! `distribution` (one set of samples, the percentile method), `mix` (a workload mix's
 //! classes and Jain's index), `mix_alone` (a class alone against mixed, `--mix-alone`), `reasoning` (the reasoning and answer phases), `request` (one
 //! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window,
@@ -19,6 +20,7 @@
 
 pub mod adapters;
 pub mod audio;
+pub mod bootstrap;
 mod breakdown;
 mod cache;
 pub mod ci;
