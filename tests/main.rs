@@ -51,6 +51,7 @@ mod suite {
     mod rerank;
     mod spec_decode;
     mod structured;
+    mod trace_share;
 
     // Joins, sweeps, searches and their documents.
     mod capacity;

@@ -2,7 +2,8 @@
 //! where the meaning is the same, so the seeds' commands carry over. This file holds the
 //! subcommands' clap types (`sim`'s are `sim.rs`'s; `run`'s flag groups are `dataset.rs`,
 //! `limits.rs`, `shape.rs`, `tags.rs`, `request.rs`, `trace.rs` and `structured.rs`, each
-//! option under a heading of `heading.rs`); `parse.rs` turns one flag's text into a value
+//! option under a heading of `heading.rs`; `trace`'s subcommands are `trace_share.rs`'s);
+//! `parse.rs` turns one flag's text into a value
 //! ([`error::FlagError`]); `plan.rs` turns `run`'s and `search`'s flags into one final
 //! `drive::plan::RunPlan`, every rule between flags with it ([`error::PlanError`]), and is the
 //! only part of `cli` that does I/O. No file here takes anything from this one: they name
@@ -38,6 +39,7 @@ pub mod structured;
 pub mod tags;
 pub mod threads;
 pub mod trace;
+pub mod trace_share;
 
 use parse::{
     parse_counts, parse_gate, parse_header, parse_interval, parse_json_object, parse_percentile,
@@ -82,6 +84,9 @@ pub enum Command {
     /// the highest load each sustains within the SLOs, $ per 1M input and output tokens there,
     /// and the cheapest configuration and replica count for a demand.
     Plan(capacity::CapacityArgs),
+    /// Traces people can share: `anonymize` a trace with text into block ids, `analyze` a
+    /// trace's lengths, rate, sessions, prefix reuse and LRU cache hit rate.
+    Trace(trace_share::TraceShareArgs),
 }
 
 #[derive(Debug, Args)]

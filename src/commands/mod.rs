@@ -44,6 +44,7 @@ mod search;
 mod session;
 mod signals;
 mod sim;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -84,6 +85,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
             Command::Merge(args) => merge::merge(args),
             Command::Join(args) => join::join(args),
             Command::Plan(args) => capacity::capacity(args),
+            Command::Trace(args) => trace::trace(args),
         }
     });
     match outcome {

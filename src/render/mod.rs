@@ -33,3 +33,4 @@ pub mod join;
 pub mod plot;
 pub mod print;
 pub mod report;
+pub mod trace_stats;

@@ -345,6 +345,26 @@ impl Printer<CapacityDoc> for Html {
     }
 }
 
+/// A trace's analysis (`servebench trace analyze`).
+pub struct TraceDoc(pub crate::results::trace_stats::TraceAnalysis);
+
+impl Document for TraceDoc {
+    const KIND: &'static str = "a trace analysis";
+    const PRINTERS: &'static [&'static dyn Printer<Self>] = &[&Text, &Json];
+}
+
+impl Printer<TraceDoc> for Text {
+    fn print(&self, doc: &TraceDoc) -> Result<String, RenderError> {
+        Ok(super::trace_stats::text(&doc.0))
+    }
+}
+
+impl Printer<TraceDoc> for Json {
+    fn print(&self, doc: &TraceDoc) -> Result<String, RenderError> {
+        Ok(super::trace_stats::json(&doc.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,6 +378,7 @@ mod tests {
             (RecordsDoc::KIND, formats::<RecordsDoc>()),
             (CompareDoc::KIND, formats::<CompareDoc>()),
             (JoinDoc::KIND, formats::<JoinDoc>()),
+            (TraceDoc::KIND, formats::<TraceDoc>()),
         ]
     }
 

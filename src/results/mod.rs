@@ -22,5 +22,6 @@ pub mod server_metrics;
 pub mod shard;
 pub mod stats;
 pub mod sweep;
+pub mod trace_stats;
 pub mod validity;
 pub mod vllm_keys;

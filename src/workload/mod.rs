@@ -14,6 +14,7 @@
 //! A new dataset is a [`crate::config::Dataset`] variant and a module under `dataset/`
 //! (docs/architecture.md has the recipe: the compiler names the rest).
 
+pub mod anonymize;
 pub mod audio;
 pub mod batch;
 pub mod dataset;
