@@ -30,6 +30,13 @@ pub const MAX_HISTORY_BYTES: u64 = 16 << 20;
 /// today; the server would refuse a longer prompt (`--max-history-tokens`).
 pub const MAX_HISTORY_TOKENS: u64 = 1_000_000;
 
+/// The most calls one agentic job may hold (a `graph` line, the `agentic` generator's levels
+/// times their calls): far above any agent's graph, it bounds what one job can make the driver
+/// hold in flight and in memory.
+pub const MAX_CALLS_PER_JOB: usize = 10_000;
+/// The longest gap before a job's call, ms: a week (as every other wait servebench schedules).
+pub const MAX_GAP_MS: f64 = MAX_WAIT_S * 1e3;
+
 /// The most tokens the prompts of one run may hold in all: every prompt is built in memory
 /// before the run starts (about 5 GB of text).
 pub const MAX_BUILT_TOKENS: u64 = 1_000_000_000;

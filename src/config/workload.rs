@@ -368,7 +368,7 @@ impl Dataset {
                 if shape.depth == 0 {
                     return bad("--agentic-depth", "must be at least 1".into());
                 }
-                let max = crate::measure::job::MAX_CALLS_PER_JOB as u64;
+                let max = super::limits::MAX_CALLS_PER_JOB as u64;
                 if calls > max {
                     return bad(
                         "--agentic-depth",
@@ -377,7 +377,7 @@ impl Dataset {
                         ),
                     );
                 }
-                let max_gap = crate::measure::job::MAX_GAP_MS;
+                let max_gap = super::limits::MAX_GAP_MS;
                 if !(0.0..=max_gap).contains(&shape.gap_ms) {
                     return bad(
                         "--agentic-gap-ms",
