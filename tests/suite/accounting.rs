@@ -119,6 +119,15 @@ enum Mode {
         index: u64,
         count: u64,
     },
+    /// Generated agentic jobs (`--dataset-name agentic`): `n` jobs of `depth` levels of
+    /// `fanout` calls, `gap_s` between levels; every call is a planned request.
+    Jobs {
+        n: u64,
+        fanout: u64,
+        depth: u64,
+        gap_s: f64,
+        rate: f64,
+    },
 }
 
 /// How the run ends.
@@ -205,6 +214,15 @@ fn mode(i: usize, big: bool) -> BoxedStrategy<Mode> {
             .boxed(),
         8 => (8 * x..20 * x).prop_map(|n| Mode::Search { n }).boxed(),
         9 => (10 * x..30 * x).prop_map(|n| Mode::Repeat { n }).boxed(),
+        11 => (4 * x..10 * x, 1..4u64, 1..4u64, 0.0..0.5f64, 1.0..4.0f64)
+            .prop_map(|(n, fanout, depth, gap_s, rate)| Mode::Jobs {
+                n,
+                fanout,
+                depth,
+                gap_s,
+                rate,
+            })
+            .boxed(),
         _ => (20 * x..50 * x, 2..4u64)
             .prop_flat_map(|(n, count)| (Just(n), 0..count, Just(count)))
             .prop_map(|(n, index, count)| Mode::Shard { n, index, count })
@@ -300,6 +318,9 @@ fn results(mode: &Mode) -> Vec<(&'static str, Option<u64>)> {
             let owned = (0..*n).filter(|id| id % count == *index).count() as u64;
             vec![("r.json", Some(owned))]
         }
+        Mode::Jobs {
+            n, fanout, depth, ..
+        } => vec![("r.json", Some(n * fanout * depth))],
     }
 }
 
@@ -404,6 +425,23 @@ fn command(case: &Case, url: &str, dir: &Path) -> Command {
             cmd.args(["--num-prompts", &n.to_string(), "--request-rate", "6"])
                 .args(["--shard", &format!("{index}/{count}")]);
         }
+        Mode::Jobs {
+            n,
+            fanout,
+            depth,
+            gap_s,
+            rate,
+        } => {
+            cmd.args(["--num-prompts", &n.to_string(), "--request-rate", &s(*rate)])
+                .args([
+                    "--dataset-name",
+                    "agentic",
+                    "--agentic-fanout",
+                    &fanout.to_string(),
+                ])
+                .args(["--agentic-depth", &depth.to_string()])
+                .args(["--agentic-gap-ms", &s(gap_s * 1e3)]);
+        }
     }
     if case.hostile {
         cmd.args(["--structured-output", "regex"])
@@ -484,10 +522,15 @@ fn check_result(path: &Path, expected: Option<u64>, clean_end: bool) -> Result<(
     let stage = r["config"]["load"]["shape"]["duration_s"].is_number()
         && path.to_string_lossy().contains("-stage");
     let planned = r["planned"].as_u64();
-    let by: u64 = ["stopped", "earlier_turn_failed", "window_ended"]
-        .iter()
-        .map(|k| r["unsent_by"][k].as_u64().unwrap_or(0))
-        .sum();
+    let by: u64 = [
+        "stopped",
+        "earlier_turn_failed",
+        "window_ended",
+        "upstream_failed",
+    ]
+    .iter()
+    .map(|k| r["unsent_by"][k].as_u64().unwrap_or(0))
+    .sum();
     if by != unsent {
         return Err(format!(
             "{name}: unsent {unsent} but unsent_by sums to {by}"
@@ -756,6 +799,41 @@ fn every_planned_request_is_accounted_for_however_the_run_ends() {
     let result = runner.run(&drawn(), |drawn| {
         let i = next.replace(next.get() + 1);
         let case = case(i, &drawn);
+        check(&case, (&sims.0, &sims.1))
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+/// The same property for agentic jobs (each call a planned request): generated jobs of
+/// drawn shapes under every ending, one case each. A failed call leaves the calls that wait
+/// for it unsent (`upstream_failed`), a stop those not yet sent (`stopped`).
+#[test]
+fn every_planned_call_of_a_job_is_accounted_for_however_the_run_ends() {
+    let sims = (start_sim(0.0), start_sim(0.25));
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&31u64.to_le_bytes());
+    let config = Config {
+        cases: ENDINGS as u32,
+        failure_persistence: None,
+        max_shrink_iters: 0,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let next = std::cell::Cell::new(0usize);
+    let endings: Vec<_> = (0..ENDINGS).map(ending).collect();
+    let drawn = (mode(MODES, false), mode(MODES, true), endings, any::<u64>());
+    let result = runner.run(&drawn, |(small, big, endings, seed)| {
+        let i = next.replace(next.get() + 1);
+        let e = i % ENDINGS;
+        let case = Case {
+            mode: if e == 6 { big } else { small },
+            ending: endings[e].clone(),
+            seed,
+            hostile: false,
+        };
         check(&case, (&sims.0, &sims.1))
     });
     if let Err(e) = result {

@@ -885,3 +885,49 @@ fn embeddings_against_the_real_server_have_exact_input_counts() {
             .is_some_and(|d| d.count == n && d.min > 0.0));
     }
 }
+
+/// A small agentic run (F = 2, D = 2) against llama.cpp with the model's tokenizer, on the
+/// completions API: every call is rendered with the model's chat template and counted off
+/// the measuring thread; the server's prompt count of each call, the spliced ones included
+/// (their own text and both replies of the level before, as the server produced them), is
+/// the built count, less the constant BOS the server may add.
+#[test]
+fn agentic_jobs_splice_replies_counted_exactly_as_the_server_counts() {
+    let _serial = serial();
+    let Some(server) = RealServer::start(2) else {
+        return;
+    };
+    let gguf = RealServer::gguf_path().expect("the GGUF ships with the real server");
+    let mut cfg = config(&server, BackendKind::Openai, 2, 1, 16, 8, 13);
+    cfg.workload.tokenizer = Some(gguf.display().to_string());
+    cfg.workload.dataset = Dataset::Agentic {
+        input_len: 16,
+        output_len: Some(8),
+        shape: servebench::config::workload::AgenticShape {
+            fanout: 2,
+            depth: 2,
+            gap_ms: 5.0,
+        },
+    };
+    let (result, records) = run(cfg, None);
+    assert_completed("agentic", &result.summary, &records, 8);
+    let beyond: Vec<i64> = (records.iter())
+        .map(|r| r.prompt_tokens.unwrap() as i64 - r.input_len_requested.unwrap() as i64)
+        .collect();
+    eprintln!(
+        "agentic: prompt tokens {:?}, beyond the built counts {beyond:?}",
+        records.iter().map(|r| r.prompt_tokens).collect::<Vec<_>>()
+    );
+    assert!(
+        beyond
+            .iter()
+            .all(|&b| b == beyond[0] && (0..=1).contains(&b)),
+        "{beyond:?}"
+    );
+    let spliced = (records.iter()).filter(|r| r.call.as_ref().is_some_and(|c| c.call >= 2));
+    for r in spliced {
+        // Its own 16 tokens and two replies of 8 (and the template's frame) at least.
+        assert!(r.input_len_requested.unwrap() >= 16 + 2 * 8, "{r:?}");
+        assert!(r.job.is_some());
+    }
+}
