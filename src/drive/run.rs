@@ -41,6 +41,7 @@ use crate::measure::clock::Clock;
 use crate::measure::record::RequestRecord;
 use crate::results::document::{BenchResult, Unsent};
 use crate::results::error::ResultsError;
+use crate::results::jobs::{JobFigures, JobRun};
 use crate::results::server_metrics::ServerMetrics;
 use crate::results::shard::Timebase;
 use crate::results::stats::media::MediaGeneration;
@@ -278,6 +279,8 @@ struct Measured {
     wall_s: f64,
     /// What the load planned and left unsent (`drive::load::DriveSummary`).
     planned: Option<u64>,
+    /// The jobs it planned (an agentic run's arrivals), where known.
+    jobs_planned: Option<u64>,
     unsent: Unsent,
     window_end: Option<WindowEnd>,
     stopped_early: Option<String>,
@@ -358,6 +361,7 @@ async fn measure(
         start_ns,
         wall_s,
         planned: driven.planned,
+        jobs_planned: driven.jobs_planned,
         unsent: driven.unsent,
         window_end: driven.window_end,
         stopped_early: written.stopped_early,
@@ -458,6 +462,18 @@ fn finish(
             figures.jain_fairness_index = None;
         }
         result.mix = Some(figures);
+    }
+    if result.config.workload.dataset.jobs() {
+        // Each job's figures from its calls' records, streamed from the records file.
+        let records = crate::measure::record::read_jsonl(&opts.records_path).into_iter();
+        let (s, c) = (&result.summary, &result.config);
+        let run = JobRun {
+            duration_s: s.duration_s,
+            time_scale: c.time_scale,
+            planned: measured.jobs_planned,
+            slos: &c.job_goodput,
+        };
+        result.jobs = Some(JobFigures::of(records.flatten(), run));
     }
     result.judge_complete(measured.planned, measured.unsent);
     result.save(&opts.result_path)?;
