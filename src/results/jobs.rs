@@ -121,6 +121,8 @@ impl JobFigures {
             }
         }
         done.extend(open.iter().map(|(&j, c)| c.finish(j, run.time_scale)));
+        // In job order, so the same records in any order give the same sums to the last bit.
+        done.sort_unstable_by_key(|j| j.job);
         JobFigures::from_outcomes(&done, seen.len() as u64, run)
     }
 

@@ -143,6 +143,7 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
     result.planned = (planned.into_iter())
         .try_fold(0u64, |sum, p| sum.checked_add(p?))
         .filter(|_| missing.is_empty());
+    result.jobs = merged_jobs(&shards, &records, &result, missing.is_empty());
     let offered = match result.config.load.request_rate {
         RequestRate::PerSecond(r) => Some(r),
         RequestRate::Infinite => None,
@@ -178,6 +179,35 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
         warnings,
         stopped,
     })
+}
+
+/// An agentic run's job figures over every shard's records (docs/metrics.md, "Jobs"; a
+/// job's calls are one arrival, so one shard's), the jobs planned the shards' sum when every
+/// shard is here and says; `None` when no shard has jobs.
+fn merged_jobs(
+    shards: &[&Input],
+    records: &[RequestRecord],
+    result: &BenchResult,
+    whole: bool,
+) -> Option<crate::results::jobs::JobFigures> {
+    use crate::results::jobs::{JobFigures, JobRun};
+    let each: Vec<&JobFigures> = shards
+        .iter()
+        .filter_map(|s| s.result.jobs.as_ref())
+        .collect();
+    if each.is_empty() {
+        return None;
+    }
+    let planned = (each.iter().map(|j| j.planned))
+        .try_fold(0u64, |sum, p| sum.checked_add(p?))
+        .filter(|_| whole && each.len() == shards.len());
+    let run = JobRun {
+        duration_s: result.summary.duration_s,
+        time_scale: result.config.time_scale,
+        planned,
+        slos: &result.config.job_goodput,
+    };
+    Some(JobFigures::of(records.iter().cloned(), run))
 }
 
 /// The shards of one merge, in index order.

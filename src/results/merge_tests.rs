@@ -3,6 +3,7 @@
 use super::*;
 use crate::config::RunConfig;
 use crate::measure::record::{FailureKind, Outcome, TokenSource};
+use crate::results::jobs::{JobFigures, JobRun};
 
 const MS: u64 = 1_000_000;
 
@@ -30,8 +31,25 @@ fn record(id: u64, zero: u64) -> RequestRecord {
         prompt_tokens_source: Some(TokenSource::ServerUsage),
         output_tokens: Some(chunks.len() as u64),
         output_tokens_source: Some(TokenSource::ServerUsage),
+        // Each request is a job of one call (a job's calls are one arrival: one shard's).
+        job: Some(id),
+        call: Some(crate::measure::job::CallPlace {
+            of: 1,
+            ..Default::default()
+        }),
         ..RequestRecord::default()
     }
+}
+
+/// The job figures of `records` over `duration_s`, `planned` jobs planned.
+fn jobs_of(records: &[RequestRecord], duration_s: f64, planned: u64) -> JobFigures {
+    let run = JobRun {
+        duration_s,
+        time_scale: 1.0,
+        planned: Some(planned),
+        slos: &[],
+    };
+    JobFigures::of(records.iter().cloned(), run)
 }
 
 fn config(seed: u64, shard: Option<Shard>) -> RunConfig {
@@ -72,6 +90,7 @@ fn save_shard(dir: &Path, index: u64, zero: u64, seed: u64) -> PathBuf {
     let summary = summarize(&records, &options(&cfg));
     let path = dir.join(format!("shard{index}.json"));
     let mut result = BenchResult::new(cfg, summary, &records, "t".into(), "d".into(), 0, None);
+    result.jobs = Some(jobs_of(&records, result.summary.duration_s, 10));
     result.timebase = Some(Timebase {
         start_at: None,
         anchor_unix_ns: 1_700_000_000_000_000_000 + zero,
@@ -112,6 +131,10 @@ fn merged_shards_give_exactly_the_one_process_figures() {
     assert_eq!(merged.result.summary, one.summary, "bit-exact figures");
     assert_eq!(merged.result.config, one.config);
     assert_eq!(merged.result.vllm, one.vllm, "per-request arrays too");
+    // The jobs of every shard, as one process would have them.
+    let jobs = jobs_of(&all, one.summary.duration_s, 40);
+    assert_eq!((jobs.completed, jobs.failed), (34, 6));
+    assert_eq!(merged.result.jobs, Some(jobs));
     assert_eq!(merged.result.vllm["label"], "tgi-2.3");
     assert!(merged.result.cost.is_some() && merged.result.cost == one.cost);
     assert!(merged.result.complete && merged.warnings.is_empty());
