@@ -102,3 +102,41 @@ pub fn json(a: &TraceAnalysis) -> String {
     s.push('\n');
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::trace_stats::{analyze, Spec, TraceLine};
+
+    /// A file's name from outside reaches the terminal escaped; the text and JSON carry the
+    /// same figures.
+    #[test]
+    fn the_file_name_is_escaped_and_the_figures_printed() {
+        let line = |at_ms, ids: Vec<u64>| TraceLine {
+            at_ms,
+            input: ids.len() as u64 * 2,
+            output: Some(5),
+            session: None,
+            blocks: ids.into_iter().map(|i| (i, 2)).collect(),
+        };
+        let lines = [line(0.0, vec![1, 2]), line(500.0, vec![1, 3])];
+        let spec = Spec {
+            block: 2,
+            window_s: 1.0,
+            cache_blocks: vec![10],
+        };
+        let a = analyze("evil\u{1b}[31m.jsonl", &lines, &spec);
+        let t = text(&a);
+        assert!(
+            !t.contains('\u{1b}') && t.contains("evil\\x1b[31m.jsonl"),
+            "{t}"
+        );
+        let row = |label: &str, value: &str| format!("{label:<40} {value}");
+        assert!(t.contains(&row("Blocks seen before:", "25.00%")), "{t}");
+        assert!(t.contains(&row("10 blocks:", "25.00% (2 tokens)")), "{t}");
+        assert!(t.contains(&row("Peak (req/s):", "2.000")), "{t}");
+        let j: serde_json::Value = serde_json::from_str(&json(&a)).unwrap();
+        assert_eq!(j["cache"][0]["hit_tokens"], 2);
+        assert_eq!(j["rate"]["per_window"], serde_json::json!([2]));
+    }
+}
