@@ -101,6 +101,14 @@ pub enum Dataset {
     },
 }
 
+/// The most calls one job may hold: far above any agent's graph, it bounds what one line of
+/// a graph file can make the driver hold in flight and in memory (`measure::job` re-exports
+/// it: config is the layer below, where the flags are checked).
+pub const MAX_CALLS_PER_JOB: usize = 10_000;
+
+/// The longest gap before a call, ms: a week (as every other wait servebench schedules).
+pub const MAX_GAP_MS: f64 = crate::config::limits::MAX_WAIT_S * 1e3;
+
 /// The shape of a generated agentic job: `depth` levels of `fanout` parallel calls; level
 /// k + 1 is sent `gap_ms` after the last call of level k ended, and each of its calls carries
 /// all `fanout` replies of level k (a fan-in then a fan-out). `fanout` 1 is a tool loop,
@@ -368,7 +376,7 @@ impl Dataset {
                 if shape.depth == 0 {
                     return bad("--agentic-depth", "must be at least 1".into());
                 }
-                let max = crate::measure::job::MAX_CALLS_PER_JOB as u64;
+                let max = MAX_CALLS_PER_JOB as u64;
                 if calls > max {
                     return bad(
                         "--agentic-depth",
@@ -377,7 +385,7 @@ impl Dataset {
                         ),
                     );
                 }
-                let max_gap = crate::measure::job::MAX_GAP_MS;
+                let max_gap = MAX_GAP_MS;
                 if !(0.0..=max_gap).contains(&shape.gap_ms) {
                     return bad(
                         "--agentic-gap-ms",

@@ -11,12 +11,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The most calls one job may hold: far above any agent's graph, it bounds what one line of
-/// a graph file can make the driver hold in flight and in memory.
-pub const MAX_CALLS_PER_JOB: usize = 10_000;
-
-/// The longest gap before a call, ms: a week (as every other wait servebench schedules).
-pub const MAX_GAP_MS: f64 = crate::config::MAX_WAIT_S * 1e3;
+/// The most calls one job may hold, and the longest gap before a call (ms): checked with the
+/// flags in `config`, the layer below.
+pub use crate::config::workload::{MAX_CALLS_PER_JOB, MAX_GAP_MS};
 
 /// Where one call sits in its job's graph.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
