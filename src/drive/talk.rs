@@ -2,7 +2,8 @@
 //! is a conversation of one turn): [`Talk::converse`] sends its turns in order, each after
 //! the think time (a trace's: not before its own time), carrying the history, and hands each
 //! record to the run's writer; [`Talked`] counts what it sent and why it left the rest
-//! unsent. The driver adds the tasks' counts into the run's accounting.
+//! unsent. The driver adds the tasks' counts into the run's accounting. An agentic job's
+//! task is `job.rs`'s ([`Talk::run_job`]), on the same `Talk`.
 //!
 //! This is the per-request path: what is added here is paid once per request sent.
 

@@ -214,7 +214,7 @@ fn mode(i: usize, big: bool) -> BoxedStrategy<Mode> {
             .boxed(),
         8 => (8 * x..20 * x).prop_map(|n| Mode::Search { n }).boxed(),
         9 => (10 * x..30 * x).prop_map(|n| Mode::Repeat { n }).boxed(),
-        11 => (4 * x..10 * x, 1..4u64, 1..4u64, 0.0..0.5f64, 1.0..4.0f64)
+        11 => (12 * x..30 * x, 1..4u64, 1..4u64, 0.0..0.5f64, 2.0..6.0f64)
             .prop_map(|(n, fanout, depth, gap_s, rate)| Mode::Jobs {
                 n,
                 fanout,
