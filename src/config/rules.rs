@@ -29,6 +29,7 @@ impl RunConfig {
         self.check_asked()?;
         self.check_target()?;
         self.load.check()?;
+        super::users::check(self)?;
         self.check_dataset()?;
         self.check_backend_fit()?;
         lora::check(&self.lora_modules).map_err(|e| ConfigError::invalid("--lora-modules", e))?;

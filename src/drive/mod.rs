@@ -33,3 +33,4 @@ pub mod stages;
 pub mod sweep;
 mod talk;
 pub mod ui;
+pub mod users;

@@ -147,6 +147,10 @@ pub struct BenchResult {
     /// docs/metrics.md, "Workload mix").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mix: Option<crate::results::stats::mix::MixFigures>,
+    /// Users with a fixed gap (`--users`, `--user-gap`): per-user rates and units
+    /// (docs/metrics.md, "Users with a fixed gap").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users: Option<crate::results::stats::users::UsersFigures>,
     /// The server's account of the run's requests (`servebench join RESULT TRACE --save`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub join: Option<crate::results::join::saved::JoinFigures>,
@@ -215,6 +219,7 @@ impl BenchResult {
             records_lost: 0,
             steady_state: None,
             mix: None,
+            users: None,
             join: None,
             stopped_early: None,
             window_end: None,
