@@ -39,6 +39,7 @@ mod suite {
     mod sources;
     mod threads;
     mod upload_tls;
+    mod users;
 
     // Workloads and backends.
     mod audio;

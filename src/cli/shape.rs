@@ -72,11 +72,11 @@ pub struct ShapeArgs {
     /// fixed --user-gap after its previous one ended: a closed loop per user, for a cache's
     /// time-to-live. Users start staggered over one gap; the run ends when --num-prompts
     /// units were taken. Not with --request-rate, --duration, --stages or a ramp.
-    #[arg(help_heading = heading::LOAD, hide_short_help = true, long, value_name = "N", requires = "user_gap")]
+    #[arg(help_heading = heading::LOAD, hide_short_help = true, long, value_name = "N")]
     pub users: Option<u32>,
     /// Seconds from a user's unit's end to its next unit's send (the simulator's time with
     /// --time-scale). A list (`1,10,60`) runs a sweep step per gap at the same users.
-    #[arg(help_heading = heading::LOAD, hide_short_help = true, long, value_name = "SECONDS", value_parser = parse_gaps, requires = "users")]
+    #[arg(help_heading = heading::LOAD, hide_short_help = true, long, value_name = "SECONDS", value_parser = parse_gaps)]
     pub user_gap: Option<List<f64>>,
     /// `--dataset-name trace`: tokens per `hash_ids` block (Mooncake's is 512). Default 512.
     #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "TOKENS")]

@@ -28,8 +28,9 @@ impl RunConfig {
         self.tags.validate()?;
         self.check_asked()?;
         self.check_target()?;
-        self.load.check()?;
+        // Users before the load's own rules: their refusal names both flags.
         super::users::check(self)?;
+        self.load.check()?;
         self.check_dataset()?;
         self.check_backend_fit()?;
         lora::check(&self.lora_modules).map_err(|e| ConfigError::invalid("--lora-modules", e))?;
