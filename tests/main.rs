@@ -40,6 +40,7 @@ mod suite {
     mod sources;
     mod threads;
     mod upload_tls;
+    mod users;
 
     // Workloads and backends.
     mod audio;

@@ -217,6 +217,10 @@ impl RunArgs {
         if let Some(p) = self.dataset.num_prefixes.as_ref().filter(|p| p.0.len() > 1) {
             swept.push((LoadParameter::NumPrefixes, counts(&p.0)));
         }
+        if let Some(g) = self.shape.user_gap.as_ref().filter(|g| g.0.len() > 1) {
+            let gaps = g.0.iter().map(|&s| SweepValue::Seconds(s));
+            swept.push((LoadParameter::UserGap, gaps.collect()));
+        }
         if self.request_rate.0.len() > 1 {
             let rates = (self.request_rate.0.iter()).map(|&r| SweepValue::Rate(r));
             swept.push((LoadParameter::RequestRate, rates.collect()));

@@ -4,7 +4,9 @@
 
 use clap::Args;
 
+use super::error::FlagError;
 use super::heading;
+use super::parse::List;
 
 use crate::config::shape::{LoadShape, Ramp, RampStrategy, Stage};
 use crate::config::RunConfig;
@@ -66,6 +68,16 @@ pub struct ShapeArgs {
     /// 1000000.
     #[arg(help_heading = heading::LIMITS, hide_short_help = true, long, value_name = "TOKENS")]
     pub max_history_tokens: Option<u64>,
+    /// N users, each sending its next unit (a request, a conversation with --turns, a job) a
+    /// fixed --user-gap after its previous one ended: a closed loop per user, for a cache's
+    /// time-to-live. Users start staggered over one gap; the run ends when --num-prompts
+    /// units were taken. Not with --request-rate, --duration, --stages or a ramp.
+    #[arg(help_heading = heading::LOAD, hide_short_help = true, long, value_name = "N")]
+    pub users: Option<u32>,
+    /// Seconds from a user's unit's end to its next unit's send (the simulator's time with
+    /// --time-scale). A list (`1,10,60`) runs a sweep step per gap at the same users.
+    #[arg(help_heading = heading::LOAD, hide_short_help = true, long, value_name = "SECONDS", value_parser = parse_gaps)]
+    pub user_gap: Option<List<f64>>,
     /// `--dataset-name trace`: tokens per `hash_ids` block (Mooncake's is 512). Default 512.
     #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long, value_name = "TOKENS")]
     pub trace_block_size: Option<u64>,
@@ -92,7 +104,22 @@ impl ShapeArgs {
             think_time_s: self.think_time,
             max_history_bytes: self.max_history_bytes,
             max_history_tokens: self.max_history_tokens,
+            users: self.users,
+            user_gap_s: self.user_gap.as_ref().map(|g| g.0[0]),
         };
         cfg
     }
+}
+
+/// `--user-gap`: a list of seconds, each 0 or more and at most a week.
+fn parse_gaps(s: &str) -> Result<List<f64>, FlagError> {
+    let gap = |p: &str| -> Result<f64, FlagError> {
+        let v = (p.trim().parse::<f64>()).map_err(|_| FlagError::Seconds(p.trim().to_string()))?;
+        crate::config::limits::check_span(v, true)?;
+        Ok(v)
+    };
+    s.split(',')
+        .map(gap)
+        .collect::<Result<Vec<_>, _>>()
+        .map(List)
 }

@@ -57,6 +57,7 @@ pub mod tags;
 pub mod threads;
 pub mod unit;
 pub mod url;
+pub mod users;
 pub mod valid;
 pub mod workload;
 

@@ -28,6 +28,8 @@ impl RunConfig {
         self.tags.validate()?;
         self.check_asked()?;
         self.check_target()?;
+        // Users before the load's own rules: their refusal names both flags.
+        super::users::check(self)?;
         self.load.check()?;
         self.check_dataset()?;
         self.check_backend_fit()?;

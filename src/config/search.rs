@@ -24,7 +24,7 @@ pub fn axis_word(p: LoadParameter) -> Option<&'static str> {
         LoadParameter::RequestRate => Some("rate"),
         LoadParameter::MaxConcurrency => Some("concurrency"),
         LoadParameter::NumPrefixes => Some("prefixes"),
-        LoadParameter::NumPrompts | LoadParameter::InputLen => None,
+        LoadParameter::NumPrompts | LoadParameter::InputLen | LoadParameter::UserGap => None,
     }
 }
 

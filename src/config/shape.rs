@@ -123,6 +123,13 @@ pub struct LoadShape {
     pub max_history_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_history_tokens: Option<u64>,
+    /// `--users N`: N closed-loop users, each sending its next unit (a request, a
+    /// conversation, a job) `user_gap_s` after its previous one ended (`config::users`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users: Option<u32>,
+    /// `--user-gap`: seconds (server time) from a user's unit's end to its next unit's send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_gap_s: Option<f64>,
 }
 
 /// The most a conversation's history (the text of its messages) may hold when a turn is
@@ -147,10 +154,12 @@ impl LoadShape {
         *self == LoadShape::default()
     }
 
-    /// Whether the shape sets when requests are sent: a time window, a ramp, stages, turns or
-    /// a think time. The early-stop limits, `--duration-cancel` and the history limits do not.
+    /// Whether the shape sets when requests are sent: a time window, a ramp, stages, turns, a
+    /// think time or users. The early-stop limits, `--duration-cancel` and the history limits
+    /// do not.
     pub fn sets_schedule(&self) -> bool {
-        self.duration_s.is_some()
+        self.users.is_some()
+            || self.duration_s.is_some()
             || self.ramp.is_some()
             || !self.stages.is_empty()
             || self.turns.is_some()

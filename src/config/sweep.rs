@@ -6,7 +6,8 @@
 //! To let a sweep vary one more parameter: add the [`LoadParameter`] variant (its serialized
 //! name is what sweep documents store), its file tag, and its case in [`step_config`].
 //! `num_prefixes` (the `prefix` dataset's distinct prefixes) is a workload
-//! setting swept at a fixed load: the prefix-cache cliff (`views::cliff`).
+//! setting swept at a fixed load: the prefix-cache cliff (`views::cliff`); `user_gap` (the
+//! gap of `--users`) is swept at the same users: the hit rate against the gap.
 
 use serde::{Deserialize, Serialize};
 
@@ -30,16 +31,20 @@ pub enum LoadParameter {
     /// The `prefix` dataset's number of distinct prefixes (`--num-prefixes 1,2,...,64`): the
     /// working set a prefix cache must hold, at a fixed load.
     NumPrefixes,
+    /// The gap between a user's units (`--users N --user-gap 1,10,60`), seconds: how long a
+    /// cache must keep a user's prefix, at the same users.
+    UserGap,
 }
 
 impl LoadParameter {
     /// Every parameter, in the order charts and series choose among them.
-    pub const ALL: [LoadParameter; 5] = [
+    pub const ALL: [LoadParameter; 6] = [
         LoadParameter::NumPrompts,
         LoadParameter::MaxConcurrency,
         LoadParameter::RequestRate,
         LoadParameter::InputLen,
         LoadParameter::NumPrefixes,
+        LoadParameter::UserGap,
     ];
 
     /// The serialized name (`num_prompts`, ...).
@@ -50,6 +55,7 @@ impl LoadParameter {
             LoadParameter::RequestRate => "request_rate",
             LoadParameter::InputLen => "input_len",
             LoadParameter::NumPrefixes => "num_prefixes",
+            LoadParameter::UserGap => "user_gap",
         }
     }
 
@@ -66,24 +72,29 @@ impl LoadParameter {
             LoadParameter::RequestRate => "r",
             LoadParameter::InputLen => "i",
             LoadParameter::NumPrefixes => "p",
+            LoadParameter::UserGap => "g",
         }
     }
 
-    /// The step value `v` of this parameter: a whole count (truncated), or a rate per second.
+    /// The step value `v` of this parameter: a whole count (truncated), a rate per second, or
+    /// seconds.
     pub fn value(self, v: f64) -> SweepValue {
         match self {
             LoadParameter::RequestRate => SweepValue::Rate(RequestRate::PerSecond(v)),
+            LoadParameter::UserGap => SweepValue::Seconds(v),
             _ => SweepValue::Count(v as u64),
         }
     }
 }
 
-/// One value of the swept parameter. Serialized as a number (or `"inf"` for a rate).
+/// One value of the swept parameter. Serialized as a number (or `"inf"` for a rate); seconds
+/// always with a fraction (`10.0`), so they read back as seconds, never as a count.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SweepValue {
     Count(u64),
     Rate(RequestRate),
+    Seconds(f64),
 }
 
 impl std::fmt::Display for SweepValue {
@@ -91,6 +102,7 @@ impl std::fmt::Display for SweepValue {
         match self {
             SweepValue::Count(n) => write!(f, "{n}"),
             SweepValue::Rate(r) => write!(f, "{r}"),
+            SweepValue::Seconds(s) => write!(f, "{s}"),
         }
     }
 }
@@ -138,6 +150,7 @@ pub fn step_config(base: &RunConfig, param: LoadParameter, value: SweepValue) ->
         (LoadParameter::NumPrompts, SweepValue::Count(n)) => cfg.load.num_prompts = n,
         (LoadParameter::MaxConcurrency, SweepValue::Count(n)) => cfg.load.max_concurrency = Some(n),
         (LoadParameter::RequestRate, SweepValue::Rate(r)) => cfg.load.request_rate = r,
+        (LoadParameter::UserGap, SweepValue::Seconds(s)) => cfg.load.shape.user_gap_s = Some(s),
         (LoadParameter::NumPrefixes, SweepValue::Count(n)) => {
             if let super::workload::Dataset::Prefix { num_prefixes, .. } = &mut cfg.workload.dataset
             {
@@ -185,7 +198,12 @@ mod tests {
             SweepValue::Count(4),
             SweepValue::Rate(RequestRate::PerSecond(2.5)),
             SweepValue::Rate(RequestRate::Infinite),
+            SweepValue::Seconds(10.0),
+            SweepValue::Seconds(0.2),
         ];
-        assert_eq!(serde_json::to_string(&v).unwrap(), r#"[4,"2.5","inf"]"#);
+        let text = serde_json::to_string(&v).unwrap();
+        assert_eq!(text, r#"[4,"2.5","inf",10.0,0.2]"#);
+        // A gap of whole seconds reads back as seconds, not as a count.
+        assert_eq!(serde_json::from_str::<Vec<SweepValue>>(&text).unwrap(), v);
     }
 }

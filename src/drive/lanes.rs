@@ -83,9 +83,13 @@ pub(super) fn summary_options(cfg: &RunConfig) -> SummaryOptions {
     }
 }
 
-/// How many lanes a run of `load` gets of the `asked` threads: at most its concurrency cap (its
-/// share of one with `--shard`), so every lane has a slot.
+/// How many lanes a run of `load` gets of the `asked` threads: one for users (`--users`), else
+/// at most its concurrency cap (its share of one with `--shard`), so every lane has a slot.
 pub fn lanes_for(asked: u64, load: &LoadSpec) -> u64 {
+    // Users take the units in schedule order from one pool: one lane.
+    if load.shape.users.is_some() {
+        return 1;
+    }
     let cap = load.concurrency_cap().unwrap_or(u64::MAX);
     asked.clamp(1, cap.max(1))
 }
@@ -353,6 +357,7 @@ fn add(a: DriveSummary, b: DriveSummary) -> DriveSummary {
         jobs_planned: a.jobs_planned.zip(b.jobs_planned).map(|(x, y)| x + y),
         unsent,
         window_end,
+        users: a.users.or(b.users),
     }
 }
 
@@ -407,16 +412,18 @@ impl Lane {
             time_scale: self.time_scale,
             abort: self.abort,
         };
-        let driven = crate::drive::load::drive(
-            self.client,
-            self.pool,
-            &self.load,
-            self.clock,
-            go.start_ns,
-            go.halt,
-            sink,
-        )
-        .await;
+        // Users (`--users`) take the units in their own loop; every other load is scheduled.
+        let (client, pool, load, clock) = (self.client, self.pool, &self.load, self.clock);
+        let driven = match load.shape.users {
+            Some(_) => {
+                crate::drive::users::drive(client, pool, load, clock, go.start_ns, go.halt, sink)
+                    .await
+            }
+            None => {
+                crate::drive::load::drive(client, pool, load, clock, go.start_ns, go.halt, sink)
+                    .await
+            }
+        };
         let (lags, _) = monitor.stop();
         let Ok(written) = writer.await else {
             return;

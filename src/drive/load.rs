@@ -59,6 +59,8 @@ pub struct DriveSummary {
     pub unsent: Unsent,
     /// A time-bounded run that reached its window's end (not stopped before).
     pub window_end: Option<WindowEnd>,
+    /// A users run (`--users`, `users.rs`): what the users did.
+    pub users: Option<crate::results::stats::users::UserCounts>,
 }
 
 /// The most arrivals left in a stopped time-bounded run's window that are counted (they are
@@ -146,6 +148,7 @@ pub async fn drive(
         jobs_planned: jobs_planned.filter(|_| jobs),
         unsent,
         window_end: end,
+        users: None,
     }
 }
 

@@ -34,3 +34,4 @@ pub mod stages;
 pub mod sweep;
 mod talk;
 pub mod ui;
+pub mod users;

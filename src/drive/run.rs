@@ -46,6 +46,7 @@ use crate::results::server_metrics::ServerMetrics;
 use crate::results::shard::Timebase;
 use crate::results::stats::media::MediaGeneration;
 use crate::results::stats::mix::MixFigures;
+use crate::results::stats::users::UsersFigures;
 use crate::results::stats::{adapters, steady, Summarizer};
 use crate::results::validity::{RunFacts, Validity};
 use crate::workload;
@@ -283,6 +284,8 @@ struct Measured {
     jobs_planned: Option<u64>,
     unsent: Unsent,
     window_end: Option<WindowEnd>,
+    /// What the users did (`--users`).
+    users: Option<crate::results::stats::users::UserCounts>,
     stopped_early: Option<String>,
     lags: Vec<f64>,
     cpu_s: f64,
@@ -364,6 +367,7 @@ async fn measure(
         jobs_planned: driven.jobs_planned,
         unsent: driven.unsent,
         window_end: driven.window_end,
+        users: driven.users,
         stopped_early: written.stopped_early,
         lags,
         cpu_s,
@@ -436,6 +440,11 @@ fn finish(
     result.records_lost = measured.records_lost;
     result.window_end = measured.window_end;
     result.stopped_early = measured.stopped_early;
+    if let Some(u) = &measured.users {
+        let (c, d) = (&result.config, result.summary.duration_s);
+        let gap = c.load.shape.user_gap_s.unwrap_or(0.0);
+        result.users = Some(UsersFigures::of(u, gap, d, c.time_scale));
+    }
     if result.config.steady_state {
         // Streamed from the records file, twice, rather than held (`steady::detect`).
         let path = &opts.records_path;

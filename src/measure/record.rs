@@ -231,6 +231,9 @@ pub struct RequestRecord {
     pub job: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<crate::measure::job::CallPlace>,
+    /// `--users`: the user (numbered from 0) that sent the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<u32>,
     /// Prompt tokens the server took from its prefix cache: `usage.prompt_tokens_details.
     /// cached_tokens`, else llama.cpp's `timings.cache_n`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -113,6 +113,10 @@ pub fn result(r: &BenchResult) -> String {
     if let Some(jobs) = &r.jobs {
         flatten("jobs", &serde_json::json!(jobs), &mut row);
     }
+    // Users with a fixed gap: `users.gap_s`, `users.request_rate_per_user.mean`, ...
+    if let Some(u) = &r.users {
+        flatten("users", &serde_json::json!(u), &mut row);
+    }
     // A saved join (`join --save`): `join.matched`, and each part of the TTFT split under
     // its name, `join.parts.queue.mean_ms`.
     if let Some(j) = &r.join {

@@ -138,6 +138,7 @@ fn load_value(v: SweepValue) -> f64 {
         SweepValue::Count(n) => n as f64,
         SweepValue::Rate(RequestRate::PerSecond(r)) => r,
         SweepValue::Rate(RequestRate::Infinite) => f64::INFINITY,
+        SweepValue::Seconds(s) => s,
     }
 }
 

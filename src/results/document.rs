@@ -160,6 +160,10 @@ pub struct BenchResult {
     /// without jobs and in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jobs: Option<crate::results::jobs::JobFigures>,
+    /// Users with a fixed gap (`--users`, `--user-gap`): per-user rates and units
+    /// (docs/metrics.md, "Users with a fixed gap").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users: Option<crate::results::stats::users::UsersFigures>,
     /// The server's account of the run's requests (`servebench join RESULT TRACE --save`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub join: Option<crate::results::join::saved::JoinFigures>,
@@ -229,6 +233,7 @@ impl BenchResult {
             steady_state: None,
             mix: None,
             jobs: None,
+            users: None,
             join: None,
             stopped_early: None,
             window_end: None,

@@ -52,6 +52,9 @@ pub struct Load {
     /// The `prefix` dataset's distinct prefixes (a sweep over the prefix cache's working set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub num_prefixes: Option<u64>,
+    /// The gap between a user's units, seconds (`--users`, `--user-gap`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_gap_s: Option<f64>,
 }
 
 /// What was sent: two steps are comparable when these agree (see [`Workload::differences`]).
@@ -201,6 +204,7 @@ impl Step {
             },
             LoadParameter::InputLen => self.workload.effective_input_len(),
             LoadParameter::NumPrefixes => self.load.num_prefixes.map(|v| v as f64),
+            LoadParameter::UserGap => self.load.user_gap_s,
         }
     }
 }

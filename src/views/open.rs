@@ -286,6 +286,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
                 crate::config::Dataset::Prefix { num_prefixes, .. } => Some(num_prefixes),
                 _ => None,
             },
+            user_gap_s: c.load.shape.user_gap_s,
         },
         workload: Workload {
             model: Some(c.model.clone()),

@@ -37,6 +37,7 @@ mod phases;
 mod server;
 mod structured;
 mod tokens;
+mod users;
 mod validity;
 pub mod view;
 
@@ -108,6 +109,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     latency::connection_setup(&mut out, result);
     blocks::cost(&mut out, result);
     cache::prefix_cache(&mut out, result);
+    users::lines(&mut out, result);
     latency::ttft_by_turn(&mut out, result);
     blocks::conversations(&mut out, result);
     adapters::lines(&mut out, result);

@@ -101,8 +101,12 @@ fn series_rows(
     extra: Option<(&str, Vec<String>)>,
 ) -> (Vec<String>, Vec<Vec<String>>) {
     let mut cols = view_columns();
-    // A sweep over the prefix cache's working set: its hit rates beside the TTFT.
-    if parameter == LoadParameter::NumPrefixes {
+    // A sweep over the prefix cache's working set, or over the gap between a user's units:
+    // its hit rates beside the TTFT.
+    if matches!(
+        parameter,
+        LoadParameter::NumPrefixes | LoadParameter::UserGap
+    ) {
         cols.extend(CACHE_COLUMNS.map(|(k, h)| (k, h.to_string())));
     }
     let cols: Vec<(FigureKey, String)> = (cols.into_iter())

@@ -16,7 +16,8 @@
 //! `distribution` (one set of samples, the percentile method), `mix` (a workload mix's
 //! classes and Jain's index), `mix_alone` (a class alone against mixed, `--mix-alone`), `reasoning` (the reasoning and answer phases), `request` (one
 //! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window,
-//! MSER-5 and batch means), `structured` (structured output and tool calls), `summary` (a run's figures).
+//! MSER-5 and batch means), `structured` (structured output and tool calls), `summary` (a run's figures), `users` (users
+//! with a fixed gap: per-user rates and units).
 
 pub mod adapters;
 pub mod audio;
@@ -38,6 +39,7 @@ mod summary;
 #[cfg(test)]
 mod tests;
 mod turns;
+pub mod users;
 
 pub use breakdown::{TtftBreakdown, PARTS as TTFT_PARTS, REST as TTFT_REST};
 pub use cache::PrefixCacheRates;
