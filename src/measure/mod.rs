@@ -13,6 +13,7 @@ pub mod clock;
 pub mod error;
 pub mod fds;
 pub mod job;
+pub mod lines;
 pub mod media_made;
 pub mod outcome;
 pub mod output_check;

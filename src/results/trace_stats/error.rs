@@ -76,3 +76,12 @@ pub enum LineError {
     #[error("\"session_id\" must be a string or a number")]
     Session,
 }
+
+impl From<crate::measure::lines::BadLine> for LineError {
+    fn from(bad: crate::measure::lines::BadLine) -> Self {
+        match bad {
+            crate::measure::lines::BadLine::TooLong => LineError::TooLong,
+            crate::measure::lines::BadLine::NotUtf8 => LineError::NotUtf8,
+        }
+    }
+}

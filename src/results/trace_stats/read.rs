@@ -6,13 +6,14 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::BufReader;
 use std::path::Path;
 
 use serde::Deserialize;
 
 use super::error::{LineError, TraceFileError, MAX_BLOCKS, MAX_LINES, MAX_LINE_BYTES};
 use crate::config::limits::{MAX_TOKENS, MAX_WAIT_S};
+use crate::measure::lines::Lines;
 
 /// One request of a trace.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,31 +59,17 @@ pub fn read(
     if !std::fs::metadata(path).map_err(read_err)?.is_file() {
         return Err(TraceFileError::NotAFile(path.to_path_buf()));
     }
-    let mut reader = BufReader::new(File::open(path).map_err(read_err)?);
+    let reader = BufReader::new(File::open(path).map_err(read_err)?);
     let at = |line, reason| TraceFileError::Line {
         path: path.to_path_buf(),
         line,
         reason,
     };
-    let (mut out, mut sessions, mut buf) = (Vec::new(), HashMap::new(), Vec::new());
-    let (mut no, mut blocks) = (0u64, 0u64);
-    loop {
-        buf.clear();
-        let n = (&mut reader)
-            .take(MAX_LINE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .map_err(read_err)?;
-        if n == 0 {
-            break;
-        }
-        no += 1;
-        if buf.len() > MAX_LINE_BYTES {
-            return Err(at(no, LineError::TooLong));
-        }
-        let text = std::str::from_utf8(&buf).map_err(|_| at(no, LineError::NotUtf8))?;
-        if text.trim().is_empty() {
-            continue;
-        }
+    let (mut out, mut sessions) = (Vec::new(), HashMap::new());
+    let mut blocks = 0u64;
+    let mut lines = Lines::new(reader, MAX_LINE_BYTES);
+    while let Some((no, text)) = lines.next_line().map_err(read_err)? {
+        let text = text.map_err(|bad| at(no, bad.into()))?;
         if out.len() as u64 >= MAX_LINES {
             return Err(TraceFileError::TooManyLines {
                 path: path.to_path_buf(),

@@ -92,3 +92,12 @@ pub enum LineError {
     #[error("a prompt of {0} tokens is above the limit of {MAX_TOKENS} (as --input-len)")]
     TooManyTokens(u64),
 }
+
+impl From<crate::measure::lines::BadLine> for LineError {
+    fn from(bad: crate::measure::lines::BadLine) -> Self {
+        match bad {
+            crate::measure::lines::BadLine::TooLong => LineError::TooLong,
+            crate::measure::lines::BadLine::NotUtf8 => LineError::NotUtf8,
+        }
+    }
+}

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::hash::RandomState;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -20,6 +20,7 @@ use super::error::{
 };
 use super::lines::{self, Session};
 use crate::config::limits::{MAX_TOKENS, MAX_WAIT_S};
+use crate::measure::lines::Lines;
 use crate::tokenizer::Tokenizer;
 
 /// How prompts are cut into tokens: whitespace-separated words (as the simulator counts), or
@@ -109,7 +110,7 @@ struct Pass<'a> {
 }
 
 fn copy(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     writer: &mut impl Write,
     input: &Path,
     partial: &Path,
@@ -125,33 +126,18 @@ fn copy(
         span: None,
         summary: Summary::default(),
     };
-    let mut buf = Vec::new();
-    let mut no = 0u64;
     let at = |line, reason| AnonymizeError::Line {
         path: input.to_path_buf(),
         line,
         reason,
     };
-    loop {
-        buf.clear();
-        let n = (&mut reader)
-            .take(MAX_LINE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .map_err(|source| AnonymizeError::Read {
-                path: input.to_path_buf(),
-                source,
-            })?;
-        if n == 0 {
-            break;
-        }
-        no += 1;
-        if buf.len() > MAX_LINE_BYTES {
-            return Err(at(no, LineError::TooLong));
-        }
-        let text = std::str::from_utf8(&buf).map_err(|_| at(no, LineError::NotUtf8))?;
-        if text.trim().is_empty() {
-            continue;
-        }
+    let read_err = |source| AnonymizeError::Read {
+        path: input.to_path_buf(),
+        source,
+    };
+    let mut lines = Lines::new(reader, MAX_LINE_BYTES);
+    while let Some((no, text)) = lines.next_line().map_err(read_err)? {
+        let text = text.map_err(|bad| at(no, bad.into()))?;
         pass.summary.lines += 1;
         if pass.summary.lines > MAX_LINES {
             return Err(AnonymizeError::TooManyLines {
