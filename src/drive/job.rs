@@ -12,11 +12,9 @@
 //! `stopped` when the failure was the run's stop); the calls that do not wait for it still
 //! run. A stop leaves every call not yet sent unsent (`stopped`).
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
-use crate::drive::history::{render_call, unbuilt, Unbuilt};
+use crate::drive::history::{render_call, Unbuilt};
 use crate::drive::talk::{Talk, Talked};
 use crate::measure::client::RequestSpec;
 use crate::measure::job::{CallPlace, MAX_CALLS_PER_JOB};
@@ -291,7 +289,7 @@ impl Talk {
         scheduled_ns: u64,
     ) -> (usize, End) {
         let fail = |req: &RequestSpec, why: String| {
-            let record = unbuilt(req, scheduled_ns, self.clock.now_ns(), why);
+            let record = self.unbuilt(req, scheduled_ns, why);
             (k, End::Record(Box::new(record)))
         };
         let (text, words) = match built {
@@ -323,23 +321,7 @@ impl Talk {
         } else if self.stop.is_cancelled() {
             return (k, End::Dropped(Why::Stopped));
         }
-        let told = AtomicBool::new(false);
-        let tell = || {
-            if !told.swap(true, Relaxed) {
-                self.live.sent.fetch_add(1, Relaxed);
-            }
-        };
-        let record = (self.client)
-            .send_within(
-                &req,
-                scheduled_ns,
-                &self.clock,
-                &self.cancel,
-                None,
-                Some(&tell),
-            )
-            .await;
-        tell();
+        let record = self.send(&req, scheduled_ns).await;
         (k, End::Record(Box::new(record)))
     }
 }

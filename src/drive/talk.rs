@@ -112,34 +112,14 @@ impl Talk {
             } else {
                 Ok(())
             };
-            // Sent counts when the first byte is written (or, for a request that never got
-            // that far, when it ends), so the live in-flight count is sent − finished.
-            let told = AtomicBool::new(false);
-            let tell = || {
-                if !told.swap(true, Relaxed) {
-                    self.live.sent.fetch_add(1, Relaxed);
-                }
-            };
             let mut record = match built {
-                Ok(()) => {
-                    (self.client)
-                        .send_within(
-                            &req,
-                            scheduled_ns,
-                            &self.clock,
-                            &self.cancel,
-                            None,
-                            Some(&tell),
-                        )
-                        .await
-                }
-                Err(Unbuilt::Failed(why)) => unbuilt(&req, scheduled_ns, self.clock.now_ns(), why),
+                Ok(()) => self.send(&req, scheduled_ns).await,
+                Err(Unbuilt::Failed(why)) => self.unbuilt(&req, scheduled_ns, why),
                 Err(Unbuilt::Cancelled) => {
                     talked.unsent.stopped += left;
                     return talked;
                 }
             };
-            tell();
             let ok = record.is_ok();
             talked.cancelled +=
                 u64::from(record.outcome.failure_kind() == Some(FailureKind::Cancelled));
@@ -156,6 +136,42 @@ impl Talk {
             }
         }
         talked
+    }
+
+    /// Sends `req` at `scheduled_ns`. It counts as sent when its first byte is written (or,
+    /// for a request that never got that far, when it ends), so the live in-flight count,
+    /// sent − finished, is true mid-run.
+    pub(super) async fn send(&self, req: &RequestSpec, scheduled_ns: u64) -> RequestRecord {
+        let told = AtomicBool::new(false);
+        let tell = || {
+            if !told.swap(true, Relaxed) {
+                self.live.sent.fetch_add(1, Relaxed);
+            }
+        };
+        let record = (self.client)
+            .send_within(
+                req,
+                scheduled_ns,
+                &self.clock,
+                &self.cancel,
+                None,
+                Some(&tell),
+            )
+            .await;
+        tell();
+        record
+    }
+
+    /// The failed record of a request that could not be built (`why`), counted as sent as
+    /// every record is.
+    pub(super) fn unbuilt(
+        &self,
+        req: &RequestSpec,
+        scheduled_ns: u64,
+        why: String,
+    ) -> RequestRecord {
+        self.live.sent.fetch_add(1, Relaxed);
+        unbuilt(req, scheduled_ns, self.clock.now_ns(), why)
     }
 
     /// Counts the `later` turns a failed turn leaves unsent: beyond the window (not planned)
