@@ -26,8 +26,10 @@
 # servebench's figure is read against it (the row prints servebench's / the minimal client's).
 #
 # PEERS=guidellm also runs GuideLLM (bench/fidelity_peers.sh: a throwaway virtualenv outside
-# the repository) against the same simulator right after servebench at each level, pinned the
-# same way, and prints its rows in the same table.
+# the repository), PEERS=vllm-bench vLLM's Rust client (VLLM_BENCH=its binary,
+# PEER_TOKENIZER=the tokenizer.json it counts with), or both ("guidellm vllm-bench"), against
+# the same simulator right after servebench at each level, pinned the same way, and prints
+# their rows in the same table.
 #
 # Cold start: after the table, for each level in COLD (default 512; COLD= skips
 # it) one run of C requests with no warm-up, so every request opens its connection at the same
@@ -39,6 +41,9 @@
 #        ITL_MS=10 (the simulator's chunk interval: a longer one keeps a one-core truth on its
 #        schedule at thousands of streams)
 #        CLIENT_ARGS= (extra `servebench run` options, e.g. "--backend openai-chat")
+#        TOKENIZERS=words (each a `--tokenizer` value; several, space-separated, run one after
+#        another at each level, a row each: e.g. "words cl100k_base path/tokenizer.json
+#        path/model.gguf" measures what counting answers with each kind costs the measurement)
 #        CLIENT_BIN= (another servebench binary as the client, e.g. an older build to compare
 #        with; the simulator is always this tree's), SKIP_BUILD=1 (use what is built)
 # Needs: Linux, taskset, /usr/bin/time (GNU time: apt-get install time), python3, 2+ CPUs.
@@ -62,17 +67,22 @@ start_sim "${PRIO[@]}" taskset -c 0 target/release/servebench sim --threads 1 --
 echo "client and simulator priority: ${PRIO[*]:-normal (chrt not permitted)}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| concurrency | requests | TTFT err mean / p50 / p99 (ms) | ITL err mean / p50 / p99 (ms) | E2EL err mean / p50 / p99 (ms) | client µs per event | client peak RSS (MiB) | server late chunks | server late intakes (max ms) | verdict |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
+read -r -a TOKS <<<"${TOKENIZERS:-words}"
 for C in "${LEVELS[@]}"; do
     N=$((C * ROUNDS))
+    : >"$OUT/cpu.$C"
+    for T in "${!TOKS[@]}"; do
     /usr/bin/time -f "%M %U %S" -o "$OUT/time.$C" "${PRIO[@]}" taskset -c 1 "${CLIENT_BIN:-target/release/servebench}" run \
-        --base-url "$URL" --tokenizer words --num-prompts "$N" --max-concurrency "$C" \
+        --base-url "$URL" --tokenizer "${TOKS[$T]}" --num-prompts "$N" --max-concurrency "$C" \
         --input-len 32 --output-len "$TOKENS" --num-warmups "$C" --metric-percentiles 50,99 \
-        --percentile-metrics ttft,tpot,itl,e2el --result-dir "$OUT" --result-filename "c$C.json" \
+        --percentile-metrics ttft,tpot,itl,e2el --result-dir "$OUT" --result-filename "c$C-$T.json" \
         --no-preflight -q ${CLIENT_ARGS:-} || true
-    python3 - "$OUT/c$C.json" "$OUT/time.$C" "$C" "$N" "$TOKENS" "$OUT/cpu.$C" "$ITL_MS" <<'PY'
+    label="$C"
+    [ "${#TOKS[@]}" -eq 1 ] || label="$C ($(basename "${TOKS[$T]}"))"
+    python3 - "$OUT/c$C-$T.json" "$OUT/time.$C" "$label" "$N" "$TOKENS" "$OUT/cpu.$C" "$ITL_MS" "$C" <<'PY'
 import json, sys
-path, timef, c, n, tokens = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-cpu_file, itl = sys.argv[6], float(sys.argv[7])
+path, timef, label, n, tokens = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+cpu_file, itl, c = sys.argv[6], float(sys.argv[7]), int(sys.argv[8])
 r = json.load(open(path))
 rss_kib, user, sys_s = open(timef).read().split()[-3:]
 truth = {"ttft": 50.0, "itl": itl, "e2el": 50.0 + (tokens - 1) * itl}
@@ -81,13 +91,14 @@ def err(m):
 # The client's CPU time also covers the C warm-up requests, which stream as many chunks each.
 events = (r["summary"]["total_output_chunks"] * (n + c) / n) or 1
 cpu_us = (float(user) + float(sys_s)) / events * 1e6
-open(cpu_file, "w").write(f"{cpu_us}\n")
+open(cpu_file, "a").write(f"{cpu_us}\n")
 v = r.get("validity") or {}
 ss = v.get("server_stats") or {}
 late = ss.get("late_chunks", "?")
 intakes = f"{ss.get('late_intakes', '?')} ({ss.get('max_intake_us', 0) / 1000:.1f})"
-print(f"| {c} | {n} ({r['completed']} ok) | {err('ttft')} | {err('itl')} | {err('e2el')} | {cpu_us:.2f} | {int(rss_kib)/1024:.0f} | {late} | {intakes} | {v.get('verdict', '?')} |")
+print(f"| {label} | {n} ({r['completed']} ok) | {err('ttft')} | {err('itl')} | {err('e2el')} | {cpu_us:.2f} | {int(rss_kib)/1024:.0f} | {late} | {intakes} | {v.get('verdict', '?')} |")
 PY
+    done
     /usr/bin/time -f "%M %U %S" -o "$OUT/rawtime.$C" "${PRIO[@]}" taskset -c 1 bash -c \
         'for _ in $(seq 0 "$4"); do "$1" "$2" "$3" "$5" 0 || exit 1; done' _ \
         target/release/examples/sim_load "${URL#http://}" "$C" "$ROUNDS" "$TOKENS" >"$OUT/raw.$C"
@@ -97,10 +108,10 @@ out, timef, c = open(sys.argv[1]).read(), sys.argv[2], int(sys.argv[3])
 rss_kib, user, sys_s = open(timef).read().split()[-3:]
 events = sum(int(e) for e in re.findall(r"events=(\d+)", out)) or 1
 floor = (float(user) + float(sys_s)) / events * 1e6
-ours = float(open(sys.argv[4]).read())
-print(f"| {c} (minimal tokio client) | — | — | — | — | {floor:.2f} (servebench / this: {ours / floor:.2f}) | {int(rss_kib)/1024:.0f} | — | — | — |")
+ours = " / ".join(f"{float(x) / floor:.2f}" for x in open(sys.argv[4]).read().split())
+print(f"| {c} (minimal tokio client) | — | — | — | — | {floor:.2f} (servebench / this: {ours}) | {int(rss_kib)/1024:.0f} | — | — | — |")
 PY
-    if [ "${PEERS:-}" = guidellm ]; then
+    if [ -n "${PEERS:-}" ]; then
         ROUNDS="$ROUNDS" TOKENS="$TOKENS" bench/fidelity_peers.sh "$URL" "$OUT" "${PRIO[*]} taskset -c 1" "$C"
     fi
 done

@@ -13,14 +13,14 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::output_check::{Checker, OutputCheck};
+use super::workers::{Priority, Workers};
 
 /// The checker threads of the process.
 pub const CHECK_THREADS: usize = 2;
@@ -38,68 +38,45 @@ struct Job {
     reply: oneshot::Sender<OutputCheck>,
 }
 
-/// The queue of the checker threads, started on first use; `None` when no thread could
-/// be started (the check then runs where it is asked, as before: the only way left to a
-/// verdict).
-fn queue() -> Option<&'static Mutex<Sender<Job>>> {
-    static QUEUE: OnceLock<Option<Mutex<Sender<Job>>>> = OnceLock::new();
-    QUEUE
-        .get_or_init(|| {
-            let (tx, rx) = mpsc::channel::<Job>();
-            let rx = Arc::new(Mutex::new(rx));
-            let started = (0..CHECK_THREADS)
-                .filter(|i| {
-                    let rx = Arc::clone(&rx);
-                    (std::thread::Builder::new().name(format!("servebench-check-{i}")))
-                        .spawn(move || work(&rx))
-                        .is_ok()
-                })
-                .count();
-            (started > 0).then(|| Mutex::new(tx))
-        })
+/// The checker threads, started on first use; `None` when no thread could be started (the
+/// check then runs where it is asked, as before: the only way left to a verdict).
+fn pool() -> Option<&'static Workers<Job>> {
+    static POOL: OnceLock<Option<Workers<Job>>> = OnceLock::new();
+    POOL.get_or_init(|| Workers::start("servebench-check", CHECK_THREADS, Priority::Normal, check))
         .as_ref()
 }
 
-/// A checker thread: takes jobs until the process ends.
-fn work(rx: &Mutex<Receiver<Job>>) {
-    loop {
-        let job = match rx.lock() {
-            Ok(rx) => rx.recv(),
-            Err(poisoned) => poisoned.into_inner().recv(),
-        };
-        let Ok(job) = job else {
-            return;
-        };
-        if job.stop.load(Ordering::Relaxed) {
-            continue;
-        }
-        let Job {
-            checker,
-            queued,
-            stop,
-            reply,
-        } = job;
-        let waited = queued.elapsed();
-        let verdict = if waited > MAX_CHECK_WAIT {
-            let why = format!(
-                "over the check's budget: waited {:.1} s for a checker thread (at most {} s)",
-                waited.as_secs_f64(),
-                MAX_CHECK_WAIT.as_secs()
-            );
-            checker.unchecked(&why, true)
-        } else {
-            // A check that panics is a failed check, and the thread lives on.
-            let failed = checker.unchecked("the check failed", false);
-            catch_unwind(AssertUnwindSafe(|| checker.finish_unless(&stop))).unwrap_or(failed)
-        };
-        let _ = reply.send(verdict);
+/// A checker thread's work on one job.
+fn check(job: Job) {
+    if job.stop.load(Ordering::Relaxed) {
+        return;
     }
+    let Job {
+        checker,
+        queued,
+        stop,
+        reply,
+    } = job;
+    let waited = queued.elapsed();
+    let verdict = if waited > MAX_CHECK_WAIT {
+        let why = format!(
+            "over the check's budget: waited {:.1} s for a checker thread (at most {} s)",
+            waited.as_secs_f64(),
+            MAX_CHECK_WAIT.as_secs()
+        );
+        checker.unchecked(&why, true)
+    } else {
+        // A check that panics is a failed check, and the thread lives on.
+        let failed = checker.unchecked("the check failed", false);
+        catch_unwind(AssertUnwindSafe(|| checker.finish_unless(&stop))).unwrap_or(failed)
+    };
+    let _ = reply.send(verdict);
 }
 
 /// The verdict on `checker`'s answer, from a checker thread; `unchecked` at once when
 /// `cancel` fires first (the run stopped).
 pub async fn judged(checker: Checker, cancel: &CancellationToken) -> OutputCheck {
-    let Some(queue) = queue() else {
+    let Some(pool) = pool() else {
         return checker.finish();
     };
     let stopped = checker.unchecked("the run stopped before the check ended", false);
@@ -112,11 +89,7 @@ pub async fn judged(checker: Checker, cancel: &CancellationToken) -> OutputCheck
         stop: Arc::clone(&stop),
         reply,
     };
-    let sent = match queue.lock() {
-        Ok(tx) => tx.send(job),
-        Err(poisoned) => poisoned.into_inner().send(job),
-    };
-    if let Err(mpsc::SendError(job)) = sent {
+    if let Err(job) = pool.send(job) {
         return job.checker.finish();
     }
     // Dropped unfinished (the request's task ended), the check is not wanted either.

@@ -323,6 +323,30 @@ impl Tokenizer {
         }
     }
 
+    /// [`Tokenizer::count`] of a server's answer: the same count. Answers are counted only
+    /// through it, so a test can make their counts slow without slowing the workload's
+    /// building: `SERVEBENCH_TEST_COUNT_DELAY_MS=D` keeps each call busy D ms longer (at most
+    /// 100), which shows whether any answer is counted on a thread that reads streams
+    /// (tests/suite/run_sim.rs, `a_slow_tokenizer_does_not_move_ttft_or_itl`).
+    pub fn count_output(&self, text: &str) -> usize {
+        static DELAY: OnceLock<Option<std::time::Duration>> = OnceLock::new();
+        let delay = DELAY.get_or_init(|| {
+            let ms: f64 = std::env::var("SERVEBENCH_TEST_COUNT_DELAY_MS")
+                .ok()?
+                .parse()
+                .ok()?;
+            (ms.is_finite() && ms > 0.0)
+                .then(|| std::time::Duration::from_secs_f64(ms.min(100.0) / 1e3))
+        });
+        if let Some(d) = delay {
+            let began = std::time::Instant::now();
+            while began.elapsed() < *d {
+                std::hint::spin_loop();
+            }
+        }
+        self.count(text)
+    }
+
     /// The number of ids (largest id + 1, added tokens included).
     pub fn vocab_size(&self) -> usize {
         self.inner.vocab_size

@@ -7,20 +7,17 @@
 //! stream without reasoning costs nothing more per chunk.
 
 use crate::measure::client::usage::Reported;
+use crate::measure::count_pool::Counting;
 use crate::measure::record::{Implausible, RequestRecord, TokenSource};
 use crate::tokenizer::Tokenizer;
-
-/// Reasoning text counted with the tokenizer in pieces of about this many bytes (cut at
-/// whitespace), as `stream.rs` counts the whole answer.
-const COUNT_PIECE: usize = 1 << 20;
 
 /// The reasoning seen so far in one stream.
 pub(super) struct Reasoning<'a> {
     /// Output chunks up to and including the last one with reasoning text (0: none yet).
     chunks: u64,
-    /// Reasoning text not yet counted with the tokenizer, and the tokens counted so far.
-    uncounted: Option<String>,
-    counted: u64,
+    /// The reasoning text, counted with the tokenizer off this thread (`count_pool`), from
+    /// the first reasoning chunk on.
+    count: Option<Counting<'a>>,
     tokenizer: Option<&'a Tokenizer>,
     /// The server's reasoning count as written, judged in [`Reasoning::finish`].
     pub(super) reported: Option<Reported>,
@@ -30,8 +27,7 @@ impl<'a> Reasoning<'a> {
     pub(super) fn new(tokenizer: Option<&'a Tokenizer>) -> Self {
         Reasoning {
             chunks: 0,
-            uncounted: None,
-            counted: 0,
+            count: None,
             tokenizer,
             reported: None,
         }
@@ -43,24 +39,24 @@ impl<'a> Reasoning<'a> {
         let Some(tok) = self.tokenizer else {
             return;
         };
-        let buf = self.uncounted.get_or_insert_with(String::new);
-        buf.push_str(text);
-        if buf.len() >= COUNT_PIECE {
-            let cut = buf
-                .rfind(char::is_whitespace)
-                .filter(|&i| i > 0)
-                .unwrap_or(buf.len());
-            self.counted += tok.count(&buf[..cut]) as u64;
-            buf.drain(..cut);
-        }
+        self.count
+            .get_or_insert_with(|| Counting::new(tok))
+            .push(text);
+    }
+
+    /// The reasoning text's count, to be finished off this thread; `None` when no reasoning
+    /// text came or there is no tokenizer.
+    pub(super) fn take_count(&mut self) -> Option<Counting<'a>> {
+        self.count.take()
     }
 
     /// Sets the record's reasoning figures once its N is chosen: the server's count when N is
     /// the server's and the count is plausible (a count, at most N, less than N when answer
     /// text or a tool call streamed, and at least 1 when reasoning text came), else the tokenizer's count of the reasoning text, else the
     /// reasoning chunks' tokens (their stated counts, or one per chunk); never more than N.
-    /// An implausible server count is flagged (`reasoning_tokens`) and not used.
-    pub(super) fn finish(self, r: &mut RequestRecord) {
+    /// An implausible server count is flagged (`reasoning_tokens`) and not used. `counted`:
+    /// the tokenizer's count of the reasoning text (from [`Reasoning::take_count`]).
+    pub(super) fn finish(self, r: &mut RequestRecord, counted: Option<u64>) {
         let n = r.output_tokens.unwrap_or(0);
         if self.chunks > 0 {
             r.reasoning_chunks = Some(self.chunks);
@@ -83,10 +79,7 @@ impl<'a> Reasoning<'a> {
             // A count beside an output count that was not believed is not believed either.
             _ => None,
         };
-        let tokenizer = match (self.tokenizer, self.uncounted) {
-            (Some(tok), Some(text)) => Some(self.counted + tok.count(&text) as u64),
-            _ => None,
-        };
+        let tokenizer = counted;
         let chunks = (self.chunks > 0).then(|| {
             let phase = usize::try_from(self.chunks).unwrap_or(usize::MAX);
             r.chunk_tokens.as_ref().map_or(self.chunks, |c| {
@@ -140,7 +133,7 @@ mod tests {
         };
         let tok: &'static Tokenizer = Box::leak(Box::new(tok));
         let mut r = record(10, TokenSource::ServerUsage, 5);
-        streamed(Some(tok), Some(Reported::Count(7))).finish(&mut r);
+        end(streamed(Some(tok), Some(Reported::Count(7))), &mut r);
         let got = (
             r.reasoning_tokens,
             r.reasoning_tokens_source,
@@ -152,17 +145,17 @@ mod tests {
         // All of N beside answer text: flagged; without answer text, all of N is plausible.
         let mut r = record(10, TokenSource::ServerUsage, 5);
         r.first_answer_ns = Some(4);
-        streamed(Some(tok), Some(Reported::Count(10))).finish(&mut r);
+        end(streamed(Some(tok), Some(Reported::Count(10))), &mut r);
         assert_eq!(r.implausible_usage, [Implausible::ReasoningTokens]);
         let mut r = record(10, TokenSource::ServerUsage, 5);
         r.first_answer_ns = Some(4);
-        streamed(Some(tok), Some(Reported::Count(9))).finish(&mut r);
+        end(streamed(Some(tok), Some(Reported::Count(9))), &mut r);
         assert_eq!(
             (r.reasoning_tokens, r.implausible_usage.len()),
             (Some(9), 0)
         );
         let mut r = record(10, TokenSource::ServerUsage, 5);
-        streamed(Some(tok), Some(Reported::Count(10))).finish(&mut r);
+        end(streamed(Some(tok), Some(Reported::Count(10))), &mut r);
         assert_eq!(
             (r.reasoning_tokens, r.implausible_usage.len()),
             (Some(10), 0)
@@ -171,7 +164,7 @@ mod tests {
         // Past N, or 0 after reasoning text: flagged, and the tokenizer counts instead.
         for bad in [Reported::Count(11), Reported::Count(0), Reported::NotACount] {
             let mut r = record(10, TokenSource::ServerUsage, 5);
-            streamed(Some(tok), Some(bad)).finish(&mut r);
+            end(streamed(Some(tok), Some(bad)), &mut r);
             assert_eq!(
                 r.implausible_usage,
                 [Implausible::ReasoningTokens],
@@ -186,25 +179,34 @@ mod tests {
         // chunks' stated counts are summed, never past N.
         let mut r = record(9, TokenSource::ChunkCount, 5);
         r.chunk_tokens = Some(vec![2, 3, 4, 1, 1]);
-        streamed(None, Some(Reported::Count(1))).finish(&mut r);
+        end(streamed(None, Some(Reported::Count(1))), &mut r);
         assert!(r.implausible_usage.is_empty());
         assert_eq!(r.reasoning_tokens, Some(9), "2 + 3 + 4, within N");
         assert_eq!(r.reasoning_tokens_source, Some(TokenSource::ChunkCount));
         let mut r = record(4, TokenSource::ChunkCount, 5);
-        streamed(None, None).finish(&mut r);
+        end(streamed(None, None), &mut r);
         assert_eq!(r.reasoning_tokens, Some(3), "one per reasoning chunk");
 
         // Hidden reasoning (counted, never streamed), and none at all.
         let mut r = record(10, TokenSource::ServerUsage, 2);
-        streamed_none(Some(Reported::Count(6))).finish(&mut r);
+        end(streamed_none(Some(Reported::Count(6))), &mut r);
         assert_eq!((r.reasoning_tokens, r.reasoning_chunks), (Some(6), None));
         let mut r = record(10, TokenSource::ServerUsage, 2);
-        streamed_none(Some(Reported::Count(0))).finish(&mut r);
+        end(streamed_none(Some(Reported::Count(0))), &mut r);
         assert_eq!(
             (r.reasoning_tokens, r.reasoning_tokens_source),
             (None, None)
         );
         assert!(r.implausible_usage.is_empty());
+    }
+
+    /// Finishes `x` on `r` with the tokenizer's count of its reasoning text.
+    fn end(mut x: Reasoning<'static>, r: &mut RequestRecord) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let counted = x.take_count().and_then(|c| rt.block_on(c.total()));
+        x.finish(r, counted);
     }
 
     fn streamed_none(reported: Option<Reported>) -> Reasoning<'static> {

@@ -16,7 +16,7 @@ use super::api::{self, Answer, BodySpec, Failure, Part};
 use super::http1;
 use super::media_bound;
 use super::spec::{RequestSpec, Written};
-use super::stream::{Bounds, Stream};
+use super::stream::{Bounds, Counts, Stream};
 use super::Client;
 use crate::measure::checker_pool;
 use crate::measure::clock::Clock;
@@ -108,14 +108,17 @@ impl Client {
                 lean.put_back(conn);
             }
         }
-        // A structured answer's check runs on a checker thread, never on this one (which
-        // reads every other stream and hears the run's stop); the record waits for it.
+        // The answer's tokens are counted and a structured answer is checked on threads of
+        // their own, never on this one (which reads every other stream and hears the run's
+        // stop); the record waits for both.
+        let counts = state.counts();
         let check = outcome.is_ok().then(|| state.take_check()).flatten();
         let checked = match check {
             Some(c) => Some(checker_pool::judged(c, cancel).await),
             None => None,
         };
-        self.finish(state, (outcome, checked), end_ns, save_text)
+        let counts = counts.await;
+        self.finish(state, (outcome, checked, counts), end_ns, save_text)
     }
 
     /// The request's body in its API's words: asked as the spec says, with structured output,
@@ -206,19 +209,19 @@ impl Client {
         state
     }
 
-    /// The record of an exchange that ended with `outcome` at `end_ns` (and its answer's
-    /// check, when it had one): its text kept only
+    /// The record of an exchange that ended with `outcome` at `end_ns` (its answer's check,
+    /// when it had one, and its tokenizer counts): its text kept only
     /// when asked (`save_text`), and whatever the server sent that it keeps without the
     /// user's secrets.
     fn finish(
         &self,
         state: Stream<'_>,
-        (outcome, checked): (Outcome, Option<OutputCheck>),
+        (outcome, checked, counts): (Outcome, Option<OutputCheck>, Counts),
         end_ns: u64,
         save_text: bool,
     ) -> RequestRecord {
         let time_scale = f64::from_bits(self.time_scale.load(Ordering::Relaxed));
-        let mut record = state.finish(outcome, end_ns, time_scale);
+        let mut record = state.finish(outcome, end_ns, time_scale, counts);
         if record.outcome.is_ok() {
             record.output_check = checked;
         }

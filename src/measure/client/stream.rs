@@ -8,11 +8,13 @@
 //! input (embeddings) generates nothing: its record counts its inputs and no output. Knows
 //! nothing of sockets or HTTP: `super` feeds it parsed events or the answer read whole.
 
+use std::future::Future;
 use std::time::Duration;
 
 use crate::measure::client::api::{Answered, Failure, Streamed, Usage};
 use crate::measure::client::reasoning::Reasoning;
 use crate::measure::client::usage::{self, Claims, Reported, Seen, TOKENS_PER_EVENT};
+use crate::measure::count_pool::Counting;
 use crate::measure::output_check::Checker;
 use crate::measure::record::{FailureKind, Implausible, Outcome, RequestRecord, TokenSource};
 use crate::tokenizer::Tokenizer;
@@ -21,9 +23,13 @@ use crate::tokenizer::Tokenizer;
 /// answers grow the vector as usual.
 const MAX_RESERVED_CHUNKS: u64 = 1024;
 
-/// Text counted with the tokenizer in pieces of about this many bytes (cut at whitespace), so
-/// a long answer is counted without being kept whole.
-const COUNT_PIECE: usize = 1 << 20;
+/// The model's tokenizer's counts of an answer's text and of its reasoning text; `None` where
+/// there is no tokenizer, no reasoning text, or a count was lost.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Counts {
+    pub(super) output: Option<u64>,
+    pub(super) reasoning: Option<u64>,
+}
 
 /// What a request allowed and held, the bounds of what its server may report (`usage::Seen`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -52,10 +58,8 @@ pub(super) struct Stream<'a> {
     /// The text kept for the record (`--save-generated-text`), and its most bytes.
     saved: Option<String>,
     max_saved: usize,
-    /// The text not yet counted with the tokenizer, and the tokens counted so far.
-    uncounted: Option<String>,
-    counted: u64,
-    tokenizer: Option<&'a Tokenizer>,
+    /// The answer's text, counted with the tokenizer off this thread (`count_pool`).
+    count: Option<Counting<'a>>,
     /// The API's terminator came (`[DONE]`, ...): nothing after it is read.
     pub(super) done: bool,
     /// An event ended the answer (a `finish_reason`, the final usage): a body that ends
@@ -108,9 +112,7 @@ impl<'a> Stream<'a> {
             bounds,
             saved: saved.map(|_| String::new()),
             max_saved: saved.unwrap_or(0),
-            uncounted: tokenizer.map(|_| String::new()),
-            counted: 0,
-            tokenizer,
+            count: tokenizer.map(Counting::new),
             done: false,
             finished: false,
             whole: false,
@@ -148,7 +150,7 @@ impl<'a> Stream<'a> {
         if !a.content.is_empty() {
             self.text_bytes = a.content.len() as u64;
             self.rec.first_answer_ns = Some(t);
-            if self.saved.is_some() || self.uncounted.is_some() {
+            if self.saved.is_some() || self.count.is_some() {
                 self.keep_text(&a.content);
             }
             if let Some(c) = &mut self.check {
@@ -178,7 +180,7 @@ impl<'a> Stream<'a> {
     }
 
     /// Keeps `piece` of the generated text: in the saved text up to its limit, and for the
-    /// tokenizer, counting a long text in pieces as it grows.
+    /// tokenizer, whose counting threads take a long text in pieces as it grows.
     fn keep_text(&mut self, piece: &str) {
         if let Some(text) = &mut self.saved {
             let room = self.max_saved.saturating_sub(text.len());
@@ -193,16 +195,8 @@ impl<'a> Stream<'a> {
                 text.push_str(piece);
             }
         }
-        if let (Some(text), Some(tok)) = (&mut self.uncounted, self.tokenizer) {
-            text.push_str(piece);
-            if text.len() >= COUNT_PIECE {
-                let cut = text
-                    .rfind(char::is_whitespace)
-                    .filter(|&i| i > 0)
-                    .unwrap_or(text.len());
-                self.counted += tok.count(&text[..cut]) as u64;
-                text.drain(..cut);
-            }
+        if let Some(count) = &mut self.count {
+            count.push(piece);
         }
     }
 
@@ -246,7 +240,7 @@ impl<'a> Stream<'a> {
                     self.all_chunk_tokens_known = false;
                 }
             }
-            if self.saved.is_some() || self.uncounted.is_some() {
+            if self.saved.is_some() || self.count.is_some() {
                 self.keep_text(&p.reasoning);
                 self.keep_text(&p.content);
                 self.keep_text(&p.tool_args);
@@ -281,19 +275,38 @@ impl<'a> Stream<'a> {
         Ok(())
     }
 
+    /// Hands the text still to count to the counting threads, once the stream has ended; the
+    /// future gives the tokenizer's counts (`None` without a tokenizer), which [`Stream::finish`]
+    /// takes. Nothing is counted on this thread.
+    pub(super) fn counts(&mut self) -> impl Future<Output = Counts> + 'static {
+        let output = self.count.take().map(Counting::total);
+        let reasoning = self.reasoning.take_count().map(Counting::total);
+        async move {
+            Counts {
+                output: match output {
+                    Some(total) => total.await,
+                    None => None,
+                },
+                reasoning: match reasoning {
+                    Some(total) => total.await,
+                    None => None,
+                },
+            }
+        }
+    }
+
     /// The record, with its outcome and end; `time_scale`: the server's clock speed-up (its
-    /// timings are in its own time).
+    /// timings are in its own time); `counts`: the tokenizer's, from [`Stream::counts`].
     pub(super) fn finish(
         mut self,
         mut outcome: Outcome,
         end_ns: u64,
         time_scale: f64,
+        counts: Counts,
     ) -> RequestRecord {
         let r = &mut self.rec;
         r.end_ns = end_ns;
-        if let (Some(tok), Some(text)) = (self.tokenizer, &self.uncounted) {
-            r.tokenizer_output_tokens = Some(self.counted + tok.count(text) as u64);
-        }
+        r.tokenizer_output_tokens = counts.output;
         if outcome.is_ok() && r.chunk_ns.is_empty() {
             outcome = Outcome::failed(FailureKind::NoOutput, "the stream carried no output token");
         }
@@ -369,7 +382,7 @@ impl<'a> Stream<'a> {
         };
         r.cached_prompt_tokens = judged.cached;
         r.generated_text = self.saved;
-        self.reasoning.finish(&mut self.rec);
+        self.reasoning.finish(&mut self.rec, counts.reasoning);
         self.rec
     }
 }

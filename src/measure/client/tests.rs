@@ -345,7 +345,7 @@ fn a_stream_whose_times_go_backwards_is_malformed() {
         for &t in times {
             state.event(&OpenAiCompletions, None, event, t).unwrap();
         }
-        state.finish(Outcome::Ok, 30_000_000_000, 1.0)
+        state.finish(Outcome::Ok, 30_000_000_000, 1.0, Default::default())
     };
     let r = finished(&[20_000_000_000, 9_442_000_000, 9_443_000_000]);
     let Outcome::Failed { kind, message } = &r.outcome else {

@@ -518,7 +518,7 @@ mod tests {
             let _ = state.event(&OpenAiCompletions, None, &last.to_string(), 20);
             events += 1;
             state.rec.http_status = Some(200);
-            let r = state.finish(Outcome::Ok, 30, 1.0);
+            let r = state.finish(Outcome::Ok, 30, 1.0, Default::default());
             let bytes: u64 = texts.iter().map(|t| t.len() as u64).sum();
             let n = r.output_tokens.unwrap();
             match r.output_tokens_source.unwrap() {
