@@ -1,3 +1,6 @@
+//! The first screen of a run and of a sweep: labels with units, intervals, the verdict, SLO
+//! attainment, the saturation point.
+
 use super::*;
 use crate::config::sweep::LoadParameter;
 use crate::config::RequestRate;

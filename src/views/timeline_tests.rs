@@ -1,3 +1,5 @@
+//! The timeline of a records file: phases, the server's account, slow gaps, even sampling.
+
 use super::*;
 use crate::measure::record::{FailureKind, Outcome};
 
