@@ -66,6 +66,9 @@ pub enum FlagError {
     Demand(f64),
     #[error("{0:e} per second is more than any service's demand (at most {max:e})", max = MAX_DEMAND)]
     AbsurdDemand(f64),
+    /// `report --timeline-itl-ms`: not a duration in (0, an hour].
+    #[error("'{0}' is not a number of milliseconds > 0 and at most 3600000")]
+    Milliseconds(String),
 }
 
 /// A file a flag names (`--json-schema-path`, `--tools-path`, `--structured-output-grammar`)

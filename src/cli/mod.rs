@@ -43,7 +43,8 @@ pub mod trace_share;
 
 use parse::{
     parse_counts, parse_gate, parse_header, parse_interval, parse_json_object, parse_percentile,
-    parse_rates, parse_scrape_url, parse_source_addresses, parse_span, parse_time_scale,
+    parse_rates, parse_scrape_url, parse_source_addresses, parse_span, parse_threshold_ms,
+    parse_time_scale,
 };
 pub use parse::{Gate, List};
 pub use sim::SimArgs;
@@ -342,6 +343,10 @@ pub struct ReportArgs {
     /// row per step) or html (the page of --html); a records .jsonl file: csv (a row per request).
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// The HTML page's request timeline: a gap between output chunks longer than this many
+    /// milliseconds is marked slow (in black).
+    #[arg(long, value_name = "MS", default_value_t = crate::views::timeline::DEFAULT_SLOW_ITL_MS, value_parser = parse_threshold_ms)]
+    pub timeline_itl_ms: f64,
 }
 
 #[derive(Debug, Args)]

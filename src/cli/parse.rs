@@ -13,6 +13,14 @@ pub(super) fn parse_time_scale(s: &str) -> Result<f64, FlagError> {
     }
 }
 
+/// A threshold in milliseconds: > 0 and at most an hour (`report --timeline-itl-ms`).
+pub(super) fn parse_threshold_ms(s: &str) -> Result<f64, FlagError> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 3_600_000.0 => Ok(v),
+        _ => Err(FlagError::Milliseconds(s.to_string())),
+    }
+}
+
 /// A comma-separated option value (see `sweep` for the syntax).
 #[derive(Clone, Debug, PartialEq)]
 pub struct List<T>(pub Vec<T>);

@@ -18,8 +18,16 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let file = args.file;
     let text = match open::kind(&file) {
         Kind::Records => print::print(format, || Ok(RecordsDoc { path: file }))?,
-        Kind::Result => print::print(format, || ResultDoc::load(file))?,
-        Kind::View => print::print(format, || Ok(ViewDoc(open::load(&file)?)))?,
+        Kind::Result => print::print(format, || {
+            let doc = ResultDoc::load(file)?;
+            Ok(ResultDoc {
+                slow_itl_ms: args.timeline_itl_ms,
+                ..doc
+            })
+        })?,
+        Kind::View => print::print(format, || {
+            Ok(ViewDoc(open::load(&file)?, args.timeline_itl_ms))
+        })?,
     };
     match &args.html {
         Some(out) => {

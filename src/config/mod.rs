@@ -33,6 +33,7 @@ mod backend;
 mod defaults;
 pub mod error;
 pub mod figure;
+mod figure_label;
 pub mod guided;
 pub mod job_figure;
 pub mod limits;

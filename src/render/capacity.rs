@@ -388,10 +388,17 @@ pub fn html(p: &CapacityPlan) -> Result<String, RenderError> {
     let rows: Vec<Vec<String>> = (p.configurations.iter().enumerate())
         .map(|(i, c)| answer_row(p, i, c))
         .collect();
-    table(&mut h, &answer_head(p), &rows);
-    if let Some(v) = verdict(p) {
-        let _ = writeln!(h, "<p><strong>{}</strong></p>", esc(&v));
+    // The answer first: the cheapest configuration for the demand, then every configuration.
+    match verdict(p) {
+        Some(v) => {
+            let _ = writeln!(h, "<p class=\"cheapest\"><strong>{}</strong></p>", esc(&v));
+        }
+        None => h.push_str(
+            "<p class=\"cheapest\">No demand given: <code>--demand-request-rate</code> or \
+             <code>--demand-output-throughput</code> names the cheapest configuration for it.</p>\n",
+        ),
     }
+    table(&mut h, &answer_head(p), &rows);
     let _ = writeln!(h, "<h2>Steps ({})</h2>", esc(p.parameter.as_str()));
     let steps: Vec<Vec<String>> = (p.configurations.iter())
         .flat_map(|c| c.steps.iter().map(move |s| step_row(c, s)))

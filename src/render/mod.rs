@@ -10,7 +10,9 @@
 //! - `compare`: a comparison as aligned text, Markdown or JSON;
 //! - `csv`: results, sweeps, imports, comparisons and records files as CSV;
 //! - `plot/`: charts as data, drawn to SVG and PNG;
-//! - `html`: one self-contained HTML page of a view (tables and inline SVG charts);
+//! - `html`: one self-contained HTML page of a view, in reading order: the answer
+//!   (`html_first`), the charts (the request timeline, `html_timeline`; inline SVG charts),
+//!   the full labelled table (`html_table`);
 //! - `capacity`: `servebench plan`'s tables, CSV, chart and HTML page;
 //! - `format`: number formatting every output shares;
 //! - `escape`: text from outside made safe for each output kind (terminal, CSV, Markdown,
@@ -29,6 +31,9 @@ pub mod error;
 pub mod escape;
 pub mod format;
 pub mod html;
+pub mod html_first;
+pub mod html_table;
+pub mod html_timeline;
 pub mod join;
 pub mod plot;
 pub mod print;

@@ -145,12 +145,18 @@ named!(Text, Markdown, Csv, Json, Html);
 pub struct ResultDoc {
     pub path: PathBuf,
     pub result: BenchResult,
+    /// The HTML page's request timeline: its slow-gap threshold, ms.
+    pub slow_itl_ms: f64,
 }
 
 impl ResultDoc {
     pub fn load(path: PathBuf) -> Result<ResultDoc, RenderError> {
         let result = BenchResult::load(&path)?;
-        Ok(ResultDoc { path, result })
+        Ok(ResultDoc {
+            path,
+            result,
+            slow_itl_ms: crate::views::timeline::DEFAULT_SLOW_ITL_MS,
+        })
     }
 }
 
@@ -181,12 +187,18 @@ impl Printer<ResultDoc> for Html {
     /// The result's view (with its records' samples) and its text report.
     fn print(&self, doc: &ResultDoc) -> Result<String, RenderError> {
         let view = crate::views::open::from_result(&doc.path, &doc.result);
-        html::page(&view, Some(&report::text(&doc.result)))
+        let text = report::text(&doc.result);
+        let opts = html::PageOptions {
+            text_report: Some(&text),
+            slow_itl_ms: doc.slow_itl_ms,
+        };
+        html::page(&view, &opts)
     }
 }
 
-/// A sweep, an imported document, or another tool's file read directly.
-pub struct ViewDoc(pub View);
+/// A sweep, an imported document, or another tool's file read directly; and the HTML page's
+/// slow-gap threshold for its request timeline, ms.
+pub struct ViewDoc(pub View, pub f64);
 
 impl Document for ViewDoc {
     const KIND: &'static str = "a sweep or an import";
@@ -213,7 +225,11 @@ impl Printer<ViewDoc> for Csv {
 
 impl Printer<ViewDoc> for Html {
     fn print(&self, doc: &ViewDoc) -> Result<String, RenderError> {
-        html::page(&doc.0, None)
+        let opts = html::PageOptions {
+            text_report: None,
+            slow_itl_ms: doc.1,
+        };
+        html::page(&doc.0, &opts)
     }
 }
 

@@ -44,6 +44,18 @@ pub enum Verdict {
     UsageImplausible,
 }
 
+impl Verdict {
+    /// The verdict as reports write it: `valid`, or the distortion in capitals.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Valid => "valid",
+            Verdict::ClientBound => "CLIENT-BOUND",
+            Verdict::ServerLate => "SERVER-LATE",
+            Verdict::UsageImplausible => "USAGE-IMPLAUSIBLE",
+        }
+    }
+}
+
 /// What the monitor saw, and the verdict.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Validity {

@@ -13,6 +13,9 @@
 //!   `results::compare`), and the `--fail-if-worse` gates;
 //! - `cliff`: the prefix-cache cliff of a series over `num_prefixes` (the first step whose
 //!   measured hit rate falls below half of its designed one);
+//! - `saturation`: a load sweep's saturation point (the lowest load within 5% of its highest
+//!   output throughput);
+//! - `timeline`: a run's requests, sampled, split into their phases, for the HTML timeline;
 //! - `error`: `ViewError` and `GateError`.
 //!
 //! Views hold and pair figures; they compute no statistic (that is `results`) and lay out no
@@ -28,3 +31,5 @@ pub mod keys;
 pub mod model;
 pub mod open;
 pub mod samples;
+pub mod saturation;
+pub mod timeline;

@@ -147,6 +147,10 @@ pub struct Step {
         serialize_with = "by_name"
     )]
     pub intervals: BTreeMap<FigureKey, [f64; 2]>,
+    /// What a servebench result judged of itself (its validity verdict, its SLOs); absent
+    /// for imports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<Judged>,
     /// The per-request records file (servebench results), for the timeline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub records_file: Option<PathBuf>,
@@ -163,6 +167,34 @@ pub struct Step {
     /// `per_adapter`); empty for any other step. A name is outside text: escape it to show it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub adapters: BTreeMap<String, Figures>,
+}
+
+/// What a servebench result judged of itself, as its first screen shows it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Judged {
+    /// The validity verdict as reports write it (`valid`, `CLIENT-BOUND`, ...); absent in
+    /// results saved before servebench judged its runs.
+    pub verdict: Option<String>,
+    /// Why the verdict is not `valid`, and which figures it touches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+    /// The run's SLOs (`--goodput`) as `ttft ≤ 200 ms`; empty without.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slos: Vec<String>,
+    /// Requests that met every SLO; absent without SLOs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub good: Option<u64>,
+    /// Measured requests (completed and failed): SLO attainment is `good / measured`.
+    pub measured: u64,
+}
+
+impl Judged {
+    /// SLO attainment: the share of measured requests that met every SLO (a failed request
+    /// never does); `None` without SLOs or requests.
+    pub fn slo_attainment(&self) -> Option<f64> {
+        let good = self.good?;
+        (self.measured > 0).then(|| good as f64 / self.measured as f64)
+    }
 }
 
 /// Figures and their 95% intervals, by key: one LoRA adapter's in a step.

@@ -25,7 +25,7 @@ use crate::results::sweep::SweepDoc;
 use crate::views::error::ViewError;
 use crate::views::keys::numeric_keys;
 use crate::views::model::{
-    file_stem, Figures, Load, Origin, Samples, Series, Step, View, Workload,
+    file_stem, Figures, Judged, Load, Origin, Samples, Series, Step, View, Workload,
 };
 use crate::views::samples::{records_in, samples_from_vllm_lists, samples_of};
 
@@ -311,6 +311,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
             })
             .chain(job_intervals)
             .collect(),
+        judged: Some(judged(r)),
         records_file,
         steady_window_ns: r.steady_state.as_ref().and_then(|s| s.window_ns),
         source: Some(path.to_path_buf()),
@@ -318,6 +319,26 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
         adapters: (r.per_adapter.iter())
             .map(|(name, a)| (name.clone(), adapter_figures(a)))
             .collect(),
+    }
+}
+
+/// The result's verdict and SLOs, as its first screen shows them.
+fn judged(r: &BenchResult) -> Judged {
+    let slos: Vec<String> = (r.config.goodput.iter())
+        .map(|s| format!("{} ≤ {} ms", s.metric.key(), s.max_ms))
+        .collect();
+    Judged {
+        verdict: r.validity.as_ref().map(|v| v.verdict.as_str().to_string()),
+        reasons: r
+            .validity
+            .as_ref()
+            .map(|v| v.reasons.clone())
+            .unwrap_or_default(),
+        good: (!slos.is_empty())
+            .then_some(r.summary.good_requests)
+            .flatten(),
+        slos,
+        measured: r.summary.completed + r.summary.failed,
     }
 }
 

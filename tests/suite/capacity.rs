@@ -205,6 +205,13 @@ fn plan_recovers_the_slot_count_and_prices_it() {
     html_args.extend(["--format", "html"]);
     let page = stdout_of(&html_args);
     assert!(page.contains("<table") && page.contains("<svg") && page.contains("slots-search"));
+    // The page opens with the answer: the cheapest configuration before any table.
+    let answer = format!(
+        "<p class=\"cheapest\"><strong>Cheapest for 50 req/s: {} ×",
+        cheapest.1
+    );
+    let at = page.find(&answer).unwrap_or_else(|| panic!("{page}"));
+    assert!(at < page.find("<table").unwrap(), "{page}");
 }
 
 /// A small sweep against the built-in exact simulator, saved as `dir/NAME.sweep.json`.

@@ -59,19 +59,27 @@ fn headless(browser: &Path, profile: &Path, args: &[&str], page: &Path) -> Strin
     reader.join().unwrap()
 }
 
-#[test]
-fn html_report_shows_its_charts_in_chromium() {
+/// The browser, or `None` when SERVEBENCH_SKIP_BROWSER=1 (the test then passes, saying so);
+/// without one and without the variable, the test fails saying how to get one.
+fn browser_or_skip() -> Option<PathBuf> {
     if std::env::var("SERVEBENCH_SKIP_BROWSER").as_deref() == Ok("1") {
         eprintln!("SERVEBENCH_SKIP_BROWSER=1: browser check skipped");
-        return;
+        return None;
     }
-    let browser = chromium().unwrap_or_else(|| {
+    Some(chromium().unwrap_or_else(|| {
         panic!(
             "chromium is not installed: the HTML report test renders the page in headless \
              Chromium. Install Debian's `chromium` (scripts/test.sh does), point \
              SERVEBENCH_CHROMIUM at a Chromium binary, or set SERVEBENCH_SKIP_BROWSER=1 to skip"
         )
-    });
+    }))
+}
+
+#[test]
+fn html_report_shows_its_charts_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("tgi.html");
     let out = common::servebench()
@@ -120,5 +128,147 @@ fn html_report_shows_its_charts_in_chromium() {
         png.len() > 60_000,
         "a page with charts, not a blank one: {} bytes",
         png.len()
+    );
+}
+
+/// A copy of `page` with an inline probe that writes what the browser laid out and fetched
+/// into the body's data attributes, for `--dump-dom` to show: horizontal overflow of the
+/// document (px), resources fetched, the timeline's rows, and figures without an axis label or
+/// a legend. `extra` is markup put before the probe (a planted overflow).
+fn probed(page: &Path, out: &Path, extra: &str) {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probe = r#"<script>
+window.addEventListener('load', () => {
+  const d = document.documentElement, b = document.body;
+  b.dataset.overflow = String(d.scrollWidth - d.clientWidth);
+  b.dataset.resources = String(performance.getEntriesByType('resource').length);
+  b.dataset.rows = String(document.querySelectorAll('figure.tl g.rq').length);
+  const tl = document.querySelector('figure.tl');
+  b.dataset.tlaxes = tl ? String(!!tl.querySelector('.xlabel') && !!tl.querySelector('.ylabel')) : 'none';
+  b.dataset.tllegend = String(document.querySelectorAll('.legend .sw').length);
+});
+</script>"#;
+    let html = html.replace("</body>", &format!("{extra}{probe}</body>"));
+    std::fs::write(out, html).unwrap();
+}
+
+/// The value of `data-NAME` on the dumped DOM's body.
+fn data(dom: &str, name: &str) -> String {
+    let key = format!("data-{name}=\"");
+    let at = dom
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {key} in the DOM"));
+    let rest = &dom[at + key.len()..];
+    rest[..rest.find('"').unwrap()].to_string()
+}
+
+/// A run's page in a real browser: it opens with the answer (headline figures with units, the
+/// verdict, SLO attainment), its timeline has one row per request as the page says, nothing is
+/// fetched, and at a laptop's widths nothing overflows the window sideways (a planted wide
+/// element shows the probe would see it).
+#[test]
+fn run_page_opens_with_the_answer_and_a_timeline_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = common::servebench()
+        .args([
+            "run",
+            "--sim-preset",
+            "exact",
+            "--num-prompts",
+            "60",
+            "--request-rate",
+            "200",
+        ])
+        .args([
+            "--output-len",
+            "12",
+            "--goodput",
+            "ttft:5000",
+            "--result-dir",
+        ])
+        .arg(d)
+        .args(["--result-filename", "run.json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let page = d.join("run.html");
+    let out = common::servebench()
+        .args(["report", "--timeline-itl-ms", "50", "--html"])
+        .arg(&page)
+        .arg(d.join("run.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    for external in ["<script", "<link", "src=", "@import", "url(", "href=\"http"] {
+        assert!(
+            !html.contains(external),
+            "the page must not load {external}"
+        );
+    }
+    // The answer comes before the charts, and the full table last.
+    let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("{s} in the page"));
+    assert!(at("id=\"answer\"") < at("id=\"timeline\""));
+    assert!(at("id=\"timeline\"") < at("id=\"series\""));
+    assert!(
+        html.contains("all 60 measured requests"),
+        "the sampling is stated"
+    );
+    assert!(html.contains("Gaps between output chunks longer than 50 ms"));
+
+    let profile = d.join("profile");
+    for width in [1280, 1024] {
+        let probe = d.join(format!("probe{width}.html"));
+        probed(&page, &probe, "");
+        let size = format!("--window-size={width},900");
+        let dom = headless(&browser, &profile, &["--dump-dom", &size], &probe);
+        assert_eq!(
+            data(&dom, "overflow"),
+            "0",
+            "sideways overflow at {width} px"
+        );
+        assert_eq!(data(&dom, "resources"), "0", "nothing fetched");
+        assert_eq!(data(&dom, "rows"), "60", "a row per request");
+        assert_eq!(
+            data(&dom, "tlaxes"),
+            "true",
+            "the timeline's axes are labelled"
+        );
+        assert!(
+            data(&dom, "tllegend").parse::<u32>().unwrap() >= 8,
+            "its legend"
+        );
+        assert!(dom.contains("Output throughput"), "headline label");
+        assert!(dom.contains("tokens/s"), "headline unit");
+        assert!(
+            dom.contains("Measurement: <strong>valid</strong>"),
+            "the verdict"
+        );
+        assert!(
+            dom.contains("SLO attainment: <strong>100.0%</strong>"),
+            "{dom}"
+        );
+        assert!(dom.contains("(s)</text>"), "the time axis's unit");
+    }
+    // The probe sees an overflow when there is one.
+    let probe = d.join("planted.html");
+    probed(
+        &page,
+        &probe,
+        "<div style=\"width:3000px;height:4px\"></div>",
+    );
+    let dom = headless(
+        &browser,
+        &profile,
+        &["--dump-dom", "--window-size=1280,900"],
+        &probe,
+    );
+    assert!(
+        data(&dom, "overflow").parse::<i64>().unwrap() > 1000,
+        "planted overflow seen"
     );
 }

@@ -268,16 +268,97 @@ fn sweep_document_steps_load_and_compare() {
     let table = run_ok(&["compare", s(&path), s(&path), "--metrics", "mean_ttft_ms"]);
     assert!(table.contains("\nnum_prompts = 4\n"), "{table}");
     assert!(table.contains("300.00"), "{table}");
-    // The HTML page of the sweep: load charts, CDFs from the records, the last step's timeline.
+    // The HTML page of the sweep: load charts, CDFs from the records, the last step's timeline
+    // (its 4 requests).
     let page = d.join("sw.html");
     run_ok(&["report", s(&path), "--html", s(&page)]);
     let html = std::fs::read_to_string(&page).unwrap();
-    for id in [
-        "ttft-num_prompts",
-        "cdf_ttft",
-        "timeline-sw-num_prompts4_records",
-    ] {
+    for id in ["ttft-num_prompts", "cdf_ttft"] {
         assert!(html.contains(&format!("id=\"{id}\"><svg")), "{id}");
+    }
+    assert!(html.contains("<figure class=\"tl\" data-rows=\"4\" data-requests=\"4\">"));
+    assert_eq!(html.matches("<g class=\"rq\">").count(), 4);
+    assert!(
+        html.contains("sw-num_prompts4.records.jsonl"),
+        "the timeline's file"
+    );
+}
+
+/// A result's page draws its timeline from the records file beside it, marks gaps over
+/// `--timeline-itl-ms`, and says the timeline needs the records file once it is gone; a
+/// threshold that is no duration is refused in one line.
+#[test]
+fn the_html_page_of_a_result_without_records_says_the_timeline_needs_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Two requests; the second has a 300 ms gap between its chunks.
+    let records = [
+        rec(0, 0, 0, &[100, 110, 120]),
+        rec(1, 10, 10, &[100, 400, 410]),
+    ];
+    let path = save_result(d, "tl", 2, &records);
+    let page = d.join("tl.html");
+    run_ok(&[
+        "report",
+        s(&path),
+        "--html",
+        s(&page),
+        "--timeline-itl-ms",
+        "250",
+    ]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<g class=\"rq\">").count(), 2);
+    assert!(html.contains("all 2 measured requests"), "{html}");
+    assert!(
+        html.contains("longer than 250 ms are black (1 in the rows drawn)"),
+        "{html}"
+    );
+    assert_eq!(
+        html.matches("<rect class=\"s\"").count(),
+        1,
+        "one slow gap drawn"
+    );
+    // The answer comes first, labelled; the full table last, labelled, keys as tooltips.
+    assert!(html.find("id=\"answer\"").unwrap() < html.find("id=\"timeline\"").unwrap());
+    assert!(
+        html.contains("<td title=\"mean_ttft_ms\">Mean TTFT (ms)</td>"),
+        "{html}"
+    );
+    let page2 = d.join("tl2.html");
+    run_ok(&[
+        "report",
+        s(&path),
+        "--html",
+        s(&page2),
+        "--timeline-itl-ms",
+        "500",
+    ]);
+    let html = std::fs::read_to_string(&page2).unwrap();
+    assert!(html.contains("longer than 500 ms are black (0 in the rows drawn)"));
+
+    std::fs::remove_file(d.join("tl.records.jsonl")).unwrap();
+    run_ok(&["report", s(&path), "--html", s(&page)]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("The request timeline needs the run's records file"),
+        "{html}"
+    );
+    assert!(!html.contains("<g class=\"rq\">"));
+    // clap's refusal: its first line names the flag and the value, then a `--help` hint.
+    for bad in ["0", "inf", "5ms", "1e300"] {
+        let e = common::run_fails(&[
+            "report",
+            s(&path),
+            "--html",
+            s(&page),
+            "--timeline-itl-ms",
+            bad,
+        ]);
+        let first = e.lines().next().unwrap();
+        assert!(
+            first.contains("--timeline-itl-ms") && first.contains(bad),
+            "{e}"
+        );
     }
 }
 

@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use super::lines::{line, num};
 use crate::results::document::BenchResult;
-use crate::results::validity::Verdict;
 
 /// The validity lines, when the result has them.
 pub(super) fn lines(out: &mut String, result: &BenchResult) {
@@ -41,13 +40,7 @@ pub(super) fn lines(out: &mut String, result: &BenchResult) {
                 );
             }
         }
-        let verdict = match v.verdict {
-            Verdict::Valid => "valid",
-            Verdict::ClientBound => "CLIENT-BOUND",
-            Verdict::ServerLate => "SERVER-LATE",
-            Verdict::UsageImplausible => "USAGE-IMPLAUSIBLE",
-        };
-        line(out, "Measurement:", verdict);
+        line(out, "Measurement:", v.verdict.as_str());
         for reason in &v.reasons {
             let _ = writeln!(out, "  {reason}");
         }

@@ -67,6 +67,7 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
             metrics,
             samples: samples_from_vllm_lists(o),
             intervals: std::collections::BTreeMap::new(),
+            judged: None,
             records_file: None,
             steady_window_ns: None,
             source: Some(path.to_path_buf()),

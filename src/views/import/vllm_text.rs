@@ -534,6 +534,7 @@ fn text_step(
         metrics,
         samples: Samples::default(),
         intervals: BTreeMap::new(),
+        judged: None,
         records_file: None,
         steady_window_ns: None,
         source: Some(path.to_path_buf()),
