@@ -128,6 +128,7 @@ pub fn page(view: &View, text_report: Option<&str>) -> Result<String, RenderErro
             esc(&name)
         );
     }
+    h.push_str(&crate::render::html_pareto::section(views)?);
     h.push_str("</body></html>\n");
     Ok(h)
 }
@@ -150,7 +151,9 @@ mod tests {
         let text = include_str!("../../tests/fixtures/seed001_tgi.txt");
         let v = crate::views::import::parse(Path::new("seed001.txt"), text).unwrap();
         let h = page(&v, None).unwrap();
-        assert_eq!(h.matches("<svg").count(), 7);
+        // Seven charts of the sweep, and the Pareto front's.
+        assert_eq!(h.matches("<svg").count(), 8);
+        assert!(h.contains("id=\"pareto_front\""));
         assert!(h.contains("767.92"));
         for external in ["<script", "<link", "src=", "@import", "url("] {
             assert!(!h.contains(external), "{external}");

@@ -11,6 +11,7 @@
 //! - `csv`: results, sweeps, imports, comparisons and records files as CSV;
 //! - `plot/`: charts as data, drawn to SVG and PNG;
 //! - `html`: one self-contained HTML page of a view (tables and inline SVG charts);
+//! - `html_pareto`: the HTML page's Pareto section (its chart and the steps on the front);
 //! - `capacity`: `servebench plan`'s tables, CSV, chart and HTML page;
 //! - `format`: number formatting every output shares;
 //! - `escape`: text from outside made safe for each output kind (terminal, CSV, Markdown,
@@ -29,6 +30,7 @@ pub mod error;
 pub mod escape;
 pub mod format;
 pub mod html;
+pub mod html_pareto;
 pub mod join;
 pub mod plot;
 pub mod print;

@@ -13,6 +13,8 @@
 //!   `results::compare`), and the `--fail-if-worse` gates;
 //! - `cliff`: the prefix-cache cliff of a series over `num_prefixes` (the first step whose
 //!   measured hit rate falls below half of its designed one);
+//! - `pareto`: the Pareto front of every step of several views (output tokens/s per user
+//!   against per GPU; the front itself is `results::pareto`'s);
 //! - `error`: `ViewError` and `GateError`.
 //!
 //! Views hold and pair figures; they compute no statistic (that is `results`) and lay out no
@@ -27,4 +29,5 @@ pub mod imported;
 pub mod keys;
 pub mod model;
 pub mod open;
+pub mod pareto;
 pub mod samples;
