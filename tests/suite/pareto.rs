@@ -88,8 +88,9 @@ fn plot_compare_plan_and_the_page_name_the_front() {
     );
     for s in on {
         let per_user = s["output_tokens_per_s_per_user"].as_f64().unwrap();
-        // 1000 / mean TPOT: a token every 5 ms is 200 tokens/s, within a loaded machine's noise.
-        assert!((100.0..=210.0).contains(&per_user), "{per_user}");
+        // 1000 / mean TPOT: a token every 5 ms is at most 200 tokens/s; a loaded machine's
+        // delays only lower it, never to the slow server's 25.
+        assert!((40.0..=210.0).contains(&per_user), "{per_user}");
     }
 
     // plan: the front's steps named with their configuration, within the SLOs.
