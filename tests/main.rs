@@ -64,6 +64,7 @@ mod suite {
     // Reports, comparisons and plots.
     mod compare;
     mod html_browser;
+    mod pareto;
     mod view;
 
     // Real servers: llama.cpp with a small model, and LiteLLM's proxy in front of it.

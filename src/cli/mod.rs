@@ -391,4 +391,9 @@ pub struct ImportArgs {
     /// Output file (one input) or directory (several); default: NAME.imported.json here.
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
+    /// How many accelerators (GPUs) served the imported runs, kept in the document: output
+    /// tokens/s per GPU in plot's Pareto front, compare and plan (default: unknown).
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::config::tags::MAX_GPUS)))]
+    pub gpus: Option<u32>,
 }

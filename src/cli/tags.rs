@@ -1,4 +1,4 @@
-//! `--label`, `--metadata`, `--cost-per-hour`: what the user says about a run
+//! `--label`, `--metadata`, `--cost-per-hour`, `--gpus`: what the user says about a run
 //! (`config::tags`).
 
 use clap::Args;
@@ -21,6 +21,10 @@ pub struct TagArgs {
     /// million output and total tokens to the report, every step, search and compare.
     #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "USD")]
     pub cost_per_hour: Option<f64>,
+    /// How many accelerators (GPUs) serve the endpoint: output tokens/s per GPU in plot's
+    /// Pareto front, compare and plan (default: unknown, figures per server).
+    #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "N")]
+    pub gpus: Option<u32>,
 }
 
 impl TagArgs {
@@ -39,6 +43,7 @@ impl TagArgs {
             label: self.label.clone(),
             metadata: self.metadata.iter().cloned().collect(),
             cost_per_hour: self.cost_per_hour,
+            gpus: self.gpus,
         }
     }
 }

@@ -12,7 +12,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     for file in &args.files {
         let saved = import::output_path(file, args.output.as_deref(), several);
         let text = print::print(Format::Text, || {
-            let view = import::import_file(file, &saved)?;
+            let view = import::import_file(file, &saved, args.gpus)?;
             Ok(ImportSummary { view, saved })
         })?;
         super::out::out(&text)?;

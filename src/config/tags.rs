@@ -1,11 +1,15 @@
 //! What a user says about a run that servebench cannot measure: its name, free-form facts,
-//! and the server's price (`--label`, `--metadata`, `--cost-per-hour`).
+//! the server's price and its accelerators (`--label`, `--metadata`, `--cost-per-hour`,
+//! `--gpus`).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::error::{ConfigError, ValueError};
+
+/// The most accelerators `--gpus` takes: more than any deployment serving one endpoint.
+pub const MAX_GPUS: u32 = 1_000_000;
 
 /// Saved in the config (its keys at the config's top level) and kept by `merge`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -21,6 +25,10 @@ pub struct Tags {
     /// `--cost-per-hour`: what the server costs, USD per hour (a GPU-hour times the GPUs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_per_hour: Option<f64>,
+    /// `--gpus`: how many accelerators serve the endpoint, for output tokens/s per GPU
+    /// (docs/metrics.md, "Pareto front"); unknown when absent (figures are then per server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<u32>,
 }
 
 impl Tags {
@@ -46,6 +54,12 @@ impl Tags {
         if let Some(c) = self.cost_per_hour.filter(|c| !(c.is_finite() && *c > 0.0)) {
             let why = format!("{c} is not a price in USD (> 0)");
             return Err(ConfigError::invalid("--cost-per-hour", why));
+        }
+        if let Some(g) = self.gpus.filter(|g| !(1..=MAX_GPUS).contains(g)) {
+            let why = format!(
+                "{g} is not a count of accelerators serving the endpoint (1 to {MAX_GPUS})"
+            );
+            return Err(ConfigError::invalid("--gpus", why));
         }
         if self.label.as_deref().is_some_and(|l| l.trim().is_empty()) {
             return Err(ConfigError::invalid("--label", "is empty"));
@@ -251,6 +265,12 @@ mod tests {
         t.cost_per_hour = Some(-1.0);
         assert_eq!(t.validate().unwrap_err().option(), "--cost-per-hour");
         t.cost_per_hour = None;
+        for bad in [0, MAX_GPUS + 1] {
+            t.gpus = Some(bad);
+            assert_eq!(t.validate().unwrap_err().option(), "--gpus", "{bad}");
+        }
+        t.gpus = Some(8);
+        assert!(t.validate().is_ok());
         for key in [
             "label",
             "completed",

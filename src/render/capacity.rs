@@ -2,7 +2,8 @@
 //! row per configuration: its sustained load, bracket, good fraction's 95% interval,
 //! throughputs, $ per 1M input and output tokens, replicas for the demand; then every step),
 //! the CSV (a row per step, the configuration's answer on each), the chart of $ per 1M output
-//! tokens against load with the SLO frontier, and the HTML page (the tables and the chart).
+//! tokens against load with the SLO frontier, the steps on the Pareto front of output tokens/s
+//! per user against per GPU, and the HTML page (the tables, the front and the chart).
 //!
 //! Formats what `results::capacity` computed; computes nothing. Every string from a file (a
 //! label, a path) is escaped for its output (`render::escape`).
@@ -14,6 +15,7 @@ use crate::render::escape::{csv_cell, html as esc};
 use crate::render::format::fmt_load;
 use crate::render::plot::chart::{Chart, Dash, LegendEntry, Line};
 use crate::results::capacity::{slos_text, CapacityPlan, CapacityStep, Configuration, Demand};
+use crate::results::pareto::Basis;
 
 fn money(v: Option<f64>) -> String {
     v.map_or("—".into(), |v| format!("{v:.4}"))
@@ -205,6 +207,46 @@ pub fn text(p: &CapacityPlan) -> String {
         .collect();
     let _ = writeln!(out, "\nSteps ({}):", p.parameter.as_str());
     out.push_str(&aligned(&step_head(), &steps));
+    for line in front_lines(p) {
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+/// The Pareto front's lines: a title naming the axes, then each step on it (its
+/// configuration, load, both figures and whether it is within the SLOs), by descending
+/// throughput; nothing when no step can be placed.
+fn front_lines(p: &CapacityPlan) -> Vec<String> {
+    let axis = p.front.basis.axis();
+    let mut on: Vec<(&Configuration, &CapacityStep, f64, f64)> = Vec::new();
+    let mut placed = 0;
+    for (c, front) in p.configurations.iter().zip(&p.front.steps) {
+        for (s, f) in c.steps.iter().zip(front) {
+            if let (Some(u), Some(g)) = (f.per_user, f.per_gpu) {
+                placed += 1;
+                if f.on_front {
+                    on.push((c, s, u, g));
+                }
+            }
+        }
+    }
+    if placed == 0 {
+        return Vec::new();
+    }
+    on.sort_by(|a, b| b.3.total_cmp(&a.3));
+    let mut out = vec![format!(
+        "\nPareto front of output tokens/s per user vs {axis} ({} of {placed} steps on it):",
+        on.len()
+    )];
+    for (c, s, u, g) in on {
+        let slos = if s.passed { "within" } else { "beyond" };
+        out.push(format!(
+            "  {}, {}={}: {u:.1} tokens/s per user, {g:.1} {axis}; {slos} the SLOs",
+            crate::render::escape::terminal_line(&c.name),
+            p.parameter.as_str(),
+            fmt_load(s.load)
+        ));
+    }
     out
 }
 
@@ -234,13 +276,22 @@ pub fn csv(p: &CapacityPlan) -> String {
         "replicas",
         "replicas_usd_per_hour",
         "cheapest",
+        "output_tokens_per_s_per_user",
+        "output_tokens_per_s_per_gpu",
+        "pareto_basis",
+        "on_pareto_front",
     ];
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let _ = w.write_record(head);
+    let basis = match p.front.basis {
+        Basis::PerGpu => "per_gpu",
+        Basis::PerServer => "per_server",
+    };
     for (i, c) in p.configurations.iter().enumerate() {
         for (k, s) in c.steps.iter().enumerate() {
             let sus = c.sustained.as_ref();
+            let front = p.front.steps.get(i).and_then(|f| f.get(k));
             let row = [
                 c.name.clone(),
                 c.source.display().to_string(),
@@ -265,6 +316,10 @@ pub fn csv(p: &CapacityPlan) -> String {
                 c.replicas.map_or(String::new(), |r| r.count.to_string()),
                 opt(c.replicas.map(|r| r.usd_per_hour)),
                 (p.cheapest == Some(i)).to_string(),
+                opt(front.and_then(|f| f.per_user)),
+                opt(front.and_then(|f| f.per_gpu)),
+                basis.to_string(),
+                front.is_some_and(|f| f.on_front).to_string(),
             ];
             // Writing to memory cannot fail.
             let _ = w.write_record(row.iter().map(|c| csv_cell(c).into_owned()));
@@ -404,6 +459,18 @@ pub fn html(p: &CapacityPlan) -> Result<String, RenderError> {
         .flat_map(|c| c.steps.iter().map(move |s| step_row(c, s)))
         .collect();
     table(&mut h, &step_head(), &steps);
+    let front = front_lines(p);
+    if let Some((title, steps)) = front.split_first() {
+        let _ = writeln!(
+            h,
+            "<h2>Pareto front</h2>\n<p>{}</p>\n<ul>",
+            esc(title.trim())
+        );
+        for s in steps {
+            let _ = writeln!(h, "<li>{}</li>", esc(s.trim()));
+        }
+        h.push_str("</ul>\n");
+    }
     let _ = writeln!(
         h,
         "<h2>Cost against load</h2>\n<figure class=\"chart\" id=\"plan-cost\">{}</figure>",

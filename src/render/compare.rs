@@ -22,6 +22,7 @@ use crate::render::escape::{self, terminal_line};
 use crate::render::format::fmt_value;
 use crate::results::compare::{Judged, Verdict};
 use crate::views::compare::{letter, AdapterRows, Comparison, Row};
+use crate::views::pareto::{Basis, Summary};
 
 /// B/A, with its interval and verdict where there is one.
 fn ratio(ratio: Option<f64>, judged: Option<Judged>) -> String {
@@ -166,6 +167,35 @@ pub fn text(c: &Comparison) -> String {
     for u in &c.unpaired {
         let _ = writeln!(out, "note: {}", terminal_line(u));
     }
+    for line in pareto_lines(&c.pareto) {
+        let _ = writeln!(out, "{}", terminal_line(&line));
+    }
+    out
+}
+
+/// The Pareto front's lines: a title, then each step on it (its input's letter, its
+/// configuration, its load and both figures); nothing when no step has both figures.
+fn pareto_lines(p: &Summary) -> Vec<String> {
+    if p.points == 0 {
+        return Vec::new();
+    }
+    let mut out = vec![format!(
+        "Pareto front of output tokens/s per user vs {} ({} of {} steps on it):",
+        p.basis.axis(),
+        p.front.len(),
+        p.points
+    )];
+    for n in &p.front {
+        out.push(format!(
+            "  {} = {}, {}: {:.1} tokens/s per user, {:.1} {}",
+            letter(n.view),
+            n.configuration,
+            n.step,
+            n.per_user,
+            n.per_gpu,
+            p.basis.axis()
+        ));
+    }
     out
 }
 
@@ -211,13 +241,18 @@ pub fn markdown(c: &Comparison) -> String {
     for u in &c.unpaired {
         let _ = writeln!(out, "Note: {}\n", escape::markdown(u));
     }
+    for (i, line) in pareto_lines(&c.pareto).iter().enumerate() {
+        let (item, end) = if i == 0 { ("", "\n") } else { ("- ", "") };
+        let _ = writeln!(out, "{item}{}{end}", escape::markdown(line.trim_start()));
+    }
     out
 }
 
 /// JSON for programs: the groups (their inputs and warnings), each step's rows (the figure,
 /// its unit and better direction, each input's value, the better input, and each input's
 /// B/A with its 95% interval and verdict; a multi-LoRA step's `adapters`, each its name,
-/// which inputs have it and its rows), and the series left unpaired.
+/// which inputs have it and its rows), the series left unpaired, and the steps on the Pareto
+/// front (`pareto_front`).
 pub fn json(c: &Comparison) -> String {
     let doc = JsonComparison {
         groups: (c.groups.iter())
@@ -240,6 +275,23 @@ pub fn json(c: &Comparison) -> String {
             })
             .collect(),
         unpaired: &c.unpaired,
+        pareto_front: (c.pareto.points > 0).then(|| JsonPareto {
+            basis: match c.pareto.basis {
+                Basis::PerGpu => "per_gpu",
+                Basis::PerServer => "per_server",
+            },
+            points: c.pareto.points,
+            left_out: c.pareto.left_out,
+            front: (c.pareto.front.iter())
+                .map(|n| JsonFrontStep {
+                    input: letter(n.view),
+                    configuration: &n.configuration,
+                    step: &n.step,
+                    output_tokens_per_s_per_user: n.per_user,
+                    output_tokens_per_s_per_gpu: n.per_gpu,
+                })
+                .collect(),
+        }),
     };
     // Strings, finite numbers and lists of them always serialize.
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -276,6 +328,28 @@ fn json_row(r: &Row) -> JsonRow<'_> {
 struct JsonComparison<'a> {
     groups: Vec<JsonGroup<'a>>,
     unpaired: &'a [String],
+    /// The steps on the Pareto front of all the inputs (absent when no step has both figures).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pareto_front: Option<JsonPareto<'a>>,
+}
+
+/// The Pareto front: `basis` says whether the throughput is per GPU or per server (a GPU
+/// count unknown); `output_tokens_per_s_per_gpu` is per server then.
+#[derive(Serialize)]
+struct JsonPareto<'a> {
+    basis: &'static str,
+    points: usize,
+    left_out: usize,
+    front: Vec<JsonFrontStep<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFrontStep<'a> {
+    input: String,
+    configuration: &'a str,
+    step: &'a str,
+    output_tokens_per_s_per_user: f64,
+    output_tokens_per_s_per_gpu: f64,
 }
 
 #[derive(Serialize)]
@@ -327,6 +401,7 @@ mod tests {
     use super::*;
     use crate::config::figure::RunFigure;
     use crate::views::compare::{Group, StepRows};
+    use crate::views::pareto::Named;
     use serde_json::{json, Value};
 
     fn comparison() -> Comparison {
@@ -364,7 +439,44 @@ mod tests {
                 }],
             }],
             unpaired: vec![],
+            pareto: Summary {
+                basis: Basis::PerGpu,
+                points: 2,
+                left_out: 0,
+                front: vec![Named {
+                    view: 1,
+                    configuration: "b <x>".into(),
+                    step: "num_prompts=1".into(),
+                    per_user: 40.0,
+                    per_gpu: 150.0,
+                }],
+            },
         }
+    }
+
+    #[test]
+    fn every_format_names_the_steps_on_the_pareto_front() {
+        let t = text(&comparison());
+        assert!(
+            t.contains("Pareto front of output tokens/s per user vs output tokens/s per GPU (1 of 2 steps on it):"),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "  B = b <x>, num_prompts=1: 40.0 tokens/s per user, 150.0 output tokens/s per GPU"
+            ),
+            "{t}"
+        );
+        let m = markdown(&comparison());
+        assert!(m.contains("- B = b &lt;x&gt;, num_prompts=1"), "{m}");
+        let v: Value = serde_json::from_str(&json(&comparison())).unwrap();
+        let f = &v["pareto_front"];
+        assert_eq!(f["basis"], "per_gpu");
+        assert_eq!(f["front"][0]["input"], "B");
+        assert_eq!(f["front"][0]["output_tokens_per_s_per_gpu"], 150.0);
+        let mut none = comparison();
+        none.pareto.points = 0;
+        assert!(!text(&none).contains("Pareto"));
     }
 
     #[test]

@@ -75,6 +75,7 @@ pub fn page(view: &View, opts: &PageOptions) -> Result<String, RenderError> {
     h.push_str(&crate::render::html_first::first_screen(view));
     // 2. The charts. Sections of their own go here, one line each, in this order: the Pareto
     //    front, then the request timeline, the load charts, time slices, the server's account.
+    h.push_str(&crate::render::html_pareto::section(std::slice::from_ref(view))?);
     h.push_str(&crate::render::html_timeline::section(
         view,
         opts.slow_itl_ms,
@@ -156,7 +157,9 @@ mod tests {
         let text = include_str!("../../tests/fixtures/seed001_tgi.txt");
         let v = crate::views::import::parse(Path::new("seed001.txt"), text).unwrap();
         let h = page(&v, &PageOptions::default()).unwrap();
-        assert_eq!(h.matches("<svg").count(), 7);
+        // Seven charts of the sweep, and the Pareto front's.
+        assert_eq!(h.matches("<svg").count(), 8);
+        assert!(h.contains("id=\"pareto_front\""));
         assert!(h.contains("767.92"));
         for external in ["<script", "<link", "src=", "@import", "url("] {
             assert!(!h.contains(external), "{external}");

@@ -13,6 +13,7 @@
 //! - `html`: one self-contained HTML page of a view, in reading order: the answer
 //!   (`html_first`), the charts (the request timeline, `html_timeline`; inline SVG charts),
 //!   the full labelled table (`html_table`);
+//! - `html_pareto`: the HTML page's Pareto section (its chart and the steps on the front);
 //! - `capacity`: `servebench plan`'s tables, CSV, chart and HTML page;
 //! - `format`: number formatting every output shares;
 //! - `escape`: text from outside made safe for each output kind (terminal, CSV, Markdown,
@@ -34,6 +35,7 @@ pub mod html;
 pub mod html_first;
 pub mod html_table;
 pub mod html_timeline;
+pub mod html_pareto;
 pub mod join;
 pub mod plot;
 pub mod print;

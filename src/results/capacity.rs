@@ -7,7 +7,8 @@
 //! the highest load sustained within the SLOs with its bracket and the 95% interval of its
 //! good fraction, the $ per 1M input and output tokens at that load, and, for a demand, the
 //! replicas it needs and what they cost; the cheapest configuration is the one whose replicas
-//! cost least. Pure but for [`load`]; printed by `render::capacity`.
+//! cost least; and which steps lie on the Pareto front of output tokens/s per user against
+//! per GPU (`capacity_front`). Pure but for [`load`]; printed by `render::capacity`.
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +16,7 @@ use serde_json::Value;
 
 use crate::config::sweep::{LoadParameter, SweepValue};
 use crate::config::{RequestRate, Slo};
+use crate::results::capacity_front::{self, PlanFront, StepFigures};
 use crate::results::document::BenchResult;
 use crate::results::error::ResultsError;
 use crate::results::search::{wilson95, SearchDoc};
@@ -123,6 +125,9 @@ pub struct CapacityPlan {
     pub configurations: Vec<Configuration>,
     /// Index of the configuration whose replicas cost least (with a demand).
     pub cheapest: Option<usize>,
+    /// The Pareto front of every step (output tokens/s per user against per GPU), in the
+    /// configurations' and their steps' order.
+    pub front: PlanFront,
 }
 
 fn invalid(path: &Path, why: impl Into<String>) -> ResultsError {
@@ -329,6 +334,7 @@ pub fn compute(spec: CapacitySpec, sources: &[Source]) -> Result<CapacityPlan, R
         ));
     };
     let mut configurations = Vec::new();
+    let mut all_figures = Vec::new();
     for src in sources {
         if src.parameter != first.parameter {
             return Err(invalid(
@@ -352,6 +358,7 @@ pub fn compute(spec: CapacitySpec, sources: &[Source]) -> Result<CapacityPlan, R
         }
         let mut usd_per_hour = None;
         let mut steps = Vec::new();
+        let mut figures = Vec::new();
         for (load, file, r) in &src.steps {
             let cost = check_step(file, r, &spec, ref_file, reference)?;
             if usd_per_hour.is_some_and(|u| u != cost) {
@@ -362,9 +369,13 @@ pub fn compute(spec: CapacitySpec, sources: &[Source]) -> Result<CapacityPlan, R
             }
             usd_per_hour = Some(cost);
             steps.push(price(*load, r, &spec, cost));
+            figures.push((*load, step_figures(r)));
         }
         let usd_per_hour = usd_per_hour.unwrap_or(0.0);
         steps.sort_by(|a, b| a.load.total_cmp(&b.load));
+        // The same stable sort: each step's figures stay beside its price.
+        figures.sort_by(|a, b| a.0.total_cmp(&b.0));
+        all_figures.push(figures.into_iter().map(|(_, f)| f).collect());
         let sustained = sustained(&steps);
         let replicas = (spec.demand)
             .zip(sustained.as_ref())
@@ -392,7 +403,17 @@ pub fn compute(spec: CapacitySpec, sources: &[Source]) -> Result<CapacityPlan, R
         model: reference.config.model.clone(),
         configurations,
         cheapest,
+        front: capacity_front::front(&all_figures),
     })
+}
+
+/// What the Pareto front needs of a step.
+fn step_figures(r: &BenchResult) -> StepFigures {
+    StepFigures {
+        mean_tpot_ms: r.summary.tpot_ms.as_ref().map(|t| t.mean),
+        output_throughput: r.summary.output_throughput,
+        gpus: r.config.tags.gpus,
+    }
 }
 
 /// Checks one step against the plan's question and the first configuration's first step

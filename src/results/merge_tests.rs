@@ -64,6 +64,7 @@ fn config(seed: u64, shard: Option<Shard>) -> RunConfig {
     c.tags.label = Some("tgi-2.3".into());
     c.tags.metadata.insert("gpu".into(), "H100".into());
     c.tags.cost_per_hour = Some(98.32);
+    c.tags.gpus = Some(8);
     c
 }
 
@@ -136,6 +137,11 @@ fn merged_shards_give_exactly_the_one_process_figures() {
     assert_eq!((jobs.completed, jobs.failed), (34, 6));
     assert_eq!(merged.result.jobs, Some(jobs));
     assert_eq!(merged.result.vllm["label"], "tgi-2.3");
+    assert_eq!(
+        merged.result.config.tags.gpus,
+        Some(8),
+        "the GPU count survives"
+    );
     assert!(merged.result.cost.is_some() && merged.result.cost == one.cost);
     assert!(merged.result.complete && merged.warnings.is_empty());
     assert_eq!(merged.records.len(), 40);

@@ -15,8 +15,10 @@
 //!
 //! The statistics (B/A's 95% interval, the verdict, the better value) are
 //! `results::compare`'s, each figure's direction its `config::figure::FigureKey`'s; this file
-//! pairs and matches, and `render` writes the [`Comparison`] as text, Markdown or JSON. To
-//! compare one more thing per row, add a field to [`Row`] filled in [`rows`].
+//! pairs and matches, and `render` writes the [`Comparison`] as text, Markdown or JSON. The
+//! comparison also names the steps on the Pareto front of all the inputs (`views::pareto`:
+//! output tokens/s per user against per GPU). To compare one more thing per row, add a field
+//! to [`Row`] filled in [`rows`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,6 +26,7 @@ use crate::config::figure::FigureKey;
 use crate::results::compare::{best, judge, ratio, Judged, Verdict};
 use crate::views::error::GateError;
 use crate::views::model::{fmt_load, Figures, Series, Step, View};
+use crate::views::pareto::{summary, Summary};
 
 /// One figure at one load step, across the inputs.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,6 +78,8 @@ pub struct Comparison {
     pub groups: Vec<Group>,
     /// Series of other inputs that no baseline series was paired with.
     pub unpaired: Vec<String>,
+    /// The Pareto front of every step of every input (`views::pareto`).
+    pub pareto: Summary,
 }
 
 /// The name of input `i` in the tables: A, B, C, ...
@@ -109,6 +114,7 @@ pub fn compare(views: &[View], metrics: Option<&[FigureKey]>) -> Comparison {
         return Comparison {
             groups,
             unpaired: Vec::new(),
+            pareto: summary(views),
         };
     };
     for a in &base.series {
@@ -172,7 +178,11 @@ pub fn compare(views: &[View], metrics: Option<&[FigureKey]>) -> Comparison {
             }
         }
     }
-    Comparison { groups, unpaired }
+    Comparison {
+        groups,
+        unpaired,
+        pareto: summary(views),
+    }
 }
 
 fn single_steps(

@@ -16,6 +16,8 @@
 //! - `saturation`: a load sweep's saturation point (the lowest load within 5% of its highest
 //!   output throughput);
 //! - `timeline`: a run's requests, sampled, split into their phases, for the HTML timeline;
+//! - `pareto`: the Pareto front of every step of several views (output tokens/s per user
+//!   against per GPU; the front itself is `results::pareto`'s);
 //! - `error`: `ViewError` and `GateError`.
 //!
 //! Views hold and pair figures; they compute no statistic (that is `results`) and lay out no
@@ -30,6 +32,7 @@ pub mod imported;
 pub mod keys;
 pub mod model;
 pub mod open;
+pub mod pareto;
 pub mod samples;
 pub mod saturation;
 pub mod timeline;

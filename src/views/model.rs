@@ -167,6 +167,10 @@ pub struct Step {
     /// `per_adapter`); empty for any other step. A name is outside text: escape it to show it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub adapters: BTreeMap<String, Figures>,
+    /// The accelerators serving the endpoint (`run --gpus`, `import --gpus`); `None`: not
+    /// known, and the Pareto front is per server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<u32>,
 }
 
 /// What a servebench result judged of itself, as its first screen shows it.

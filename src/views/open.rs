@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::config::figure::{CostFigure, FigureKey, JobFigure, RunFigure};
 use crate::config::metric::{MetricKey, Stat};
 use crate::config::sweep::LoadParameter;
+use crate::config::tags::MAX_GPUS;
 use crate::config::Metric;
 use crate::config::DEFAULT_INPUT_LEN;
 use crate::results::document::BenchResult;
@@ -258,6 +259,13 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
         false => Samples::default(),
     };
     let mut notes = Vec::new();
+    // A saved count outside `--gpus`' range is not believed: the step is per server.
+    let gpus = c.tags.gpus.filter(|g| (1..=MAX_GPUS).contains(g));
+    if let (Some(g), None) = (c.tags.gpus, gpus) {
+        notes.push(format!(
+            "gpus {g} is not a count of accelerators (1 to {MAX_GPUS}): figures per server"
+        ));
+    }
     if !r.complete {
         notes.push(format!(
             "run incomplete ({} planned requests never sent)",
@@ -319,6 +327,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
         adapters: (r.per_adapter.iter())
             .map(|(name, a)| (name.clone(), adapter_figures(a)))
             .collect(),
+        gpus,
     }
 }
 

@@ -18,7 +18,8 @@
 //!
 //! A multi-LoRA sweep adds one chart per figure with a line per adapter (`adapters`); an
 //! agentic run's job figures (JCT, job throughput, JCT SLO attainment) are drawn against the
-//! load too (`jobs`).
+//! load too (`jobs`). Every step of every input is also a point of output tokens/s per user
+//! against per GPU, the Pareto front marked (`pareto`).
 //!
 //! Nothing here computes a figure: charts read the views' numbers. To add a chart: build a
 //! [`chart::Chart`] in [`chart::charts`]; rendering and file naming follow. To add an image
@@ -42,6 +43,7 @@ pub mod chart;
 pub mod draw;
 pub mod font;
 pub mod jobs;
+pub mod pareto;
 
 #[cfg(test)]
 mod tests;
@@ -121,6 +123,7 @@ pub fn plot_all(
     for c in (charts(views).into_iter())
         .chain(adapters::charts(views))
         .chain(job_charts)
+        .chain(pareto::chart(views))
     {
         emit(&c.name, &|| chart_svg(&c), chart_size(&c), &|root| {
             draw_chart(root, &c)

@@ -195,12 +195,19 @@ pub fn output_path(input: &Path, out: Option<&Path>, several: bool) -> PathBuf {
 }
 
 /// Reads a foreign file and saves it as an imported document at `out`; returns the view.
-pub fn import_file(input: &Path, out: &Path) -> Result<View, ViewError> {
+/// `gpus` (`import --gpus`): the accelerators that served it, kept on every step (a foreign
+/// format does not say).
+pub fn import_file(input: &Path, out: &Path, gpus: Option<u32>) -> Result<View, ViewError> {
     let text = std::fs::read(input).map_err(|error| ViewError::Read {
         path: input.to_path_buf(),
         error,
     })?;
-    let view = parse(input, &String::from_utf8_lossy(&text))?;
+    let mut view = parse(input, &String::from_utf8_lossy(&text))?;
+    if gpus.is_some() {
+        (view.series.iter_mut())
+            .flat_map(|s| s.steps.iter_mut())
+            .for_each(|st| st.gpus = gpus);
+    }
     ImportedDoc::new(&view).save(out)?;
     Ok(view)
 }

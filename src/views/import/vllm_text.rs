@@ -540,5 +540,6 @@ fn text_step(
         source: Some(path.to_path_buf()),
         notes: step_notes,
         adapters: BTreeMap::new(),
+        gpus: None,
     }
 }
