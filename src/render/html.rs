@@ -128,6 +128,7 @@ pub fn page(view: &View, text_report: Option<&str>) -> Result<String, RenderErro
             esc(&name)
         );
     }
+    h.push_str(&crate::render::html_slices::section(view)?);
     h.push_str("</body></html>\n");
     Ok(h)
 }

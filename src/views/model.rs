@@ -163,6 +163,9 @@ pub struct Step {
     /// `per_adapter`); empty for any other step. A name is outside text: escape it to show it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub adapters: BTreeMap<String, Figures>,
+    /// A servebench result's time slices (`--time-slice`), for their charts; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slices: Option<crate::results::stats::slices::Slices>,
 }
 
 /// Figures and their 95% intervals, by key: one LoRA adapter's in a step.

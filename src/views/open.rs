@@ -318,6 +318,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
         adapters: (r.per_adapter.iter())
             .map(|(name, a)| (name.clone(), adapter_figures(a)))
             .collect(),
+        slices: r.slices.clone(),
     }
 }
 

@@ -200,6 +200,7 @@ pub(super) fn llmperf_requests(
         source: Some(path.to_path_buf()),
         notes: Vec::new(),
         adapters: BTreeMap::new(),
+        slices: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), None, path),
@@ -292,6 +293,7 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         source: Some(path.to_path_buf()),
         notes: Vec::new(),
         adapters: BTreeMap::new(),
+        slices: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), model.as_deref(), path),

@@ -72,6 +72,7 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
             source: Some(path.to_path_buf()),
             notes: Vec::new(),
             adapters: std::collections::BTreeMap::new(),
+            slices: None,
         });
     }
     notes.dedup();

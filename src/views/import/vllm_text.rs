@@ -539,5 +539,6 @@ fn text_step(
         source: Some(path.to_path_buf()),
         notes: step_notes,
         adapters: BTreeMap::new(),
+        slices: None,
     }
 }
