@@ -164,7 +164,8 @@ pub struct Step {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub adapters: BTreeMap<String, Figures>,
     /// A servebench result's time slices (`--time-slice`), for their charts; absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Not part of a view's JSON (`compare --format json`, an import): the result holds them.
+    #[serde(skip)]
     pub slices: Option<crate::results::stats::slices::Slices>,
 }
 

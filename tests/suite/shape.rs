@@ -253,7 +253,8 @@ fn time_slices_show_a_stage_change_in_the_window_it_happened() {
         "{e}"
     );
     for bad in ["0", "-1", "0.001", "nan", "1e9", "x"] {
-        let e = common::run_fails(&["run", "--sim-preset", "exact", "--time-slice", bad]);
+        let flag = format!("--time-slice={bad}");
+        let e = common::run_fails(&["run", "--sim-preset", "exact", &flag]);
         assert!(e.contains("--time-slice"), "{bad}: {e}");
     }
 }
