@@ -44,7 +44,7 @@ pub mod trace_share;
 use parse::{
     parse_counts, parse_gate, parse_header, parse_interval, parse_json_object, parse_percentile,
     parse_rates, parse_scrape_url, parse_source_addresses, parse_span, parse_threshold_ms,
-    parse_time_scale,
+    parse_time_scale, parse_time_slice,
 };
 pub use parse::{Gate, List};
 pub use sim::SimArgs;
@@ -229,6 +229,12 @@ pub struct RunArgs {
     /// or say it never settled; off: the whole run only.
     #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_enum, default_value_t = SteadyState::Auto)]
     pub steady_state: SteadyState,
+    /// Also every figure per window of S seconds from the measured window's start: requests,
+    /// throughput, TTFT/ITL/E2EL percentiles, goodput, errors, in flight, the server's queue
+    /// (the result's `slices`, a table in the report, charts in the HTML page; S from 0.01 to
+    /// 604800).
+    #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "S", value_parser = parse_time_slice)]
+    pub time_slice: Option<f64>,
     /// Replace existing result and records files of the same name (otherwise the run refuses
     /// to start, before it touches any file).
     #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long)]
@@ -347,6 +353,10 @@ pub struct ReportArgs {
     /// milliseconds is marked slow (in black).
     #[arg(long, value_name = "MS", default_value_t = crate::views::timeline::DEFAULT_SLOW_ITL_MS, value_parser = parse_threshold_ms)]
     pub timeline_itl_ms: f64,
+    /// A result: re-slice it from its records file into windows of S seconds (as run's
+    /// --time-slice) and print those slices; with --format csv, a row per window.
+    #[arg(long, value_name = "S", value_parser = parse_time_slice)]
+    pub time_slice: Option<f64>,
 }
 
 #[derive(Debug, Args)]

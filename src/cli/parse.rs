@@ -51,6 +51,13 @@ pub(super) fn parse_span(s: &str) -> Result<f64, FlagError> {
     Ok(v)
 }
 
+/// A time slice's width in seconds (`--time-slice`): at least 10 ms, at most a week.
+pub(super) fn parse_time_slice(s: &str) -> Result<f64, FlagError> {
+    let v = (s.trim().parse::<f64>()).map_err(|_| FlagError::Seconds(s.to_string()))?;
+    crate::config::limits::check_time_slice(v)?;
+    Ok(v)
+}
+
 pub(super) fn parse_header(s: &str) -> Result<(String, String), FlagError> {
     let (k, v) = (s.split_once(':')).ok_or_else(|| FlagError::Header(s.to_string()))?;
     let k = k.trim();

@@ -291,6 +291,7 @@ impl RunArgs {
             simulated,
             save_generated_text: self.save_generated_text,
             steady_state: self.steady_state == super::SteadyState::Auto,
+            time_slice_s: self.time_slice,
             time_scale: if simulated {
                 self.time_scale.unwrap_or(1.0)
             } else {

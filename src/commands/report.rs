@@ -1,10 +1,13 @@
 //! `servebench report`: any saved or imported document, or a records file, printed in the
-//! format asked for (`render::print`), to stdout or, with `--html`, to a file.
+//! format asked for (`render::print`), to stdout or, with `--html`, to a file. With
+//! `--time-slice S`, a result is re-sliced from its records first (`results::slices`): its
+//! report, page and Markdown show those slices, and its CSV is a row per window.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cli::ReportArgs;
-use crate::render::print::{self, Format, RecordsDoc, ResultDoc, ViewDoc};
+use crate::render::print::{self, Format, RecordsDoc, ResultDoc, SlicesDoc, ViewDoc};
 use crate::views::open::{self, Kind};
 
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
@@ -16,18 +19,23 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         (None, f) => f,
     };
     let file = args.file;
-    let text = match open::kind(&file) {
-        Kind::Records => print::print(format, || Ok(RecordsDoc { path: file }))?,
-        Kind::Result => print::print(format, || {
+    let text = match (open::kind(&file), args.time_slice) {
+        (Kind::Records, None) => print::print(format, || Ok(RecordsDoc { path: file }))?,
+        (Kind::Result, None) => print::print(format, || {
             let doc = ResultDoc::load(file)?;
             Ok(ResultDoc {
                 slow_itl_ms: args.timeline_itl_ms,
                 ..doc
             })
         })?,
-        Kind::View => print::print(format, || {
+        (Kind::View, None) => print::print(format, || {
             Ok(ViewDoc(open::load(&file)?, args.timeline_itl_ms))
         })?,
+        (Kind::Result, Some(seconds)) => resliced(file, seconds, format)?,
+        (_, Some(_)) => anyhow::bail!(
+            "--time-slice re-slices a servebench result, and {} is not one (a sweep's steps are results: give one of them)",
+            crate::render::escape::terminal_line(&file.display().to_string())
+        ),
     };
     match &args.html {
         Some(out) => {
@@ -37,4 +45,23 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         None => super::out::out(&text)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The result at `file` with its slices re-cut to `seconds`, printed: as CSV, a row per
+/// window; in any other format, the result as it prints with those slices.
+fn resliced(file: PathBuf, seconds: f64, format: Format) -> anyhow::Result<String> {
+    // The format is checked before the records are read.
+    if format == Format::Csv {
+        print::printer::<SlicesDoc>(format)?;
+    } else {
+        print::printer::<ResultDoc>(format)?;
+    }
+    let mut doc = ResultDoc::load(file)?;
+    let slices = crate::results::slices::reslice(&doc.path, &doc.result, seconds)?;
+    if format == Format::Csv {
+        return Ok(print::print(format, || Ok(SlicesDoc(slices)))?);
+    }
+    doc.result.slices = Some(slices);
+    doc.result.config.time_slice_s = Some(seconds);
+    Ok(print::print(format, || Ok(doc))?)
 }

@@ -62,6 +62,8 @@ pub enum LimitError {
     NotARate { rps: f64 },
     #[error("{rps} requests per second is a mean gap of more than a week: at least {min:.3e} (one a week)", min = MIN_RATE)]
     RateTooLow { rps: f64 },
+    #[error("{seconds} s is shorter than the shortest time slice, {min} s", min = MIN_TIME_SLICE_S)]
+    SliceTooShort { seconds: f64 },
 }
 
 /// Checks a time span in seconds: a number, not negative (above zero unless `zero_ok`), at
@@ -93,6 +95,23 @@ pub fn check_rate(rps: f64) -> Result<(), LimitError> {
     Ok(())
 }
 
+/// The shortest time slice (`--time-slice`), seconds: a window of 10 ms already holds only a
+/// handful of requests at thousands a second, and finer ones are noise.
+pub const MIN_TIME_SLICE_S: f64 = 0.01;
+/// The most time slices one run is cut into: a run longer than this many windows keeps none
+/// (its result says so) and is re-sliced coarser from its records (`report --time-slice`).
+pub const MAX_TIME_SLICES: u64 = 10_000;
+
+/// Checks a time slice's width in seconds: a number of at least [`MIN_TIME_SLICE_S`], at
+/// most [`MAX_WAIT_S`].
+pub fn check_time_slice(seconds: f64) -> Result<(), LimitError> {
+    check_span(seconds, false)?;
+    if seconds < MIN_TIME_SLICE_S {
+        return Err(LimitError::SliceTooShort { seconds });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +127,11 @@ mod tests {
         assert!(check_rate(MIN_RATE).is_ok() && check_rate(1e9).is_ok());
         for bad in [1e-300, 0.0, -1.0, f64::NAN, f64::INFINITY, MIN_RATE / 2.0] {
             assert!(check_rate(bad).is_err(), "{bad}");
+        }
+        assert!(check_time_slice(MIN_TIME_SLICE_S).is_ok() && check_time_slice(60.0).is_ok());
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 0.001, MAX_WAIT_S * 2.0] {
+            let e = check_time_slice(bad).unwrap_err().to_string();
+            assert!(!e.contains('\n'), "{e}");
         }
     }
 }

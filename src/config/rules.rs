@@ -253,7 +253,7 @@ impl RunConfig {
         Ok(())
     }
 
-    /// The report's percentiles are in (0, 100].
+    /// The report's percentiles are in (0, 100]; a time slice is within its bounds.
     fn check_report(&self) -> Result<(), ConfigError> {
         if let Some(p) = self
             .metric_percentiles
@@ -261,6 +261,9 @@ impl RunConfig {
             .find(|p| !(p.is_finite() && **p > 0.0 && **p <= 100.0))
         {
             return bad("--metric-percentiles", format!("{p} is not in (0, 100]"));
+        }
+        if let Some(s) = self.time_slice_s {
+            limits::check_time_slice(s).map_err(|why| ConfigError::limit("--time-slice", why))?;
         }
         Ok(())
     }

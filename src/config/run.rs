@@ -49,6 +49,10 @@ pub struct RunConfig {
     /// Saved only when off, so configs saved before it read and write back unchanged.
     #[serde(default = "defaults::yes", skip_serializing_if = "defaults::is_yes")]
     pub steady_state: bool,
+    /// `--time-slice S`: the run's figures also per window of S seconds (docs/metrics.md,
+    /// "Time slices"); absent when not asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_slice_s: Option<f64>,
     /// The built-in server's time scale: its clock ran this many times faster than real
     /// time (1 for real servers and old results).
     #[serde(default = "default_time_scale")]
@@ -140,6 +144,7 @@ impl Default for RunConfig {
             simulated: false,
             save_generated_text: false,
             steady_state: true,
+            time_slice_s: None,
             time_scale: 1.0,
             sim_preset: None,
             max_event_bytes: defaults::max_event_bytes(),

@@ -455,6 +455,11 @@ fn finish(
         };
         result.steady_state = Some(steady::detect(records, result.config.time_scale));
     }
+    if let Some(seconds) = result.config.time_slice_s {
+        // From the records file, which every lane wrote into (`results::slices`).
+        let (path, c) = (&opts.records_path, &result.config);
+        result.slices = Some(crate::results::slices::from_records(path, seconds, c)?);
+    }
     if measured.adapters {
         // Each adapter's figures, streamed from the records file (`stats::adapters`).
         let records = crate::measure::record::read_jsonl(&opts.records_path).into_iter();

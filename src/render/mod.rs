@@ -8,12 +8,14 @@
 //!   printers; a pair that does not exist has no implementation and is refused in one line;
 //! - `report/`: a result's text report (vLLM's block, then servebench's), and a view's text;
 //! - `compare`: a comparison as aligned text, Markdown or JSON;
-//! - `csv`: results, sweeps, imports, comparisons and records files as CSV;
+//! - `csv`: results, sweeps, imports, comparisons and records files as CSV; `slices_csv`: a
+//!   result's time slices, a row per window;
 //! - `plot/`: charts as data, drawn to SVG and PNG;
 //! - `html`: one self-contained HTML page of a view, in reading order: the answer
 //!   (`html_first`), the charts (the request timeline, `html_timeline`; inline SVG charts),
 //!   the full labelled table (`html_table`);
 //! - `html_pareto`: the HTML page's Pareto section (its chart and the steps on the front);
+//!   `html_slices`: its charts of the time slices;
 //! - `capacity`: `servebench plan`'s tables, CSV, chart and HTML page;
 //! - `format`: number formatting every output shares;
 //! - `escape`: text from outside made safe for each output kind (terminal, CSV, Markdown,
@@ -36,8 +38,10 @@ pub mod html_first;
 pub mod html_table;
 pub mod html_timeline;
 pub mod html_pareto;
+pub mod html_slices;
 pub mod join;
 pub mod plot;
 pub mod print;
 pub mod report;
+pub mod slices_csv;
 pub mod trace_stats;

@@ -249,6 +249,20 @@ impl Printer<RecordsDoc> for Csv {
     }
 }
 
+/// A result's time slices (`report RESULT --time-slice S --format csv`): a row per window.
+pub struct SlicesDoc(pub crate::results::stats::slices::Slices);
+
+impl Document for SlicesDoc {
+    const KIND: &'static str = "a result's time slices";
+    const PRINTERS: &'static [&'static dyn Printer<Self>] = &[&Csv];
+}
+
+impl Printer<SlicesDoc> for Csv {
+    fn print(&self, doc: &SlicesDoc) -> Result<String, RenderError> {
+        Ok(crate::render::slices_csv::slices(&doc.0))
+    }
+}
+
 /// Several documents compared (`views::compare`), with the figures asked for.
 pub struct CompareDoc {
     pub views: Vec<View>,

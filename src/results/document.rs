@@ -152,6 +152,10 @@ pub struct BenchResult {
     /// "Steady state").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<crate::results::stats::steady::SteadyState>,
+    /// The run's figures per window of `--time-slice` seconds (docs/metrics.md, "Time
+    /// slices"); absent when not asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slices: Option<crate::results::stats::slices::Slices>,
     /// A workload mix's figures per class and Jain's fairness index (`--mix`;
     /// docs/metrics.md, "Workload mix").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -231,6 +235,7 @@ impl BenchResult {
             error: None,
             records_lost: 0,
             steady_state: None,
+            slices: None,
             mix: None,
             jobs: None,
             users: None,
@@ -581,6 +586,7 @@ mod tests {
             "jobs",
             "join",
             "stopped_early",
+            "slices",
         ] {
             obj.entry(k).or_insert(json!(null));
         }

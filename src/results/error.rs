@@ -27,4 +27,7 @@ pub enum ResultsError {
     /// Shard results that cannot be merged.
     #[error("{0}")]
     Merge(String),
+    /// A time slice's width out of bounds (a saved config's, or `report --time-slice`'s).
+    #[error("--time-slice: {0}")]
+    TimeSlice(#[from] crate::config::limits::LimitError),
 }

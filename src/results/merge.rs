@@ -51,6 +51,16 @@ struct Input {
     records: Vec<RequestRecord>,
 }
 
+/// What the summary (and the time slices) of the merged run need from its config.
+fn summary_options_of(config: &crate::config::RunConfig) -> SummaryOptions {
+    SummaryOptions {
+        percentiles: config.metric_percentiles.clone(),
+        goodput: config.goodput.clone(),
+        time_scale: config.time_scale,
+        valid_output: config.goodput_valid_output,
+    }
+}
+
 fn refuse(why: String) -> ResultsError {
     ResultsError::Merge(why)
 }
@@ -110,15 +120,7 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
     config.load.shard = None;
     // The addresses each shard sent from were its machine's, not the run's.
     config.load.source_addresses.clear();
-    let summary = summarize(
-        &records,
-        &SummaryOptions {
-            percentiles: config.metric_percentiles.clone(),
-            goodput: config.goodput.clone(),
-            time_scale: config.time_scale,
-            valid_output: config.goodput_valid_output,
-        },
-    );
+    let summary = summarize(&records, &summary_options_of(&config));
     let date = earliest
         .result
         .vllm
@@ -144,6 +146,15 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
         .try_fold(0u64, |sum, p| sum.checked_add(p?))
         .filter(|_| missing.is_empty());
     result.jobs = merged_jobs(&shards, &records, &result, missing.is_empty());
+    // Time slices of the union on the shared axis, as one process would cut them.
+    if let Some(seconds) = result.config.time_slice_s {
+        let opts = summary_options_of(&result.config);
+        result.slices = Some(crate::results::stats::slices::slice(
+            || &records,
+            seconds,
+            &opts,
+        )?);
+    }
     let offered = match result.config.load.request_rate {
         RequestRate::PerSecond(r) => Some(r),
         RequestRate::Infinite => None,

@@ -22,6 +22,7 @@ pub mod repeat;
 pub mod search;
 pub mod server_metrics;
 pub mod shard;
+pub mod slices;
 pub mod stats;
 pub mod sweep;
 pub mod trace_stats;

@@ -199,6 +199,10 @@ impl Judged {
         let good = self.good?;
         (self.measured > 0).then(|| good as f64 / self.measured as f64)
     }
+    /// A servebench result's time slices (`--time-slice`), for their charts; absent otherwise.
+    /// Not part of a view's JSON (`compare --format json`, an import): the result holds them.
+    #[serde(skip)]
+    pub slices: Option<crate::results::stats::slices::Slices>,
 }
 
 /// Figures and their 95% intervals, by key: one LoRA adapter's in a step.

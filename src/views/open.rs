@@ -348,6 +348,7 @@ fn judged(r: &BenchResult) -> Judged {
             .flatten(),
         slos,
         measured: r.summary.completed + r.summary.failed,
+        slices: r.slices.clone(),
     }
 }
 

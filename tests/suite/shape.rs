@@ -1,7 +1,8 @@
 //! Load shaped in time, with the binary as a user runs it against the built-in
 //! exact-mode simulator at `--time-scale 10` (ten simulated seconds take one real second;
 //! every figure and flag is in simulated time): `--duration`, vLLM's ramp, `--stages`,
-//! `--duration-cancel`, and the early stop against a simulator that fails half its requests.
+//! `--duration-cancel`, the early stop against a simulator that fails half its requests, and
+//! `--time-slice` showing a stage change in the window it happened.
 
 use std::path::Path;
 use std::process::Output;
@@ -174,6 +175,120 @@ fn stages_are_the_steps_of_one_run() {
         .output()
         .unwrap();
     assert!(report.status.success(), "{report:?}");
+}
+
+/// The sum of `key` over a result's time-slice windows.
+fn slices_sum(windows: &[Value], key: &str) -> f64 {
+    windows.iter().map(|w| w[key].as_f64().unwrap()).sum()
+}
+
+#[test]
+fn time_slices_show_a_stage_change_in_the_window_it_happened() {
+    // 4 requests/s for 4 s, then 20/s for 4 s (simulated), at nearly even spacing (gamma
+    // arrivals of shape 1000), cut into windows of 2 s: the first two windows see about 8
+    // sends each, the next two about 40, and the windows add up to the whole run.
+    let dir = tempfile::tempdir().unwrap();
+    let staged = ["--stages", "4:4,20:4", "--burstiness", "1000"];
+    let out = run(
+        dir.path(),
+        "t.json",
+        &[&staged[..], &["--time-slice", "2"]].concat(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let r = json(&dir.path().join("t.json"));
+    assert_eq!(r["config"]["time_slice_s"], 2.0);
+    let slices = &r["slices"];
+    assert_eq!(slices["seconds"], 2.0);
+    let w = slices["windows"].as_array().unwrap();
+    assert!((4..=5).contains(&w.len()), "{} windows", w.len());
+    let started: Vec<u64> = w.iter().map(|w| w["started"].as_u64().unwrap()).collect();
+    for (i, expected) in [(0, 8), (1, 8), (2, 40), (3, 40)] {
+        let n = started[i];
+        assert!(
+            n.abs_diff(expected) <= expected / 4 + 1,
+            "window {i}: {started:?}"
+        );
+    }
+    let tokens = |i: usize| w[i]["output_tokens"].as_f64().unwrap();
+    assert!(tokens(2) > 3.0 * tokens(1), "{slices}");
+    // Every request once, every token once: the windows are the run.
+    let (completed, failed) = (
+        r["completed"].as_f64().unwrap(),
+        r["failed"].as_f64().unwrap(),
+    );
+    assert_eq!(slices_sum(w, "completed"), completed);
+    assert_eq!(slices_sum(w, "started"), completed + failed);
+    let total = r["total_output_tokens"].as_f64().unwrap();
+    assert!(
+        (slices_sum(w, "output_tokens") - total).abs() < 1e-6,
+        "{total}"
+    );
+    // About 8 TTFTs: too few for a percentile; about 40: enough.
+    assert_eq!(w[0]["ttft_ms"]["too_few"], true, "{}", w[0]);
+    assert!(w[0]["ttft_ms"].get("p99").is_none());
+    assert!(w[2]["ttft_ms"]["p99"].as_f64().unwrap() > 0.0, "{}", w[2]);
+    let path = dir.path().join("t.json");
+    let path = path.to_str().unwrap();
+    let text = common::stdout_of(&["report", path]);
+    assert!(text.contains("Time slices (2 s)"), "{text}");
+    assert!(text.contains("too few"), "{text}");
+    // Re-sliced from the records: windows of 4 s, a row each in the CSV, in its columns.
+    let csv = common::stdout_of(&["report", path, "--time-slice", "4", "--format", "csv"]);
+    let mut rows = csv.lines();
+    let head: Vec<&str> = rows.next().unwrap().split(',').collect();
+    assert_eq!(head, servebench::render::slices_csv::HEAD);
+    let rows: Vec<Vec<&str>> = rows.map(|l| l.split(',').collect()).collect();
+    assert!((2..=3).contains(&rows.len()), "{csv}");
+    let sent = |row: &[&str]| row[3].parse::<u64>().unwrap();
+    assert_eq!(sent(&rows[0]), started[0] + started[1]);
+    assert_eq!(sent(&rows[1]), started[2] + started[3]);
+    // The HTML page charts them.
+    let html = common::stdout_of(&["report", path, "--format", "html"]);
+    assert!(html.contains("id=\"slices-ttft\""), "no TTFT slice chart");
+    // A sweep is not a result to re-slice; a slice out of bounds is refused before a run.
+    let sweep = dir.path().join("t.sweep.json");
+    let e = common::run_fails(&["report", sweep.to_str().unwrap(), "--time-slice", "1"]);
+    assert!(
+        e.contains("--time-slice") && e.trim().lines().count() == 1,
+        "{e}"
+    );
+    for bad in ["0", "-1", "0.001", "nan", "1e9", "x"] {
+        let flag = format!("--time-slice={bad}");
+        let e = common::run_fails(&["run", "--sim-preset", "exact", &flag]);
+        assert!(e.contains("--time-slice"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn time_slices_of_a_run_on_two_client_threads_hold_every_lane_s_requests() {
+    // The lanes write one records file; the slices are cut from it, so they count every
+    // lane's requests and tokens once, as the merged summary does.
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--request-rate",
+        "40",
+        "--num-prompts",
+        "120",
+        "--client-threads",
+        "2",
+    ];
+    let out = run(
+        dir.path(),
+        "c.json",
+        &[&args[..], &["--time-slice", "1"]].concat(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let r = json(&dir.path().join("c.json"));
+    let w = r["slices"]["windows"].as_array().unwrap();
+    assert_eq!(slices_sum(w, "completed"), r["completed"].as_f64().unwrap());
+    assert_eq!(slices_sum(w, "started"), 120.0);
+    let total = r["total_output_tokens"].as_f64().unwrap();
+    assert!((slices_sum(w, "output_tokens") - total).abs() < 1e-6);
+    let itl: u64 = w
+        .iter()
+        .map(|w| w["itl_ms"]["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(itl, r["summary"]["itl_ms"]["count"].as_u64().unwrap());
 }
 
 #[test]

@@ -35,6 +35,7 @@ mod mix_alone;
 mod outcome;
 mod phases;
 mod server;
+mod slices;
 mod structured;
 mod tokens;
 mod users;
@@ -122,6 +123,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     phases::reasoning(&mut out, result);
     phases::spec_decode(&mut out, result);
     blocks::steady_state(&mut out, result);
+    slices::table(&mut out, result);
     blocks::mix(&mut out, result);
     jobs::block(&mut out, result);
     joined::lines(&mut out, result);

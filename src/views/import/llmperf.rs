@@ -202,6 +202,7 @@ pub(super) fn llmperf_requests(
         notes: Vec::new(),
         adapters: BTreeMap::new(),
         gpus: None,
+        slices: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), None, path),
@@ -296,6 +297,7 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         notes: Vec::new(),
         adapters: BTreeMap::new(),
         gpus: None,
+        slices: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), model.as_deref(), path),

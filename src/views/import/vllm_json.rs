@@ -74,6 +74,7 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
             notes: Vec::new(),
             adapters: std::collections::BTreeMap::new(),
             gpus: None,
+            slices: None,
         });
     }
     notes.dedup();

@@ -541,5 +541,6 @@ fn text_step(
         notes: step_notes,
         adapters: BTreeMap::new(),
         gpus: None,
+        slices: None,
     }
 }
