@@ -10,6 +10,7 @@ pub mod capacity;
 pub mod compare;
 pub mod document;
 pub mod error;
+pub mod hooks;
 pub mod job;
 pub mod jobs;
 pub mod join;
