@@ -69,7 +69,6 @@ use api::Api;
 pub use api::Part;
 pub use body::read_at_most;
 use ids::RequestIds;
-pub use side::SideCall;
 pub use spec::{ClassTag, RequestSpec, Secrets, Written};
 
 /// Installs the TLS crypto provider once (reqwest is built without one to avoid C toolchains).
