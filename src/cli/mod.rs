@@ -1,7 +1,7 @@
 //! The command line (clap derive). Flags keep the names of vLLM's `benchmark_serving.py`
 //! where the meaning is the same, so the seeds' commands carry over. This file holds the
 //! subcommands' clap types (`sim`'s are `sim.rs`'s; `run`'s flag groups are `dataset.rs`,
-//! `limits.rs`, `shape.rs`, `tags.rs`, `request.rs`, `trace.rs` and `structured.rs`, each
+//! `limits.rs`, `shape.rs`, `tags.rs`, `request.rs`, `trace.rs`, `structured.rs` and `hooks.rs`, each
 //! option under a heading of `heading.rs`; `trace`'s subcommands are `trace_share.rs`'s);
 //! `parse.rs` turns one flag's text into a value
 //! ([`error::FlagError`]); `plan.rs` turns `run`'s and `search`'s flags into one final
@@ -28,6 +28,7 @@ pub mod capacity;
 pub mod dataset;
 pub mod error;
 mod heading;
+pub mod hooks;
 pub mod limits;
 mod parse;
 pub mod plan;
@@ -305,6 +306,8 @@ pub struct RunArgs {
     pub start_at: Option<time::OffsetDateTime>,
     #[command(flatten)]
     pub trace: trace::TraceArgs,
+    #[command(flatten)]
+    pub hooks: hooks::HookArgs,
 }
 
 #[derive(Debug, Args)]

@@ -310,7 +310,8 @@ impl RunArgs {
             structured: self.structured.structured(read_structured)?,
             ..RunConfig::default()
         });
-        Ok(self.trace.apply(self.shape.apply(self.request.apply(cfg))))
+        let cfg = self.trace.apply(self.shape.apply(self.request.apply(cfg)));
+        self.hooks.apply(cfg)
     }
 
     /// What `--scrape-metrics` asks for, with the default URL resolved against `base_url` (the

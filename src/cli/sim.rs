@@ -140,6 +140,11 @@ pub struct SimArgs {
     /// has its first list filled to N bytes, each item an enum's last value. 0: off.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub hostile_answer_bytes: u32,
+    /// The control endpoints (/reset_prefix_cache, /flush_cache, /start_profile,
+    /// /stop_profile) answer this error status (400 to 599) and do nothing, as a server
+    /// without them does (vLLM without its dev endpoints answers 404).
+    #[arg(long, value_name = "CODE")]
+    pub control_status: Option<u16>,
 }
 
 impl SimArgs {
@@ -266,6 +271,7 @@ impl SimArgs {
             invalid_output_rate: self.invalid_output_rate,
             tool_calls_per_answer: self.tool_calls_per_answer,
             hostile_answer_bytes: self.hostile_answer_bytes,
+            control_status: self.control_status,
         };
         (cfg.validate()).map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(cfg)

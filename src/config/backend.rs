@@ -81,6 +81,39 @@ pub struct BackendInfo {
     /// Whether each request is one audio clip to transcribe (a multipart form, not a prompt):
     /// the workload builds a clip for each request.
     pub takes_clip: bool,
+    /// The server whose control endpoints (`--reset-prefix-cache`, `--profile`) are reached
+    /// by default: vLLM's for the APIs vLLM serves, none for TGI, llama.cpp and TEI (they have
+    /// no such endpoint: `--hook` names one).
+    pub control: Option<ServerKind>,
+}
+
+/// A server family with control endpoints beside its API (`--reset-prefix-cache`,
+/// `--profile`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServerKind {
+    /// vLLM: `POST /reset_prefix_cache`, `/start_profile`, `/stop_profile` (its dev and
+    /// profiler endpoints, served when it was started with them).
+    Vllm,
+    /// SGLang: `POST /flush_cache`, `/start_profile`, `/stop_profile`.
+    Sglang,
+}
+
+impl ServerKind {
+    /// Its name, as `--reset-prefix-cache` takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerKind::Vllm => "vllm",
+            ServerKind::Sglang => "sglang",
+        }
+    }
+    /// The path that empties its prefix cache.
+    pub fn reset_path(self) -> &'static str {
+        match self {
+            ServerKind::Vllm => "/reset_prefix_cache",
+            ServerKind::Sglang => "/flush_cache",
+        }
+    }
 }
 
 /// The `--structured-output` kinds a backend can ask for.
@@ -130,6 +163,7 @@ const GENERATES: BackendInfo = BackendInfo {
     conversations: true,
     takes_query: false,
     takes_clip: false,
+    control: Some(ServerKind::Vllm),
 };
 
 /// A row's defaults for an API answered whole, one answer per input of a batch, and
@@ -189,12 +223,14 @@ impl BackendKind {
             BackendKind::Tgi => BackendInfo {
                 name: "tgi",
                 endpoint: "/generate_stream",
+                control: None,
                 ..GENERATES
             },
             BackendKind::Llamacpp => BackendInfo {
                 name: "llamacpp",
                 aliases: &["llama.cpp"],
                 endpoint: "/completion",
+                control: None,
                 ..GENERATES
             },
             // The Messages API has tools but no JSON-schema answer format.
@@ -235,6 +271,7 @@ impl BackendKind {
             BackendKind::TeiRerank => BackendInfo {
                 name: "tei-rerank",
                 endpoint: "/rerank",
+                control: None,
                 takes_query: true,
                 ..ANSWERS_EACH
             },

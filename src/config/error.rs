@@ -109,6 +109,9 @@ pub enum ValueError {
     #[error("invalid --source-addresses '{0}': {1}")]
     SourceAddresses(String, SourceWhy),
     /// `--audio-duration-s`: not a number.
+    /// A `--hook` (its text shown escaped, in one line; the option is named by the caller).
+    #[error("'{spec}': {why}")]
+    Hook { spec: String, why: HookWhy },
     #[error("'{0}' is not a number of seconds")]
     Seconds(String),
     /// `--audio-duration-s`: zero, negative or not finite.
@@ -191,4 +194,21 @@ pub enum ShardWhy {
     TooMany(u64),
     #[error("INDEX counts from 0 and must be below COUNT")]
     IndexPastCount,
+}
+
+/// What is wrong with a `--hook EVENT=METHOD:PATH`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookWhy {
+    #[error("expected EVENT=METHOD:PATH, e.g. before-step=POST:/reset_prefix_cache")]
+    Shape,
+    #[error("unknown event '{0}' (expected before-run, before-step, measure-start, measure-end, after-step or after-run)")]
+    Event(String),
+    #[error("unknown method '{0}' (expected GET, POST, PUT or DELETE)")]
+    Method(String),
+    #[error("the path must start with / (it is on the server's base URL)")]
+    NotAbsolute,
+    #[error("the path must be visible ASCII characters: no space or control character (percent-encode them)")]
+    NotVisible,
+    #[error("the path is at most {0} bytes")]
+    TooLong(usize),
 }

@@ -18,7 +18,7 @@
 
 pub use self::backend::MAX_INPUTS_PER_REQUEST;
 pub use self::backend::{
-    AnswerShape, BackendInfo, BackendKind, MediaKinds, StructuredKinds, UnknownBackend,
+    AnswerShape, BackendInfo, BackendKind, MediaKinds, ServerKind, StructuredKinds, UnknownBackend,
 };
 pub use self::limits::{limit, MAX_PROMPTS, MAX_TOKENS, MAX_WAIT_S};
 pub use self::load::{LoadSpec, RequestRate};
@@ -35,6 +35,7 @@ pub mod error;
 pub mod figure;
 mod figure_label;
 pub mod guided;
+pub mod hooks;
 pub mod job_figure;
 pub mod limits;
 pub mod load;

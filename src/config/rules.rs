@@ -42,6 +42,7 @@ impl RunConfig {
         self.load.check_shard()?;
         self.load.check_timeouts()?;
         self.check_sizes()?;
+        self.hooks.check()?;
         mix::check_config(self)
     }
 

@@ -14,7 +14,7 @@ use super::metric::Metric;
 use super::mix_spec::{Mix, MixAlone};
 use super::slo::{JobSlo, Slo};
 use super::workload::WorkloadSpec;
-use super::{audio, defaults, lora, structured, tags, url};
+use super::{audio, defaults, hooks, lora, structured, tags, url};
 
 /// Everything about one run, resolved and validated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -119,6 +119,10 @@ pub struct RunConfig {
     #[serde(default, rename = "audio_duration_s", with = "audio::secs")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audio_duration: Option<std::time::Duration>,
+    /// `--hook`, `--reset-prefix-cache`, `--profile`, `--hook-errors`: the calls made on the
+    /// server at named points of the session (`hooks.rs`).
+    #[serde(default, skip_serializing_if = "hooks::Hooks::is_empty")]
+    pub hooks: hooks::Hooks,
 }
 
 fn default_time_scale() -> f64 {
@@ -164,6 +168,7 @@ impl Default for RunConfig {
             audio_duration: None,
             request_id_header: Some("x-request-id".into()),
             propagate_trace: false,
+            hooks: hooks::Hooks::default(),
         }
     }
 }

@@ -24,6 +24,10 @@ pub enum RunError {
     /// A client thread (`--client-threads`) could not start or ended without its figures.
     #[error("{0}")]
     Threads(String),
+    /// A hook failed (`--hook`, `--reset-prefix-cache`, `--profile`): which, and how; what
+    /// was measured before it is saved.
+    #[error("{0} (--hook-errors ignore goes on)")]
+    Hook(String),
     /// Stopped (Ctrl-C, SIGTERM) before the measured load began: nothing was measured or
     /// written.
     #[error("stopped before the measured load began: nothing was measured or written")]

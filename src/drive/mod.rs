@@ -13,6 +13,7 @@ pub mod arrivals;
 pub mod early_stop;
 pub mod error;
 pub mod history;
+pub mod hooks;
 mod job;
 pub mod lanes;
 pub mod load;

@@ -78,6 +78,8 @@ pub struct RunOptions {
     pub abort: CancellationToken,
     /// `--client-threads`: the threads that drive the measured load (`lanes`).
     pub client_threads: ClientThreads,
+    /// The hook calls made for this run before it (`drive::hooks`), kept in its result.
+    pub hooks_before: Vec<crate::drive::hooks::Early>,
 }
 
 impl RunOptions {
@@ -93,6 +95,7 @@ impl RunOptions {
             overwrite: false,
             abort: CancellationToken::new(),
             client_threads: ClientThreads::default(),
+            hooks_before: Vec::new(),
         }
     }
 
@@ -193,9 +196,11 @@ pub async fn execute_with(
         // Each lane sends its share of the warm-ups on its own connections.
         let mut lanes = Lanes::start(plan, built.warmups, built.requests)?;
         lanes.warmed().await?;
-        Ok::<_, RunError>((client, clock, lanes, requests, extras))
+        let hooks = crate::drive::hooks::at_start(&client, cfg, &opts.hooks_before, &clock);
+        let hooks = hooks.await?;
+        Ok::<_, RunError>((client, clock, lanes, requests, extras, hooks))
     };
-    let (client, clock, lanes, requests, extras) = tokio::select! {
+    let (client, clock, lanes, requests, extras, mut hooks) = tokio::select! {
         biased;
         () = stop.cancelled() => return Err(RunError::Stopped),
         r = before => r?,
@@ -206,8 +211,11 @@ pub async fn execute_with(
     if saved.workload.dataset.own_schedule().is_some() {
         saved.load.num_prompts = requests;
     }
+    let hooked = client.clone();
     let mut measured = measure(cfg, client, lanes, extras, opts, clock, stop).await?;
+    crate::drive::hooks::at_end(&hooked, cfg, &clock, &mut hooks).await;
     measured.threads = threads;
+    measured.hooks = hooks;
     let lost = measured.records_error.as_ref().map(ToString::to_string);
     let result = finish(saved, opts, clock, measured)?;
     match lost {
@@ -304,6 +312,8 @@ struct Measured {
     /// The probes' records (`--probe-request-rate`), kept apart from the run's.
     probes: Vec<RequestRecord>,
     generation: Option<MediaGeneration>,
+    /// The run's hook calls (`drive::hooks`), set after the measured load.
+    hooks: Vec<crate::results::hooks::HookCall>,
 }
 
 /// The measured load: waits for `--start-at` (sharded runs), snapshots the simulator, starts
@@ -382,6 +392,7 @@ async fn measure(
         adapters: extras.adapters,
         probes,
         generation: extras.generation,
+        hooks: Vec::new(),
     })
 }
 
@@ -440,6 +451,7 @@ fn finish(
     result.records_lost = measured.records_lost;
     result.window_end = measured.window_end;
     result.stopped_early = measured.stopped_early;
+    result.hooks = measured.hooks;
     if let Some(u) = &measured.users {
         let (c, d) = (&result.config, result.summary.duration_s);
         let gap = c.load.shape.user_gap_s.unwrap_or(0.0);

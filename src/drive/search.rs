@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::search::{SearchSpec, PREFIX_HIT_SHARE};
 use crate::config::sweep::LoadParameter;
 use crate::drive::error::RunError;
+use crate::drive::hooks::SessionHooks;
 use crate::drive::observer::StepObserver;
 use crate::drive::plan::RunPlan;
 use crate::drive::run::{execute_with, RunOptions};
@@ -173,12 +174,13 @@ pub async fn run_search(
     let doc_path = out.search_doc();
     // The probe runs and the saved documents both tell the one observer.
     let observer = std::cell::RefCell::new(observer);
-    search(
+    let hooks = SessionHooks::new(plan);
+    let doc = search(
         spec,
         |value, i| {
             let file = out.probe(i);
-            let opts = RunOptions::from_plan(plan, &file, i == 0, abort);
-            let (stop, observer) = (stop.clone(), &observer);
+            let mut opts = RunOptions::from_plan(plan, &file, i == 0, abort);
+            let (stop, observer, hooks) = (stop.clone(), &observer, &hooks);
             async move {
                 // After a stop no probe starts (it would stop before its load at once).
                 if stop.is_cancelled() {
@@ -186,13 +188,17 @@ pub async fn run_search(
                 }
                 let at = spec.by.value(value);
                 let step = plan.config.step(spec.by, at)?;
+                opts.hooks_before = hooks.before().await?;
                 observer.borrow_mut().started(at, &step, &opts);
-                let r = match execute_with(&step, &plan.text, &plan.secrets, &opts, stop).await {
+                let mut r = match execute_with(&step, &plan.text, &plan.secrets, &opts, stop).await
+                {
                     // Stopped before this probe's load began: the probes before it stand.
                     Err(RunError::Stopped) if i > 0 => return Ok(None),
                     r => r?,
                 };
+                let hooked = hooks.after(&mut r, &opts.result_path).await;
                 observer.borrow_mut().finished(at, &r);
+                hooked?;
                 let s = &r.summary;
                 // Over prefixes without SLOs, every completed request is good.
                 let good = match spec.by {
@@ -221,7 +227,9 @@ pub async fn run_search(
             Ok(())
         },
     )
-    .await
+    .await?;
+    hooks.end().await?;
+    Ok(doc)
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@
 //! - `--stages`: one run, then its stages split into a step each (`drive::stages`);
 //! - a sweep (`drive::sweep`) and a search (`drive::search`).
 //!
+//! Each mode calls the plan's hooks around its runs (`drive::hooks::SessionHooks`).
+//!
 //! The plan has checked every file the session writes; nothing here checks one again, and
 //! nothing here prints (the observer does).
 
@@ -17,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::sweep::SweepValue;
 use crate::drive::error::RunError;
+use crate::drive::hooks::SessionHooks;
 use crate::drive::observer::StepObserver;
 use crate::drive::plan::{Mode, RunPlan};
 use crate::drive::run::{execute_with, RunOptions};
@@ -115,19 +118,33 @@ async fn runs(
     let cfg = &plan.config;
     let (mut results, mut files) = (Vec::new(), Vec::new());
     let mut outcome = Ok(());
+    let hooks = SessionHooks::new(plan);
     for i in 1..=times {
         let file = plan.output.run(i, times);
+        let hooks_before = match hooks.before().await {
+            Ok(made) => made,
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+        };
         let opts = RunOptions {
             start_at,
+            hooks_before,
             ..RunOptions::from_plan(plan, &file, true, &signals.abort)
         };
         observer.started(SweepValue::Count(cfg.load.num_prompts), cfg, &opts);
         let stop = signals.stop.clone();
         match execute_with(cfg, &plan.text, &plan.secrets, &opts, stop).await {
-            Ok(r) => {
+            Ok(mut r) => {
+                let hooked = hooks.after(&mut r, &opts.result_path).await;
                 observer.finished(SweepValue::Count(r.config.load.num_prompts), &r);
                 results.push(r);
                 files.push(file);
+                if let Err(e) = hooked {
+                    outcome = Err(e);
+                    break;
+                }
             }
             // Stopped before this repetition's load began: the ones before it stand.
             Err(RunError::Stopped) if !results.is_empty() => break,
@@ -145,5 +162,7 @@ async fn runs(
         crate::results::document::save_json(&plan.output.repeat_doc(), &doc)?;
         observer.repeated(&doc);
     }
-    outcome.map(|()| results)
+    outcome?;
+    hooks.end().await?;
+    Ok(results)
 }

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::sweep::{LoadParameter, SweepValue};
 use crate::config::valid::ValidConfig;
 use crate::drive::error::RunError;
+use crate::drive::hooks::SessionHooks;
 use crate::drive::observer::StepObserver;
 use crate::drive::plan::RunPlan;
 use crate::drive::run::{execute_with, RunOptions};
@@ -56,6 +57,7 @@ pub async fn run_sweep(
         complete: false,
     };
     doc.save(&doc_path)?;
+    let hooks = SessionHooks::new(plan);
     for (i, (value, cfg)) in steps.iter().enumerate() {
         let value = *value;
         if stop.is_cancelled() {
@@ -68,14 +70,19 @@ pub async fn run_sweep(
             }
         }
         let file = out.step(param, value);
-        let run_opts = RunOptions::from_plan(plan, &file, i == 0, abort);
+        // A failing hook stops the sweep here: the steps before it are saved.
+        let run_opts = RunOptions {
+            hooks_before: hooks.before().await?,
+            ..RunOptions::from_plan(plan, &file, i == 0, abort)
+        };
         observer.started(value, cfg, &run_opts);
         let ran = execute_with(cfg, &plan.text, &plan.secrets, &run_opts, stop.clone()).await;
-        let result = match ran {
+        let mut result = match ran {
             // Stopped before this step's load began: the steps before it are the sweep.
             Err(RunError::Stopped) if i > 0 => break,
             r => r?,
         };
+        let hooked = hooks.after(&mut result, &run_opts.result_path).await;
         observer.finished(value, &result);
         doc.steps.push(SweepStep {
             value,
@@ -84,11 +91,13 @@ pub async fn run_sweep(
         });
         doc.complete = doc.steps.len() == steps.len() && doc.steps.iter().all(|s| s.complete);
         doc.save(&doc_path)?;
+        hooked?;
         // A server failing past --max-errors / --max-error-rate will not do better under
         // more load.
         if result.stopped_early.is_some() {
             break;
         }
     }
+    hooks.end().await?;
     Ok(doc)
 }

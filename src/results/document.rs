@@ -207,6 +207,10 @@ pub struct BenchResult {
     /// otherwise.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub per_adapter: BTreeMap<String, crate::results::stats::adapters::AdapterFigures>,
+    /// Each hook call made for this run (`--hook`, `--reset-prefix-cache`, `--profile`), in
+    /// the order made; absent without hooks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<crate::results::hooks::HookCall>,
     /// vLLM-compatible keys (see the module doc).
     #[serde(flatten)]
     pub vllm: BTreeMap<String, Value>,
@@ -252,6 +256,7 @@ impl BenchResult {
             cost: None,
             energy: None,
             per_adapter: BTreeMap::new(),
+            hooks: Vec::new(),
             vllm,
         };
         result.set_cost_and_energy();

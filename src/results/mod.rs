@@ -11,6 +11,7 @@ pub mod capacity_front;
 pub mod compare;
 pub mod document;
 pub mod error;
+pub mod hooks;
 pub mod job;
 pub mod jobs;
 pub mod join;

@@ -159,6 +159,11 @@ pub struct SimConfig {
     /// each the last value of an `enum`), the worst a checker meets. 0 (the default): off;
     /// at most [`MAX_HOSTILE_ANSWER_BYTES`].
     pub hostile_answer_bytes: u32,
+    /// The control endpoints (`/reset_prefix_cache`, `/flush_cache`, `/start_profile`,
+    /// `/stop_profile`: `apis/control.rs`) answer this status (400 to 599) and do nothing, as
+    /// a server without them does (vLLM without its dev endpoints answers 404). Default
+    /// `None`: they do what they say.
+    pub control_status: Option<u16>,
 }
 
 /// The longest hostile answer the simulator writes (`hostile_answer_bytes`).
@@ -233,6 +238,7 @@ impl Default for SimConfig {
             invalid_output_rate: 0.0,
             tool_calls_per_answer: 1,
             hostile_answer_bytes: 0,
+            control_status: None,
         }
     }
 }
@@ -278,6 +284,13 @@ impl SimConfig {
         }
         if let Some(spec) = &self.spec {
             self.validate_spec(spec)?;
+        }
+        if self
+            .control_status
+            .is_some_and(|c| !(400..=599).contains(&c))
+        {
+            let rule = "must be an error status, 400 to 599";
+            return Err(SimConfigError::setting("control_status", rule));
         }
         if self.slots == Some(0) {
             return Err(SimConfigError::setting("slots", "must be at least 1"));

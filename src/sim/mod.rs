@@ -179,7 +179,7 @@ pub use faults::FaultConfig;
 pub use metrics::MetricsFlavor;
 pub use presets::Preset;
 pub use spec::{SpecDecode, MAX_DRAFT_TOKENS, MAX_PATTERN};
-pub use state::SimStats;
+pub use state::{ControlLog, SimStats};
 /// The simulator's routes, ready to serve. Invalid values in `config` are clamped (call
 /// [`SimConfig::validate`] first to report them).
 pub fn router(config: SimConfig) -> Router {

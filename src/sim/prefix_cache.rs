@@ -51,6 +51,12 @@ impl PrefixCache {
         cached
     }
 
+    /// Forgets every block (`POST /reset_prefix_cache`, `/flush_cache`).
+    pub(crate) fn clear(&mut self) {
+        self.used.clear();
+        self.order.clear();
+    }
+
     fn touch(&mut self, chain: u64) {
         if self.capacity == 0 {
             return;
@@ -89,5 +95,7 @@ mod tests {
         assert_eq!(c.lookup_and_insert(&b), 16);
         // Capacity 2 blocks: b's second block pushed out a's, the least recently used.
         assert_eq!(c.lookup_and_insert(&a), 16);
+        c.clear();
+        assert_eq!(c.lookup_and_insert(&a), 0);
     }
 }

@@ -4,6 +4,7 @@
 //! # What it owns
 //! - [`SimStats`] (a snapshot, served at `GET /sim/stats`) and [`Counters`] (the live atomics);
 //! - [`Shutdown`]: one flag and one watch channel for the server loop and every stream;
+//! - [`ControlLog`]: what the control endpoints did (`GET /sim/control`);
 //! - [`Shared`]: the sanitized [`SimConfig`], the counters, the request numbering, the server
 //!   metrics, the engine handle (engine mode), the real-time durations and the resident LoRA
 //!   adapters (`Shared::adapter_wait`).
@@ -230,6 +231,20 @@ pub(crate) struct Shared {
     pub(crate) slots: Option<Arc<slots::Slots>>,
     /// The newest finished requests' spans (`GET /sim/otlp`).
     pub(crate) spans: spans::SpanLog,
+    /// What the control endpoints were asked (`apis/control.rs`, `GET /sim/control`).
+    pub(crate) control: Mutex<ControlLog>,
+}
+
+/// What the control endpoints did, served at `GET /sim/control`: the cache resets and the
+/// profiler's starts and stops, each stop and start with the generation requests received
+/// (`SimStats::requests`) when the last came.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct ControlLog {
+    pub cache_resets: u64,
+    pub profile_starts: u64,
+    pub profile_stops: u64,
+    pub requests_at_profile_start: Option<u64>,
+    pub requests_at_profile_stop: Option<u64>,
 }
 
 impl Shared {
@@ -328,6 +343,7 @@ impl Shared {
             engine,
             real,
             spans: spans::SpanLog::default(),
+            control: Mutex::new(ControlLog::default()),
         }
     }
 }

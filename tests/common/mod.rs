@@ -313,3 +313,21 @@ pub fn finish_within(mut child: Child, limit: Duration, case: &str) -> Output {
     }
     child.wait_with_output().unwrap()
 }
+
+/// `GET path` on the server at `url` (`http://127.0.0.1:PORT`, a simulator's `/sim/stats`
+/// or `/sim/control`), its JSON body.
+pub fn json_get(url: &str, path: &str) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let addr = url.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let body = answer.split_once("\r\n\r\n").unwrap().1;
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("GET {path}: {e}: {answer}"))
+}

@@ -59,6 +59,7 @@ const APIS: &[(&str, u32)] = &[
     ("rerank", 3),
     ("info", 3),
     ("audio", 3),
+    ("control", 3),
     ("mod", 4),
 ];
 

@@ -85,3 +85,64 @@ impl Client {
         })
     }
 }
+
+/// What one call made by [`Client::call`] came back with.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SideCall {
+    /// The answer's status; `None` when none came.
+    pub status: Option<u16>,
+    /// The start of the answer's body, at most `excerpt_chars` characters, cleared of the
+    /// user's secrets.
+    pub excerpt: String,
+    /// Why no answer came.
+    pub error: Option<String>,
+}
+
+/// The most of a called endpoint's answer read (only its start is kept).
+const CALL_ANSWER_MAX: usize = 64 << 10;
+
+impl Client {
+    /// `method` `path` on the server's base URL with an empty body (a hook: a cache reset, the
+    /// profiler), within `limit`; never measured. At most 64 KiB of the answer is read and
+    /// its first `excerpt_chars` characters kept.
+    pub async fn call(
+        &self,
+        method: crate::config::hooks::HookMethod,
+        path: &str,
+        limit: Duration,
+        excerpt_chars: usize,
+    ) -> SideCall {
+        use crate::config::hooks::HookMethod;
+        let url = join_url(self.base_url(), path);
+        let method = match method {
+            HookMethod::Get => reqwest::Method::GET,
+            HookMethod::Post => reqwest::Method::POST,
+            HookMethod::Put => reqwest::Method::PUT,
+            HookMethod::Delete => reqwest::Method::DELETE,
+        };
+        let sent = self.http.request(method, &url).body(Vec::new());
+        let answer = async {
+            let resp = sent.send().await?;
+            let status = resp.status().as_u16();
+            let (bytes, _) = read_at_most(resp, CALL_ANSWER_MAX).await?;
+            Ok::<_, reqwest::Error>((status, bytes))
+        };
+        let failed = |why: String| SideCall {
+            error: Some(why),
+            ..SideCall::default()
+        };
+        match tokio::time::timeout(limit, answer).await {
+            Err(_) => failed(format!("got no answer within {} s", limit.as_secs())),
+            Ok(Err(e)) => failed(describe(&e.without_url())),
+            Ok(Ok((status, bytes))) => {
+                let text = String::from_utf8_lossy(&bytes);
+                let excerpt = self.scrub.text(&text).chars().take(excerpt_chars).collect();
+                SideCall {
+                    status: Some(status),
+                    excerpt,
+                    error: None,
+                }
+            }
+        }
+    }
+}

@@ -25,6 +25,7 @@ mod audio;
 mod blocks;
 mod cache;
 mod header;
+mod hooks;
 mod inputs;
 mod jobs;
 mod joined;
@@ -129,6 +130,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     joined::lines(&mut out, result);
     server::timings(&mut out, result);
     server::metrics(&mut out, result);
+    hooks::lines(&mut out, result);
     if let Some(path) = &result.records_file {
         line(&mut out, "Records:", path.display());
     }

@@ -7,7 +7,8 @@
 //! shapes (`rerank.rs`, the same), OpenAI transcriptions (`/v1/audio/transcriptions`, a
 //! multipart form read by `form.rs`; `audio.rs`), plus the endpoints that generate nothing:
 //! `/v1/models`, `/health`, `/sim/stats`, `/sim/info`, `/metrics`, `/tokenize`, `/sim/otlp`
-//! (`info.rs`). Every route takes a request's `x-request-id` and returns it
+//! (`info.rs`), and the control endpoints `/reset_prefix_cache`, `/flush_cache`,
+//! `/start_profile`, `/stop_profile`, `/sim/control` (`control.rs`). Every route takes a request's `x-request-id` and returns it
 //! (`trace::with_request_id`).
 //!
 //! Each API has a lenient request struct (only the fields the simulator uses; unknown fields
@@ -25,7 +26,8 @@
 //!    `/tokenize`);
 //! 2. `openai.rs` (what completions and chat share: usage, `stream_options`, guided text);
 //! 3. `completions.rs`, `chat.rs`, `tgi.rs`, `llamacpp.rs`, `anthropic.rs`, `responses.rs`,
-//!    `embeddings.rs`, `rerank.rs`, `info.rs`, `audio.rs`, which do not import each other;
+//!    `embeddings.rs`, `rerank.rs`, `info.rs`, `audio.rs`, `control.rs`, which do not import
+//!    each other;
 //! 4. this file, the server's route table ([`routes`]).
 //!
 //! A piece two API files both need moves down to a leaf file of its own (as `events.rs` did
@@ -55,6 +57,7 @@ mod audio;
 mod chat;
 mod common;
 mod completions;
+mod control;
 mod embeddings;
 mod events;
 mod form;
@@ -98,6 +101,14 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/metrics", get(info::metrics))
         .route("/tokenize", post(info::tokenize))
         .route("/sim/otlp", get(info::otlp))
+        .route("/reset_prefix_cache", post(control::reset_prefix_cache))
+        .route(
+            "/flush_cache",
+            post(control::flush_cache).get(control::flush_cache),
+        )
+        .route("/start_profile", post(control::start_profile))
+        .route("/stop_profile", post(control::stop_profile))
+        .route("/sim/control", get(control::control_log))
         .route_layer(axum::middleware::from_fn(trace::with_request_id))
         .fallback(info::not_found)
 }
