@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::server_forms;
+pub use super::server_forms::header_number;
 use crate::measure::record::Implausible;
 
 /// Tokens one stream event may carry besides one per byte of its text: tokens that show no
