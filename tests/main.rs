@@ -61,6 +61,7 @@ mod suite {
     mod cliff;
     mod join;
     mod join_save;
+    mod server_account;
 
     // Reports, comparisons and plots.
     mod compare;

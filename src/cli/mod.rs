@@ -187,6 +187,12 @@ pub struct RunArgs {
     /// Ask the server to ignore end-of-sequence and generate exactly --output-len tokens.
     #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long)]
     pub ignore_eos: bool,
+    /// Ask a vLLM-like server (openai, openai-chat, openai-responses) for its own account of
+    /// each request: sends `include_metrics: true` (vLLM answers with a `metrics` object when
+    /// started with --enable-per-request-metrics). llama.cpp, TGI and SGLang send theirs
+    /// unasked.
+    #[arg(help_heading = heading::WORKLOAD, hide_short_help = true, long)]
+    pub server_timings: bool,
     /// A workload mix: a JSON file of classes, each with its weight (or share), vLLM's
     /// `priority`, a tenant id sent in a header, its lengths and SLOs; the report gives each
     /// class's goodput, SLO attainment and token share, and Jain's fairness index.

@@ -262,7 +262,7 @@ impl RunArgs {
             ),
             model: self.model.clone(),
             header_names: self.headers.iter().map(|(k, _)| k.clone()).collect(),
-            extra_body: self.extra_body.clone(),
+            extra_body: asking_metrics(self.extra_body.clone(), self.server_timings, self.backend),
             ignore_eos: self.ignore_eos,
             insecure: self.insecure,
             load: LoadSpec {
@@ -438,4 +438,20 @@ fn read_mix(path: &std::path::Path) -> Result<crate::config::mix::Mix, ConfigErr
         ));
     }
     crate::config::mix::Mix::from_json(&text, &name)
+}
+
+/// `extra_body` with vLLM's `include_metrics: true` when `--server-timings` asks a backend that
+/// takes it (the OpenAI APIs vLLM serves); unchanged otherwise.
+fn asking_metrics(
+    extra: Option<serde_json::Value>,
+    asked: bool,
+    backend: crate::config::BackendKind,
+) -> Option<serde_json::Value> {
+    use crate::config::BackendKind::{Openai, OpenaiChat, OpenaiResponses};
+    if !asked || !matches!(backend, Openai | OpenaiChat | OpenaiResponses) {
+        return extra;
+    }
+    let mut body = extra.unwrap_or_else(|| serde_json::json!({}));
+    body["include_metrics"] = serde_json::Value::Bool(true);
+    Some(body)
 }

@@ -86,6 +86,11 @@ pub struct SimArgs {
     /// Metric names at GET /metrics: vllm or llamacpp (default: the preset's).
     #[arg(long)]
     pub metrics_flavor: Option<MetricsFlavor>,
+    /// The form of the per-request account in each answer: vllm (a `metrics` object, the
+    /// default), llamacpp (`timings`), sglang (`meta_info`), or tgi (timing headers; exact
+    /// mode, on the streamed answer's head).
+    #[arg(long)]
+    pub timings: Option<crate::sim::TimingsShape>,
     /// Engine presets: override the most sequences in a batch.
     #[arg(long)]
     pub max_num_seqs: Option<u32>,
@@ -233,6 +238,7 @@ impl SimArgs {
             engine,
             time_scale: self.time_scale,
             metrics_flavor: self.metrics_flavor.unwrap_or(base.metrics_flavor),
+            timings: self.timings.unwrap_or_default(),
             ttft: dur("ttft-ms", self.ttft_ms)?,
             itl: dur("itl-ms", self.itl_ms)?,
             tokens_per_chunk: self.tokens_per_chunk,

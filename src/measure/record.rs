@@ -60,6 +60,12 @@ pub enum Implausible {
     ServerTimings,
     /// vLLM's per-request `metrics`: the same rules.
     ServerRequestMetrics,
+    /// TGI's timing headers: a value that is no number, negative, or a duration longer than
+    /// the client saw.
+    ServerTimingHeaders,
+    /// SGLang's `meta_info`: a duration or timestamp gap that is no finite number, negative
+    /// or longer than the client saw; a count out of bounds.
+    ServerMetaInfo,
     /// The reasoning count (`completion_tokens_details.reasoning_tokens`, the Responses API's
     /// `output_tokens_details.reasoning_tokens`): no count, more than the output count, all of
     /// it while answer text streamed, or 0 for a stream that carried reasoning text.
@@ -74,6 +80,8 @@ impl Implausible {
             Implausible::CachedTokens => "cached_tokens",
             Implausible::ServerTimings => "server_timings",
             Implausible::ServerRequestMetrics => "server_request_metrics",
+            Implausible::ServerTimingHeaders => "server_timing_headers",
+            Implausible::ServerMetaInfo => "server_meta_info",
             Implausible::ReasoningTokens => "reasoning_tokens",
         }
     }
@@ -252,6 +260,13 @@ pub struct RequestRecord {
     /// `time_to_first_token_ms`, ...; servebench's simulator sends the same), verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_request_metrics: Option<serde_json::Value>,
+    /// TGI's timing headers (`x-queue-time`, `x-inference-time`, ...), name to value as sent
+    /// (each value at most 64 bytes), when the answer carried any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_timing_headers: Option<serde_json::Value>,
+    /// SGLang's `meta_info`: its timing and count keys only (`measure::client::server_forms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_meta_info: Option<serde_json::Value>,
     /// What the server reported about this request that was implausible, each
     /// once; such a number is not used (the output count falls back to the tokenizer, else the
     /// chunks; the prompt count to the built length; timings are left out of every figure).

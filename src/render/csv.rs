@@ -26,7 +26,7 @@ use crate::config::figure::FigureKey;
 use crate::measure::record::RequestRecord;
 use crate::render::escape::{csv_cell, terminal_line};
 use crate::results::document::BenchResult;
-use crate::results::stats::itl_gaps_ns;
+use crate::results::stats::{itl_gaps_ns, ServerTimings};
 use crate::views::model::View;
 
 /// Writes `head` and `rows` as CSV, every cell through `escape::csv_cell` (no cell starts a
@@ -244,6 +244,7 @@ pub fn records(records: impl Iterator<Item = RequestRecord>) -> String {
                 let names: Vec<&str> = flags.iter().filter_map(Value::as_str).collect();
                 row.insert("implausible_usage".into(), names.join(" "));
             }
+            account_cells(&r, &mut row);
             row
         })
         .collect();
@@ -258,6 +259,29 @@ pub fn records(records: impl Iterator<Item = RequestRecord>) -> String {
         })
         .collect();
     write(&head, &cells)
+}
+
+/// A record's server account as read (`stats::ServerTimings`): the same columns for every
+/// record, empty where unknown.
+fn account_cells(r: &RequestRecord, row: &mut BTreeMap<String, String>) {
+    let s = ServerTimings::of(r);
+    let f = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
+    let n = |v: Option<u64>| v.map_or_else(String::new, |v| v.to_string());
+    for (k, v) in [
+        (
+            "form",
+            s.form.map_or_else(String::new, |f| f.as_str().into()),
+        ),
+        ("server_ttft_ms", f(s.server_ttft_ms)),
+        ("queue_ms", f(s.queue_ms)),
+        ("prefill_ms", f(s.prefill_ms())),
+        ("decode_ms", f(s.decode_ms)),
+        ("itl_ms", f(s.itl_ms)),
+        ("cached_tokens", n(s.cached_tokens)),
+        ("prompt_tokens", n(s.prompt_tokens)),
+    ] {
+        row.insert(format!("server_account.{k}"), v);
+    }
 }
 
 #[cfg(test)]

@@ -127,6 +127,8 @@ pub struct SimConfig {
     pub time_scale: f64,
     /// Metric names served at `GET /metrics`.
     pub metrics_flavor: MetricsFlavor,
+    /// The form of its per-request account (`timings.rs`). Default vLLM's `metrics`.
+    pub timings: TimingsShape,
     /// Limits of the HTTP/1.1 layer against slow or hostile clients (see [`HttpLimits`]).
     pub limits: HttpLimits,
     /// A reasoning model: the first R tokens of every answer of the chat,
@@ -229,6 +231,7 @@ impl Default for SimConfig {
             engine: None,
             time_scale: 1.0,
             metrics_flavor: MetricsFlavor::Vllm,
+            timings: TimingsShape::Vllm,
             limits: HttpLimits::default(),
             reasoning_tokens: 0,
             spec: None,
@@ -380,5 +383,42 @@ impl SimConfig {
             lora.load_time = lora.load_time.min(MAX_LORA_LOAD);
         }
         self
+    }
+}
+
+/// The form the simulator gives its own account of each request in (`--timings`, `timings.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TimingsShape {
+    #[default]
+    Vllm,
+    Llamacpp,
+    Tgi,
+    Sglang,
+}
+
+impl TimingsShape {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimingsShape::Vllm => "vllm",
+            TimingsShape::Llamacpp => "llamacpp",
+            TimingsShape::Tgi => "tgi",
+            TimingsShape::Sglang => "sglang",
+        }
+    }
+}
+
+impl std::str::FromStr for TimingsShape {
+    type Err = SimConfigError;
+    fn from_str(s: &str) -> Result<Self, SimConfigError> {
+        match s {
+            "vllm" => Ok(TimingsShape::Vllm),
+            "llamacpp" => Ok(TimingsShape::Llamacpp),
+            "tgi" => Ok(TimingsShape::Tgi),
+            "sglang" => Ok(TimingsShape::Sglang),
+            other => Err(SimConfigError::setting(
+                "timings",
+                format!("must be vllm, llamacpp, tgi or sglang, got {other:?}"),
+            )),
+        }
     }
 }

@@ -158,6 +158,7 @@ mod stream;
 mod structured;
 mod text;
 mod time;
+mod timings;
 mod wire;
 
 #[cfg(test)]
@@ -172,7 +173,7 @@ use tokio::task::JoinHandle;
 
 use state::Shared;
 
-pub use config::{HttpLimits, LoraConfig, SimConfig, MAX_TOKENS_LIMIT};
+pub use config::{HttpLimits, LoraConfig, SimConfig, TimingsShape, MAX_TOKENS_LIMIT};
 pub use cost::{EngineConfig, SchedulerKind};
 pub use error::SimConfigError;
 pub use faults::FaultConfig;

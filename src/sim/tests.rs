@@ -963,6 +963,8 @@ fn plan_chunks_and_deadlines() {
         chunks: super::spec::Chunks::Fixed(k),
         fault: super::faults::Fault::None,
         stall: Duration::ZERO,
+        queued: Duration::ZERO,
+        prompt: 0,
     };
     assert_eq!(plan(10, 3).chunks(), 4);
     assert_eq!(plan(9, 3).chunks(), 3);

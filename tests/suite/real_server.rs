@@ -931,3 +931,45 @@ fn agentic_jobs_splice_replies_counted_exactly_as_the_server_counts() {
         assert!(r.job.is_some());
     }
 }
+
+/// The server's own account, read from llama.cpp's `timings` on every request: each carries
+/// it, the server's prompt count (`prompt_n + cache_n`) equals the prompt servebench built,
+/// and the client's TTFT is never shorter than the server's prompt time (the first token needs
+/// the whole prompt).
+#[test]
+fn every_request_carries_llamacpp_timings_that_fit_the_clients_view() {
+    let _serial = serial();
+    let Some(server) = RealServer::start(4) else {
+        return;
+    };
+    let n = 8;
+    let gguf = RealServer::gguf_path().expect("the GGUF ships with the real server");
+    let mut cfg = config(&server, BackendKind::Openai, n, 2, 24, 16, 77);
+    cfg.workload.tokenizer = Some(gguf.display().to_string());
+    let (result, records) = run(cfg, None);
+    assert_completed("openai", &result.summary, &records, n);
+    let mut gaps = Vec::new();
+    for r in records.iter().filter(|r| r.is_ok()) {
+        let s = servebench::results::stats::ServerTimings::of(r);
+        assert_eq!(
+            s.form,
+            Some(servebench::results::stats::TimingsForm::Llamacpp),
+            "{r:?}"
+        );
+        assert!(r.implausible_usage.is_empty(), "{r:?}");
+        // The server's own count (its `timings`), against the prompt servebench built.
+        assert_eq!(s.prompt_tokens, Some(24), "{r:?}");
+        assert_eq!(r.input_len_requested, Some(24));
+        let ttft = RequestMetrics::of(r).unwrap().ttft_ns as f64 / 1e6;
+        let prompt = s.prompt_ms.expect("prompt_ms");
+        assert!(
+            ttft >= prompt,
+            "client TTFT {ttft} < server prompt {prompt}"
+        );
+        gaps.push(ttft - prompt);
+    }
+    let a = result.summary.server_account.as_ref().expect("the block");
+    assert_eq!(a.requests_with_account, result.summary.completed);
+    assert_eq!(a.disagreements.server_ttft_longer, 0);
+    eprintln!("client TTFT − server prompt time (ms): {gaps:?}; block: {a:?}");
+}

@@ -135,6 +135,9 @@ pub struct Parsed<'a> {
     /// The server's per-request timing (vLLM's `metrics` object, with
     /// `--enable-per-request-metrics`; servebench's simulator sends the same), verbatim.
     pub request_metrics: Option<Value>,
+    /// SGLang's `meta_info` object, verbatim (only its timing and count keys are kept on the
+    /// record: `server_forms.rs`).
+    pub meta_info: Option<Value>,
     /// The server said the stream is complete: its terminator (`[DONE]`, TGI's final event,
     /// llama.cpp's `stop: true`, Anthropic's `message_stop`, the Responses API's
     /// `response.completed`).

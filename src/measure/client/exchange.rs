@@ -196,6 +196,12 @@ impl Client {
                 .and_then(server_id),
             (Body::Reqwest(..), None) => None,
         };
+        rec.server_timing_headers = match body {
+            Body::Lean(r) => r.timing_headers.clone(),
+            Body::Reqwest(r, _) => super::server_forms::tgi_headers(
+                (r.headers().iter()).map(|(k, v)| (k.as_str(), v.as_bytes())),
+            ),
+        };
     }
 
     /// Reads a whole answer to its end (at most `--max-answer-size` bytes, under the same

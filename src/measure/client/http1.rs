@@ -21,8 +21,7 @@
 //! alive when the server allows it and the body was read to its end, until the server is seen
 //! closing a kept-alive connection within a second of its response: from then on every
 //! request has its own connection (llama.cpp announces keep-alive and closes after every
-//! stream; reusing its connections races that close, and a request lost to the race cannot be
-//! sent again).
+//! stream; reusing its connections races that close, and a request lost to it cannot be resent).
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -386,11 +385,12 @@ pub struct Response {
     pub retry_after: Option<String>,
     /// The `Content-Type` header, as sent.
     pub content_type: Option<String>,
-    /// How the request reached the server: the connection's setup (when it was new) and when
-    /// the request's first byte was written.
+    /// How the request reached the server: its connection's setup (if new), its first write.
     pub phase: SendPhase,
     /// The value of the endpoint's echoed header ([`Endpoint::echoing`]), as sent.
     pub echoed: Option<String>,
+    /// TGI's timing headers, bounded (`server_forms.rs`).
+    pub timing_headers: Option<serde_json::Value>,
 }
 
 /// When a request's connection was set up and its first byte written.
@@ -466,6 +466,7 @@ impl Response {
                         content_type: head.content_type,
                         phase,
                         echoed: head.echoed,
+                        timing_headers: head.timing_headers,
                     });
                 }
             }

@@ -44,6 +44,7 @@ mod media_bound;
 mod reasoning;
 mod scrub;
 mod send;
+mod server_forms;
 mod side;
 mod source;
 mod spec;

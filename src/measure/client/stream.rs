@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use crate::measure::client::api::{Answered, Failure, Streamed, Usage};
 use crate::measure::client::reasoning::Reasoning;
+use crate::measure::client::server_forms;
 use crate::measure::client::usage::{self, Claims, Reported, Seen, TOKENS_PER_EVENT};
 use crate::measure::count_pool::Counting;
 use crate::measure::output_check::Checker;
@@ -270,6 +271,13 @@ impl<'a> Stream<'a> {
         if p.timings.is_some() {
             self.rec.server_timings = p.timings;
         }
+        if let Some(m) = p
+            .meta_info
+            .as_ref()
+            .and_then(server_forms::sglang_meta_info)
+        {
+            self.rec.server_meta_info = Some(m);
+        }
         self.done |= p.done;
         self.finished |= p.finished;
         Ok(())
@@ -323,7 +331,9 @@ impl<'a> Stream<'a> {
             r.chunk_tokens = Some(self.chunk_tokens);
         }
         // What the server reported, judged against what was seen before it is believed.
-        let cache_n = (r.server_timings.as_ref()).and_then(|t| t.get("cache_n"));
+        let cache_n = (r.server_timings.as_ref())
+            .and_then(|t| t.get("cache_n"))
+            .or_else(|| (r.server_meta_info.as_ref())?.get("cached_tokens"));
         let span_ns = end_ns.saturating_sub(r.sent_ns) as f64 * time_scale.max(0.0);
         let seen = Seen {
             events: self.events,
@@ -345,6 +355,8 @@ impl<'a> Stream<'a> {
                 cached: self.usage_cached.or_else(|| cache_n.and_then(Reported::of)),
                 timings: r.server_timings.as_ref(),
                 metrics: r.server_request_metrics.as_ref(),
+                headers: r.server_timing_headers.as_ref(),
+                meta_info: r.server_meta_info.as_ref(),
             },
             &seen,
         );

@@ -11,6 +11,8 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
+use super::server_forms;
+pub use super::server_forms::header_number;
 use crate::measure::record::Implausible;
 
 /// Tokens one stream event may carry besides one per byte of its text: tokens that show no
@@ -118,6 +120,10 @@ pub struct Claims<'a> {
     pub timings: Option<&'a Value>,
     /// vLLM's per-request `metrics`.
     pub metrics: Option<&'a Value>,
+    /// TGI's timing headers (`server_forms.rs`).
+    pub headers: Option<&'a Value>,
+    /// SGLang's `meta_info`, its kept keys (`server_forms.rs`).
+    pub meta_info: Option<&'a Value>,
 }
 
 /// The claims judged: the counts that may be believed, and what was not.
@@ -172,6 +178,13 @@ pub fn judge(claims: &Claims, seen: &Seen) -> Judged {
         .is_some_and(|m| !timings_plausible(m, seen, prompt_bound))
     {
         flags.push(Implausible::ServerRequestMetrics);
+    }
+    if (claims.headers).is_some_and(|h| !server_forms::headers_plausible(h, seen, prompt_bound)) {
+        flags.push(Implausible::ServerTimingHeaders);
+    }
+    if (claims.meta_info).is_some_and(|m| !server_forms::meta_info_plausible(m, seen, prompt_bound))
+    {
+        flags.push(Implausible::ServerMetaInfo);
     }
     flags.sort();
     flags.dedup();

@@ -71,6 +71,8 @@ pub(super) struct Head {
     pub(super) content_type: Option<String>,
     /// The value of the header asked for ([`parse_head`]'s `echo`).
     pub(super) echoed: Option<String>,
+    /// TGI's timing headers (`server_forms.rs`), bounded there; `None` when none came.
+    pub(super) timing_headers: Option<serde_json::Value>,
 }
 
 /// Parses a response head at the start of `bytes`: its length and content (with the value of
@@ -94,6 +96,8 @@ pub(super) fn parse_head(
     let mut retry_after = None;
     let mut content_type = None;
     let mut echoed = None;
+    let timing_headers =
+        super::server_forms::tgi_headers((resp.headers.iter()).map(|h| (h.name, h.value)));
     for h in resp.headers.iter() {
         if echo.is_some_and(|e| h.name.eq_ignore_ascii_case(e)) {
             echoed = Some(String::from_utf8_lossy(h.value).into_owned());
@@ -150,6 +154,7 @@ pub(super) fn parse_head(
             retry_after,
             content_type,
             echoed,
+            timing_headers,
         },
     )))
 }

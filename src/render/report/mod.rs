@@ -20,6 +20,7 @@ use crate::config::Metric;
 use crate::results::document::BenchResult;
 use lines::{distribution, line, num, rule, section};
 
+mod account;
 mod adapters;
 mod audio;
 mod blocks;
@@ -129,6 +130,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     jobs::block(&mut out, result);
     joined::lines(&mut out, result);
     server::timings(&mut out, result);
+    account::block(&mut out, result);
     server::metrics(&mut out, result);
     hooks::lines(&mut out, result);
     if let Some(path) = &result.records_file {

@@ -36,6 +36,7 @@ mod samples;
 pub mod slices;
 #[cfg(test)]
 mod slices_tests;
+pub mod server_account;
 pub mod steady;
 mod structured;
 mod summarizer;
@@ -49,8 +50,9 @@ pub use breakdown::{TtftBreakdown, PARTS as TTFT_PARTS, REST as TTFT_REST};
 pub use cache::PrefixCacheRates;
 pub use distribution::{percentile, Distribution, PercentileMethod};
 pub use reasoning::ReasoningFigures;
-pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
+pub use request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings, TimingsForm};
 pub use samples::{SampleSet, EXACT_SAMPLES_MAX, HDR_RELATIVE_ERROR};
+pub use server_account::{Disagreement, ServerAccount};
 pub use structured::StructuredFigures;
 pub use summarizer::{summarize, Summarizer};
 pub use summary::{RunSummary, SummaryOptions};

@@ -3,7 +3,8 @@
 
 use super::distribution::{NS_PER_MS, NS_PER_S};
 use crate::config::{Slo, SloMetric, MAX_TOKENS};
-use crate::measure::record::{Implausible, RequestRecord};
+use crate::measure::client::usage::header_number;
+use crate::measure::record::{Implausible, RequestRecord, TokenSource};
 
 /// Per-request figures of one successful request (definitions in `docs/metrics.md`).
 #[derive(Clone, Debug, PartialEq)]
@@ -93,8 +94,35 @@ impl RequestMetrics {
     }
 }
 
-/// What the server said about its own timing of one request (llama.cpp's `timings` object),
-/// read from the record's verbatim `server_timings`.
+/// Which form a server's account of a request came in (docs/metrics.md, "The server's
+/// account").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TimingsForm {
+    /// vLLM's `metrics` object (`server_request_metrics`).
+    Vllm,
+    /// llama.cpp's `timings` object (`server_timings`).
+    Llamacpp,
+    /// TGI's timing headers (`server_timing_headers`).
+    Tgi,
+    /// SGLang's `meta_info` (`server_meta_info`).
+    Sglang,
+}
+
+impl TimingsForm {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimingsForm::Vllm => "vllm",
+            TimingsForm::Llamacpp => "llamacpp",
+            TimingsForm::Tgi => "tgi",
+            TimingsForm::Sglang => "sglang",
+        }
+    }
+}
+
+/// What the server said about its own timing of one request, in one shape whatever form it
+/// came in (vLLM `metrics`, llama.cpp `timings`, TGI's headers, SGLang's `meta_info`), read
+/// from the record's verbatim fields. All in the server's time, ms. A number absent, not
+/// finite or negative is `None`; a form the client flagged implausible is not read at all.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ServerTimings {
     /// `predicted_per_token_ms`: decode time per output token, ms; `None` when absent, not a
@@ -104,10 +132,27 @@ pub struct ServerTimings {
     /// `prompt_ms`: prompt processing time, ms.
     pub prompt_ms: Option<f64>,
     /// The server's time from the request's arrival to its first token, ms (vLLM's
-    /// `metrics.time_to_first_token_ms`).
+    /// `metrics.time_to_first_token_ms`; SGLang's `prefill_finished_ts − request_received_ts`).
     pub server_ttft_ms: Option<f64>,
-    /// The server's queueing before prefill, ms (`metrics.queue_time_ms`).
+    /// The server's queueing before prefill, ms (vLLM `metrics.queue_time_ms`, TGI
+    /// `x-queue-time`, SGLang `queue_time`).
     pub queue_ms: Option<f64>,
+    /// The form the first account read came in; `None`: the record has none believed.
+    pub form: Option<TimingsForm>,
+    /// Decode: from the server's first output token to its last, ms (vLLM
+    /// `generation_time_ms`, llama.cpp `predicted_ms`, SGLang `decode_finished_ts −
+    /// prefill_finished_ts`).
+    pub decode_ms: Option<f64>,
+    /// The server's mean time per output token after the first, ms (vLLM `mean_itl_ms`,
+    /// llama.cpp `predicted_per_token_ms`, SGLang decode / (completion tokens − 1), TGI
+    /// `x-time-per-token`, whose inference time includes the prefill).
+    pub itl_ms: Option<f64>,
+    /// Prompt tokens the server took from its cache (llama.cpp `cache_n`, SGLang
+    /// `cached_tokens`, else the record's believed `cached_prompt_tokens`).
+    pub cached_tokens: Option<u64>,
+    /// Prompt tokens the server counted (llama.cpp `prompt_n + cache_n`, TGI
+    /// `x-prompt-tokens`, SGLang `prompt_tokens`, else the server's `usage` count).
+    pub prompt_tokens: Option<u64>,
 }
 
 impl ServerTimings {
@@ -119,11 +164,9 @@ impl ServerTimings {
             _ => self.prompt_ms,
         }
     }
-}
 
-impl ServerTimings {
     /// Reads the figures from a record; all `None` when it has no server timings, and those of
-    /// an object the client found implausible are left out (docs/metrics.md, "Numbers a
+    /// a form the client found implausible are left out (docs/metrics.md, "Numbers a
     /// server reports").
     pub fn of(r: &RequestRecord) -> ServerTimings {
         let num = |v: Option<&serde_json::Value>, key: &str| {
@@ -131,16 +174,69 @@ impl ServerTimings {
                 .and_then(serde_json::Value::as_f64)
                 .filter(|v| v.is_finite() && *v >= 0.0)
         };
-        let flagged = |what| r.implausible_usage.contains(&what);
-        let t = (r.server_timings.as_ref()).filter(|_| !flagged(Implausible::ServerTimings));
-        let m = (r.server_request_metrics.as_ref())
-            .filter(|_| !flagged(Implausible::ServerRequestMetrics));
+        let count = |v: Option<&serde_json::Value>, key: &str| v?.get(key)?.as_u64();
+        fn believed<'a>(
+            r: &RequestRecord,
+            v: &'a Option<serde_json::Value>,
+            what: Implausible,
+        ) -> Option<&'a serde_json::Value> {
+            v.as_ref().filter(|_| !r.implausible_usage.contains(&what))
+        }
+        let t = believed(r, &r.server_timings, Implausible::ServerTimings);
+        let m = believed(
+            r,
+            &r.server_request_metrics,
+            Implausible::ServerRequestMetrics,
+        );
+        let h = believed(
+            r,
+            &r.server_timing_headers,
+            Implausible::ServerTimingHeaders,
+        );
+        let s = believed(r, &r.server_meta_info, Implausible::ServerMetaInfo);
+        let header = |key: &str| h?.get(key).and_then(header_number);
+        let secs = |key: &str| num(s, key).map(|x| x * 1e3);
+        let gap = |a: &str, b: &str| Some((num(s, b)? - num(s, a)?) * 1e3).filter(|d| *d >= 0.0);
         let enough_tokens = num(t, "predicted_n").is_none_or(|n| n >= 2.0);
+        let decode_per_token_ms = num(t, "predicted_per_token_ms").filter(|_| enough_tokens);
+        let sglang_decode = gap("prefill_finished_ts", "decode_finished_ts");
+        let sglang_itl = (count(s, "completion_tokens").filter(|n| *n >= 2))
+            .and_then(|n| Some(sglang_decode? / (n - 1) as f64));
+        let form = [
+            (m, TimingsForm::Vllm),
+            (t, TimingsForm::Llamacpp),
+            (h, TimingsForm::Tgi),
+            (s, TimingsForm::Sglang),
+        ]
+        .into_iter()
+        .find_map(|(v, f)| v.map(|_| f));
+        let usage_prompt = r
+            .prompt_tokens
+            .filter(|_| r.prompt_tokens_source == Some(TokenSource::ServerUsage));
+        let llama_prompt = count(t, "prompt_n").map(|n| n + count(t, "cache_n").unwrap_or(0));
         ServerTimings {
-            decode_per_token_ms: num(t, "predicted_per_token_ms").filter(|_| enough_tokens),
+            decode_per_token_ms,
             prompt_ms: num(t, "prompt_ms"),
-            server_ttft_ms: num(m, "time_to_first_token_ms"),
-            queue_ms: num(m, "queue_time_ms"),
+            server_ttft_ms: num(m, "time_to_first_token_ms")
+                .or_else(|| gap("request_received_ts", "prefill_finished_ts")),
+            queue_ms: (num(m, "queue_time_ms"))
+                .or_else(|| header("x-queue-time"))
+                .or_else(|| secs("queue_time")),
+            form,
+            decode_ms: (num(m, "generation_time_ms"))
+                .or_else(|| num(t, "predicted_ms"))
+                .or(sglang_decode),
+            itl_ms: (num(m, "mean_itl_ms"))
+                .or(decode_per_token_ms)
+                .or(sglang_itl)
+                .or_else(|| header("x-time-per-token")),
+            cached_tokens: (count(t, "cache_n"))
+                .or_else(|| count(s, "cached_tokens"))
+                .or(r.cached_prompt_tokens),
+            prompt_tokens: (llama_prompt)
+                .or_else(|| header("x-prompt-tokens").map(|n| n as u64))
+                .or_else(|| count(s, "prompt_tokens"))
+                .or(usage_prompt),
         }
     }
 }

@@ -13,6 +13,7 @@ use super::media::MediaSums;
 use super::reasoning::ReasoningSums;
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 use super::samples::{SampleSet, EXACT_SAMPLES_MAX};
+use super::server_account::AccountSets;
 use super::structured::StructuredSums;
 use super::turns::{ConversationSums, TurnSets};
 use crate::measure::output_check::Verdict;
@@ -76,6 +77,7 @@ pub struct Summarizer {
     out_got: SampleSet,
     itl_token: SampleSet,
     breakdown: BreakdownSets,
+    account: AccountSets,
     cache: CacheSums,
     turns: TurnSets,
     conversations: ConversationSums,
@@ -138,6 +140,7 @@ impl Summarizer {
             out_got: set(),
             itl_token: set(),
             breakdown: BreakdownSets::new(set),
+            account: AccountSets::new(set),
             cache: CacheSums::default(),
             turns: TurnSets::default(),
             conversations: ConversationSums::default(),
@@ -238,6 +241,7 @@ impl Summarizer {
         self.ttft_sched.add(ms(m.ttft_from_scheduled_ns));
         self.ttft_setup.add(ms(m.ttft_with_setup_ns));
         self.breakdown.add(r, &m, k);
+        self.account.add(r, &m, k);
         self.cache.add(r);
         self.turns.add(r.turn, ms(m.ttft_ns));
         self.tpot.extend(m.tpot_ms);
@@ -323,6 +327,7 @@ impl Summarizer {
         self.out_got.merge(other.out_got);
         self.itl_token.merge(other.itl_token);
         self.breakdown.merge(other.breakdown);
+        self.account.merge(other.account);
         self.cache.merge(other.cache);
         self.turns.merge(other.turns);
         self.conversations.merge(other.conversations);
@@ -422,6 +427,7 @@ impl Summarizer {
             structured: self.structured.finish(ps),
             media: self.media.finish(ps),
             audio: self.audio.finish(ps, duration_s),
+            server_account: self.account.finish(),
         }
     }
 }

@@ -187,6 +187,10 @@ pub struct RunSummary {
     /// "Audio and transcriptions").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audio: Option<AudioSummary>,
+    /// The server's own account of its requests, read from its answers (`server_account.rs`;
+    /// docs/metrics.md, "The server's account"); absent when no answer carried one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_account: Option<super::server_account::ServerAccount>,
 }
 
 impl RunSummary {

@@ -106,6 +106,8 @@ fn plan(shared: &Shared, gen: &Gen) -> Plan {
         chunks: Chunks::of(shared.config.tokens_per_chunk, shared.config.spec.as_ref()),
         fault: gen.fault,
         stall: shared.real.stall,
+        queued: std::time::Duration::ZERO,
+        prompt: gen.prompt_tokens,
     }
 }
 
@@ -382,6 +384,7 @@ async fn exact_plan(shared: &Arc<Shared>, gen: &Gen) -> (Plan, Active) {
     let slot = match &shared.slots {
         Some(slots) => {
             let (mut slot, t0) = slots.take(gen.t0, gen.priority).await;
+            plan.queued = t0.saturating_duration_since(gen.t0);
             plan.t0 = t0;
             slot.ends_at(plan.deadline(plan.chunks() - 1));
             Some(slot)

@@ -15,6 +15,7 @@ use super::reject::Reject;
 use crate::sim::state::Shared;
 use crate::sim::stream::ServerTimes;
 use crate::sim::structured::{self, Guided};
+use crate::sim::timings;
 
 #[derive(Deserialize, Default)]
 pub(super) struct StreamOptions {
@@ -29,22 +30,33 @@ pub(super) fn wants_usage(shared: &Shared, options: &Option<StreamOptions>) -> b
             .unwrap_or(false)
 }
 
-/// Writes the usage event (`head` ends with the usage object), with a `metrics` object in the
-/// shape of vLLM's per-request metrics: the simulator's own time to first token (from its
-/// receipt of the request: front end, queueing and prefill) and its queueing in the engine
-/// (exact mode: its wait for a LoRA adapter's load, else none), in simulated ms.
+/// Writes the usage event (`head` ends with the usage object), with the simulator's account
+/// of the request in the form `--timings` asks (`sim/timings.rs`; vLLM's `metrics` unless
+/// set): its own time to first token (from its receipt of the request: front end, queueing
+/// and prefill), its queueing (exact mode: its wait for a slot or a LoRA adapter's load,
+/// else none) and its decode, in simulated ms.
 pub(super) fn usage_event(out: &mut Vec<u8>, head: &str, times: &ServerTimes) {
     out.extend_from_slice(head.as_bytes());
-    if let Some(queue) = times.queue {
-        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
-        let metrics = format!(
-            r#","metrics":{{"time_to_first_token_ms":{},"queue_time_ms":{}}}"#,
-            ms(times.front + queue + times.prompt),
-            ms(queue)
-        );
-        out.extend_from_slice(metrics.as_bytes());
+    if let Some((key, v)) = timings::usage_account(times.shape, times, usage_counts(head)) {
+        out.extend_from_slice(format!(r#","{key}":{v}"#).as_bytes());
     }
     out.extend_from_slice(b"}\n\n");
+}
+
+/// The prompt, cached and completion counts of the usage object that ends `head`.
+fn usage_counts(head: &str) -> (u64, u64, u64) {
+    let usage =
+        (head.rfind("\"usage\":")).and_then(|i| serde_json::from_str::<Value>(&head[i + 8..]).ok());
+    let n = |p: &str| {
+        (usage.as_ref())
+            .and_then(|u| u.pointer(p)?.as_u64())
+            .unwrap_or(0)
+    };
+    (
+        n("/prompt_tokens"),
+        n("/prompt_tokens_details/cached_tokens"),
+        n("/completion_tokens"),
+    )
 }
 
 pub(super) fn usage_json(prompt: u64, cached: u64, completion: u32) -> String {

@@ -87,6 +87,7 @@ impl SimTimes {
             predicted: self.last.saturating_sub(first),
             queue: Some(self.queued),
             front: self.front,
+            shape: Default::default(),
         }
     }
 }

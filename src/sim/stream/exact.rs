@@ -23,6 +23,7 @@ use tokio::time::Instant;
 
 use super::body::{machine_response, whole_response};
 use super::machine::{record_lateness, wait_until, Framer, Machine, Pace, ServerTimes, Wait};
+use crate::sim::config::TimingsShape;
 use crate::sim::faults::Fault;
 use crate::sim::metrics::ServerMetrics;
 use crate::sim::slots::Slot;
@@ -41,6 +42,10 @@ pub(crate) struct Plan {
     pub(crate) chunks: Chunks,
     pub(crate) fault: Fault,
     pub(crate) stall: Duration,
+    /// Its wait for one of exact mode's slots (`slots.rs`), real time: queueing.
+    pub(crate) queued: Duration,
+    /// Its prompt tokens (TGI's `x-prompt-tokens`).
+    pub(crate) prompt: u64,
 }
 
 impl Plan {
@@ -197,7 +202,7 @@ impl Pace for ExactPace {
 /// time) as its queueing before the prefill.
 fn exact_times(shared: &Shared, plan: &Plan, tokens: u32) -> ServerTimes {
     let mut times = ServerTimes::schedule(shared, tokens);
-    let waited = plan.ttft.saturating_sub(shared.real.ttft);
+    let waited = plan.ttft.saturating_sub(shared.real.ttft) + plan.queued;
     times.queue = Some(waited.mul_f64(shared.config.time_scale));
     times
 }
@@ -215,8 +220,18 @@ pub(crate) fn sse_response<F: Framer>(
         active,
     };
     let (tokens, chunks, fault) = (plan.tokens, plan.chunks, plan.fault);
+    let tgi = (shared.config.timings == TimingsShape::Tgi).then(|| {
+        let times = exact_times(&shared, &plan, tokens);
+        crate::sim::timings::tgi_headers(&times, plan.prompt, u64::from(tokens))
+    });
     let machine = Machine::new(shared, framer, pace, tokens, chunks, fault);
-    machine_response(machine, true)
+    let mut response = machine_response(machine, true);
+    for (name, value) in tgi.into_iter().flatten() {
+        if let Ok(v) = axum::http::HeaderValue::from_str(&value) {
+            response.headers_mut().insert(name, v);
+        }
+    }
+    response
 }
 
 /// A non-streamed JSON response, handed over when the whole generation would have finished

@@ -27,6 +27,7 @@ use axum::body::Body;
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use crate::sim::config::TimingsShape;
 use crate::sim::faults::{Fault, MALFORMED_EVENT};
 use crate::sim::spec::Chunks;
 use crate::sim::state::{Counters, Shared};
@@ -72,6 +73,8 @@ pub(crate) struct ServerTimes {
     /// Its front-end time before it reached the engine (engine presets' `frontend_latency`;
     /// exact mode: none).
     pub(crate) front: Duration,
+    /// The form the account goes out in (`--timings`).
+    pub(crate) shape: TimingsShape,
 }
 
 impl ServerTimes {
@@ -89,6 +92,7 @@ impl ServerTimes {
             predicted,
             queue: Some(Duration::ZERO),
             front: Duration::ZERO,
+            shape: c.timings,
         }
     }
 }
@@ -216,7 +220,8 @@ impl<F: Framer, P: Pace> Machine<F, P> {
     }
 
     fn trailer(&mut self, out: &mut Vec<u8>) {
-        let times = self.pace.times(&self.shared, self.tokens);
+        let mut times = self.pace.times(&self.shared, self.tokens);
+        times.shape = self.shared.config.timings;
         self.framer.trailer(out, &times);
         self.pace.finished();
         if self.fault == Fault::None {

@@ -48,6 +48,7 @@ struct OaiChunk<'a> {
     message: Option<Cow<'a, str>>,
     timings: Option<Value>,
     metrics: Option<Value>,
+    meta_info: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -115,6 +116,7 @@ pub(super) fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, Failure> {
     let mut parsed = Parsed {
         timings: chunk.timings,
         request_metrics: chunk.metrics.filter(Value::is_object),
+        meta_info: chunk.meta_info.filter(Value::is_object),
         // The final usage chunk: usage on a chunk without choices.
         finished: chunk.choices.is_empty() && chunk.usage.is_some(),
         ..Parsed::default()

@@ -45,6 +45,8 @@ struct OutputItem<'a> {
 #[derive(Deserialize)]
 struct ResponseObject {
     usage: Option<ResponsesUsage>,
+    /// vLLM's per-request `metrics`, on the completed response (as on chat).
+    metrics: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -146,7 +148,9 @@ impl Streamed for OpenAiResponses {
             }
             "response.completed" | "response.incomplete" => {
                 parsed.done = true;
-                parsed.usage = (ev.response.and_then(|r| r.usage)).map(|u| Usage {
+                let (usage, metrics) = ev.response.map_or((None, None), |r| (r.usage, r.metrics));
+                parsed.request_metrics = metrics.filter(serde_json::Value::is_object);
+                parsed.usage = usage.map(|u| Usage {
                     prompt_tokens: u.input_tokens,
                     completion_tokens: u.output_tokens,
                     cached_tokens: cached_in(u.input_tokens_details.as_ref()),
