@@ -342,6 +342,11 @@ pub struct ReportArgs {
     /// row per step) or html (the page of --html); a records .jsonl file: csv (a row per request).
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Re-judge a saved result's (or each sweep step's) goodput and SLO attainment under these
+    /// SLOs from its records file, e.g. `--goodput ttft:500 tpot:50`; the figures are labelled
+    /// re-judged.
+    #[arg(long, num_args = 1.., value_name = "SLO")]
+    pub goodput: Vec<crate::config::Slo>,
 }
 
 #[derive(Debug, Args)]

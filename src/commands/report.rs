@@ -1,10 +1,12 @@
 //! `servebench report`: any saved or imported document, or a records file, printed in the
-//! format asked for (`render::print`), to stdout or, with `--html`, to a file.
+//! format asked for (`render::print`), to stdout or, with `--html`, to a file; with
+//! `--goodput`, a result's or sweep's goodput re-judged from its records first.
 
 use std::process::ExitCode;
 
 use crate::cli::ReportArgs;
 use crate::render::print::{self, Format, RecordsDoc, ResultDoc, ViewDoc};
+use crate::results::rejudge::rejudge;
 use crate::views::open::{self, Kind};
 
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
@@ -16,10 +18,21 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         (None, f) => f,
     };
     let file = args.file;
+    let slos = args.goodput;
     let text = match open::kind(&file) {
+        Kind::Records if !slos.is_empty() => anyhow::bail!(
+            "{}: --goodput re-judges a result or a sweep (which name their records), not a records file",
+            file.display()
+        ),
         Kind::Records => print::print(format, || Ok(RecordsDoc { path: file }))?,
-        Kind::Result => print::print(format, || ResultDoc::load(file))?,
-        Kind::View => print::print(format, || Ok(ViewDoc(open::load(&file)?)))?,
+        Kind::Result => print::print(format, || {
+            let mut doc = ResultDoc::load(file)?;
+            if !slos.is_empty() {
+                rejudge(&doc.path, &mut doc.result, &slos)?;
+            }
+            Ok(doc)
+        })?,
+        Kind::View => print::print(format, || Ok(ViewDoc(open::load_judged(&file, &slos)?)))?,
     };
     match &args.html {
         Some(out) => {

@@ -66,7 +66,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 79] = [
+const RESULT_KEYS: [&str; 80] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -81,6 +81,7 @@ const RESULT_KEYS: [&str; 79] = [
     "mix",
     "jobs",
     "join",
+    "rejudged",
     "per_adapter",
     "window_end",
     "records_file",

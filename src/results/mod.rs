@@ -16,6 +16,7 @@ pub mod join;
 pub mod merge;
 pub mod otlp_export;
 pub mod read;
+pub mod rejudge;
 pub mod repeat;
 pub mod search;
 pub mod server_metrics;

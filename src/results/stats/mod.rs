@@ -15,7 +15,8 @@
 //! intervals, over jobs), `ci` (95% confidence intervals),
 //! `distribution` (one set of samples, the percentile method), `mix` (a workload mix's
 //! classes and Jain's index), `mix_alone` (a class alone against mixed, `--mix-alone`), `reasoning` (the reasoning and answer phases), `request` (one
-//! record's figures), `samples` (exact-then-HDR sample sets), `steady` (the steady window,
+//! record's figures), `samples` (exact-then-HDR sample sets), `second_token` (time to
+//! second token, output tokens/s per user), `steady` (the steady window,
 //! MSER-5 and batch means), `structured` (structured output and tool calls), `summary` (a run's figures), `users` (users
 //! with a fixed gap: per-user rates and units).
 
@@ -32,6 +33,7 @@ pub mod mix_alone;
 mod reasoning;
 mod request;
 mod samples;
+pub mod second_token;
 pub mod steady;
 mod structured;
 mod summarizer;
