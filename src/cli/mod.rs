@@ -366,6 +366,11 @@ pub struct ReportArgs {
     /// --time-slice) and print those slices; with --format csv, a row per window.
     #[arg(long, value_name = "S", value_parser = parse_time_slice)]
     pub time_slice: Option<f64>,
+    /// Re-judge a saved result's (or each sweep step's) goodput and SLO attainment under these
+    /// SLOs from its records file, e.g. `--goodput ttft:500 tpot:50`; the figures are labelled
+    /// re-judged.
+    #[arg(long, num_args = 1.., value_name = "SLO")]
+    pub goodput: Vec<crate::config::Slo>,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,8 @@
 //! `servebench plan`: reads each sweep or search (`results::capacity::load`), checks that
 //! they answer one question and computes the plan (`results::capacity::compute`), prints it in
-//! the format asked for (`render::print`) and, with `--chart`, writes its chart as SVG.
+//! the format asked for (`render::print`) and, with `--chart`, writes its chart as SVG. A step
+//! measured under other SLOs than the plan's is re-judged from its records first
+//! (`results::rejudge`), named on stderr and marked in the plan.
 //! A step or probe stopped before it was done is left out, named on stderr (neither a pass
 //! nor a fail). Exit 1 when no configuration sustains any of its loads within the SLOs.
 
@@ -13,9 +15,25 @@ use crate::results::capacity;
 pub fn capacity(args: CapacityArgs) -> anyhow::Result<ExitCode> {
     // The format is checked before any file is read.
     let printer = print::printer::<CapacityDoc>(args.format)?;
-    let sources = (args.files.iter())
+    let mut sources = (args.files.iter())
         .map(|f| capacity::load(f))
         .collect::<Result<Vec<_>, _>>()?;
+    // A step measured under other SLOs (or none) is re-judged from its records under the
+    // plan's, and said so, rather than refused.
+    for src in &mut sources {
+        for (_, file, r) in &mut src.steps {
+            if crate::results::rejudge::rejudge(file, r, &args.goodput)? {
+                note!(
+                    "servebench: {}: {}",
+                    file.display(),
+                    r.rejudged
+                        .as_ref()
+                        .map(|j| j.describe())
+                        .unwrap_or_default()
+                );
+            }
+        }
+    }
     for line in sources.iter().flat_map(|s| &s.excluded) {
         note!("servebench: warning: {line}");
     }

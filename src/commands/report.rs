@@ -1,13 +1,16 @@
 //! `servebench report`: any saved or imported document, or a records file, printed in the
 //! format asked for (`render::print`), to stdout or, with `--html`, to a file. With
-//! `--time-slice S`, a result is re-sliced from its records first (`results::slices`): its
-//! report, page and Markdown show those slices, and its CSV is a row per window.
+//! `--goodput`, a result's or sweep's goodput is re-judged from its records first; with
+//! `--time-slice S`, a result is re-sliced from its records (`results::slices`): its report,
+//! page and Markdown show those slices, and its CSV is a row per window.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cli::ReportArgs;
 use crate::render::print::{self, Format, RecordsDoc, ResultDoc, SlicesDoc, ViewDoc};
+use crate::results::rejudge::rejudge;
+use crate::config::Slo;
 use crate::views::open::{self, Kind};
 
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
@@ -19,19 +22,25 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         (None, f) => f,
     };
     let file = args.file;
+    let slos = args.goodput;
+    let slow_itl_ms = args.timeline_itl_ms;
     let text = match (open::kind(&file), args.time_slice) {
+        (Kind::Records, _) if !slos.is_empty() => anyhow::bail!(
+            "{}: --goodput re-judges a result or a sweep (which name their records), not a records file",
+            crate::render::escape::terminal_line(&file.display().to_string())
+        ),
         (Kind::Records, None) => print::print(format, || Ok(RecordsDoc { path: file }))?,
         (Kind::Result, None) => print::print(format, || {
-            let doc = ResultDoc::load(file)?;
-            Ok(ResultDoc {
-                slow_itl_ms: args.timeline_itl_ms,
-                ..doc
-            })
+            let mut doc = ResultDoc::load(file)?;
+            if !slos.is_empty() {
+                rejudge(&doc.path, &mut doc.result, &slos)?;
+            }
+            Ok(ResultDoc { slow_itl_ms, ..doc })
         })?,
         (Kind::View, None) => print::print(format, || {
-            Ok(ViewDoc(open::load(&file)?, args.timeline_itl_ms))
+            Ok(ViewDoc(open::load_judged(&file, &slos)?, slow_itl_ms))
         })?,
-        (Kind::Result, Some(seconds)) => resliced(file, seconds, format)?,
+        (Kind::Result, Some(seconds)) => resliced(file, seconds, format, &slos)?,
         (_, Some(_)) => anyhow::bail!(
             "--time-slice re-slices a servebench result, and {} is not one (a sweep's steps are results: give one of them)",
             crate::render::escape::terminal_line(&file.display().to_string())
@@ -48,8 +57,9 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The result at `file` with its slices re-cut to `seconds`, printed: as CSV, a row per
-/// window; in any other format, the result as it prints with those slices.
-fn resliced(file: PathBuf, seconds: f64, format: Format) -> anyhow::Result<String> {
+/// window; in any other format, the result as it prints with those slices (re-judged under
+/// `slos` first when given).
+fn resliced(file: PathBuf, seconds: f64, format: Format, slos: &[Slo]) -> anyhow::Result<String> {
     // The format is checked before the records are read.
     if format == Format::Csv {
         print::printer::<SlicesDoc>(format)?;
@@ -57,6 +67,9 @@ fn resliced(file: PathBuf, seconds: f64, format: Format) -> anyhow::Result<Strin
         print::printer::<ResultDoc>(format)?;
     }
     let mut doc = ResultDoc::load(file)?;
+    if !slos.is_empty() {
+        rejudge(&doc.path, &mut doc.result, slos)?;
+    }
     let slices = crate::results::slices::reslice(&doc.path, &doc.result, seconds)?;
     if format == Format::Csv {
         return Ok(print::print(format, || Ok(SlicesDoc(slices)))?);

@@ -61,7 +61,7 @@ impl ConfigError {
 pub enum ValueError {
     #[error("invalid request rate '{0}' (expected a positive number or 'inf')")]
     Rate(String),
-    #[error("unknown metric '{0}' (expected ttft, tpot, itl or e2el)")]
+    #[error("unknown metric '{0}' (expected ttft, tpot, itl, e2el, ttst or output_tps_per_user)")]
     Metric(String),
     #[error("invalid goodput SLO '{0}' (expected METRIC:MS, e.g. ttft:500; METRIC is ttft, tpot, e2el, ttfa, or jct for a job)")]
     Slo(String),

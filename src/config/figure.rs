@@ -220,7 +220,8 @@ impl FigureKey {
     pub fn unit(&self) -> Option<Unit> {
         match self {
             FigureKey::Run(r) => Some(r.unit()),
-            FigureKey::Latency(_) | FigureKey::TtftPart(_) => Some(Unit::Milliseconds),
+            FigureKey::Latency(k) => Some(k.metric.unit()),
+            FigureKey::TtftPart(_) => Some(Unit::Milliseconds),
             FigureKey::Cost(c) => Some(c.unit()),
             FigureKey::Llmperf(l) => Some(l.unit()),
             FigureKey::Job(j) => Some(j.unit()),
@@ -229,14 +230,15 @@ impl FigureKey {
     }
 
     /// Which way the figure is better: latencies, their spread, failures, time and cost are
-    /// better lower; throughputs and completions higher; totals of what was asked have none,
+    /// better lower; throughputs (a user's output rate among them) and completions higher; totals of what was asked have none,
     /// and neither has a figure servebench does not know.
     pub fn better(&self) -> Option<Better> {
         match self {
             FigureKey::Run(r) => r.better(),
-            FigureKey::Latency(_) | FigureKey::TtftPart(_) | FigureKey::Cost(_) => {
-                Some(Better::Lower)
-            }
+            // A spread is better lower whichever way its metric is.
+            FigureKey::Latency(k) if k.stat == Stat::Std => Some(Better::Lower),
+            FigureKey::Latency(k) => Some(k.metric.better()),
+            FigureKey::TtftPart(_) | FigureKey::Cost(_) => Some(Better::Lower),
             FigureKey::Llmperf(l) => l.better(),
             FigureKey::Job(j) => j.better(),
             FigureKey::Other(_) => None,

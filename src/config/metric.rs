@@ -1,6 +1,7 @@
 //! The names of the latency figures: a [`MetricKey`] is one statistic ([`Stat`]) of one
 //! [`Metric`], written the way vLLM's `--save-result` writes it (`mean_ttft_ms`,
-//! `median_itl_ms`, `std_e2el_ms`, `p99_tpot_ms`, `p99.9_ttft_ms`).
+//! `median_itl_ms`, `std_e2el_ms`, `p99_tpot_ms`, `p99.9_ttft_ms`); a metric that is not a
+//! time (output tokens/s per user) is written without the `_ms` (`p99_output_tps_per_user`).
 //!
 //! Every place that writes or reads such a key goes through [`MetricKey`]'s `Display` and
 //! `FromStr` (the result document, the importers, the plots, the key ordering of tables), so
@@ -17,8 +18,10 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::error::ValueError;
+use super::unit::{Better, Unit};
 
-/// A latency metric that has per-request or per-gap samples.
+/// A per-request (or per-gap) metric with a distribution: the latencies, and the output rate
+/// one user sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
@@ -26,10 +29,21 @@ pub enum Metric {
     Tpot,
     Itl,
     E2el,
+    /// Time to second token: the second output token's arrival − the first's.
+    Ttst,
+    /// Output tokens per second one user sees: 1000 / TPOT (ms), per request.
+    OutputTpsPerUser,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 4] = [Metric::Ttft, Metric::Tpot, Metric::Itl, Metric::E2el];
+    pub const ALL: [Metric; 6] = [
+        Metric::Ttft,
+        Metric::Tpot,
+        Metric::Itl,
+        Metric::E2el,
+        Metric::Ttst,
+        Metric::OutputTpsPerUser,
+    ];
     /// The lowercase key used in JSON names (`mean_ttft_ms`) and on the command line.
     pub fn key(self) -> &'static str {
         match self {
@@ -37,6 +51,32 @@ impl Metric {
             Metric::Tpot => "tpot",
             Metric::Itl => "itl",
             Metric::E2el => "e2el",
+            Metric::Ttst => "ttst",
+            Metric::OutputTpsPerUser => "output_tps_per_user",
+        }
+    }
+
+    /// What its samples measure: milliseconds, or tokens per second for the per-user rate.
+    pub fn unit(self) -> Unit {
+        match self {
+            Metric::OutputTpsPerUser => Unit::TokensPerSecond,
+            _ => Unit::Milliseconds,
+        }
+    }
+
+    /// Latencies are better lower, a user's output rate higher.
+    pub fn better(self) -> Better {
+        match self {
+            Metric::OutputTpsPerUser => Better::Higher,
+            _ => Better::Lower,
+        }
+    }
+
+    /// What follows the metric's key in a statistic's name: `_ms` for a time, nothing else.
+    fn suffix(self) -> &'static str {
+        match self.unit() {
+            Unit::Milliseconds => "_ms",
+            _ => "",
         }
     }
 }
@@ -49,6 +89,8 @@ impl FromStr for Metric {
             "tpot" => Ok(Metric::Tpot),
             "itl" => Ok(Metric::Itl),
             "e2el" => Ok(Metric::E2el),
+            "ttst" => Ok(Metric::Ttst),
+            "output_tps_per_user" => Ok(Metric::OutputTpsPerUser),
             other => Err(ValueError::Metric(other.to_string())),
         }
     }
@@ -103,7 +145,7 @@ impl FromStr for Stat {
     }
 }
 
-/// A statistic of a metric, in milliseconds: `p99_ttft_ms`.
+/// A statistic of a metric: `p99_ttft_ms`, `mean_output_tps_per_user`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MetricKey {
     pub stat: Stat,
@@ -118,7 +160,8 @@ impl MetricKey {
 
 impl fmt::Display for MetricKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}_{}_ms", self.stat, self.metric.key())
+        let m = self.metric;
+        write!(f, "{}_{}{}", self.stat, m.key(), m.suffix())
     }
 }
 
@@ -126,13 +169,11 @@ impl FromStr for MetricKey {
     type Err = ValueError;
     fn from_str(s: &str) -> Result<MetricKey, ValueError> {
         let junk = || ValueError::MetricKey(s.to_string());
-        let (stat, metric) = s
-            .strip_suffix("_ms")
-            .and_then(|rest| rest.rsplit_once('_'))
-            .ok_or_else(junk)?;
+        // The stat is the text before the first `_`: no stat's word has one, every key may.
+        let (stat, rest) = s.split_once('_').ok_or_else(junk)?;
         let metric = Metric::ALL
             .into_iter()
-            .find(|m| m.key() == metric)
+            .find(|m| rest.strip_suffix(m.suffix()) == Some(m.key()))
             .ok_or_else(junk)?;
         Ok(MetricKey {
             stat: stat.parse().map_err(|_| junk())?,
@@ -184,6 +225,11 @@ mod tests {
         assert_eq!(k(Stat::Std, Metric::E2el), "std_e2el_ms");
         assert_eq!(k(Stat::Percentile(99.0), Metric::Itl), "p99_itl_ms");
         assert_eq!(k(Stat::Percentile(99.9), Metric::Ttft), "p99.9_ttft_ms");
+        assert_eq!(k(Stat::Mean, Metric::Ttst), "mean_ttst_ms");
+        assert_eq!(
+            k(Stat::Percentile(99.0), Metric::OutputTpsPerUser),
+            "p99_output_tps_per_user"
+        );
     }
 
     #[test]
@@ -207,6 +253,9 @@ mod tests {
             "output_throughput",
             "llmperf_mean_inter_token_latency_ms",
             "mean_TTFT_ms",
+            "mean_output_tps_per_user_ms",
+            "mean_ttst",
+            "mean_tps_per_user",
         ] {
             assert!(junk.parse::<MetricKey>().is_err(), "{junk}");
         }

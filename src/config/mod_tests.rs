@@ -25,6 +25,10 @@ fn slos_parse_and_reject_bad_values() {
     assert!("ttft".parse::<Slo>().is_err());
     assert!("itl:5".parse::<Slo>().is_err());
     assert!("tpot:-5".parse::<Slo>().is_err());
+    // Not SLO metrics: a time to second token and a rate (better higher) bound nothing here.
+    let e = "ttst:5".parse::<Slo>().unwrap_err().to_string();
+    assert!(e.contains("'ttst:5'"), "{e}");
+    assert!("output_tps_per_user:50".parse::<Slo>().is_err());
 }
 
 #[test]

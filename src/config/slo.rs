@@ -54,6 +54,9 @@ impl FromStr for Slo {
                 Metric::Tpot => SloMetric::Tpot,
                 Metric::E2el => SloMetric::E2el,
                 Metric::Itl => return Err(ValueError::SloOfItl),
+                Metric::Ttst | Metric::OutputTpsPerUser => {
+                    return Err(ValueError::Slo(s.to_string()))
+                }
             },
         };
         let max_ms: f64 = (value.parse().ok())

@@ -96,6 +96,7 @@ const RESULT_KEYS: [&str; 80] = [
     "mix",
     "jobs",
     "join",
+    "rejudged",
     "per_adapter",
     "window_end",
     "records_file",

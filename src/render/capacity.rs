@@ -199,6 +199,16 @@ pub fn text(p: &CapacityPlan) -> String {
         .map(|(i, c)| answer_row(p, i, c))
         .collect();
     out.push_str(&aligned(&answer_head(p), &rows));
+    // Steps measured under other SLOs, judged here from their records: said so.
+    for c in p.configurations.iter().filter(|c| c.rejudged > 0) {
+        let _ = writeln!(
+            out,
+            "{}: goodput re-judged from the records of {} of {} steps (measured under other SLOs)",
+            c.name,
+            c.rejudged,
+            c.steps.len()
+        );
+    }
     if let Some(v) = verdict(p) {
         let _ = writeln!(out, "\n{v}");
     }
@@ -280,6 +290,7 @@ pub fn csv(p: &CapacityPlan) -> String {
         "output_tokens_per_s_per_gpu",
         "pareto_basis",
         "on_pareto_front",
+        "rejudged_steps",
     ];
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     let mut w = ::csv::Writer::from_writer(Vec::new());
@@ -320,6 +331,7 @@ pub fn csv(p: &CapacityPlan) -> String {
                 opt(front.and_then(|f| f.per_gpu)),
                 basis.to_string(),
                 front.is_some_and(|f| f.on_front).to_string(),
+                c.rejudged.to_string(),
             ];
             // Writing to memory cannot fail.
             let _ = w.write_record(row.iter().map(|c| csv_cell(c).into_owned()));

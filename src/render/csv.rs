@@ -95,6 +95,10 @@ pub fn result(r: &BenchResult) -> String {
     if let Some(c) = &r.cost {
         flatten("cost", &serde_json::json!(c), &mut row);
     }
+    // Goodput re-judged from the records (`report --goodput`): under which SLOs, from what.
+    if let Some(j) = &r.rejudged {
+        flatten("rejudged", &serde_json::json!(j), &mut row);
+    }
     flatten("summary", &serde_json::json!(r.summary), &mut row);
     if let Some(st) = &r.steady_state {
         flatten("steady_state", &serde_json::json!(st), &mut row);

@@ -114,6 +114,9 @@ pub struct Configuration {
     pub steps: Vec<CapacityStep>,
     pub sustained: Option<Sustained>,
     pub replicas: Option<Replicas>,
+    /// Steps whose goodput was re-judged from their records under the plan's SLOs (they
+    /// were measured under others: `results::rejudge`).
+    pub rejudged: usize,
 }
 
 /// The plan: every configuration and the cheapest for the demand.
@@ -386,6 +389,9 @@ pub fn compute(spec: CapacitySpec, sources: &[Source]) -> Result<CapacityPlan, R
             source: src.path.clone(),
             kind: src.kind,
             usd_per_hour,
+            rejudged: (src.steps.iter())
+                .filter(|(_, _, r)| r.rejudged.is_some())
+                .count(),
             steps,
             sustained,
             replicas,

@@ -174,6 +174,10 @@ pub struct BenchResult {
     /// `--max-errors` or `--max-error-rate` stopped the sends: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<String>,
+    /// Its goodput re-judged from its records under other SLOs (`report --goodput`, `plan
+    /// --goodput`); never saved by a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejudged: Option<crate::results::rejudge::Rejudged>,
     /// A time-bounded run (`--duration`, `--stages`) that reached its end: what was in
     /// flight then, drained and cancelled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -245,6 +249,7 @@ impl BenchResult {
             users: None,
             join: None,
             stopped_early: None,
+            rejudged: None,
             window_end: None,
             records_file,
             config,
@@ -592,6 +597,7 @@ mod tests {
             "join",
             "stopped_early",
             "slices",
+            "rejudged",
         ] {
             obj.entry(k).or_insert(json!(null));
         }

@@ -19,6 +19,7 @@ pub mod merge;
 pub mod otlp_export;
 pub mod pareto;
 pub mod read;
+pub mod rejudge;
 pub mod repeat;
 pub mod search;
 pub mod server_metrics;

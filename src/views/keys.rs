@@ -28,7 +28,8 @@ fn figure(k: &str) -> Option<FigureKey> {
             .iter()
             .any(|p| k.starts_with(p));
     match FigureKey::named(k) {
-        run @ FigureKey::Run(_) => Some(run),
+        // A statistic servebench knows is a figure whatever its unit (`p99_output_tps_per_user`).
+        known @ (FigureKey::Run(_) | FigureKey::Latency(_)) => Some(known),
         key => latency_shaped.then_some(key),
     }
 }
@@ -43,7 +44,7 @@ mod tests {
             "completed": 10, "output_throughput": 5.5, "p99_ttft_ms": 3.0,
             "mean_foo_ms": 1.0, "model_id": "m", "num_prompts": 10, "ttfts": [0.1],
             "std_itl_ms": null, "request_rate": "inf", "usd_per_1m_output_tokens": 0.5,
-            "mean_ttft_part_prefill_ms": 2.0,
+            "mean_ttft_part_prefill_ms": 2.0, "p99_output_tps_per_user": 40.0,
         });
         let keys = numeric_keys(o.as_object().unwrap());
         let names: Vec<String> = keys.keys().map(FigureKey::name).collect();
@@ -53,12 +54,13 @@ mod tests {
                 "completed",
                 "output_throughput",
                 "p99_ttft_ms",
+                "p99_output_tps_per_user",
                 "mean_foo_ms",
                 "mean_ttft_part_prefill_ms"
             ]
         );
         assert_eq!(
-            keys.keys().nth(3),
+            keys.keys().nth(4),
             Some(&FigureKey::Other("mean_foo_ms".into()))
         );
     }

@@ -18,6 +18,7 @@ use crate::config::sweep::LoadParameter;
 use crate::config::tags::MAX_GPUS;
 use crate::config::Metric;
 use crate::config::DEFAULT_INPUT_LEN;
+use crate::config::{Metric, Slo};
 use crate::results::document::BenchResult;
 use crate::results::jobs::JobFigures;
 use crate::results::stats::adapters::AdapterFigures;
@@ -33,20 +34,44 @@ use crate::views::samples::{records_in, samples_from_vllm_lists, samples_of};
 /// Reads any supported file into a view: servebench result, sweep or imported document, or a
 /// foreign file (`import`'s formats).
 pub fn load(path: &Path) -> Result<View, ViewError> {
+    load_judged(path, &[])
+}
+
+/// [`load`], with a result's or each sweep step's goodput re-judged under `slos` from its
+/// records where it was measured under others (`report --goodput`; `results::rejudge`); none
+/// given: as saved. An imported document has no records to re-judge: refused.
+pub fn load_judged(path: &Path, slos: &[Slo]) -> Result<View, ViewError> {
     let bytes = crate::results::read::read_bounded(path)?;
     let text = String::from_utf8_lossy(&bytes);
     if let Ok(value) = serde_json::from_str::<Value>(&text) {
         match value.get("kind").and_then(Value::as_str) {
-            Some("sweep") => return load_sweep(path, &value),
-            Some("imported") => return crate::views::imported::open(path, value),
+            Some("sweep") => return load_sweep(path, &value, slos),
+            Some("imported") if slos.is_empty() => {
+                return crate::views::imported::open(path, value)
+            }
             _ => {}
         }
         if value.get("schema_version").is_some() && value.get("config").is_some() {
-            let result = BenchResult::from_value(path, value)?;
+            let mut result = BenchResult::from_value(path, value)?;
+            rejudge(path, &mut result, slos)?;
             return Ok(from_result(path, &result));
         }
     }
+    if !slos.is_empty() {
+        return Err(ViewError::parse(
+            path,
+            "--goodput re-judges a servebench result or sweep from its records; this file has none",
+        ));
+    }
     crate::views::import::parse(path, &text)
+}
+
+/// Re-judges a result under `slos` when some are given and it was measured under others.
+fn rejudge(path: &Path, r: &mut BenchResult, slos: &[Slo]) -> Result<(), ViewError> {
+    if !slos.is_empty() {
+        crate::results::rejudge::rejudge(path, r, slos)?;
+    }
+    Ok(())
 }
 
 /// What a file holds, as far as choosing how to print it needs to know.
@@ -117,7 +142,7 @@ pub fn is_result_file(path: &Path) -> bool {
 
 /// The sweep document's step results as one series. The sweep document is the one
 /// `drive::sweep` writes (`results::sweep::SweepDoc`).
-fn load_sweep(path: &Path, value: &Value) -> Result<View, ViewError> {
+fn load_sweep(path: &Path, value: &Value, slos: &[Slo]) -> Result<View, ViewError> {
     // An unknown parameter is reported after the document's other faults, by name.
     let mut value = value.clone();
     let named = value
@@ -151,7 +176,8 @@ fn load_sweep(path: &Path, value: &Value) -> Result<View, ViewError> {
     let mut label = None;
     for s in &doc.steps {
         let file = dir.join(&s.result);
-        let result = BenchResult::load(&file)?;
+        let mut result = BenchResult::load(&file)?;
+        rejudge(&file, &mut result, slos)?;
         let mut v = from_result(&file, &result);
         // Name the series after the sweep, not after its first step's file.
         label.get_or_insert_with(|| v.label.replace(&file_stem(&file), &file_stem(path)));
@@ -266,6 +292,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
             "gpus {g} is not a count of accelerators (1 to {MAX_GPUS}): figures per server"
         ));
     }
+    notes.extend(r.rejudged.as_ref().map(|j| j.describe()));
     if !r.complete {
         notes.push(format!(
             "run incomplete ({} planned requests never sent)",

@@ -295,10 +295,13 @@ fn plan_refuses_incompatible_inputs() {
     // One line each, naming the file and what was wrong.
     let one_line = |e: &str| assert_eq!(e.trim_end().lines().count(), 1, "{e}");
 
+    // Measured under other SLOs, it is re-judged from its records: without them, one line
+    // naming the missing file.
     let other_slo = small_sweep(p, "slo", &["--goodput", "tpot:50", "--cost-per-hour", "3"]);
+    std::fs::remove_file(p.join("slo-c1.records.jsonl")).unwrap();
     let e = plan(&[&good, &other_slo]);
     assert!(
-        e.contains("slo-c1.json") && e.contains("--goodput tpot:50") && e.contains("ttft:500"),
+        e.contains("slo-c1.json") && e.contains("slo-c1.records.jsonl") && e.contains("missing"),
         "{e}"
     );
     one_line(&e);
@@ -450,4 +453,107 @@ fn a_stopped_search_says_where_it_stopped_and_plan_leaves_the_stopped_probe_out(
         "only the completed probe is priced: {rows:?}"
     );
     assert_eq!(num(&rows[0], "sustained_load"), 2.0, "{rows:?}");
+}
+
+/// A sweep measured under `--goodput ttft:500 e2el:E` is planned; then its steps are made
+/// "measured under none" (their SLOs and good counts removed, the records kept) and planned
+/// again: re-judged from the records, every step's good count equals the measured one, and
+/// the plan says which steps were re-judged (text, CSV, stderr). `report --goodput` on one
+/// step gives the measured good requests, labelled; a records file gives one line.
+#[test]
+fn plan_rejudges_a_sweep_measured_under_other_slos() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    // The exact schedule (in its own time): E2EL 30 + 3 × ITL; a bound between the two
+    // concurrencies' E2EL is not needed, any split the records decide is compared exactly.
+    let slos = ["--goodput", "ttft:500", "e2el:60"];
+    let mut extra = slos.to_vec();
+    extra.extend(["--cost-per-hour", "3"]);
+    let sweep = small_sweep(p, "m", &extra);
+    let plan_csv = || {
+        let mut args = vec!["plan", &sweep, "--format", "csv"];
+        args.extend(slos);
+        let out = output(&args);
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (csv_rows(&String::from_utf8_lossy(&out.stdout)), err)
+    };
+    let (measured, err) = plan_csv();
+    assert!(!err.contains("re-judged"), "{err}");
+    assert!(measured.iter().all(|r| r["rejudged_steps"] == "0"));
+    let report_of = |file: &str| {
+        let mut args = vec!["report", file];
+        args.extend(slos);
+        stdout_of(&args)
+    };
+    let step = p.join("m-c1.json");
+    let good_line = |text: &str| {
+        (text.lines())
+            .find(|l| l.starts_with("Good requests:"))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string()
+    };
+    let measured_good = good_line(&report_of(path_str(&step)));
+    for c in ["m-c1.json", "m-c2.json"] {
+        edit(&p.join(c), |v| {
+            v["config"]["goodput"] = serde_json::json!([]);
+            v["summary"]["good_requests"] = serde_json::Value::Null;
+            v["summary"]["request_goodput"] = serde_json::Value::Null;
+            v["request_goodput"] = serde_json::Value::Null;
+        });
+    }
+    let (rejudged, err) = plan_csv();
+    assert_eq!(rejudged.len(), measured.len());
+    for (a, b) in measured.iter().zip(&rejudged) {
+        for key in [
+            "load",
+            "good",
+            "total",
+            "good_fraction",
+            "within_slos",
+            "sustained_load",
+        ] {
+            assert_eq!(a[key], b[key], "{key}: {a:?} {b:?}");
+        }
+        assert_eq!(b["rejudged_steps"], "2");
+    }
+    assert!(
+        err.contains("m-c1.json") && err.contains("re-judged under ttft:500 e2el:60"),
+        "{err}"
+    );
+    let mut args = vec!["plan", &sweep];
+    args.extend(slos);
+    let text = String::from_utf8_lossy(&output(&args).stdout).into_owned();
+    assert!(
+        text.contains("goodput re-judged from the records of 2 of 2 steps"),
+        "{text}"
+    );
+    // `report --goodput`: the same good requests as measured, labelled in text and CSV.
+    let text = report_of(path_str(&step));
+    assert_eq!(good_line(&text), measured_good);
+    assert!(
+        text.contains("Request goodput, re-judged (req/s):"),
+        "{text}"
+    );
+    assert!(text.contains("(measured under none)"), "{text}");
+    let mut args = vec!["report", path_str(&step), "--format", "csv"];
+    args.extend(slos);
+    let row = &csv_rows(&stdout_of(&args))[0];
+    assert!(
+        row["rejudged.records_file"].ends_with("m-c1.records.jsonl"),
+        "{row:?}"
+    );
+    // A sweep through `report`: each step's note says it.
+    let text = report_of(&sweep);
+    assert!(
+        text.contains("goodput re-judged under ttft:500 e2el:60"),
+        "{text}"
+    );
+    // A records file has no SLOs to re-judge: one line.
+    let records = p.join("m-c1.records.jsonl");
+    let mut args = vec!["report", path_str(&records)];
+    args.extend(slos);
+    let e = run_fails(&args);
+    assert!(e.contains("--goodput") && e.contains("records file"), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
 }

@@ -667,3 +667,67 @@ async fn engine_preset_prefills_only_the_uncached_prompt() {
     assert_eq!(c.designed_hit_rate, Some(1.0 / 3.0));
     assert_eq!(c.measured_hit_rate, Some(1.0 / 3.0));
 }
+
+/// Time to second token and output tokens/s per user against the exact simulator. Exact:
+/// with 3 tokens per chunk and llama.cpp's per-chunk counts, the second token comes with the
+/// first, so every TTST is 0; each per-user rate is 1000 / TPOT of its record. Timed: one
+/// token per chunk, the second token is the second chunk, one ITL after the first: never
+/// early, median within 1 ms of `ITL_MS` (best of up to 3 runs, as the other timed tests).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ttst_is_the_simulated_itl_exactly() {
+    let _guard = common::serial_async().await;
+    let server = start_sim(3, true, FaultConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::run_config(server.base_url(), BackendKind::Llamacpp, 6, 3, 16, 12);
+    let (result, records) = common::execute(cfg, dir.path(), "result.json", true).await;
+    server.shutdown().await;
+    assert_eq!(result.summary.completed, 6);
+    assert!(records
+        .iter()
+        .all(|r| r.chunk_tokens.as_deref() == Some(&[3, 3, 3, 3][..])));
+    let ttst = result.summary.ttst_ms.as_ref().expect("TTST");
+    assert_eq!((ttst.count, ttst.min, ttst.max), (6, 0.0, 0.0));
+    let rates: Vec<f64> = (records.iter())
+        .map(|r| 1000.0 / RequestMetrics::of(r).unwrap().tpot_ms.unwrap())
+        .collect();
+    let per_user = result.summary.output_tps_per_user.as_ref().expect("rate");
+    let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+    assert_eq!(per_user.count, 6);
+    assert!((per_user.mean - mean).abs() < 1e-9 * mean, "{per_user:?}");
+    // Every view gets them by their keys.
+    assert_eq!(result.vllm["mean_ttst_ms"], serde_json::json!(0.0));
+    assert!(result.vllm["p99_output_tps_per_user"].is_number());
+    let text = servebench::render::report::text(&result);
+    assert!(text.contains("Mean TTST (ms):"), "{text}");
+    assert!(
+        text.contains("Mean Output tok/s/user (tokens/s):"),
+        "{text}"
+    );
+    let csv = servebench::render::csv::result(&result);
+    assert!(
+        csv.lines().next().unwrap().contains("mean_ttst_ms"),
+        "{csv}"
+    );
+
+    let mut misses = Vec::new();
+    for _ in 0..3 {
+        let server = start_sim(1, true, FaultConfig::default()).await;
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = common::run_config(server.base_url(), BackendKind::Openai, 8, 4, 16, 8);
+        let (result, _) = common::execute(cfg, dir.path(), "result.json", true).await;
+        server.shutdown().await;
+        let ttst = result.summary.ttst_ms.clone().expect("TTST");
+        assert_eq!(ttst.count, 8);
+        assert!(ttst.min >= ITL_MS - 0.05, "{ttst:?}");
+        let rate = result.summary.output_tps_per_user.clone().expect("rate");
+        let off = [
+            (ttst.median - ITL_MS).abs(),
+            (1000.0 / rate.median - ITL_MS).abs(),
+        ];
+        if off.iter().all(|d| *d < 1.0) {
+            return;
+        }
+        misses.push(off);
+    }
+    panic!("no run within 1 ms of the schedule: {misses:?}");
+}

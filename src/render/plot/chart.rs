@@ -164,6 +164,8 @@ fn metric_title(m: Metric) -> &'static str {
         Metric::Tpot => "TPOT",
         Metric::Itl => "ITL",
         Metric::E2el => "E2EL",
+        Metric::Ttst => "TTST",
+        Metric::OutputTpsPerUser => "output tokens/s per user",
     }
 }
 

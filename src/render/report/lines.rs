@@ -37,6 +37,8 @@ pub(super) fn section(m: Metric) -> (&'static str, &'static str) {
         Metric::Tpot => ("Time per Output Token (excl. 1st token)", "TPOT"),
         Metric::Itl => ("Inter-token Latency", "ITL"),
         Metric::E2el => ("End-to-end Latency", "E2EL"),
+        Metric::Ttst => ("Time to Second Token", "TTST"),
+        Metric::OutputTpsPerUser => ("Output Tokens per Second per User", "Output tok/s/user"),
     }
 }
 

@@ -73,7 +73,11 @@ pub fn vllm_block(result: &BenchResult) -> String {
         s.request_throughput,
     );
     if let Some(g) = s.request_goodput {
-        num(&mut out, "Request goodput (req/s):", g);
+        let label = match result.rejudged {
+            Some(_) => "Request goodput, re-judged (req/s):",
+            None => "Request goodput (req/s):",
+        };
+        num(&mut out, label, g);
     }
     num(
         &mut out,
@@ -89,7 +93,8 @@ pub fn vllm_block(result: &BenchResult) -> String {
         if c.percentile_metrics.contains(&m) {
             let (header, name) = section(m);
             out.push_str(&rule(header, '-'));
-            distribution(&mut out, name, "ms", s.metric(m), &c.metric_percentiles);
+            let unit = m.unit().as_str();
+            distribution(&mut out, name, unit, s.metric(m), &c.metric_percentiles);
         }
     }
     out.push_str(&rule("", '='));

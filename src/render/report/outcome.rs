@@ -73,6 +73,10 @@ pub(super) fn lines(out: &mut String, result: &BenchResult) {
             .chain(c.goodput_valid_output.then(|| "valid_output".to_string()))
             .collect();
         line(out, "Goodput SLOs:", slos.join(" "));
+        // Recomputed from the records under SLOs the run was not measured under: said so.
+        if let Some(j) = &result.rejudged {
+            line(out, "Goodput re-judged:", j.describe());
+        }
         let pct = if s.completed + s.failed > 0 {
             100.0 * good as f64 / (s.completed + s.failed) as f64
         } else {

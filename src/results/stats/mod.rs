@@ -15,7 +15,8 @@
 //! intervals, over jobs), `ci` (95% confidence intervals),
 //! `distribution` (one set of samples, the percentile method), `mix` (a workload mix's
 //! classes and Jain's index), `mix_alone` (a class alone against mixed, `--mix-alone`), `reasoning` (the reasoning and answer phases), `request` (one
-//! record's figures), `samples` (exact-then-HDR sample sets), `slices` (the figures per time window,
+//! record's figures), `samples` (exact-then-HDR sample sets), `second_token` (time to
+//! second token, output tokens/s per user), `slices` (the figures per time window,
 //! `--time-slice`), `steady` (the steady window,
 //! MSER-5 and batch means), `structured` (structured output and tool calls), `summary` (a run's figures), `users` (users
 //! with a fixed gap: per-user rates and units).
@@ -37,6 +38,7 @@ pub mod slices;
 #[cfg(test)]
 mod slices_tests;
 pub mod server_account;
+pub mod second_token;
 pub mod steady;
 mod structured;
 mod summarizer;

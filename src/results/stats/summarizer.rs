@@ -14,6 +14,7 @@ use super::reasoning::ReasoningSums;
 use super::request::{itl_gaps_ns, itl_per_token_ns, RequestMetrics, ServerTimings};
 use super::samples::{SampleSet, EXACT_SAMPLES_MAX};
 use super::server_account::AccountSets;
+use super::second_token::{tps_per_user, ttst_ns};
 use super::structured::StructuredSums;
 use super::turns::{ConversationSums, TurnSets};
 use crate::measure::output_check::Verdict;
@@ -58,6 +59,8 @@ pub struct Summarizer {
     tpot: SampleSet,
     itl: SampleSet,
     e2el: SampleSet,
+    ttst: SampleSet,
+    per_user: SampleSet,
     ttft_sched: SampleSet,
     lag: SampleSet,
     /// Each successful request's ITL gaps, summed, over their count: the ITL mean's interval.
@@ -122,6 +125,8 @@ impl Summarizer {
             tpot: set(),
             itl: set(),
             e2el: set(),
+            ttst: set(),
+            per_user: set(),
             ttft_sched: set(),
             lag: set(),
             itl_by_request: RatioSums::default(),
@@ -245,6 +250,8 @@ impl Summarizer {
         self.cache.add(r);
         self.turns.add(r.turn, ms(m.ttft_ns));
         self.tpot.extend(m.tpot_ms);
+        self.ttst.extend(ttst_ns(r, m.output_tokens).map(ms_k));
+        self.per_user.extend(tps_per_user(m.tpot_ms));
         let (mut sum, mut n) = (0.0, 0u64);
         self.itl.extend(itl_gaps_ns(r).map(ms_k).inspect(|g| {
             sum += g;
@@ -309,6 +316,8 @@ impl Summarizer {
         self.tpot.merge(other.tpot);
         self.itl.merge(other.itl);
         self.e2el.merge(other.e2el);
+        self.ttst.merge(other.ttst);
+        self.per_user.merge(other.per_user);
         self.ttft_sched.merge(other.ttft_sched);
         self.lag.merge(other.lag);
         self.itl_by_request.merge(other.itl_by_request);
@@ -386,6 +395,8 @@ impl Summarizer {
                 d
             }),
             e2el_ms: self.e2el.finish(ps),
+            ttst_ms: self.ttst.finish(ps),
+            output_tps_per_user: self.per_user.finish(ps),
             ttft_from_scheduled_ms: self.ttft_sched.finish(ps),
             schedule_lag_ms: self.lag.finish(ps),
             new_connections: self.new_connections,

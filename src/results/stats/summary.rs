@@ -69,6 +69,12 @@ pub struct RunSummary {
     pub tpot_ms: Option<Distribution>,
     pub itl_ms: Option<Distribution>,
     pub e2el_ms: Option<Distribution>,
+    /// Time to second token, ms, and output tokens/s per user (1000 / TPOT), over successful
+    /// requests with at least 2 output tokens (docs/metrics.md, "Time to second token").
+    #[serde(default)]
+    pub ttst_ms: Option<Distribution>,
+    #[serde(default)]
+    pub output_tps_per_user: Option<Distribution>,
     /// First output chunk − scheduled send, ms: TTFT with client-side queueing included.
     pub ttft_from_scheduled_ms: Option<Distribution>,
     /// When the client began the request (a new connection's setup, else the first byte's
@@ -201,6 +207,8 @@ impl RunSummary {
             Metric::Tpot => self.tpot_ms.as_ref(),
             Metric::Itl => self.itl_ms.as_ref(),
             Metric::E2el => self.e2el_ms.as_ref(),
+            Metric::Ttst => self.ttst_ms.as_ref(),
+            Metric::OutputTpsPerUser => self.output_tps_per_user.as_ref(),
         }
     }
 
@@ -211,6 +219,8 @@ impl RunSummary {
             ("tpot_ms", &self.tpot_ms),
             ("itl_ms", &self.itl_ms),
             ("e2el_ms", &self.e2el_ms),
+            ("ttst_ms", &self.ttst_ms),
+            ("output_tps_per_user", &self.output_tps_per_user),
             ("ttft_from_scheduled_ms", &self.ttft_from_scheduled_ms),
             ("schedule_lag_ms", &self.schedule_lag_ms),
             ("connection_setup_ms", &self.connection_setup_ms),

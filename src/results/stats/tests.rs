@@ -327,7 +327,7 @@ fn hdr_percentiles_are_within_the_stated_bound_of_exact_ones() {
         }
     }
     assert!(exact.hdr_figures().is_empty());
-    assert_eq!(hdr.hdr_figures().len(), 12, "{:?}", hdr.hdr_figures());
+    assert_eq!(hdr.hdr_figures().len(), 14, "{:?}", hdr.hdr_figures());
     assert!(hdr.tpot_minus_server_decode_ms.unwrap().min < 0.0);
 }
 
