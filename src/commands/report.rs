@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cli::ReportArgs;
+use crate::config::Slo;
 use crate::render::print::{self, Format, RecordsDoc, ResultDoc, SlicesDoc, ViewDoc};
 use crate::results::rejudge::rejudge;
-use crate::config::Slo;
 use crate::views::open::{self, Kind};
 
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {

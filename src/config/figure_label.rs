@@ -125,6 +125,8 @@ fn metric_label(m: Metric) -> &'static str {
         Metric::Tpot => "TPOT",
         Metric::Itl => "ITL",
         Metric::E2el => "end-to-end latency",
+        Metric::Ttst => "time to second token",
+        Metric::OutputTpsPerUser => "output tokens/s per user",
     }
 }
 

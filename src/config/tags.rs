@@ -80,7 +80,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 80] = [
+const RESULT_KEYS: [&str; 82] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -97,6 +97,7 @@ const RESULT_KEYS: [&str; 80] = [
     "jobs",
     "join",
     "rejudged",
+    "hooks",
     "per_adapter",
     "window_end",
     "records_file",

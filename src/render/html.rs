@@ -75,7 +75,9 @@ pub fn page(view: &View, opts: &PageOptions) -> Result<String, RenderError> {
     h.push_str(&crate::render::html_first::first_screen(view));
     // 2. The charts. Sections of their own go here, one line each, in this order: the Pareto
     //    front, then the request timeline, the load charts, time slices, the server's account.
-    h.push_str(&crate::render::html_pareto::section(std::slice::from_ref(view))?);
+    h.push_str(&crate::render::html_pareto::section(std::slice::from_ref(
+        view,
+    ))?);
     h.push_str(&crate::render::html_timeline::section(
         view,
         opts.slow_itl_ms,

@@ -171,6 +171,10 @@ pub struct Step {
     /// known, and the Pareto front is per server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpus: Option<u32>,
+    /// A servebench result's time slices (`--time-slice`), for their charts; absent otherwise.
+    /// Not part of a view's JSON (`compare --format json`, an import): the result holds them.
+    #[serde(skip)]
+    pub slices: Option<crate::results::stats::slices::Slices>,
 }
 
 /// What a servebench result judged of itself, as its first screen shows it.
@@ -199,10 +203,6 @@ impl Judged {
         let good = self.good?;
         (self.measured > 0).then(|| good as f64 / self.measured as f64)
     }
-    /// A servebench result's time slices (`--time-slice`), for their charts; absent otherwise.
-    /// Not part of a view's JSON (`compare --format json`, an import): the result holds them.
-    #[serde(skip)]
-    pub slices: Option<crate::results::stats::slices::Slices>,
 }
 
 /// Figures and their 95% intervals, by key: one LoRA adapter's in a step.

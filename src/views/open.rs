@@ -16,7 +16,6 @@ use crate::config::figure::{CostFigure, FigureKey, JobFigure, RunFigure};
 use crate::config::metric::{MetricKey, Stat};
 use crate::config::sweep::LoadParameter;
 use crate::config::tags::MAX_GPUS;
-use crate::config::Metric;
 use crate::config::DEFAULT_INPUT_LEN;
 use crate::config::{Metric, Slo};
 use crate::results::document::BenchResult;
@@ -355,6 +354,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
             .map(|(name, a)| (name.clone(), adapter_figures(a)))
             .collect(),
         gpus,
+        slices: r.slices.clone(),
     }
 }
 
@@ -375,7 +375,6 @@ fn judged(r: &BenchResult) -> Judged {
             .flatten(),
         slos,
         measured: r.summary.completed + r.summary.failed,
-        slices: r.slices.clone(),
     }
 }
 

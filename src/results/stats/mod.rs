@@ -34,11 +34,11 @@ pub mod mix_alone;
 mod reasoning;
 mod request;
 mod samples;
+pub mod second_token;
+pub mod server_account;
 pub mod slices;
 #[cfg(test)]
 mod slices_tests;
-pub mod server_account;
-pub mod second_token;
 pub mod steady;
 mod structured;
 mod summarizer;
