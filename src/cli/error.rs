@@ -21,6 +21,8 @@ pub enum FlagError {
     Value(#[from] ValueError),
     #[error(transparent)]
     Limit(#[from] LimitError),
+    #[error(transparent)]
+    Bucket(#[from] crate::config::error::BucketError),
     #[error("'{0}' is not a time scale (a finite number > 0)")]
     TimeScale(String),
     #[error("'{0}' is not a number of seconds")]

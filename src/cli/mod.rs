@@ -43,9 +43,9 @@ pub mod trace;
 pub mod trace_share;
 
 use parse::{
-    parse_counts, parse_gate, parse_header, parse_interval, parse_json_object, parse_percentile,
-    parse_rates, parse_scrape_url, parse_source_addresses, parse_span, parse_threshold_ms,
-    parse_time_scale, parse_time_slice,
+    parse_bucket_by, parse_counts, parse_gate, parse_header, parse_interval, parse_json_object,
+    parse_percentile, parse_rates, parse_scrape_url, parse_source_addresses, parse_span,
+    parse_threshold_ms, parse_time_scale, parse_time_slice,
 };
 pub use parse::{Gate, List};
 pub use sim::SimArgs;
@@ -242,6 +242,11 @@ pub struct RunArgs {
     /// 604800).
     #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "S", value_parser = parse_time_slice)]
     pub time_slice: Option<f64>,
+    /// Also the run's figures per bucket of each request's length, beside the whole run's:
+    /// input_len:0,512,2048,8192 (or output_len:...) is 0-511, 512-2047, 2048-8191 and 8192+
+    /// tokens (the result's `buckets`, a block in the report; at most 32 edges).
+    #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "FIELD:EDGES", value_parser = parse_bucket_by)]
+    pub bucket_by: Option<crate::config::buckets::BucketBy>,
     /// Replace existing result and records files of the same name (otherwise the run refuses
     /// to start, before it touches any file).
     #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long)]

@@ -58,6 +58,11 @@ pub(super) fn parse_time_slice(s: &str) -> Result<f64, FlagError> {
     Ok(v)
 }
 
+/// `--bucket-by FIELD:E0,E1,...` (`config::buckets`).
+pub(super) fn parse_bucket_by(s: &str) -> Result<crate::config::buckets::BucketBy, FlagError> {
+    Ok(s.parse()?)
+}
+
 pub(super) fn parse_header(s: &str) -> Result<(String, String), FlagError> {
     let (k, v) = (s.split_once(':')).ok_or_else(|| FlagError::Header(s.to_string()))?;
     let k = k.trim();

@@ -292,6 +292,7 @@ impl RunArgs {
             save_generated_text: self.save_generated_text,
             steady_state: self.steady_state == super::SteadyState::Auto,
             time_slice_s: self.time_slice,
+            bucket_by: self.bucket_by.clone(),
             time_scale: if simulated {
                 self.time_scale.unwrap_or(1.0)
             } else {

@@ -212,3 +212,11 @@ pub enum HookWhy {
     #[error("the path is at most {0} bytes")]
     TooLong(usize),
 }
+
+/// A `--bucket-by` value that cannot be read: what was given, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("'{given}' is not a bucketing: {why} (e.g. input_len:0,512,2048,8192)")]
+pub struct BucketError {
+    pub given: String,
+    pub why: &'static str,
+}

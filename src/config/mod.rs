@@ -30,6 +30,7 @@ pub use self::workload::{Dataset, WorkloadSpec, DEFAULT_INPUT_LEN};
 
 pub mod audio;
 mod backend;
+pub mod buckets;
 mod defaults;
 pub mod error;
 pub mod figure;

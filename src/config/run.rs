@@ -53,6 +53,10 @@ pub struct RunConfig {
     /// "Time slices"); absent when not asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_slice_s: Option<f64>,
+    /// `--bucket-by`: the run's figures also per bucket of a request's length (docs/metrics.md,
+    /// "Figures by length bucket"); absent when not asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bucket_by: Option<super::buckets::BucketBy>,
     /// The built-in server's time scale: its clock ran this many times faster than real
     /// time (1 for real servers and old results).
     #[serde(default = "default_time_scale")]
@@ -149,6 +153,7 @@ impl Default for RunConfig {
             save_generated_text: false,
             steady_state: true,
             time_slice_s: None,
+            bucket_by: None,
             time_scale: 1.0,
             sim_preset: None,
             max_event_bytes: defaults::max_event_bytes(),

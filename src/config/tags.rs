@@ -80,7 +80,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 82] = [
+const RESULT_KEYS: [&str; 83] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -93,6 +93,7 @@ const RESULT_KEYS: [&str; 82] = [
     "stopped_early",
     "steady_state",
     "slices",
+    "buckets",
     "mix",
     "jobs",
     "join",

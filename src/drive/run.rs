@@ -472,6 +472,13 @@ fn finish(
         let (path, c) = (&opts.records_path, &result.config);
         result.slices = Some(crate::results::slices::from_records(path, seconds, c)?);
     }
+    if let Some(by) = &result.config.bucket_by {
+        // Each bucket's figures, streamed from the records file (`stats::buckets`).
+        let records = crate::measure::record::read_jsonl(&opts.records_path).into_iter();
+        let (opts_s, d) = (summary_options(&result.config), result.summary.duration_s);
+        let buckets = crate::results::stats::buckets::by_bucket(records.flatten(), by, &opts_s, d);
+        result.buckets = Some(buckets);
+    }
     if measured.adapters {
         // Each adapter's figures, streamed from the records file (`stats::adapters`).
         let records = crate::measure::record::read_jsonl(&opts.records_path).into_iter();

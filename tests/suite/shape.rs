@@ -665,3 +665,59 @@ fn trace_sessions_are_conversations_on_the_trace_times() {
     assert_eq!(rs[4].turn, None);
     assert_eq!(rs[4].scheduled_ns - t0, 15_000_000);
 }
+
+/// `--bucket-by input_len:...`: each request is in the bucket of its prompt's length, every
+/// bucket's count is that of the records in its range (empty ones kept), and the report has
+/// the block; bad bucketings are refused in one line.
+#[test]
+fn buckets_hold_each_request_by_its_prompt_length() {
+    let sim = common::SimProcess::start(&["--ttft-ms", "5", "--itl-ms", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let edges = [0u64, 50, 100, 200];
+    let out = common::servebench()
+        .args(["run", "--base-url", &sim.url, "--tokenizer", "words", "-q"])
+        .args([
+            "--num-prompts",
+            "40",
+            "--max-concurrency",
+            "8",
+            "--num-warmups",
+            "0",
+        ])
+        .args(["--input-len", "100", "--output-len", "4", "--no-preflight"])
+        .args(["--bucket-by", "input_len:0,50,100,200"])
+        .args([
+            "--result-filename",
+            "b.json",
+            "--result-dir",
+            common::path_str(dir.path()),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = common::json(&dir.path().join("b.json"));
+    let b = &r["buckets"]["buckets"];
+    let records = common::read_records(&dir.path().join("b.records.jsonl"));
+    for (i, lo) in edges.iter().enumerate() {
+        let hi = edges.get(i + 1).copied().unwrap_or(u64::MAX);
+        let n = (records.iter())
+            .filter(|x| (*lo..hi).contains(&x.prompt_tokens.unwrap()))
+            .count() as u64;
+        assert_eq!(b[i]["sent"].as_u64(), Some(n), "bucket {i}: {b}");
+    }
+    assert_eq!(b[2]["sent"], 40, "every 100-token prompt in 100-199: {b}");
+    assert_eq!(b[0]["label"], "0-49", "{b}");
+    let report = common::stdout_of(&["report", common::path_str(&dir.path().join("b.json"))]);
+    assert!(
+        report.contains("By input_len") && report.contains("input_len 100-199 tokens:"),
+        "{report}"
+    );
+    for bad in ["input_len:5,5", "prompt:1", "input_len:x"] {
+        let err = common::run_fails(&["run", "--base-url", &sim.url, "--bucket-by", bad]);
+        assert!(err.contains("--bucket-by"), "{bad}: {err}");
+    }
+}

@@ -28,6 +28,7 @@ const SIM: &[(&str, u32)] = &[
     ("presets", 4),
     ("config", 5),
     ("state", 6),
+    ("timings", 6),
     ("stream", 7),
     ("sched", 8),
     ("http1", 9),

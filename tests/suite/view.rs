@@ -126,6 +126,8 @@ num_prompts = 2
   mean_e2el_ms         130.00 *  230.00                        1.769 [1.769, 1.769] worse
   total_output_tokens       8         8                                              1.00
 
+Pareto front of output tokens/s per user vs output tokens/s per server (GPU count unknown) (1 of 2 steps on it):
+  A = openai m (a), num_prompts=2: 100.0 tokens/s per user, 58.8 output tokens/s per server (GPU count unknown)
 ";
     assert_eq!(out, expected, "\n{out}");
     let md = run_ok(&[

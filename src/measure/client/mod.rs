@@ -43,6 +43,7 @@ mod ids;
 mod media_bound;
 mod reasoning;
 mod scrub;
+mod seen;
 mod send;
 mod server_forms;
 mod side;

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::usage::Seen;
+use super::seen::Seen;
 
 /// TGI's timing headers, as its router writes them on a non-streamed answer
 /// (text-generation-inference v3.3.7, `router/src/server.rs`): integer milliseconds, but

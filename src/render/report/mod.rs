@@ -24,6 +24,7 @@ mod account;
 mod adapters;
 mod audio;
 mod blocks;
+mod buckets;
 mod cache;
 mod header;
 mod hooks;
@@ -121,6 +122,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     latency::ttft_by_turn(&mut out, result);
     blocks::conversations(&mut out, result);
     adapters::lines(&mut out, result);
+    buckets::lines(&mut out, result);
     media::block(&mut out, result);
     audio::block(&mut out, result);
     if !pooled {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::distribution::Distribution;
 use super::summarizer::Summarizer;
-use super::summary::SummaryOptions;
+use super::summary::{RunSummary, SummaryOptions};
 use crate::measure::record::RequestRecord;
 
 /// The most adapters a run's figures are kept for, by name; the requests of any further one
@@ -20,7 +20,7 @@ pub const MAX_ADAPTERS_KEPT: usize = 1024;
 /// The name the requests of adapters past [`MAX_ADAPTERS_KEPT`] are counted under.
 pub const OTHER: &str = "(other adapters)";
 
-/// One adapter's figures in a run.
+/// One adapter's figures in a run (and one length bucket's, `buckets.rs`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AdapterFigures {
     /// Measured requests sent to the adapter (successful and failed).
@@ -78,6 +78,15 @@ pub fn per_adapter(
             s.add(&r);
         }
     }
+    by.into_iter()
+        .map(|(name, s)| (name, group_figures(s.finish(), measured, duration_s)))
+        .collect()
+}
+
+/// The figures of one group of a run's measured requests (an adapter's, a length bucket's)
+/// from their summary: their share of the run's `measured` requests, and rates over the whole
+/// run's `duration_s`, so the groups' throughputs add up to the run's.
+pub(super) fn group_figures(s: RunSummary, measured: u64, duration_s: f64) -> AdapterFigures {
     let per_s = |n: f64| {
         if duration_s > 0.0 {
             n / duration_s
@@ -85,34 +94,28 @@ pub fn per_adapter(
             0.0
         }
     };
-    by.into_iter()
-        .map(|(name, s)| {
-            let s = s.finish();
-            let sent = s.completed + s.failed;
-            let tokens = s.total_input_tokens as f64 + s.total_output_tokens as f64;
-            let figures = AdapterFigures {
-                sent,
-                share: if measured > 0 {
-                    sent as f64 / measured as f64
-                } else {
-                    0.0
-                },
-                completed: s.completed,
-                failed: s.failed,
-                failures_by_kind: s.failures_by_kind,
-                request_throughput: per_s(s.completed as f64),
-                output_throughput: per_s(s.total_output_tokens as f64),
-                total_token_throughput: per_s(tokens),
-                request_goodput: s.good_requests.map(|g| per_s(g as f64)),
-                good_requests: s.good_requests,
-                ttft_ms: s.ttft_ms,
-                tpot_ms: s.tpot_ms,
-                itl_ms: s.itl_ms,
-                e2el_ms: s.e2el_ms,
-            };
-            (name, figures)
-        })
-        .collect()
+    let sent = s.completed + s.failed;
+    let tokens = s.total_input_tokens as f64 + s.total_output_tokens as f64;
+    AdapterFigures {
+        sent,
+        share: if measured > 0 {
+            sent as f64 / measured as f64
+        } else {
+            0.0
+        },
+        completed: s.completed,
+        failed: s.failed,
+        failures_by_kind: s.failures_by_kind,
+        request_throughput: per_s(s.completed as f64),
+        output_throughput: per_s(s.total_output_tokens as f64),
+        total_token_throughput: per_s(tokens),
+        request_goodput: s.good_requests.map(|g| per_s(g as f64)),
+        good_requests: s.good_requests,
+        ttft_ms: s.ttft_ms,
+        tpot_ms: s.tpot_ms,
+        itl_ms: s.itl_ms,
+        e2el_ms: s.e2el_ms,
+    }
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ pub mod adapters;
 pub mod audio;
 pub mod bootstrap;
 mod breakdown;
+pub mod buckets;
 mod cache;
 pub mod ci;
 mod distribution;

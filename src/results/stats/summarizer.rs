@@ -220,20 +220,7 @@ impl Summarizer {
         {
             self.good += 1;
         }
-        if let Some(source) = r.prompt_tokens_source {
-            *self
-                .input_token_sources
-                .entry(source.as_str().to_string())
-                .or_insert(0) += 1;
-        }
-        self.in_req.extend(r.input_len_requested.map(|n| n as f64));
-        if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
-            self.in_server.extend(r.prompt_tokens.map(|n| n as f64));
-            // A request with media: its prompt holds more than its text (`media.rs`).
-            self.in_disagree += (r.input_len_requested.is_some()
-                && r.request_bytes.is_none()
-                && r.prompt_tokens != r.input_len_requested) as u64;
-        }
+        self.add_input_tokens(r);
         // An answer per input (embeddings) is its request latency: no output figure.
         if let Some(n) = r.inputs {
             self.inputs += u128::from(n);
@@ -287,6 +274,25 @@ impl Summarizer {
         if let Some(decode) = server.decode_per_token_ms {
             self.server_decode.add(decode);
             self.tpot_minus_decode.extend(m.tpot_ms.map(|t| t - decode));
+        }
+    }
+
+    /// A completed request's prompt count: where it came from, and the server's beside the
+    /// built one.
+    fn add_input_tokens(&mut self, r: &RequestRecord) {
+        if let Some(source) = r.prompt_tokens_source {
+            *self
+                .input_token_sources
+                .entry(source.as_str().to_string())
+                .or_insert(0) += 1;
+        }
+        self.in_req.extend(r.input_len_requested.map(|n| n as f64));
+        if r.prompt_tokens_source == Some(TokenSource::ServerUsage) {
+            self.in_server.extend(r.prompt_tokens.map(|n| n as f64));
+            // A request with media: its prompt holds more than its text (`media.rs`).
+            self.in_disagree += (r.input_len_requested.is_some()
+                && r.request_bytes.is_none()
+                && r.prompt_tokens != r.input_len_requested) as u64;
         }
     }
 

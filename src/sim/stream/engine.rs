@@ -23,12 +23,13 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::body::{machine_response, whole_response};
-use super::machine::{record_lateness, wait_until, Framer, Machine, Pace, ServerTimes, Wait};
+use super::machine::{record_lateness, wait_until, Framer, Machine, Pace, Wait};
 use crate::sim::engine::Event;
 use crate::sim::faults::Fault;
 use crate::sim::spec::Chunks;
 use crate::sim::state::Shared;
 use crate::sim::time::offset;
+use crate::sim::timings::ServerTimes;
 
 /// A request served by the engine: its channel (already past `Event::Scheduled`), when its
 /// prefill started (simulated), its output length, tokens per chunk and fault.

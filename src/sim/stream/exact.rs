@@ -22,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 use tokio::time::Instant;
 
 use super::body::{machine_response, whole_response};
-use super::machine::{record_lateness, wait_until, Framer, Machine, Pace, ServerTimes, Wait};
+use super::machine::{record_lateness, wait_until, Framer, Machine, Pace, Wait};
 use crate::sim::config::TimingsShape;
 use crate::sim::faults::Fault;
 use crate::sim::metrics::ServerMetrics;
@@ -30,6 +30,7 @@ use crate::sim::slots::Slot;
 use crate::sim::spec::Chunks;
 use crate::sim::state::Shared;
 use crate::sim::time::{mul, offset};
+use crate::sim::timings::ServerTimes;
 
 /// The schedule and fault of one request.
 #[derive(Clone, Copy, Debug)]

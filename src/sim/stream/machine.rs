@@ -27,11 +27,11 @@ use axum::body::Body;
 use bytes::Bytes;
 use tokio::time::Instant;
 
-use crate::sim::config::TimingsShape;
 use crate::sim::faults::{Fault, MALFORMED_EVENT};
 use crate::sim::spec::Chunks;
 use crate::sim::state::{Counters, Shared};
 use crate::sim::time::{self, mul};
+use crate::sim::timings::ServerTimes;
 
 /// Sleeps longer than this also watch for shutdown; shorter ones only check a flag afterwards.
 const LONG_SLEEP: Duration = Duration::from_millis(50);
@@ -50,31 +50,6 @@ pub(crate) trait Framer: Send + 'static {
     /// Appends what follows the last content chunk (finish, usage, terminator) to `out`.
     /// `times`: what the server spent on the request (llama.cpp reports it).
     fn trailer(&mut self, out: &mut Vec<u8>, times: &ServerTimes);
-}
-
-/// What the server spent on one request, in simulated time: the source of llama.cpp's
-/// `timings` (`apis/llamacpp.rs`, `llama_timings`). Defined as llama.cpp measures them:
-/// - `prompt`: from when the request's prompt processing started (engine mode: the start of
-///   the step that carried its first prefill chunk, so time spent waiting for a slot or in the
-///   queue is not in it; exact mode: the arrival, or the end of its wait for a LoRA
-///   adapter's load) to its first output token;
-/// - `predicted`: from the first output token to the last (zero for one token).
-///
-/// Exact mode reports its schedule (`ttft`, and `itl / tokens_per_chunk` per token after the
-/// first); engine mode what the engine did for that request (see [`EnginePace`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct ServerTimes {
-    /// The start of the request's prefill (after any queueing) to its first token.
-    pub(crate) prompt: Duration,
-    pub(crate) predicted: Duration,
-    /// The request's queueing before its prefill (exact mode: its wait for a LoRA adapter's
-    /// load, else none; engine presets: its time in the engine's waiting queue).
-    pub(crate) queue: Option<Duration>,
-    /// Its front-end time before it reached the engine (engine presets' `frontend_latency`;
-    /// exact mode: none).
-    pub(crate) front: Duration,
-    /// The form the account goes out in (`--timings`).
-    pub(crate) shape: TimingsShape,
 }
 
 impl ServerTimes {

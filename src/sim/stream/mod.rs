@@ -31,7 +31,8 @@ mod engine;
 mod exact;
 mod machine;
 
+pub(crate) use crate::sim::timings::ServerTimes;
 pub(crate) use body::{json_response, Handoff};
 pub(crate) use engine::{engine_non_stream_response, engine_sse_response, EngineJob};
 pub(crate) use exact::{non_stream_response, sse_response, Active, Plan};
-pub(crate) use machine::{Drive, Framer, ServerTimes, Step, Wait};
+pub(crate) use machine::{Drive, Framer, Step, Wait};
