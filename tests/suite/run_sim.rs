@@ -671,8 +671,9 @@ async fn engine_preset_prefills_only_the_uncached_prompt() {
 /// Time to second token and output tokens/s per user against the exact simulator. Exact:
 /// with 3 tokens per chunk and llama.cpp's per-chunk counts, the second token comes with the
 /// first, so every TTST is 0; each per-user rate is 1000 / TPOT of its record. Timed: one
-/// token per chunk, the second token is the second chunk, one ITL after the first: never
-/// early, median within 1 ms of `ITL_MS` (best of up to 3 runs, as the other timed tests).
+/// token per chunk, the second token is the second chunk, one ITL after the first: its median
+/// within 1 ms of `ITL_MS` (best of up to 3 runs, as the other timed tests; a single gap can be
+/// a little short when the first chunk's read came late).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ttst_is_the_simulated_itl_exactly() {
     let _guard = common::serial_async().await;
@@ -718,7 +719,6 @@ async fn ttst_is_the_simulated_itl_exactly() {
         server.shutdown().await;
         let ttst = result.summary.ttst_ms.clone().expect("TTST");
         assert_eq!(ttst.count, 8);
-        assert!(ttst.min >= ITL_MS - 0.05, "{ttst:?}");
         let rate = result.summary.output_tps_per_user.clone().expect("rate");
         let off = [
             (ttst.median - ITL_MS).abs(),
