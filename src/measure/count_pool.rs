@@ -7,8 +7,10 @@
 //! Why: a tokenizer's cost grows with the text (tens of microseconds a call for a
 //! `tokenizer.json`); on the thread that also timestamps every other stream's chunks, the
 //! counts of many answers ending together delayed the next requests' first chunks by
-//! milliseconds (docs/performance.md, "Tokenizers"). The counting threads run at the lowest
-//! priority, so a reading thread that shares their core runs first whenever it has work.
+//! milliseconds (docs/performance.md, "Tokenizers off the reading thread"). The counting
+//! threads run at the lowest priority, so a reading thread that shares their core runs first
+//! whenever it has work, and keep a Hugging Face tokenizer's work on themselves (its own pool
+//! of threads would run at normal priority).
 //!
 //! A piece is cut at whitespace, where every supported tokenizer starts a new word, so the
 //! pieces' counts add up to the whole text's.
@@ -38,8 +40,11 @@ struct Job {
 /// text is then counted where it is handed over: the only way left to a count).
 fn pool() -> Option<&'static Workers<Job>> {
     static POOL: std::sync::OnceLock<Option<Workers<Job>>> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| Workers::start("servebench-count", COUNT_THREADS, Priority::Low, count))
-        .as_ref()
+    POOL.get_or_init(|| {
+        Tokenizer::keep_work_on_its_thread();
+        Workers::start("servebench-count", COUNT_THREADS, Priority::Low, count)
+    })
+    .as_ref()
 }
 
 /// A counting thread's work on one piece.

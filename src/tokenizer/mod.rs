@@ -323,6 +323,15 @@ impl Tokenizer {
         }
     }
 
+    /// From now on, a Hugging Face tokenizer's work stays on the thread that asks for it:
+    /// the `tokenizers` crate otherwise hands pieces of one encode to its pool of threads at
+    /// normal priority, which took the core from the thread that reads streams (the counting
+    /// threads, `measure::count_pool`, call this before they start: at 512 streams, mean
+    /// TTFT +3.1 ms with its pool, +0.04 ms without; docs/performance.md).
+    pub fn keep_work_on_its_thread() {
+        tokenizers::utils::parallelism::set_parallelism(false);
+    }
+
     /// [`Tokenizer::count`] of a server's answer: the same count. Answers are counted only
     /// through it, so a test can make their counts slow without slowing the workload's
     /// building: `SERVEBENCH_TEST_COUNT_DELAY_MS=D` keeps each call busy D ms longer (at most
