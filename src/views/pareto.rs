@@ -153,43 +153,52 @@ pub fn front(views: &[View]) -> Front {
     }
 }
 
+/// A sweep of one series for tests (of the front here, and of its chart): each step its
+/// concurrency, output throughput and mean TPOT, every one on `gpus` accelerators.
+#[cfg(test)]
+pub(crate) fn test_sweep(label: &str, gpus: Option<u32>, steps: &[(u64, f64, f64)]) -> View {
+    let tpot = crate::config::metric::MetricKey::new(
+        crate::config::metric::Stat::Mean,
+        crate::config::Metric::Tpot,
+    );
+    View {
+        label: label.into(),
+        origin: crate::views::model::Origin::Sweep,
+        format: "test".into(),
+        path: std::path::PathBuf::from(label),
+        series: vec![crate::views::model::Series {
+            name: "s".into(),
+            parameter: crate::config::sweep::LoadParameter::MaxConcurrency,
+            steps: (steps.iter())
+                .map(|&(c, tput, t)| crate::views::model::Step {
+                    load: crate::views::model::Load {
+                        max_concurrency: Some(c),
+                        ..Default::default()
+                    },
+                    metrics: std::collections::BTreeMap::from([
+                        (
+                            crate::config::figure::RunFigure::OutputThroughput.into(),
+                            tput,
+                        ),
+                        (tpot.into(), t),
+                    ]),
+                    gpus,
+                    ..Default::default()
+                })
+                .collect(),
+        }],
+        notes: vec![],
+        llmperf_requests: vec![],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::sweep::LoadParameter;
-    use crate::views::model::{Load, Origin, Series};
-    use std::collections::BTreeMap;
-    use std::path::PathBuf;
 
     /// A view of one concurrency sweep: (concurrency, output tokens/s, mean TPOT ms) per step.
     fn view(label: &str, gpus: Option<u32>, steps: &[(u64, f64, f64)]) -> View {
-        let tpot = MetricKey::new(Stat::Mean, Metric::Tpot);
-        View {
-            label: label.into(),
-            origin: Origin::Sweep,
-            format: "test".into(),
-            path: PathBuf::from(label),
-            series: vec![Series {
-                name: "s".into(),
-                parameter: LoadParameter::MaxConcurrency,
-                steps: (steps.iter())
-                    .map(|&(c, tput, t)| Step {
-                        load: Load {
-                            max_concurrency: Some(c),
-                            ..Load::default()
-                        },
-                        metrics: BTreeMap::from([
-                            (RunFigure::OutputThroughput.into(), tput),
-                            (tpot.into(), t),
-                        ]),
-                        gpus,
-                        ..Step::default()
-                    })
-                    .collect(),
-            }],
-            notes: vec![],
-            llmperf_requests: vec![],
-        }
+        super::test_sweep(label, gpus, steps)
     }
 
     #[test]

@@ -63,42 +63,9 @@ pub fn chart(views: &[View]) -> Option<Chart> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::figure::RunFigure;
-    use crate::config::metric::{MetricKey, Stat};
-    use crate::config::sweep::LoadParameter;
-    use crate::config::Metric;
-    use crate::views::model::{Load, Origin, Series, Step};
-    use std::collections::BTreeMap;
-    use std::path::PathBuf;
 
     fn view(label: &str, steps: &[(u64, f64, f64)]) -> View {
-        let tpot = MetricKey::new(Stat::Mean, Metric::Tpot);
-        View {
-            label: label.into(),
-            origin: Origin::Sweep,
-            format: "test".into(),
-            path: PathBuf::from("x.sweep.json"),
-            series: vec![Series {
-                name: "s".into(),
-                parameter: LoadParameter::MaxConcurrency,
-                steps: (steps.iter())
-                    .map(|&(c, tput, t)| Step {
-                        load: Load {
-                            max_concurrency: Some(c),
-                            ..Load::default()
-                        },
-                        metrics: BTreeMap::from([
-                            (RunFigure::OutputThroughput.into(), tput),
-                            (tpot.into(), t),
-                        ]),
-                        gpus: Some(2),
-                        ..Step::default()
-                    })
-                    .collect(),
-            }],
-            notes: vec![],
-            llmperf_requests: vec![],
-        }
+        crate::views::pareto::test_sweep(label, Some(2), steps)
     }
 
     #[test]
