@@ -25,6 +25,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+pub use super::account_figure::AccountFigure;
 pub use super::job_figure::JobFigure;
 use super::metric::{Metric, MetricKey, Stat};
 pub use super::run_figure::RunFigure;
@@ -176,6 +177,8 @@ pub enum FigureKey {
     Llmperf(LlmperfFigure),
     /// A figure of an agentic run's jobs (`mean_jct_ms`, `jobs_per_s`).
     Job(JobFigure),
+    /// A figure of the server's own account of its requests (`mean_account_queue_ms`).
+    Account(AccountFigure),
     /// A figure servebench does not know (a newer tool's key): shown under its name, with no
     /// unit and no direction, so never judged.
     Other(String),
@@ -205,6 +208,9 @@ impl FigureKey {
         if let Some(j) = JobFigure::named(s) {
             return Some(FigureKey::Job(j));
         }
+        if let Some(a) = AccountFigure::named(s) {
+            return Some(FigureKey::Account(a));
+        }
         if s.starts_with("llmperf_") {
             return LlmperfFigure::parse(s).map(FigureKey::Llmperf);
         }
@@ -225,6 +231,7 @@ impl FigureKey {
             FigureKey::Cost(c) => Some(c.unit()),
             FigureKey::Llmperf(l) => Some(l.unit()),
             FigureKey::Job(j) => Some(j.unit()),
+            FigureKey::Account(a) => Some(a.unit()),
             FigureKey::Other(_) => None,
         }
     }
@@ -241,12 +248,14 @@ impl FigureKey {
             FigureKey::TtftPart(_) | FigureKey::Cost(_) => Some(Better::Lower),
             FigureKey::Llmperf(l) => l.better(),
             FigureKey::Job(j) => j.better(),
+            FigureKey::Account(a) => a.better(),
             FigureKey::Other(_) => None,
         }
     }
 
     /// The reading order: run figures (in [`RunFigure`]'s order), then each metric's
-    /// statistics (mean, median, percentiles ascending, std), then every other figure by name.
+    /// statistics (mean, median, percentiles ascending, std), then jobs' and the server's
+    /// account's figures in their own order, then every other figure by name.
     fn rank(&self) -> (u8, u8, f64) {
         match self {
             FigureKey::Run(r) => (0, *r as u8, 0.0),
@@ -260,7 +269,8 @@ impl FigureKey {
                 (1 + k.metric as u8, stat, p)
             }
             FigureKey::Job(j) => (8, *j as u8, 0.0),
-            _ => (9, 0, 0.0),
+            FigureKey::Account(a) => (9, *a as u8, 0.0),
+            _ => (10, 0, 0.0),
         }
     }
 }
@@ -274,6 +284,7 @@ impl fmt::Display for FigureKey {
             FigureKey::TtftPart(p) => write!(f, "mean_ttft_part_{}_ms", p.key()),
             FigureKey::Llmperf(l) => f.write_str(&l.name()),
             FigureKey::Job(j) => f.write_str(j.name()),
+            FigureKey::Account(a) => f.write_str(a.name()),
             FigureKey::Other(s) => f.write_str(s),
         }
     }
@@ -294,7 +305,7 @@ impl Ord for FigureKey {
             .cmp(&(b.0, b.1))
             .then(a.2.total_cmp(&b.2))
             .then_with(|| match a.0 {
-                9 => self.name().cmp(&other.name()),
+                10 => self.name().cmp(&other.name()),
                 _ => Ordering::Equal,
             })
     }
@@ -347,6 +358,12 @@ impl From<TtftPart> for FigureKey {
 impl From<LlmperfFigure> for FigureKey {
     fn from(l: LlmperfFigure) -> FigureKey {
         FigureKey::Llmperf(l)
+    }
+}
+
+impl From<AccountFigure> for FigureKey {
+    fn from(a: AccountFigure) -> FigureKey {
+        FigureKey::Account(a)
     }
 }
 

@@ -105,6 +105,7 @@ impl FigureKey {
                 format!("llmperf's {}", from_key(&l.name()["llmperf_".len()..]))
             }
             FigureKey::Job(j) => from_key(j.name()),
+            FigureKey::Account(a) => a.label().into(),
             FigureKey::Other(s) => s.clone(),
         }
     }

@@ -7,6 +7,9 @@
 //! saved run's, which is saved again). A failed call (no answer, or a status outside 2xx)
 //! stops the session with one line naming it, unless `--hook-errors ignore`; a call made
 //! after a run's result was saved is in that result first, so what was measured stays saved.
+//! `after-run` is called however the session ends once `before-run` was ([`SessionHooks::ended`]:
+//! a stop, an early stop, a run's error, a later step's failed hook), so a server left
+//! profiling or otherwise changed is put back.
 
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
@@ -140,6 +143,24 @@ impl<'a> SessionHooks<'a> {
         }
     }
 
+    /// The hooks of steps run after the session's own (a mix's runs alone): `before-step`
+    /// and `after-step` only (`before-run` and `after-run` were the session's).
+    pub fn steps_only(plan: &'a RunPlan) -> SessionHooks<'a> {
+        let hooks = SessionHooks::new(plan);
+        hooks.first.set(false);
+        hooks
+    }
+
+    /// The session's `outcome` after its `after-run` calls, which are made whatever it is
+    /// (once `before-run` was called): the session's own error first, else a failed
+    /// `after-run` call's.
+    pub async fn ended<T>(&self, outcome: Result<T, RunError>) -> Result<T, RunError> {
+        let ended = self.end().await;
+        let value = outcome?;
+        ended?;
+        Ok(value)
+    }
+
     /// A client for the calls at `event`, when there is any.
     fn client(&self, event: HookEvent) -> Result<Option<Arc<Client>>, RunError> {
         if self.cfg.hooks.at(event).next().is_none() {
@@ -177,12 +198,16 @@ impl<'a> SessionHooks<'a> {
     }
 
     /// After the session's last run: its `after-run` calls added to the last saved result
-    /// (saved again), then an error when one failed.
-    pub async fn end(&self) -> Result<(), RunError> {
-        let last = self.last.borrow().clone();
-        let Some(path) = last.filter(|_| self.cfg.hooks.at(HookEvent::AfterRun).next().is_some())
-        else {
+    /// (saved again; made all the same when no run was saved), then an error when one
+    /// failed. Nothing when `before-run` was never called.
+    async fn end(&self) -> Result<(), RunError> {
+        if self.first.get() || self.cfg.hooks.at(HookEvent::AfterRun).next().is_none() {
             return Ok(());
+        }
+        let last = self.last.borrow().clone();
+        let Some(path) = last else {
+            let made = self.call(HookEvent::AfterRun).await?;
+            return failure(self.cfg, made.iter().map(|e| &e.call));
         };
         let mut result = BenchResult::load(&path)?;
         let before = result.hooks.len();

@@ -8,7 +8,10 @@
 //! result and every figure measured before it. A run alone is a whole run: its own result
 //! and records (`<stem>.alone<N>.json`, N the class's index in the mix, from 0), its planned
 //! requests accounted for; a Ctrl-C during it saves what it measured, marked incomplete, and
-//! adds it to the mixed result as such.
+//! adds it to the mixed result as such. Each run alone is a step of the session for its
+//! hooks (`drive::hooks::SessionHooks::steps_only`): `before-step` (so `--reset-prefix-cache`
+//! empties the server's cache before it, and the mixed run's prompts are not found cached)
+//! and `after-step`.
 
 use std::path::Path;
 
@@ -18,6 +21,7 @@ use crate::config::mix::{alone_config, MixAlone};
 use crate::config::sweep::SweepValue;
 use crate::config::valid::ValidConfig;
 use crate::drive::error::RunError;
+use crate::drive::hooks::SessionHooks;
 use crate::drive::observer::StepObserver;
 use crate::drive::plan::RunPlan;
 use crate::drive::run::{execute_with, RunOptions};
@@ -41,18 +45,33 @@ pub async fn run(
 ) -> Result<BenchResult, RunError> {
     let classes = mixed.config.mix.as_ref().map_or(0, |m| m.classes.len());
     let (mut outcome, mut ran) = (Ok(()), false);
+    let hooks = SessionHooks::steps_only(plan);
     for k in 0..classes {
         if stop.is_cancelled() {
             break;
         }
         let cfg = ValidConfig::new(alone_config(&plan.config, k as u32))?;
         let file = plan.output.alone(k);
-        let opts = RunOptions::from_plan(plan, &file, false, abort);
+        let hooks_before = match hooks.before().await {
+            Ok(made) => made,
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+        };
+        let opts = RunOptions {
+            hooks_before,
+            ..RunOptions::from_plan(plan, &file, false, abort)
+        };
         observer.started(SweepValue::Count(cfg.load.num_prompts), &cfg, &opts);
         let run = execute_with(&cfg, &plan.text, &plan.secrets, &opts, stop.clone());
         let alone = match run.await {
-            Ok(r) => {
+            Ok(mut r) => {
+                let hooked = hooks.after(&mut r, &opts.result_path).await;
                 observer.finished(SweepValue::Count(r.config.load.num_prompts), &r);
+                if let Err(e) = hooked {
+                    outcome = Err(e);
+                }
                 r
             }
             // Stopped before this run's load began: nothing of it was measured.

@@ -227,9 +227,9 @@ pub async fn run_search(
             Ok(())
         },
     )
-    .await?;
-    hooks.end().await?;
-    Ok(doc)
+    .await;
+    // `after-run` whatever ended the search (an error, a probe's failed hook, a stop).
+    hooks.ended(doc).await
 }
 
 #[cfg(test)]

@@ -157,12 +157,13 @@ async fn runs(
             break;
         }
     }
+    // `after-run` whatever ended the repetitions (an error, a failed hook, a stop).
+    let outcome = hooks.ended(outcome).await;
     if times > 1 && !results.is_empty() {
         let doc = crate::results::repeat::spread(&results, files);
         crate::results::document::save_json(&plan.output.repeat_doc(), &doc)?;
         observer.repeated(&doc);
     }
     outcome?;
-    hooks.end().await?;
     Ok(results)
 }

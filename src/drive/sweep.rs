@@ -58,46 +58,50 @@ pub async fn run_sweep(
     };
     doc.save(&doc_path)?;
     let hooks = SessionHooks::new(plan);
-    for (i, (value, cfg)) in steps.iter().enumerate() {
-        let value = *value;
-        if stop.is_cancelled() {
-            break;
-        }
-        if i > 0 && !cooldown.is_zero() {
-            tokio::select! {
-                () = tokio::time::sleep(cooldown) => {}
-                () = stop.cancelled() => break,
+    let outcome = async {
+        for (i, (value, cfg)) in steps.iter().enumerate() {
+            let value = *value;
+            if stop.is_cancelled() {
+                break;
+            }
+            if i > 0 && !cooldown.is_zero() {
+                tokio::select! {
+                    () = tokio::time::sleep(cooldown) => {}
+                    () = stop.cancelled() => break,
+                }
+            }
+            let file = out.step(param, value);
+            // A failing hook stops the sweep here: the steps before it are saved.
+            let run_opts = RunOptions {
+                hooks_before: hooks.before().await?,
+                ..RunOptions::from_plan(plan, &file, i == 0, abort)
+            };
+            observer.started(value, cfg, &run_opts);
+            let ran = execute_with(cfg, &plan.text, &plan.secrets, &run_opts, stop.clone()).await;
+            let mut result = match ran {
+                // Stopped before this step's load began: the steps before it are the sweep.
+                Err(RunError::Stopped) if i > 0 => break,
+                r => r?,
+            };
+            let hooked = hooks.after(&mut result, &run_opts.result_path).await;
+            observer.finished(value, &result);
+            doc.steps.push(SweepStep {
+                value,
+                result: file.into(),
+                complete: result.complete,
+            });
+            doc.complete = doc.steps.len() == steps.len() && doc.steps.iter().all(|s| s.complete);
+            doc.save(&doc_path)?;
+            hooked?;
+            // A server failing past --max-errors / --max-error-rate will not do better under
+            // more load.
+            if result.stopped_early.is_some() {
+                break;
             }
         }
-        let file = out.step(param, value);
-        // A failing hook stops the sweep here: the steps before it are saved.
-        let run_opts = RunOptions {
-            hooks_before: hooks.before().await?,
-            ..RunOptions::from_plan(plan, &file, i == 0, abort)
-        };
-        observer.started(value, cfg, &run_opts);
-        let ran = execute_with(cfg, &plan.text, &plan.secrets, &run_opts, stop.clone()).await;
-        let mut result = match ran {
-            // Stopped before this step's load began: the steps before it are the sweep.
-            Err(RunError::Stopped) if i > 0 => break,
-            r => r?,
-        };
-        let hooked = hooks.after(&mut result, &run_opts.result_path).await;
-        observer.finished(value, &result);
-        doc.steps.push(SweepStep {
-            value,
-            result: file.into(),
-            complete: result.complete,
-        });
-        doc.complete = doc.steps.len() == steps.len() && doc.steps.iter().all(|s| s.complete);
-        doc.save(&doc_path)?;
-        hooked?;
-        // A server failing past --max-errors / --max-error-rate will not do better under
-        // more load.
-        if result.stopped_early.is_some() {
-            break;
-        }
-    }
-    hooks.end().await?;
+        Ok::<_, RunError>(())
+    };
+    // `after-run` whatever ended the sweep (an error, a failed hook, a stop).
+    hooks.ended(outcome.await).await?;
     Ok(doc)
 }

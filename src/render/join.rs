@@ -42,6 +42,15 @@ fn counts(j: &Join) -> Vec<(&'static str, String)> {
             },
         ),
         ("Implausible spans (not used)", j.implausible.to_string()),
+        ("Split by the span", j.from_spans.to_string()),
+        (
+            "Split by the answer's own account (no span)",
+            j.from_answers.to_string(),
+        ),
+        (
+            "Answers' accounts not believed",
+            j.implausible_answers.to_string(),
+        ),
         ("Server clock - servebench's", offset),
         ("Server time scale", format!("{}", j.time_scale)),
     ]
@@ -88,12 +97,12 @@ pub fn text(j: &Join) -> String {
 
 /// A row per joined request.
 pub fn csv(j: &Join) -> String {
-    let mut out = String::from("id,request_id,span_id,ttft_ms,network_ms,server_ttft_ms,queue_ms,prefill_ms,kv_transfer_ms,server_other_ms,uplink_ms,downlink_ms\n");
+    let mut out = String::from("id,request_id,span_id,ttft_ms,network_ms,server_ttft_ms,queue_ms,prefill_ms,kv_transfer_ms,server_other_ms,uplink_ms,downlink_ms,source\n");
     for r in &j.joined {
         let quoted = |s: &str| format!("\"{}\"", escape::csv_cell(s).replace('"', "\"\""));
         let _ = writeln!(
             out,
-            "{},{},{},{:.3},{:.3},{:.3},{},{},{},{},{},{}",
+            "{},{},{},{:.3},{:.3},{:.3},{},{},{},{},{},{},{}",
             r.id,
             quoted(&r.request_id),
             quoted(&r.span_id),
@@ -106,6 +115,7 @@ pub fn csv(j: &Join) -> String {
             cell(r.server_other_ms),
             cell(r.uplink_ms),
             cell(r.downlink_ms),
+            r.source.as_str(),
         );
     }
     out

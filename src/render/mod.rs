@@ -34,6 +34,7 @@ pub mod error;
 pub mod escape;
 pub mod format;
 pub mod html;
+pub mod html_account;
 pub mod html_first;
 pub mod html_pareto;
 pub mod html_slices;

@@ -175,6 +175,10 @@ pub struct Step {
     /// Not part of a view's JSON (`compare --format json`, an import): the result holds them.
     #[serde(skip)]
     pub slices: Option<crate::results::stats::slices::Slices>,
+    /// A servebench result's "Server's account" block, for the HTML page's section; absent
+    /// otherwise. Not part of a view's JSON (its figures are in `metrics`).
+    #[serde(skip)]
+    pub server_account: Option<crate::results::stats::ServerAccount>,
 }
 
 /// What a servebench result judged of itself, as its first screen shows it.

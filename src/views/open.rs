@@ -273,6 +273,9 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
         ];
         metrics.extend(rates.into_iter().filter_map(|(k, v)| Some((k.into(), v?))));
     }
+    if let Some(a) = &r.summary.server_account {
+        metrics.extend(a.figures().into_iter().map(|(k, v)| (k.into(), v)));
+    }
     let (job_metrics, job_intervals) = r.jobs.as_ref().map(job_figures).unwrap_or_default();
     metrics.extend(job_metrics);
     let records_file = crate::measure::record::records_next_to(path, r.records_file.as_deref());
@@ -355,6 +358,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
             .collect(),
         gpus,
         slices: r.slices.clone(),
+        server_account: r.summary.server_account.clone(),
     }
 }
 

@@ -199,3 +199,79 @@ fn bad_hooks_are_refused_in_one_line() {
     let err = common::run_fails(&["run", "--backend", "tgi", "--reset-prefix-cache"]);
     assert!(err.contains("--hook before-step=POST:"), "{err}");
 }
+
+/// The after-run calls of the last saved result in `dir` (a sweep's steps, in order).
+fn after_run_calls(dir: &Path) -> Vec<serde_json::Value> {
+    let saved = steps(dir);
+    let last = saved.last().expect("a saved step");
+    (last["hooks"].as_array().cloned().unwrap_or_default())
+        .into_iter()
+        .filter(|c| c["event"] == "after-run")
+        .collect()
+}
+
+/// `after-run` is called however a sweep ends: stopped by SIGINT or SIGTERM in its first
+/// step's load (the stopped step saved, incomplete, with the call in it), and when a later
+/// hook failed (step 1's after-step call 404s: the sweep stops in one line, and the
+/// after-run call is still made, recorded with its own status).
+#[test]
+fn after_run_is_called_however_the_sweep_ends() {
+    use std::process::Stdio;
+    use std::time::Duration;
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let sim = SimProcess::start(&["--ttft-ms", "100", "--itl-ms", "1"]);
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = args(&sim.url, dir.path(), "s.json");
+        a[6] = "40"; // --num-prompts 40, one at a time: seconds of load.
+        a.extend([
+            "--max-concurrency",
+            "1,2",
+            "--no-preflight",
+            "--hook",
+            "after-run=POST:/reset_prefix_cache",
+        ]);
+        let child = common::servebench()
+            .args(&a)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let first_record = || {
+            (std::fs::read_dir(dir.path()).unwrap())
+                .filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())
+                .any(|t| t.contains("\"sent_ns\""))
+        };
+        common::wait_for("the first record", Duration::from_secs(60), first_record);
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let out = common::finish_within(child, Duration::from_secs(60), "stopped sweep");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let saved = steps(dir.path());
+        assert_eq!(saved.len(), 1, "{signal}: {err}");
+        assert_eq!(saved[0]["complete"], false, "{signal}: {err}");
+        let calls = after_run_calls(dir.path());
+        assert_eq!(calls.len(), 1, "{signal}: {err}");
+        assert_eq!(calls[0]["status"], 200);
+        let control = common::json_get(&sim.url, "/sim/control");
+        assert_eq!(control["cache_resets"], 1, "{signal}: {control}");
+    }
+    // A later step's failed hook.
+    let sim = SimProcess::start(&["--ttft-ms", "2", "--itl-ms", "1", "--control-status", "404"]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = args(&sim.url, dir.path(), "f.json");
+    a.extend([
+        "--max-concurrency",
+        "1,2",
+        "--hook",
+        "after-step=POST:/flush_cache",
+        "--hook",
+        "after-run=POST:/stop_profile",
+    ]);
+    let out = common::output(&a);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("/flush_cache"), "the first failure is named: {err}");
+    let calls = after_run_calls(dir.path());
+    assert_eq!(calls.len(), 1, "{err}");
+    assert_eq!((calls[0]["path"].as_str(), calls[0]["status"].as_u64()), (Some("/stop_profile"), Some(404)));
+}

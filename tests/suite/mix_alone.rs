@@ -274,3 +274,32 @@ fn a_run_alone_s_file_is_checked_before_the_mixed_run() {
     assert!(err.contains("x.alone1.json"), "{err}");
     assert!(!out.join("x.json").exists() && !out.join("x.records.jsonl").exists());
 }
+
+/// `--reset-prefix-cache` empties the server's cache before each run alone too (each is a
+/// step of the session): the mixed run and the two runs alone make one call each (3 resets),
+/// each run alone's result has its before-step call, and no run alone finds the mixed run's
+/// prompts (the same seed) cached.
+#[test]
+fn the_prefix_cache_is_reset_before_each_run_alone() {
+    let sim = SimProcess::start(&["--ttft-ms", "2", "--itl-ms", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let mix = dir.path().join("mix.json");
+    std::fs::write(&mix, MIX).unwrap();
+    let d = path_str(dir.path());
+    let mut a = args(&sim, path_str(&mix), ("8", "50"), d);
+    // 64 words: four of the simulator's 16-token blocks, which a later prompt can find cached.
+    let len = a.iter().position(|x| *x == "--input-len").unwrap() + 1;
+    a[len] = "64";
+    a.push("--reset-prefix-cache");
+    common::run_ok(&a);
+    let control = common::json_get(&sim.url, "/sim/control");
+    assert_eq!(control["cache_resets"], 3, "{control}");
+    for k in 0..2 {
+        let alone = BenchResult::load(&dir.path().join(format!("alone.alone{k}.json"))).unwrap();
+        assert_eq!(alone.hooks.len(), 1, "{:?}", alone.hooks);
+        assert_eq!(alone.hooks[0].path, "/reset_prefix_cache");
+        let records = common::read_records(&dir.path().join(format!("alone.alone{k}.records.jsonl")));
+        let cached: u64 = records.iter().map(|r| r.cached_prompt_tokens.unwrap_or(0)).sum();
+        assert_eq!(cached, 0, "class {k}");
+    }
+}

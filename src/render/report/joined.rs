@@ -1,6 +1,7 @@
 //! The report's block of a saved join (`servebench join RESULT TRACE --save`; docs/metrics.md,
-//! "The server's account of a request"): the counts of each side and each part of the TTFT
-//! split, mean, median and p99. Nothing when the result holds no join.
+//! "The server's account of a request"): the counts of each side, the requests split by
+//! their span and by the account in their own answer, and each part of the TTFT split, mean,
+//! median and p99. Nothing when the result holds no join.
 
 use super::lines::{line, rule};
 use crate::results::document::BenchResult;
@@ -25,6 +26,11 @@ pub(super) fn lines(out: &mut String, result: &BenchResult) {
         out,
         "Duplicated ids / implausible spans:",
         format!("{} / {}", j.duplicate_ids, j.implausible),
+    );
+    line(
+        out,
+        "Split by span / by the answer's account:",
+        format!("{} / {}", j.from_spans, j.from_answers),
     );
     for p in &j.parts {
         line(

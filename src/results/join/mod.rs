@@ -11,6 +11,13 @@
 //! network splits further into the way there (the span's start, moved onto servebench's clock,
 //! less the send) and the way back.
 //!
+//! A request the trace does not join (no span names it, its id is ambiguous, or its span is
+//! not believed) falls back to the server's account in its own answer
+//! (`results::stats::ServerTimings::of`: vLLM's `metrics`, SGLang's `meta_info`), when that
+//! account has a server TTFT: its TTFT is split the same way, clock-free, without the way there
+//! and back or KV transfer. Each joined request names its source ([`Source`]), and the join
+//! counts both. An account whose TTFT is longer than the client's is not believed (counted).
+//!
 //! Nothing from the trace is believed unchecked: an id on two spans, or on two requests,
 //! matches neither (counted); a span whose times are not times, whose parts exceed its TTFT,
 //! whose TTFT exceeds the client's, or whose start lies outside the request's life on
@@ -28,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use crate::measure::record::{read_jsonl, records_next_to, RequestRecord};
 use crate::results::document::BenchResult;
 use crate::results::shard::ClockOffset;
-use crate::results::stats::percentile;
+use crate::results::stats::{percentile, ServerTimings};
 pub use error::{JoinError, SpanError, TraceError};
 pub use otlp_read::{ServerSpan, Trace};
 pub use saved::{JoinFigures, Part};
@@ -43,6 +50,26 @@ const ROUNDING_MS: f64 = 1.0;
 const MAX_LISTED: usize = 20;
 /// Unix times a span may start in: 2000-01-01 to 2100-01-01, ns.
 const PLAUSIBLE_UNIX_NS: (u64, u64) = (946_684_800_000_000_000, 4_102_444_800_000_000_000);
+
+/// Where a joined request's server side came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// The server's OpenTelemetry span (preferred).
+    #[default]
+    Span,
+    /// The server's own account in its answer (no span joined it).
+    Answer,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Span => "span",
+            Source::Answer => "answer",
+        }
+    }
+}
 
 /// One request joined with its span: its TTFT split, ms on servebench's clock.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -61,6 +88,9 @@ pub struct JoinedRequest {
     pub server_other_ms: Option<f64>,
     pub uplink_ms: Option<f64>,
     pub downlink_ms: Option<f64>,
+    /// Whether the split is the span's or the answer's own account.
+    #[serde(default)]
+    pub source: Source,
 }
 
 /// A matched request whose span was not believed.
@@ -90,6 +120,16 @@ pub struct Join {
     /// Matched requests whose spans were not believed: how many, and the first few.
     pub implausible: u64,
     pub implausible_first: Vec<Implausible>,
+    /// Joined requests by source: by their span, and (no span joined them) by the account in
+    /// their own answer.
+    #[serde(default)]
+    pub from_spans: u64,
+    #[serde(default)]
+    pub from_answers: u64,
+    /// Requests without a span whose answer's account had a server TTFT longer than the
+    /// client's TTFT (not believed, in no part).
+    #[serde(default)]
+    pub implausible_answers: u64,
     /// The server's clock against servebench's, when the run probed it.
     pub clock_offset: Option<ClockOffset>,
     /// The server's clock speed-up (the simulator's `--time-scale`; 1 for a real server).
@@ -110,6 +150,8 @@ impl Join {
             unmatched_spans: self.unmatched_spans,
             duplicate_ids: self.duplicate_ids,
             implausible: self.implausible,
+            from_spans: self.from_spans,
+            from_answers: self.from_answers,
             parts: self.parts.clone(),
         }
     }
@@ -125,6 +167,8 @@ pub struct JoinRecord {
     pub sent_ns: u64,
     /// Its first chunk, or its end when it has none.
     pub first_ns: u64,
+    /// The server's account in its answer (empty when it had none).
+    pub account: ServerTimings,
 }
 
 impl JoinRecord {
@@ -135,12 +179,14 @@ impl JoinRecord {
             return None;
         }
         let first_ns = r.first_chunk_ns()?;
+        let account = ServerTimings::of(&r);
         Some(JoinRecord {
             id: r.id,
             request_id: r.request_id?,
             server_request_id: r.server_request_id,
             sent_ns: r.sent_ns,
             first_ns,
+            account,
         })
     }
 }
@@ -164,7 +210,7 @@ pub fn join_files(result_path: &Path, trace_path: &Path) -> Result<Join, JoinErr
     let trace = otlp_read::read(trace_path, &keep)?;
     let first_span = trace.first_id.clone();
     let join = join(&result, &records, trace, (result_path, trace_path));
-    if join.matched == 0 {
+    if join.matched == 0 && join.from_answers == 0 {
         return Err(JoinError::NoMatch {
             trace: trace_path.to_path_buf(),
             result: result_path.to_path_buf(),
@@ -250,18 +296,32 @@ pub fn join(
     let mut joined = Vec::new();
     let mut implausible = Vec::new();
     let mut matched = 0;
+    let (mut from_answers, mut implausible_answers) = (0, 0);
     for (r, slot) in records.iter().zip(&span_of) {
-        let Some(Some(j)) = slot else { continue };
-        matched += 1;
-        let span = &trace.spans[*j];
-        match split(r, span, (anchor, offset.as_ref(), time_scale)) {
-            Ok(one) => joined.push(one),
-            Err(why) => implausible.push(Implausible {
-                request_id: r.request_id.clone(),
-                why: why.to_string(),
-            }),
+        if let Some(Some(j)) = slot {
+            matched += 1;
+            let span = &trace.spans[*j];
+            match split(r, span, (anchor, offset.as_ref(), time_scale)) {
+                Ok(one) => {
+                    joined.push(one);
+                    continue;
+                }
+                Err(why) => implausible.push(Implausible {
+                    request_id: r.request_id.clone(),
+                    why: why.to_string(),
+                }),
+            }
+        }
+        match split_answer(r, time_scale) {
+            Some(Ok(one)) => {
+                from_answers += 1;
+                joined.push(one);
+            }
+            Some(Err(_)) => implausible_answers += 1,
+            None => {}
         }
     }
+    let from_spans = joined.len() as u64 - from_answers;
     let unmatched_requests = span_of.iter().filter(|s| s.is_none()).count() as u64;
     duplicates.sort();
     duplicates.dedup();
@@ -278,6 +338,9 @@ pub fn join(
         first_duplicate: duplicates.first().cloned(),
         implausible: implausible.len() as u64,
         implausible_first: implausible.into_iter().take(MAX_LISTED).collect(),
+        from_spans,
+        from_answers,
+        implausible_answers,
         clock_offset: offset,
         time_scale,
         parts: parts(&joined),
@@ -367,7 +430,43 @@ fn split(
         server_other_ms,
         uplink_ms,
         downlink_ms: uplink_ms.map(|u| network_ms - u),
+        source: Source::Span,
     })
+}
+
+/// One request's TTFT split by the account in its own answer (`k`: the server's time scale);
+/// `None` when the account has no server TTFT, an error when that is longer than the client's.
+fn split_answer(r: &JoinRecord, k: f64) -> Option<Result<JoinedRequest, SpanError>> {
+    let a = &r.account;
+    let server_ttft_ms = a.server_ttft_ms? / k;
+    let ttft_ms = r.first_ns.saturating_sub(r.sent_ns) as f64 / 1e6;
+    if server_ttft_ms > ttft_ms + ROUNDING_MS {
+        return Some(Err(SpanError::TtftLonger {
+            server_ttft_ms,
+            ttft_ms,
+        }));
+    }
+    let queue_ms = a.queue_ms.map(|q| q / k);
+    let prefill_ms = a.prefill_ms().map(|p| p / k);
+    let server_other_ms = match (queue_ms, prefill_ms) {
+        (Some(q), Some(p)) => Some((server_ttft_ms - q - p).max(0.0)),
+        _ => None,
+    };
+    Some(Ok(JoinedRequest {
+        id: r.id,
+        request_id: r.request_id.clone(),
+        span_id: String::new(),
+        ttft_ms,
+        server_ttft_ms,
+        network_ms: ttft_ms - server_ttft_ms,
+        queue_ms,
+        prefill_ms,
+        kv_transfer_ms: None,
+        server_other_ms,
+        uplink_ms: None,
+        downlink_ms: None,
+        source: Source::Answer,
+    }))
 }
 
 /// Each part's figures over the joined requests that have it.

@@ -33,5 +33,10 @@ pub struct JoinFigures {
     pub duplicate_ids: u64,
     /// Matched requests whose spans were not believed (in no part).
     pub implausible: u64,
+    /// Joined requests split by their span, and by the account in their own answer.
+    #[serde(default)]
+    pub from_spans: u64,
+    #[serde(default)]
+    pub from_answers: u64,
     pub parts: Vec<Part>,
 }

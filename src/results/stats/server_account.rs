@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::distribution::{Distribution, NS_PER_MS};
 use super::request::{RequestMetrics, ServerTimings, TimingsForm};
 use super::samples::SampleSet;
+use crate::config::account_figure::AccountFigure;
 use crate::measure::record::{Implausible, RequestRecord};
 
 /// The percentiles of the block's distributions (its median is always there).
@@ -101,6 +102,33 @@ pub struct ServerAccount {
     /// Requests with each disagreement.
     #[serde(default)]
     pub disagreements: DisagreementCounts,
+}
+
+impl ServerAccount {
+    /// Its figures as views show them and `compare` judges them (`AccountFigure`): coverage,
+    /// the mean and p99 of the client's part of TTFT, of the queue and of prefill (each where
+    /// some request had it), and the disagreements summed over their kinds.
+    pub fn figures(&self) -> Vec<(AccountFigure, f64)> {
+        use AccountFigure as F;
+        let mut out = Vec::new();
+        if self.successful_requests > 0 {
+            let share = self.requests_with_account as f64 / self.successful_requests as f64;
+            out.push((F::Coverage, share));
+        }
+        for (d, mean, p99) in [
+            (&self.client_part_ms, F::MeanClientPart, F::P99ClientPart),
+            (&self.queue_ms, F::MeanQueue, F::P99Queue),
+            (&self.prefill_ms, F::MeanPrefill, F::P99Prefill),
+        ] {
+            let Some(d) = d else { continue };
+            out.push((mean, d.mean));
+            out.extend(d.at(99.0).map(|v| (p99, v)));
+        }
+        let disagreements = self.disagreements.all().iter().map(|(_, n)| n).sum::<u64>();
+        out.push((F::Disagreements, disagreements as f64));
+        out.retain(|(_, v)| v.is_finite());
+        out
+    }
 }
 
 /// Requests by the form of their account (every form a key, so CSV columns stay put).
