@@ -113,6 +113,15 @@ pub fn result(r: &BenchResult) -> String {
     if let Some(mix) = &r.mix {
         flatten("mix", &serde_json::json!(mix), &mut row);
     }
+    // `--bucket-by`: each bucket's figures under its label, `buckets.512-2047.ttft_ms.mean`.
+    if let Some(b) = &r.buckets {
+        let named: serde_json::Map<String, Value> = (b.buckets.iter())
+            .map(|k| (k.label.clone(), serde_json::json!(k.figures)))
+            .collect();
+        flatten("buckets", &Value::Object(named), &mut row);
+        row.insert("buckets.by".into(), b.by.to_string());
+        row.insert("buckets.below".into(), b.below.to_string());
+    }
     // An agentic run's job figures: `jobs.mean_jct_ms`, `jobs.ci95_mean_jct_ms.0`, ...
     if let Some(jobs) = &r.jobs {
         flatten("jobs", &serde_json::json!(jobs), &mut row);

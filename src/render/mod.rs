@@ -35,6 +35,7 @@ pub mod escape;
 pub mod format;
 pub mod html;
 pub mod html_account;
+pub mod html_buckets;
 pub mod html_first;
 pub mod html_pareto;
 pub mod html_slices;

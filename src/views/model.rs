@@ -179,6 +179,10 @@ pub struct Step {
     /// otherwise. Not part of a view's JSON (its figures are in `metrics`).
     #[serde(skip)]
     pub server_account: Option<crate::results::stats::ServerAccount>,
+    /// A servebench result's figures by length bucket (`--bucket-by`), for the HTML page's
+    /// table; absent otherwise. Not part of a view's JSON (the result holds them).
+    #[serde(skip)]
+    pub buckets: Option<crate::results::stats::buckets::Buckets>,
 }
 
 /// What a servebench result judged of itself, as its first screen shows it.

@@ -149,15 +149,27 @@ pub fn build_requests(
             };
             dataset::graph::build(path, &text, d.output_len(), n as usize, seed)?
         }
-        (None, Dataset::Random { input_len, .. } | Dataset::RandomMm { input_len, .. }) => {
-            return Ok(words::prompts(
-                *input_len,
-                d.output_len(),
-                n,
-                first_id,
-                seed,
-                warmup,
-            ))
+        (
+            None,
+            Dataset::Random {
+                input_len,
+                range_ratio,
+                ..
+            }
+            | Dataset::RandomMm {
+                input_len,
+                range_ratio,
+                ..
+            },
+        ) => {
+            let mut reqs = words::prompts(*input_len, d.output_len(), n, first_id, seed, warmup);
+            if *range_ratio > 0.0 {
+                // Each prompt's lengths drawn as with a local tokenizer (they were all
+                // `--input-len` here: `--range-ratio` was ignored without one).
+                let lens = dataset::LengthSampler::new(*input_len, d.output_len(), *range_ratio)?;
+                words::vary(&mut reqs, |rng| lens.draw(rng), seed);
+            }
+            return Ok(reqs);
         }
         (
             None,

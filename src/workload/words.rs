@@ -103,6 +103,23 @@ pub fn prompts(
         .collect()
 }
 
+/// Gives each of `reqs` the (input, output) lengths `draw` picks, and a prompt of that many
+/// words, reproducible from `seed` (`--range-ratio` without a local tokenizer).
+pub fn vary(
+    reqs: &mut [RequestSpec],
+    mut draw: impl FnMut(&mut rand::rngs::StdRng) -> (u64, u64),
+    seed: u64,
+) {
+    let mut len_rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x1E46_7115_0000_0001);
+    let mut text_rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5EED_0F50_4D51);
+    for r in reqs {
+        let (input_len, output_len) = draw(&mut len_rng);
+        r.prompt = text(input_len, &mut text_rng);
+        r.input_len = Some(input_len);
+        r.output_len = output_len;
+    }
+}
+
 /// `len` words drawn from `rng`, separated by single spaces (exactly `len` tokens under the
 /// simulator's counting).
 pub fn text(len: u64, rng: &mut rand::rngs::StdRng) -> String {
@@ -119,6 +136,32 @@ pub fn text(len: u64, rng: &mut rand::rngs::StdRng) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--range-ratio` without a local tokenizer: each prompt's length is drawn within
+    /// [L(1 − r), L(1 + r)], the lengths vary, and each prompt has as many words as its
+    /// length says; reproducible from the seed.
+    #[test]
+    fn a_range_ratio_varies_the_words_prompts() {
+        use crate::config::{Dataset, WorkloadSpec};
+        let spec = WorkloadSpec {
+            dataset: Dataset::Random {
+                input_len: 100,
+                output_len: Some(10),
+                range_ratio: 0.5,
+            },
+            ..WorkloadSpec::default()
+        };
+        let reqs = crate::workload::build_requests(&spec, None, 200, 0, 9, false).unwrap();
+        let lens: Vec<u64> = reqs.iter().map(|r| r.input_len.unwrap()).collect();
+        assert!(lens.iter().all(|l| (50..=150).contains(l)), "{lens:?}");
+        assert!(lens.iter().any(|l| *l < 75) && lens.iter().any(|l| *l > 125));
+        for r in &reqs {
+            assert_eq!(r.prompt.split(' ').count() as u64, r.input_len.unwrap());
+            assert!((5..=15).contains(&r.output_len), "{}", r.output_len);
+        }
+        let again = crate::workload::build_requests(&spec, None, 200, 0, 9, false).unwrap();
+        assert_eq!(reqs, again);
+    }
 
     #[test]
     fn prompts_are_reproducible_and_have_the_requested_word_count() {

@@ -270,8 +270,14 @@ fn after_run_is_called_however_the_sweep_ends() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("/flush_cache"), "the first failure is named: {err}");
+    assert!(
+        err.contains("/flush_cache"),
+        "the first failure is named: {err}"
+    );
     let calls = after_run_calls(dir.path());
     assert_eq!(calls.len(), 1, "{err}");
-    assert_eq!((calls[0]["path"].as_str(), calls[0]["status"].as_u64()), (Some("/stop_profile"), Some(404)));
+    assert_eq!(
+        (calls[0]["path"].as_str(), calls[0]["status"].as_u64()),
+        (Some("/stop_profile"), Some(404))
+    );
 }

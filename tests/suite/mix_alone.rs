@@ -298,8 +298,12 @@ fn the_prefix_cache_is_reset_before_each_run_alone() {
         let alone = BenchResult::load(&dir.path().join(format!("alone.alone{k}.json"))).unwrap();
         assert_eq!(alone.hooks.len(), 1, "{:?}", alone.hooks);
         assert_eq!(alone.hooks[0].path, "/reset_prefix_cache");
-        let records = common::read_records(&dir.path().join(format!("alone.alone{k}.records.jsonl")));
-        let cached: u64 = records.iter().map(|r| r.cached_prompt_tokens.unwrap_or(0)).sum();
+        let records =
+            common::read_records(&dir.path().join(format!("alone.alone{k}.records.jsonl")));
+        let cached: u64 = records
+            .iter()
+            .map(|r| r.cached_prompt_tokens.unwrap_or(0))
+            .sum();
         assert_eq!(cached, 0, "class {k}");
     }
 }

@@ -668,7 +668,9 @@ fn trace_sessions_are_conversations_on_the_trace_times() {
 
 /// `--bucket-by input_len:...`: each request is in the bucket of its prompt's length, every
 /// bucket's count is that of the records in its range (empty ones kept), and the report has
-/// the block; bad bucketings are refused in one line.
+/// the block; bad bucketings are refused in one line. The prompts' lengths vary
+/// (`--range-ratio 0.9` with the words tokenizer: 10 to 190 words, as the server counts them),
+/// so at least three buckets hold requests.
 #[test]
 fn buckets_hold_each_request_by_its_prompt_length() {
     let sim = common::SimProcess::start(&["--ttft-ms", "5", "--itl-ms", "1"]);
@@ -685,6 +687,7 @@ fn buckets_hold_each_request_by_its_prompt_length() {
             "0",
         ])
         .args(["--input-len", "100", "--output-len", "4", "--no-preflight"])
+        .args(["--range-ratio", "0.9", "--seed", "3"])
         .args(["--bucket-by", "input_len:0,50,100,200"])
         .args([
             "--result-filename",
@@ -709,13 +712,54 @@ fn buckets_hold_each_request_by_its_prompt_length() {
             .count() as u64;
         assert_eq!(b[i]["sent"].as_u64(), Some(n), "bucket {i}: {b}");
     }
-    assert_eq!(b[2]["sent"], 40, "every 100-token prompt in 100-199: {b}");
+    for x in &records {
+        // The server counted the prompt the workload built, and it is within the range.
+        assert_eq!(x.prompt_tokens, x.input_len_requested, "{x:?}");
+        assert!((10..=190).contains(&x.prompt_tokens.unwrap()), "{x:?}");
+    }
+    let filled = (0..3).filter(|i| b[*i]["sent"].as_u64() > Some(0)).count();
+    assert_eq!(filled, 3, "the lengths vary over the three buckets: {b}");
+    let sum: u64 = (0..4).map(|i| b[i]["sent"].as_u64().unwrap()).sum();
+    assert_eq!(sum, 40, "{b}");
     assert_eq!(b[0]["label"], "0-49", "{b}");
     let report = common::stdout_of(&["report", common::path_str(&dir.path().join("b.json"))]);
     assert!(
-        report.contains("By input_len") && report.contains("input_len 100-199 tokens:"),
+        report.contains("By input_len") && report.contains("input_len 0-49 tokens:"),
         "{report}"
     );
+    // The result's CSV has each bucket's figures under its label, and the HTML page a table
+    // with a row per bucket (its count the result's) and the whole run's.
+    let b_json = dir.path().join("b.json");
+    let csv = common::stdout_of(&["report", common::path_str(&b_json), "--format", "csv"]);
+    let mut rd = csv::Reader::from_reader(csv.as_bytes());
+    let head = rd.headers().unwrap().clone();
+    let row = rd.records().next().unwrap().unwrap();
+    let col = |name: &str| {
+        let i = head.iter().position(|h| h == name);
+        row[i.unwrap_or_else(|| panic!("{name}: {head:?}"))].to_string()
+    };
+    for (i, label) in ["0-49", "50-99", "100-199", "200+"].iter().enumerate() {
+        assert_eq!(
+            col(&format!("buckets.{label}.sent")),
+            b[i]["sent"].to_string(),
+            "{label}"
+        );
+    }
+    assert_eq!(col("buckets.by"), "input_len:0,50,100,200");
+    let html = dir.path().join("b.html");
+    common::run_ok(&[
+        "report",
+        common::path_str(&b_json),
+        "--html",
+        common::path_str(&html),
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h2 id=\"buckets\">By length</h2>"), "{page}");
+    for (i, label) in ["0-49", "50-99", "100-199", "200+"].iter().enumerate() {
+        let want = format!("<tr><td>{label}</td><td>{}</td>", b[i]["sent"]);
+        assert!(page.contains(&want), "{want}");
+    }
+    assert!(page.contains("<tr class=\"whole\"><td>whole run</td><td>40</td><td>100.0</td>"));
     for bad in ["input_len:5,5", "prompt:1", "input_len:x"] {
         let err = common::run_fails(&["run", "--base-url", &sim.url, "--bucket-by", bad]);
         assert!(err.contains("--bucket-by"), "{bad}: {err}");

@@ -204,6 +204,7 @@ pub(super) fn llmperf_requests(
         gpus: None,
         slices: None,
         server_account: None,
+        buckets: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), None, path),
@@ -300,6 +301,7 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         gpus: None,
         slices: None,
         server_account: None,
+        buckets: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), model.as_deref(), path),

@@ -76,6 +76,7 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
             gpus: None,
             slices: None,
             server_account: None,
+            buckets: None,
         });
     }
     notes.dedup();

@@ -543,5 +543,6 @@ fn text_step(
         gpus: None,
         slices: None,
         server_account: None,
+        buckets: None,
     }
 }
