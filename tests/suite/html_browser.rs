@@ -146,6 +146,9 @@ window.addEventListener('load', () => {
   const tl = document.querySelector('figure.tl');
   b.dataset.tlaxes = tl ? String(!!tl.querySelector('.xlabel') && !!tl.querySelector('.ylabel')) : 'none';
   b.dataset.tllegend = String(document.querySelectorAll('.legend .sw').length);
+  b.dataset.svgwide = String([...document.querySelectorAll('svg')]
+    .filter(s => s.getBoundingClientRect().right > d.clientWidth + 1).length);
+  b.dataset.firstchart = String(Math.round((document.querySelector('figure.chart') || b).getBoundingClientRect().top));
 });
 </script>"#;
     let html = html.replace("</body>", &format!("{extra}{probe}</body>"));
@@ -269,4 +272,61 @@ fn run_page_opens_with_the_answer_and_a_timeline_in_chromium() {
         data(&dom, "overflow").parse::<i64>().unwrap() > 1000,
         "planted overflow seen"
     );
+}
+
+/// A sweep's page at a laptop's width (1366 px) in a real browser: it opens with the answer
+/// (the sweep's table of steps, figures with their units), then the Pareto front; nothing
+/// overflows the window sideways and no chart's SVG passes its edge; nothing is fetched; and
+/// every chart has its axes labelled, the measured one with its unit, and a legend naming
+/// the series.
+#[test]
+fn sweep_page_at_a_laptops_width_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("sweep.html");
+    let out = common::servebench()
+        .args(["report", "tests/fixtures/seed001_tgi.txt", "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("{s} in the page"));
+    assert!(at("id=\"answer\"") < at("id=\"pareto_front\""));
+    assert!(at("id=\"pareto_front\"") < at("id=\"series\""));
+    let probe = dir.path().join("probe.html");
+    probed(&page, &probe, "");
+    let profile = dir.path().join("profile");
+    let dom = headless(
+        &browser,
+        &profile,
+        &["--dump-dom", "--window-size=1366,768"],
+        &probe,
+    );
+    assert_eq!(data(&dom, "overflow"), "0", "sideways overflow at 1366 px");
+    assert_eq!(data(&dom, "svgwide"), "0", "an SVG past the window's edge");
+    assert_eq!(data(&dom, "resources"), "0", "nothing fetched");
+    assert!(
+        dom.contains("<table class=\"headline\"><tr><th>num_prompts</th><th>Output throughput (tokens/s)</th>"),
+        "the first screen: a step per row, figures with their units"
+    );
+    let legend = "tgi meta-llama/Llama-3.1-405B-Instruct (seed001_tgi)";
+    let units = ["(ms)", "(tokens/s)", "(requests/s)", "tokens/s per"];
+    let figures: Vec<&str> = dom.split("<figure class=\"chart\"").skip(1).collect();
+    assert!(figures.len() >= 8, "{} charts", figures.len());
+    for f in figures {
+        let f = &f[..f.find("</figure>").unwrap()];
+        let id = &f[..f.find('>').unwrap()];
+        assert!(f.contains("<svg"), "{id}: an SVG");
+        assert!(f.contains(legend), "{id}: a legend naming the series");
+        assert!(
+            units.iter().any(|u| f.contains(u)),
+            "{id}: an axis with its unit"
+        );
+        // Two axis labels besides the title and the legend.
+        let labels = f.matches("<text").count();
+        assert!(labels >= 6, "{id}: {labels} texts");
+    }
 }

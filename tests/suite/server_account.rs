@@ -211,7 +211,8 @@ async fn join_falls_back_to_each_answers_own_account() {
     let (result, records) = saved_run(&server, dir.path(), "run.json", 12, 4).await;
     let _ = rustls::crypto::ring::default_provider().install_default();
     let url = format!("{}/sim/otlp", server.base_url());
-    let mut otlp: serde_json::Value = reqwest::get(url).await.unwrap().json().await.unwrap();
+    let mut otlp: serde_json::Value =
+        serde_json::from_slice(&reqwest::get(url).await.unwrap().bytes().await.unwrap()).unwrap();
     server.shutdown().await;
     let even: Vec<String> = (records.iter())
         .filter(|r| !r.warmup && r.id % 2 == 0)
