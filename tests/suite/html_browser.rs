@@ -134,7 +134,8 @@ fn html_report_shows_its_charts_in_chromium() {
 /// A copy of `page` with an inline probe that writes what the browser laid out and fetched
 /// into the body's data attributes, for `--dump-dom` to show: horizontal overflow of the
 /// document (px), resources fetched, the timeline's rows, figures without an axis label or
-/// a legend, and SVGs whose right edge passes the window's. `extra` is markup put before the probe (a planted overflow).
+/// a legend, and SVGs whose right edge passes the window's. `extra` is markup put before the
+/// probe (a planted overflow).
 fn probed(page: &Path, out: &Path, extra: &str) {
     let html = std::fs::read_to_string(page).unwrap();
     let probe = r#"<script>
