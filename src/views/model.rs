@@ -175,6 +175,10 @@ pub struct Step {
     /// Not part of a view's JSON (`compare --format json`, an import): the result holds them.
     #[serde(skip)]
     pub slices: Option<crate::results::stats::slices::Slices>,
+    /// An autoscaler benchmark's figures (a servebench result's `autoscale`), for their chart;
+    /// absent otherwise. Not part of a view's JSON, as `slices`.
+    #[serde(skip)]
+    pub autoscale: Option<crate::results::autoscale::AutoscaleFigures>,
 }
 
 /// What a servebench result judged of itself, as its first screen shows it.

@@ -355,6 +355,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
             .collect(),
         gpus,
         slices: r.slices.clone(),
+        autoscale: r.autoscale.clone(),
     }
 }
 

@@ -203,6 +203,7 @@ pub(super) fn llmperf_requests(
         adapters: BTreeMap::new(),
         gpus: None,
         slices: None,
+        autoscale: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), None, path),
@@ -298,6 +299,7 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         adapters: BTreeMap::new(),
         gpus: None,
         slices: None,
+        autoscale: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), model.as_deref(), path),

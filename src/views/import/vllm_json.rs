@@ -75,6 +75,7 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
             adapters: std::collections::BTreeMap::new(),
             gpus: None,
             slices: None,
+            autoscale: None,
         });
     }
     notes.dedup();

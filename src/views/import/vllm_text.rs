@@ -542,5 +542,6 @@ fn text_step(
         adapters: BTreeMap::new(),
         gpus: None,
         slices: None,
+        autoscale: None,
     }
 }
