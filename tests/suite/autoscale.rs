@@ -242,8 +242,8 @@ fn a_burst_against_the_autoscaling_simulator_is_measured_against_its_own_log() {
             .collect::<Vec<_>>(),
         "client {seen:?} vs simulator {sim_changes:?}"
     );
-    for i in 1..seen.len() {
-        let (client, truth) = (seen[i].0 - seen[1].0, sim_changes[i].0 - sim_changes[1].0);
+    for (i, (c, t)) in seen.iter().zip(&sim_changes).enumerate().skip(1) {
+        let (client, truth) = (c.0 - seen[1].0, t.0 - sim_changes[1].0);
         assert!(
             (client - truth).abs() <= poll + 1.0,
             "change {i}: {client} s vs {truth} s after the first scale-up"
@@ -276,7 +276,7 @@ fn a_burst_against_the_autoscaling_simulator_is_measured_against_its_own_log() {
     let t0 = records.iter().map(|r| r.scheduled_ns).min().unwrap();
     let bad: Vec<f64> = records
         .iter()
-        .filter(|r| !RequestMetrics::of(r).is_some_and(|m| m.ttft_ns <= 300_000_000))
+        .filter(|r| RequestMetrics::of(r).is_none_or(|m| m.ttft_ns > 300_000_000))
         .map(|r| (r.end_ns.saturating_sub(t0)) as f64 / 1e9)
         .filter(|&t| t >= burst)
         .collect();

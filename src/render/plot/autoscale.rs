@@ -83,7 +83,7 @@ pub fn panels(a: &AutoscaleFigures, suffix: &str, label: &str) -> Vec<Chart> {
         });
     }
     let target = a.attainment_target * 100.0;
-    let mut attainment = windowed("attainment (%)", 6, Dash::Solid, a, |w| {
+    let attainment = windowed("attainment (%)", 6, Dash::Solid, a, |w| {
         w.attainment.map(|x| x * 100.0)
     });
     let target_line = Line {
@@ -97,7 +97,6 @@ pub fn panels(a: &AutoscaleFigures, suffix: &str, label: &str) -> Vec<Chart> {
             .collect(),
         markers: false,
     };
-    attainment.markers = true;
     vec![
         chart(name("load"), title("Load"), "requests per second", load),
         chart(name("replicas"), title("Replicas"), "replicas", replicas),
