@@ -25,6 +25,17 @@ pub const HEAD: [&str; 15] = [
     "replica_source",
 ];
 
+/// Outside text as one CSV cell: formula-safe (`csv_cell`), quoted when it holds a comma, a
+/// quote or a line break.
+fn text(s: &str) -> String {
+    let c = csv_cell(s);
+    if c.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", c.replace('"', "\"\""))
+    } else {
+        c.into_owned()
+    }
+}
+
 fn cell(v: Option<f64>) -> String {
     v.map_or_else(String::new, |v| v.to_string())
 }
@@ -46,7 +57,7 @@ fn row(a: &AutoscaleFigures, w: &AutoscaleWindow) -> String {
         cell(a.mean_replicas),
         cell(a.cost),
         cell(a.over_provisioned_replica_hours),
-        csv_cell(source).into_owned(),
+        text(source),
     ];
     cells.join(",")
 }
