@@ -51,6 +51,8 @@ fn bad_load_shapes_and_replica_sources_are_refused_in_one_line() {
         "--result-dir",
         out_s,
         "--quiet",
+        "--tokenizer",
+        "words",
         "--output-len",
         "2",
     ];
@@ -184,6 +186,8 @@ fn a_burst_against_the_autoscaling_simulator_is_measured_against_its_own_log() {
         "--result-filename",
         "r.json",
         "--quiet",
+        "--tokenizer",
+        "words",
         "--input-len",
         "8",
         "--output-len",
