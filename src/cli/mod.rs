@@ -24,6 +24,7 @@ use crate::render::plot::ImageFormat;
 use crate::render::print::Format;
 use crate::sim::Preset;
 
+pub mod autoscale;
 pub mod capacity;
 pub mod dataset;
 pub mod error;
@@ -319,6 +320,8 @@ pub struct RunArgs {
     pub trace: trace::TraceArgs,
     #[command(flatten)]
     pub hooks: hooks::HookArgs,
+    #[command(flatten)]
+    pub autoscale: autoscale::AutoscaleArgs,
 }
 
 #[derive(Debug, Args)]
@@ -376,6 +379,10 @@ pub struct ReportArgs {
     /// re-judged.
     #[arg(long, num_args = 1.., value_name = "SLO")]
     pub goodput: Vec<crate::config::Slo>,
+    /// A result of an autoscaler benchmark (`run --load-shape`, `--replicas-*`): its windows'
+    /// load, attainment and replicas, a row per window (with --format csv).
+    #[arg(long)]
+    pub autoscale: bool,
 }
 
 #[derive(Debug, Args)]

@@ -312,7 +312,7 @@ impl RunArgs {
             ..RunConfig::default()
         });
         let cfg = self.trace.apply(self.shape.apply(self.request.apply(cfg)));
-        self.hooks.apply(cfg)
+        self.autoscale.apply(self.hooks.apply(cfg)?)
     }
 
     /// What `--scrape-metrics` asks for, with the default URL resolved against `base_url` (the

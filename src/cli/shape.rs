@@ -106,6 +106,7 @@ impl ShapeArgs {
             max_history_tokens: self.max_history_tokens,
             users: self.users,
             user_gap_s: self.user_gap.as_ref().map(|g| g.0[0]),
+            curve: None,
         };
         cfg
     }

@@ -150,6 +150,12 @@ pub struct SimArgs {
     /// without them does (vLLM without its dev endpoints answers 404).
     #[arg(long, value_name = "CODE")]
     pub control_status: Option<u16>,
+    /// Exact mode with --slots (per replica): an autoscaler running the server as replicas,
+    /// from MIN; every simulated second, ceil(in flight / TARGET_IN_FLIGHT) clamped to
+    /// [MIN, MAX], in effect DELAY_S later. The count is the gauge servebench_sim_replicas
+    /// at /metrics and /api/v1/query (Prometheus' API), every change at /sim/replicas.
+    #[arg(long, value_name = "MIN,MAX,TARGET_IN_FLIGHT,DELAY_S")]
+    pub autoscale: Option<String>,
 }
 
 impl SimArgs {
@@ -278,6 +284,10 @@ impl SimArgs {
             tool_calls_per_answer: self.tool_calls_per_answer,
             hostile_answer_bytes: self.hostile_answer_bytes,
             control_status: self.control_status,
+            autoscale: (self.autoscale.as_deref())
+                .map(str::parse)
+                .transpose()
+                .map_err(|e: crate::sim::SimConfigError| PlanError::Simulator(e.to_string()))?,
         };
         (cfg.validate()).map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(cfg)

@@ -24,6 +24,11 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let file = args.file;
     let slos = args.goodput;
     let slow_itl_ms = args.timeline_itl_ms;
+    if args.autoscale {
+        let text = autoscale_csv(&file, format)?;
+        super::out::out(&text)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let text = match (open::kind(&file), args.time_slice) {
         (Kind::Records, _) if !slos.is_empty() => anyhow::bail!(
             "{}: --goodput re-judges a result or a sweep (which name their records), not a records file",
@@ -54,6 +59,19 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         None => super::out::out(&text)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--autoscale`: the result's autoscaler windows as CSV; refused for a document without them.
+fn autoscale_csv(file: &std::path::Path, format: Format) -> anyhow::Result<String> {
+    print::printer::<print::AutoscaleDoc>(format)?;
+    let doc = ResultDoc::load(file.to_path_buf())?;
+    let Some(a) = doc.result.autoscale else {
+        anyhow::bail!(
+            "{}: not an autoscaler benchmark (run --load-shape, --replicas-metric or --replicas-file)",
+            crate::render::escape::terminal_line(&file.display().to_string())
+        );
+    };
+    Ok(print::print(format, || Ok(print::AutoscaleDoc(a)))?)
 }
 
 /// The result at `file` with its slices re-cut to `seconds`, printed: as CSV, a row per

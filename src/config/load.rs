@@ -27,6 +27,13 @@ pub enum RequestRate {
     PerSecond(f64),
 }
 
+impl RequestRate {
+    /// A number of requests per second (not `inf`).
+    pub fn is_finite(&self) -> bool {
+        matches!(self, RequestRate::PerSecond(_))
+    }
+}
+
 impl fmt::Display for RequestRate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -179,6 +186,7 @@ impl LoadSpec {
         if shape.duration_s.is_some()
             && !finite
             && shape.ramp.is_none()
+            && shape.curve.is_none()
             && self.max_concurrency.is_none()
         {
             return bad(

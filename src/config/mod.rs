@@ -30,6 +30,7 @@ pub use self::workload::{Dataset, WorkloadSpec, DEFAULT_INPUT_LEN};
 
 pub mod account_figure;
 pub mod audio;
+pub mod autoscale;
 mod backend;
 pub mod buckets;
 mod defaults;

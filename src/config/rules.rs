@@ -43,6 +43,9 @@ impl RunConfig {
         self.load.check_timeouts()?;
         self.check_sizes()?;
         self.hooks.check()?;
+        if let Some(a) = &self.autoscale {
+            a.check()?;
+        }
         mix::check_config(self)
     }
 

@@ -127,6 +127,10 @@ pub struct RunConfig {
     /// server at named points of the session (`hooks.rs`).
     #[serde(default, skip_serializing_if = "hooks::Hooks::is_empty")]
     pub hooks: hooks::Hooks,
+    /// An autoscaler benchmark's settings (`--replicas-metric`, `--replicas-file`,
+    /// `--cost-per-replica-hour`, ...; `autoscale.rs`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autoscale: Option<super::autoscale::AutoscaleSpec>,
 }
 
 fn default_time_scale() -> f64 {
@@ -174,6 +178,7 @@ impl Default for RunConfig {
             request_id_header: Some("x-request-id".into()),
             propagate_trace: false,
             hooks: hooks::Hooks::default(),
+            autoscale: None,
         }
     }
 }

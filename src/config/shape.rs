@@ -130,6 +130,9 @@ pub struct LoadShape {
     /// `--user-gap`: seconds (server time) from a user's unit's end to its next unit's send.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_gap_s: Option<f64>,
+    /// `--load-shape`: the rate over time (`autoscale.rs`), instead of `--request-rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<super::autoscale::RateCurve>,
 }
 
 /// The most a conversation's history (the text of its messages) may hold when a turn is
@@ -164,6 +167,7 @@ impl LoadShape {
             || !self.stages.is_empty()
             || self.turns.is_some()
             || self.think_time_s.is_some()
+            || self.curve.is_some()
     }
 
     /// The history limits, defaults filled in.
@@ -180,10 +184,11 @@ impl LoadShape {
     }
 
     /// The time sends may be scheduled in, seconds (server time): the duration, or the
-    /// stages' total; `None` for a run bounded by its request count.
+    /// stages' total, or a load shape's points' end; `None` for a run bounded by its request
+    /// count.
     pub fn window_s(&self) -> Option<f64> {
         if self.stages.is_empty() {
-            self.duration_s
+            (self.duration_s).or_else(|| self.curve.as_ref().and_then(|c| c.end_s()))
         } else {
             Some(self.stages.iter().map(|s| s.seconds).sum())
         }
@@ -204,6 +209,9 @@ impl LoadShape {
     /// The most requests any one second asks for: the highest rate the shape reaches, or
     /// `rate` (`--request-rate`; `None`: `inf`); `None` for an unbounded rate.
     pub fn peak_rate(&self, rate: Option<f64>) -> Option<f64> {
+        if let Some(c) = &self.curve {
+            return Some(c.peak());
+        }
         if let Some(r) = &self.ramp {
             return Some(r.start_rps.max(r.end_rps));
         }
@@ -281,6 +289,7 @@ impl LoadShape {
                 );
             }
         }
+        self.validate_curve(finite_rate)?;
         if let Some(f) = self.max_error_rate.filter(|f| !(*f > 0.0 && *f <= 1.0)) {
             return bad("--max-error-rate", format!("{f} is not in (0, 1]"));
         }
@@ -314,6 +323,37 @@ impl LoadShape {
             if let Some(v) = value.filter(|v| !(1..=max).contains(v)) {
                 return bad(flag, format!("{v} is not in 1..={max}"));
             }
+        }
+        Ok(())
+    }
+}
+
+impl LoadShape {
+    /// `--load-shape`: its own rules, and no other flag that sets the rate; a sine or bursts
+    /// need `--duration` (a file's points end where the last one is).
+    fn validate_curve(&self, finite_rate: bool) -> Result<(), ConfigError> {
+        let Some(curve) = &self.curve else {
+            return Ok(());
+        };
+        curve.check()?;
+        let others = [
+            ("--request-rate", finite_rate),
+            ("--ramp-up-strategy", self.ramp.is_some()),
+            ("--stages", !self.stages.is_empty()),
+            ("--users", self.users.is_some()),
+            ("--turns", self.turns() > 1),
+        ];
+        if let Some((flag, _)) = others.iter().find(|(_, given)| *given) {
+            return Err(ConfigError::invalid(
+                "--load-shape",
+                format!("the shape sets the rate over time: leave {flag} out"),
+            ));
+        }
+        if self.window_s().is_none() {
+            return Err(ConfigError::invalid(
+                "--load-shape",
+                "a sine or bursts go on for ever: give --duration",
+            ));
         }
         Ok(())
     }

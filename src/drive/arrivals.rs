@@ -1,11 +1,14 @@
 //! The arrival processes: [`arrival_offsets`] turns a [`LoadSpec`] (its rate, burstiness,
 //! ramp, stages and time window) into send offsets, a pure function seeded by `--seed`, so a
 //! run's schedule is reproducible. A trace's requests carry their own offsets instead.
+//! A load shape over time (`--load-shape`) is a Poisson process of a varying rate, drawn by
+//! thinning (Lewis and Shedler): candidates at the curve's peak rate, each kept with
+//! probability rate(t) / peak, from a second generator seeded from the same seed.
 //!
 //! Every arrival process goes through the one driver (`load.rs`): to add one, add a case
 //! here.
 
-use rand::SeedableRng;
+use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Gamma};
 
 use crate::config::{LoadSpec, RequestRate};
@@ -32,11 +35,25 @@ pub fn arrival_offsets(spec: &LoadSpec, n: u64) -> impl Iterator<Item = u64> {
         _ => f64::INFINITY,
     };
     let mut t_s = 0.0f64;
+    // The thinning's own draws, so that the gaps' generator is the one of every other shape.
+    let mut keep = rand::rngs::StdRng::seed_from_u64(spec.seed ^ 0x5eed_cafe_f00d_0001);
     (0u64..).map_while(move |i| {
         if window.is_none() && i >= n {
             return None;
         }
-        if i > 0 {
+        if let Some(curve) = &shape.curve {
+            // Every arrival drawn, the first too (the rate at 0 may be 0).
+            let peak = curve.peak();
+            loop {
+                t_s += draw(peak);
+                if !t_s.is_finite() || window.is_some_and(|w| t_s >= w) {
+                    return None;
+                }
+                if keep.random::<f64>() * peak < curve.rate_at(t_s) {
+                    break;
+                }
+            }
+        } else if i > 0 {
             if let Some(ramp) = &shape.ramp {
                 let p = match shape.duration_s {
                     Some(d) => t_s / d,

@@ -28,6 +28,9 @@ pub enum RunError {
     /// was measured before it is saved.
     #[error("{0} (--hook-errors ignore goes on)")]
     Hook(String),
+    /// `--replicas-metric` cannot be read at the start (no series, or the poll failed).
+    #[error(transparent)]
+    Replicas(#[from] crate::drive::replicas::ReplicasError),
     /// Stopped (Ctrl-C, SIGTERM) before the measured load began: nothing was measured or
     /// written.
     #[error("stopped before the measured load began: nothing was measured or written")]

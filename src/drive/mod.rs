@@ -26,6 +26,7 @@ pub mod plan;
 mod pool;
 mod preflight;
 pub mod records;
+pub mod replicas;
 pub mod run;
 pub mod scrape;
 pub mod search;

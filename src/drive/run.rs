@@ -314,6 +314,7 @@ struct Measured {
     generation: Option<MediaGeneration>,
     /// The run's hook calls (`drive::hooks`), set after the measured load.
     hooks: Vec<crate::results::hooks::HookCall>,
+    replicas: Option<crate::results::autoscale::ReplicaSeries>,
 }
 
 /// The measured load: waits for `--start-at` (sharded runs), snapshots the simulator, starts
@@ -328,6 +329,7 @@ async fn measure(
     stop: CancellationToken,
 ) -> Result<Measured, RunError> {
     let timebase = crate::drive::shard::before_start(&client, cfg, opts.start_at, &stop).await?;
+    let replicas = crate::drive::replicas::begin(cfg, clock).await?;
     // The run starts here: from now on every record is written as it arrives.
     let halt = stop.child_token();
     let records = Arc::new(RecordsFile::create(opts.records_path.clone()));
@@ -357,6 +359,7 @@ async fn measure(
         None => Vec::new(),
     };
     let cpu_s = (process_cpu_s() - cpu_start).max(0.0);
+    let replicas = crate::drive::replicas::end(replicas, start_ns).await;
     let server_metrics = match scraper {
         Some(s) => Some(s.finish().await),
         None => None,
@@ -393,6 +396,7 @@ async fn measure(
         probes,
         generation: extras.generation,
         hooks: Vec::new(),
+        replicas,
     })
 }
 
@@ -472,6 +476,7 @@ fn finish(
         let (path, c) = (&opts.records_path, &result.config);
         result.slices = Some(crate::results::slices::from_records(path, seconds, c)?);
     }
+    crate::drive::replicas::attach(&mut result, measured.replicas.take());
     if let Some(by) = &result.config.bucket_by {
         // Each bucket's figures, streamed from the records file (`stats::buckets`).
         let records = crate::measure::record::read_jsonl(&opts.records_path).into_iter();
@@ -559,10 +564,7 @@ fn run_facts(
         schedule_lag_p99_ms: sends.lags.finish(&[99.0]).and_then(|d| d.at(99.0)),
         // Only a finite rate promises send times; `inf` just means "as fast as possible".
         open_loop: cfg.load.max_concurrency.is_none()
-            && matches!(
-                cfg.load.request_rate,
-                crate::config::RequestRate::PerSecond(_)
-            ),
+            && (cfg.load.shape.curve.is_some() || cfg.load.request_rate.is_finite()),
         offered_rate: match cfg.load.request_rate {
             // A shard sends every Nth request of the schedule: 1/N of the rate.
             crate::config::RequestRate::PerSecond(r) => {

@@ -86,6 +86,7 @@ pub fn page(view: &View, opts: &PageOptions) -> Result<String, RenderError> {
     h.push_str(&crate::render::html_slices::section(view)?);
     h.push_str(&crate::render::html_account::section(view));
     h.push_str(&crate::render::html_buckets::section(view));
+    h.push_str(&crate::render::html_autoscale::section(view)?);
     // 3. The text report, folded, and llmperf's requests.
     if let Some(t) = opts.text_report {
         let _ = writeln!(

@@ -8,14 +8,16 @@
 //!   printers; a pair that does not exist has no implementation and is refused in one line;
 //! - `report/`: a result's text report (vLLM's block, then servebench's), and a view's text;
 //! - `compare`: a comparison as aligned text, Markdown or JSON;
-//! - `csv`: results, sweeps, imports, comparisons and records files as CSV; `slices_csv`: a
+//! - `csv`: results, sweeps, imports, comparisons and records files as CSV; `autoscale_csv`:
+//!   an autoscaler benchmark's windows; `slices_csv`: a
 //!   result's time slices, a row per window;
 //! - `plot/`: charts as data, drawn to SVG and PNG;
 //! - `html`: one self-contained HTML page of a view, in reading order: the answer
 //!   (`html_first`), the charts (the request timeline, `html_timeline`; inline SVG charts),
 //!   the full labelled table (`html_table`);
 //! - `html_pareto`: the HTML page's Pareto section (its chart and the steps on the front);
-//!   `html_slices`: its charts of the time slices;
+//!   `html_slices`: its charts of the time slices; `html_autoscale`: an autoscaler
+//!   benchmark's figures and charts;
 //! - `capacity`: `servebench plan`'s tables, CSV, chart and HTML page;
 //! - `format`: number formatting every output shares;
 //! - `escape`: text from outside made safe for each output kind (terminal, CSV, Markdown,
@@ -27,6 +29,7 @@
 //! `Printer` impl per document kind it writes (a function in a module here that takes the
 //! document and returns text).
 
+pub mod autoscale_csv;
 pub mod capacity;
 pub mod compare;
 pub mod csv;
@@ -36,6 +39,7 @@ pub mod format;
 pub mod html;
 pub mod html_account;
 pub mod html_buckets;
+pub mod html_autoscale;
 pub mod html_first;
 pub mod html_pareto;
 pub mod html_slices;

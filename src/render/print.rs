@@ -263,6 +263,20 @@ impl Printer<SlicesDoc> for Csv {
     }
 }
 
+/// An autoscaler benchmark's windows (`report RESULT --autoscale --format csv`).
+pub struct AutoscaleDoc(pub crate::results::autoscale::AutoscaleFigures);
+
+impl Document for AutoscaleDoc {
+    const KIND: &'static str = "an autoscaler benchmark's windows";
+    const PRINTERS: &'static [&'static dyn Printer<Self>] = &[&Csv];
+}
+
+impl Printer<AutoscaleDoc> for Csv {
+    fn print(&self, doc: &AutoscaleDoc) -> Result<String, RenderError> {
+        Ok(crate::render::autoscale_csv::windows(&doc.0))
+    }
+}
+
 /// Several documents compared (`views::compare`), with the figures asked for.
 pub struct CompareDoc {
     pub views: Vec<View>,

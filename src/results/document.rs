@@ -219,6 +219,10 @@ pub struct BenchResult {
     /// the order made; absent without hooks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<crate::results::hooks::HookCall>,
+    /// An autoscaler benchmark's figures (`--load-shape`, `--replicas-metric`,
+    /// `--replicas-file`; docs/metrics.md, "Autoscaler benchmarks"); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autoscale: Option<crate::results::autoscale::AutoscaleFigures>,
     /// vLLM-compatible keys (see the module doc).
     #[serde(flatten)]
     pub vllm: BTreeMap<String, Value>,
@@ -267,6 +271,7 @@ impl BenchResult {
             energy: None,
             per_adapter: BTreeMap::new(),
             hooks: Vec::new(),
+            autoscale: None,
             vllm,
         };
         result.set_cost_and_energy();

@@ -6,6 +6,7 @@
 //! Imports `config`, `measure` (the records) and nothing above. Nothing here sends a request
 //! or prints.
 
+pub mod autoscale;
 pub mod capacity;
 pub mod capacity_front;
 pub mod compare;

@@ -17,6 +17,7 @@
 
 use std::time::Duration;
 
+use super::autoscale::AutoscaleConfig;
 use super::cost::EngineConfig;
 use super::error::SimConfigError;
 use super::faults::FaultConfig;
@@ -166,6 +167,9 @@ pub struct SimConfig {
     /// a server without them does (vLLM without its dev endpoints answers 404). Default
     /// `None`: they do what they say.
     pub control_status: Option<u16>,
+    /// Exact mode with `slots`: an autoscaler (`autoscale.rs`) runs the server as replicas of
+    /// `slots` slots each. Default none.
+    pub autoscale: Option<AutoscaleConfig>,
 }
 
 /// The longest hostile answer the simulator writes (`hostile_answer_bytes`).
@@ -242,6 +246,7 @@ impl Default for SimConfig {
             tool_calls_per_answer: 1,
             hostile_answer_bytes: 0,
             control_status: None,
+            autoscale: None,
         }
     }
 }
@@ -301,6 +306,13 @@ impl SimConfig {
         if self.slots.is_some() && self.engine.is_some() {
             let rule = "are exact mode's: an engine preset queues by its own max_num_seqs";
             return Err(SimConfigError::setting("slots", rule));
+        }
+        if let Some(a) = &self.autoscale {
+            a.validate()?;
+            if self.slots.is_none() {
+                let rule = "scales exact mode's slots: give slots (per replica) too";
+                return Err(SimConfigError::setting("autoscale", rule));
+            }
         }
         if self.priority_scheduling && self.slots.is_none() {
             let rule = "orders the queue of exact mode's slots: give slots too";

@@ -114,7 +114,7 @@
 //! | layer | module | owns | imports |
 //! |---|---|---|---|
 //! | 11 | `mod.rs` | [`router`], [`spawn`], [`SimServer`], re-exports | everything below |
-//! | 10 | `apis/` | the route table, the handlers and framers of each API, one file per API named as the client's (`completions`, `chat`, `tgi`, `llamacpp`, `anthropic`, `responses`, `embeddings`, `rerank`, `audio`, `info`), and what they share (`common`, `reject`, `trace`, `openai`, `events`, `media`, `form`) | `http1` (`Arrival`), `stream`, `state`, `config`, `cost`, `engine`, `faults`, `metrics`, `spans`, `spec`, `structured`, `text`, `time`, `error` |
+//! | 10 | `apis/` | the route table, the handlers and framers of each API, one file per API named as the client's (`completions`, `chat`, `tgi`, `llamacpp`, `anthropic`, `responses`, `embeddings`, `rerank`, `audio`, `info`, `replicas`: the autoscaler's gauge, Prometheus' query API and `/sim/replicas`), and what they share (`common`, `reject`, `trace`, `openai`, `events`, `media`, `form`) | `http1` (`Arrival`), `stream`, `state`, `config`, `cost`, `engine`, `faults`, `metrics`, `spans`, `spec`, `structured`, `text`, `time`, `error` |
 //! | 9 | `http1.rs` | the HTTP/1.1 server's connections: accepting them and their limits, reading requests, writing responses to the socket | `sched`, `stream`, `state`, `config`, `time`, `wire` |
 //! | 8 | `sched.rs` | the exact-mode scheduler threads (one per runtime worker) | `stream`, `state` |
 //! | 7 | `stream/` | the stream state machine (`machine`), responses (`body`), the two paces (`exact`, `engine`) | `state`, `engine` (`Event`), `faults`, `metrics`, `slots`, `spec`, `time` |
@@ -122,7 +122,7 @@
 //! | 5 | `config.rs` | [`SimConfig`], [`HttpLimits`] and their validation | `presets`, `cost`, `faults`, `metrics`, `spec`, `error` |
 //! | 4 | `presets.rs` | [`Preset`] | `cost`, `metrics`, `error` |
 //! | 3 | `engine.rs` | the engine model's scheduler: its step loop and its task | `cost`, `metrics`, `time` |
-//! | 2 | `cost.rs`, `faults.rs`, `time.rs`, `structured.rs` | the engine's parameters and cost model ([`EngineConfig`], [`SchedulerKind`]) and the natural output length; [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until`; structured answers (a schema's JSON, a tool call, a regex's match, a choice) and their invalid share | `text`, `error`; `precise` |
+//! | 2 | `cost.rs`, `faults.rs`, `time.rs`, `structured.rs`, `autoscale.rs` | the engine's parameters and cost model ([`EngineConfig`], [`SchedulerKind`]) and the natural output length; [`FaultConfig`] and the draw; `offset`, `mul`, `sleep_until`; structured answers (a schema's JSON, a tool call, a regex's match, a choice) and their invalid share; the autoscaler over exact mode's slots ([`AutoscaleConfig`], its replica log) | `text`, `error`; `precise`; `slots` |
 //! | 1 | `precise.rs`, `text.rs`, `metrics.rs`, `prefix_cache.rs`, `slots.rs`, `spans.rs` | the precise timer; token text and hashing; `/metrics`; the prefix cache; exact mode's slots and their queue; each request's span (`/sim/otlp`) | `error`; `metrics`: `spec` |
 //! | 0 | `error.rs` | the simulator's errors: [`SimConfigError`] (a setting or name that breaks a rule) and the typed errors of what a request may send wrong (guided decoding, media, forms, transcriptions) | nothing of `sim` |
 //! | 0 | `wire.rs` | the HTTP/1.1 wire format: parsing a request head and its framing, writing a response head, a chunk and the server's own 4xx/503 answers | nothing of `sim` |
@@ -139,6 +139,7 @@
 //!   `config.rs`; a framing rule of HTTP/1.1: `wire.rs`.
 
 mod apis;
+mod autoscale;
 mod config;
 mod cost;
 mod engine;
@@ -173,6 +174,7 @@ use tokio::task::JoinHandle;
 
 use state::Shared;
 
+pub use autoscale::{AutoscaleConfig, REPLICAS_GAUGE};
 pub use config::{HttpLimits, LoraConfig, SimConfig, TimingsShape, MAX_TOKENS_LIMIT};
 pub use cost::{EngineConfig, SchedulerKind};
 pub use error::SimConfigError;
@@ -286,6 +288,10 @@ pub async fn spawn(config: SimConfig, addr: SocketAddr) -> std::io::Result<SimSe
     let local_addr = listener.local_addr()?;
     let app = build_router(shared.clone());
     let task = tokio::spawn(http1::serve(listener, shared.clone(), app));
+    if let Some(scaler) = shared.autoscaler.clone() {
+        let s = shared.clone();
+        tokio::spawn(scaler.run(async move { s.shutdown.wait().await }));
+    }
     Ok(SimServer {
         local_addr,
         shared,

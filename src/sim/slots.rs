@@ -25,6 +25,10 @@ pub(crate) struct Slots {
 
 struct Inner {
     free: usize,
+    /// Slots held by streams.
+    held: usize,
+    /// Slots to retire as they are handed back (the count was lowered while they were held).
+    debt: usize,
     /// Waiters by (priority, arrival number); their slot is sent with the instant it freed.
     waiting: BTreeMap<(i64, u64), oneshot::Sender<(Slot, Instant)>>,
     arrivals: u64,
@@ -41,6 +45,8 @@ impl Slots {
         Arc::new(Slots {
             inner: Mutex::new(Inner {
                 free: count,
+                held: 0,
+                debt: 0,
                 waiting: BTreeMap::new(),
                 arrivals: 0,
             }),
@@ -55,6 +61,7 @@ impl Slots {
             let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
             if inner.free > 0 && inner.waiting.is_empty() {
                 inner.free -= 1;
+                inner.held += 1;
                 return (self.slot(), t0);
             }
             let (tx, rx) = oneshot::channel();
@@ -84,9 +91,20 @@ impl Slots {
         }
     }
 
-    /// A slot freed at `at`: to the first waiter still waiting, else back to the free ones.
+    /// A slot freed at `at`: retired when the count was lowered, else to the first waiter
+    /// still waiting, else back to the free ones.
     fn hand_on(self: &Arc<Slots>, at: Instant) {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if inner.debt > 0 {
+            inner.debt -= 1;
+            inner.held = inner.held.saturating_sub(1);
+            return;
+        }
+        Self::give(self, &mut inner, at);
+    }
+
+    /// One slot from the pool, at `at`: to the first waiter still waiting, else free.
+    fn give(self: &Arc<Slots>, inner: &mut Inner, at: Instant) {
         while let Some((_, tx)) = inner.waiting.pop_first() {
             match tx.send((self.slot(), at)) {
                 Ok(()) => return,
@@ -95,7 +113,37 @@ impl Slots {
                 Err((mut slot, _)) => slot.slots = None,
             }
         }
+        inner.held = inner.held.saturating_sub(1);
         inner.free += 1;
+    }
+
+    /// Requests holding a slot or waiting for one.
+    pub(crate) fn in_flight(&self) -> usize {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.held + inner.waiting.len()
+    }
+
+    /// Changes the number of slots from `from` to `to` at `at` (an autoscaler's replicas
+    /// arriving or leaving): new slots go to the waiters first; removed ones are taken from
+    /// the free ones, then retired as their streams hand them back.
+    pub(crate) fn resize(self: &Arc<Slots>, from: usize, to: usize, at: Instant) {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if to >= from {
+            for _ in from..to {
+                if inner.debt > 0 {
+                    inner.debt -= 1;
+                } else {
+                    // As if a held slot were handed on: `give` counts it as no longer held.
+                    inner.held += 1;
+                    Self::give(self, &mut inner, at);
+                }
+            }
+        } else {
+            let less = from - to;
+            let now = less.min(inner.free);
+            inner.free -= now;
+            inner.debt += less - now;
+        }
     }
 }
 

@@ -26,7 +26,7 @@ use tokio::sync::watch;
 
 use super::config::SimConfig;
 use super::prefix_cache::PrefixCache;
-use super::{engine, metrics, slots, spans};
+use super::{autoscale, engine, metrics, slots, spans};
 
 /// Counters of what the server did (a snapshot). Also served as JSON at `GET /sim/stats`.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
@@ -229,6 +229,8 @@ pub(crate) struct Shared {
     pub(crate) resident: Mutex<std::collections::VecDeque<(String, tokio::time::Instant)>>,
     /// Exact mode's slots and their queue (`SimConfig::slots`); `None`: no limit.
     pub(crate) slots: Option<Arc<slots::Slots>>,
+    /// The autoscaler over the slots (`SimConfig::autoscale`).
+    pub(crate) autoscaler: Option<Arc<autoscale::Autoscaler>>,
     /// The newest finished requests' spans (`GET /sim/otlp`).
     pub(crate) spans: spans::SpanLog,
     /// What the control endpoints were asked (`apis/control.rs`, `GET /sim/control`).
@@ -326,12 +328,24 @@ impl Shared {
             .engine
             .as_ref()
             .map_or(1_000_000, |e| e.kv_capacity_tokens);
-        let slots = (config.engine.is_none())
-            .then_some(config.slots)
-            .flatten()
-            .map(|n| slots::Slots::new(n as usize, config.priority_scheduling));
+        let per_replica = (config.engine.is_none()).then_some(config.slots).flatten();
+        let replicas = config.autoscale.map_or(1, |a| a.min as usize);
+        let slots = per_replica
+            .map(|n| slots::Slots::new(n as usize * replicas, config.priority_scheduling));
+        let autoscaler =
+            (config.autoscale)
+                .zip(per_replica.zip(slots.clone()))
+                .map(|(a, (n, s))| {
+                    Arc::new(autoscale::Autoscaler::new(
+                        a,
+                        n as usize,
+                        s,
+                        config.time_scale,
+                    ))
+                });
         Self {
             slots,
+            autoscaler,
             prefix_cache: Mutex::new(PrefixCache::new(capacity)),
             resident: Mutex::new(std::collections::VecDeque::new()),
             config,

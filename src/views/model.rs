@@ -183,6 +183,10 @@ pub struct Step {
     /// table; absent otherwise. Not part of a view's JSON (the result holds them).
     #[serde(skip)]
     pub buckets: Option<crate::results::stats::buckets::Buckets>,
+    /// An autoscaler benchmark's figures (a servebench result's `autoscale`), for their chart;
+    /// absent otherwise. Not part of a view's JSON, as `slices`.
+    #[serde(skip)]
+    pub autoscale: Option<crate::results::autoscale::AutoscaleFigures>,
 }
 
 /// What a servebench result judged of itself, as its first screen shows it.

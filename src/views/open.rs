@@ -360,6 +360,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
         slices: r.slices.clone(),
         server_account: r.summary.server_account.clone(),
         buckets: r.buckets.clone(),
+        autoscale: r.autoscale.clone(),
     }
 }
 

@@ -128,6 +128,12 @@ enum Mode {
         gap_s: f64,
         rate: f64,
     },
+    /// A rate over time (`--load-shape`) for `secs` seconds; not drawn by [`mode`]: its own
+    /// test runs it under each ending.
+    Shape {
+        shape: &'static str,
+        secs: f64,
+    },
 }
 
 /// How the run ends.
@@ -300,7 +306,9 @@ fn results(mode: &Mode) -> Vec<(&'static str, Option<u64>)> {
     match mode {
         Mode::Count { n, .. } | Mode::Ramp { n, .. } => vec![("r.json", Some(*n))],
         Mode::Turns { n, turns, .. } => vec![("r.json", Some(n * turns))],
-        Mode::Duration { .. } | Mode::Stages { .. } => vec![("r.json", None)],
+        Mode::Duration { .. } | Mode::Stages { .. } | Mode::Shape { .. } => {
+            vec![("r.json", None)]
+        }
         Mode::Conversations { n, lines } => {
             let turns = (0..*n).map(|i| lines[(i as usize) % lines.len()]).sum();
             vec![("r.json", Some(turns))]
@@ -442,6 +450,11 @@ fn command(case: &Case, url: &str, dir: &Path) -> Command {
                 .args(["--agentic-depth", &depth.to_string()])
                 .args(["--agentic-gap-ms", &s(gap_s * 1e3)]);
         }
+        // Its flags follow the match.
+        Mode::Shape { .. } => {}
+    }
+    if let Mode::Shape { shape, secs } = &case.mode {
+        cmd.args(["--load-shape", shape, "--duration", &s(*secs)]);
     }
     if case.hostile {
         cmd.args(["--structured-output", "regex"])
@@ -993,4 +1006,30 @@ async fn a_huge_think_time_is_a_long_wait_never_none() {
     assert_eq!(driven.planned, Some(6));
     assert_eq!(driven.unsent.stopped, 3);
     sim.shutdown().await;
+}
+
+/// The property for a run whose rate follows a load shape (`--load-shape`): a burst shape and
+/// a sine, each ending on its own, at SIGTERM, and at two Ctrl-Cs mid-run.
+#[test]
+fn a_shaped_run_accounts_for_every_planned_request_however_it_ends() {
+    let sims = (start_sim(0.0), start_sim(0.25));
+    let shapes = [("burst:1.5,0.5,4,20", 3.0), ("sine:2,1,12", 3.0)];
+    let endings = [
+        Ending::Normal,
+        Ending::Signals(vec![(libc::SIGTERM, 900)]),
+        Ending::Signals(vec![(libc::SIGINT, 700), (libc::SIGINT, 200)]),
+        Ending::MaxErrors(Some(3)),
+    ];
+    for (i, ending) in endings.into_iter().enumerate() {
+        let (shape, secs) = shapes[i % shapes.len()];
+        let case = Case {
+            mode: Mode::Shape { shape, secs },
+            ending,
+            seed: i as u64,
+            hostile: false,
+        };
+        if let Err(e) = check(&case, (&sims.0, &sims.1)) {
+            panic!("{case:?}: {e}");
+        }
+    }
 }

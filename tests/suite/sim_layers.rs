@@ -24,6 +24,7 @@ const SIM: &[(&str, u32)] = &[
     ("cost", 2),
     ("faults", 2),
     ("structured", 2),
+    ("autoscale", 2),
     ("engine", 3),
     ("presets", 4),
     ("config", 5),
@@ -61,6 +62,7 @@ const APIS: &[(&str, u32)] = &[
     ("info", 3),
     ("audio", 3),
     ("control", 3),
+    ("replicas", 2),
     ("mod", 4),
 ];
 

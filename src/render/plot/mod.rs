@@ -39,6 +39,7 @@ use crate::render::error::{DrawError, RenderError};
 use crate::views::model::View;
 
 pub mod adapters;
+pub mod autoscale;
 pub mod chart;
 pub mod draw;
 pub mod font;
@@ -124,6 +125,7 @@ pub fn plot_all(
         .chain(adapters::charts(views))
         .chain(job_charts)
         .chain(pareto::chart(views))
+        .chain(autoscale::charts(views))
     {
         emit(&c.name, &|| chart_svg(&c), chart_size(&c), &|root| {
             draw_chart(root, &c)

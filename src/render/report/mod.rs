@@ -23,6 +23,7 @@ use lines::{distribution, line, num, rule, section};
 mod account;
 mod adapters;
 mod audio;
+mod autoscale;
 mod blocks;
 mod buckets;
 mod cache;
@@ -133,6 +134,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     phases::spec_decode(&mut out, result);
     blocks::steady_state(&mut out, result);
     slices::table(&mut out, result);
+    autoscale::block(&mut out, result);
     blocks::mix(&mut out, result);
     jobs::block(&mut out, result);
     joined::lines(&mut out, result);

@@ -102,7 +102,7 @@ pub(crate) async fn metrics(State(shared): AppState) -> Response {
     let text = match shared.metrics.lock() {
         Ok(m) => metrics::render(shared.config.metrics_flavor, &m, &shared.config.model),
         Err(_) => String::new(),
-    };
+    } + &super::replicas::gauge(&shared);
     let mut r = (StatusCode::OK, text).into_response();
     r.headers_mut().insert(
         header::CONTENT_TYPE,

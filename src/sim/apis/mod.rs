@@ -66,6 +66,7 @@ mod llamacpp;
 mod media;
 mod openai;
 mod reject;
+mod replicas;
 mod rerank;
 mod responses;
 mod tgi;
@@ -99,6 +100,8 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/sim/stats", get(info::stats))
         .route("/sim/info", get(info::sim_info))
         .route("/metrics", get(info::metrics))
+        .route("/api/v1/query", get(replicas::query))
+        .route("/sim/replicas", get(replicas::log))
         .route("/tokenize", post(info::tokenize))
         .route("/sim/otlp", get(info::otlp))
         .route("/reset_prefix_cache", post(control::reset_prefix_cache))

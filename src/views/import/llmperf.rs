@@ -205,6 +205,7 @@ pub(super) fn llmperf_requests(
         slices: None,
         server_account: None,
         buckets: None,
+        autoscale: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), None, path),
@@ -302,6 +303,7 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         slices: None,
         server_account: None,
         buckets: None,
+        autoscale: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), model.as_deref(), path),

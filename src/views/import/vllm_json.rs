@@ -77,6 +77,7 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
             slices: None,
             server_account: None,
             buckets: None,
+            autoscale: None,
         });
     }
     notes.dedup();

@@ -544,5 +544,6 @@ fn text_step(
         slices: None,
         server_account: None,
         buckets: None,
+        autoscale: None,
     }
 }
