@@ -33,6 +33,7 @@ pub mod csv;
 pub mod error;
 pub mod escape;
 pub mod format;
+pub mod history;
 pub mod html;
 pub mod html_first;
 pub mod html_pareto;
