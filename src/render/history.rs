@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::render::error::RenderError;
-use crate::render::escape::{csv_cell, html as esc, markdown as md, terminal};
+use crate::render::escape::{csv_cell, html as esc, markdown as md, terminal, terminal_line};
 use crate::render::format::fmt_value;
 use crate::render::plot::chart::{Chart, Dash, LegendEntry, Line};
 use crate::render::plot::draw::chart_svg;
@@ -215,7 +215,7 @@ fn charts(g: &Group, n: usize) -> Vec<Chart> {
             ];
             Chart {
                 name: format!("history-{n}-{k}"),
-                title: format!("{k} over time: {}", g.name),
+                title: format!("{k} over time: {}", terminal_line(&g.name)),
                 x_label: "days since the first run".into(),
                 y_label: head(k),
                 x_log: false,
