@@ -62,10 +62,12 @@ mod suite {
     mod cliff;
     mod join;
     mod join_save;
+    mod records_parquet;
     mod server_account;
 
     // Reports, comparisons and plots.
     mod compare;
+    mod history;
     mod html_browser;
     mod pareto;
     mod view;

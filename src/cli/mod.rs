@@ -28,7 +28,9 @@ pub mod autoscale;
 pub mod capacity;
 pub mod dataset;
 pub mod error;
+pub mod export;
 mod heading;
+pub mod history;
 pub mod hooks;
 pub mod limits;
 mod parse;
@@ -90,6 +92,12 @@ pub enum Command {
     /// Traces people can share: `anonymize` a trace with text into block ids, `analyze` a
     /// trace's lengths, rate, sessions, prefix reuse and LRU cache hit rate.
     Trace(trace_share::TraceShareArgs),
+    /// Convert a records file: JSON Lines to Parquet (one row per request, one column per
+    /// field), or back.
+    Export(export::ExportArgs),
+    /// Many saved results of one configuration over time: each headline figure with its
+    /// interval, and a regression flag when the newest run is worse than the ones before.
+    History(history::HistoryArgs),
 }
 
 #[derive(Debug, Args)]
@@ -272,6 +280,10 @@ pub struct RunArgs {
     /// Seconds between two metric scrapes (with --scrape-metrics).
     #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "SECONDS", default_value = "1", value_parser = parse_interval)]
     pub scrape_interval: Duration,
+    /// Also write each run's records in this format at its end, from its .records.jsonl
+    /// (kept, the crash-safe source): parquet writes <stem>.records.parquet (docs/report.md).
+    #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_enum, default_value = "jsonl")]
+    pub records_format: export::RecordsFormat,
     #[command(flatten)]
     pub tags: tags::TagArgs,
     #[command(flatten)]

@@ -119,6 +119,7 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
         dir: args.result_dir.clone(),
         stem,
         overwrite: args.overwrite,
+        records_parquet: args.records_format == super::export::RecordsFormat::Parquet,
     };
     check_targets(&output, &mode, &config)?;
     crate::results::document::refuse_existing(args.overwrite, args.trace.otel_file.iter())?;

@@ -218,6 +218,7 @@ fn every_file_of_every_mode_is_listed_once_for_the_one_check() {
         dir: dir.path().to_path_buf(),
         stem: "s".into(),
         overwrite: false,
+        records_parquet: false,
     };
     let cfg = ValidConfig::new(RunConfig::default()).unwrap();
     let names = |mode: &Mode| -> Vec<String> {
@@ -253,6 +254,17 @@ fn every_file_of_every_mode_is_listed_once_for_the_one_check() {
         ..out.clone()
     };
     assert!(check_targets(&over, &mode, &staged).is_ok());
+    // --records-format parquet: each run's Parquet records are its files too.
+    let parquet = Output {
+        records_parquet: true,
+        ..out.clone()
+    };
+    let single = Mode::Single { start_at: None };
+    assert!(check_targets(&parquet, &single, &cfg).is_ok());
+    std::fs::write(dir.path().join("s.records.parquet"), "").unwrap();
+    let err = check_targets(&parquet, &single, &cfg).unwrap_err();
+    assert!(err.to_string().contains("s.records.parquet"), "{err}");
+    assert!(check_targets(&out, &single, &cfg).is_ok());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -32,6 +32,8 @@ macro_rules! note {
 
 mod capacity;
 mod compare;
+mod export;
+mod history;
 mod import;
 mod join;
 mod merge;
@@ -86,6 +88,8 @@ pub fn dispatch(cli: Cli) -> ExitCode {
             Command::Join(args) => join::join(args),
             Command::Plan(args) => capacity::capacity(args),
             Command::Trace(args) => trace::trace(args),
+            Command::Export(args) => export::export(args),
+            Command::History(args) => history::history(args),
         }
     });
     match outcome {

@@ -35,6 +35,8 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
     }
     let mut screen = Screen::new(&plan, show);
     let signals = super::signals::stop_on_signal();
+    // A file's time is the kernel's coarse clock's: a second's slack keeps this run's own.
+    let began = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
     let done = session::run(&plan, &mut screen, &signals).await;
     screen.end_progress();
     if let Some(sim) = simulator {
@@ -44,6 +46,9 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
         screen.step_table(&plan.output.sweep_doc());
     }
     export_spans(&otel, &screen.saved, show.quiet).await;
+    if plan.output.records_parquet {
+        records_as_parquet(&plan, began, show.quiet);
+    }
     let doc = plan.output.sweep_doc();
     // Stopped (Ctrl-C, SIGTERM, `q`): whatever else happened, the session is not done.
     let stopped = signals.stop.is_cancelled();
@@ -107,6 +112,26 @@ async fn export_spans(otel: &OtelTarget, saved: &[PathBuf], quiet: bool) {
             ),
             Ok(_) => {}
             Err(e) => note!("servebench: warning: spans not exported: {e}"),
+        }
+    }
+}
+
+/// `--records-format parquet`: each records file this session wrote (since `began`), also as
+/// Parquet; a failure is a warning line, as the JSON Lines records are saved already.
+fn records_as_parquet(plan: &RunPlan, began: std::time::SystemTime, quiet: bool) {
+    use crate::results::records_parquet::{jsonl_to_parquet, parquet_next_to};
+    let written = |p: &PathBuf| {
+        let modified = std::fs::metadata(p).and_then(|m| m.modified());
+        modified.is_ok_and(|t| t >= began)
+    };
+    let records = (plan.targets().into_iter())
+        .filter(|p| p.to_string_lossy().ends_with(".records.jsonl") && written(p));
+    for jsonl in records {
+        let out = parquet_next_to(&jsonl);
+        match jsonl_to_parquet(&jsonl, &out) {
+            Ok(n) if !quiet => note!("servebench: {n} records written to {}", out.display()),
+            Ok(_) => {}
+            Err(e) => note!("servebench: warning: records not written as Parquet: {e}"),
         }
     }
 }

@@ -121,6 +121,9 @@ pub struct Output {
     pub stem: String,
     /// `--overwrite`: replace existing files instead of refusing to start.
     pub overwrite: bool,
+    /// `--records-format parquet`: each run's records also as `<stem>.records.parquet`,
+    /// written from its JSON Lines when the session ends.
+    pub records_parquet: bool,
 }
 
 impl Output {
@@ -237,7 +240,11 @@ pub fn targets(output: &Output, mode: &Mode, config: &RunConfig) -> Vec<PathBuf>
         let result = output.dir.join(r);
         // The result is named first when both exist.
         let records = result.with_extension("records.jsonl");
+        let parquet = output
+            .records_parquet
+            .then(|| result.with_extension("records.parquet"));
         out.extend([result, records]);
+        out.extend(parquet);
     }
     out
 }

@@ -20,7 +20,7 @@ use crate::views::model::View;
 /// Escapes text for HTML content and attribute values (`escape::html`).
 pub use crate::render::escape::html as esc;
 
-const STYLE: &str = "*{box-sizing:border-box}
+pub const STYLE: &str = "*{box-sizing:border-box}
 body{font-family:sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 12px;overflow-wrap:anywhere}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}

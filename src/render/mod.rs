@@ -36,6 +36,7 @@ pub mod csv;
 pub mod error;
 pub mod escape;
 pub mod format;
+pub mod history;
 pub mod html;
 pub mod html_account;
 pub mod html_buckets;

@@ -409,6 +409,44 @@ impl Printer<TraceDoc> for Json {
     }
 }
 
+/// `servebench history`: many saved runs of a configuration over time, judged.
+pub struct HistoryDoc(pub crate::views::history::History);
+
+impl Document for HistoryDoc {
+    const KIND: &'static str = "a history";
+    const PRINTERS: &'static [&'static dyn Printer<Self>] = &[&Text, &Markdown, &Csv, &Json, &Html];
+}
+
+impl Printer<HistoryDoc> for Text {
+    fn print(&self, doc: &HistoryDoc) -> Result<String, RenderError> {
+        Ok(super::history::text(&doc.0))
+    }
+}
+
+impl Printer<HistoryDoc> for Markdown {
+    fn print(&self, doc: &HistoryDoc) -> Result<String, RenderError> {
+        Ok(super::history::markdown(&doc.0))
+    }
+}
+
+impl Printer<HistoryDoc> for Csv {
+    fn print(&self, doc: &HistoryDoc) -> Result<String, RenderError> {
+        Ok(super::history::csv(&doc.0))
+    }
+}
+
+impl Printer<HistoryDoc> for Json {
+    fn print(&self, doc: &HistoryDoc) -> Result<String, RenderError> {
+        Ok(super::history::json(&doc.0))
+    }
+}
+
+impl Printer<HistoryDoc> for Html {
+    fn print(&self, doc: &HistoryDoc) -> Result<String, RenderError> {
+        super::history::html(&doc.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,6 +461,7 @@ mod tests {
             (CompareDoc::KIND, formats::<CompareDoc>()),
             (JoinDoc::KIND, formats::<JoinDoc>()),
             (TraceDoc::KIND, formats::<TraceDoc>()),
+            (HistoryDoc::KIND, formats::<HistoryDoc>()),
         ]
     }
 

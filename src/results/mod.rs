@@ -20,6 +20,7 @@ pub mod merge;
 pub mod otlp_export;
 pub mod pareto;
 pub mod read;
+pub mod records_parquet;
 pub mod rejudge;
 pub mod rejudged;
 pub mod repeat;

@@ -1,6 +1,7 @@
 //! Why a saved or imported document could not be opened or written (`import`, `compare`,
 //! `plot`, `report`; the message names the file), and why a `--fail-if-worse` gate could not
-//! be judged ([`GateError`]; the message names the gate).
+//! be judged ([`GateError`]; the message names the gate); why `history` cannot show or judge
+//! its results ([`HistoryError`]).
 
 use std::path::{Path, PathBuf};
 
@@ -53,4 +54,29 @@ pub enum GateError {
     },
     #[error("--fail-if-worse {metric}: no input pair has this metric")]
     NotCompared { metric: FigureKey },
+}
+
+/// Why `servebench history` cannot show or judge what it was given: an error, never a pass.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("no servebench result in {dirs}")]
+    NoResults { dirs: String },
+    #[error("--key {key}: no result has it")]
+    NoMatch { key: String },
+    #[error(
+        "the results are of {count} configurations ({names}): give --key label (a table each) or --key KEY=VALUE to choose one"
+    )]
+    Mixed { count: usize, names: String },
+    #[error("--key: '{0}' is empty")]
+    BadKey(String),
+    #[error("--fail-if-worse {metric}: this metric has no better direction")]
+    NoDirection { metric: FigureKey },
+    #[error(
+        "--fail-if-worse {metric}: a run of {group} has no 95% interval for it (too few samples for that percentile, or a result saved without it), so it cannot be judged"
+    )]
+    NoInterval { metric: FigureKey, group: String },
+    #[error("--fail-if-worse {metric}: no configuration has two runs with this metric")]
+    NotJudged { metric: FigureKey },
+    #[error(transparent)]
+    View(#[from] ViewError),
 }

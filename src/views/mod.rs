@@ -27,6 +27,7 @@
 pub mod cliff;
 pub mod compare;
 pub mod error;
+pub mod history;
 pub mod import;
 pub mod imported;
 pub mod keys;

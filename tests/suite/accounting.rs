@@ -456,6 +456,10 @@ fn command(case: &Case, url: &str, dir: &Path) -> Command {
     if let Mode::Shape { shape, secs } = &case.mode {
         cmd.args(["--load-shape", shape, "--duration", &s(*secs)]);
     }
+    // Half the cases also write their records as Parquet at the end: the same rows.
+    if case.seed % 2 == 0 && !matches!(case.ending, Ending::WriteError(_)) {
+        cmd.args(["--records-format", "parquet"]);
+    }
     if case.hostile {
         cmd.args(["--structured-output", "regex"])
             .args(["--structured-output-regex", HOSTILE_PATTERN]);
@@ -581,6 +585,30 @@ fn check_result(path: &Path, expected: Option<u64>, clean_end: bool) -> Result<(
             "{name}: {lines} records and {lost} lost for {} measured requests (error: {})",
             ok + failed,
             r["error"]
+        ));
+    }
+    parquet_rows_match(&records_file)
+}
+
+/// A Parquet records file beside `jsonl`, where the run wrote one, holds its rows exactly.
+fn parquet_rows_match(jsonl: &Path) -> Result<(), String> {
+    let parquet = jsonl.with_extension("parquet");
+    if !parquet.exists() {
+        return Ok(());
+    }
+    let all = common::try_read_records(jsonl)?;
+    let mut rows = Vec::new();
+    servebench::results::records_parquet::read_parquet(&parquet, |r| {
+        rows.push(r);
+        Ok(())
+    })
+    .map_err(|e| e.to_string())?;
+    if rows != all {
+        return Err(format!(
+            "{}: {} rows, not the {} records of its JSON Lines",
+            parquet.display(),
+            rows.len(),
+            all.len()
         ));
     }
     Ok(())
