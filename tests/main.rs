@@ -65,6 +65,7 @@ mod suite {
 
     // Reports, comparisons and plots.
     mod compare;
+    mod formats;
     mod html_browser;
     mod pareto;
     mod view;

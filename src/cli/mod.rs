@@ -271,6 +271,11 @@ pub struct RunArgs {
     /// Seconds between two metric scrapes (with --scrape-metrics).
     #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "SECONDS", default_value = "1", value_parser = parse_interval)]
     pub scrape_interval: Duration,
+    /// Also write the run, or the sweep's or stages' steps, as llm-d's Benchmark Report
+    /// (version 0.2; a JSON array of reports for several steps) once saved. Without a PATH:
+    /// <result stem>.llm-d.json beside the result.
+    #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
+    pub save_llm_d: Option<PathBuf>,
     #[command(flatten)]
     pub tags: tags::TagArgs,
     #[command(flatten)]

@@ -34,6 +34,7 @@ mod capacity;
 mod compare;
 mod import;
 mod join;
+mod llm_d_out;
 mod merge;
 mod out;
 mod plot;

@@ -16,6 +16,7 @@
 //!   the full labelled table (`html_table`);
 //! - `html_pareto`: the HTML page's Pareto section (its chart and the steps on the front);
 //!   `html_slices`: its charts of the time slices;
+//! - `llm_d`: a view as llm-d's Benchmark Report (version 0.2), a report per step;
 //! - `capacity`: `servebench plan`'s tables, CSV, chart and HTML page;
 //! - `format`: number formatting every output shares;
 //! - `escape`: text from outside made safe for each output kind (terminal, CSV, Markdown,
@@ -40,6 +41,7 @@ pub mod html_slices;
 pub mod html_table;
 pub mod html_timeline;
 pub mod join;
+pub mod llm_d;
 pub mod plot;
 pub mod print;
 pub mod report;
