@@ -113,41 +113,8 @@ pub fn aiperf(
             ),
         ));
     }
-    let mut m = BTreeMap::new();
     let mut notes = Vec::new();
-    for (name, metric) in SUMMARY_LATENCIES {
-        let Some(s) = o.get(name).and_then(Value::as_object) else {
-            notes.push(format!("no {name} in the export"));
-            continue;
-        };
-        let Some(f) = to_ms(s.get("unit").and_then(Value::as_str)) else {
-            notes.push(format!("{name} in an unknown unit: left out"));
-            continue;
-        };
-        for (stat_name, stat) in STATS {
-            if let Some(v) = s
-                .get(stat_name)
-                .and_then(Value::as_f64)
-                .filter(|v| v.is_finite())
-            {
-                m.insert(FigureKey::from(MetricKey::new(stat, metric)), v * f);
-            }
-        }
-    }
-    let avg = |k: &str| o.get(k).and_then(|v| v.get("avg")).and_then(Value::as_f64);
-    for (name, fig) in SUMMARY_RUN {
-        if let Some(v) = avg(name).filter(|v| v.is_finite() && *v >= 0.0) {
-            m.insert(fig.into(), v);
-        }
-    }
-    // AIPerf leaves the error count out when there was none: its empty error summary says so.
-    if avg("error_request_count").is_none()
-        && o.get("error_summary")
-            .and_then(Value::as_array)
-            .is_some_and(Vec::is_empty)
-    {
-        m.insert(RunFigure::Failed.into(), 0.0);
-    }
+    let m = summary_figures(o, &mut notes);
     let cfg = o.get("input_config").cloned().unwrap_or(Value::Null);
     let phase = (cfg
         .get("phases")
@@ -216,6 +183,46 @@ pub fn aiperf(
         notes.push("no per-request records beside the export: no intervals".into());
     }
     Ok(view(path, step, model, notes))
+}
+
+/// The summary's figures under servebench's keys; what is missing or in an unknown unit is
+/// named in `notes`.
+fn summary_figures(o: &Map<String, Value>, notes: &mut Vec<String>) -> BTreeMap<FigureKey, f64> {
+    let mut m = BTreeMap::new();
+    for (name, metric) in SUMMARY_LATENCIES {
+        let Some(s) = o.get(name).and_then(Value::as_object) else {
+            notes.push(format!("no {name} in the export"));
+            continue;
+        };
+        let Some(f) = to_ms(s.get("unit").and_then(Value::as_str)) else {
+            notes.push(format!("{name} in an unknown unit: left out"));
+            continue;
+        };
+        for (stat_name, stat) in STATS {
+            if let Some(v) = s
+                .get(stat_name)
+                .and_then(Value::as_f64)
+                .filter(|v| v.is_finite())
+            {
+                m.insert(FigureKey::from(MetricKey::new(stat, metric)), v * f);
+            }
+        }
+    }
+    let avg = |k: &str| o.get(k).and_then(|v| v.get("avg")).and_then(Value::as_f64);
+    for (name, fig) in SUMMARY_RUN {
+        if let Some(v) = avg(name).filter(|v| v.is_finite() && *v >= 0.0) {
+            m.insert(fig.into(), v);
+        }
+    }
+    // AIPerf leaves the error count out when there was none: its empty error summary says so.
+    if avg("error_request_count").is_none()
+        && o.get("error_summary")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+    {
+        m.insert(RunFigure::Failed.into(), 0.0);
+    }
+    m
 }
 
 /// The per-record export alone: every figure from the records (no throughput: no duration).

@@ -151,32 +151,7 @@ fn report_step(path: &Path, r: &Map<String, Value>) -> Result<(Step, Vec<String>
     let tool = std.and_then(|s| s.get("tool")).and_then(Value::as_str);
     let mut notes = Vec::new();
     let mut m = BTreeMap::new();
-    let same_token_times = tool.is_some_and(|t| SAME_TOKEN_TIMES.contains(&t));
-    let lat = agg.get("latency").and_then(Value::as_object);
-    for (field, metric, unit, other) in LATENCIES {
-        let Some(s) = lat.and_then(|l| l.get(field)).filter(|v| !v.is_null()) else {
-            continue;
-        };
-        let factor = match s.get("units").and_then(Value::as_str) {
-            Some(u) if u == unit => 1.0,
-            Some(u) if u == other => 1e3,
-            u => {
-                return Err(format!(
-                    "{field} in units {u:?}: expected {unit} or {other}"
-                ))
-            }
-        };
-        let token_time = matches!(metric, Metric::Tpot | Metric::Itl);
-        if token_time && !same_token_times {
-            put_stats_foreign(&mut m, field, s, factor);
-            notes.push(format!(
-                "{field} written by {}: kept as llm_d_{field} (the schema lets its definition differ by tool)",
-                tool.unwrap_or("an unnamed tool")
-            ));
-        } else {
-            put_stats(&mut m, metric, s, factor)?;
-        }
-    }
+    latencies(agg, tool, &mut m, &mut notes)?;
     let tput = agg.get("throughput").and_then(Value::as_object);
     for (field, fig, unit) in THROUGHPUTS {
         let Some(s) = tput.and_then(|t| t.get(field)).filter(|v| !v.is_null()) else {
@@ -184,7 +159,10 @@ fn report_step(path: &Path, r: &Map<String, Value>) -> Result<(Step, Vec<String>
         };
         match s.get("units").and_then(Value::as_str) {
             Some(u) if u == unit => {}
-            u => return Err(format!("{field} in units {u:?}: expected {unit}")),
+            u => {
+                let u = crate::views::import::common::clip(u.unwrap_or("none"));
+                return Err(format!("{field} in units {u:?}: expected {unit}"));
+            }
         }
         m.insert(fig.into(), number(s, "mean", field)?);
     }
@@ -262,6 +240,44 @@ fn report_step(path: &Path, r: &Map<String, Value>) -> Result<(Step, Vec<String>
         ..Step::default()
     };
     Ok((step, notes))
+}
+
+/// `aggregate.latency`'s statistics into `m` (TPOT and ITL of another tool under `llm_d_`
+/// names, with a note); `Err`: a latency in a unit that is not a time.
+fn latencies(
+    agg: &Map<String, Value>,
+    tool: Option<&str>,
+    m: &mut BTreeMap<FigureKey, f64>,
+    notes: &mut Vec<String>,
+) -> Result<(), String> {
+    let same_token_times = tool.is_some_and(|t| SAME_TOKEN_TIMES.contains(&t));
+    let lat = agg.get("latency").and_then(Value::as_object);
+    for (field, metric, unit, other) in LATENCIES {
+        let Some(s) = lat.and_then(|l| l.get(field)).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let factor = match s.get("units").and_then(Value::as_str) {
+            Some(u) if u == unit => 1.0,
+            Some(u) if u == other => 1e3,
+            u => {
+                let u = crate::views::import::common::clip(u.unwrap_or("none"));
+                return Err(format!(
+                    "{field} in units {u:?}: expected {unit} or {other}"
+                ));
+            }
+        };
+        let token_time = matches!(metric, Metric::Tpot | Metric::Itl);
+        if token_time && !same_token_times {
+            put_stats_foreign(m, field, s, factor);
+            notes.push(format!(
+                "{field} written by {}: kept as llm_d_{field} (the schema lets its definition differ by tool)",
+                tool.unwrap_or("an unnamed tool")
+            ));
+        } else {
+            put_stats(m, metric, s, factor)?;
+        }
+    }
+    Ok(())
 }
 
 /// A `Statistics` object's `key` as a finite number; `Err` names the field.

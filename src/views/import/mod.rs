@@ -10,6 +10,11 @@
 //! - `vllm_json`: vLLM's `--save-result` JSON (one object, an array of them, or JSON Lines).
 //! - `llmperf`: llmperf's `*_individual_responses.json` (a list of per-request records; a
 //!   record pasted with `#` comments, as in seed 000, is read too) and its `*_summary.json`.
+//! - `llm_d`: llm-d's Benchmark Report, version 0.2 or 0.2.1 (one report, or an array: a sweep),
+//!   written by any tool; `render::llm_d` writes it with the same vocabulary.
+//! - `aiperf`: AIPerf's `profile_export_aiperf.json`, with its per-record `profile_export.jsonl`
+//!   when it lies beside it (read here, bounded), or the records file alone.
+//! - `inference_perf`: inference-perf's lifecycle reports (one stage, or the whole run).
 //!
 //! This file only sniffs and dispatches (and writes the `imported` document, `import_file`);
 //! what the formats share (labels, the varying parameter) is `common`. How numbers of prompts
