@@ -3,7 +3,8 @@
 //! JSON object and a sweep (or any view of several steps) a JSON array of reports that share
 //! `run.eid`, each with its `scenario.load.standardized.stage`.
 //!
-//! Every field servebench knows is filled and the rest is absent, never invented: the schema's
+//! Every field servebench knows is filled and the rest is absent, never invented (an imported
+//! view, measured by another tool, has no `scenario.load`: its tool and version are not known): the schema's
 //! vocabulary and the field-by-field mapping are `views::import::llm_d`'s (which reads it back)
 //! and `docs/metrics.md` ("llm-d Benchmark Report"). Computes nothing: every value is a
 //! figure of the view, or a quotient of two of them where the schema asks for a mean.
@@ -13,7 +14,7 @@ use serde_json::{json, Map, Value};
 use crate::config::figure::{FigureKey, RunFigure};
 use crate::config::metric::{MetricKey, Stat};
 use crate::views::import::llm_d::{LATENCIES, PERCENTILES, THROUGHPUTS, TOOL, VERSION};
-use crate::views::model::{file_stem, Step, View};
+use crate::views::model::{file_stem, Origin, Step, View};
 
 /// The view as llm-d reports: one object for one step, an array for several.
 pub fn report(view: &View) -> Value {
@@ -23,7 +24,10 @@ pub fn report(view: &View) -> Value {
     let mut reports: Vec<Value> = steps
         .iter()
         .enumerate()
-        .map(|(i, s)| step_report(s, i, several.then_some(eid.as_str()), &eid))
+        .map(|(i, s)| {
+            let e = several.then_some(eid.as_str());
+            step_report(s, i, e, &eid, view.origin != Origin::Imported)
+        })
         .collect();
     if several {
         Value::Array(reports)
@@ -40,7 +44,9 @@ pub fn text(view: &View) -> String {
     s
 }
 
-fn step_report(s: &Step, stage: usize, eid: Option<&str>, stem: &str) -> Value {
+/// One step's report; `measured`: servebench measured it (an imported view's load generator
+/// and its version are another tool's, not known here: no `scenario.load` then).
+fn step_report(s: &Step, stage: usize, eid: Option<&str>, stem: &str, measured: bool) -> Value {
     let uid = match &s.source {
         Some(p) => file_stem(p),
         None => format!("{stem}-{stage}"),
@@ -56,7 +62,7 @@ fn step_report(s: &Step, stage: usize, eid: Option<&str>, stem: &str) -> Value {
     let mut doc = Map::new();
     doc.insert("version".into(), json!(VERSION));
     doc.insert("run".into(), Value::Object(run));
-    if let Some(load) = load(s, stage) {
+    if let Some(load) = load(s, stage).filter(|_| measured) {
         doc.insert("scenario".into(), json!({ "load": load }));
     }
     doc.insert(

@@ -571,6 +571,17 @@ fn inference_perf_reports_import_and_agree_with_its_llm_d_report() {
     ] {
         close(key, &llm_d["metrics"][key], m[key].as_f64().unwrap());
     }
+    // Written back as llm-d: valid, and with no load generator claimed (inference-perf's
+    // version is not known to servebench).
+    let again = stdout_of(&[
+        "report",
+        s(&dir.path().join("x.imported.json")),
+        "--format",
+        "llm-d",
+    ]);
+    let again: Value = serde_json::from_str(&again).unwrap();
+    assert_valid(&again);
+    assert!(again.get("scenario").is_none(), "{again:#}");
     // `compare` reads both imports side by side.
     let a = dir.path().join("a.imported.json");
     let b = dir.path().join("b.imported.json");
