@@ -275,7 +275,7 @@ pub struct RunArgs {
     /// (version 0.2; a JSON array of reports for several steps) once saved. Without a PATH:
     /// <result stem>.llm-d.json beside the result.
     #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
-    pub save_llm_d: Option<PathBuf>,
+    pub save_llm_d: Option<String>,
     #[command(flatten)]
     pub tags: tags::TagArgs,
     #[command(flatten)]

@@ -127,9 +127,9 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
     };
     check_targets(&output, &mode, &config)?;
     crate::results::document::refuse_existing(args.overwrite, args.trace.otel_file.iter())?;
-    let llm_d = (args.save_llm_d.as_ref()).map(|p| match p.as_os_str().is_empty() {
+    let llm_d = (args.save_llm_d.as_deref()).map(|p| match p.is_empty() {
         true => output.dir.join(format!("{}.llm-d.json", output.stem)),
-        false => p.clone(),
+        false => std::path::PathBuf::from(p),
     });
     crate::results::document::refuse_existing(args.overwrite, llm_d.iter())?;
     let text = Text::resolve(&config)?;
