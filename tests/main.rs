@@ -68,6 +68,7 @@ mod suite {
     // Reports, comparisons and plots.
     mod compare;
     mod history;
+    mod formats;
     mod html_browser;
     mod pareto;
     mod view;

@@ -147,4 +147,6 @@ pub enum PlanError {
     Run(#[from] RunError),
     #[error(transparent)]
     Results(#[from] ResultsError),
+    #[error("--save-llm-d writes a run, a sweep or stages, not a search: give one probe's result to `servebench report --format llm-d`")]
+    LlmDSearch,
 }

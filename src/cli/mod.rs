@@ -284,6 +284,11 @@ pub struct RunArgs {
     /// (kept, the crash-safe source): parquet writes <stem>.records.parquet (docs/report.md).
     #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_enum, default_value = "jsonl")]
     pub records_format: export::RecordsFormat,
+    /// Also write the run, or the sweep's or stages' steps, as llm-d's Benchmark Report
+    /// (version 0.2; a JSON array of reports for several steps) once saved. Without a PATH:
+    /// <result stem>.llm-d.json beside the result.
+    #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
+    pub save_llm_d: Option<String>,
     #[command(flatten)]
     pub tags: tags::TagArgs,
     #[command(flatten)]

@@ -34,6 +34,8 @@ pub struct Planned {
     pub show: Show,
     /// Where each run's own spans go once it is saved (`--otel-file`, `--otel-endpoint`).
     pub otel: crate::drive::otel::OtelTarget,
+    /// Where `--save-llm-d` writes llm-d's Benchmark Report once the session is saved.
+    pub llm_d: Option<std::path::PathBuf>,
 }
 
 /// How a session is shown (`--quiet`, `--no-tui`, `--summary-only`).
@@ -86,6 +88,9 @@ pub fn check(args: &RunArgs, search: Option<&SearchArgs>) -> Result<Checked, Pla
     if args.mix_alone && (asked != Asked::Single || args.start_at.is_some()) {
         return Err(PlanError::MixAloneNotARun);
     }
+    if args.save_llm_d.is_some() && matches!(asked, Asked::Search(_)) {
+        return Err(PlanError::LlmDSearch);
+    }
     args.tags.check()?;
     super::threads::check(args.client_threads, crate::drive::lanes::cores())?;
     let sim = args.sim_config()?;
@@ -123,6 +128,11 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
     };
     check_targets(&output, &mode, &config)?;
     crate::results::document::refuse_existing(args.overwrite, args.trace.otel_file.iter())?;
+    let llm_d = (args.save_llm_d.as_deref()).map(|p| match p.is_empty() {
+        true => output.dir.join(format!("{}.llm-d.json", output.stem)),
+        false => std::path::PathBuf::from(p),
+    });
+    crate::results::document::refuse_existing(args.overwrite, llm_d.iter())?;
     let text = Text::resolve(&config)?;
     Ok(Planned {
         plan: RunPlan {
@@ -142,6 +152,7 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
             summary_only: args.summary_only,
         },
         otel: args.trace.otel(),
+        llm_d,
     })
 }
 

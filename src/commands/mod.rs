@@ -36,6 +36,7 @@ mod export;
 mod history;
 mod import;
 mod join;
+mod llm_d_out;
 mod merge;
 mod out;
 mod plot;

@@ -23,6 +23,7 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
         simulator,
         show,
         otel,
+        llm_d,
     } = planned;
     let search = matches!(plan.mode, Mode::Search { .. });
     if !show.quiet && !search {
@@ -50,6 +51,7 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
         records_as_parquet(&plan, began, show.quiet);
     }
     let doc = plan.output.sweep_doc();
+    let llm_d_failed = llm_d.is_some_and(|out| !save_llm_d(&plan, &doc, &screen.saved, &out));
     // Stopped (Ctrl-C, SIGTERM, `q`): whatever else happened, the session is not done.
     let stopped = signals.stop.is_cancelled();
     let done = match done {
@@ -89,9 +91,35 @@ pub(super) async fn run(planned: Planned) -> anyhow::Result<ExitCode> {
     } else if let Some(why) = screen.stopped_early.take() {
         note!("servebench: stopped early ({why}); what was measured is saved");
         ExitCode::from(1)
+    } else if llm_d_failed {
+        ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--save-llm-d`: the session's llm-d report written to `out`; false (with a line saying
+/// why) when it could not be: the results are saved already.
+fn save_llm_d(
+    plan: &RunPlan,
+    doc: &std::path::Path,
+    saved: &[PathBuf],
+    out: &std::path::Path,
+) -> bool {
+    let sweep = matches!(plan.mode, Mode::Sweep { .. } | Mode::Stages { .. });
+    match super::llm_d_out::save(sweep.then_some(doc), saved, out) {
+        Ok(()) => {
+            note!("servebench: llm-d report written to {}", out.display());
+            true
+        }
+        Err(e) => {
+            note!(
+                "servebench: llm-d report not written to {}: {e:#}",
+                out.display()
+            );
+            false
+        }
+    }
 }
 
 /// Exports each saved run's own spans (`--otel-file`, `--otel-endpoint`); a failure is a

@@ -18,6 +18,7 @@
 //! - `html_pareto`: the HTML page's Pareto section (its chart and the steps on the front);
 //!   `html_slices`: its charts of the time slices; `html_autoscale`: an autoscaler
 //!   benchmark's figures and charts;
+//! - `llm_d`: a view as llm-d's Benchmark Report (version 0.2), a report per step;
 //! - `capacity`: `servebench plan`'s tables, CSV, chart and HTML page;
 //! - `format`: number formatting every output shares;
 //! - `escape`: text from outside made safe for each output kind (terminal, CSV, Markdown,
@@ -47,6 +48,7 @@ pub mod html_slices;
 pub mod html_table;
 pub mod html_timeline;
 pub mod join;
+pub mod llm_d;
 pub mod plot;
 pub mod print;
 pub mod report;

@@ -34,15 +34,19 @@ pub enum Format {
     Csv,
     Json,
     Html,
+    /// llm-d's Benchmark Report (`render::llm_d`).
+    #[value(name = "llm-d")]
+    LlmD,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Text,
         Format::Markdown,
         Format::Csv,
         Format::Json,
         Format::Html,
+        Format::LlmD,
     ];
 
     /// The format's name on the command line.
@@ -53,6 +57,7 @@ impl Format {
             Format::Csv => "csv",
             Format::Json => "json",
             Format::Html => "html",
+            Format::LlmD => "llm-d",
         }
     }
 }
@@ -139,7 +144,10 @@ macro_rules! named {
         })*
     };
 }
-named!(Text, Markdown, Csv, Json, Html);
+/// llm-d's Benchmark Report, version 0.2.
+pub struct LlmD;
+
+named!(Text, Markdown, Csv, Json, Html, LlmD);
 
 /// A servebench result, and the file it was read from (its records file is found beside it).
 pub struct ResultDoc {
@@ -162,7 +170,7 @@ impl ResultDoc {
 
 impl Document for ResultDoc {
     const KIND: &'static str = "a result";
-    const PRINTERS: &'static [&'static dyn Printer<Self>] = &[&Text, &Markdown, &Csv, &Html];
+    const PRINTERS: &'static [&'static dyn Printer<Self>] = &[&Text, &Markdown, &Csv, &Html, &LlmD];
 }
 
 impl Printer<ResultDoc> for Text {
@@ -202,7 +210,7 @@ pub struct ViewDoc(pub View, pub f64);
 
 impl Document for ViewDoc {
     const KIND: &'static str = "a sweep or an import";
-    const PRINTERS: &'static [&'static dyn Printer<Self>] = &[&Text, &Markdown, &Csv, &Html];
+    const PRINTERS: &'static [&'static dyn Printer<Self>] = &[&Text, &Markdown, &Csv, &Html, &LlmD];
 }
 
 impl Printer<ViewDoc> for Text {
@@ -444,6 +452,19 @@ impl Printer<HistoryDoc> for Json {
 impl Printer<HistoryDoc> for Html {
     fn print(&self, doc: &HistoryDoc) -> Result<String, RenderError> {
         super::history::html(&doc.0)
+    }
+}
+
+impl Printer<ResultDoc> for LlmD {
+    fn print(&self, doc: &ResultDoc) -> Result<String, RenderError> {
+        let view = crate::views::open::from_result(&doc.path, &doc.result);
+        Ok(crate::render::llm_d::text(&view))
+    }
+}
+
+impl Printer<ViewDoc> for LlmD {
+    fn print(&self, doc: &ViewDoc) -> Result<String, RenderError> {
+        Ok(crate::render::llm_d::text(&doc.0))
     }
 }
 

@@ -536,21 +536,21 @@ fn each_document_prints_in_its_formats_and_other_pairs_are_refused() {
         "-o",
         s(&imported),
     ]);
-    let all = ["text", "markdown", "csv", "json", "html"];
+    let all = ["text", "markdown", "csv", "json", "html", "llm-d"];
     let cases: [(&[&str], &[&str], &str); 5] = [
         (
             &["report", s(&a)],
-            &["text", "markdown", "csv", "html"],
+            &["text", "markdown", "csv", "html", "llm-d"],
             "a result",
         ),
         (
             &["report", s(&imported)],
-            &["text", "markdown", "csv", "html"],
+            &["text", "markdown", "csv", "html", "llm-d"],
             "a sweep or an import",
         ),
         (
             &["report", "tests/fixtures/seed002_vllm.txt"],
-            &["text", "markdown", "csv", "html"],
+            &["text", "markdown", "csv", "html", "llm-d"],
             "a sweep or an import",
         ),
         (&["report", s(&records)], &["csv"], "a records file"),

@@ -42,3 +42,39 @@ pub fn varying_parameter(steps: &[Step]) -> LoadParameter {
     }
     LoadParameter::NumPrompts
 }
+
+/// At most 40 characters of a value from a foreign file, for an error line (Debug-quote it).
+pub fn clip(s: &str) -> String {
+    s.chars().take(40).collect()
+}
+
+/// Percentiles computed from imported per-request samples (AIPerf's records).
+pub const SAMPLE_PERCENTILES: [f64; 5] = [50.0, 75.0, 90.0, 95.0, 99.0];
+
+/// The figures of `metric` computed from per-request `samples` (servebench's percentile
+/// method), each with its 95% interval where one exists.
+pub fn put_samples(
+    m: &mut std::collections::BTreeMap<crate::config::figure::FigureKey, f64>,
+    intervals: &mut std::collections::BTreeMap<crate::config::figure::FigureKey, [f64; 2]>,
+    metric: crate::config::Metric,
+    samples: &mut [f64],
+) {
+    use crate::config::figure::FigureKey;
+    use crate::config::metric::{MetricKey, Stat};
+    let Some(d) = crate::results::stats::Distribution::of(samples, &SAMPLE_PERCENTILES) else {
+        return;
+    };
+    let key = |stat| FigureKey::from(MetricKey::new(stat, metric));
+    let mut stats = vec![
+        (Stat::Mean, d.mean),
+        (Stat::Median, d.median),
+        (Stat::Std, d.std),
+    ];
+    stats.extend(d.percentiles.iter().map(|&(p, v)| (Stat::Percentile(p), v)));
+    for (stat, v) in stats {
+        m.insert(key(stat), v);
+        if let Some(ci) = d.ci95(stat) {
+            intervals.insert(key(stat), ci);
+        }
+    }
+}

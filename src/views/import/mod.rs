@@ -10,6 +10,11 @@
 //! - `vllm_json`: vLLM's `--save-result` JSON (one object, an array of them, or JSON Lines).
 //! - `llmperf`: llmperf's `*_individual_responses.json` (a list of per-request records; a
 //!   record pasted with `#` comments, as in seed 000, is read too) and its `*_summary.json`.
+//! - `llm_d`: llm-d's Benchmark Report, version 0.2 or 0.2.1 (one report, or an array: a sweep),
+//!   written by any tool; `render::llm_d` writes it with the same vocabulary.
+//! - `aiperf`: AIPerf's `profile_export_aiperf.json`, with its per-record `profile_export.jsonl`
+//!   when it lies beside it (read here, bounded), or the records file alone.
+//! - `inference_perf`: inference-perf's lifecycle reports (one stage, or the whole run).
 //!
 //! This file only sniffs and dispatches (and writes the `imported` document, `import_file`);
 //! what the formats share (labels, the varying parameter) is `common`. How numbers of prompts
@@ -34,7 +39,10 @@ use crate::views::error::ViewError;
 use crate::views::imported::ImportedDoc;
 use crate::views::model::{file_stem, View};
 
+pub mod aiperf;
 mod common;
+pub mod inference_perf;
+pub mod llm_d;
 pub mod llmperf;
 mod vllm_json;
 mod vllm_text;
@@ -46,6 +54,9 @@ mod tests;
 pub fn parse(path: &Path, text: &str) -> Result<View, ViewError> {
     if let Ok(value) = serde_json::from_str::<Value>(text) {
         return parse_json(path, value);
+    }
+    if let Some(records) = aiperf_lines(path, text)? {
+        return aiperf::aiperf_records(path, records);
     }
     if text.contains("Serving Benchmark Result") {
         return parse_vllm_text(path, text);
@@ -77,6 +88,7 @@ fn parse_json(path: &Path, value: Value) -> Result<View, ViewError> {
                 })
                 .collect();
             match objects.first() {
+                Some(o) if llm_d::is_report(o) => llm_d::llm_d(path, objects),
                 Some(o) if o.contains_key("end_to_end_latency_s") => {
                     llmperf_requests(path, &objects)
                 }
@@ -92,7 +104,16 @@ fn parse_json(path: &Path, value: Value) -> Result<View, ViewError> {
             }
         }
         Value::Object(o) => {
-            if o.get("schema_version").is_some() && o.get("config").is_some()
+            if llm_d::is_report(&o) {
+                llm_d::llm_d(path, vec![o])
+            } else if aiperf::is_summary(&o) {
+                match aiperf_records_beside(path)? {
+                    Some((p, r)) => aiperf::aiperf(path, &o, Some((&p, r))),
+                    None => aiperf::aiperf(path, &o, None),
+                }
+            } else if inference_perf::is_report(&o) {
+                inference_perf::inference_perf(path, o)
+            } else if o.get("schema_version").is_some() && o.get("config").is_some()
                 || o.get("kind").and_then(Value::as_str).is_some()
             {
                 Err(ViewError::parse(
@@ -106,7 +127,7 @@ fn parse_json(path: &Path, value: Value) -> Result<View, ViewError> {
             } else {
                 Err(ViewError::parse(
                     path,
-                    "JSON, but neither vLLM --save-result (no 'completed' or throughput keys) nor llmperf",
+                    "JSON, but not vLLM --save-result (no 'completed' or throughput keys), llmperf, llm-d, AIPerf, GuideLLM or inference-perf",
                 ))
             }
         }
@@ -118,6 +139,60 @@ fn is_vllm_json(o: &Map<String, Value>) -> bool {
     ["completed", "request_throughput", "output_throughput"]
         .iter()
         .any(|k| o.contains_key(*k))
+}
+
+/// The objects of a JSON Lines file, one per line.
+type Records = Vec<Map<String, Value>>;
+
+/// AIPerf's per-record JSONL (its first line a record): every line's object; `None` when the
+/// text is not that format.
+fn aiperf_lines(path: &Path, text: &str) -> Result<Option<Records>, ViewError> {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    match lines.next().map(serde_json::from_str::<Value>) {
+        Some(Ok(Value::Object(o))) if aiperf::is_record(&o) => {}
+        _ => return Ok(None),
+    }
+    let mut out = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        if out.len() >= aiperf::MAX_RECORDS {
+            return Err(ViewError::parse(
+                path,
+                format!(
+                    "more than {} AIPerf records: the most one import reads",
+                    aiperf::MAX_RECORDS
+                ),
+            ));
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(o)) => out.push(o),
+            _ => {
+                return Err(ViewError::parse(
+                    path,
+                    format!("line {}: not an AIPerf record (a JSON object)", i + 1),
+                ))
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// AIPerf's per-record file beside its summary export (`X_aiperf.json` → `X.jsonl`), read
+/// when it is there.
+fn aiperf_records_beside(path: &Path) -> Result<Option<(PathBuf, Records)>, ViewError> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let Some(stem) = name.as_deref().and_then(|n| n.strip_suffix("_aiperf.json")) else {
+        return Ok(None);
+    };
+    let beside = path.with_file_name(format!("{stem}.jsonl"));
+    if !beside.is_file() {
+        return Ok(None);
+    }
+    let bytes = crate::results::read::read_bounded(&beside)?;
+    Ok(aiperf_lines(&beside, &String::from_utf8_lossy(&bytes))?.map(|r| (beside, r)))
 }
 
 /// Every line a JSON object (vLLM's `--append-result` files); `None` otherwise.
@@ -198,10 +273,7 @@ pub fn output_path(input: &Path, out: Option<&Path>, several: bool) -> PathBuf {
 /// `gpus` (`import --gpus`): the accelerators that served it, kept on every step (a foreign
 /// format does not say).
 pub fn import_file(input: &Path, out: &Path, gpus: Option<u32>) -> Result<View, ViewError> {
-    let text = std::fs::read(input).map_err(|error| ViewError::Read {
-        path: input.to_path_buf(),
-        error,
-    })?;
+    let text = crate::results::read::read_bounded(input)?;
     let mut view = parse(input, &String::from_utf8_lossy(&text))?;
     if gpus.is_some() {
         (view.series.iter_mut())
