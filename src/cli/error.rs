@@ -147,4 +147,9 @@ pub enum PlanError {
     Run(#[from] RunError),
     #[error(transparent)]
     Results(#[from] ResultsError),
+    /// A controller flag without `--adaptive`.
+    #[error("{0} tunes the SLO controller: give --adaptive (or drop {0})")]
+    AdaptiveFlagAlone(&'static str),
+    #[error("--adaptive runs one controlled run: not with a sweep (a list of loads), --repeat, --stages or search")]
+    AdaptiveNotARun,
 }

@@ -24,6 +24,7 @@ use crate::render::plot::ImageFormat;
 use crate::render::print::Format;
 use crate::sim::Preset;
 
+pub mod adaptive;
 pub mod capacity;
 pub mod dataset;
 pub mod error;
@@ -319,6 +320,8 @@ pub struct RunArgs {
     pub trace: trace::TraceArgs,
     #[command(flatten)]
     pub hooks: hooks::HookArgs,
+    #[command(flatten)]
+    pub adaptive: adaptive::AdaptiveArgs,
 }
 
 #[derive(Debug, Args)]

@@ -87,6 +87,7 @@ pub fn check(args: &RunArgs, search: Option<&SearchArgs>) -> Result<Checked, Pla
         return Err(PlanError::MixAloneNotARun);
     }
     args.tags.check()?;
+    (args.adaptive).check(asked == Asked::Single, search.is_some())?;
     super::threads::check(args.client_threads, crate::drive::lanes::cores())?;
     let sim = args.sim_config()?;
     Ok(Checked { asked, sim })
@@ -133,6 +134,7 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
             output,
             preflight: !args.no_preflight,
             client_threads: args.client_threads,
+            stop_saturated: args.adaptive.stop_saturated(),
         },
         simulator,
         show: Show {
@@ -312,7 +314,7 @@ impl RunArgs {
             ..RunConfig::default()
         });
         let cfg = self.trace.apply(self.shape.apply(self.request.apply(cfg)));
-        self.hooks.apply(cfg)
+        Ok(self.adaptive.apply(self.hooks.apply(cfg)?))
     }
 
     /// What `--scrape-metrics` asks for, with the default URL resolved against `base_url` (the
@@ -412,6 +414,7 @@ impl SearchArgs {
             precision: self.precision,
             target: self.target,
             max_probes: self.max_probes,
+            stop_saturated: self.run.adaptive.stop_saturated(),
         })
     }
 }

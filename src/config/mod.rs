@@ -28,6 +28,7 @@ pub use self::scrape::ScrapeSpec;
 pub use self::slo::{JobSlo, Slo, SloMetric};
 pub use self::workload::{Dataset, WorkloadSpec, DEFAULT_INPUT_LEN};
 
+pub mod adaptive;
 pub mod audio;
 mod backend;
 pub mod buckets;

@@ -43,6 +43,7 @@ impl RunConfig {
         self.load.check_timeouts()?;
         self.check_sizes()?;
         self.hooks.check()?;
+        super::adaptive::check(self)?;
         mix::check_config(self)
     }
 

@@ -314,6 +314,8 @@ struct Measured {
     generation: Option<MediaGeneration>,
     /// The run's hook calls (`drive::hooks`), set after the measured load.
     hooks: Vec<crate::results::hooks::HookCall>,
+    /// `run --adaptive`: the SLO controller's windows and outcome.
+    adaptive: Option<crate::results::adaptive::AdaptiveFigures>,
 }
 
 /// The measured load: waits for `--start-at` (sharded runs), snapshots the simulator, starts
@@ -345,12 +347,26 @@ async fn measure(
     let probes = extras
         .probes
         .map(|(specs, rate)| Probes::start(client.clone(), specs, rate, clock, opts.abort.clone()));
+    let controller = crate::drive::adaptive::controller(cfg, clock, start_ns, &halt);
     let go = Go {
         start_ns,
         records: records.clone(),
         halt,
+        throttle: controller.as_ref().map(|c| c.throttle.clone()),
     };
-    let lanes = lanes.go(go).await?;
+    let (lanes, adaptive) = match controller {
+        Some(c) => {
+            // The lanes end once the controller ends the schedule; a lane that fails first
+            // stops the controller.
+            let ended = c.stop.clone();
+            let task = tokio::spawn(crate::drive::adaptive::control(c));
+            let lanes = lanes.go(go).await;
+            ended.cancel();
+            let figures = task.await.ok();
+            (lanes?, figures)
+        }
+        None => (lanes.go(go).await?, None),
+    };
     let wall_s = (clock.now_ns() - start_ns) as f64 / 1e9;
     let probes = match probes {
         Some(p) => p.finish().await,
@@ -393,6 +409,7 @@ async fn measure(
         probes,
         generation: extras.generation,
         hooks: Vec::new(),
+        adaptive,
     })
 }
 
@@ -452,6 +469,7 @@ fn finish(
     result.window_end = measured.window_end;
     result.stopped_early = measured.stopped_early;
     result.hooks = measured.hooks;
+    result.adaptive = measured.adaptive;
     if let Some(u) = &measured.users {
         let (c, d) = (&result.config, result.summary.duration_s);
         let gap = c.load.shape.user_gap_s.unwrap_or(0.0);
@@ -509,6 +527,10 @@ fn finish(
         result.jobs = Some(JobFigures::of(records.flatten(), run));
     }
     result.judge_complete(measured.planned, measured.unsent);
+    // A controller stopped before its hold ended did not finish what it planned.
+    if result.adaptive.as_ref().is_some_and(|a| !a.complete) {
+        result.complete = false;
+    }
     result.save(&opts.result_path)?;
     Ok(result)
 }

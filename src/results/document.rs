@@ -219,6 +219,10 @@ pub struct BenchResult {
     /// the order made; absent without hooks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<crate::results::hooks::HookCall>,
+    /// `run --adaptive`: the SLO controller's windows and the sustained load
+    /// (docs/metrics.md, "The SLO controller"); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<crate::results::adaptive::AdaptiveFigures>,
     /// vLLM-compatible keys (see the module doc).
     #[serde(flatten)]
     pub vllm: BTreeMap<String, Value>,
@@ -267,6 +271,7 @@ impl BenchResult {
             energy: None,
             per_adapter: BTreeMap::new(),
             hooks: Vec::new(),
+            adaptive: None,
             vllm,
         };
         result.set_cost_and_energy();

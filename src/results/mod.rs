@@ -6,6 +6,7 @@
 //! Imports `config`, `measure` (the records) and nothing above. Nothing here sends a request
 //! or prints.
 
+pub mod adaptive;
 pub mod capacity;
 pub mod capacity_front;
 pub mod compare;
@@ -22,6 +23,7 @@ pub mod read;
 pub mod rejudge;
 pub mod rejudged;
 pub mod repeat;
+pub mod saturated;
 pub mod search;
 pub mod server_metrics;
 pub mod shard;
