@@ -314,6 +314,23 @@ pub fn controller(
     })
 }
 
+/// Runs `load` (the lanes' measured load) with the controller `c` beside it, if any: the
+/// load ends once the controller ends the schedule, and a load that ends first (a lane
+/// failed) stops the controller.
+pub async fn alongside<T>(
+    c: Option<Control>,
+    load: impl std::future::Future<Output = T>,
+) -> (T, Option<AdaptiveFigures>) {
+    let Some(c) = c else {
+        return (load.await, None);
+    };
+    let ended = c.stop.clone();
+    let task = tokio::spawn(control(c));
+    let out = load.await;
+    ended.cancel();
+    (out, task.await.ok())
+}
+
 /// Runs the controller until its hold ends (or the run stops), then ends the schedule.
 pub async fn control(c: Control) -> AdaptiveFigures {
     let mut steps = Steps::new(&c.spec);

@@ -354,19 +354,8 @@ async fn measure(
         halt,
         throttle: controller.as_ref().map(|c| c.throttle.clone()),
     };
-    let (lanes, adaptive) = match controller {
-        Some(c) => {
-            // The lanes end once the controller ends the schedule; a lane that fails first
-            // stops the controller.
-            let ended = c.stop.clone();
-            let task = tokio::spawn(crate::drive::adaptive::control(c));
-            let lanes = lanes.go(go).await;
-            ended.cancel();
-            let figures = task.await.ok();
-            (lanes?, figures)
-        }
-        None => (lanes.go(go).await?, None),
-    };
+    let (lanes, adaptive) = crate::drive::adaptive::alongside(controller, lanes.go(go)).await;
+    let lanes = lanes?;
     let wall_s = (clock.now_ns() - start_ns) as f64 / 1e9;
     let probes = match probes {
         Some(p) => p.finish().await,
@@ -527,10 +516,6 @@ fn finish(
         result.jobs = Some(JobFigures::of(records.flatten(), run));
     }
     result.judge_complete(measured.planned, measured.unsent);
-    // A controller stopped before its hold ended did not finish what it planned.
-    if result.adaptive.as_ref().is_some_and(|a| !a.complete) {
-        result.complete = false;
-    }
     result.save(&opts.result_path)?;
     Ok(result)
 }

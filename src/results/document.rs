@@ -283,7 +283,8 @@ impl BenchResult {
     /// rule (docs/metrics.md, "Every planned request is accounted for"): nothing planned
     /// unsent, no records write error, no early stop, and a count-bounded run with no request
     /// cancelled by a stop, a time-bounded one that reached its window's end (`window_end`
-    /// set before this call; what its end cancelled is by design).
+    /// set before this call; what its end cancelled is by design), an SLO controller that
+    /// reached its end (`adaptive`, set before this call).
     pub fn judge_complete(&mut self, planned: Option<u64>, unsent: Unsent) {
         self.planned = planned;
         self.unsent_by = unsent;
@@ -291,6 +292,7 @@ impl BenchResult {
         let windowed = self.config.load.shape.window_s().is_some();
         let cancelled = self.summary.failures_by_kind.contains_key("cancelled");
         self.complete = self.unsent == 0
+            && self.adaptive.as_ref().is_none_or(|a| a.complete)
             && self.error.is_none()
             && self.stopped_early.is_none()
             && if windowed {
@@ -323,6 +325,8 @@ impl BenchResult {
             Some(format!("stopped with {n} requests in flight cancelled"))
         } else if windowed && self.window_end.is_none() {
             Some("stopped before the end of its time window".into())
+        } else if self.adaptive.as_ref().is_some_and(|a| !a.complete) {
+            Some("stopped before the SLO controller's end".into())
         } else {
             None
         }
