@@ -40,6 +40,9 @@ struct Segments {
     segs: Vec<Seg>,
     /// The id after the last one sent.
     next_id: u64,
+    /// The first segment, open from the start (the driver may send before the controller
+    /// opens its first window), was taken by the first [`Throttle::open`].
+    claimed: bool,
 }
 
 /// How a request is judged good: as the summary judges it.
@@ -72,7 +75,11 @@ impl Throttle {
             gate: (on == AdaptiveOn::Concurrency).then(|| Arc::new(Semaphore::new(c as usize))),
             size: Mutex::new(c),
             done: AtomicBool::new(false),
-            state: Mutex::new(Segments::default()),
+            state: Mutex::new(Segments {
+                segs: vec![Seg::default()],
+                next_id: 0,
+                claimed: false,
+            }),
             good,
         })
     }
@@ -153,6 +160,12 @@ impl Throttle {
     /// Returns its index.
     pub fn open(&self, now_ns: u64) -> usize {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !std::mem::replace(&mut s.claimed, true) {
+            if let Some(first) = s.segs.first_mut() {
+                first.start_ns = now_ns;
+                return 0;
+            }
+        }
         let first_id = s.next_id;
         s.segs.push(Seg {
             first_id,

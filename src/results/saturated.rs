@@ -158,11 +158,11 @@ mod tests {
             "{}",
             stop.evidence
         );
-        // Flat throughput with TTFT steady (a measurement wobble) is not saturation.
-        assert_eq!(
-            detect(&[step(4.0, 4.0, 11.0, 0.0), step(8.0, 4.0, 12.0, 0.0)]),
-            None
-        );
+        // Flat throughput with TTFT and in flight steady (a measurement wobble) is not
+        // saturation.
+        let (a, mut b) = (step(4.0, 4.0, 11.0, 0.0), step(8.0, 4.0, 12.0, 0.0));
+        b.in_flight = a.in_flight;
+        assert_eq!(detect(&[a, b]), None);
         // In flight growing (a closed loop beyond the slots) is, without TTFT.
         let mut a = step(4.0, 4.0, 11.0, 0.0);
         let mut b = step(8.0, 4.0, 11.0, 0.0);
