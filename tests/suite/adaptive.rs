@@ -118,7 +118,10 @@ fn the_controller_s_sustained_load_lies_in_the_search_s_bracket() {
     let sent: u64 = ad.windows.iter().map(|w| w.sent).sum();
     let (sm, planned) = (&r.summary, r.planned.unwrap());
     assert_eq!(planned, sm.completed + sm.failed + r.unsent);
-    assert_eq!(sent, sm.completed + sm.failed);
+    // The windows hold every request but the arrival already due when the controller
+    // ended (sent after its last window closed, in its `end` segment).
+    let ended = sm.completed + sm.failed;
+    assert!(sent <= ended && ended - sent <= 1, "{sent} of {ended}");
     let report = stdout_of(&["report", path_str(&dir.path().join("a.json"))]);
     assert!(
         report.contains("SLO controller") && report.contains("Sustained concurrency:"),
