@@ -34,6 +34,7 @@ mod suite {
     // Measurement against the exact simulator, over real HTTP on 127.0.0.1.
     mod accounting;
     mod autoscale;
+    mod adaptive;
     mod faults;
     mod hooks;
     mod jobs;

@@ -149,4 +149,9 @@ pub enum PlanError {
     Results(#[from] ResultsError),
     #[error("--save-llm-d writes a run, a sweep or stages, not a search: give one probe's result to `servebench report --format llm-d`")]
     LlmDSearch,
+    /// A controller flag without `--adaptive`.
+    #[error("{0} tunes the SLO controller: give --adaptive (or drop {0})")]
+    AdaptiveFlagAlone(&'static str),
+    #[error("--adaptive runs one controlled run: not with a sweep (a list of loads), --repeat, --stages or search")]
+    AdaptiveNotARun,
 }

@@ -25,6 +25,7 @@ use crate::render::print::Format;
 use crate::sim::Preset;
 
 pub mod autoscale;
+pub mod adaptive;
 pub mod capacity;
 pub mod dataset;
 pub mod error;
@@ -339,6 +340,7 @@ pub struct RunArgs {
     pub hooks: hooks::HookArgs,
     #[command(flatten)]
     pub autoscale: autoscale::AutoscaleArgs,
+    pub adaptive: adaptive::AdaptiveArgs,
 }
 
 #[derive(Debug, Args)]

@@ -92,6 +92,7 @@ pub fn check(args: &RunArgs, search: Option<&SearchArgs>) -> Result<Checked, Pla
         return Err(PlanError::LlmDSearch);
     }
     args.tags.check()?;
+    (args.adaptive).check(asked == Asked::Single, search.is_some())?;
     super::threads::check(args.client_threads, crate::drive::lanes::cores())?;
     let sim = args.sim_config()?;
     Ok(Checked { asked, sim })
@@ -144,6 +145,7 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
             output,
             preflight: !args.no_preflight,
             client_threads: args.client_threads,
+            stop_saturated: args.adaptive.stop_saturated(),
         },
         simulator,
         show: Show {
@@ -324,7 +326,8 @@ impl RunArgs {
             ..RunConfig::default()
         });
         let cfg = self.trace.apply(self.shape.apply(self.request.apply(cfg)));
-        self.autoscale.apply(self.hooks.apply(cfg)?)
+        let cfg = self.autoscale.apply(self.hooks.apply(cfg)?)?;
+        Ok(self.adaptive.apply(cfg))
     }
 
     /// What `--scrape-metrics` asks for, with the default URL resolved against `base_url` (the
@@ -424,6 +427,7 @@ impl SearchArgs {
             precision: self.precision,
             target: self.target,
             max_probes: self.max_probes,
+            stop_saturated: self.run.adaptive.stop_saturated(),
         })
     }
 }

@@ -331,6 +331,7 @@ mod tests {
                     precision: 0.05,
                     target: 0.9,
                     max_probes: 30,
+                    stop_saturated: false,
                 },
                 probes: vec![
                     probe(10.0, true, None),
@@ -342,6 +343,8 @@ mod tests {
                 answer_good_fraction_ci95: Some((0.7, 1.0)),
                 complete: false,
                 stopped_at: Some(40.0),
+                saturation: None,
+                skipped: Vec::new(),
             };
             let line = answer_line(&doc, "");
             assert!(

@@ -111,6 +111,9 @@ pub struct LoadSpec {
     /// Duration, ramp, stages and early stop (`shape.rs`); absent: a count at one rate.
     #[serde(default, skip_serializing_if = "LoadShape::is_default")]
     pub shape: LoadShape,
+    /// `run --adaptive`: the SLO controller sets the load in windows (`adaptive.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<super::adaptive::AdaptiveSpec>,
 }
 
 impl Default for LoadSpec {
@@ -131,6 +134,7 @@ impl Default for LoadSpec {
             preflight_timeout_s: defaults::preflight_timeout_s(),
             source_addresses: Vec::new(),
             shape: LoadShape::default(),
+            adaptive: None,
         }
     }
 }

@@ -29,6 +29,7 @@ pub use self::slo::{JobSlo, Slo, SloMetric};
 pub use self::workload::{Dataset, WorkloadSpec, DEFAULT_INPUT_LEN};
 
 pub mod account_figure;
+pub mod adaptive;
 pub mod audio;
 pub mod autoscale;
 mod backend;

@@ -46,6 +46,7 @@ impl RunConfig {
         if let Some(a) = &self.autoscale {
             a.check()?;
         }
+        super::adaptive::check(self)?;
         mix::check_config(self)
     }
 

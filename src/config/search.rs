@@ -72,6 +72,10 @@ pub struct SearchSpec {
     /// Fraction of requests that must be good.
     pub target: f64,
     pub max_probes: u32,
+    /// `--stop-saturated on`: stop doubling at the first saturated probe
+    /// (`results::saturated`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stop_saturated: bool,
 }
 
 #[cfg(test)]
@@ -87,6 +91,7 @@ mod tests {
             precision: 0.05,
             target: 0.9,
             max_probes: 20,
+            stop_saturated: false,
         };
         for (by, word) in [
             (LoadParameter::RequestRate, "rate"),

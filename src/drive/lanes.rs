@@ -86,8 +86,9 @@ pub(super) fn summary_options(cfg: &RunConfig) -> SummaryOptions {
 /// How many lanes a run of `load` gets of the `asked` threads: one for users (`--users`), else
 /// at most its concurrency cap (its share of one with `--shard`), so every lane has a slot.
 pub fn lanes_for(asked: u64, load: &LoadSpec) -> u64 {
-    // Users take the units in schedule order from one pool: one lane.
-    if load.shape.users.is_some() {
+    // Users take the units in schedule order from one pool, and the SLO controller moves
+    // one load: one lane.
+    if load.shape.users.is_some() || load.adaptive.is_some() {
         return 1;
     }
     let cap = load.concurrency_cap().unwrap_or(u64::MAX);
@@ -172,6 +173,8 @@ pub(super) struct Go {
     pub(super) records: Arc<RecordsFile>,
     /// Cancelled to stop every lane's sends (a signal, an early stop, a write error).
     pub(super) halt: CancellationToken,
+    /// `run --adaptive`: the controller's hold on the load (one lane).
+    pub(super) throttle: Option<Arc<crate::drive::throttle::Throttle>>,
 }
 
 /// One lane's work.
@@ -404,13 +407,14 @@ impl Lane {
             self.live.clone(),
             Summarizer::new(&self.summary),
             go.halt.clone(),
-            self.watch,
+            (self.watch, go.throttle.clone()),
         ));
         let sink = Sink {
             records: tx,
             live: self.live,
             time_scale: self.time_scale,
             abort: self.abort,
+            throttle: go.throttle.clone(),
         };
         // Users (`--users`) take the units in their own loop; every other load is scheduled.
         let (client, pool, load, clock) = (self.client, self.pool, &self.load, self.clock);

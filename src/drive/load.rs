@@ -41,6 +41,9 @@ pub struct Sink {
     pub time_scale: f64,
     /// Cancelled to end the grace period at once (a second Ctrl-C).
     pub abort: CancellationToken,
+    /// `run --adaptive`: the controller's hold on the load (`throttle.rs`): its arrivals,
+    /// its concurrency gate, and each send counted in the controller's window.
+    pub throttle: Option<Arc<crate::drive::throttle::Throttle>>,
 }
 
 /// What the driver did: what it sent and, of what it planned, what it left unsent and why
@@ -122,7 +125,7 @@ pub async fn drive(
         None => spec.num_prompts,
     };
     let total = pool.planned(count, |id| run.owned(id));
-    if run.window_end.is_none() {
+    if run.window_end.is_none() && !run.adaptive {
         run.sink.live.planned.store(total, Relaxed);
     }
     let mut sending = Sending::new();
@@ -135,6 +138,9 @@ pub async fn drive(
     // A count-bounded run's plan is known from the start; a window's is what was sent and
     // what was due in it but not sent, and a closed loop's is unknown.
     let (planned, jobs_planned) = match run.window_end {
+        // The controller planned each arrival as it went: what it sent, and the one it
+        // stopped at.
+        None if run.adaptive => (Some(sending.talked.sent + unsent.total()), None),
         None => (Some(total), Some(arrivals)),
         Some(_) => {
             let known = known && !run.closed_loop;
@@ -169,6 +175,9 @@ struct Run<'a> {
     closed_loop: bool,
     /// Cancels the requests in flight (the grace period's end, `--duration-cancel`, abort).
     cancel: CancellationToken,
+    /// The SLO controller sets the schedule (`sink.throttle`): what it planned is what it
+    /// sent, and the arrival it stopped at.
+    adaptive: bool,
 }
 
 /// What the sends have done so far: the conversations' tasks and what those that ended did.
@@ -240,6 +249,7 @@ impl<'a> Run<'a> {
             sink,
             window_end: None,
             closed_loop: false,
+            adaptive: false,
             cancel: CancellationToken::new(),
         };
         let window_end = spec.shape.window_s().map(|w| run.real_ns(w * 1e9));
@@ -249,6 +259,7 @@ impl<'a> Run<'a> {
             RequestRate::Infinite => None,
         };
         run.closed_loop = run.window_end.is_some() && spec.shape.peak_rate(rate).is_none();
+        run.adaptive = run.sink.throttle.is_some();
         run
     }
 
@@ -277,12 +288,15 @@ impl<'a> Run<'a> {
         let spec = self.spec;
         let deadline = deadline(self.window_end);
         tokio::pin!(deadline);
-        let gate = spec
-            .concurrency_cap()
-            .map(|c| Arc::new(Semaphore::new(c.min(Semaphore::MAX_PERMITS as u64) as usize)));
-        let schedule: Box<dyn Iterator<Item = u64> + Send> = match trace {
-            Some(t) => Box::new(t.into_iter()),
-            None => Box::new(arrival_offsets(spec, spec.num_prompts)),
+        let throttle = self.sink.throttle.clone();
+        let gate = (throttle.as_ref().and_then(|t| t.gate())).or_else(|| {
+            spec.concurrency_cap()
+                .map(|c| Arc::new(Semaphore::new(c.min(Semaphore::MAX_PERMITS as u64) as usize)))
+        });
+        let schedule: Box<dyn Iterator<Item = u64> + Send> = match (trace, throttle) {
+            (Some(t), _) => Box::new(t.into_iter()),
+            (None, Some(t)) => t.offsets(spec.seed, spec.burstiness),
+            (None, None) => Box::new(arrival_offsets(spec, spec.num_prompts)),
         };
         let mut schedule: Schedule = (0u64..).zip(schedule);
         let mut timer = crate::measure::timer::SendTimer::new();
@@ -332,6 +346,9 @@ impl<'a> Run<'a> {
             let Some(reqs) = pool.take(id) else {
                 break;
             };
+            if let Some(t) = &self.sink.throttle {
+                t.spawned(id);
+            }
             self.spawn(id, scheduled_ns, reqs, permit, s);
         }
         halted.map(|(why, id)| Halted {
@@ -469,6 +486,18 @@ impl<'a> Run<'a> {
         let Some(h) = halted else {
             return (unsent, true);
         };
+        if self.adaptive {
+            // The arrival it halted at was due; the controller planned nothing after it.
+            let turns = pool
+                .sizes
+                .get((h.id % pool.sizes.len().max(1) as u64) as usize);
+            let left = turns.copied().unwrap_or(1);
+            match h.why {
+                Halt::Stopped => unsent.stopped += left,
+                Halt::WindowEnded => unsent.window_ended += left,
+            }
+            return (unsent, true);
+        }
         if self.window_end.is_none() {
             let left = total.saturating_sub(s.dispatched);
             match h.why {

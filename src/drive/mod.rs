@@ -9,6 +9,7 @@
 //! and records what came back. Nothing here renders a report; only `ui/` draws (on stderr,
 //! while a run lasts).
 
+pub mod adaptive;
 pub mod arrivals;
 pub mod early_stop;
 pub mod error;
@@ -35,5 +36,6 @@ pub mod shard;
 pub mod stages;
 pub mod sweep;
 mod talk;
+pub mod throttle;
 pub mod ui;
 pub mod users;

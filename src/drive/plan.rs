@@ -46,6 +46,9 @@ pub struct RunPlan {
     pub preflight: bool,
     /// `--client-threads`: the threads that drive each run's load (`drive::lanes`).
     pub client_threads: crate::config::threads::ClientThreads,
+    /// `--stop-saturated on`: sweeps and searches stop escalating at saturation
+    /// (`results::saturated`); the higher steps are saved as skipped.
+    pub stop_saturated: bool,
 }
 
 /// What a session runs.

@@ -54,7 +54,7 @@ impl Pool {
             .map(|c| c.first()?.offset_ns)
             .collect::<Option<Vec<u64>>>()
             .filter(|t| !t.is_empty());
-        let may_reuse = spec.shape.window_s().is_some();
+        let may_reuse = spec.shape.window_s().is_some() || spec.adaptive.is_some();
         let pool = Pool {
             copies: vec![None; if may_reuse { pool.len() } else { 0 }],
             slots: pool.into_iter().map(Some).collect(),

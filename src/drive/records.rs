@@ -154,12 +154,20 @@ pub(super) struct Written {
     pub(super) stopped_early: Option<String>,
 }
 
+/// What watches each finished request besides the summary: the early-stop limits
+/// (`--max-errors`, `--max-error-rate`) and the SLO controller's windows (`run --adaptive`).
+pub(super) type Watchers = (
+    Option<Arc<Mutex<ErrorWatch>>>,
+    Option<Arc<crate::drive::throttle::Throttle>>,
+);
+
 /// Appends each record of the lane (its kept warm-ups first) as one JSON line as it arrives
 /// and feeds it to the lane's summary, its send facts and the early-stop watch (which cancels
 /// `halt` when a limit is crossed); keeps no record (memory does not grow with the run's
 /// length, up to the summary's exact samples, `stats::EXACT_SAMPLES_MAX` per metric). A write
 /// that fails (a full disk) cancels `halt`, so no new request is sent; the records still
-/// arriving are summarized, and the file keeps the error.
+/// arriving are summarized, and the file keeps the error. Each record also goes to the
+/// controller's windows (`run --adaptive`).
 pub(super) async fn write_records(
     mut rx: mpsc::UnboundedReceiver<RequestRecord>,
     warmups: Vec<RequestRecord>,
@@ -167,7 +175,7 @@ pub(super) async fn write_records(
     live: Arc<Live>,
     mut summary: Summarizer,
     halt: CancellationToken,
-    watch: Option<Arc<Mutex<ErrorWatch>>>,
+    (watch, throttle): Watchers,
 ) -> Written {
     let mut sends = Sends::new();
     let mut stopped_early = None;
@@ -195,6 +203,9 @@ pub(super) async fn write_records(
         }
         summary.add(&r);
         sends.add(&r);
+        if let Some(t) = &throttle {
+            t.observe(&r);
+        }
         let crossed = watch
             .as_ref()
             .and_then(|w| w.lock().ok().and_then(|mut w| w.add(&r)));

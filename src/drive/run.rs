@@ -315,6 +315,8 @@ struct Measured {
     /// The run's hook calls (`drive::hooks`), set after the measured load.
     hooks: Vec<crate::results::hooks::HookCall>,
     replicas: Option<crate::results::autoscale::ReplicaSeries>,
+    /// `run --adaptive`: the SLO controller's windows and outcome.
+    adaptive: Option<crate::results::adaptive::AdaptiveFigures>,
 }
 
 /// The measured load: waits for `--start-at` (sharded runs), snapshots the simulator, starts
@@ -347,12 +349,15 @@ async fn measure(
     let probes = extras
         .probes
         .map(|(specs, rate)| Probes::start(client.clone(), specs, rate, clock, opts.abort.clone()));
+    let controller = crate::drive::adaptive::controller(cfg, clock, start_ns, &halt);
     let go = Go {
         start_ns,
         records: records.clone(),
         halt,
+        throttle: controller.as_ref().map(|c| c.throttle.clone()),
     };
-    let lanes = lanes.go(go).await?;
+    let (lanes, adaptive) = crate::drive::adaptive::alongside(controller, lanes.go(go)).await;
+    let lanes = lanes?;
     let wall_s = (clock.now_ns() - start_ns) as f64 / 1e9;
     let probes = match probes {
         Some(p) => p.finish().await,
@@ -397,6 +402,7 @@ async fn measure(
         generation: extras.generation,
         hooks: Vec::new(),
         replicas,
+        adaptive,
     })
 }
 
@@ -456,6 +462,7 @@ fn finish(
     result.window_end = measured.window_end;
     result.stopped_early = measured.stopped_early;
     result.hooks = measured.hooks;
+    result.adaptive = measured.adaptive;
     if let Some(u) = &measured.users {
         let (c, d) = (&result.config, result.summary.duration_s);
         let gap = c.load.shape.user_gap_s.unwrap_or(0.0);

@@ -6,6 +6,11 @@
 //! is within the stated relative precision (or one step of concurrency). Each probe is a full
 //! run, saved as it finishes, and the search document is rewritten after every probe.
 //!
+//! With `--stop-saturated on`, doubling stops at the first passing probe the saturation
+//! stop (`results::saturated`) finds saturated against the probe before it: that probe is
+//! the answer, the document names it with its evidence, and the load doubling would have
+//! probed next is saved as `skipped` (not failed).
+//!
 //! A probe passes when good / sent ≥ target, where good requests meet every `--goodput` SLO
 //! and failed requests are never good. The answer comes with a 95% Wilson interval for the
 //! good fraction at the answer, and the bracket [answer, first failing value].
@@ -35,6 +40,7 @@ use crate::drive::hooks::SessionHooks;
 use crate::drive::observer::StepObserver;
 use crate::drive::plan::RunPlan;
 use crate::drive::run::{execute_with, RunOptions};
+use crate::results::saturated::{detect, StepFigures};
 use crate::results::search::{wilson95, Probe, SearchDoc};
 
 /// What one probe measured.
@@ -49,6 +55,9 @@ pub struct ProbeRun {
     /// Why it was stopped before it was done (`BenchResult::interrupted`): neither a pass
     /// nor a fail.
     pub stopped: Option<String>,
+    /// Its throughput, TTFT, in flight and errors, for the saturation stop (`None`: not
+    /// judged).
+    pub figures: Option<StepFigures>,
 }
 
 /// Whether a probe over prefixes kept its cache: measured ≥ [`PREFIX_HIT_SHARE`] × designed
@@ -84,7 +93,11 @@ where
         answer_good_fraction_ci95: None,
         complete: false,
         stopped_at: None,
+        saturation: None,
+        skipped: Vec::new(),
     };
+    // The doubling probes' figures, for the saturation stop.
+    let mut doubling: Vec<StepFigures> = Vec::new();
     let counts = matches!(
         spec.by,
         LoadParameter::MaxConcurrency | LoadParameter::NumPrefixes
@@ -111,6 +124,7 @@ where
             0.0
         };
         let stopped = run.stopped.is_some();
+        let figures = run.figures;
         let passed =
             !stopped && total > 0 && good_fraction >= spec.target && holds(spec.by, run.hit_rates);
         doc.probes.push(Probe {
@@ -138,7 +152,21 @@ where
         } else if doc.first_failing.is_none_or(|f| value < f) {
             doc.first_failing = Some(value);
         }
+        let saturated = match (spec.stop_saturated, figures, doc.first_failing) {
+            // Only while doubling: past the first fail, bisection probes go down too.
+            (true, Some(f), None) if passed => {
+                doubling.push(f);
+                detect(&doubling)
+            }
+            _ => None,
+        };
         next = match (doc.answer, doc.first_failing) {
+            (Some(pass), None) if saturated.is_some() => {
+                let up = round((pass * 2.0).min(spec.max));
+                doc.skipped = (up > pass).then_some(up).into_iter().collect();
+                doc.saturation = saturated;
+                None
+            }
             // Still doubling.
             (Some(pass), None) if pass < spec.max => Some(round((pass * 2.0).min(spec.max))),
             (Some(_), None) => None,
@@ -207,6 +235,7 @@ pub async fn run_search(
                 };
                 let rates = s.prefix_cache.as_ref();
                 Ok(Some(ProbeRun {
+                    figures: Some(StepFigures::of(value, &r.summary)),
                     stopped: r.interrupted(),
                     good,
                     total: s.completed + s.failed,
@@ -244,6 +273,7 @@ mod tests {
             precision: 0.05,
             target: 0.9,
             max_probes: 30,
+            stop_saturated: false,
         }
     }
 
@@ -259,6 +289,7 @@ mod tests {
                     result: PathBuf::from(format!("p{v}.json")),
                     hit_rates: (None, None),
                     stopped: None,
+                    figures: None,
                 }))
             },
             |_| Ok(()),
@@ -311,6 +342,7 @@ mod tests {
                     result: PathBuf::from(format!("p{v}.json")),
                     hit_rates: (Some(designed), Some(measured)),
                     stopped: None,
+                    figures: None,
                 }))
             },
             |_| Ok(()),
@@ -324,6 +356,44 @@ mod tests {
         // A probe whose server reports no cached tokens does not pass.
         assert!(!holds(LoadParameter::NumPrefixes, (Some(0.5), None)));
         assert!(holds(LoadParameter::RequestRate, (None, None)));
+    }
+
+    /// Throughput stuck at 4 past a concurrency of 4 while TTFT grows: with the stop on,
+    /// doubling ends at 8 (the first flat probe) and 16 is skipped; with it off, every
+    /// doubling runs, as before.
+    #[tokio::test]
+    async fn saturation_stops_the_doubling_and_skips_the_next_load() {
+        let mut spec = spec(LoadParameter::MaxConcurrency);
+        spec.max = 64.0;
+        let probe = |v: f64, _| async move {
+            Ok(Some(ProbeRun {
+                good: 100,
+                total: 100,
+                result: PathBuf::from(format!("p{v}.json")),
+                hit_rates: (None, None),
+                stopped: None,
+                figures: Some(StepFigures {
+                    load: v,
+                    throughput: v.min(4.0),
+                    ttft_p50_ms: Some(if v > 4.0 { 100.0 * v } else { 10.0 }),
+                    in_flight: Some(v),
+                    error_fraction: 0.0,
+                }),
+            }))
+        };
+        let off = search(&spec, probe, |_| Ok(())).await.unwrap();
+        assert_eq!(off.probes.len(), 7);
+        assert_eq!((off.saturation.as_ref(), off.skipped.len()), (None, 0));
+        spec.stop_saturated = true;
+        let doc = search(&spec, probe, |_| Ok(())).await.unwrap();
+        let values: Vec<f64> = doc.probes.iter().map(|p| p.value).collect();
+        assert_eq!(values, [1.0, 2.0, 4.0, 8.0]);
+        assert_eq!(
+            (doc.answer, doc.skipped.as_slice()),
+            (Some(8.0), &[16.0][..])
+        );
+        assert_eq!(doc.saturation.as_ref().map(|s| s.load), Some(8.0));
+        assert!(doc.complete);
     }
 
     #[tokio::test]
@@ -353,6 +423,7 @@ mod tests {
                     result: PathBuf::from(format!("p{v}.json")),
                     hit_rates: (None, None),
                     stopped: (i == 2).then(|| "stopped with 45 planned requests unsent".into()),
+                    figures: None,
                 }))
             },
             |d| {
@@ -378,6 +449,7 @@ mod tests {
                     result: PathBuf::from(format!("p{v}.json")),
                     hit_rates: (None, None),
                     stopped: None,
+                    figures: None,
                 }))
             },
             |_| Ok(()),

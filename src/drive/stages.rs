@@ -64,6 +64,8 @@ pub fn split(
             .collect(),
         steps: Vec::new(),
         complete: result.complete,
+        saturation: None,
+        skipped: Vec::new(),
     };
     let mut split = Vec::new();
     for (i, (stage, records)) in stages.iter().zip(by_stage).enumerate() {

@@ -10,6 +10,11 @@
 //! The parameter and its value lists are `config::sweep`; the plan (`drive::plan`) holds each
 //! step's validated config and has checked every file the sweep writes; the document is
 //! `results::sweep`. Each step is told to the session's one observer (`observer.rs`).
+//!
+//! With `--stop-saturated on` a load sweep (`--request-rate`, `--max-concurrency` lists)
+//! stops at the first saturated step (`results::saturated`): the document names it with its
+//! evidence and keeps the values not run as `skipped` (not failed); the sweep is complete
+//! when every step it ran is.
 
 use std::time::Duration;
 
@@ -24,6 +29,7 @@ use crate::drive::plan::RunPlan;
 use crate::drive::run::{execute_with, RunOptions};
 use crate::results::document::SCHEMA_VERSION;
 use crate::results::error::ResultsError;
+use crate::results::saturated::{detect, StepFigures};
 use crate::results::sweep::{SweepDoc, SweepStep};
 
 /// Runs every step of `plan`'s sweep over `param` in order, saving each as it finishes.
@@ -55,6 +61,18 @@ pub async fn run_sweep(
         values: steps.iter().map(|(v, _)| *v).collect(),
         steps: Vec::new(),
         complete: false,
+        saturation: None,
+        skipped: Vec::new(),
+    };
+    // The saturation stop reads each step's figures (a load sweep only).
+    let mut figures = Vec::new();
+    let load = |v: SweepValue| match (param, v) {
+        (
+            LoadParameter::RequestRate,
+            SweepValue::Rate(crate::config::RequestRate::PerSecond(r)),
+        ) => Some(r),
+        (LoadParameter::MaxConcurrency, SweepValue::Count(n)) => Some(n as f64),
+        _ => None,
     };
     doc.save(&doc_path)?;
     let hooks = SessionHooks::new(plan);
@@ -93,6 +111,18 @@ pub async fn run_sweep(
             doc.complete = doc.steps.len() == steps.len() && doc.steps.iter().all(|s| s.complete);
             doc.save(&doc_path)?;
             hooked?;
+            if let Some(at) = load(value).filter(|_| plan.stop_saturated) {
+                figures.push(StepFigures::of(at, &result.summary));
+                if let Some(stop) = detect(&figures) {
+                    doc.skipped = steps[i + 1..].iter().map(|(v, _)| *v).collect();
+                    doc.saturation = Some(stop);
+                    doc.complete = doc.steps.iter().all(|s| s.complete);
+                    doc.save(&doc_path)?;
+                    if !doc.skipped.is_empty() {
+                        break;
+                    }
+                }
+            }
             // A server failing past --max-errors / --max-error-rate will not do better under
             // more load.
             if result.stopped_early.is_some() {

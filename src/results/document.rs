@@ -223,6 +223,10 @@ pub struct BenchResult {
     /// `--replicas-file`; docs/metrics.md, "Autoscaler benchmarks"); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autoscale: Option<crate::results::autoscale::AutoscaleFigures>,
+    /// `run --adaptive`: the SLO controller's windows and the sustained load
+    /// (docs/metrics.md, "The SLO controller"); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<crate::results::adaptive::AdaptiveFigures>,
     /// vLLM-compatible keys (see the module doc).
     #[serde(flatten)]
     pub vllm: BTreeMap<String, Value>,
@@ -272,6 +276,7 @@ impl BenchResult {
             per_adapter: BTreeMap::new(),
             hooks: Vec::new(),
             autoscale: None,
+            adaptive: None,
             vllm,
         };
         result.set_cost_and_energy();
@@ -283,7 +288,8 @@ impl BenchResult {
     /// rule (docs/metrics.md, "Every planned request is accounted for"): nothing planned
     /// unsent, no records write error, no early stop, and a count-bounded run with no request
     /// cancelled by a stop, a time-bounded one that reached its window's end (`window_end`
-    /// set before this call; what its end cancelled is by design).
+    /// set before this call; what its end cancelled is by design), an SLO controller that
+    /// reached its end (`adaptive`, set before this call).
     pub fn judge_complete(&mut self, planned: Option<u64>, unsent: Unsent) {
         self.planned = planned;
         self.unsent_by = unsent;
@@ -291,6 +297,7 @@ impl BenchResult {
         let windowed = self.config.load.shape.window_s().is_some();
         let cancelled = self.summary.failures_by_kind.contains_key("cancelled");
         self.complete = self.unsent == 0
+            && self.adaptive.as_ref().is_none_or(|a| a.complete)
             && self.error.is_none()
             && self.stopped_early.is_none()
             && if windowed {
@@ -323,6 +330,8 @@ impl BenchResult {
             Some(format!("stopped with {n} requests in flight cancelled"))
         } else if windowed && self.window_end.is_none() {
             Some("stopped before the end of its time window".into())
+        } else if self.adaptive.as_ref().is_some_and(|a| !a.complete) {
+            Some("stopped before the SLO controller's end".into())
         } else {
             None
         }

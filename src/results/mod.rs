@@ -7,6 +7,7 @@
 //! or prints.
 
 pub mod autoscale;
+pub mod adaptive;
 pub mod capacity;
 pub mod capacity_front;
 pub mod compare;
@@ -24,6 +25,7 @@ pub mod records_parquet;
 pub mod rejudge;
 pub mod rejudged;
 pub mod repeat;
+pub mod saturated;
 pub mod search;
 pub mod server_metrics;
 pub mod shard;

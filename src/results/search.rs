@@ -49,6 +49,12 @@ pub struct SearchDoc {
     /// 95% Wilson interval of the good fraction at the answer.
     pub answer_good_fraction_ci95: Option<(f64, f64)>,
     pub complete: bool,
+    /// `--stop-saturated on`: the probe where doubling stopped, and why; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saturation: Option<crate::results::saturated::SaturationStop>,
+    /// The load doubling would have probed next, not run (skipped, not failed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<f64>,
     /// The load the search was at when it was stopped (Ctrl-C, SIGTERM, `q`, a records file
     /// that could not be written): its probe there was stopped part-way, or never began.
     /// Absent when it was not stopped.

@@ -39,6 +39,13 @@ pub struct SweepDoc {
     /// True when every value ran to completion.
     #[serde(default = "yes")]
     pub complete: bool,
+    /// `--stop-saturated on`: the step where the sweep stopped escalating, and why
+    /// (`results::saturated`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saturation: Option<crate::results::saturated::SaturationStop>,
+    /// The values not run because the sweep stopped at saturation (skipped, not failed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SweepValue>,
 }
 
 fn yes() -> bool {

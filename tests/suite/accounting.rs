@@ -1004,6 +1004,7 @@ async fn a_huge_think_time_is_a_long_wait_never_none() {
         live: Arc::default(),
         time_scale: 1.0,
         abort: CancellationToken::new(),
+        throttle: None,
     };
     let stop = CancellationToken::new();
     let stopper = async {

@@ -223,6 +223,7 @@ async fn fan_in_waits_for_the_slowest_upstream_call() {
         live: Arc::default(),
         time_scale: 1.0,
         abort: CancellationToken::new(),
+        throttle: None,
     };
     let clock = Clock::start();
     let stop = CancellationToken::new();

@@ -22,6 +22,7 @@ use lines::{distribution, line, num, rule, section};
 
 mod account;
 mod adapters;
+mod adaptive;
 mod audio;
 mod autoscale;
 mod blocks;
@@ -142,6 +143,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     account::block(&mut out, result);
     server::metrics(&mut out, result);
     hooks::lines(&mut out, result);
+    adaptive::block(&mut out, result);
     if let Some(path) = &result.records_file {
         line(&mut out, "Records:", path.display());
     }
