@@ -340,6 +340,7 @@ pub struct RunArgs {
     pub hooks: hooks::HookArgs,
     #[command(flatten)]
     pub autoscale: autoscale::AutoscaleArgs,
+    #[command(flatten)]
     pub adaptive: adaptive::AdaptiveArgs,
 }
 
