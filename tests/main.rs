@@ -33,6 +33,7 @@ mod suite {
 
     // Measurement against the exact simulator, over real HTTP on 127.0.0.1.
     mod accounting;
+    mod endpoints;
     mod faults;
     mod hooks;
     mod jobs;

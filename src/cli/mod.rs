@@ -26,6 +26,7 @@ use crate::sim::Preset;
 
 pub mod capacity;
 pub mod dataset;
+pub mod endpoints;
 pub mod error;
 mod heading;
 pub mod hooks;
@@ -124,8 +125,9 @@ pub struct RunArgs {
           help = format!("Server API: {}", BackendKind::names()))]
     pub backend: BackendKind,
     /// Server base URL, e.g. http://127.0.0.1:8000. Without it the built-in simulator is used.
+    /// Given more than once, requests are spread over the URLs (--balance).
     #[arg(help_heading = heading::TARGET, long)]
-    pub base_url: Option<String>,
+    pub base_url: Vec<String>,
     /// Endpoint path (default: the backend's, e.g. /v1/completions).
     #[arg(help_heading = heading::TARGET, hide_short_help = true, long)]
     pub endpoint: Option<String>,
@@ -319,6 +321,8 @@ pub struct RunArgs {
     pub trace: trace::TraceArgs,
     #[command(flatten)]
     pub hooks: hooks::HookArgs,
+    #[command(flatten)]
+    pub endpoints: endpoints::EndpointArgs,
 }
 
 #[derive(Debug, Args)]

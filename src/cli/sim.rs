@@ -150,6 +150,10 @@ pub struct SimArgs {
     /// without them does (vLLM without its dev endpoints answers 404).
     #[arg(long, value_name = "CODE")]
     pub control_status: Option<u16>,
+    /// Send a router's session token in this response header: the one a request sent back,
+    /// else a new one; /sim/stats counts them (sessions_minted, sessions_echoed).
+    #[arg(long, value_name = "NAME")]
+    pub session_header: Option<String>,
 }
 
 impl SimArgs {
@@ -278,6 +282,7 @@ impl SimArgs {
             tool_calls_per_answer: self.tool_calls_per_answer,
             hostile_answer_bytes: self.hostile_answer_bytes,
             control_status: self.control_status,
+            session_header: self.session_header.clone(),
         };
         (cfg.validate()).map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(cfg)

@@ -43,6 +43,11 @@ impl RunConfig {
         self.load.check_timeouts()?;
         self.check_sizes()?;
         self.hooks.check()?;
+        let d = &self.workload.dataset;
+        let sessions = d.templates_conversations()
+            || matches!(d, Dataset::Trace { .. })
+            || self.load.shape.turns.is_some_and(|t| t > 1);
+        self.routing.check(sessions)?;
         mix::check_config(self)
     }
 

@@ -127,6 +127,10 @@ pub struct RunConfig {
     /// server at named points of the session (`hooks.rs`).
     #[serde(default, skip_serializing_if = "hooks::Hooks::is_empty")]
     pub hooks: hooks::Hooks,
+    /// `--max-prefill-concurrency` and several endpoints (`--base-url` more than once,
+    /// `--balance`, `--affinity`, `--session-header`, `--failover`): `routing.rs`.
+    #[serde(default, skip_serializing_if = "super::routing::Routing::is_default")]
+    pub routing: super::routing::Routing,
 }
 
 fn default_time_scale() -> f64 {
@@ -174,6 +178,7 @@ impl Default for RunConfig {
             request_id_header: Some("x-request-id".into()),
             propagate_trace: false,
             hooks: hooks::Hooks::default(),
+            routing: super::routing::Routing::default(),
         }
     }
 }

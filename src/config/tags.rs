@@ -80,7 +80,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 83] = [
+const RESULT_KEYS: [&str; 84] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -100,6 +100,7 @@ const RESULT_KEYS: [&str; 83] = [
     "rejudged",
     "hooks",
     "per_adapter",
+    "per_endpoint",
     "window_end",
     "records_file",
     "config",

@@ -269,7 +269,9 @@ async fn prepare(
     crate::drive::history::check_template(&client).await?;
     let mut clients = vec![client.clone()];
     for _ in 1..threads {
-        clients.push(new_client()?);
+        // Every lane's client shares the first's prefill gate and endpoint router.
+        let (tok, template) = (tokenizer.local().cloned(), text.chat_template.clone());
+        clients.push(Client::new_beside(cfg, secrets, tok, template, &client)?);
     }
     let requests = workload::requests::build(cfg, tokenizer, &client).await?;
     Ok(Prepared {
@@ -314,6 +316,8 @@ struct Measured {
     generation: Option<MediaGeneration>,
     /// The run's hook calls (`drive::hooks`), set after the measured load.
     hooks: Vec<crate::results::hooks::HookCall>,
+    /// When `--failover` stopped each endpoint (clock ns); empty for one endpoint.
+    stopped_endpoints: Vec<Option<u64>>,
 }
 
 /// The measured load: waits for `--start-at` (sharded runs), snapshots the simulator, starts
@@ -393,6 +397,7 @@ async fn measure(
         probes,
         generation: extras.generation,
         hooks: Vec::new(),
+        stopped_endpoints: client.stopped_endpoints(),
     })
 }
 
@@ -508,6 +513,10 @@ fn finish(
         };
         result.jobs = Some(JobFigures::of(records.flatten(), run));
     }
+    let (d, stopped) = (result.summary.duration_s, &measured.stopped_endpoints);
+    let path = &opts.records_path;
+    result.per_endpoint =
+        crate::results::endpoints::from_records(path, &result.config, d, stopped)?;
     result.judge_complete(measured.planned, measured.unsent);
     result.save(&opts.result_path)?;
     Ok(result)
@@ -558,7 +567,11 @@ fn run_facts(
         wall_s,
         schedule_lag_p99_ms: sends.lags.finish(&[99.0]).and_then(|d| d.at(99.0)),
         // Only a finite rate promises send times; `inf` just means "as fast as possible".
-        open_loop: cfg.load.max_concurrency.is_none()
+        open_loop: (cfg
+            .load
+            .max_concurrency
+            .or(cfg.routing.max_prefill_concurrency))
+        .is_none()
             && matches!(
                 cfg.load.request_rate,
                 crate::config::RequestRate::PerSecond(_)

@@ -219,6 +219,10 @@ pub struct BenchResult {
     /// the order made; absent without hooks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<crate::results::hooks::HookCall>,
+    /// Several endpoints (`--base-url` more than once): each endpoint's figures
+    /// (docs/metrics.md, "Several endpoints"); absent for one endpoint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_endpoint: Vec<crate::results::stats::endpoints::EndpointFigures>,
     /// vLLM-compatible keys (see the module doc).
     #[serde(flatten)]
     pub vllm: BTreeMap<String, Value>,
@@ -267,6 +271,7 @@ impl BenchResult {
             energy: None,
             per_adapter: BTreeMap::new(),
             hooks: Vec::new(),
+            per_endpoint: Vec::new(),
             vllm,
         };
         result.set_cost_and_energy();

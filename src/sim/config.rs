@@ -166,6 +166,9 @@ pub struct SimConfig {
     /// a server without them does (vLLM without its dev endpoints answers 404). Default
     /// `None`: they do what they say.
     pub control_status: Option<u16>,
+    /// `--session-header NAME`: every response carries a router's session token in header
+    /// NAME, the one the request sent back or a new one (`apis/session.rs`). Default `None`.
+    pub session_header: Option<String>,
 }
 
 /// The longest hostile answer the simulator writes (`hostile_answer_bytes`).
@@ -242,6 +245,7 @@ impl Default for SimConfig {
             tool_calls_per_answer: 1,
             hostile_answer_bytes: 0,
             control_status: None,
+            session_header: None,
         }
     }
 }
