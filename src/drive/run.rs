@@ -40,6 +40,7 @@ use crate::measure::client::{Client, RequestSpec, Secrets};
 use crate::measure::clock::Clock;
 use crate::measure::record::RequestRecord;
 use crate::results::document::{BenchResult, Unsent};
+use crate::results::endpoints;
 use crate::results::error::ResultsError;
 use crate::results::jobs::{JobFigures, JobRun};
 use crate::results::server_metrics::ServerMetrics;
@@ -217,7 +218,7 @@ pub async fn execute_with(
     measured.threads = threads;
     measured.hooks = hooks;
     let lost = measured.records_error.as_ref().map(ToString::to_string);
-    let result = finish(saved, opts, clock, measured)?;
+    let result = finish(saved, opts, clock, measured, &hooked.stopped_endpoints())?;
     match lost {
         Some(why) => Err(RunError::Incomplete {
             why,
@@ -269,7 +270,6 @@ async fn prepare(
     crate::drive::history::check_template(&client).await?;
     let mut clients = vec![client.clone()];
     for _ in 1..threads {
-        // Every lane's client shares the first's prefill gate and endpoint router.
         let (tok, template) = (tokenizer.local().cloned(), text.chat_template.clone());
         clients.push(Client::new_beside(cfg, secrets, tok, template, &client)?);
     }
@@ -316,8 +316,6 @@ struct Measured {
     generation: Option<MediaGeneration>,
     /// The run's hook calls (`drive::hooks`), set after the measured load.
     hooks: Vec<crate::results::hooks::HookCall>,
-    /// When `--failover` stopped each endpoint (clock ns); empty for one endpoint.
-    stopped_endpoints: Vec<Option<u64>>,
 }
 
 /// The measured load: waits for `--start-at` (sharded runs), snapshots the simulator, starts
@@ -397,16 +395,17 @@ async fn measure(
         probes,
         generation: extras.generation,
         hooks: Vec::new(),
-        stopped_endpoints: client.stopped_endpoints(),
     })
 }
 
-/// The result document from the summary and what the measured phase saw, saved.
+/// The result document from the summary and what the measured phase saw (and when
+/// `--failover` stopped each endpoint, `stopped`), saved.
 fn finish(
     cfg: RunConfig,
     opts: &RunOptions,
     clock: Clock,
     mut measured: Measured,
+    stopped: &[Option<u64>],
 ) -> Result<BenchResult, RunError> {
     let mut facts = run_facts(
         &cfg,
@@ -513,10 +512,8 @@ fn finish(
         };
         result.jobs = Some(JobFigures::of(records.flatten(), run));
     }
-    let (d, stopped) = (result.summary.duration_s, &measured.stopped_endpoints);
-    let path = &opts.records_path;
-    result.per_endpoint =
-        crate::results::endpoints::from_records(path, &result.config, d, stopped)?;
+    let s = (result.summary.duration_s, stopped);
+    result.per_endpoint = endpoints::from_records(&opts.records_path, &result.config, s)?;
     result.judge_complete(measured.planned, measured.unsent);
     result.save(&opts.result_path)?;
     Ok(result)
@@ -563,15 +560,12 @@ fn run_facts(
         }
         _ => None,
     };
+    let gated = (cfg.load.max_concurrency).or(cfg.routing.max_prefill_concurrency);
     RunFacts {
         wall_s,
         schedule_lag_p99_ms: sends.lags.finish(&[99.0]).and_then(|d| d.at(99.0)),
         // Only a finite rate promises send times; `inf` just means "as fast as possible".
-        open_loop: (cfg
-            .load
-            .max_concurrency
-            .or(cfg.routing.max_prefill_concurrency))
-        .is_none()
+        open_loop: gated.is_none()
             && matches!(
                 cfg.load.request_rate,
                 crate::config::RequestRate::PerSecond(_)

@@ -34,12 +34,12 @@ pub fn of_records(
     per_endpoint(records, &opts, duration_s, &urls_of(config), stopped)
 }
 
-/// [`of_records`] streamed from the records file at `path` (read only for several endpoints).
+/// [`of_records`] streamed from the records file at `path` (read only for several endpoints),
+/// rates over `duration_s`, `stopped` as there.
 pub fn from_records(
     path: &Path,
     config: &RunConfig,
-    duration_s: f64,
-    stopped: &[Option<u64>],
+    (duration_s, stopped): (f64, &[Option<u64>]),
 ) -> Result<Vec<EndpointFigures>, ResultsError> {
     if config.routing.endpoints() < 2 {
         return Ok(Vec::new());

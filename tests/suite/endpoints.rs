@@ -382,3 +382,96 @@ fn a_urls_file_adds_endpoints_and_a_duplicate_in_it_is_refused() {
         "{err}"
     );
 }
+
+/// Each endpoint's `sent` in a saved result.
+fn sent_by_endpoint(result: &serde_json::Value) -> Vec<u64> {
+    let list = result["per_endpoint"].as_array().expect("per_endpoint");
+    list.iter().map(|e| e["sent"].as_u64().unwrap()).collect()
+}
+
+#[test]
+fn shards_over_two_endpoints_merge_into_exact_per_endpoint_figures() {
+    let sims = [
+        common::SimProcess::start(&["--ttft-ms", "5", "--itl-ms", "1"]),
+        common::SimProcess::start(&["--ttft-ms", "5", "--itl-ms", "1"]),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let start = (time::OffsetDateTime::now_utc() + time::Duration::seconds(4))
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    let d = common::path_str(dir.path()).to_string();
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            let name = format!("shard{i}.json");
+            let shard = format!("{i}/2");
+            let args = [
+                "run",
+                "--base-url",
+                &sims[0].url,
+                "--base-url",
+                &sims[1].url,
+                "--tokenizer",
+                "words",
+                "--num-prompts",
+                "20",
+                "--max-concurrency",
+                "4",
+                "--input-len",
+                "16",
+                "--output-len",
+                "4",
+                "--quiet",
+                "--result-dir",
+                &d,
+                "--result-filename",
+                &name,
+                "--shard",
+                &shard,
+                "--start-at",
+                &start,
+            ];
+            let mut cmd = common::servebench();
+            cmd.args(args).stdout(std::process::Stdio::null());
+            cmd.stderr(std::process::Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let shards: Vec<_> = (0..2)
+        .map(|i| dir.path().join(format!("shard{i}.json")))
+        .collect();
+    let merged = dir.path().join("merged.json");
+    let out = common::servebench()
+        .arg("merge")
+        .args(&shards)
+        .args(["--quiet", "--output"])
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = common::json(&merged);
+    let parts: Vec<Vec<u64>> = shards
+        .iter()
+        .map(|s| sent_by_endpoint(&common::json(s)))
+        .collect();
+    let merged_sent = sent_by_endpoint(&m);
+    assert_eq!(
+        merged_sent,
+        [parts[0][0] + parts[1][0], parts[0][1] + parts[1][1]]
+    );
+    assert_eq!(merged_sent.iter().sum::<u64>(), 20);
+    // Each shard sends its own in turn: 5 and 5 over the two endpoints.
+    assert!(parts.iter().all(|p| p == &[5, 5]), "{parts:?}");
+    let records = common::read_records(&merged.with_extension("records.jsonl"));
+    assert!(records.iter().all(|r| r.endpoint.is_some()));
+}
