@@ -50,6 +50,7 @@ fn config(urls: &[String], n: u64, conc: u64) -> RunConfig {
 async fn run(cfg: RunConfig, dir: &Path, threads: u16) -> (BenchResult, Vec<RequestRecord>) {
     let mut opts = RunOptions::new(dir.join("r.json"), false);
     opts.client_threads = ClientThreads::Count(threads);
+    opts.overwrite = true;
     let secrets = Secrets::default();
     let ran = execute(cfg, &secrets, &opts, CancellationToken::new());
     let result = tokio::time::timeout(Duration::from_secs(60), ran)
@@ -324,7 +325,7 @@ fn bad_endpoint_flags_are_refused_in_one_line() {
                 "--base-url",
                 "http://127.0.0.1:9",
                 "--base-url",
-                "HTTP://127.0.0.1:9/",
+                "http://127.0.0.1:9/",
             ],
             "given twice",
         ),
