@@ -35,6 +35,7 @@ mod suite {
     mod accounting;
     mod autoscale;
     mod adaptive;
+    mod endpoints;
     mod faults;
     mod hooks;
     mod jobs;

@@ -139,6 +139,17 @@ pub enum PlanError {
     /// The simulator's settings break one of its rules (its own message).
     #[error("{0}")]
     Simulator(String),
+    #[error("invalid --base-url: '{url}' is given twice (URLs {first} and {again}, once normalized): give each endpoint once")]
+    UrlTwice {
+        url: String,
+        first: usize,
+        again: usize,
+    },
+    #[error("invalid --base-urls-file {}: {why}", path.display())]
+    UrlsFile {
+        path: std::path::PathBuf,
+        why: String,
+    },
     #[error("cannot start the simulated server: {0}")]
     SimStart(std::io::Error),
     #[error(transparent)]

@@ -28,6 +28,7 @@ pub mod autoscale;
 pub mod adaptive;
 pub mod capacity;
 pub mod dataset;
+pub mod endpoints;
 pub mod error;
 pub mod export;
 mod heading;
@@ -134,8 +135,9 @@ pub struct RunArgs {
           help = format!("Server API: {}", BackendKind::names()))]
     pub backend: BackendKind,
     /// Server base URL, e.g. http://127.0.0.1:8000. Without it the built-in simulator is used.
+    /// Given more than once, requests are spread over the URLs (--balance).
     #[arg(help_heading = heading::TARGET, long)]
-    pub base_url: Option<String>,
+    pub base_url: Vec<String>,
     /// Endpoint path (default: the backend's, e.g. /v1/completions).
     #[arg(help_heading = heading::TARGET, hide_short_help = true, long)]
     pub endpoint: Option<String>,
@@ -342,6 +344,8 @@ pub struct RunArgs {
     pub autoscale: autoscale::AutoscaleArgs,
     #[command(flatten)]
     pub adaptive: adaptive::AdaptiveArgs,
+    #[command(flatten)]
+    pub endpoints: endpoints::EndpointArgs,
 }
 
 #[derive(Debug, Args)]

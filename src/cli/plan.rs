@@ -99,8 +99,11 @@ pub fn check(args: &RunArgs, search: Option<&SearchArgs>) -> Result<Checked, Pla
 }
 
 async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned, PlanError> {
-    let secrets = args.secrets();
-    let (simulator, base_url) = match (&args.base_url, sim) {
+    let urls = args.endpoints.urls(&args.base_url)?;
+    let mut secrets = args.secrets();
+    (secrets.base_url, secrets.more_base_urls) =
+        (urls.first().cloned(), urls[1.min(urls.len())..].to_vec());
+    let (simulator, base_url) = match (urls.first(), sim) {
         (Some(url), _) => (None, url.clone()),
         (None, sim_config) => {
             let addr = ([127, 0, 0, 1], 0).into();
@@ -112,7 +115,8 @@ async fn plan(args: RunArgs, Checked { asked, sim }: Checked) -> Result<Planned,
         }
     };
     let scrape = args.scrape_spec(&base_url);
-    let config = args.config(base_url, simulator.is_some())?;
+    let mut config = args.config(base_url, simulator.is_some())?;
+    config.routing = args.endpoints.routing(&urls);
     let config = ValidConfig::new(ask_server(config, &secrets).await)?;
     let date = crate::measure::clock::Clock::start().started_at_compact();
     let stem = match (&args.result_filename, &asked) {
@@ -348,7 +352,7 @@ impl RunArgs {
     /// The built-in server's configuration, or `None` when a server was given; an error when
     /// simulator flags come with `--base-url`, or a given server comes without `--tokenizer`.
     pub fn sim_config(&self) -> Result<Option<SimConfig>, PlanError> {
-        if self.base_url.is_some() {
+        if !self.base_url.is_empty() || self.endpoints.has_file() {
             if self.sim_preset.is_some() {
                 return Err(PlanError::SimFlagWithServer("--sim-preset"));
             }
@@ -385,8 +389,9 @@ impl RunArgs {
         Secrets {
             api_key: self.api_key.clone(),
             headers: self.headers.clone(),
-            base_url: self.base_url.clone(),
+            base_url: self.base_url.first().cloned(),
             endpoint: self.endpoint.clone(),
+            more_base_urls: self.base_url.iter().skip(1).cloned().collect(),
         }
     }
 }

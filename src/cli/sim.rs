@@ -156,6 +156,10 @@ pub struct SimArgs {
     /// at /metrics and /api/v1/query (Prometheus' API), every change at /sim/replicas.
     #[arg(long, value_name = "MIN,MAX,TARGET_IN_FLIGHT,DELAY_S")]
     pub autoscale: Option<String>,
+    /// Send a router's session token in this response header: the one a request sent back,
+    /// else a new one; /sim/stats counts them (sessions_minted, sessions_echoed).
+    #[arg(long, value_name = "NAME")]
+    pub session_header: Option<String>,
 }
 
 impl SimArgs {
@@ -288,6 +292,7 @@ impl SimArgs {
                 .map(str::parse)
                 .transpose()
                 .map_err(|e: crate::sim::SimConfigError| PlanError::Simulator(e.to_string()))?,
+            session_header: self.session_header.clone(),
         };
         (cfg.validate()).map_err(|e| PlanError::Simulator(e.to_string()))?;
         Ok(cfg)

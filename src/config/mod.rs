@@ -48,6 +48,7 @@ pub mod media;
 pub mod metric;
 pub mod mix;
 pub mod mix_spec;
+pub mod routing;
 mod rules;
 pub mod run;
 pub mod run_figure;

@@ -47,6 +47,11 @@ impl RunConfig {
             a.check()?;
         }
         super::adaptive::check(self)?;
+        let d = &self.workload.dataset;
+        let sessions = d.templates_conversations()
+            || matches!(d, Dataset::Trace { .. })
+            || self.load.shape.turns.is_some_and(|t| t > 1);
+        self.routing.check(sessions)?;
         mix::check_config(self)
     }
 

@@ -131,6 +131,10 @@ pub struct RunConfig {
     /// `--cost-per-replica-hour`, ...; `autoscale.rs`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autoscale: Option<super::autoscale::AutoscaleSpec>,
+    /// `--max-prefill-concurrency` and several endpoints (`--base-url` more than once,
+    /// `--balance`, `--affinity`, `--session-header`, `--failover`): `routing.rs`.
+    #[serde(default, skip_serializing_if = "super::routing::Routing::is_default")]
+    pub routing: super::routing::Routing,
 }
 
 fn default_time_scale() -> f64 {
@@ -179,6 +183,7 @@ impl Default for RunConfig {
             propagate_trace: false,
             hooks: hooks::Hooks::default(),
             autoscale: None,
+            routing: super::routing::Routing::default(),
         }
     }
 }

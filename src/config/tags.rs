@@ -100,6 +100,7 @@ const RESULT_KEYS: [&str; 84] = [
     "rejudged",
     "hooks",
     "per_adapter",
+    "per_endpoint",
     "window_end",
     "records_file",
     "config",

@@ -204,7 +204,10 @@ impl Talk {
         let mut ready = graph.roots();
         loop {
             for k in ready.drain(..) {
-                let Some(req) = specs[k].take() else { continue };
+                let Some(mut req) = specs[k].take() else {
+                    continue;
+                };
+                req.session = Some(job);
                 let base = match graph.places[k].after.is_empty() {
                     true => first_ns,
                     false => graph.latest_end[k],

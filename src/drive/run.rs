@@ -40,6 +40,7 @@ use crate::measure::client::{Client, RequestSpec, Secrets};
 use crate::measure::clock::Clock;
 use crate::measure::record::RequestRecord;
 use crate::results::document::{BenchResult, Unsent};
+use crate::results::endpoints;
 use crate::results::error::ResultsError;
 use crate::results::jobs::{JobFigures, JobRun};
 use crate::results::server_metrics::ServerMetrics;
@@ -217,7 +218,7 @@ pub async fn execute_with(
     measured.threads = threads;
     measured.hooks = hooks;
     let lost = measured.records_error.as_ref().map(ToString::to_string);
-    let result = finish(saved, opts, clock, measured)?;
+    let result = finish(saved, opts, clock, measured, &hooked.stopped_endpoints())?;
     match lost {
         Some(why) => Err(RunError::Incomplete {
             why,
@@ -269,7 +270,8 @@ async fn prepare(
     crate::drive::history::check_template(&client).await?;
     let mut clients = vec![client.clone()];
     for _ in 1..threads {
-        clients.push(new_client()?);
+        let (tok, template) = (tokenizer.local().cloned(), text.chat_template.clone());
+        clients.push(Client::new_beside(cfg, secrets, tok, template, &client)?);
     }
     let requests = workload::requests::build(cfg, tokenizer, &client).await?;
     Ok(Prepared {
@@ -406,12 +408,14 @@ async fn measure(
     })
 }
 
-/// The result document from the summary and what the measured phase saw, saved.
+/// The result document from the summary and what the measured phase saw (and when
+/// `--failover` stopped each endpoint, `stopped`), saved.
 fn finish(
     cfg: RunConfig,
     opts: &RunOptions,
     clock: Clock,
     mut measured: Measured,
+    stopped: &[Option<u64>],
 ) -> Result<BenchResult, RunError> {
     let mut facts = run_facts(
         &cfg,
@@ -520,6 +524,8 @@ fn finish(
         };
         result.jobs = Some(JobFigures::of(records.flatten(), run));
     }
+    let s = (result.summary.duration_s, stopped);
+    result.per_endpoint = endpoints::from_records(&opts.records_path, &result.config, s)?;
     result.judge_complete(measured.planned, measured.unsent);
     result.save(&opts.result_path)?;
     Ok(result)
@@ -566,11 +572,12 @@ fn run_facts(
         }
         _ => None,
     };
+    let gated = (cfg.load.max_concurrency).or(cfg.routing.max_prefill_concurrency);
     RunFacts {
         wall_s,
         schedule_lag_p99_ms: sends.lags.finish(&[99.0]).and_then(|d| d.at(99.0)),
         // Only a finite rate promises send times; `inf` just means "as fast as possible".
-        open_loop: cfg.load.max_concurrency.is_none()
+        open_loop: gated.is_none()
             && (cfg.load.shape.curve.is_some() || cfg.load.request_rate.is_finite()),
         offered_rate: match cfg.load.request_rate {
             // A shard sends every Nth request of the schedule: 1/N of the rate.

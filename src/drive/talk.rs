@@ -107,6 +107,8 @@ impl Talk {
                     () = std::future::ready(()), if !wait => {}
                 }
             }
+            // Its session (`--affinity session` keeps it on one endpoint).
+            req.session = multi.then_some(conversation);
             let built = if multi {
                 (history.turn(&mut req, k, &self.client, self.history, &self.cancel)).await
             } else {

@@ -279,6 +279,10 @@ pub struct RequestRecord {
     /// The generated text was longer than `--max-generated-text` and was cut.
     #[serde(default, skip_serializing_if = "is_false")]
     pub generated_text_truncated: bool,
+    /// The endpoint the request went to (its index among the run's `--base-url`s, from 0),
+    /// in a run with several; absent otherwise and for a request never sent to one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<u32>,
 }
 
 fn is_false(b: &bool) -> bool {

@@ -110,6 +110,10 @@ pub fn result(r: &BenchResult) -> String {
             .collect();
         flatten("per_adapter", &serde_json::json!(named), &mut row);
     }
+    // Several endpoints: `per_endpoint.0.ttft_ms.median`, ... by index (the URL is `.url`).
+    if !r.per_endpoint.is_empty() {
+        flatten("per_endpoint", &serde_json::json!(r.per_endpoint), &mut row);
+    }
     if let Some(mix) = &r.mix {
         flatten("mix", &serde_json::json!(mix), &mut row);
     }

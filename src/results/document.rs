@@ -227,6 +227,10 @@ pub struct BenchResult {
     /// (docs/metrics.md, "The SLO controller"); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<crate::results::adaptive::AdaptiveFigures>,
+    /// Several endpoints (`--base-url` more than once): each endpoint's figures
+    /// (docs/metrics.md, "Several endpoints"); absent for one endpoint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_endpoint: Vec<crate::results::stats::endpoints::EndpointFigures>,
     /// vLLM-compatible keys (see the module doc).
     #[serde(flatten)]
     pub vllm: BTreeMap<String, Value>,
@@ -277,6 +281,7 @@ impl BenchResult {
             hooks: Vec::new(),
             autoscale: None,
             adaptive: None,
+            per_endpoint: Vec::new(),
             vllm,
         };
         result.set_cost_and_energy();

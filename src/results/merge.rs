@@ -146,6 +146,9 @@ pub fn merge(paths: &[PathBuf], allow_missing: bool) -> Result<Merged, ResultsEr
         .try_fold(0u64, |sum, p| sum.checked_add(p?))
         .filter(|_| missing.is_empty());
     result.jobs = merged_jobs(&shards, &records, &result, missing.is_empty());
+    // Several endpoints: each one's figures over the union (a shard's failover is its own).
+    let (c, d) = (&result.config, result.summary.duration_s);
+    result.per_endpoint = crate::results::endpoints::of_records(records.iter().cloned(), c, d, &[]);
     // Time slices of the union on the shared axis, as one process would cut them.
     if let Some(seconds) = result.config.time_slice_s {
         let opts = summary_options_of(&result.config);

@@ -12,6 +12,7 @@ pub mod capacity;
 pub mod capacity_front;
 pub mod compare;
 pub mod document;
+pub mod endpoints;
 pub mod error;
 pub mod hooks;
 pub mod job;

@@ -170,6 +170,9 @@ pub struct SimConfig {
     /// Exact mode with `slots`: an autoscaler (`autoscale.rs`) runs the server as replicas of
     /// `slots` slots each. Default none.
     pub autoscale: Option<AutoscaleConfig>,
+    /// `--session-header NAME`: every response carries a router's session token in header
+    /// NAME, the one the request sent back or a new one (`apis/session.rs`). Default `None`.
+    pub session_header: Option<String>,
 }
 
 /// The longest hostile answer the simulator writes (`hostile_answer_bytes`).
@@ -247,6 +250,7 @@ impl Default for SimConfig {
             hostile_answer_bytes: 0,
             control_status: None,
             autoscale: None,
+            session_header: None,
         }
     }
 }

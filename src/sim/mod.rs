@@ -190,7 +190,10 @@ pub fn router(config: SimConfig) -> Router {
 }
 
 fn build_router(shared: Arc<Shared>) -> Router {
+    let session =
+        axum::middleware::from_fn_with_state(shared.clone(), apis::session::with_session_header);
     apis::routes()
+        .route_layer(session)
         .layer(DefaultBodyLimit::max(shared.config.limits.max_body_bytes))
         .with_state(shared)
 }

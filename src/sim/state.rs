@@ -82,6 +82,14 @@ pub struct SimStats {
     /// [`MAX_PEERS`] (a client's `--source-addresses` show here).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub peer_addresses: Vec<std::net::IpAddr>,
+    /// `--session-header`: tokens minted, tokens sent back that this server minted, and
+    /// tokens sent back that it did not (`apis/session.rs`).
+    #[serde(default)]
+    pub sessions_minted: u64,
+    #[serde(default)]
+    pub sessions_echoed: u64,
+    #[serde(default)]
+    pub sessions_unknown: u64,
 }
 
 /// The most distinct peer addresses [`SimStats::peer_addresses`] keeps.
@@ -108,6 +116,9 @@ pub(crate) struct Counters {
     pub(crate) rejected_requests: AtomicU64,
     pub(crate) lora_loads: AtomicU64,
     pub(crate) peers: Mutex<Vec<std::net::IpAddr>>,
+    pub(crate) sessions_minted: AtomicU64,
+    pub(crate) sessions_echoed: AtomicU64,
+    pub(crate) sessions_unknown: AtomicU64,
 }
 
 impl Counters {
@@ -132,6 +143,9 @@ impl Counters {
             rejected_requests: r(&self.rejected_requests),
             lora_loads: r(&self.lora_loads),
             peer_addresses: self.peers.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            sessions_minted: r(&self.sessions_minted),
+            sessions_echoed: r(&self.sessions_echoed),
+            sessions_unknown: r(&self.sessions_unknown),
         }
     }
 

@@ -128,12 +128,12 @@ fn the_indexed_job_runs_four_shards_of_one_run_and_the_merge_reads_their_results
             start,
             servebench::config::shard::parse_start_at(&env["START_AT"]).unwrap()
         );
-        assert!(run.base_url.is_some() && run.tokenizer.is_some());
+        assert!(!run.base_url.is_empty() && run.tokenizer.is_some());
         assert!(run.result_dir.starts_with("/results"));
         let stem = run.result_filename.clone().expect("--result-filename");
         written.push(run.result_dir.join(format!("{stem}.json")));
         let cfg = run
-            .config(run.base_url.clone().unwrap(), false)
+            .config(run.base_url[0].clone(), false)
             .unwrap_or_else(|e| panic!("shard {index}: {e}"));
         servebench::config::valid::ValidConfig::new(cfg.clone())
             .unwrap_or_else(|e| panic!("shard {index}: {e}"));

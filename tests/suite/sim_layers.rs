@@ -46,6 +46,7 @@ const STREAM: &[(&str, u32)] = &[
 const APIS: &[(&str, u32)] = &[
     ("reject", 0),
     ("trace", 0),
+    ("session", 0),
     ("media", 0),
     ("form", 0),
     ("events", 0),

@@ -189,8 +189,29 @@ impl Client {
                 rec.connect_end_ns = Some(clock.ns_at(done));
             }
         }
+        // With a session header the lean head's echo holds both values, one per line.
+        let lean_echo = match body {
+            Body::Lean(r) => r.echoed.as_deref(),
+            Body::Reqwest(..) => None,
+        };
+        let (lean_id, lean_session) = match (lean_echo, &self.session_header) {
+            (Some(e), Some(_)) => e
+                .split_once('\n')
+                .map_or((None, None), |(a, b)| (Some(a), Some(b))),
+            (e, None) => (e, None),
+            (None, Some(_)) => (None, None),
+        };
+        state.echoed = match (body, &self.session_header) {
+            (Body::Lean(_), _) => lean_session.map(str::to_string),
+            (Body::Reqwest(r, _), Some(name)) => (r.headers().get(name.as_str()))
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+            (Body::Reqwest(..), None) => None,
+        }
+        .filter(|v| !v.is_empty() && v.len() <= MAX_SESSION_VALUE && !v.contains(['\r', '\n']));
+        let rec = &mut state.rec;
         rec.server_request_id = match (body, &self.ids) {
-            (Body::Lean(r), _) => r.echoed.as_deref().and_then(server_id),
+            (Body::Lean(_), _) => lean_id.filter(|i| !i.is_empty()).and_then(server_id),
             (Body::Reqwest(r, _), Some(ids)) => (r.headers().get(ids.name.as_str()))
                 .and_then(|v| v.to_str().ok())
                 .and_then(server_id),
@@ -340,9 +361,13 @@ impl Client {
         let retried = &mut state.rec.connection_retries;
         let head = header.map_or(String::new(), |(k, v)| format!("{k}: {v}\r\n"));
         let media = state.rec.request_bytes.is_some();
-        match &self.lean {
+        let target = &self.targets[state.target];
+        let mut head = head;
+        if let (Some(name), Some(value)) = (&self.session_header, &state.echo) {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        match &target.lean {
             Some(lean) => {
-                let mut head = head;
                 if let Some((ids, id)) = id {
                     head.push_str(&ids.head_lines(id));
                 }
@@ -352,7 +377,10 @@ impl Client {
                 }
             }
             None => {
-                match Box::pin(self.send_reqwest((request, media), header, id, written)).await {
+                let to = &target.target;
+                let session = (self.session_header.as_deref()).zip(state.echo.as_deref());
+                let sent = self.send_reqwest((request, media), (header, session, to), id, written);
+                match Box::pin(sent).await {
                     Ok((r, taken)) => Ok((Body::Reqwest(r, Bytes::new()), taken)),
                     Err(e) => {
                         // reqwest's message names the URL, which may hold credentials.
@@ -370,7 +398,7 @@ impl Client {
     async fn send_reqwest(
         &self,
         (body, media): (Vec<u8>, bool),
-        header: Option<&(String, String)>,
+        (header, session, to): Headed<'_>,
         id: Option<(&RequestIds, &str)>,
         w: Written<'_>,
     ) -> reqwest::Result<(Response, Option<Arc<Taken>>)> {
@@ -381,9 +409,12 @@ impl Client {
         } else {
             (reqwest::Body::from(body), None)
         };
-        let mut req = self.measured_http().post(&self.target).body(body);
+        let mut req = self.measured_http().post(to).body(body);
         if let Some((k, v)) = header {
             req = req.header(k.as_str(), v.as_str());
+        }
+        if let Some((k, v)) = session {
+            req = req.header(k, v);
         }
         if let Some((ids, id)) = id {
             req = req.header(ids.name.as_str(), id);
@@ -394,6 +425,18 @@ impl Client {
         Ok((req.send().await?, taken))
     }
 }
+
+/// A request's own headers over reqwest: a mix class's tenant, the session header's name and
+/// value, and the URL it goes to.
+type Headed<'a> = (
+    Option<&'a (String, String)>,
+    Option<(&'a str, &'a str)>,
+    &'a str,
+);
+
+/// Bytes of a session header's value (`--session-header`) kept to send back; a longer one is
+/// not echoed.
+const MAX_SESSION_VALUE: usize = 1024;
 
 /// Characters of a non-stream body (and of its content type) quoted in its failure.
 const NO_EVENT_EXCERPT: usize = 120;

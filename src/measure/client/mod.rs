@@ -42,6 +42,7 @@ mod http1;
 mod ids;
 mod media_bound;
 mod reasoning;
+mod route;
 mod scrub;
 mod seen;
 mod send;
@@ -86,11 +87,13 @@ pub struct Client {
     http_by_source: Vec<reqwest::Client>,
     /// Which of `http_by_source` is next.
     next_source: source::Sources,
-    /// The lean transport for measured requests when the URL is plain `http://` (`http1`);
-    /// `None`: they go through reqwest (HTTPS).
-    lean: Option<http1::Endpoint>,
-    /// Where measured requests go (may hold credentials: never shown).
-    target: String,
+    /// Where measured requests go: one target per endpoint (`--base-url` given more than
+    /// once), the first the base URL's.
+    targets: Vec<Target>,
+    /// What every lane's client of the run shares: the prefill gate and the router (`route.rs`).
+    shared: Arc<route::Shared>,
+    /// `--session-header`: the response header a session's later requests send back.
+    session_header: Option<String>,
     /// The server's base URL as given, for side channels (may hold credentials).
     base_url: String,
     /// `target` as shown: redacted.
@@ -119,6 +122,14 @@ pub struct Client {
     judge: Option<Arc<Judge>>,
 }
 
+/// One endpoint's measured requests: their URL and connections.
+struct Target {
+    /// The lean transport when the URL is plain `http://` (`http1`); `None`: reqwest (HTTPS).
+    lean: Option<http1::Endpoint>,
+    /// Where measured requests go (may hold credentials: never shown).
+    target: String,
+}
+
 /// The bounds on one exchange besides the request timeout (`LoadSpec`, `RunConfig`).
 #[derive(Clone, Copy, Debug)]
 struct Limits {
@@ -145,6 +156,33 @@ impl Client {
         secrets: &Secrets,
         tokenizer: Option<Tokenizer>,
         chat_template: Option<Arc<ChatTemplate>>,
+    ) -> Result<Arc<Client>, ClientError> {
+        let shared = Arc::new(route::Shared::new(&cfg.routing, cfg.load.seed));
+        Client::build(cfg, secrets, (tokenizer, chat_template), shared)
+    }
+
+    /// As [`Client::new`], sharing `first`'s prefill gate and router: another lane's client
+    /// of the same run (`--client-threads`).
+    pub fn new_beside(
+        cfg: &RunConfig,
+        secrets: &Secrets,
+        tokenizer: Option<Tokenizer>,
+        chat_template: Option<Arc<ChatTemplate>>,
+        first: &Client,
+    ) -> Result<Arc<Client>, ClientError> {
+        Client::build(
+            cfg,
+            secrets,
+            (tokenizer, chat_template),
+            first.shared.clone(),
+        )
+    }
+
+    fn build(
+        cfg: &RunConfig,
+        secrets: &Secrets,
+        (tokenizer, chat_template): (Option<Tokenizer>, Option<Arc<ChatTemplate>>),
+        shared: Arc<route::Shared>,
     ) -> Result<Arc<Client>, ClientError> {
         install_crypto_provider();
         // The API's own headers (the key's, `anthropic-version`), then the user's: a user's
@@ -185,20 +223,35 @@ impl Client {
             .map(|&ip| reqwest_client(cfg, &headers, Some(ip)))
             .collect::<Result<Vec<_>, _>>()?;
         let base_url = secrets.base_url.clone().unwrap_or(cfg.base_url.clone());
-        let url = join_url(
-            &base_url,
-            secrets.endpoint.as_deref().unwrap_or(&cfg.endpoint),
-        );
+        let endpoint = secrets.endpoint.as_deref().unwrap_or(&cfg.endpoint);
+        let url = join_url(&base_url, endpoint);
+        let more = (cfg.routing.more_base_urls.iter().enumerate())
+            .map(|(i, saved)| secrets.more_base_urls.get(i).unwrap_or(saved));
+        // The request id's header and the session's (`--session-header`), one per line.
+        let id_name = ids.as_ref().map_or("", |i| i.name.as_str());
+        let echo = match &cfg.routing.session_header {
+            Some(session) => Some(format!("{id_name}\n{session}")),
+            None => ids.as_ref().map(|i| i.name.clone()),
+        };
+        let targets = std::iter::once(base_url.as_str())
+            .chain(more.map(String::as_str))
+            .map(|base| {
+                let target = join_url(base, endpoint);
+                let lean = http1::Endpoint::new(&target, &lean_headers, cfg.load.connect_timeout())
+                    .map(|e| e.echoing(echo.as_deref()).binding_to(sources));
+                Target { lean, target }
+            })
+            .collect();
         Ok(Arc::new(Client {
             chat_template,
             http,
             http_by_source,
             next_source: source::Sources::new(sources),
-            lean: http1::Endpoint::new(&url, &lean_headers, cfg.load.connect_timeout())
-                .map(|e| (e.echoing(ids.as_ref().map(|i| i.name.as_str()))).binding_to(sources)),
+            targets,
+            shared,
+            session_header: cfg.routing.session_header.clone(),
             ids,
             url: redact_url(&url),
-            target: url,
             base_url,
             api,
             model: cfg.model.clone(),
@@ -224,6 +277,7 @@ impl Client {
                 [&secrets.base_url, &secrets.endpoint]
                     .into_iter()
                     .flatten()
+                    .chain(&secrets.more_base_urls)
                     .map(String::as_str),
             ),
         }))
@@ -262,8 +316,17 @@ impl Client {
         &self.url
     }
 
+    /// The endpoints `--failover` stopped, by index, with when (clock ns); empty with one
+    /// endpoint and no failover.
+    pub fn stopped_endpoints(&self) -> Vec<Option<u64>> {
+        match self.shared.router.len() > 1 || self.targets.len() > 1 {
+            true => self.shared.router.stopped(),
+            false => Vec::new(),
+        }
+    }
+
     /// The server's base URL as given (it may hold credentials: send to it, never show it),
-    /// for the side channels' `base_url`.
+    /// for the side channels' `base_url`: the first endpoint's.
     pub fn base_url(&self) -> &str {
         &self.base_url
     }

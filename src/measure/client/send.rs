@@ -59,6 +59,8 @@ impl Client {
         limit: Option<Duration>,
         written: Written<'_>,
     ) -> RequestRecord {
+        // The pre-flight request (the one with a limit of its own) goes to the first endpoint.
+        let first = limit.is_some();
         let limit = limit.unwrap_or(self.timeout);
         let Encoded {
             request,
@@ -85,6 +87,12 @@ impl Client {
                 Value::Null
             }
         };
+        // The prefill gate's wait, then the endpoint: before the send, so the wait is the
+        // request's client queue (`route.rs`).
+        let picked = match self.route(spec, &mut state, cancel, first).await {
+            Ok(p) => p,
+            Err((kind, why)) => return unsent(spec, scheduled_ns, clock.now_ns(), kind, why),
+        };
         // A lean response read to the server's final event, for its connection's reuse.
         let mut finished = None;
         state.rec.sent_ns = clock.now_ns();
@@ -95,6 +103,11 @@ impl Client {
             o = self.exchange((request, &body, header), &mut state, clock, &mut finished, (sent_at, limit, written)) => o,
         };
         let end_ns = clock.now_ns();
+        // The gate is let go at the first output chunk (`stream.rs`), else here: a whole
+        // answer's end, a failure, a cancel.
+        drop(state.gate.take());
+        let echoed = state.echoed.take();
+        (self.shared.router).ended(picked, spec.session, outcome.failure_kind(), end_ns, echoed);
         // Everything after the last chunk's timestamp (counting the text with the tokenizer,
         // the record's hand-over, the next request that its freed slot lets in) waits until the
         // tasks already woken have run: when many streams end in the same instant, their last
@@ -103,7 +116,7 @@ impl Client {
         // lean transport the timestamps are kernel arrivals and do not depend on this; the
         // yield (one task poll per request) is kept for reqwest's user-space timestamps.
         tokio::task::yield_now().await;
-        if let (Some(lean), Some(response)) = (&self.lean, finished) {
+        if let (Some(lean), Some(response)) = (&self.targets[picked].lean, finished) {
             if let Some(conn) = http1::Response::into_reusable(response) {
                 lean.put_back(conn);
             }
@@ -119,6 +132,40 @@ impl Client {
         };
         let counts = counts.await;
         self.finish(state, (outcome, checked, counts), end_ns, save_text)
+    }
+
+    /// Waits for the prefill gate (`--max-prefill-concurrency`), its permit kept in `state`
+    /// until the first output chunk, and picks the request's endpoint (noted on its record
+    /// when the run has several); the failure when the run stopped during the wait, or every
+    /// endpoint was stopped (`--failover`).
+    async fn route(
+        &self,
+        spec: &RequestSpec,
+        state: &mut Stream<'_>,
+        cancel: &CancellationToken,
+        first: bool,
+    ) -> Result<usize, Failure> {
+        if let Some(gate) = &self.shared.gate {
+            state.gate = tokio::select! {
+                biased;
+                () = cancel.cancelled() => {
+                    let why = "run stopped while the request waited for the prefill gate";
+                    return Err((FailureKind::Cancelled, why.into()));
+                }
+                p = gate.clone().acquire_owned() => p.ok(),
+            };
+        }
+        let Some(picked) = self.shared.router.pick(spec.session, first) else {
+            let why =
+                "every endpoint was stopped after consecutive connection failures (--failover)";
+            return Err((FailureKind::Connect, why.into()));
+        };
+        state.target = picked.index;
+        state.echo = picked.echo;
+        if self.targets.len() > 1 {
+            state.rec.endpoint = u32::try_from(picked.index).ok();
+        }
+        Ok(picked.index)
     }
 
     /// The request's body in its API's words: asked as the spec says, with structured output,

@@ -44,6 +44,9 @@ pub struct RequestSpec {
     /// The call of an agentic job this request is (call 0 starts a job; a job's calls are
     /// consecutive in the pool); `None`: not part of a job.
     pub call: Option<crate::measure::job::CallPlace>,
+    /// The session this request belongs to (its conversation's or job's schedule number, set
+    /// by the driver), which `--affinity session` keeps on one endpoint; `None`: a lone request.
+    pub session: Option<u64>,
 }
 
 /// A request's class of a workload mix (`--mix`): its number in the mix, vLLM's `priority`
@@ -69,4 +72,7 @@ pub struct Secrets {
     /// forms (userinfo, query parameters): requests go here, nothing shows it.
     pub base_url: Option<String>,
     pub endpoint: Option<String>,
+    /// The endpoints after the first as given (`--base-url` more than once), when they differ
+    /// from the config's redacted forms; empty: the config's.
+    pub more_base_urls: Vec<String>,
 }

@@ -72,6 +72,14 @@ pub(super) struct Stream<'a> {
     reasoning: Reasoning<'a>,
     /// A structured answer's check: the answer kept for it.
     check: Option<Checker>,
+    /// The prefill gate's permit (`--max-prefill-concurrency`), let go at the first output
+    /// chunk (`send.rs` lets it go at the exchange's end otherwise).
+    pub(super) gate: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// The endpoint the request goes to (its index), the session header's value it sends
+    /// back, and the one its response carried (`--session-header`).
+    pub(super) target: usize,
+    pub(super) echo: Option<String>,
+    pub(super) echoed: Option<String>,
 }
 
 impl<'a> Stream<'a> {
@@ -119,6 +127,10 @@ impl<'a> Stream<'a> {
             whole: false,
             reasoning: Reasoning::new(tokenizer),
             check: None,
+            gate: None,
+            target: 0,
+            echo: None,
+            echoed: None,
         }
     }
 
@@ -218,6 +230,7 @@ impl<'a> Stream<'a> {
             let bytes = (p.content.len() + p.reasoning.len() + p.tool_args.len() + more) as u64;
             self.text_bytes = self.text_bytes.saturating_add(bytes);
             self.rec.chunk_ns.push(t);
+            self.gate = None;
             if !p.reasoning.is_empty() {
                 self.rec.first_reasoning_ns.get_or_insert(t);
                 self.reasoning.chunk(self.rec.chunk_ns.len(), &p.reasoning);

@@ -90,7 +90,7 @@ fn stamp_while_blocked() -> Result<(), String> {
     let clock = Clock::start();
     let (records, blocked) = rt.block_on(async {
         let client = Client::new(&cfg, &Secrets::default(), None, None).unwrap();
-        assert!(client.lean.is_some());
+        assert!(client.targets[0].lean.is_some());
         let spec = RequestSpec {
             id: 0,
             prompt: "hi".into(),

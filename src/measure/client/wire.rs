@@ -69,14 +69,16 @@ pub(super) struct Head {
     pub(super) retry_after: Option<String>,
     /// The `Content-Type` header, as sent (a streamed answer's is named when no event came).
     pub(super) content_type: Option<String>,
-    /// The value of the header asked for ([`parse_head`]'s `echo`).
+    /// The value of the header asked for ([`parse_head`]'s `echo`); of several names, their
+    /// values joined by newlines (an absent one empty), none when none came.
     pub(super) echoed: Option<String>,
     /// TGI's timing headers (`server_forms.rs`), bounded there; `None` when none came.
     pub(super) timing_headers: Option<serde_json::Value>,
 }
 
 /// Parses a response head at the start of `bytes`: its length and content (with the value of
-/// the header `echo`, its last), or `None` when more bytes are needed.
+/// the header `echo`, its last; `echo` may name several headers, one per line, an empty line
+/// naming none), or `None` when more bytes are needed.
 pub(super) fn parse_head(
     bytes: &[u8],
     echo: Option<&str>,
@@ -95,12 +97,15 @@ pub(super) fn parse_head(
     let mut location = None;
     let mut retry_after = None;
     let mut content_type = None;
-    let mut echoed = None;
+    let names: Vec<&str> = echo.map_or(Vec::new(), |e| e.split('\n').collect());
+    let mut values: Vec<Option<String>> = vec![None; names.len()];
     let timing_headers =
         super::server_forms::tgi_headers((resp.headers.iter()).map(|h| (h.name, h.value)));
     for h in resp.headers.iter() {
-        if echo.is_some_and(|e| h.name.eq_ignore_ascii_case(e)) {
-            echoed = Some(String::from_utf8_lossy(h.value).into_owned());
+        for (n, v) in names.iter().zip(values.iter_mut()) {
+            if !n.is_empty() && h.name.eq_ignore_ascii_case(n) {
+                *v = Some(String::from_utf8_lossy(h.value).into_owned());
+            }
         }
         let value = std::str::from_utf8(h.value).unwrap_or("");
         let has = |token: &str| {
@@ -129,6 +134,15 @@ pub(super) fn parse_head(
             content_type = Some(String::from_utf8_lossy(h.value).into_owned());
         }
     }
+    let echoed = match values.len() {
+        0 | 1 => values.pop().flatten(),
+        _ if values.iter().all(Option::is_none) => None,
+        _ => Some(
+            (values.into_iter().map(Option::unwrap_or_default))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    };
     // Both framings at once is how request smuggling starts (RFC 9112, 6.1): the chunked coding
     // wins, and the connection is not used again.
     if chunked && length.is_some() {

@@ -28,6 +28,7 @@ mod autoscale;
 mod blocks;
 mod buckets;
 mod cache;
+mod endpoints;
 mod header;
 mod hooks;
 mod inputs;
@@ -124,6 +125,7 @@ pub fn servebench_block(result: &BenchResult) -> String {
     latency::ttft_by_turn(&mut out, result);
     blocks::conversations(&mut out, result);
     adapters::lines(&mut out, result);
+    endpoints::lines(&mut out, result);
     buckets::lines(&mut out, result);
     media::block(&mut out, result);
     audio::block(&mut out, result);

@@ -40,6 +40,10 @@ pub(super) fn lines(out: &mut String, result: &BenchResult) {
                 );
             }
         }
+        if let Some(k) = result.config.routing.max_prefill_concurrency {
+            let why = format!("at most {k} between sent and first token: the gate hides server queueing from the server's view and moves it into client queue (TTFT from scheduled still counts it)");
+            line(out, "Prefill gate:", why);
+        }
         line(out, "Measurement:", v.verdict.as_str());
         for reason in &v.reasons {
             let _ = writeln!(out, "  {reason}");

@@ -29,6 +29,7 @@ pub mod buckets;
 mod cache;
 pub mod ci;
 mod distribution;
+pub mod endpoints;
 pub mod media;
 pub mod mix;
 pub mod mix_alone;

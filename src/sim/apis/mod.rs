@@ -19,7 +19,7 @@
 //! `trace.rs`. The timing, faults and statistics are `stream/`'s job.
 //!
 //! # Layout (each file imports only files on a lower line)
-//! 0. `reject.rs`, `trace.rs`, `media.rs` (a chat request's images, video and audio: their
+//! 0. `reject.rs`, `trace.rs`, `session.rs` (a router's session token, `--session-header`), `media.rs` (a chat request's images, video and audio: their
 //!    tokens, or their refusal), `form.rs` (a multipart body's parts), `events.rs` (the typed
 //!    SSE events of Messages and Responses);
 //! 1. `common.rs` (the request life cycle; `ChatMessage`, used by chat, Messages and
@@ -69,6 +69,7 @@ mod reject;
 mod replicas;
 mod rerank;
 mod responses;
+pub(crate) mod session;
 mod tgi;
 mod trace;
 
