@@ -33,8 +33,8 @@ mod suite {
 
     // Measurement against the exact simulator, over real HTTP on 127.0.0.1.
     mod accounting;
-    mod autoscale;
     mod adaptive;
+    mod autoscale;
     mod endpoints;
     mod faults;
     mod hooks;
@@ -69,8 +69,8 @@ mod suite {
 
     // Reports, comparisons and plots.
     mod compare;
-    mod history;
     mod formats;
+    mod history;
     mod html_browser;
     mod pareto;
     mod view;

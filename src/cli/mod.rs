@@ -24,8 +24,8 @@ use crate::render::plot::ImageFormat;
 use crate::render::print::Format;
 use crate::sim::Preset;
 
-pub mod autoscale;
 pub mod adaptive;
+pub mod autoscale;
 pub mod capacity;
 pub mod dataset;
 pub mod endpoints;

@@ -80,7 +80,7 @@ impl Tags {
 
 /// The result document's own top-level keys besides the metadata (saved beside them, as vLLM
 /// does): servebench's fields, vLLM's run figures, `label` and the per-request arrays.
-const RESULT_KEYS: [&str; 84] = [
+const RESULT_KEYS: [&str; 86] = [
     "schema_version",
     "servebench_version",
     "started_at",
@@ -112,6 +112,7 @@ const RESULT_KEYS: [&str; 84] = [
     "cost",
     "energy",
     "autoscale",
+    "adaptive",
     "date",
     "backend",
     "model_id",

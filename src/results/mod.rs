@@ -6,8 +6,8 @@
 //! Imports `config`, `measure` (the records) and nothing above. Nothing here sends a request
 //! or prints.
 
-pub mod autoscale;
 pub mod adaptive;
+pub mod autoscale;
 pub mod capacity;
 pub mod capacity_front;
 pub mod compare;

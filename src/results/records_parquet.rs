@@ -156,6 +156,7 @@ pub const COLUMNS: &[Column] = &[
     col("implausible_usage", ListStr, false),
     col("generated_text", Str, true),
     col("generated_text_truncated", Bool, false),
+    col("endpoint", U32, true),
 ];
 
 /// The schema's version, saved in the file's key-value metadata (`servebench.records_schema`).

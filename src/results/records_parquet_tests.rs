@@ -122,6 +122,7 @@ fn full_record() -> RequestRecord {
         implausible_usage: vec![Implausible::OutputTokens, Implausible::CachedTokens],
         generated_text: Some("hi\nthere".into()),
         generated_text_truncated: true,
+        endpoint: Some(1),
     }
 }
 
