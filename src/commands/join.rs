@@ -20,12 +20,6 @@ pub fn join(args: JoinArgs) -> anyhow::Result<ExitCode> {
             joined.first_duplicate.as_deref().unwrap_or("")
         );
     }
-    if joined.matched == 0 {
-        note!(
-            "servebench: warning: no span of the trace names a request: the {} split(s) are the answers' own accounts",
-            joined.from_answers
-        );
-    }
     if joined.implausible > 0 {
         note!(
             "servebench: warning: {} span(s) implausible, left out of every figure (listed in the report)",

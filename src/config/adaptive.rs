@@ -5,8 +5,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::error::ConfigError;
-use super::run::RunConfig;
-use super::RequestRate;
 
 /// What the controller varies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,7 +80,7 @@ impl AdaptiveSpec {
                 "must be at least --adaptive-start (and at most 1000000)",
             );
         }
-        let span = |v: f64| v.is_finite() && v > 0.0 && v <= super::MAX_WAIT_S;
+        let span = |v: f64| v.is_finite() && v > 0.0 && v <= super::limits::MAX_WAIT_S;
         if !span(self.step_s) {
             return bad("--adaptive-step", "must be a positive number of seconds");
         }
@@ -94,38 +92,4 @@ impl AdaptiveSpec {
         }
         Ok(())
     }
-}
-
-/// The rules between `--adaptive` and the rest of `cfg`: it needs an SLO, and it sets the
-/// load itself (no rate, cap, window, ramp, stages, users or shard of its own), over
-/// one-request arrivals (no conversations, jobs or trace).
-pub fn check(cfg: &RunConfig) -> Result<(), ConfigError> {
-    let Some(a) = &cfg.load.adaptive else {
-        return Ok(());
-    };
-    let bad = |why: &str| Err(ConfigError::invalid("--adaptive", why));
-    a.validate()?;
-    if cfg.goodput.is_empty() {
-        return bad("judges each window by goodput: give --goodput SLOs (e.g. ttft:500)");
-    }
-    if cfg.load.request_rate != RequestRate::Infinite {
-        return bad("sets the request rate itself: drop --request-rate");
-    }
-    if a.on == AdaptiveOn::Concurrency && cfg.load.max_concurrency.is_some() {
-        return bad(
-            "--adaptive-on concurrency sets the concurrency itself: drop --max-concurrency",
-        );
-    }
-    let s = &cfg.load.shape;
-    if s.window_s().is_some() || s.ramp.is_some() || s.users.is_some() {
-        return bad("runs until its hold ends: not with --duration, --stages, a ramp or --users");
-    }
-    if cfg.load.shard.is_some() {
-        return bad("one process judges every window: not with --shard");
-    }
-    let w = &cfg.workload.dataset;
-    if s.turns() > 1 || w.jobs() || w.multi_turn() || w.own_schedule().is_some() {
-        return bad("sends one request per arrival: not with conversations, jobs or a trace");
-    }
-    Ok(())
 }

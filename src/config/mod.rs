@@ -30,6 +30,7 @@ pub use self::workload::{Dataset, WorkloadSpec, DEFAULT_INPUT_LEN};
 
 pub mod account_figure;
 pub mod adaptive;
+mod adaptive_rules;
 pub mod audio;
 pub mod autoscale;
 mod backend;

@@ -46,7 +46,7 @@ impl RunConfig {
         if let Some(a) = &self.autoscale {
             a.check()?;
         }
-        super::adaptive::check(self)?;
+        super::adaptive_rules::check(self)?;
         let d = &self.workload.dataset;
         let sessions = d.templates_conversations()
             || matches!(d, Dataset::Trace { .. })

@@ -41,7 +41,8 @@ use crate::drive::observer::StepObserver;
 use crate::drive::plan::RunPlan;
 use crate::drive::run::{execute_with, RunOptions};
 use crate::results::saturated::{detect, StepFigures};
-use crate::results::search::{wilson95, Probe, SearchDoc};
+use crate::results::search::{Probe, SearchDoc};
+use crate::results::wilson::wilson95;
 
 /// What one probe measured.
 #[derive(Clone, Debug, PartialEq)]

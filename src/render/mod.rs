@@ -17,7 +17,9 @@
 //!   the full labelled table (`html_table`);
 //! - `html_pareto`: the HTML page's Pareto section (its chart and the steps on the front);
 //!   `html_slices`: its charts of the time slices; `html_autoscale`: an autoscaler
-//!   benchmark's figures and charts;
+//!   benchmark's figures and charts; `html_account`: the server's account of each request;
+//!   `html_buckets`: the figures by prompt-length bucket;
+//! - `history`: `servebench history`'s tables, CSV, JSON and page of saved runs over time;
 //! - `llm_d`: a view as llm-d's Benchmark Report (version 0.2), a report per step;
 //! - `capacity`: `servebench plan`'s tables, CSV, chart and HTML page;
 //! - `format`: number formatting every output shares;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::adaptive::AdaptiveSpec;
 use crate::results::saturated::SaturationStop;
-use crate::results::search::wilson95;
+use crate::results::wilson::wilson95;
 
 /// What a window was for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

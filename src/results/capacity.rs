@@ -19,8 +19,9 @@ use crate::config::{RequestRate, Slo};
 use crate::results::capacity_front::{self, PlanFront, StepFigures};
 use crate::results::document::BenchResult;
 use crate::results::error::ResultsError;
-use crate::results::search::{wilson95, SearchDoc};
+use crate::results::search::SearchDoc;
 use crate::results::sweep::SweepDoc;
+use crate::results::wilson::wilson95;
 
 /// What the plan is asked (`servebench plan`'s flags).
 #[derive(Clone, Debug, PartialEq)]

@@ -36,3 +36,4 @@ pub mod sweep;
 pub mod trace_stats;
 pub mod validity;
 pub mod vllm_keys;
+pub mod wilson;

@@ -286,34 +286,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
             .unwrap_or_else(|| samples_from_vllm_lists(&map)),
         false => Samples::default(),
     };
-    let mut notes = Vec::new();
-    // A saved count outside `--gpus`' range is not believed: the step is per server.
-    let gpus = c.tags.gpus.filter(|g| (1..=MAX_GPUS).contains(g));
-    if let (Some(g), None) = (c.tags.gpus, gpus) {
-        notes.push(format!(
-            "gpus {g} is not a count of accelerators (1 to {MAX_GPUS}): figures per server"
-        ));
-    }
-    notes.extend(r.rejudged.as_ref().map(|j| j.describe()));
-    if !r.complete {
-        notes.push(format!(
-            "run incomplete ({} planned requests never sent)",
-            r.unsent
-        ));
-    }
-    if r.summary.failed > 0 {
-        let kinds: Vec<String> = r
-            .summary
-            .failures_by_kind
-            .iter()
-            .map(|(k, n)| format!("{k}={n}"))
-            .collect();
-        notes.push(format!(
-            "{} failed requests ({})",
-            r.summary.failed,
-            kinds.join(" ")
-        ));
-    }
+    let (gpus, notes) = step_notes(r);
     Step {
         load: Load {
             num_prompts: Some(c.load.num_prompts),
@@ -362,6 +335,41 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
         buckets: r.buckets.clone(),
         autoscale: r.autoscale.clone(),
     }
+}
+
+/// A step's accelerator count when it is believable, and the notes a reader of it needs: a
+/// count not believed, a re-judged verdict, an incomplete run, failed requests by kind.
+fn step_notes(r: &BenchResult) -> (Option<u32>, Vec<String>) {
+    let c = &r.config;
+    let mut notes = Vec::new();
+    // A saved count outside `--gpus`' range is not believed: the step is per server.
+    let gpus = c.tags.gpus.filter(|g| (1..=MAX_GPUS).contains(g));
+    if let (Some(g), None) = (c.tags.gpus, gpus) {
+        notes.push(format!(
+            "gpus {g} is not a count of accelerators (1 to {MAX_GPUS}): figures per server"
+        ));
+    }
+    notes.extend(r.rejudged.as_ref().map(|j| j.describe()));
+    if !r.complete {
+        notes.push(format!(
+            "run incomplete ({} planned requests never sent)",
+            r.unsent
+        ));
+    }
+    if r.summary.failed > 0 {
+        let kinds: Vec<String> = r
+            .summary
+            .failures_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        notes.push(format!(
+            "{} failed requests ({})",
+            r.summary.failed,
+            kinds.join(" ")
+        ));
+    }
+    (gpus, notes)
 }
 
 /// The result's verdict and SLOs, as its first screen shows them.

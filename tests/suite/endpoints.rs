@@ -230,13 +230,9 @@ fn affinity_keeps_each_conversation_on_one_endpoint() {
             }
             by.values().map(|s| s.len()).max().unwrap_or(0)
         };
-        let (r, records) = run(cfg.clone(), dir.path(), 1).await;
-        assert_eq!(records.len(), 12);
-        accounted(&r);
-        assert!(
-            endpoints_per_conversation(&records) > 1,
-            "without affinity turns spread"
-        );
+        // Without affinity, whether a conversation's turns land on one endpoint depends on
+        // how the conversations interleave (timing), so that side is the router's unit test
+        // (`a_session_stays_and_its_header_is_echoed`); here: with it, never spread.
         cfg.routing.affinity = Some(Affinity::Session);
         for threads in [1, 2] {
             let (r, records) = run(cfg.clone(), dir.path(), threads).await;

@@ -216,7 +216,7 @@ async fn join_falls_back_to_each_answers_own_account() {
     server.shutdown().await;
     let even: Vec<String> = (records.iter())
         .filter(|r| !r.warmup && r.id % 2 == 0)
-        .map(|r| format!("\"{}\"", r.request_id.as_deref().unwrap()))
+        .map(|r| r.request_id.clone().unwrap())
         .collect();
     assert_eq!(even.len(), 6);
     let spans = otlp["resourceSpans"][0]["scopeSpans"][0]["spans"]
@@ -224,7 +224,11 @@ async fn join_falls_back_to_each_answers_own_account() {
         .unwrap();
     spans.retain(|s| {
         let text = s.to_string();
-        even.iter().any(|id| text.contains(id.as_str()))
+        // The simulator names a span as vLLM does: `cmpl-<id>-0`, `chatcmpl-<id>`.
+        (even.iter()).any(|id| {
+            text.contains(&format!("\"cmpl-{id}-0\""))
+                || text.contains(&format!("\"chatcmpl-{id}\""))
+        })
     });
     assert_eq!(spans.len(), 6);
     let trace = dir.path().join("trace.json");

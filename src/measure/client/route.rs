@@ -259,6 +259,10 @@ mod tests {
         let again = r.pick(Some(9), false).unwrap();
         assert_eq!(again.index, first.index);
         assert_eq!(again.echo.as_deref(), Some("tok"));
+        // Without affinity the same session's next request goes to the next endpoint.
+        let free = Router::new(&routing(3, Balance::RoundRobin), 1);
+        let one = free.pick(Some(9), false).unwrap().index;
+        assert_ne!(free.pick(Some(9), false).unwrap().index, one);
     }
 
     #[test]

@@ -210,7 +210,9 @@ pub fn join_files(result_path: &Path, trace_path: &Path) -> Result<Join, JoinErr
     let trace = otlp_read::read(trace_path, &keep)?;
     let first_span = trace.first_id.clone();
     let join = join(&result, &records, trace, (result_path, trace_path));
-    if join.matched == 0 && join.from_answers == 0 {
+    // A trace that names none of the run's requests is the wrong file, even where every
+    // answer carries its own account: that fallback is for the requests a trace missed.
+    if join.matched == 0 {
         return Err(JoinError::NoMatch {
             trace: trace_path.to_path_buf(),
             result: result_path.to_path_buf(),
