@@ -240,6 +240,10 @@ pub struct RunArgs {
     /// Accepted for vLLM compatibility: results are always saved.
     #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long)]
     pub save_result: bool,
+    /// Accepted for vLLM compatibility: the per-request arrays vLLM saves with it (ttfts, itls,
+    /// generated lengths, errors) are always saved, up to the document's cap.
+    #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long)]
+    pub save_detailed: bool,
     /// Keep each request's generated text in the records and result.
     #[arg(help_heading = heading::OUTPUT, hide_short_help = true, long)]
     pub save_generated_text: bool,

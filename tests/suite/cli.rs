@@ -73,6 +73,8 @@ fn percentile_options_give_seed_003_layout_with_e2e_section() {
     assert_eq!(labels(&vllm_block(&stdout)), labels(&vllm_block(&seed)));
 }
 
+/// vLLM's saving flags as its users type them (`--save-result --save-detailed`) are accepted,
+/// and the document has vLLM's keys and its per-request arrays.
 #[test]
 fn saved_json_has_vllm_keys() {
     let dir = tempfile::tempdir().unwrap();
@@ -81,6 +83,8 @@ fn saved_json_has_vllm_keys() {
         "run",
         "--num-prompts",
         "10",
+        "--save-result",
+        "--save-detailed",
         "--result-dir",
         d,
         "--result-filename",
