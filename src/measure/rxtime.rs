@@ -246,40 +246,8 @@ pub async fn recv(
     socket: &tokio::net::TcpStream,
     buf: &mut [u8],
 ) -> io::Result<(usize, Option<Stamp>)> {
-    loop {
-        match read_once(socket, buf) {
-            Some(r) => return r,
-            None => socket.readable().await?,
-        }
-    }
-}
-
-/// [`recv`] as a poll, for a caller that reads a stream's chunks in a poll function of its
-/// own (a response body's read loop, `client::exchange`) rather than through one more
-/// future's state per read: one read when the socket is readable, else `Pending` with the
-/// task's waker in the socket's one reader slot (`TcpStream::poll_read_ready`: one task reads
-/// a socket at a time).
-pub fn poll_recv(
-    socket: &tokio::net::TcpStream,
-    cx: &mut std::task::Context<'_>,
-    buf: &mut [u8],
-) -> std::task::Poll<io::Result<(usize, Option<Stamp>)>> {
-    loop {
-        std::task::ready!(socket.poll_read_ready(cx))?;
-        if let Some(r) = read_once(socket, buf) {
-            return std::task::Poll::Ready(r);
-        }
-    }
-}
-
-/// One non-blocking read of what `socket` has, if tokio holds it readable; `None` when it
-/// would block (tokio's readiness flag then cleared, so the caller waits for the next event).
-fn read_once(
-    socket: &tokio::net::TcpStream,
-    buf: &mut [u8],
-) -> Option<io::Result<(usize, Option<Stamp>)>> {
     #[cfg(target_os = "linux")]
-    {
+    loop {
         // A read that does not fill the buffer drained the socket. Reporting it to tokio as
         // `WouldBlock` (the bytes kept aside) clears tokio's readiness flag, so the next call
         // waits for the kernel's next readiness event instead of making a `recvmsg` that
@@ -297,14 +265,22 @@ fn read_once(
             Ok((n, stamp))
         });
         match read {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => short.map(Ok),
-            r => Some(r),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => match short {
+                Some(got) => return Ok(got),
+                None => socket.readable().await?,
+            },
+            r => return r,
         }
     }
     #[cfg(not(target_os = "linux"))]
-    match socket.try_read(buf) {
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => None,
-        r => Some(r.map(|n| (n, None))),
+    {
+        loop {
+            socket.readable().await?;
+            match socket.try_read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                r => return r.map(|n| (n, None)),
+            }
+        }
     }
 }
 

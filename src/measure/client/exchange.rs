@@ -18,11 +18,10 @@ use tokio::time::{Instant, Sleep};
 use super::api::{Answer, Failure, Whole};
 use super::body::{lean_failure, Body};
 use super::ids::{server_id, RequestIds};
-use super::read::{no_first_byte, read_body, timed_out};
 use super::spec::Written;
 use super::stream::Stream;
 use super::upload::{Taken, Timed};
-use super::{http1, Client};
+use super::{http1, Client, Limits};
 use crate::config::url::redact_url;
 use crate::measure::clock::Clock;
 use crate::measure::error::describe;
@@ -107,7 +106,7 @@ impl Client {
                     ),
                 ));
             }
-            if state.done() {
+            if state.done {
                 return ControlFlow::Break(Outcome::Ok);
             }
             ControlFlow::Continue(())
@@ -464,11 +463,85 @@ impl NoEvent {
 /// What a failure says when the event or answer that failed held a secret.
 const SECRET_NOT_QUOTED: &str = "the event held a secret given to servebench: not quoted";
 
+/// Reads `body` to its end, giving each read and its arrival (`None` over reqwest: taken as
+/// it is read) to `each`, until `each` breaks with an outcome, a read fails or a limit passes
+/// ([`waited`]); `Continue` at the body's clean end. Both shapes of answer, streamed and
+/// whole, read through it. One timer bounds every read: `wait` (set to the first byte's
+/// limit, or the request's end) is reset once, at the first read, to the idle limit, and after
+/// that moved only when it fires, so a read polls no other timer.
+async fn read_body(
+    body: &mut Body,
+    mut wait: Pin<&mut Sleep>,
+    limits: Limits,
+    (end, limit): (Instant, Duration),
+    mut each: impl FnMut(&[u8], Option<Instant>) -> ControlFlow<Outcome>,
+) -> ControlFlow<Outcome> {
+    // The last read's arrival; `None` until the body's first byte.
+    let mut last_read: Option<Instant> = None;
+    loop {
+        let next = tokio::select! {
+            biased;
+            next = body.next_chunk() => next,
+            () = wait.as_mut() => match waited(wait.as_mut(), last_read, limits, (end, limit)) {
+                Some(failure) => return ControlFlow::Break(failure),
+                None => continue,
+            },
+        };
+        match next {
+            Ok(Some((bytes, arrived))) => {
+                let at = arrived.unwrap_or_else(Instant::now);
+                if last_read.replace(at).is_none() {
+                    wait.as_mut().reset((at + limits.idle).min(end));
+                }
+                each(bytes, arrived)?;
+            }
+            Ok(None) => return ControlFlow::Continue(()),
+            Err(failure) => return ControlFlow::Break(failure),
+        }
+    }
+}
+
+/// The timer fired: the failure when a limit has passed (the request's time, the first byte,
+/// the idle limit: a `stall`), else `None` with the timer moved to the next limit.
+fn waited(
+    wait: Pin<&mut Sleep>,
+    last_read: Option<Instant>,
+    limits: Limits,
+    (end, limit): (Instant, Duration),
+) -> Option<Outcome> {
+    if Instant::now() >= end {
+        return Some(timed_out(limit));
+    }
+    let Some(last) = last_read else {
+        return Some(no_first_byte(limits.first_byte));
+    };
+    let quiet = last.elapsed();
+    if quiet >= limits.idle {
+        return Some(Outcome::failed(
+            FailureKind::Stall,
+            format!(
+                "stream stalled: no data for {:.1} s (--idle-timeout)",
+                quiet.as_secs_f64()
+            ),
+        ));
+    }
+    wait.reset((last + limits.idle).min(end));
+    None
+}
+
+/// The failure of a request that did not finish within its time limit.
+fn timed_out(limit: Duration) -> Outcome {
+    Outcome::failed(
+        FailureKind::Timeout,
+        format!("no complete answer within {:.1} s", limit.as_secs_f64()),
+    )
+}
+
 /// How a stream whose body ended cleanly ended: complete when the server's final event was
 /// read, or, without the terminator, when a chunk ended the answer and no event was cut
 /// (servers that send no `[DONE]`); broken otherwise.
 fn clean_end(state: &Stream<'_>, truncated: bool) -> Outcome {
-    if state.done() || (state.finished() && !truncated) {
+    if state.done || (state.finished && !truncated) {
         Outcome::Ok
     } else if truncated {
         Outcome::failed(
@@ -481,6 +554,17 @@ fn clean_end(state: &Stream<'_>, truncated: bool) -> Outcome {
             "stream ended before the server signalled completion (no terminator, and no chunk ended the answer)",
         )
     }
+}
+
+/// The failure of a response whose body did not start within the first-byte limit.
+fn no_first_byte(limit: Duration) -> Outcome {
+    Outcome::failed(
+        FailureKind::Timeout,
+        format!(
+            "no response within {:.1} s of sending (--first-byte-timeout)",
+            limit.as_secs_f64()
+        ),
+    )
 }
 
 fn classify(e: &reqwest::Error) -> FailureKind {

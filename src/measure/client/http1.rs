@@ -7,7 +7,7 @@
 //! the measuring task reads the socket itself into one 4 KiB buffer per stream (it grows only
 //! for a larger response head) and decodes the chunked coding in place.
 //!
-//! Every read goes through [`rxtime::recv`] (a body's, its poll form), and a response keeps when the bytes of its latest
+//! Every read goes through [`rxtime::recv`], and a response keeps when the bytes of its latest
 //! read reached the host, all on one clock per response ([`rxtime::StreamClock`]: the kernel's
 //! receive stamps, or the read times when its first read came unstamped), so the caller's
 //! chunk timestamps do not depend on when its task got round to reading, and never go back.
@@ -24,16 +24,14 @@
 //! stream; reusing its connections races that close, and a request lost to it cannot be resent).
 
 use std::io;
-use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::source::{connect_from, usable_while_idle, Sources};
+use super::source::{connect_from, Sources};
 use super::wire::{content_length, parse_head, request_head, Framing};
 use crate::measure::rxtime;
 
@@ -341,6 +339,29 @@ async fn answer_to_part(
     Some(r)
 }
 
+/// True when an idle pooled connection can carry a request: the server has not closed or
+/// reset it, and sent nothing since its last response (asked of the kernel, without waiting).
+#[cfg(unix)]
+fn usable_while_idle(stream: &TcpStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut byte = 0u8;
+    // SAFETY: a one-byte peek into a local buffer on a socket this stream owns.
+    let n = unsafe {
+        libc::recv(
+            stream.as_raw_fd(),
+            (&mut byte as *mut u8).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
+}
+
+#[cfg(not(unix))]
+fn usable_while_idle(_stream: &TcpStream) -> bool {
+    true
+}
+
 /// A response whose head has been read; its body is read with [`Response::next_chunk`].
 pub struct Response {
     stream: TcpStream,
@@ -371,9 +392,6 @@ pub struct Response {
     /// TGI's timing headers, bounded (`server_forms.rs`).
     pub timing_headers: Option<serde_json::Value>,
 }
-
-/// A piece of body data (its range in the response's buffer) and when it arrived.
-pub type Piece = (Range<usize>, Instant);
 
 /// When a request's connection was set up and its first byte written.
 #[derive(Clone, Copy, Debug)]
@@ -486,48 +504,39 @@ impl Response {
     /// chunked coding that arrived together come as one piece) and when the read that completed
     /// it arrived; `None` at the body's end.
     pub async fn next_chunk(&mut self) -> Result<Option<(&[u8], Instant)>, Error> {
-        let piece = std::future::poll_fn(|cx| self.poll_chunk(cx)).await?;
-        Ok(piece.map(|(range, at)| (&self.buf[range], at)))
-    }
-
-    /// [`Response::next_chunk`] as a poll, the piece as a range of [`Response::bytes`] (a read
-    /// loop that polls it costs no future's state per read). Both ends are reset before a
-    /// read, so a read given up for a timer leaves nothing to decode twice.
-    pub fn poll_chunk(&mut self, cx: &mut Context<'_>) -> Poll<Result<Option<Piece>, Error>> {
         loop {
             if self.start == self.end {
                 if self.framing.finished() {
-                    return Poll::Ready(Ok(None));
+                    return Ok(None);
                 }
                 // The buffer only grew for a large head; bodies are read in BUF_SIZE pieces.
+                // Both ends reset before the read: a read cancelled by a timer leaves nothing
+                // to decode twice.
                 let n = self.buf.len().min(BUF_SIZE);
                 (self.start, self.end) = (0, 0);
-                let (got, stamp) = ready!(rxtime::poll_recv(&self.stream, cx, &mut self.buf[..n]))
-                    .map_err(|e| broken(&e))?;
-                (self.end, self.arrived) = (got, self.rx.time(stamp));
+                (self.end, self.arrived) =
+                    match read(&self.stream, &mut self.buf[..n], &mut self.rx).await {
+                        Ok(read) => read,
+                        Err(e) => return Err(broken(&e)),
+                    };
                 if self.end == 0 {
                     if let Framing::Close { ended } = &mut self.framing {
                         *ended = true;
-                        return Poll::Ready(Ok(None));
+                        return Ok(None);
                     }
-                    let cut = "connection closed in the middle of the body";
-                    return Poll::Ready(Err(Error::Broken(cut.into())));
+                    return Err(Error::Broken(
+                        "connection closed in the middle of the body".into(),
+                    ));
                 }
             }
             if let Some(range) = self.take_buffered()? {
-                return Poll::Ready(Ok(Some((range, self.arrived))));
+                return Ok(Some((&self.buf[range], self.arrived)));
             }
         }
     }
 
-    /// The bytes a [`Piece`]'s range names.
-    #[inline]
-    pub fn bytes(&self, range: Range<usize>) -> &[u8] {
-        &self.buf[range]
-    }
-
     /// Decodes the buffered bytes; the data they hold, as a range of `buf`.
-    fn take_buffered(&mut self) -> Result<Option<Range<usize>>, Error> {
+    fn take_buffered(&mut self) -> Result<Option<std::ops::Range<usize>>, Error> {
         let (s, e) = (self.start, self.end);
         self.start = e;
         let (used, data) = match &mut self.framing {

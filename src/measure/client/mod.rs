@@ -41,7 +41,6 @@ mod fast_event;
 mod http1;
 mod ids;
 mod media_bound;
-mod read;
 mod reasoning;
 mod route;
 mod scrub;

@@ -6,10 +6,7 @@
 //!
 //! Per request, not per event: the reading of a stream is `exchange.rs`'s and `stream.rs`'s.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::Ordering;
-use std::task::{Poll, Waker};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -100,25 +97,15 @@ impl Client {
         let mut finished = None;
         state.rec.sent_ns = clock.now_ns();
         let sent_at = clock.instant_at(state.rec.sent_ns);
-        // Pinned here and dropped at the block's end, so `state` is free again after it.
-        let outcome = {
-            let exchange = std::pin::pin!(self.exchange(
-                (request, &body, header),
-                &mut state,
-                clock,
-                &mut finished,
-                (sent_at, limit, written),
-            ));
-            unless_cancelled(cancel, exchange).await
+        let outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Outcome::failed(FailureKind::Cancelled, "run stopped while the request was in flight"),
+            o = self.exchange((request, &body, header), &mut state, clock, &mut finished, (sent_at, limit, written)) => o,
         };
-        let outcome = outcome.unwrap_or_else(|| {
-            let why = "run stopped while the request was in flight";
-            Outcome::failed(FailureKind::Cancelled, why)
-        });
         let end_ns = clock.now_ns();
         // The gate is let go at the first output chunk (`stream.rs`), else here: a whole
         // answer's end, a failure, a cancel.
-        state.release_gate();
+        drop(state.gate.take());
         let echoed = state.echoed.take();
         (self.shared.router).ended(picked, spec.session, outcome.failure_kind(), end_ns, echoed);
         // Everything after the last chunk's timestamp (counting the text with the tokenizer,
@@ -159,14 +146,14 @@ impl Client {
         first: bool,
     ) -> Result<usize, Failure> {
         if let Some(gate) = &self.shared.gate {
-            state.hold_gate(tokio::select! {
+            state.gate = tokio::select! {
                 biased;
                 () = cancel.cancelled() => {
                     let why = "run stopped while the request waited for the prefill gate";
                     return Err((FailureKind::Cancelled, why.into()));
                 }
                 p = gate.clone().acquire_owned() => p.ok(),
-            });
+            };
         }
         let Some(picked) = self.shared.router.pick(spec.session, first) else {
             let why =
@@ -305,38 +292,6 @@ impl Client {
         }
         record
     }
-}
-
-/// Runs `work` to its end, or until `cancel` is cancelled (`None`), as a `select!` biased to
-/// the token would: the token is asked first at every poll. But its future is polled only to
-/// give it this task's waker (at the first poll, and if the waker changes), not at every poll
-/// as `select!` does: a stream's task is polled once per event, and at thousands of streams
-/// per thread the future's waiter is one more cache miss per event (docs/performance.md).
-/// Asking the token is one lock of its shared (so cached) state; a cancel wakes every waker
-/// the token holds, so the task is polled and hears it. `work` is pinned by the caller: taken
-/// by value, an async function would hold it twice (its argument and its pinned copy).
-async fn unless_cancelled<F: Future>(
-    cancel: &CancellationToken,
-    mut work: Pin<&mut F>,
-) -> Option<F::Output> {
-    let mut heard = std::pin::pin!(cancel.cancelled());
-    let mut armed: Option<Waker> = None;
-    std::future::poll_fn(|cx| {
-        if cancel.is_cancelled() {
-            return Poll::Ready(None);
-        }
-        if let Poll::Ready(out) = work.as_mut().poll(cx) {
-            return Poll::Ready(Some(out));
-        }
-        if !armed.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            if heard.as_mut().poll(cx).is_ready() {
-                return Poll::Ready(None);
-            }
-            armed = Some(cx.waker().clone());
-        }
-        Poll::Pending
-    })
-    .await
 }
 
 /// The record of a request whose body could not be built (it holds what its API cannot

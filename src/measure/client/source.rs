@@ -8,8 +8,6 @@
 //! (`IP_BIND_ADDRESS_NO_PORT` on Linux): a port bound with port 0 would be reserved for every
 //! destination, and a source address would give fewer connections than the kernel's default
 //! choice does.
-//!
-//! Also whether an idle pooled connection can still carry a request ([`usable_while_idle`]).
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -92,29 +90,6 @@ fn bind_no_port(socket: &TcpSocket) {
 
 #[cfg(not(target_os = "linux"))]
 fn bind_no_port(_socket: &TcpSocket) {}
-
-/// True when an idle pooled connection can carry a request: the server has not closed or
-/// reset it, and sent nothing since its last response (asked of the kernel, without waiting).
-#[cfg(unix)]
-pub fn usable_while_idle(stream: &TcpStream) -> bool {
-    use std::os::fd::AsRawFd;
-    let mut byte = 0u8;
-    // SAFETY: a one-byte peek into a local buffer on a socket this stream owns.
-    let n = unsafe {
-        libc::recv(
-            stream.as_raw_fd(),
-            (&mut byte as *mut u8).cast(),
-            1,
-            libc::MSG_PEEK | libc::MSG_DONTWAIT,
-        )
-    };
-    n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
-}
-
-#[cfg(not(unix))]
-pub fn usable_while_idle(_stream: &TcpStream) -> bool {
-    true
-}
 
 #[cfg(test)]
 mod tests {

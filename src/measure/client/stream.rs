@@ -42,71 +42,45 @@ pub(super) struct Bounds {
 
 /// A request's state while its stream is read.
 pub(super) struct Stream<'a> {
-    /// What every output event reads or writes, in one cache line of its own.
-    hot: Hot,
     pub(super) rec: RequestRecord,
     chunk_tokens: Vec<u32>,
+    all_chunk_tokens_known: bool,
+    /// A chunk's stated token count was more than it could carry.
+    chunk_tokens_implausible: bool,
     /// The server's counts as written, judged in `finish`.
     usage_output: Option<Reported>,
     usage_prompt: Option<Reported>,
     usage_cached: Option<Reported>,
     last_cumulative: Option<u64>,
+    /// Events read and bytes of output text, for `usage::Seen`.
+    events: u64,
+    text_bytes: u64,
     bounds: Bounds,
     /// The text kept for the record (`--save-generated-text`), and its most bytes.
     saved: Option<String>,
     max_saved: usize,
     /// The answer's text, counted with the tokenizer off this thread (`count_pool`).
     count: Option<Counting<'a>>,
+    /// The API's terminator came (`[DONE]`, ...): nothing after it is read.
+    pub(super) done: bool,
+    /// An event ended the answer (a `finish_reason`, the final usage): a body that ends
+    /// cleanly after it is complete without the terminator.
+    pub(super) finished: bool,
     /// The answer comes whole (not streamed): it has no terminator.
     whole: bool,
     /// The reasoning phase.
     reasoning: Reasoning<'a>,
     /// A structured answer's check: the answer kept for it.
     check: Option<Checker>,
+    /// The prefill gate's permit (`--max-prefill-concurrency`), let go at the first output
+    /// chunk (`send.rs` lets it go at the exchange's end otherwise).
+    pub(super) gate: Option<tokio::sync::OwnedSemaphorePermit>,
     /// The endpoint the request goes to (its index), the session header's value it sends
     /// back, and the one its response carried (`--session-header`).
     pub(super) target: usize,
     pub(super) echo: Option<String>,
     pub(super) echoed: Option<String>,
 }
-
-/// What every output event of a stream reads or writes, kept together in one cache line.
-///
-/// At thousands of streams per thread a stream's state has left the cache by its next event
-/// (tens of ms later), so each line an event touches is a miss: with these fields spread over
-/// the ~1.4 KiB of [`Stream`] and its record, an event touched five or six lines of them
-/// (docs/performance.md, "Cost per event against the floor"); here it touches this one, the
-/// chunk times' tail, and the text kept for the tokenizer.
-#[repr(align(64))]
-struct Hot {
-    /// Each output chunk's arrival, ns on the run's clock (the record's `chunk_ns`, moved
-    /// there at the end).
-    chunk_ns: Vec<u64>,
-    /// Events read and bytes of output text, for `usage::Seen`.
-    events: u64,
-    text_bytes: u64,
-    /// The prefill gate's permit (`--max-prefill-concurrency`), let go at the first output
-    /// chunk (`send.rs` lets it go at the exchange's end otherwise).
-    gate: Option<tokio::sync::OwnedSemaphorePermit>,
-    /// The API's terminator came (`[DONE]`, ...): nothing after it is read.
-    done: bool,
-    /// An event ended the answer (a `finish_reason`, the final usage): a body that ends
-    /// cleanly after it is complete without the terminator.
-    finished: bool,
-    /// Every output chunk stated its token count, and none more than it could carry.
-    all_chunk_tokens_known: bool,
-    /// A chunk's stated token count was more than it could carry.
-    chunk_tokens_implausible: bool,
-    /// The record's `first_answer_ns` is set.
-    answered: bool,
-    /// The text is kept (saved, or counted with the tokenizer).
-    keeps_text: bool,
-    /// The answer is checked (`Stream::check` is set).
-    checks: bool,
-}
-
-// The hot fields fit one line (a field added here that does not fit fails the build).
-const _: () = assert!(std::mem::size_of::<Hot>() == 64);
 
 impl<'a> Stream<'a> {
     /// `saved`: keep the generated text, at most this many bytes of it.
@@ -126,39 +100,34 @@ impl<'a> Stream<'a> {
         // `max_tokens` does not reserve memory the answer may never use.
         let expected = output_len.clamp(1, MAX_RESERVED_CHUNKS) as usize;
         Stream {
-            hot: Hot {
-                chunk_ns: Vec::with_capacity(expected),
-                events: 0,
-                text_bytes: 0,
-                gate: None,
-                done: false,
-                finished: false,
-                all_chunk_tokens_known: true,
-                chunk_tokens_implausible: false,
-                answered: false,
-                keeps_text: saved.is_some() || tokenizer.is_some(),
-                checks: false,
-            },
             rec: RequestRecord {
                 id,
                 warmup,
                 scheduled_ns,
                 input_len_requested: input_len,
                 output_len_requested: Some(output_len),
+                chunk_ns: Vec::with_capacity(expected),
                 ..RequestRecord::default()
             },
             chunk_tokens: Vec::new(),
+            all_chunk_tokens_known: true,
+            chunk_tokens_implausible: false,
             usage_output: None,
             usage_prompt: None,
             usage_cached: None,
             last_cumulative: None,
+            events: 0,
+            text_bytes: 0,
             bounds,
             saved: saved.map(|_| String::new()),
             max_saved: saved.unwrap_or(0),
             count: tokenizer.map(Counting::new),
+            done: false,
+            finished: false,
             whole: false,
             reasoning: Reasoning::new(tokenizer),
             check: None,
+            gate: None,
             target: 0,
             echo: None,
             echoed: None,
@@ -168,37 +137,13 @@ impl<'a> Stream<'a> {
     /// The answer will be checked as structured output (`output_check.rs`).
     pub(super) fn check_with(&mut self, checker: Checker) {
         self.check = Some(checker);
-        self.hot.checks = true;
-    }
-
-    /// The API's terminator came: nothing after it is read.
-    #[inline]
-    pub(super) fn done(&self) -> bool {
-        self.hot.done
-    }
-
-    /// An event ended the answer without being the terminator.
-    #[inline]
-    pub(super) fn finished(&self) -> bool {
-        self.hot.finished
-    }
-
-    /// Holds the prefill gate's permit until the first output chunk.
-    pub(super) fn hold_gate(&mut self, permit: Option<tokio::sync::OwnedSemaphorePermit>) {
-        self.hot.gate = permit;
-    }
-
-    /// Lets the prefill gate's permit go, if still held.
-    pub(super) fn release_gate(&mut self) {
-        drop(self.hot.gate.take());
     }
 
     /// The answer kept for its check, when it has one to check (an output chunk came): the
     /// check runs off this thread (`measure::checker_pool`), its verdict set on the record
     /// by `send.rs`.
     pub(super) fn take_check(&mut self) -> Option<Checker> {
-        self.hot.checks = false;
-        self.check.take().filter(|_| !self.hot.chunk_ns.is_empty())
+        self.check.take().filter(|_| !self.rec.chunk_ns.is_empty())
     }
 
     /// The answer will come whole; `inputs`: the inputs the request carries, each answered
@@ -213,13 +158,12 @@ impl<'a> Stream<'a> {
 
     /// The whole answer, read at `t`: one output chunk at `t` with all its text.
     pub(super) fn whole(&mut self, a: Answered, t: u64) {
-        self.hot.events = 1;
-        self.hot.chunk_ns.push(t);
+        self.events = 1;
+        self.rec.chunk_ns.push(t);
         if !a.content.is_empty() {
-            self.hot.text_bytes = a.content.len() as u64;
+            self.text_bytes = a.content.len() as u64;
             self.rec.first_answer_ns = Some(t);
-            self.hot.answered = true;
-            if self.hot.keeps_text {
+            if self.saved.is_some() || self.count.is_some() {
                 self.keep_text(&a.content);
             }
             if let Some(c) = &mut self.check {
@@ -229,7 +173,7 @@ impl<'a> Stream<'a> {
         if let Some(u) = a.usage {
             self.usage(u);
         }
-        self.hot.done = true;
+        self.done = true;
     }
 
     /// The counts a server reported, each kept until a later report replaces it.
@@ -251,9 +195,6 @@ impl<'a> Stream<'a> {
     /// Keeps `piece` of the generated text: in the saved text up to its limit, and for the
     /// tokenizer, whose counting threads take a long text in pieces as it grows.
     fn keep_text(&mut self, piece: &str) {
-        if piece.is_empty() {
-            return;
-        }
         if let Some(text) = &mut self.saved {
             let room = self.max_saved.saturating_sub(text.len());
             if piece.len() > room {
@@ -279,27 +220,23 @@ impl<'a> Stream<'a> {
         data: &str,
         t: u64,
     ) -> Result<(), Failure> {
-        let hot = &mut self.hot;
-        if hot.done {
+        if self.done {
             return Ok(()); // anything after the terminator is ignored
         }
         let p = api.parse(name, data)?;
-        hot.events += 1;
+        self.events += 1;
         if p.has_output() {
             let more: usize = p.more_tool_calls.iter().map(|c| c.args.len()).sum();
             let bytes = (p.content.len() + p.reasoning.len() + p.tool_args.len() + more) as u64;
-            hot.text_bytes = hot.text_bytes.saturating_add(bytes);
-            hot.chunk_ns.push(t);
-            if hot.gate.is_some() {
-                hot.gate = None;
-            }
+            self.text_bytes = self.text_bytes.saturating_add(bytes);
+            self.rec.chunk_ns.push(t);
+            self.gate = None;
             if !p.reasoning.is_empty() {
                 self.rec.first_reasoning_ns.get_or_insert(t);
-                self.reasoning.chunk(self.hot.chunk_ns.len(), &p.reasoning);
+                self.reasoning.chunk(self.rec.chunk_ns.len(), &p.reasoning);
             }
-            if !p.content.is_empty() && !self.hot.answered {
-                self.rec.first_answer_ns = Some(t);
-                self.hot.answered = true;
+            if !p.content.is_empty() {
+                self.rec.first_answer_ns.get_or_insert(t);
             }
             if !p.tool_args.is_empty() || more > 0 {
                 self.rec.first_tool_call_ns.get_or_insert(t);
@@ -313,11 +250,11 @@ impl<'a> Stream<'a> {
             match carried.and_then(|n| u32::try_from(n).ok()) {
                 Some(n) => self.chunk_tokens.push(n),
                 None => {
-                    self.hot.chunk_tokens_implausible |= tokens.is_some();
-                    self.hot.all_chunk_tokens_known = false;
+                    self.chunk_tokens_implausible |= tokens.is_some();
+                    self.all_chunk_tokens_known = false;
                 }
             }
-            if self.hot.keeps_text {
+            if self.saved.is_some() || self.count.is_some() {
                 self.keep_text(&p.reasoning);
                 self.keep_text(&p.content);
                 self.keep_text(&p.tool_args);
@@ -326,15 +263,13 @@ impl<'a> Stream<'a> {
                 }
             }
         }
-        if self.hot.checks {
-            if let Some(c) = &mut self.check {
-                c.content(&p.content);
-                if p.tool_name.is_some() || !p.tool_args.is_empty() {
-                    c.tool_call(p.tool_index, p.tool_name.as_deref(), &p.tool_args);
-                }
-                for m in &p.more_tool_calls {
-                    c.tool_call(m.index, m.name.as_deref(), &m.args);
-                }
+        if let Some(c) = &mut self.check {
+            c.content(&p.content);
+            if p.tool_name.is_some() || !p.tool_args.is_empty() {
+                c.tool_call(p.tool_index, p.tool_name.as_deref(), &p.tool_args);
+            }
+            for m in &p.more_tool_calls {
+                c.tool_call(m.index, m.name.as_deref(), &m.args);
             }
         }
         if let Some(c) = p.cumulative_completion_tokens {
@@ -356,8 +291,8 @@ impl<'a> Stream<'a> {
         {
             self.rec.server_meta_info = Some(m);
         }
-        self.hot.done |= p.done;
-        self.hot.finished |= p.finished;
+        self.done |= p.done;
+        self.finished |= p.finished;
         Ok(())
     }
 
@@ -390,9 +325,7 @@ impl<'a> Stream<'a> {
         time_scale: f64,
         counts: Counts,
     ) -> RequestRecord {
-        let hot = self.hot;
         let r = &mut self.rec;
-        r.chunk_ns = hot.chunk_ns;
         r.end_ns = end_ns;
         r.tokenizer_output_tokens = counts.output;
         if outcome.is_ok() && r.chunk_ns.is_empty() {
@@ -406,8 +339,8 @@ impl<'a> Stream<'a> {
         // Whether the terminator came, for every streamed response whose body was read.
         r.done_marker = (r.http_status)
             .filter(|s| (200..300).contains(s) && !self.whole)
-            .map(|_| hot.done);
-        if hot.all_chunk_tokens_known && !self.chunk_tokens.is_empty() {
+            .map(|_| self.done);
+        if self.all_chunk_tokens_known && !self.chunk_tokens.is_empty() {
             r.chunk_tokens = Some(self.chunk_tokens);
         }
         // What the server reported, judged against what was seen before it is believed.
@@ -416,11 +349,11 @@ impl<'a> Stream<'a> {
             .or_else(|| (r.server_meta_info.as_ref())?.get("cached_tokens"));
         let span_ns = end_ns.saturating_sub(r.sent_ns) as f64 * time_scale.max(0.0);
         let seen = Seen {
-            events: hot.events,
-            text_bytes: hot.text_bytes,
+            events: self.events,
+            text_bytes: self.text_bytes,
             // A whole answer's one chunk carries output only when it has text.
             output_chunks: match self.whole {
-                true => u64::from(hot.text_bytes > 0),
+                true => u64::from(self.text_bytes > 0),
                 false => r.chunk_ns.len() as u64,
             },
             max_tokens: self.bounds.max_tokens,
@@ -441,7 +374,8 @@ impl<'a> Stream<'a> {
             &seen,
         );
         r.implausible_usage = judged.flags;
-        if hot.chunk_tokens_implausible && !r.implausible_usage.contains(&Implausible::OutputTokens)
+        if self.chunk_tokens_implausible
+            && !r.implausible_usage.contains(&Implausible::OutputTokens)
         {
             r.implausible_usage.push(Implausible::OutputTokens);
             r.implausible_usage.sort();
