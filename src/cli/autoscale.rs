@@ -1,9 +1,9 @@
 //! `servebench run`'s autoscaler-benchmark flags: `--load-shape` (a rate over time), the
 //! replica count (`--replicas-metric`, `--replicas-file`, `--replicas-interval`) and the
-//! figures' settings (`--cost-per-replica-hour`, `--replica-capacity`,
-//! `--attainment-target`). Set into `RunConfig` by [`AutoscaleArgs::apply`], which reads the
-//! two files it names (each bounded before it is read); what the values mean:
-//! `config::autoscale`.
+//! figures' settings (`--cost-per-replica-hour`, `--replica-capacity`, a rate or a saved
+//! plan read by `replica_capacity.rs`, `--attainment-target`). Set into `RunConfig` by
+//! [`AutoscaleArgs::apply`], which reads the files it names (each bounded before it is
+//! read); what the values mean: `config::autoscale`.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -49,10 +49,12 @@ pub struct AutoscaleArgs {
     /// Dollars per replica-hour: the run's replica-hours priced.
     #[arg(help_heading = heading::LOAD, hide_short_help = true, long, value_name = "DOLLARS")]
     pub cost_per_replica_hour: Option<f64>,
-    /// Requests per second one replica sustains within the SLOs (from a `plan` or a
-    /// search): each window's need, ceil(offered / RATE), gives the over-provisioning.
-    #[arg(help_heading = heading::LOAD, hide_short_help = true, long, value_name = "RATE")]
-    pub replica_capacity: Option<f64>,
+    /// Requests per second one replica sustains within the SLOs: a number, or a saved plan
+    /// of one configuration (`servebench plan ... --format csv > PLAN.csv`), whose sustained
+    /// step's request throughput is taken. Each window's need, ceil(offered / RATE), gives
+    /// the over-provisioning.
+    #[arg(help_heading = heading::LOAD, hide_short_help = true, long, value_name = "RATE|PLAN.csv")]
+    pub replica_capacity: Option<String>,
     /// A window's SLO attainment at which the service counts as recovered from a burst.
     /// Default 0.9.
     #[arg(help_heading = heading::LOAD, hide_short_help = true, long, value_name = "FRACTION")]
@@ -130,7 +132,9 @@ impl AutoscaleArgs {
         cfg.autoscale = Some(AutoscaleSpec {
             replicas,
             cost_per_replica_hour: self.cost_per_replica_hour,
-            replica_capacity: self.replica_capacity,
+            replica_capacity: (self.replica_capacity.as_deref())
+                .map(super::replica_capacity::parse)
+                .transpose()?,
             attainment_target: self.attainment_target.unwrap_or(DEFAULT_ATTAINMENT_TARGET),
         });
         Ok(cfg)

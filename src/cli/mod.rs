@@ -38,6 +38,7 @@ pub mod limits;
 mod parse;
 pub mod plan;
 pub mod reference;
+pub mod replica_capacity;
 pub mod request;
 pub mod shape;
 pub mod sim;

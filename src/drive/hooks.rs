@@ -189,6 +189,19 @@ impl<'a> SessionHooks<'a> {
         Ok(made)
     }
 
+    /// [`SessionHooks::before`] for a loop of runs that keeps its first error as its
+    /// `outcome`: the calls made, or `None` after setting `outcome` to the error (the loop
+    /// then breaks, and its `after-run` calls still come through [`SessionHooks::ended`]).
+    pub async fn before_or_keep(&self, outcome: &mut Result<(), RunError>) -> Option<Vec<Early>> {
+        match self.before().await {
+            Ok(made) => Some(made),
+            Err(e) => {
+                *outcome = Err(e);
+                None
+            }
+        }
+    }
+
     /// After a run whose result was saved at `path`: its `after-step` calls added to it
     /// (saved again), then an error when any call of the run failed.
     pub async fn after(&self, result: &mut BenchResult, path: &Path) -> Result<(), RunError> {

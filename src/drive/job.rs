@@ -324,8 +324,11 @@ impl Talk {
         } else if self.stop.is_cancelled() {
             return (k, End::Dropped(Why::Stopped));
         }
-        let record = self.send(&req, scheduled_ns).await;
-        (k, End::Record(Box::new(record)))
+        match self.send(&req, scheduled_ns).await {
+            Some(record) => (k, End::Record(Box::new(record))),
+            // Caught waiting at the prefill gate by the stop: never sent.
+            None => (k, End::Dropped(Why::Stopped)),
+        }
     }
 }
 

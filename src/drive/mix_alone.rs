@@ -52,12 +52,8 @@ pub async fn run(
         }
         let cfg = ValidConfig::new(alone_config(&plan.config, k as u32))?;
         let file = plan.output.alone(k);
-        let hooks_before = match hooks.before().await {
-            Ok(made) => made,
-            Err(e) => {
-                outcome = Err(e);
-                break;
-            }
+        let Some(hooks_before) = hooks.before_or_keep(&mut outcome).await else {
+            break;
         };
         let opts = RunOptions {
             hooks_before,

@@ -121,12 +121,8 @@ async fn runs(
     let hooks = SessionHooks::new(plan);
     for i in 1..=times {
         let file = plan.output.run(i, times);
-        let hooks_before = match hooks.before().await {
-            Ok(made) => made,
-            Err(e) => {
-                outcome = Err(e);
-                break;
-            }
+        let Some(hooks_before) = hooks.before_or_keep(&mut outcome).await else {
+            break;
         };
         let opts = RunOptions {
             start_at,

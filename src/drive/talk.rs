@@ -115,7 +115,14 @@ impl Talk {
                 Ok(())
             };
             let mut record = match built {
-                Ok(()) => self.send(&req, scheduled_ns).await,
+                Ok(()) => match self.send(&req, scheduled_ns).await {
+                    Some(record) => record,
+                    // Caught waiting at the prefill gate by the stop: never sent.
+                    None => {
+                        talked.unsent.stopped += left;
+                        return talked;
+                    }
+                },
                 Err(Unbuilt::Failed(why)) => self.unbuilt(&req, scheduled_ns, why),
                 Err(Unbuilt::Cancelled) => {
                     talked.unsent.stopped += left;
@@ -142,8 +149,9 @@ impl Talk {
 
     /// Sends `req` at `scheduled_ns`. It counts as sent when its first byte is written (or,
     /// for a request that never got that far, when it ends), so the live in-flight count,
-    /// sent − finished, is true mid-run.
-    pub(super) async fn send(&self, req: &RequestSpec, scheduled_ns: u64) -> RequestRecord {
+    /// sent − finished, is true mid-run. `None`: the run stopped while it waited at the
+    /// prefill gate, so it was never sent (counted unsent, `stopped`).
+    pub(super) async fn send(&self, req: &RequestSpec, scheduled_ns: u64) -> Option<RequestRecord> {
         let told = AtomicBool::new(false);
         let tell = || {
             if !told.swap(true, Relaxed) {
@@ -160,8 +168,11 @@ impl Talk {
                 Some(&tell),
             )
             .await;
+        if Client::stopped_at_gate(&record) {
+            return None;
+        }
         tell();
-        record
+        Some(record)
     }
 
     /// The failed record of a request that could not be built (`why`), counted as sent as

@@ -151,6 +151,8 @@ async fn drain(shared: &Shared, tasks: &mut JoinSet<(Talked, UserTally)>) -> (Ta
     };
     let grace = async {
         shared.stop.cancelled().await;
+        // A request still waiting at the prefill gate is never sent.
+        shared.client.close_prefill_gate();
         tokio::time::sleep(shared.spec.grace()).await;
     };
     tokio::pin!(grace);

@@ -1,13 +1,14 @@
 //! An autoscaler benchmark's windows as CSV (`report RESULT --autoscale --format csv`): a row
 //! per window in time order, the same columns whatever the run had (a figure it lacks is an
 //! empty cell), then the run's figures in the columns of their own names on every row
-//! (docs/metrics.md, "Autoscaler benchmarks").
+//! (docs/metrics.md, "Autoscaler benchmarks"); a window where a dip of the attainment below
+//! its target starts says so, with the dip's recovery.
 
 use crate::render::escape::csv_cell;
 use crate::results::autoscale::{AutoscaleFigures, AutoscaleWindow};
 
 /// The columns, in order.
-pub const HEAD: [&str; 15] = [
+pub const HEAD: [&str; 17] = [
     "window_s",
     "start_s",
     "end_s",
@@ -23,6 +24,8 @@ pub const HEAD: [&str; 15] = [
     "cost",
     "over_provisioned_replica_hours",
     "replica_source",
+    "dip_start",
+    "dip_recovery_s",
 ];
 
 /// Outside text as one CSV cell: formula-safe (`csv_cell`), quoted when it holds a comma, a
@@ -42,6 +45,8 @@ fn cell(v: Option<f64>) -> String {
 
 fn row(a: &AutoscaleFigures, w: &AutoscaleWindow) -> String {
     let source = a.replicas.as_ref().map_or("", |s| s.source.as_str());
+    // A dip of the attainment that starts in this window.
+    let dip = a.dips.iter().find(|d| d.start_s == w.start_s);
     let cells = [
         a.window_s.to_string(),
         w.start_s.to_string(),
@@ -58,6 +63,8 @@ fn row(a: &AutoscaleFigures, w: &AutoscaleWindow) -> String {
         cell(a.cost),
         cell(a.over_provisioned_replica_hours),
         text(source),
+        dip.is_some().to_string(),
+        cell(dip.and_then(|d| d.recovery_s)),
     ];
     cells.join(",")
 }
@@ -108,6 +115,10 @@ mod tests {
             cost: None,
             over_provisioned_replica_hours: None,
             recoveries: Vec::new(),
+            dips: vec![crate::results::autoscale::Dip {
+                start_s: 1.0,
+                recovery_s: None,
+            }],
             replicas: Some(ReplicaSeries {
                 source: "prometheus http://x =cmd,\"q\"".into(),
                 ..ReplicaSeries::default()
@@ -118,12 +129,13 @@ mod tests {
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0].split(',').count(), HEAD.len());
         assert!(
-            lines[1].starts_with("1,0,1,2,3,2,,1.5,,0.5,0.001,1.5,,,"),
+            lines[1].starts_with("1,0,1,2,3,2,,1.5,,0.5,0.001,1.5,,,")
+                && lines[1].ends_with(",false,"),
             "{}",
             lines[1]
         );
         assert!(
-            lines[2].contains("\"prometheus http://x =cmd,\"\"q\"\"\""),
+            lines[2].contains("\"prometheus http://x =cmd,\"\"q\"\"\",true,"),
             "{}",
             lines[2]
         );

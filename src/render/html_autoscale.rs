@@ -31,12 +31,19 @@ pub fn section(view: &View) -> Result<String, RenderError> {
                 None => format!("{:.1} s: not recovered", r.burst_start_s),
             })
             .collect();
+        let dips: Vec<String> = (a.dips.iter())
+            .map(|d| match d.recovery_s {
+                Some(s) => format!("{:.1} s: {s:.2} s", d.start_s),
+                None => format!("{:.1} s: not recovered", d.start_s),
+            })
+            .collect();
         let _ =
             writeln!(
             h,
             "<p class=\"autoscale\">SLO attainment over the run: <strong>{}</strong> (target {}); \
              replica-hours {}, mean replicas {}, cost {} USD; over-provisioned replica-hours {}; \
-             recovery after each burst (from its start): {}. Replicas from <code>{}</code>.</p>",
+             recovery after each burst (from its start): {}; after each dip below the target \
+             (from its first window below): {}. Replicas from <code>{}</code>.</p>",
             pct(a.attainment),
             pct(Some(a.attainment_target)),
             fixed(a.replica_hours, 6),
@@ -44,6 +51,7 @@ pub fn section(view: &View) -> Result<String, RenderError> {
             fixed(a.cost, 4),
             fixed(a.over_provisioned_replica_hours, 6),
             esc(&if recoveries.is_empty() { "none".to_string() } else { recoveries.join(", ") }),
+            esc(&if dips.is_empty() { "none".to_string() } else { dips.join(", ") }),
             esc(a.replicas.as_ref().map_or("-", |s| s.source.as_str())),
         );
     }

@@ -1,9 +1,10 @@
 //! An autoscaler benchmark's figures (docs/metrics.md, "Autoscaler benchmarks"): per window of
 //! the run's time slices, the SLO attainment, the load (the shape's rate, offered and
 //! achieved) and the replicas (time-weighted); for the run, replica-hours, their cost, the
-//! attainment, the time to recover after each burst and the replica-hours above the load's
-//! need. Pure: computed from the slices (`stats::slices`), the load's shape and the replica
-//! series (`drive::replicas` polls it, a `--replicas-file` gives it).
+//! attainment, the time to recover after each burst and after every dip of the attainment
+//! below its target (any shape), and the replica-hours above the load's need. Pure: computed
+//! from the slices (`stats::slices`), the load's shape and the replica series
+//! (`drive::replicas` polls it, a `--replicas-file` gives it).
 
 use serde::{Deserialize, Serialize};
 
@@ -103,6 +104,17 @@ pub struct Recovery {
     pub recovery_s: Option<f64>,
 }
 
+/// One dip of the windowed SLO attainment below the target, whatever the load's shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Dip {
+    /// The start of the first window below the target, seconds from the start.
+    pub start_s: f64,
+    /// From `start_s` to the start of the first window after it back at or above the target;
+    /// absent when none came before the run's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_s: Option<f64>,
+}
+
 /// The figures of an autoscaler benchmark.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AutoscaleFigures {
@@ -130,6 +142,9 @@ pub struct AutoscaleFigures {
     pub over_provisioned_replica_hours: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recoveries: Vec<Recovery>,
+    /// Every dip of the windows' attainment below the target and its recovery (any shape).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dips: Vec<Dip>,
     /// The replica series itself, for charts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<ReplicaSeries>,
@@ -203,10 +218,13 @@ pub fn compute(inputs: AutoscaleInputs<'_>) -> AutoscaleFigures {
     let target = spec.attainment_target;
     let sent_until = window_s.map_or(span_s, |w| w.min(span_s));
     let bursts = curve.map_or(Vec::new(), |c| c.burst_starts(sent_until));
-    let recoveries = if sloed {
-        recoveries(&windows, &bursts, target, span_s)
+    let (recoveries, dips) = if sloed {
+        (
+            recoveries(&windows, &bursts, target, span_s),
+            dips(&windows, target),
+        )
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     AutoscaleFigures {
         window_s: slices.map_or(0.0, |s| s.seconds),
@@ -222,6 +240,7 @@ pub fn compute(inputs: AutoscaleInputs<'_>) -> AutoscaleFigures {
             .map(|(h, p)| h * p),
         over_provisioned_replica_hours: over,
         recoveries,
+        dips,
         windows,
         replicas: series,
     }
@@ -261,6 +280,36 @@ pub fn recoveries(
     out
 }
 
+/// Every dip of the windows' attainment below `target`: windows without an attainment (none
+/// ended) skipped, a dip starts at the first window below the target after one at or above
+/// it (or at the first judged window, when that is below), and recovers at the start of the
+/// next window at or above it; the time between is its recovery.
+pub fn dips(windows: &[AutoscaleWindow], target: f64) -> Vec<Dip> {
+    let mut out: Vec<Dip> = Vec::new();
+    let mut open: Option<f64> = None;
+    for w in windows {
+        let Some(a) = w.attainment else { continue };
+        match (open, a < target) {
+            (None, true) => open = Some(w.start_s),
+            (Some(start_s), false) => {
+                out.push(Dip {
+                    start_s,
+                    recovery_s: Some(w.start_s - start_s),
+                });
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(start_s) = open {
+        out.push(Dip {
+            start_s,
+            recovery_s: None,
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +343,56 @@ mod tests {
         assert_eq!(series.integral(0.0, 30.0), (50.0, 25.0));
         assert_eq!(series.integral(5.0, 15.0), (20.0, 10.0));
         assert_eq!(series.integral(21.0, 24.0), (0.0, 0.0));
+    }
+
+    #[test]
+    fn every_dip_below_target_is_timed_to_the_first_window_back_whatever_the_shape() {
+        // A sine's two troughs of attainment (made by hand): below the target at 2-4 s and
+        // at 7 s to the end; a window with none ended (5 s) neither starts nor ends a dip.
+        let a = [
+            Some(1.0),
+            Some(0.9),
+            Some(0.5),
+            Some(0.2),
+            Some(0.89),
+            None,
+            Some(0.95),
+            Some(0.1),
+            None,
+            Some(0.4),
+        ];
+        let windows: Vec<_> = (a.iter().enumerate())
+            .map(|(i, &x)| window(i as f64, x))
+            .collect();
+        let got = dips(&windows, 0.9);
+        assert_eq!(
+            got,
+            [
+                Dip {
+                    start_s: 2.0,
+                    recovery_s: Some(4.0)
+                },
+                Dip {
+                    start_s: 7.0,
+                    recovery_s: None
+                }
+            ]
+        );
+        // Below from the first judged window: the dip starts there.
+        let first_low = [None, Some(0.3), Some(1.0)];
+        let windows: Vec<_> = (first_low.iter().enumerate())
+            .map(|(i, &x)| window(i as f64, x))
+            .collect();
+        assert_eq!(
+            dips(&windows, 0.9),
+            [Dip {
+                start_s: 1.0,
+                recovery_s: Some(1.0)
+            }]
+        );
+        // Never below, or no attainment at all: no dip.
+        assert!(dips(&windows[2..], 0.9).is_empty());
+        assert!(dips(&[window(0.0, None)], 0.9).is_empty());
     }
 
     #[test]

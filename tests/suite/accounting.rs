@@ -134,6 +134,30 @@ enum Mode {
         shape: &'static str,
         secs: f64,
     },
+    /// Two endpoints (`--base-url` twice: the simulator the ending picks, and `also`, one
+    /// like it) spread by `balance` over `threads` client threads; with `turns`, each
+    /// conversation kept on one (`--affinity session`). Not drawn by [`mode`]: drawn by
+    /// [`routing_mode`] for its own test.
+    Routed {
+        n: u64,
+        rate: f64,
+        turns: Option<u64>,
+        balance: &'static str,
+        threads: u16,
+        also: String,
+    },
+    /// The prefill gate: at most `k` requests between sent and first token.
+    Gated {
+        n: u64,
+        rate: f64,
+        k: u64,
+    },
+    /// `run --adaptive` over the rate, in windows of `step_s` (the simulator's seconds),
+    /// holding `hold_s` at the end.
+    Adaptive {
+        step_s: f64,
+        hold_s: f64,
+    },
 }
 
 /// How the run ends.
@@ -329,6 +353,9 @@ fn results(mode: &Mode) -> Vec<(&'static str, Option<u64>)> {
         Mode::Jobs {
             n, fanout, depth, ..
         } => vec![("r.json", Some(n * fanout * depth))],
+        Mode::Routed { n, turns, .. } => vec![("r.json", Some(n * turns.unwrap_or(1)))],
+        Mode::Gated { n, .. } => vec![("r.json", Some(*n))],
+        Mode::Adaptive { .. } => vec![("r.json", None)],
     }
 }
 
@@ -452,6 +479,31 @@ fn command(case: &Case, url: &str, dir: &Path) -> Command {
         }
         // Its flags follow the match.
         Mode::Shape { .. } => {}
+        Mode::Routed {
+            n,
+            rate,
+            turns,
+            balance,
+            threads,
+            also,
+        } => {
+            cmd.args(["--base-url", also, "--balance", balance])
+                .args(["--client-threads", &threads.to_string()])
+                .args(["--num-prompts", &n.to_string(), "--request-rate", &s(*rate)]);
+            if let Some(t) = turns {
+                cmd.args(["--turns", &t.to_string(), "--think-time", "0.5"])
+                    .args(["--affinity", "session"]);
+            }
+        }
+        Mode::Gated { n, rate, k } => {
+            cmd.args(["--num-prompts", &n.to_string(), "--request-rate", &s(*rate)])
+                .args(["--max-prefill-concurrency", &k.to_string()]);
+        }
+        Mode::Adaptive { step_s, hold_s } => {
+            cmd.args(["--adaptive", "--goodput", "ttft:2000"])
+                .args(["--adaptive-start", "2", "--adaptive-max", "16"])
+                .args(["--adaptive-step", &s(*step_s), "--hold", &s(*hold_s)]);
+        }
     }
     if let Mode::Shape { shape, secs } = &case.mode {
         cmd.args(["--load-shape", shape, "--duration", &s(*secs)]);
@@ -1060,5 +1112,110 @@ fn a_shaped_run_accounts_for_every_planned_request_however_it_ends() {
         if let Err(e) = check(&case, (&sims.0, &sims.1)) {
             panic!("{case:?}: {e}");
         }
+    }
+}
+
+/// The routing modes' strategies (two endpoints with a balance, with and without sessions;
+/// the prefill gate; the SLO controller): `i` of 4; `big` as [`mode`]'s. A routed mode's
+/// second URL is filled in when its ending is known ([`with_second_url`]).
+fn routing_mode(i: usize, big: bool) -> BoxedStrategy<Mode> {
+    let x: u64 = if big { 3 } else { 1 };
+    let balance = prop::sample::select(vec!["round-robin", "least-in-flight", "random"]);
+    match i {
+        0 => (20 * x..50 * x, 2.0..8.0f64, balance, 1..3u16)
+            .prop_map(|(n, rate, balance, threads)| Mode::Routed {
+                n,
+                rate,
+                turns: None,
+                balance,
+                threads,
+                also: String::new(),
+            })
+            .boxed(),
+        1 => (6 * x..14 * x, 1.0..4.0f64, 2..5u64, balance, 1..3u16)
+            .prop_map(|(n, rate, turns, balance, threads)| Mode::Routed {
+                n,
+                rate,
+                turns: Some(turns),
+                balance,
+                threads,
+                also: String::new(),
+            })
+            .boxed(),
+        2 => (20 * x..50 * x, 4.0..12.0f64, 1..4u64)
+            .prop_map(|(n, rate, k)| Mode::Gated { n, rate, k })
+            .boxed(),
+        _ => (2.0..6.0f64, 2.0..6.0f64)
+            .prop_map(|(step_s, hold_s)| Mode::Adaptive { step_s, hold_s })
+            .boxed(),
+    }
+}
+
+/// `mode` with its second endpoint: `url`.
+fn with_second_url(mode: Mode, url: &str) -> Mode {
+    match mode {
+        Mode::Routed {
+            n,
+            rate,
+            turns,
+            balance,
+            threads,
+            ..
+        } => Mode::Routed {
+            n,
+            rate,
+            turns,
+            balance,
+            threads,
+            also: url.to_string(),
+        },
+        other => other,
+    }
+}
+
+/// The property for the ways a run's requests reach the server: two endpoints (by each
+/// balance, one and two client threads, conversations kept on one by `--affinity session`),
+/// the prefill gate (`--max-prefill-concurrency`), and the SLO controller (`run --adaptive`,
+/// small windows). One case per ending, the modes in turn (each twice); a routed run's second
+/// endpoint is a simulator like the first (failing as it does, for the endings that need one).
+#[test]
+fn a_routed_gated_or_adaptive_run_accounts_for_every_planned_request_however_it_ends() {
+    let sims = (start_sim(0.0), start_sim(0.25));
+    let seconds = (start_sim(0.0), start_sim(0.25));
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&37u64.to_le_bytes());
+    let config = Config {
+        cases: ENDINGS as u32,
+        failure_persistence: None,
+        max_shrink_iters: 0,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let next = std::cell::Cell::new(0usize);
+    let modes = |big| (0..4).map(|m| routing_mode(m, big)).collect::<Vec<_>>();
+    let endings: Vec<_> = (0..ENDINGS).map(ending).collect();
+    let drawn = (modes(false), modes(true), endings, any::<u64>());
+    let result = runner.run(&drawn, |(small, big, endings, seed)| {
+        let i = next.replace(next.get() + 1);
+        let e = i % ENDINGS;
+        let ending = endings[e].clone();
+        let failing = matches!(ending, Ending::MaxErrors(_) | Ending::Failing);
+        let second = if failing {
+            &seconds.1.url
+        } else {
+            &seconds.0.url
+        };
+        let mode = if e == 6 { &big } else { &small }[i % 4].clone();
+        let case = Case {
+            mode: with_second_url(mode, second),
+            ending,
+            seed,
+            hostile: false,
+        };
+        check(&case, (&sims.0, &sims.1))
+    });
+    if let Err(e) = result {
+        panic!("{e}");
     }
 }

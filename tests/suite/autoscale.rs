@@ -314,3 +314,132 @@ fn a_burst_against_the_autoscaling_simulator_is_measured_against_its_own_log() {
         "{report}"
     );
 }
+
+/// `--replica-capacity PLAN.csv`: a plan made here by `servebench plan` from a sweep against
+/// the autoscaling simulator gives the capacity (its sustained step's request throughput);
+/// a sine shape's run against it has each window's need and the over-provisioning recomputed
+/// exactly from its saved windows, and its dips of attainment are those of the windows. A
+/// file that is not a plan's CSV is refused in one line naming it.
+#[test]
+fn over_provisioning_takes_the_capacity_from_a_saved_plan() {
+    let _serial = common::serial();
+    let sim = autoscaling_sim();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let server = ["--base-url", &sim.url, "--tokenizer", "words", "--quiet"];
+    let mut sweep = vec!["run", "--max-concurrency", "1,2", "--num-prompts", "8"];
+    sweep.extend(server);
+    sweep.extend([
+        "--input-len",
+        "8",
+        "--output-len",
+        "4",
+        "--cost-per-hour",
+        "2",
+    ]);
+    sweep.extend(["--goodput", "ttft:2000", "--result-dir", d]);
+    sweep.extend(["--result-filename", "s.json"]);
+    let out = output(&sweep);
+    assert!(out.status.success(), "{out:?}");
+    let sweep_doc = dir.path().join("s.sweep.json");
+    let plan = output(&[
+        "plan",
+        sweep_doc.to_str().unwrap(),
+        "--goodput",
+        "ttft:2000",
+        "--format",
+        "csv",
+    ]);
+    assert!(plan.status.success(), "{plan:?}");
+    let plan_path = dir.path().join("plan.csv");
+    std::fs::write(&plan_path, &plan.stdout).unwrap();
+    // The plan's own sustained row, read here.
+    let mut rows = csv::Reader::from_path(&plan_path).unwrap();
+    let head = rows.headers().unwrap().clone();
+    let at = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let sustained_rate: f64 = (rows.records().map(Result::unwrap))
+        .find(|r| &r[at("sustained")] == "true")
+        .map(|r| r[at("request_throughput")].parse().unwrap())
+        .expect("the plan sustains a load");
+
+    let replicas = dir.path().join("replicas.csv");
+    std::fs::write(&replicas, "time_s,replicas\n0,3\n").unwrap();
+    let mut run = vec!["run", "--input-len", "8", "--output-len", "10"];
+    run.extend(server);
+    run.extend([
+        "--load-shape",
+        "sine:4,2,30",
+        "--duration",
+        "4",
+        "--seed",
+        "5",
+    ]);
+    run.extend(["--time-slice", "0.5", "--goodput", "ttft:300"]);
+    run.extend(["--replicas-file", replicas.to_str().unwrap()]);
+    run.extend(["--replica-capacity", plan_path.to_str().unwrap()]);
+    run.extend(["--result-dir", d, "--result-filename", "r.json"]);
+    let out = output(&run);
+    assert!(out.status.success(), "{out:?}");
+    let r = json(&dir.path().join("r.json"));
+    let a = &r["autoscale"];
+    assert_eq!(
+        r["config"]["autoscale"]["replica_capacity"].as_f64(),
+        Some(sustained_rate),
+        "{}",
+        r["config"]["autoscale"]
+    );
+    let windows = a["windows"].as_array().unwrap();
+    let mut excess = 0.0;
+    for w in windows {
+        let f = |k: &str| w[k].as_f64();
+        let need = (f("offered_rps").unwrap() / sustained_rate).ceil();
+        assert_eq!(f("needed_replicas"), Some(need), "{w}");
+        let width = f("end_s").unwrap() - f("start_s").unwrap();
+        excess += (f("replicas").unwrap() - need).max(0.0) * width;
+    }
+    let over = a["over_provisioned_replica_hours"].as_f64().unwrap();
+    assert!((over - excess / 3600.0).abs() < 1e-12, "{over} vs {excess}");
+    // The dips, from the saved windows by their definition.
+    let target = a["attainment_target"].as_f64().unwrap();
+    let (mut dips, mut open) = (Vec::new(), None::<f64>);
+    for w in windows {
+        let Some(att) = w["attainment"].as_f64() else {
+            continue;
+        };
+        let start = w["start_s"].as_f64().unwrap();
+        match (open, att < target) {
+            (None, true) => open = Some(start),
+            (Some(s), false) => {
+                dips.push(serde_json::json!({"start_s": s, "recovery_s": start - s}));
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = open {
+        dips.push(serde_json::json!({ "start_s": s }));
+    }
+    // A sine peaking at 30/s against one replica of two slots (about 10/s) misses its SLOs.
+    assert!(!dips.is_empty(), "{a}");
+    assert_eq!(
+        a["dips"].as_array().cloned().unwrap_or_default(),
+        dips,
+        "{a}"
+    );
+
+    // The sweep's own document is no plan: one line naming the flag and the file.
+    let mut bad = run.clone();
+    let at = bad
+        .iter()
+        .position(|a| *a == plan_path.to_str().unwrap())
+        .unwrap();
+    bad[at] = sweep_doc.to_str().unwrap();
+    let out = output(&bad);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--replica-capacity") && err.contains("s.sweep.json"),
+        "{err}"
+    );
+}

@@ -472,3 +472,153 @@ fn shards_over_two_endpoints_merge_into_exact_per_endpoint_figures() {
     let records = common::read_records(&merged.with_extension("records.jsonl"));
     assert!(records.iter().all(|r| r.endpoint.is_some()));
 }
+
+/// A Ctrl-C while requests wait at the prefill gate (K = 1, a first token 3 s away, eight
+/// requests due at once): the one in flight finishes within the grace period, and those
+/// still waiting at the gate are never sent: counted unsent (`stopped`), not failed, and the
+/// simulator got exactly the requests the result says were sent. The run ends well within
+/// its grace period, saved incomplete, with the "stopped" exit code 3.
+#[test]
+fn ctrl_c_while_requests_wait_at_the_prefill_gate_leaves_them_unsent() {
+    let sim = common::SimProcess::start(&["--ttft-ms", "3000", "--itl-ms", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let child = common::servebench()
+        .args(["run", "--base-url", &sim.url, "--tokenizer", "words"])
+        .args(["--num-prompts", "8", "--request-rate", "inf"])
+        .args(["--input-len", "8", "--output-len", "2", "--no-preflight"])
+        .args(["--num-warmups", "0", "--max-prefill-concurrency", "1"])
+        .args(["--quiet", "--result-filename", "r.json", "--result-dir"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let requests = || common::json_get(&sim.url, "/sim/stats")["requests"].as_u64();
+    common::wait_for("a request at the server", Duration::from_secs(60), || {
+        requests() >= Some(1)
+    });
+    // SAFETY: a signal to our own child, which has not been reaped.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = common::finish_within(child, Duration::from_secs(30), "gated run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let r = common::json(&dir.path().join("r.json"));
+    let n = |k: &str| r[k].as_u64().unwrap();
+    let sent = requests().unwrap();
+    // Only what was in flight at the stop (one, two on a machine slow to signal) was sent.
+    assert!((1..=2).contains(&sent), "{sent} sent: {r}");
+    assert_eq!((n("completed"), n("failed")), (sent, 0), "{r}");
+    assert_eq!(n("unsent"), 8 - sent, "{r}");
+    assert_eq!(r["unsent_by"]["stopped"].as_u64(), Some(8 - sent), "{r}");
+    assert_eq!(r["planned"].as_u64(), Some(8));
+    assert_eq!(r["complete"], false);
+    let records = common::read_records(&dir.path().join("r.records.jsonl"));
+    assert_eq!(records.len() as u64, sent);
+}
+
+/// The simulator child's own count of `key` (`/sim/stats`).
+fn sim_count(sim: &common::SimProcess, key: &str) -> u64 {
+    common::json_get(&sim.url, "/sim/stats")[key]
+        .as_u64()
+        .unwrap()
+}
+
+/// One run over two simulator processes, round-robin, one request at a time at 20/s; the
+/// second is killed once each answered three. Returns its result and records, and the
+/// survivor's own counts of what it was sent and answered.
+fn run_while_one_dies(failover: bool) -> (BenchResult, Vec<RequestRecord>, u64, u64) {
+    let args = ["--ttft-ms", "5", "--itl-ms", "1"];
+    let (live, mut dying) = (
+        common::SimProcess::start(&args),
+        common::SimProcess::start(&args),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = common::servebench();
+    cmd.args(["run", "--base-url", &live.url, "--base-url", &dying.url])
+        .args(["--tokenizer", "words", "--num-prompts", "60"])
+        .args(["--request-rate", "20", "--max-concurrency", "1"])
+        .args(["--input-len", "8", "--output-len", "2", "--no-preflight"])
+        .args(["--quiet", "--result-filename", "r.json", "--result-dir"])
+        .arg(dir.path());
+    if failover {
+        cmd.args(["--failover", "2"]);
+    }
+    let child = (cmd.stdout(std::process::Stdio::null()))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    common::wait_for("three answers from each", Duration::from_secs(60), || {
+        sim_count(&live, "ok") >= 3 && sim_count(&dying, "ok") >= 3
+    });
+    dying.child.kill().unwrap();
+    dying.child.wait().unwrap();
+    let out = common::finish_within(child, Duration::from_secs(120), "a run losing an endpoint");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    let r = BenchResult::load(&dir.path().join("r.json")).unwrap();
+    let records = common::read_records(&dir.path().join("r.records.jsonl"));
+    let survivor = (sim_count(&live, "requests"), sim_count(&live, "ok"));
+    (r, records, survivor.0, survivor.1)
+}
+
+/// An endpoint killed mid-run, after both answered: without `--failover` its share keeps
+/// going to it and fails, each failure recorded on it with its cause; with `--failover 2`
+/// two connection failures in a row stop it and the rest go to the survivor. Either way
+/// every planned request is accounted for, the per-endpoint figures add up to the run's and
+/// match the records, and the survivor answered exactly what its figures say.
+#[test]
+fn an_endpoint_that_dies_mid_run_fails_its_share_or_is_failed_over() {
+    let _guard = common::serial();
+    for failover in [false, true] {
+        let (r, records, got, answered) = run_while_one_dies(failover);
+        let e = &r.per_endpoint;
+        let case = format!("failover {failover}: {:?}", r.summary.failures_by_kind);
+        accounted(&r);
+        assert_eq!(r.planned, Some(60), "{case}");
+        assert_eq!(r.unsent, 0, "{case}");
+        add_up(&r);
+        assert_eq!(counts(&records, 2), [e[0].figures.sent, e[1].figures.sent]);
+        // The survivor: everything sent to it answered, as it counts too.
+        assert_eq!((e[0].figures.sent, e[0].figures.failed), (got, 0), "{case}");
+        assert_eq!(e[0].figures.completed, answered, "{case}");
+        // The dead one: it answered before it died, then every failure is its, with a cause.
+        assert!(e[1].figures.completed >= 3, "{case}");
+        assert!(e[1].figures.failed > 0, "{case}");
+        let failed: Vec<&RequestRecord> = records.iter().filter(|r| !r.is_ok()).collect();
+        for f in &failed {
+            let (kind, why) = common::failure(f);
+            assert_eq!(f.endpoint, Some(1), "{case}: {kind:?} {why}");
+            assert!(
+                matches!(kind, FailureKind::Connect | FailureKind::StreamBroken),
+                "{case}: {kind:?} {why}"
+            );
+            assert!(!why.is_empty(), "{case}");
+        }
+        let connects = (failed.iter())
+            .filter(|f| f.outcome.failure_kind() == Some(FailureKind::Connect))
+            .count();
+        if failover {
+            // One at a time: after whatever was in flight at the kill, two refusals in a row
+            // stop it; every request after that went to the survivor.
+            assert_eq!(connects, 2, "{case}");
+            assert!(failed.len() <= 3, "{case}");
+            let stopped_s = e[1].stopped_at_s.expect("the dead endpoint was stopped");
+            // Nothing sent to it after it was stopped (the records' clock, ns).
+            let last_sent_ns = (records.iter())
+                .filter(|r| r.endpoint == Some(1))
+                .map(|r| r.sent_ns)
+                .max()
+                .unwrap();
+            assert!(last_sent_ns as f64 <= stopped_s * 1e9 + 1.0, "{case}");
+            assert!(e[0].figures.sent >= 60 - e[1].figures.sent, "{case}");
+        } else {
+            // Its share, every other request, went to it: what it did not answer failed.
+            assert_eq!(e[1].figures.sent, 30, "{case}");
+            assert_eq!(e[1].stopped_at_s, None, "{case}");
+            assert_eq!(r.summary.failed, e[1].figures.failed, "{case}");
+        }
+        assert_eq!(r.summary.completed + r.summary.failed, 60, "{case}");
+    }
+}

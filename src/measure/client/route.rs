@@ -23,6 +23,11 @@ use crate::measure::record::FailureKind;
 /// are forgotten (a forgotten session's next request is placed as a new one).
 const MAX_SESSIONS: usize = 1 << 20;
 
+/// The failure of a request that was still waiting for the prefill gate when the run stopped
+/// (the gate was closed): never sent, so the driver counts it unsent (`stopped`), not failed.
+pub(super) const GATE_CLOSED: &str =
+    "run stopped while the request waited for the prefill gate: never sent";
+
 /// The state every lane's client shares.
 pub(super) struct Shared {
     /// `--max-prefill-concurrency`: a permit is held from before the send to the first
@@ -38,6 +43,16 @@ impl Shared {
         Shared {
             gate,
             router: Router::new(routing, seed),
+        }
+    }
+}
+
+impl Shared {
+    /// Closes the prefill gate: every request waiting for it, and every later one, ends
+    /// unsent ([`GATE_CLOSED`]); those holding a permit go on.
+    pub(super) fn close_gate(&self) {
+        if let Some(g) = &self.gate {
+            g.close();
         }
     }
 }

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::api::{self, Answer, BodySpec, Failure, Part};
 use super::http1;
 use super::media_bound;
+use super::route;
 use super::spec::{RequestSpec, Written};
 use super::stream::{Bounds, Counts, Stream};
 use super::Client;
@@ -44,6 +45,20 @@ impl Client {
         cancel: &CancellationToken,
     ) -> RequestRecord {
         (self.send_within(spec, scheduled_ns, clock, cancel, None, None)).await
+    }
+
+    /// Closes the prefill gate (`--max-prefill-concurrency`) when the run stops: a request
+    /// still waiting for it is never sent, and ends as one [`Client::stopped_at_gate`] knows.
+    /// Every lane's client shares the gate. Nothing without a gate.
+    pub fn close_prefill_gate(&self) {
+        self.shared.close_gate();
+    }
+
+    /// Whether `record` is of a request the stop caught waiting at the prefill gate: never
+    /// sent, so counted unsent (`stopped`) rather than failed.
+    pub fn stopped_at_gate(record: &RequestRecord) -> bool {
+        matches!(&record.outcome, Outcome::Failed { kind: FailureKind::Cancelled, message }
+            if message == route::GATE_CLOSED)
     }
 
     /// As [`Client::send`], with `limit` in place of the request timeout where given (the
@@ -152,7 +167,10 @@ impl Client {
                     let why = "run stopped while the request waited for the prefill gate";
                     return Err((FailureKind::Cancelled, why.into()));
                 }
-                p = gate.clone().acquire_owned() => p.ok(),
+                p = gate.clone().acquire_owned() => match p {
+                    Ok(p) => Some(p),
+                    Err(_) => return Err((FailureKind::Cancelled, route::GATE_CLOSED.into())),
+                },
             };
         }
         let Some(picked) = self.shared.router.pick(spec.session, first) else {

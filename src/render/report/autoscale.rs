@@ -1,7 +1,7 @@
 //! The "Autoscaler" block (`--load-shape`, `--replicas-metric`, `--replicas-file`;
 //! docs/metrics.md, "Autoscaler benchmarks"): the run's replica-hours, mean replicas and
-//! their cost, SLO attainment over the run, over-provisioning, the recovery after each burst,
-//! then a row per window: the shape's rate, offered and achieved load, attainment, replicas
+//! their cost, SLO attainment over the run, over-provisioning, the recovery after each burst
+//! and after each dip of the attainment below its target, then a row per window: the shape's rate, offered and achieved load, attainment, replicas
 //! and the replicas the load needed.
 
 use std::fmt::Write as _;
@@ -56,6 +56,28 @@ fn run_lines(out: &mut String, a: &AutoscaleFigures) {
             None => "not recovered".into(),
         };
         line(out, &label, value);
+    }
+    dip_lines(out, a);
+}
+
+/// The most dips the block names one by one (the rest are counted).
+const MAX_DIP_LINES: usize = 20;
+
+/// Every dip of the windows' attainment below the target, with its recovery.
+fn dip_lines(out: &mut String, a: &AutoscaleFigures) {
+    for d in a.dips.iter().take(MAX_DIP_LINES) {
+        let label = format!("Recovery after dip at {:.1} s (s):", d.start_s);
+        let value = d
+            .recovery_s
+            .map_or_else(|| "not recovered".into(), |s| format!("{s:.2}"));
+        line(out, &label, value);
+    }
+    if a.dips.len() > MAX_DIP_LINES {
+        let more = format!(
+            "{} more (the result's `dips`)",
+            a.dips.len() - MAX_DIP_LINES
+        );
+        line(out, "Dips below target:", more);
     }
 }
 
