@@ -206,6 +206,7 @@ pub(super) fn llmperf_requests(
         server_account: None,
         buckets: None,
         autoscale: None,
+        adaptive: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), None, path),
@@ -304,6 +305,7 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         server_account: None,
         buckets: None,
         autoscale: None,
+        adaptive: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), model.as_deref(), path),
