@@ -14,13 +14,13 @@
 # runs ROUNDS times (default 3), alternating which goes first; the last line gives the
 # medians and their ratio.
 #
-# Usage: bench/controller_vs_search.sh    environment: ROUNDS=3
+# Usage: bench/controller_vs_search.sh    environment: ROUNDS=3, SKIP_BUILD=1 (use the built binary)
 # Needs: Linux, python3.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ROUNDS="${ROUNDS:-3}"
-cargo build --release --quiet --bin servebench
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet --bin servebench
 source bench/lib.sh
 BIN=target/release/servebench
 start_sim "$BIN" sim --preset exact --slots 2 --ttft-ms 20 --itl-ms 20
