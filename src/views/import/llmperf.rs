@@ -202,11 +202,7 @@ pub(super) fn llmperf_requests(
         notes: Vec::new(),
         adapters: BTreeMap::new(),
         gpus: None,
-        slices: None,
-        server_account: None,
-        buckets: None,
-        autoscale: None,
-        adaptive: None,
+        ..Step::default()
     };
     Ok(View {
         label: label_of(Some("llmperf"), None, path),
