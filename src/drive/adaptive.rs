@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::adaptive::{AdaptiveSpec, MAX_WINDOWS};
 use crate::drive::throttle::{Seg, Throttle};
 use crate::measure::clock::Clock;
-use crate::results::adaptive::{judge, AdaptiveFigures, Phase, Verdict, Window};
+use crate::results::adaptive::{at_end, early, judge, AdaptiveFigures, Phase, Verdict, Window};
 use crate::results::saturated::{detect, SaturationStop, StepFigures};
 
 /// At most this many holds: the first, then a step back after each that fails.
@@ -266,6 +266,7 @@ impl Control {
             throughput: 0.0,
             ttft_p50_ms: None,
             in_flight: None,
+            early: false,
         });
         i
     }
@@ -331,6 +332,99 @@ pub async fn alongside<T>(
     (out, task.await.ok())
 }
 
+/// How one judged window went.
+struct Ran {
+    /// Its requests as they stood when it was judged.
+    seg: Seg,
+    /// Its verdict (before an undecided extension counts as a fail), or none when stopped.
+    verdict: Option<Verdict>,
+    /// Its good and sent counts, pooled with the window it extends.
+    pooled: (u64, u64),
+}
+
+/// Runs window `phase` at `load` (segment `i`, `windows[w]`) until its length ends or an
+/// early look decides it; judges it at its end, letting its requests settle (in a segment of
+/// their own) only when the ones still running could change the verdict. `before`: the
+/// counts of the window an extension extends.
+async fn run_window(
+    c: &Control,
+    steps: &Steps,
+    (phase, load): (Phase, f64),
+    before: (u64, u64),
+    windows: &mut Vec<Window>,
+) -> Ran {
+    let length = match phase {
+        Phase::Hold => c.spec.hold_s,
+        _ => c.spec.step_s,
+    };
+    let i = c.open(phase, load, windows);
+    let w = windows.len() - 1;
+    let pool = |seg: &Seg| (before.0 + seg.good, before.1 + seg.sent);
+    let ended = |seg: &Seg| before.1 + seg.completed + seg.failed;
+    let began = std::time::Instant::now();
+    let mut verdict = None;
+    while began.elapsed() < c.real(length) {
+        let left = c.real(length).saturating_sub(began.elapsed());
+        if !c.sleep(POLL.min(left)).await {
+            let seg = c.throttle.seg(i);
+            c.close(&mut windows[w], &seg, c.at_s(c.clock.now_ns()));
+            return Ran {
+                pooled: pool(&seg),
+                seg,
+                verdict: None,
+            };
+        }
+        let seg = c.throttle.seg(i);
+        let (good, sent) = pool(&seg);
+        let v = early(good, ended(&seg), sent, c.spec.target);
+        if v != Verdict::Undecided {
+            windows[w].early = true;
+            verdict = Some(v);
+            break;
+        }
+    }
+    let end_s = c.at_s(c.clock.now_ns());
+    let seg = c.throttle.seg(i);
+    let (good, sent) = pool(&seg);
+    if verdict.is_some() || at_end(good, ended(&seg), sent, c.spec.target) != Verdict::Undecided {
+        c.close(&mut windows[w], &seg, end_s);
+        let (v, ci) = judge(good, sent, c.spec.target);
+        windows[w].good_fraction_ci95 = ci;
+        return Ran {
+            seg,
+            verdict: Some(verdict.unwrap_or(v)),
+            pooled: (good, sent),
+        };
+    }
+    // Its requests end while the next segment sends at the last passing load.
+    let settle_load = steps.last_pass.map_or(load, |p| p.min(load));
+    let s = c.open(Phase::Settle, settle_load, windows);
+    let waited = std::time::Instant::now();
+    let mut stopped = false;
+    loop {
+        let seg = c.throttle.seg(i);
+        if seg.sent <= seg.completed + seg.failed || waited.elapsed() >= c.real(c.spec.step_s) {
+            break;
+        }
+        if !c.sleep(POLL).await {
+            stopped = true;
+            break;
+        }
+    }
+    let seg = c.throttle.seg(i);
+    c.close(&mut windows[w], &seg, end_s);
+    let settled = c.throttle.seg(s);
+    c.close(&mut windows[w + 1], &settled, c.at_s(c.clock.now_ns()));
+    let (good, sent) = pool(&seg);
+    let (v, ci) = judge(good, sent, c.spec.target);
+    windows[w].good_fraction_ci95 = ci;
+    Ran {
+        seg,
+        verdict: (!stopped).then_some(v),
+        pooled: (good, sent),
+    }
+}
+
 /// Runs the controller until its hold ends (or the run stops), then ends the schedule.
 pub async fn control(c: Control) -> AdaptiveFigures {
     let mut steps = Steps::new(&c.spec);
@@ -347,62 +441,36 @@ pub async fn control(c: Control) -> AdaptiveFigures {
             stopped = true;
             break;
         }
-        let length = match phase {
-            Phase::Hold => c.spec.hold_s,
-            _ => c.spec.step_s,
+        let before = match (phase, pooled.take()) {
+            (Phase::Extend, Some(p)) => p,
+            _ => (0, 0),
         };
-        let i = c.open(phase, load, &mut windows);
-        let w = windows.len() - 1;
-        if !c.sleep(c.real(length)).await {
+        let w = windows.len();
+        let ran = run_window(&c, &steps, (phase, load), before, &mut windows).await;
+        let Some(verdict) = ran.verdict else {
             stopped = true;
-        }
-        let end_s = c.at_s(c.clock.now_ns());
-        // Its requests end while the next segment sends at the last passing load.
-        let settle_load = steps.last_pass.map_or(load, |p| p.min(load));
-        let s = c.open(Phase::Settle, settle_load, &mut windows);
-        let waited = std::time::Instant::now();
-        while !stopped {
-            let seg = c.throttle.seg(i);
-            if seg.sent <= seg.completed + seg.failed || waited.elapsed() >= c.real(c.spec.step_s) {
-                break;
-            }
-            if !c.sleep(POLL).await {
-                stopped = true;
-            }
-        }
-        let seg = c.throttle.seg(i);
-        c.close(&mut windows[w], &seg, end_s);
-        let settle_end = c.at_s(c.clock.now_ns());
-        let settled = c.throttle.seg(s);
-        c.close(&mut windows[w + 1], &settled, settle_end);
-        if stopped {
             steps.notes.push(format!(
                 "stopped during the {} window at {}: not judged",
                 phase.as_str(),
                 fmt(load)
             ));
             break;
-        }
-        let (good, total) = match (phase, pooled.take()) {
-            (Phase::Extend, Some((g, t))) => (g + seg.good, t + seg.sent),
-            _ => (seg.good, seg.sent),
         };
-        let (verdict, ci) = judge(good, total, c.spec.target);
         let final_verdict = match (verdict, phase) {
             (Verdict::Undecided, Phase::Extend) => Verdict::Fail,
             (v, _) => v,
         };
-        windows[w].good_fraction_ci95 = ci;
         windows[w].verdict = Some(final_verdict);
         if verdict == Verdict::Undecided && phase != Phase::Extend {
-            pooled = Some((good, total));
+            pooled = Some(ran.pooled);
         }
+        let seg = &ran.seg;
         let fig = StepFigures {
             load,
             throughput: windows[w].throughput,
             ttft_p50_ms: windows[w].ttft_p50_ms,
             in_flight: windows[w].in_flight,
-            error_fraction: match total {
+            error_fraction: match ran.pooled.1 {
                 0 => 0.0,
                 n => seg.failed as f64 / n as f64,
             },

@@ -14,7 +14,7 @@
 
 use std::fmt::Write as _;
 
-use crate::render::error::{DrawError, RenderError};
+use crate::render::error::RenderError;
 use crate::views::model::View;
 
 /// Escapes text for HTML content and attribute values (`escape::html`).
@@ -87,6 +87,7 @@ pub fn page(view: &View, opts: &PageOptions) -> Result<String, RenderError> {
     h.push_str(&crate::render::html_account::section(view));
     h.push_str(&crate::render::html_buckets::section(view));
     h.push_str(&crate::render::html_autoscale::section(view)?);
+    h.push_str(&crate::render::html_adaptive::section(view)?);
     // 3. The text report, folded, and llmperf's requests.
     if let Some(t) = opts.text_report {
         let _ = writeln!(
@@ -114,33 +115,24 @@ pub fn page(view: &View, opts: &PageOptions) -> Result<String, RenderError> {
 /// Every chart of `plot` for this view (its static timeline excepted: the page draws its own).
 fn charts(h: &mut String, view: &View) -> Result<(), RenderError> {
     let views = std::slice::from_ref(view);
+    use crate::render::html_figure::{drawn, figure, wrap};
     use crate::render::plot::{adapters, chart, draw, jobs};
     let mut figures = Vec::new();
-    let drawn = |name: &str, svg: Result<String, DrawError>| {
-        svg.map_err(|source| RenderError::Draw {
-            what: format!("the chart {name} of the HTML page"),
-            source,
-        })
-    };
     for c in chart::charts(views)
         .into_iter()
         .chain(adapters::charts(views))
         .chain(jobs::charts(views))
     {
-        figures.push((c.name.clone(), drawn(&c.name, draw::chart_svg(&c))?));
+        figures.push(figure(&c)?);
     }
     for b in chart::breakdowns(views) {
-        figures.push((b.name.clone(), drawn(&b.name, draw::stacked_svg(&b))?));
+        figures.push(wrap(&b.name, &drawn(&b.name, draw::stacked_svg(&b))?, None));
     }
     if !figures.is_empty() {
         h.push_str("<h2 id=\"charts\">Charts</h2>\n");
     }
-    for (name, svg) in figures {
-        let _ = writeln!(
-            h,
-            "<figure class=\"chart\" id=\"{}\">{svg}</figure>",
-            esc(&name)
-        );
+    for f in figures {
+        h.push_str(&f);
     }
     Ok(())
 }

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use crate::render::error::RenderError;
 use crate::render::escape::html as esc;
+use crate::render::html_figure::figure;
 use crate::render::plot::autoscale::charts;
-use crate::render::plot::draw::chart_svg;
 use crate::views::model::View;
 
 /// A number to `d` places, or "-".
@@ -56,15 +56,7 @@ pub fn section(view: &View) -> Result<String, RenderError> {
         );
     }
     for c in charts(std::slice::from_ref(view)) {
-        let svg = chart_svg(&c).map_err(|source| RenderError::Draw {
-            what: format!("the chart {} of the HTML page", c.name),
-            source,
-        })?;
-        let _ = writeln!(
-            h,
-            "<figure class=\"chart\" id=\"{}\">{svg}</figure>",
-            esc(&c.name)
-        );
+        h.push_str(&figure(&c)?);
     }
     Ok(h)
 }

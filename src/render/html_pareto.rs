@@ -8,7 +8,8 @@ use std::fmt::Write as _;
 
 use crate::render::error::RenderError;
 use crate::render::escape::html as esc;
-use crate::render::plot::{draw, pareto};
+use crate::render::html_figure::figure;
+use crate::render::plot::pareto;
 use crate::views::model::View;
 use crate::views::pareto::summary;
 
@@ -17,10 +18,7 @@ pub fn section(views: &[View]) -> Result<String, RenderError> {
     let Some(chart) = pareto::chart(views) else {
         return Ok(String::new());
     };
-    let svg = draw::chart_svg(&chart).map_err(|source| RenderError::Draw {
-        what: "the Pareto chart of the HTML page".into(),
-        source,
-    })?;
+    let fig = figure(&chart)?;
     let f = summary(views);
     let mut h = String::new();
     let _ = writeln!(
@@ -30,11 +28,7 @@ pub fn section(views: &[View]) -> Result<String, RenderError> {
          on both) are dashed and listed.</p>",
         esc(f.basis.axis())
     );
-    let _ = writeln!(
-        h,
-        "<figure class=\"chart\" id=\"{}\">{svg}</figure>",
-        pareto::NAME
-    );
+    h.push_str(&fig);
     let _ = writeln!(
         h,
         "<table class=\"pareto\"><tr><th>configuration</th><th>step</th>\

@@ -9,9 +9,8 @@
 use std::fmt::Write as _;
 
 use crate::render::error::RenderError;
-use crate::render::escape::html as esc;
+use crate::render::html_figure::figure;
 use crate::render::plot::chart::{Chart, Dash, LegendEntry, Line};
-use crate::render::plot::draw::chart_svg;
 use crate::results::stats::slices::{SliceStat, Slices, Window};
 use crate::views::model::View;
 
@@ -178,15 +177,7 @@ pub fn section(view: &View) -> Result<String, RenderError> {
     for (i, slices) in sliced.iter().enumerate() {
         let step = (sliced.len() > 1).then_some(i + 1);
         for c in charts(slices, step) {
-            let svg = chart_svg(&c).map_err(|source| RenderError::Draw {
-                what: format!("the chart {} of the HTML page", c.name),
-                source,
-            })?;
-            let _ = writeln!(
-                h,
-                "<figure class=\"chart\" id=\"{}\">{svg}</figure>",
-                esc(&c.name)
-            );
+            h.push_str(&figure(&c)?);
         }
     }
     Ok(h)

@@ -18,7 +18,9 @@
 //! - `html_pareto`: the HTML page's Pareto section (its chart and the steps on the front);
 //!   `html_slices`: its charts of the time slices; `html_autoscale`: an autoscaler
 //!   benchmark's figures and charts; `html_account`: the server's account of each request;
-//!   `html_buckets`: the figures by prompt-length bucket;
+//!   `html_buckets`: the figures by prompt-length bucket; `html_adaptive`: the SLO
+//!   controller's sustained load and charts; `html_figure`: one chart as the
+//!   page's `<figure>` (every section's charts go through it);
 //! - `history`: `servebench history`'s tables, CSV, JSON and page of saved runs over time;
 //! - `llm_d`: a view as llm-d's Benchmark Report (version 0.2), a report per step;
 //! - `capacity`: `servebench plan`'s tables, CSV, chart and HTML page;
@@ -42,8 +44,10 @@ pub mod format;
 pub mod history;
 pub mod html;
 pub mod html_account;
+pub mod html_adaptive;
 pub mod html_autoscale;
 pub mod html_buckets;
+pub mod html_figure;
 pub mod html_first;
 pub mod html_pareto;
 pub mod html_slices;

@@ -187,6 +187,10 @@ pub struct Step {
     /// absent otherwise. Not part of a view's JSON, as `slices`.
     #[serde(skip)]
     pub autoscale: Option<crate::results::autoscale::AutoscaleFigures>,
+    /// The SLO controller's figures (a servebench result's `adaptive`), for its charts;
+    /// absent otherwise. Not part of a view's JSON, as `slices`.
+    #[serde(skip)]
+    pub adaptive: Option<crate::results::adaptive::AdaptiveFigures>,
 }
 
 /// What a servebench result judged of itself, as its first screen shows it.

@@ -334,6 +334,7 @@ pub fn step_of(path: &Path, r: &BenchResult, samples: bool) -> Step {
         server_account: r.summary.server_account.clone(),
         buckets: r.buckets.clone(),
         autoscale: r.autoscale.clone(),
+        adaptive: r.adaptive.clone(),
     }
 }
 

@@ -101,8 +101,14 @@ fn the_controller_s_sustained_load_lies_in_the_search_s_bracket() {
     let text = std::fs::read_to_string(dir.path().join("b.search.json")).unwrap();
     let s: SearchDoc = serde_json::from_str(&text).unwrap();
     eprintln!(
-        "controller {controller_s:.1} s (its own {:.1} s): {:?} in [{:?}, {:?}]; search {search_s:.1} s: [{:?}, {:?}]",
-        ad.controller_s, ad.sustained, ad.last_pass, ad.first_fail, s.answer, s.first_failing
+        "controller {controller_s:.1} s (its own {:.1} s, {} windows decided early): {:?} in [{:?}, {:?}]; search {search_s:.1} s: [{:?}, {:?}]",
+        ad.controller_s,
+        ad.windows.iter().filter(|w| w.early).count(),
+        ad.sustained,
+        ad.last_pass,
+        ad.first_fail,
+        s.answer,
+        s.first_failing
     );
     let (answer, fail) = (s.answer.unwrap(), s.first_failing.unwrap());
     let sustained = ad.sustained.expect("a confirmed load");
@@ -127,6 +133,47 @@ fn the_controller_s_sustained_load_lies_in_the_search_s_bracket() {
         report.contains("SLO controller") && report.contains("Sustained concurrency:"),
         "{report}"
     );
+    controller_s_charts(dir.path(), ad);
+}
+
+/// `plot` draws the controller's two panels (a marker per judged window, the legend, the
+/// axes with their units) and the HTML page holds them as figures.
+fn controller_s_charts(dir: &std::path::Path, ad: &servebench::results::adaptive::AdaptiveFigures) {
+    let file = dir.join("a.json");
+    let a = path_str(&file);
+    let plots = dir.join("plots");
+    stdout_of(&["plot", a, "--out-dir", path_str(&plots)]);
+    let load = std::fs::read_to_string(plots.join("adaptive-load.svg")).unwrap();
+    let judged = ad.windows.iter().filter(|w| w.verdict.is_some()).count();
+    assert!(judged >= 4, "{:?}", ad.windows);
+    // A verdict marker (radius 5) per judged window.
+    assert_eq!(load.matches("r=\"5\"").count(), judged, "{load}");
+    for text in [
+        "concurrency (requests in flight)",
+        "pass",
+        "fail",
+        "sustained concurrency 2",
+    ] {
+        assert!(load.contains(text), "{text}");
+    }
+    let good = std::fs::read_to_string(plots.join("adaptive-goodput.svg")).unwrap();
+    for text in [
+        "good fraction (% of the window",
+        "target 80.0%",
+        "95% interval",
+    ] {
+        assert!(good.contains(text), "{text}");
+    }
+    let html = dir.join("a.html");
+    stdout_of(&["report", a, "--html", path_str(&html)]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    for id in ["adaptive-load", "adaptive-goodput"] {
+        assert!(
+            page.contains(&format!("<figure class=\"chart\" id=\"{id}\">")),
+            "{id}"
+        );
+    }
+    assert!(page.contains("Sustained concurrency: <strong>2.000</strong>"));
 }
 
 /// A concurrency sweep over 1..16 on 2 slots: with the stop on, it ends at 4 (the first

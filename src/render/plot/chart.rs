@@ -22,6 +22,9 @@ pub enum Dash {
     Solid,
     Dashed,
     Dotted,
+    /// No line: only the points' markers (a line's `markers` is then always drawn); the
+    /// legend shows one marker.
+    Points,
 }
 
 /// One line of a chart.

@@ -108,8 +108,13 @@ fn draw_legend<DB: DrawingBackend>(
             Dash::Solid => (28, 0),
             Dash::Dashed => (8, 5),
             Dash::Dotted => (2, 4),
+            Dash::Points => {
+                area.draw(&Circle::new((x + 14, y + 7), 4, color.filled()))
+                    .map_err(err)?;
+                (0, 0)
+            }
         };
-        let mut sx = x;
+        let mut sx = if e.dash == Dash::Points { x + 28 } else { x };
         while sx < x + 28 {
             let ex = (sx + dash).min(x + 28);
             area.draw(&PathElement::new(vec![(sx, y + 7), (ex, y + 7)], style))
@@ -193,11 +198,13 @@ where
             Dash::Solid => chart.draw_series(LineSeries::new(pts, style)),
             Dash::Dashed => chart.draw_series(DashedLineSeries::new(pts, 9, 6, style)),
             Dash::Dotted => chart.draw_series(DashedLineSeries::new(pts, 2, 5, style)),
+            Dash::Points => chart.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>()),
         }
         .map_err(err)?;
-        if l.markers {
+        if l.markers || l.dash == Dash::Points {
+            let r = if l.dash == Dash::Points { 5 } else { 3 };
             chart
-                .draw_series(l.points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                .draw_series(l.points.iter().map(|p| Circle::new(*p, r, color.filled())))
                 .map_err(err)?;
         }
     }

@@ -19,7 +19,9 @@
 //! A multi-LoRA sweep adds one chart per figure with a line per adapter (`adapters`); an
 //! agentic run's job figures (JCT, job throughput, JCT SLO attainment) are drawn against the
 //! load too (`jobs`). Every step of every input is also a point of output tokens/s per user
-//! against per GPU, the Pareto front marked (`pareto`).
+//! against per GPU, the Pareto front marked (`pareto`). An autoscaler benchmark's load,
+//! replicas and attainment (`autoscale`) and the SLO controller's load and good fraction per
+//! window (`adaptive`) are drawn against the run's time.
 //!
 //! Nothing here computes a figure: charts read the views' numbers. To add a chart: build a
 //! [`chart::Chart`] in [`chart::charts`]; rendering and file naming follow. To add an image
@@ -39,6 +41,7 @@ use crate::render::error::{DrawError, RenderError};
 use crate::views::model::View;
 
 pub mod adapters;
+pub mod adaptive;
 pub mod autoscale;
 pub mod chart;
 pub mod draw;
@@ -126,6 +129,7 @@ pub fn plot_all(
         .chain(job_charts)
         .chain(pareto::chart(views))
         .chain(autoscale::charts(views))
+        .chain(adaptive::charts(views))
     {
         emit(&c.name, &|| chart_svg(&c), chart_size(&c), &|root| {
             draw_chart(root, &c)

@@ -71,6 +71,7 @@ fn windows(out: &mut String, a: &AdaptiveFigures) {
             continue;
         }
         let verdict = w.verdict.map_or("-", |v| v.as_str());
+        let early = if w.early { " (decided early)" } else { "" };
         let good = w
             .good_fraction
             .map_or_else(|| "-".into(), |g| format!("{g:.3}"));
@@ -78,7 +79,7 @@ fn windows(out: &mut String, a: &AdaptiveFigures) {
             out,
             &format!("Window {i} {}:", w.phase.as_str()),
             format!(
-                "{:.3} at {:.1}-{:.1} s; {} sent, {} good ({good}, CI {}), {} unfinished: {verdict}",
+                "{:.3} at {:.1}-{:.1} s; {} sent, {} good ({good}, CI {}), {} unfinished: {verdict}{early}",
                 w.load,
                 w.start_s,
                 w.end_s,

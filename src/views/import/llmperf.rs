@@ -202,10 +202,7 @@ pub(super) fn llmperf_requests(
         notes: Vec::new(),
         adapters: BTreeMap::new(),
         gpus: None,
-        slices: None,
-        server_account: None,
-        buckets: None,
-        autoscale: None,
+        ..Step::default()
     };
     Ok(View {
         label: label_of(Some("llmperf"), None, path),
@@ -304,6 +301,7 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         server_account: None,
         buckets: None,
         autoscale: None,
+        adaptive: None,
     };
     Ok(View {
         label: label_of(Some("llmperf"), model.as_deref(), path),

@@ -78,6 +78,7 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
             server_account: None,
             buckets: None,
             autoscale: None,
+            adaptive: None,
         });
     }
     notes.dedup();

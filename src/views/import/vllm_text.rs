@@ -545,5 +545,6 @@ fn text_step(
         server_account: None,
         buckets: None,
         autoscale: None,
+        adaptive: None,
     }
 }
