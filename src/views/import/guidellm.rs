@@ -22,7 +22,7 @@ use crate::config::figure::{FigureKey, RunFigure};
 use crate::config::metric::{MetricKey, Stat};
 use crate::config::{Metric, RequestRate};
 use crate::views::error::ViewError;
-use crate::views::import::common::{label_of, put_samples, varying_parameter};
+use crate::views::import::common::{clip, label_of, put_samples, varying_parameter};
 use crate::views::model::{Load, Origin, Series, Step, View, Workload};
 
 /// The report schema version this reads (GuideLLM 0.8's `metadata.version`).
@@ -94,7 +94,7 @@ pub fn guidellm(path: &Path, o: &Map<String, Value>) -> Result<View, ViewError> 
                 format!(
                     "GuideLLM report schema version {} (GuideLLM {:?}): servebench reads version {SCHEMA_VERSION} (GuideLLM 0.8)",
                     v.map_or("missing".into(), |v| v.to_string()),
-                    super::common::clip(tool)
+                    clip(tool)
                 ),
             ))
         }
@@ -122,9 +122,7 @@ pub fn guidellm(path: &Path, o: &Map<String, Value>) -> Result<View, ViewError> 
     let model = steps[0].workload.model.clone();
     let parameter = varying_parameter(&steps);
     let kind = (at(o, "config", "/spec/profile/kind").and_then(Value::as_str))
-        .map_or("GuideLLM".into(), |k| {
-            format!("GuideLLM {}", super::common::clip(k))
-        });
+        .map_or("GuideLLM".into(), |k| format!("GuideLLM {}", clip(k)));
     Ok(View {
         label: label_of(Some("guidellm"), model.as_deref(), path),
         origin: Origin::Imported,
@@ -137,7 +135,7 @@ pub fn guidellm(path: &Path, o: &Map<String, Value>) -> Result<View, ViewError> 
         }],
         notes: vec![format!(
             "GuideLLM {} report: its time_per_output_token includes TTFT and its inter_token_latency summary is weighted by tokens (both kept as guidellm_ figures); percentiles of the summary are GuideLLM's method",
-            super::common::clip(tool)
+            clip(tool)
         )],
         llmperf_requests: Vec::new(),
     })
