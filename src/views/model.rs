@@ -244,6 +244,16 @@ fn by_name<V: Serialize, S: Serializer>(
 }
 
 impl Step {
+    /// A step read from the file `source`, nothing else known yet: an importer sets what its
+    /// format states (`Step { load, metrics, ..Step::from_source(path) }`) and every other
+    /// field stays absent.
+    pub fn from_source(source: &Path) -> Step {
+        Step {
+            source: Some(source.to_path_buf()),
+            ..Step::default()
+        }
+    }
+
     /// The value of figure `key`, when the step has it.
     pub fn metric(&self, key: impl Into<FigureKey>) -> Option<f64> {
         self.metrics.get(&key.into()).copied()

@@ -609,3 +609,215 @@ fn inference_perf_reports_import_and_agree_with_its_llm_d_report() {
     );
     assert!(err.contains("without /successes/count"), "{err}");
 }
+
+// ------------------------------------------------------------- GuideLLM's benchmarks.json
+
+const GUIDELLM: &str = "guidellm-0.8.1/benchmarks.json";
+
+/// The mean of `field` over a GuideLLM benchmark's successful requests' records, × `f`.
+fn records_mean(b: &Value, field: &str, f: f64) -> f64 {
+    let v: Vec<f64> = b["requests"]["successful"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r[field].as_f64())
+        .collect();
+    v.iter().sum::<f64>() / v.len() as f64 * f
+}
+
+#[test]
+fn guidellm_benchmarks_import_as_a_step_each_with_their_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = data(GUIDELLM);
+    let src = read_json(&file);
+    let out = dir.path().join("g.imported.json");
+    stdout_of(&["import", s(&file), "-o", s(&out)]);
+    let doc = common::json(&out);
+    let series = &doc["series"][0];
+    assert_eq!(series["parameter"], "max_concurrency", "{series:#}");
+    let benchmarks = src["benchmarks"].as_array().unwrap();
+    let steps = series["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), benchmarks.len());
+    for (b, step) in benchmarks.iter().zip(steps) {
+        let m = &step["metrics"];
+        let gm = &b["metrics"];
+        let totals = &gm["request_totals"];
+        close(
+            "completed",
+            &m["completed"],
+            totals["successful"].as_f64().unwrap(),
+        );
+        close("failed", &m["failed"], totals["errored"].as_f64().unwrap());
+        assert_eq!(
+            step["load"]["max_concurrency"],
+            b["config"]["strategy"]["streams"]
+        );
+        assert_eq!(step["load"]["num_prompts"], totals["total"]);
+        close("duration", &m["duration"], b["duration"].as_f64().unwrap());
+        for (ours, theirs) in [
+            ("request_throughput", "requests_per_second"),
+            ("output_throughput", "output_tokens_per_second"),
+            ("total_token_throughput", "tokens_per_second"),
+        ] {
+            close(
+                ours,
+                &m[ours],
+                gm[theirs]["successful"]["mean"].as_f64().unwrap(),
+            );
+        }
+        close(
+            "total_output_tokens",
+            &m["total_output_tokens"],
+            gm["output_token_count"]["successful"]["total_sum"]
+                .as_f64()
+                .unwrap(),
+        );
+        // GuideLLM's own definitions under its names.
+        close(
+            "guidellm_mean_time_per_output_token_ms",
+            &m["guidellm_mean_time_per_output_token_ms"],
+            gm["time_per_output_token_ms"]["successful"]["mean"]
+                .as_f64()
+                .unwrap(),
+        );
+        close(
+            "guidellm_p99_inter_token_latency_ms",
+            &m["guidellm_p99_inter_token_latency_ms"],
+            gm["inter_token_latency_ms"]["successful"]["percentiles"]["p99"]
+                .as_f64()
+                .unwrap(),
+        );
+        // From every successful request's record: the same means GuideLLM's summary has.
+        for (ours, field, f, summary) in [
+            (
+                "mean_ttft_ms",
+                "time_to_first_token_ms",
+                1.0,
+                "time_to_first_token_ms",
+            ),
+            ("mean_e2el_ms", "request_latency", 1e3, "request_latency"),
+            ("mean_tpot_ms", "inter_token_latency_ms", 1.0, ""),
+        ] {
+            let want = records_mean(b, field, f);
+            let g = m[ours].as_f64().unwrap();
+            assert!((g - want).abs() <= 1e-9 * want, "{ours}: {g} vs {want}");
+            if !summary.is_empty() {
+                let theirs = gm[summary]["successful"]["mean"].as_f64().unwrap() * f;
+                assert!(
+                    (g - theirs).abs() <= 1e-6 * theirs,
+                    "{ours}: {g} vs {theirs}"
+                );
+            }
+        }
+        let n = totals["successful"].as_u64().unwrap() as usize;
+        assert_eq!(step["samples"]["ttft_ms"].as_array().unwrap().len(), n);
+        assert_eq!(step["samples"]["e2el_ms"].as_array().unwrap().len(), n);
+        let ci = step["intervals"]["mean_ttft_ms"].as_array().unwrap();
+        let mean = m["mean_ttft_ms"].as_f64().unwrap();
+        assert!(
+            ci[0].as_f64().unwrap() < mean && mean < ci[1].as_f64().unwrap(),
+            "{ci:?}"
+        );
+        // Not stated by GuideLLM in servebench's definition: absent, never zero.
+        assert!(m.get("mean_itl_ms").is_none(), "{m:#}");
+        assert_eq!(step["workload"]["model"], "sim-model");
+        assert_eq!(step["workload"]["input_len"], 32);
+        assert_eq!(step["workload"]["output_len"], 16);
+        // The simulator's truth (TTFT 30 ms, a token every 5 ms): GuideLLM's TTFT is never
+        // early and its TPOT is the simulator's interval, within its client's overhead.
+        let ttft = m["median_ttft_ms"].as_f64().unwrap();
+        assert!((30.0..45.0).contains(&ttft), "median TTFT {ttft}");
+        let tpot = m["mean_tpot_ms"].as_f64().unwrap();
+        assert!((tpot - 5.0).abs() < 0.5, "mean TPOT {tpot}");
+    }
+}
+
+#[test]
+fn a_guidellm_import_compares_with_a_servebench_run_of_the_same_sim() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = dir.path().join("g.imported.json");
+    stdout_of(&["import", s(&data(GUIDELLM)), "-o", s(&g)]);
+    let sim =
+        common::SimProcess::start(&["--ttft-ms", "30", "--itl-ms", "5", "--model", "sim-model"]);
+    stdout_of(&[
+        "run",
+        "--base-url",
+        &sim.url,
+        "--model",
+        "sim-model",
+        "--num-prompts",
+        "12",
+        "--max-concurrency",
+        "1,4",
+        "--input-len",
+        "32",
+        "--output-len",
+        "16",
+        "--tokenizer",
+        "words",
+        "--quiet",
+        "--result-dir",
+        s(dir.path()),
+        "--result-filename",
+        "sb.json",
+    ]);
+    // The same sweep (1 and 4 streams): each step is compared with GuideLLM's of its load.
+    let rows = compared_rows(&dir.path().join("sb.sweep.json"), &g);
+    for key in [
+        "mean_ttft_ms",
+        "p99_ttft_ms",
+        "median_tpot_ms",
+        "mean_e2el_ms",
+        "output_throughput",
+    ] {
+        let both: Vec<_> = rows
+            .iter()
+            .filter(|(m, x, y)| m.ends_with(&format!("\"{key}\"")) && x.is_some() && y.is_some())
+            .collect();
+        assert_eq!(both.len(), 2, "{key} compared at both loads: {rows:#?}");
+        // Both measured the same simulator (TTFT 30 ms): neither is early, both near it.
+        if key == "mean_ttft_ms" {
+            for (_, a, b) in both {
+                for v in [a, b] {
+                    assert!((30.0..200.0).contains(&v.unwrap()), "{key}: {v:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn guidellm_reports_of_another_version_cut_or_without_metrics_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = read_json(&data(GUIDELLM));
+    let o = s(&dir.path().join("o.json")).to_string();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let mut v3 = src.clone();
+    v3["metadata"]["version"] = 3.into();
+    let p = write("v3.json", &v3.to_string());
+    let err = refused(&["import", s(&p), "-o", &o], "v3.json");
+    assert!(err.contains("schema version 3"), "{err}");
+    // Cut short as a killed writer leaves it (the file as GuideLLM wrote it, its first half).
+    let text = std::fs::read_to_string(data(GUIDELLM)).unwrap();
+    let p = write("cut.json", &text[..text.len() / 2]);
+    let err = refused(&["import", s(&p), "-o", &o], "cut.json");
+    assert!(err.contains("not whole JSON"), "{err}");
+    let mut bare = src.clone();
+    bare["benchmarks"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("metrics");
+    let p = write("bare.json", &bare.to_string());
+    let err = refused(&["import", s(&p), "-o", &o], "bare.json");
+    assert!(err.contains("benchmark 1 without metrics"), "{err}");
+    let mut none = src.clone();
+    none["benchmarks"] = Value::Array(Vec::new());
+    let p = write("none.json", &none.to_string());
+    let err = refused(&["import", s(&p), "-o", &o], "none.json");
+    assert!(err.contains("without benchmarks"), "{err}");
+    assert!(!dir.path().join("o.json").exists());
+}

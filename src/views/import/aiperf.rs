@@ -159,8 +159,7 @@ pub fn aiperf(
                 .and_then(Value::as_f64),
         },
         metrics: m,
-        source: Some(path.to_path_buf()),
-        ..Step::default()
+        ..Step::from_source(path)
     };
     notes.push("AIPerf export: output tokens counted by AIPerf's tokenizer, reasoning included; its inter token latency is servebench's TPOT, its inter chunk latency servebench's ITL".into());
     if let Some((rpath, recs)) = records {
@@ -228,8 +227,7 @@ fn summary_figures(o: &Map<String, Value>, notes: &mut Vec<String>) -> BTreeMap<
 /// The per-record export alone: every figure from the records (no throughput: no duration).
 pub fn aiperf_records(path: &Path, recs: Vec<Map<String, Value>>) -> Result<View, ViewError> {
     let mut step = Step {
-        source: Some(path.to_path_buf()),
-        ..Step::default()
+        ..Step::from_source(path)
     };
     let (ok, failed) = apply_records(path, &recs, &mut step)?;
     step.metrics.insert(RunFigure::Completed.into(), ok as f64);

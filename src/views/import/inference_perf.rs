@@ -121,8 +121,7 @@ pub fn inference_perf(path: &Path, o: Map<String, Value>) -> Result<View, ViewEr
             ..Workload::default()
         },
         metrics: m,
-        source: Some(path.to_path_buf()),
-        ..Step::default()
+        ..Step::from_source(path)
     };
     Ok(View {
         label: label_of(Some("inference-perf"), None, path),

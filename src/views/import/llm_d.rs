@@ -236,8 +236,7 @@ fn report_step(path: &Path, r: &Map<String, Value>) -> Result<(Step, Vec<String>
             mean_input_tokens: mean_of("input_length"),
         },
         metrics: m,
-        source: Some(path.to_path_buf()),
-        ..Step::default()
+        ..Step::from_source(path)
     };
     Ok((step, notes))
 }

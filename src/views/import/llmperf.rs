@@ -194,15 +194,7 @@ pub(super) fn llmperf_requests(
         },
         metrics: m,
         samples,
-        intervals: BTreeMap::new(),
-        judged: None,
-        records_file: None,
-        steady_window_ns: None,
-        source: Some(path.to_path_buf()),
-        notes: Vec::new(),
-        adapters: BTreeMap::new(),
-        gpus: None,
-        ..Step::default()
+        ..Step::from_source(path)
     };
     Ok(View {
         label: label_of(Some("llmperf"), None, path),
@@ -276,32 +268,17 @@ pub(super) fn llmperf_summary(path: &Path, o: &Map<String, Value>) -> Result<Vie
         load: Load {
             num_prompts: f("results_num_requests_started").map(|v| v as u64),
             max_concurrency: f("num_concurrent_requests").map(|v| v as u64),
-            request_rate: None,
             ..Load::default()
         },
         workload: Workload {
             model: model.clone(),
-            backend: None,
-            dataset: None,
             input_len: f("mean_input_tokens").map(|v| v as u64),
             output_len: f("mean_output_tokens").map(|v| v as u64),
             mean_input_tokens: f("results_number_input_tokens_mean"),
+            ..Workload::default()
         },
         metrics: m,
-        samples: Samples::default(),
-        intervals: BTreeMap::new(),
-        judged: None,
-        records_file: None,
-        steady_window_ns: None,
-        source: Some(path.to_path_buf()),
-        notes: Vec::new(),
-        adapters: BTreeMap::new(),
-        gpus: None,
-        slices: None,
-        server_account: None,
-        buckets: None,
-        autoscale: None,
-        adaptive: None,
+        ..Step::from_source(path)
     };
     Ok(View {
         label: label_of(Some("llmperf"), model.as_deref(), path),

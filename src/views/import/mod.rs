@@ -15,6 +15,7 @@
 //! - `aiperf`: AIPerf's `profile_export_aiperf.json`, with its per-record `profile_export.jsonl`
 //!   when it lies beside it (read here, bounded), or the records file alone.
 //! - `inference_perf`: inference-perf's lifecycle reports (one stage, or the whole run).
+//! - `guidellm`: GuideLLM's `benchmarks.json` (report schema version 2): a step per benchmark.
 //!
 //! This file only sniffs and dispatches (and writes the `imported` document, `import_file`);
 //! what the formats share (labels, the varying parameter) is `common`. How numbers of prompts
@@ -41,6 +42,7 @@ use crate::views::model::{file_stem, View};
 
 pub mod aiperf;
 mod common;
+pub mod guidellm;
 pub mod inference_perf;
 pub mod llm_d;
 pub mod llmperf;
@@ -52,8 +54,18 @@ mod tests;
 
 /// Reads a foreign file (text already loaded) into a view.
 pub fn parse(path: &Path, text: &str) -> Result<View, ViewError> {
-    if let Ok(value) = serde_json::from_str::<Value>(text) {
-        return parse_json(path, value);
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => return parse_json(path, value),
+        Err(e)
+            if text.contains("\"guidellm_version\"")
+                || text.contains("\"generative_benchmark\"") =>
+        {
+            return Err(ViewError::parse(
+                path,
+                format!("a GuideLLM report that is not whole JSON (truncated?): {e}"),
+            ))
+        }
+        Err(_) => {}
     }
     if let Some(records) = aiperf_lines(path, text)? {
         return aiperf::aiperf_records(path, records);
@@ -113,6 +125,8 @@ fn parse_json(path: &Path, value: Value) -> Result<View, ViewError> {
                 }
             } else if inference_perf::is_report(&o) {
                 inference_perf::inference_perf(path, o)
+            } else if guidellm::is_report(&o) {
+                guidellm::guidellm(path, &o)
             } else if o.get("schema_version").is_some() && o.get("config").is_some()
                 || o.get("kind").and_then(Value::as_str).is_some()
             {

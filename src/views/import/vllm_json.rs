@@ -66,19 +66,7 @@ pub(super) fn vllm_json(path: &Path, objects: Vec<Map<String, Value>>) -> Result
             },
             metrics,
             samples: samples_from_vllm_lists(o),
-            intervals: std::collections::BTreeMap::new(),
-            judged: None,
-            records_file: None,
-            steady_window_ns: None,
-            source: Some(path.to_path_buf()),
-            notes: Vec::new(),
-            adapters: std::collections::BTreeMap::new(),
-            gpus: None,
-            slices: None,
-            server_account: None,
-            buckets: None,
-            autoscale: None,
-            adaptive: None,
+            ..Step::from_source(path)
         });
     }
     notes.dedup();

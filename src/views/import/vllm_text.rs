@@ -16,7 +16,7 @@ use crate::config::sweep::LoadParameter;
 use crate::config::{Metric, RequestRate};
 use crate::views::error::ViewError;
 use crate::views::import::common::{label_of, varying_parameter};
-use crate::views::model::{file_stem, Load, Origin, Samples, Series, Step, View, Workload};
+use crate::views::model::{file_stem, Load, Origin, Series, Step, View, Workload};
 
 /// The context the lines around the blocks give.
 #[derive(Clone, Debug, Default)]
@@ -532,19 +532,7 @@ fn text_step(
             mean_input_tokens,
         },
         metrics,
-        samples: Samples::default(),
-        intervals: BTreeMap::new(),
-        judged: None,
-        records_file: None,
-        steady_window_ns: None,
-        source: Some(path.to_path_buf()),
         notes: step_notes,
-        adapters: BTreeMap::new(),
-        gpus: None,
-        slices: None,
-        server_account: None,
-        buckets: None,
-        autoscale: None,
-        adaptive: None,
+        ..Step::from_source(path)
     }
 }
