@@ -11,7 +11,7 @@
 //! Plain data, as `chart`'s charts: reads the figures, draws nothing.
 
 use crate::config::adaptive::AdaptiveOn;
-use crate::render::plot::chart::{Chart, Dash, LegendEntry, Line};
+use crate::render::plot::chart::{Chart, Dash, Line};
 use crate::results::adaptive::{AdaptiveFigures, Verdict, Window};
 use crate::views::model::View;
 
@@ -73,23 +73,7 @@ fn level(name: String, color: usize, a: &AdaptiveFigures, y: f64) -> Line {
 }
 
 fn chart(name: String, title: String, y_label: &str, lines: Vec<Line>) -> Chart {
-    let lines: Vec<Line> = lines.into_iter().filter(|l| !l.points.is_empty()).collect();
-    Chart {
-        name,
-        title,
-        x_label: X_LABEL.into(),
-        y_label: y_label.into(),
-        x_log: false,
-        y_log: false,
-        legend: (lines.iter())
-            .map(|l| LegendEntry {
-                name: l.name.clone(),
-                color: Some(l.color),
-                dash: l.dash,
-            })
-            .collect(),
-        lines,
-    }
+    Chart::over_time(name, title, X_LABEL, y_label, lines)
 }
 
 /// The two panels of one controller's figures; `suffix` tells steps apart.

@@ -8,7 +8,7 @@
 //!
 //! Plain data, as `chart`'s charts: reads the figures, draws nothing.
 
-use crate::render::plot::chart::{Chart, Dash, LegendEntry, Line};
+use crate::render::plot::chart::{Chart, Dash, Line};
 use crate::results::autoscale::{AutoscaleFigures, AutoscaleWindow};
 use crate::views::model::View;
 
@@ -32,23 +32,7 @@ fn windowed(name: &str, color: usize, dash: Dash, a: &AutoscaleFigures, value: V
 }
 
 fn chart(name: String, title: String, y_label: &str, lines: Vec<Line>) -> Chart {
-    let lines: Vec<Line> = lines.into_iter().filter(|l| !l.points.is_empty()).collect();
-    Chart {
-        name,
-        title,
-        x_label: X_LABEL.into(),
-        y_label: y_label.into(),
-        x_log: false,
-        y_log: false,
-        legend: (lines.iter())
-            .map(|l| LegendEntry {
-                name: l.name.clone(),
-                color: Some(l.color),
-                dash: l.dash,
-            })
-            .collect(),
-        lines,
-    }
+    Chart::over_time(name, title, X_LABEL, y_label, lines)
 }
 
 /// The three panels of one result's figures; `suffix` tells steps apart.

@@ -63,6 +63,36 @@ pub struct Chart {
     pub legend: Vec<LegendEntry>,
 }
 
+impl Chart {
+    /// A chart of series over a run's time on linear axes, its legend one entry per line
+    /// drawn (lines without points are left out of both).
+    pub fn over_time(
+        name: String,
+        title: String,
+        x_label: &str,
+        y_label: &str,
+        lines: Vec<Line>,
+    ) -> Chart {
+        let lines: Vec<Line> = lines.into_iter().filter(|l| !l.points.is_empty()).collect();
+        Chart {
+            name,
+            title,
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            x_log: false,
+            y_log: false,
+            legend: (lines.iter())
+                .map(|l| LegendEntry {
+                    name: l.name.clone(),
+                    color: Some(l.color),
+                    dash: l.dash,
+                })
+                .collect(),
+            lines,
+        }
+    }
+}
+
 /// One request of a timeline, seconds from the run's first scheduled send.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bar {
