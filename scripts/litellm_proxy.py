@@ -102,6 +102,14 @@ def main():
     for var in ("LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS",
                 "LITELLM_LOCAL_BLOG_POSTS"):
         os.environ.setdefault(var, "True")
+    # llama.cpp's server closes a connection soon after each streamed answer, without saying
+    # so (no `Connection: close`). LiteLLM puts the connection back in its pool and, when the
+    # next request comes at once (a conversation's next turn), sends it on that closing
+    # connection: HTTP 500 "Connection error", the request never reaching the server, and no
+    # retry. That is the hop behind the proxy failing, not the server or the client measuring
+    # it, so the proxy opens a fresh upstream connection for every request: an idle connection
+    # older than 0 s is never reused. (Read when LiteLLM is imported.)
+    os.environ.setdefault("AIOHTTP_KEEPALIVE_TIMEOUT", "0")
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -89,6 +89,7 @@ fn records(result: &Path) -> Vec<(Value, RequestRecord)> {
 /// `n` measured requests, every one successful, each with exactly `output_len` tokens by the
 /// server's count and the invariants of docs/metrics.md.
 fn assert_all_ok(
+    gw: &Gateway,
     what: &str,
     result: &BenchResult,
     recs: &[(Value, RequestRecord)],
@@ -96,11 +97,23 @@ fn assert_all_ok(
     output_len: u64,
 ) {
     let s = &result.summary;
+    let failures: Vec<String> = recs
+        .iter()
+        .filter(|(_, r)| !r.is_ok())
+        .map(|(v, r)| {
+            format!(
+                "request {} (HTTP {:?}): {:?}\n{v}",
+                r.id, r.http_status, r.outcome
+            )
+        })
+        .collect();
     assert_eq!(
         (s.completed, s.failed),
         (n, 0),
-        "{what}: {:?}",
-        s.failures_by_kind
+        "{what}: {:?}\n{}\n--- proxy log ---\n{}",
+        s.failures_by_kind,
+        failures.join("\n"),
+        gw.log()
     );
     let measured: Vec<&RequestRecord> = recs.iter().map(|(_, r)| r).filter(|r| !r.warmup).collect();
     assert_eq!(measured.len() as u64, n, "{what}: one record per request");
@@ -180,7 +193,7 @@ fn litellm_completions_sweep_has_exact_inputs() {
         let result = BenchResult::load(&path).expect("the step's result");
         assert_eq!(result.config.load.num_prompts, n, "{what}");
         let recs = records(&path);
-        assert_all_ok(&what, &result, &recs, n, output_len);
+        assert_all_ok(&gw, &what, &result, &recs, n, output_len);
         for (_, r) in &recs {
             assert_eq!(
                 (r.input_len_requested, r.prompt_tokens),
@@ -231,7 +244,7 @@ fn litellm_chat_run_counts_exactly_the_template() {
     let path = dir.path().join("c.json");
     let result = BenchResult::load(&path).expect("the result");
     let recs = records(&path);
-    assert_all_ok("chat", &result, &recs, n, output_len);
+    assert_all_ok(&gw, "chat", &result, &recs, n, output_len);
     let tok = Tokenizer::load(&gguf().display().to_string()).expect("the GGUF tokenizer");
     let prompts = built_prompts(&result, &tok, n);
     let template = template();
@@ -292,7 +305,14 @@ fn litellm_three_turn_conversations_count_exactly() {
     let path = dir.path().join("t.json");
     let result = BenchResult::load(&path).expect("the result");
     let recs = records(&path);
-    assert_all_ok("3 turns", &result, &recs, conversations * turns, output_len);
+    assert_all_ok(
+        &gw,
+        "3 turns",
+        &result,
+        &recs,
+        conversations * turns,
+        output_len,
+    );
     let tok = Tokenizer::load(&gguf().display().to_string()).expect("the GGUF tokenizer");
     // The pool is grouped into conversations of `turns` consecutive prompts.
     let users = built_prompts(&result, &tok, conversations * turns);
@@ -361,7 +381,7 @@ fn litellm_stream_without_done_is_a_success() {
         let path = dir.path().join(format!("{backend}.json"));
         let result = BenchResult::load(&path).expect("the result");
         let recs = records(&path);
-        assert_all_ok(backend, &result, &recs, n, output_len);
+        assert_all_ok(&gw, backend, &result, &recs, n, output_len);
         for (v, r) in &recs {
             assert_eq!(
                 v["done_marker"],
