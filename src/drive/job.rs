@@ -40,6 +40,8 @@ enum Why {
     UpstreamFailed,
     /// It would come due after the time window's end: it was not planned.
     NotPlanned,
+    /// Due inside the time window, still waiting at the prefill gate when it ended.
+    WindowEnded,
 }
 
 /// How a call's future ended.
@@ -136,6 +138,7 @@ impl Graph {
         match why {
             Why::Stopped => talked.unsent.stopped += 1,
             Why::UpstreamFailed => talked.unsent.upstream_failed += 1,
+            Why::WindowEnded => talked.unsent.window_ended += 1,
             Why::NotPlanned => {}
         }
     }
@@ -251,7 +254,12 @@ impl Talk {
                 }
                 End::Dropped(why) => {
                     graph.drop_call(k, why, &mut talked);
-                    graph.drop_downstream(k, why, &mut talked);
+                    // After the window's end, the calls downstream were never planned.
+                    let below = match why {
+                        Why::WindowEnded => Why::NotPlanned,
+                        why => why,
+                    };
+                    graph.drop_downstream(k, below, &mut talked);
                 }
             }
         }
@@ -326,8 +334,11 @@ impl Talk {
         }
         match self.send(&req, scheduled_ns).await {
             Some(record) => (k, End::Record(Box::new(record))),
-            // Caught waiting at the prefill gate by the stop: never sent.
-            None => (k, End::Dropped(Why::Stopped)),
+            // Caught waiting at the prefill gate by the stop or the window's end: never sent.
+            None => match self.stop.is_cancelled() {
+                true => (k, End::Dropped(Why::Stopped)),
+                false => (k, End::Dropped(Why::WindowEnded)),
+            },
         }
     }
 }

@@ -423,8 +423,8 @@ impl<'a> Run<'a> {
 
     /// Lets the requests in flight end, and counts a time window's end. They run to their
     /// end; once `stop` is cancelled or the window is over (now or later, also after every
-    /// request was sent) they have the grace period, and `abort` ends it at once (a stop
-    /// closes the prefill gate: those waiting at it are never sent);
+    /// request was sent) they have the grace period, and `abort` ends it at once (a stop or
+    /// the window's end closes the prefill gate: those waiting at it are never sent);
     /// `--duration-cancel` cancels them at the window's end. Of those in flight at the
     /// window's end, each is counted by how it ended: cancelled when its record says so (a
     /// cancel can lose the race with a request that was finishing), else drained.
@@ -446,7 +446,11 @@ impl<'a> Run<'a> {
             tokio::time::sleep(self.spec.grace()).await;
         };
         tokio::pin!(grace);
-        let mut gate_open = true;
+        // The window's end: a request still waiting at the prefill gate is never sent.
+        let mut gate_open = !ended;
+        if ended {
+            self.client.close_prefill_gate();
+        }
         loop {
             tokio::select! {
                 // The stop: a request still waiting at the prefill gate is never sent.

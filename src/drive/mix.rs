@@ -64,6 +64,8 @@ impl Probes {
             while let Some(joined) = sending.join_next().await {
                 records.extend(joined.ok());
             }
+            // A probe still waiting at the prefill gate when the run ended was never sent.
+            records.retain(|r| !Client::stopped_at_gate(r));
             records
         });
         Probes { stop, task }

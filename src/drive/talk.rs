@@ -117,9 +117,14 @@ impl Talk {
             let mut record = match built {
                 Ok(()) => match self.send(&req, scheduled_ns).await {
                     Some(record) => record,
-                    // Caught waiting at the prefill gate by the stop: never sent.
+                    // Caught waiting at the prefill gate by the stop (every turn left
+                    // unsent) or by the window's end (this turn; those after it would come
+                    // due after the end: not planned).
                     None => {
-                        talked.unsent.stopped += left;
+                        match self.stop.is_cancelled() {
+                            true => talked.unsent.stopped += left,
+                            false => talked.unsent.window_ended += 1,
+                        }
                         return talked;
                     }
                 },
@@ -149,8 +154,8 @@ impl Talk {
 
     /// Sends `req` at `scheduled_ns`. It counts as sent when its first byte is written (or,
     /// for a request that never got that far, when it ends), so the live in-flight count,
-    /// sent − finished, is true mid-run. `None`: the run stopped while it waited at the
-    /// prefill gate, so it was never sent (counted unsent, `stopped`).
+    /// sent − finished, is true mid-run. `None`: the run stopped, or its time window ended,
+    /// while it waited at the prefill gate, so it was never sent (counted unsent).
     pub(super) async fn send(&self, req: &RequestSpec, scheduled_ns: u64) -> Option<RequestRecord> {
         let told = AtomicBool::new(false);
         let tell = || {

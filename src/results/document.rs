@@ -57,7 +57,8 @@ pub struct Unsent {
     /// A turn before them in their conversation failed (the conversation ends there).
     #[serde(default)]
     pub earlier_turn_failed: u64,
-    /// Due inside the time window, still waiting for a `--max-concurrency` slot when it ended.
+    /// Due inside the time window, still waiting for a `--max-concurrency` slot or at the
+    /// prefill gate when it ended.
     #[serde(default)]
     pub window_ended: u64,
     /// Calls of a job that wait, directly or through others, for a call of it that failed.

@@ -518,6 +518,43 @@ fn ctrl_c_while_requests_wait_at_the_prefill_gate_leaves_them_unsent() {
     assert_eq!(records.len() as u64, sent);
 }
 
+/// A time window that ends while requests wait at the prefill gate closes it: they are never
+/// sent, counted unsent as `window_ended` (due inside the window, still waiting when it
+/// ended), while the one holding the gate ends its answer in the grace period.
+#[test]
+fn a_window_that_ends_while_requests_wait_at_the_prefill_gate_leaves_them_unsent() {
+    let sim = common::SimProcess::start(&["--ttft-ms", "3000", "--itl-ms", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::servebench()
+        .args(["run", "--base-url", &sim.url, "--tokenizer", "words"])
+        .args(["--duration", "1", "--request-rate", "20"])
+        .args(["--input-len", "8", "--output-len", "2", "--no-preflight"])
+        .args(["--num-warmups", "0", "--max-prefill-concurrency", "1"])
+        .args(["--quiet", "--result-filename", "r.json", "--result-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r = common::json(&dir.path().join("r.json"));
+    let n = |k: &str| r[k].as_u64().unwrap();
+    // The gate holds one request until its first token, 3 s in: only it was sent.
+    assert_eq!(sim_count(&sim, "requests"), 1, "{r}");
+    assert_eq!((n("completed"), n("failed")), (1, 0), "{r}");
+    let planned = n("planned");
+    assert!(planned > 1, "{r}");
+    assert_eq!(n("unsent"), planned - 1, "{r}");
+    assert_eq!(
+        r["unsent_by"]["window_ended"].as_u64(),
+        Some(planned - 1),
+        "{r}"
+    );
+    // Something planned was left unsent: not complete, by its definition.
+    assert_eq!(r["complete"], false, "{r}");
+    let records = common::read_records(&dir.path().join("r.records.jsonl"));
+    assert_eq!(records.len(), 1);
+}
+
 /// The simulator child's own count of `key` (`/sim/stats`).
 fn sim_count(sim: &common::SimProcess, key: &str) -> u64 {
     common::json_get(&sim.url, "/sim/stats")[key]

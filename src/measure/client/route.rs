@@ -24,9 +24,10 @@ use crate::measure::record::FailureKind;
 const MAX_SESSIONS: usize = 1 << 20;
 
 /// The failure of a request that was still waiting for the prefill gate when the run stopped
-/// (the gate was closed): never sent, so the driver counts it unsent (`stopped`), not failed.
+/// or its time window ended (the gate was closed): never sent, so the driver counts it
+/// unsent (`stopped` or `window_ended`), not failed.
 pub(super) const GATE_CLOSED: &str =
-    "run stopped while the request waited for the prefill gate: never sent";
+    "the prefill gate closed (a stop or the window's end) while the request waited: never sent";
 
 /// The state every lane's client shares.
 pub(super) struct Shared {
