@@ -123,6 +123,34 @@ async fn probes_are_sent_beside_the_load_and_kept_apart() {
     }
 }
 
+/// A probe still waiting at the prefill gate when the time window ends was never sent: it
+/// leaves no record, neither a probe's nor a failure. The window's one request holds the gate
+/// of one for the simulator's 1 s TTFT; the probes, 20 a second, all wait behind it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probes_caught_at_the_closed_prefill_gate_are_not_failures() {
+    let server = common::spawn_sim(SimConfig {
+        ttft: std::time::Duration::from_secs(1),
+        ..SimConfig::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let m = mix(r#"{"classes": [
+        {"name": "a", "weight": 1, "output_len": 4},
+        {"name": "b", "weight": 1, "output_len": 4}]}"#);
+    let mut cfg = config(server.base_url(), m, 2, 1);
+    cfg.load.request_rate = RequestRate::PerSecond(2.0);
+    cfg.load.shape.duration_s = Some(0.5);
+    cfg.routing.max_prefill_concurrency = Some(1);
+    cfg.probe_request_rate = Some(20.0);
+    let (result, _) = common::execute(cfg, dir.path(), "g.json", true).await;
+    server.shutdown().await;
+    let f = result.mix.expect("the figures");
+    for c in &f.classes {
+        assert_eq!(c.probe_failed.unwrap_or(0), 0, "class {}", c.name);
+    }
+    assert_eq!(result.summary.failed, 0);
+}
+
 /// Each class's `priority` goes in the body (vLLM's field) and its tenant in
 /// the mix's header, per request, over the lean transport: a server that records what it
 /// gets (and answers 500) sees them.
