@@ -514,6 +514,23 @@ pub fn save_json(path: &Path, value: &impl Serialize) -> Result<(), ResultsError
     })
 }
 
+/// A result of no request under the default configuration: what tests fill by hand.
+#[cfg(test)]
+impl BenchResult {
+    pub(crate) fn empty() -> BenchResult {
+        let summary = crate::results::stats::summarize(&[], &Default::default());
+        BenchResult::new(
+            RunConfig::default(),
+            summary,
+            &[],
+            String::new(),
+            String::new(),
+            0,
+            None,
+        )
+    }
+}
+
 #[cfg(test)]
 #[path = "document_tests.rs"]
 mod tests;

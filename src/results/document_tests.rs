@@ -82,17 +82,7 @@ fn metadata_never_takes_a_key_of_the_result_itself() {
 /// result keys, so a `--metadata` key can never take one.
 #[test]
 fn the_one_list_of_result_keys_covers_every_key_the_document_writes() {
-    let none: Vec<RequestRecord> = Vec::new();
-    let summary = summarize(&none, &SummaryOptions::default());
-    let r = BenchResult::new(
-        RunConfig::default(),
-        summary,
-        &none,
-        String::new(),
-        String::new(),
-        0,
-        None,
-    );
+    let r = BenchResult::empty();
     let mut doc = serde_json::to_value(&r).unwrap();
     let obj = doc.as_object_mut().unwrap();
     // The optional parts, written only when a run has them.

@@ -1,12 +1,10 @@
 //! A result's job figures in its view: keys with their intervals, judged by `compare`.
 
 use super::*;
-use crate::config::RunConfig;
 use crate::measure::job::CallPlace;
 use crate::measure::record::RequestRecord;
 use crate::results::compare::Verdict;
 use crate::results::jobs::{JobFigures, JobRun};
-use crate::results::stats::{summarize, SummaryOptions};
 use crate::views::compare::compare;
 
 /// A result of 30 one-call jobs taking `ms` plus a spread of up to 29 ms.
@@ -23,17 +21,7 @@ fn result(ms: u64) -> BenchResult {
         }),
         ..RequestRecord::default()
     });
-    let none: Vec<RequestRecord> = Vec::new();
-    let summary = summarize(&none, &SummaryOptions::default());
-    let mut r = BenchResult::new(
-        RunConfig::default(),
-        summary,
-        &none,
-        String::new(),
-        String::new(),
-        0,
-        None,
-    );
+    let mut r = BenchResult::empty();
     let run = JobRun {
         duration_s: 10.0,
         time_scale: 1.0,

@@ -870,6 +870,20 @@ fn check(case: &Case, sims: (&SimProcess, &SimProcess)) -> Result<(), TestCaseEr
     Ok(())
 }
 
+/// A runner of `cases` cases drawn from `seed`, each reported as drawn (a case is a run of a
+/// few seconds: no shrinking, no persisted failures).
+fn seeded_runner(seed: u64, cases: usize) -> TestRunner {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let config = Config {
+        cases: cases as u32,
+        failure_persistence: None,
+        max_shrink_iters: 0,
+        ..Config::default()
+    };
+    TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+}
+
 #[test]
 fn every_planned_request_is_accounted_for_however_the_run_ends() {
     let sims = (start_sim(0.0), start_sim(0.25));
@@ -877,17 +891,7 @@ fn every_planned_request_is_accounted_for_however_the_run_ends() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(23);
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let config = Config {
-        cases: (3 * MODES) as u32,
-        failure_persistence: None,
-        // Each case is a run of a few seconds: report the first failure as drawn.
-        max_shrink_iters: 0,
-        ..Config::default()
-    };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let mut runner = seeded_runner(seed, 3 * MODES);
     let next = std::cell::Cell::new(0usize);
     let result = runner.run(&drawn(), |drawn| {
         let i = next.replace(next.get() + 1);
@@ -905,16 +909,7 @@ fn every_planned_request_is_accounted_for_however_the_run_ends() {
 #[test]
 fn every_planned_call_of_a_job_is_accounted_for_however_the_run_ends() {
     let sims = (start_sim(0.0), start_sim(0.25));
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&31u64.to_le_bytes());
-    let config = Config {
-        cases: ENDINGS as u32,
-        failure_persistence: None,
-        max_shrink_iters: 0,
-        ..Config::default()
-    };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let mut runner = seeded_runner(31, ENDINGS);
     let next = std::cell::Cell::new(0usize);
     let endings: Vec<_> = (0..ENDINGS).map(ending).collect();
     let drawn = (mode(MODES, false), mode(MODES, true), endings, any::<u64>());
@@ -960,16 +955,7 @@ fn every_planned_request_is_accounted_for_under_hostile_checks() {
         ])
     };
     let sims = (hostile(0.0), hostile(0.25));
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&29u64.to_le_bytes());
-    let config = Config {
-        cases: ENDINGS as u32,
-        failure_persistence: None,
-        max_shrink_iters: 0,
-        ..Config::default()
-    };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let mut runner = seeded_runner(29, ENDINGS);
     let next = std::cell::Cell::new(0usize);
     let result = runner.run(&drawn(), |drawn| {
         let i = next.replace(next.get() + 1);
@@ -1182,16 +1168,7 @@ fn with_second_url(mode: Mode, url: &str) -> Mode {
 fn a_routed_gated_or_adaptive_run_accounts_for_every_planned_request_however_it_ends() {
     let sims = (start_sim(0.0), start_sim(0.25));
     let seconds = (start_sim(0.0), start_sim(0.25));
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&37u64.to_le_bytes());
-    let config = Config {
-        cases: ENDINGS as u32,
-        failure_persistence: None,
-        max_shrink_iters: 0,
-        ..Config::default()
-    };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let mut runner = seeded_runner(37, ENDINGS);
     let next = std::cell::Cell::new(0usize);
     let modes = |big| (0..4).map(|m| routing_mode(m, big)).collect::<Vec<_>>();
     let endings: Vec<_> = (0..ENDINGS).map(ending).collect();

@@ -24,7 +24,6 @@ fn rules_match_vllm_layout() {
 /// is not judged (its step bursts leave together), the exact mode's judges the run.
 #[test]
 fn simulator_lateness_line_says_whether_it_is_judged() {
-    use crate::results::stats::{summarize, SummaryOptions};
     use crate::results::validity::{RunFacts, Validity};
     let report = |mode: &str| {
         let facts = RunFacts {
@@ -34,16 +33,7 @@ fn simulator_lateness_line_says_whether_it_is_judged() {
             ),
             ..RunFacts::default()
         };
-        let summary = summarize(&[], &SummaryOptions::default());
-        let mut result = BenchResult::new(
-            Default::default(),
-            summary,
-            &[],
-            String::new(),
-            String::new(),
-            0,
-            None,
-        );
+        let mut result = BenchResult::empty();
         result.validity = Some(Validity::judge(&mut [0.1], 0.0, facts));
         servebench_block(&result)
     };
@@ -78,7 +68,6 @@ fn lines_pad_like_vllm() {
 fn server_timings_and_metrics_lines() {
     use crate::measure::prom::{MetricsSample, ServerFamily};
     use crate::results::server_metrics::{ServerMetrics, ServerMetricsSummary};
-    use crate::results::stats::{summarize, SummaryOptions};
     let d = |median: f64| Distribution {
         count: 4,
         mean: median,
@@ -92,7 +81,7 @@ fn server_timings_and_metrics_lines() {
         ci95_median: None,
         ci95_percentiles: Vec::new(),
     };
-    let mut summary = summarize(&[], &SummaryOptions::default());
+    let mut summary = crate::results::stats::summarize(&[], &Default::default());
     summary.tpot_ms = Some(d(12.5));
     summary.ttft_ms = Some(d(130.0));
     summary.server_decode_per_token_ms = Some(d(12.25));
@@ -164,17 +153,7 @@ Server generated tokens (client):        256 (256)
 #[test]
 fn the_jobs_block_line_by_line() {
     use crate::results::jobs::{IntervalMethod, JobFigures};
-    use crate::results::stats::{summarize, SummaryOptions};
-    let summary = summarize(&[], &SummaryOptions::default());
-    let mut r = BenchResult::new(
-        Default::default(),
-        summary,
-        &[],
-        String::new(),
-        String::new(),
-        0,
-        None,
-    );
+    let mut r = BenchResult::empty();
     assert!(!text(&r).contains("JCT"));
     r.jobs = Some(JobFigures {
         planned: Some(12),
