@@ -5,11 +5,21 @@
 //! none of servebench's client code (it measures the server, not a client).
 //!
 //! Usage: sim_load HOST:PORT STREAMS TOKENS SPREAD_MS
+//!
+//! `SIM_LOAD_COLD_LINES=N` (default 0) gives each stream 8 KiB of state of its own and has
+//! every read update N of its cache lines, in a scattered order: what a client whose per-stream
+//! state is spread over N more lines pays per event, with nothing else changed
+//! (docs/performance.md, "Instructions per event").
 
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+/// A stream's own state with `SIM_LOAD_COLD_LINES` (8 KiB: 128 lines of 8 words).
+const STATE_WORDS: usize = 1024;
+const WORDS_PER_LINE: usize = 8;
+const LINES: usize = STATE_WORDS / WORDS_PER_LINE;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -21,6 +31,10 @@ fn main() {
     let streams: usize = args[2].parse().expect("STREAMS");
     let tokens: usize = args[3].parse().expect("TOKENS");
     let spread = Duration::from_secs_f64(args[4].parse::<f64>().expect("SPREAD_MS") / 1000.0);
+    let cold_lines: usize = std::env::var("SIM_LOAD_COLD_LINES")
+        .ok()
+        .map_or(0, |v| v.parse().expect("SIM_LOAD_COLD_LINES"))
+        .min(LINES);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -44,6 +58,7 @@ fn main() {
                     );
                     s.write_all(head.as_bytes()).await.ok()?;
                     let mut buf = vec![0u8; 64 * 1024];
+                    let mut state = vec![0u64; if cold_lines > 0 { STATE_WORDS } else { 0 }];
                     let (mut events, mut tail) = (0usize, 0u8);
                     loop {
                         match s.read(&mut buf).await {
@@ -55,9 +70,16 @@ fn main() {
                                 }
                                 events += b.windows(2).filter(|w| w == b"\n\n").count();
                                 tail = b[n - 1];
+                                // Lines in a scattered order, so the prefetcher cannot
+                                // bring the next one in with the last.
+                                for k in 0..cold_lines {
+                                    let line = k * 37 % LINES;
+                                    state[line * WORDS_PER_LINE] += n as u64;
+                                }
                             }
                         }
                     }
+                    std::hint::black_box(&state);
                     Some(events)
                 })
             })
