@@ -13,6 +13,7 @@ pub mod adaptive;
 pub mod arrivals;
 pub mod early_stop;
 pub mod error;
+mod facts;
 pub mod history;
 pub mod hooks;
 mod job;
