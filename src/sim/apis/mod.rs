@@ -50,7 +50,7 @@
 //!    A whole answer (a non-streamed variant, embeddings): `whole_answer`, with the body
 //!    written once the generation (or the prefill) is done.
 //! 3. Its `mod` line and its route in [`routes`] below, its line in `tests/suite/sim_layers.rs`'s
-//!    table, and a test in `sim/tests.rs` that checks the exact event structure.
+//!    table, and a test in `sim/tests/wire.rs` that checks the exact event structure.
 
 mod anthropic;
 mod audio;
