@@ -1,4 +1,5 @@
-//! Engine mode: natural ends, the queue timeout, faults, llama.cpp timings, and the metrics, tokenize and info endpoints agreeing with the engine.
+//! Engine mode: natural ends, the queue timeout, faults, llama.cpp timings, and the metrics,
+//! tokenize and info endpoints agreeing with the engine.
 
 use super::*;
 

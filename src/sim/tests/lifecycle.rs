@@ -1,4 +1,5 @@
-//! The simulator's other endpoints, its errors, shutdown, config validation, and the ignored load smoke test.
+//! The simulator's other endpoints, its errors, shutdown, config validation, and the ignored
+//! load smoke test.
 
 use super::*;
 
@@ -117,9 +118,9 @@ async fn spawn_rejects_invalid_config() {
     assert!(err.to_string().contains("error_rate"));
 }
 
-/// Load smoke test: many concurrent streams against a server confined to one thread. Run with
-/// `cargo test --release --lib sim::tests::lifecycle::throughput_smoke -- --ignored --nocapture`; it
-/// prints the event rate and the server's own lateness report.
+/// Load smoke test: many concurrent streams against a server confined to one thread. Run
+/// with `cargo test --release --lib sim::tests::lifecycle::throughput_smoke -- --ignored
+/// --nocapture`; it prints the event rate and the server's own lateness report.
 #[test]
 #[ignore = "load test; run explicitly, preferably with --release"]
 fn throughput_smoke() {
