@@ -470,11 +470,11 @@ async fn warm_up(
             p = gate.clone().acquire_owned() => p,
         };
         let (client, never, w) = (client.clone(), never.clone(), w.clone());
-        tasks.spawn(async move {
+        tasks.spawn(super::warm::Warm(async move {
             let r = client.send(&w, clock.now_ns(), &clock, &never).await;
             drop(permit);
             r
-        });
+        }));
         while let Some(Ok(r)) = tasks.try_join_next() {
             keep(r);
         }

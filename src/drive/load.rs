@@ -388,14 +388,14 @@ impl<'a> Run<'a> {
             history: shape.history_limits(),
         };
         let job = reqs.first().is_some_and(|r| r.call.is_some());
-        s.tasks.spawn(async move {
+        s.tasks.spawn(super::warm::Warm(async move {
             let talked = match job {
                 true => talk.run_job(id, reqs, scheduled_ns).await,
                 false => talk.converse(id, reqs, scheduled_ns, due).await,
             };
             drop(permit);
             talked
-        });
+        }));
         while let Some(joined) = s.tasks.try_join_next() {
             s.talked.add(Some(joined));
         }

@@ -40,3 +40,4 @@ mod talk;
 pub mod throttle;
 pub mod ui;
 pub mod users;
+mod warm;

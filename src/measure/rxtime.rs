@@ -267,7 +267,9 @@ pub async fn recv(
         match read {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => match short {
                 Some(got) => return Ok(got),
-                None => socket.readable().await?,
+                // The socket's one reader slot, not `readable()`: that queues a waiter (in the
+                // task's state) on a locked list the driver walks at every readiness event.
+                None => std::future::poll_fn(|cx| socket.poll_read_ready(cx)).await?,
             },
             r => return r,
         }
