@@ -109,12 +109,14 @@ impl RecordsFile {
 }
 
 /// The sends of the measured requests, gathered as their records arrive: real-time schedule
-/// lag (ms), and the first and last send.
+/// lag (ms), the first and last start (`began_ns`), and the first and last send (`sent_ns`,
+/// the span of the steady-state series).
 pub(super) struct Sends {
     pub(super) lags: SampleSet,
     pub(super) first: u64,
     pub(super) last: u64,
     pub(super) count: u64,
+    sent: Option<(u64, u64)>,
 }
 
 impl Sends {
@@ -124,6 +126,7 @@ impl Sends {
             first: u64::MAX,
             last: 0,
             count: 0,
+            sent: None,
         }
     }
 
@@ -136,6 +139,7 @@ impl Sends {
         self.first = self.first.min(r.began_ns());
         self.last = self.last.max(r.began_ns());
         self.count += 1;
+        self.sent = span(self.sent, Some((r.sent_ns, r.sent_ns)));
     }
 
     pub(super) fn merge(&mut self, o: Sends) {
@@ -143,6 +147,20 @@ impl Sends {
         self.first = self.first.min(o.first);
         self.last = self.last.max(o.last);
         self.count += o.count;
+        self.sent = span(self.sent, o.sent);
+    }
+
+    /// The first and last send; `None` before any.
+    pub(super) fn sent_span(&self) -> Option<(u64, u64)> {
+        self.sent
+    }
+}
+
+/// The span covering both.
+fn span(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
+    match (a, b) {
+        (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
+        (a, b) => a.or(b),
     }
 }
 

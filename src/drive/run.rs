@@ -18,7 +18,7 @@
 //! the server's metrics are sampled (`scrape`) while the measured load runs and saved with
 //! the result.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -411,6 +411,38 @@ async fn measure(
 
 /// The result document from the summary and what the measured phase saw (and when
 /// `--failover` stopped each endpoint, `stopped`), saved.
+/// What the result takes from the records file rather than from memory kept during the run,
+/// in one pass: the per-request arrays of a run small enough to keep them, and the steady
+/// window (`sent_span`: the first and last send of the measured requests).
+fn read_back(
+    result: &mut BenchResult,
+    path: &Path,
+    sent_span: Option<(u64, u64)>,
+) -> Result<(), RunError> {
+    let keep_arrays = result.keeps_per_request_arrays();
+    let mut steady = (result.config.steady_state)
+        .then(|| steady::Detector::new(sent_span, result.config.time_scale));
+    if keep_arrays || steady.is_some() {
+        match crate::measure::record::read_jsonl(path) {
+            Ok(records) => {
+                let records = records.inspect(|r| steady.iter_mut().for_each(|d| d.add(r)));
+                if keep_arrays {
+                    result.set_per_request_arrays(records);
+                } else {
+                    records.for_each(drop);
+                }
+            }
+            Err(source) if keep_arrays => {
+                let path = path.to_path_buf();
+                return Err(RunError::from(ResultsError::Read { path, source }));
+            }
+            Err(_) => {}
+        }
+    }
+    result.steady_state = steady.map(steady::Detector::finish);
+    Ok(())
+}
+
 fn finish(
     cfg: RunConfig,
     opts: &RunOptions,
@@ -418,6 +450,7 @@ fn finish(
     mut measured: Measured,
     stopped: &[Option<u64>],
 ) -> Result<BenchResult, RunError> {
+    let sent_span = measured.sends.sent_span();
     let mut facts = run_facts(
         &cfg,
         measured.sends,
@@ -438,17 +471,7 @@ fn finish(
         measured.unsent.total(),
         Some(opts.records_path.clone()),
     );
-    // The per-request arrays of a run small enough to keep them, read back from the records
-    // file rather than kept in memory during the run.
-    if result.keeps_per_request_arrays() {
-        let records = crate::measure::record::read_jsonl(&opts.records_path).map_err(|source| {
-            RunError::from(ResultsError::Read {
-                path: opts.records_path.clone(),
-                source,
-            })
-        })?;
-        result.set_per_request_arrays(records);
-    }
+    read_back(&mut result, &opts.records_path, sent_span)?;
     let s = &result.summary;
     facts.measured = s.completed + s.failed;
     facts.implausible_usage = s.implausible_usage;
@@ -472,16 +495,6 @@ fn finish(
         let (c, d) = (&result.config, result.summary.duration_s);
         let gap = c.load.shape.user_gap_s.unwrap_or(0.0);
         result.users = Some(UsersFigures::of(u, gap, d, c.time_scale));
-    }
-    if result.config.steady_state {
-        // Streamed from the records file, twice, rather than held (`steady::detect`).
-        let path = &opts.records_path;
-        let records = || {
-            crate::measure::record::read_jsonl(path)
-                .into_iter()
-                .flatten()
-        };
-        result.steady_state = Some(steady::detect(records, result.config.time_scale));
     }
     if let Some(seconds) = result.config.time_slice_s {
         // From the records file, which every lane wrote into (`results::slices`).

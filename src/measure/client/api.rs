@@ -22,6 +22,7 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
+use super::fast_event::Shape;
 use super::usage::Reported;
 use crate::config::structured::StructuredOutput;
 use crate::measure::record::FailureKind;
@@ -245,6 +246,16 @@ pub trait Api: Send + Sync {
 pub trait Streamed: Send + Sync {
     /// Reads one event. The terminator and error events are handled here too.
     fn parse<'a>(&self, event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, Failure>;
+    /// Reads one event as [`Streamed::parse`] does, where `shape` is the stream's memory of its
+    /// last plain event (the OpenAI APIs read the next one against it).
+    fn parse_shaped<'a>(
+        &self,
+        _shape: &mut Shape,
+        event: Option<&str>,
+        data: &'a str,
+    ) -> Result<Parsed<'a>, Failure> {
+        self.parse(event, data)
+    }
 }
 
 /// An API whose answer is one JSON document.

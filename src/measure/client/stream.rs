@@ -12,6 +12,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use crate::measure::client::api::{Answered, Failure, Streamed, Usage};
+use crate::measure::client::fast_event::Shape;
 use crate::measure::client::reasoning::Reasoning;
 use crate::measure::client::server_forms;
 use crate::measure::client::usage::{self, Claims, Reported, Seen, TOKENS_PER_EVENT};
@@ -80,6 +81,8 @@ pub(super) struct Stream<'a> {
     pub(super) target: usize,
     pub(super) echo: Option<String>,
     pub(super) echoed: Option<String>,
+    /// The last plain event, which the next is read against (`fast_event::Shape`).
+    shape: Shape,
 }
 
 impl<'a> Stream<'a> {
@@ -131,6 +134,7 @@ impl<'a> Stream<'a> {
             target: 0,
             echo: None,
             echoed: None,
+            shape: Shape::default(),
         }
     }
 
@@ -223,7 +227,7 @@ impl<'a> Stream<'a> {
         if self.done {
             return Ok(()); // anything after the terminator is ignored
         }
-        let p = api.parse(name, data)?;
+        let p = api.parse_shaped(&mut self.shape, name, data)?;
         self.events += 1;
         if p.has_output() {
             let more: usize = p.more_tool_calls.iter().map(|c| c.args.len()).sum();

@@ -335,7 +335,7 @@ fn media_for_a_text_api_fails_unsent_by_name() {
 /// the chunk that stepped back and by how much: no TTFT or TPOT is computed from it.
 #[test]
 fn a_stream_whose_times_go_backwards_is_malformed() {
-    use super::apis::completions::OpenAiCompletions;
+    use super::apis::completions::OpenAiStream;
     use super::stream::{Bounds, Stream};
     let event = r#"{"choices":[{"index":0,"text":"a","finish_reason":null}]}"#;
     let finished = |times: &[u64]| {
@@ -343,7 +343,7 @@ fn a_stream_whose_times_go_backwards_is_malformed() {
         state.rec.sent_ns = 1_000_000;
         state.rec.http_status = Some(200);
         for &t in times {
-            state.event(&OpenAiCompletions, None, event, t).unwrap();
+            state.event(&OpenAiStream, None, event, t).unwrap();
         }
         state.finish(Outcome::Ok, 30_000_000_000, 1.0, Default::default())
     };

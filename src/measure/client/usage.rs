@@ -168,7 +168,7 @@ fn timings_plausible(v: &Value, seen: &Seen, prompt_bound: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::api::Streamed;
-    use super::super::apis::completions::OpenAiCompletions;
+    use super::super::apis::completions::OpenAiStream;
     use super::super::stream::{Bounds, Stream};
     use super::*;
     use crate::measure::record::{Outcome, TokenSource};
@@ -466,12 +466,12 @@ mod tests {
                     e["usage"] = json!({"completion_tokens": c});
                 }
                 let data = e.to_string();
-                if state.event(&OpenAiCompletions as &dyn Streamed, None, &data, i as u64).is_ok() {
+                if state.event(&OpenAiStream as &dyn Streamed, None, &data, i as u64).is_ok() {
                     events += 1;
                 }
             }
             let last = json!({"choices": [], "usage": {"completion_tokens": usage, "prompt_tokens": 3}});
-            let _ = state.event(&OpenAiCompletions, None, &last.to_string(), 20);
+            let _ = state.event(&OpenAiStream, None, &last.to_string(), 20);
             events += 1;
             state.rec.http_status = Some(200);
             let r = state.finish(Outcome::Ok, 30, 1.0, Default::default());

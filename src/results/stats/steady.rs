@@ -255,9 +255,10 @@ impl Binned {
         }
     }
 
-    fn add(&mut self, r: &RequestRecord, origin: u64) {
+    /// Adds one record, `m` its metrics (unscaled).
+    fn add(&mut self, r: &RequestRecord, m: Option<&RequestMetrics>, origin: u64) {
         let at = |t: u64| (t.saturating_sub(origin) / self.width) as usize;
-        if let Some(m) = RequestMetrics::of(r) {
+        if let Some(m) = m {
             let even = m.output_tokens as f64 / r.chunk_ns.len() as f64;
             let per_chunk = r
                 .chunk_tokens
@@ -284,118 +285,159 @@ impl Binned {
 }
 
 /// Finds the steady window of a run and its figures. `records` gives the run's records, every
-/// time it is called (they are read twice: once for the window's bounds and the per-request
-/// series, once for the time bins), so a records file can be streamed rather than held;
-/// warm-ups are skipped. `time_scale` is the simulated server's clock speed-up
-/// (`--time-scale`; 1 for a real server).
+/// time it is called (they are read twice: once for the span of their sends, once for the
+/// series), so a records file can be streamed rather than held; warm-ups are skipped.
+/// `time_scale` is the simulated server's clock speed-up (`--time-scale`; 1 for a real server).
 pub fn detect<R, I>(records: impl Fn() -> I, time_scale: f64) -> SteadyState
 where
     R: Borrow<RequestRecord>,
     I: IntoIterator<Item = R>,
 {
-    let mut points: Vec<Point> = records()
+    let span = records()
         .into_iter()
         .filter(|r| !r.borrow().warmup)
-        .map(|r| {
-            let r = r.borrow();
-            let m = RequestMetrics::of(r).map(|m| m.scaled(time_scale));
-            Point {
-                sent_ns: r.sent_ns,
-                id: r.id,
-                ttft_ms: m.as_ref().map(|m| m.ttft_ns as f64 / 1e6),
-                tpot_ms: m.and_then(|m| m.tpot_ms),
-            }
-        })
-        .collect();
-    points.sort_by_key(|p| (p.sent_ns, p.id));
-    let mut state = SteadyState {
-        verdict: SteadyVerdict::TooShort,
-        settled: Vec::new(),
-        start_s: None,
-        end_s: None,
-        window_ns: None,
-        requests: 0,
-        output_throughput: None,
-        in_flight: None,
-        ttft_ms: None,
-        tpot_ms: None,
-    };
-    let (Some(first), Some(last)) = (points.first(), points.last()) else {
-        return state;
-    };
-    let (origin, last_send) = (first.sent_ns, last.sent_ns);
-    let mut binned = Binned::new(origin, last_send);
-    for r in records() {
-        let r = r.borrow();
-        if !r.warmup {
-            binned.add(r, origin);
+        .map(|r| r.borrow().sent_ns)
+        .fold(None, |s: Option<(u64, u64)>, t| {
+            Some(s.map_or((t, t), |(a, b)| (a.min(t), b.max(t))))
+        });
+    let mut d = Detector::new(span, time_scale);
+    records().into_iter().for_each(|r| d.add(r.borrow()));
+    d.finish()
+}
+
+/// The steady-state detection fed a run's records one at a time, in any order, in one pass,
+/// once the span of their sends is known (the first and last `sent_ns` of its measured
+/// requests, as the run gathered them): a run reads its records file back once for this and
+/// everything else it takes from it.
+pub struct Detector {
+    time_scale: f64,
+    /// The first and last send.
+    origin: u64,
+    last_send: u64,
+    points: Vec<Point>,
+    binned: Binned,
+}
+
+impl Detector {
+    /// `sends`: the first and last send of the measured requests; `None` when there were none.
+    pub fn new(sends: Option<(u64, u64)>, time_scale: f64) -> Detector {
+        let (origin, last_send) = sends.unwrap_or((0, 0));
+        Detector {
+            time_scale,
+            origin,
+            last_send,
+            points: Vec::new(),
+            binned: Binned::new(origin, last_send),
         }
     }
-    let secs_per_bin = binned.width as f64 / NS_PER_S * time_scale;
-    binned
-        .throughput
-        .iter_mut()
-        .for_each(|t| *t /= secs_per_bin);
-    let ttft: Vec<(u64, f64)> = points
-        .iter()
-        .filter_map(|p| p.ttft_ms.map(|t| (p.sent_ns, t)))
-        .collect();
-    let tpot: Vec<(u64, f64)> = points
-        .iter()
-        .filter_map(|p| p.tpot_ms.map(|t| (p.sent_ns, t)))
-        .collect();
 
-    let secs = |t: u64| t.saturating_sub(origin) as f64 / NS_PER_S * time_scale;
-    let bin_start = |i: usize| origin + i as u64 * binned.width;
-    let values = |s: &[(u64, f64)]| s.iter().map(|(_, v)| *v).collect::<Vec<f64>>();
-    let cuts = [
-        (
-            "output_throughput",
-            mser5(&binned.throughput).map(bin_start),
-        ),
-        ("in_flight", mser5(&binned.in_flight).map(bin_start)),
-        ("ttft_ms", mser5(&values(&ttft)).map(|i| ttft[i].0)),
-        ("tpot_ms", mser5(&values(&tpot)).map(|i| tpot[i].0)),
-    ];
-    // Too short outranks still ramping: with too few observations nothing is known.
-    state.verdict = if cuts.iter().any(|(_, c)| *c == Err(SteadyVerdict::TooShort)) {
-        SteadyVerdict::TooShort
-    } else if cuts.iter().any(|(_, c)| c.is_err()) {
-        SteadyVerdict::StillRamping
-    } else {
-        SteadyVerdict::Steady
-    };
-    state.settled = cuts
-        .iter()
-        .map(|(name, c)| Settled {
-            series: name.to_string(),
-            at_s: c.as_ref().ok().map(|&t| secs(t)),
-        })
-        .collect();
-    if state.verdict != SteadyVerdict::Steady {
-        return state;
+    /// Adds one record; warm-ups are skipped.
+    pub fn add(&mut self, r: &RequestRecord) {
+        if r.warmup {
+            return;
+        }
+        let m = RequestMetrics::of(r);
+        self.binned.add(r, m.as_ref(), self.origin);
+        let m = m.map(|m| m.scaled(self.time_scale));
+        self.points.push(Point {
+            sent_ns: r.sent_ns,
+            id: r.id,
+            ttft_ms: m.as_ref().map(|m| m.ttft_ns as f64 / 1e6),
+            tpot_ms: m.and_then(|m| m.tpot_ms),
+        });
     }
-    let start = cuts
-        .iter()
-        .filter_map(|(_, c)| c.ok())
-        .max()
-        .unwrap_or(origin);
-    let first_bin = ((start - origin) / binned.width) as usize;
-    let inside = |s: &[(u64, f64)]| -> Vec<f64> {
-        s.iter()
-            .filter(|(t, _)| *t >= start)
-            .map(|(_, v)| *v)
-            .collect()
-    };
-    state.start_s = Some(secs(start));
-    state.end_s = Some(secs(last_send));
-    state.window_ns = Some([start, last_send]);
-    state.requests = ttft.iter().filter(|(t, _)| *t >= start).count() as u64;
-    state.output_throughput = window_mean(&binned.throughput[first_bin..]);
-    state.in_flight = window_mean(&binned.in_flight[first_bin..]);
-    state.ttft_ms = window_mean(&inside(&ttft));
-    state.tpot_ms = window_mean(&inside(&tpot));
-    state
+
+    /// The window and its figures.
+    pub fn finish(self) -> SteadyState {
+        let Detector {
+            time_scale,
+            origin,
+            last_send,
+            mut points,
+            mut binned,
+        } = self;
+        points.sort_by_key(|p| (p.sent_ns, p.id));
+        let mut state = SteadyState {
+            verdict: SteadyVerdict::TooShort,
+            settled: Vec::new(),
+            start_s: None,
+            end_s: None,
+            window_ns: None,
+            requests: 0,
+            output_throughput: None,
+            in_flight: None,
+            ttft_ms: None,
+            tpot_ms: None,
+        };
+        if points.is_empty() {
+            return state;
+        }
+        let secs_per_bin = binned.width as f64 / NS_PER_S * time_scale;
+        binned
+            .throughput
+            .iter_mut()
+            .for_each(|t| *t /= secs_per_bin);
+        let ttft: Vec<(u64, f64)> = points
+            .iter()
+            .filter_map(|p| p.ttft_ms.map(|t| (p.sent_ns, t)))
+            .collect();
+        let tpot: Vec<(u64, f64)> = points
+            .iter()
+            .filter_map(|p| p.tpot_ms.map(|t| (p.sent_ns, t)))
+            .collect();
+
+        let secs = |t: u64| t.saturating_sub(origin) as f64 / NS_PER_S * time_scale;
+        let bin_start = |i: usize| origin + i as u64 * binned.width;
+        let values = |s: &[(u64, f64)]| s.iter().map(|(_, v)| *v).collect::<Vec<f64>>();
+        let cuts = [
+            (
+                "output_throughput",
+                mser5(&binned.throughput).map(bin_start),
+            ),
+            ("in_flight", mser5(&binned.in_flight).map(bin_start)),
+            ("ttft_ms", mser5(&values(&ttft)).map(|i| ttft[i].0)),
+            ("tpot_ms", mser5(&values(&tpot)).map(|i| tpot[i].0)),
+        ];
+        // Too short outranks still ramping: with too few observations nothing is known.
+        state.verdict = if cuts.iter().any(|(_, c)| *c == Err(SteadyVerdict::TooShort)) {
+            SteadyVerdict::TooShort
+        } else if cuts.iter().any(|(_, c)| c.is_err()) {
+            SteadyVerdict::StillRamping
+        } else {
+            SteadyVerdict::Steady
+        };
+        state.settled = cuts
+            .iter()
+            .map(|(name, c)| Settled {
+                series: name.to_string(),
+                at_s: c.as_ref().ok().map(|&t| secs(t)),
+            })
+            .collect();
+        if state.verdict != SteadyVerdict::Steady {
+            return state;
+        }
+        let start = cuts
+            .iter()
+            .filter_map(|(_, c)| c.ok())
+            .max()
+            .unwrap_or(origin);
+        let first_bin = ((start - origin) / binned.width) as usize;
+        let inside = |s: &[(u64, f64)]| -> Vec<f64> {
+            s.iter()
+                .filter(|(t, _)| *t >= start)
+                .map(|(_, v)| *v)
+                .collect()
+        };
+        state.start_s = Some(secs(start));
+        state.end_s = Some(secs(last_send));
+        state.window_ns = Some([start, last_send]);
+        state.requests = ttft.iter().filter(|(t, _)| *t >= start).count() as u64;
+        state.output_throughput = window_mean(&binned.throughput[first_bin..]);
+        state.in_flight = window_mean(&binned.in_flight[first_bin..]);
+        state.ttft_ms = window_mean(&inside(&ttft));
+        state.tpot_ms = window_mean(&inside(&tpot));
+        state
+    }
 }
 
 #[cfg(test)]
@@ -562,6 +604,26 @@ mod tests {
         // Ten 10-token requests... each second: 100 requests × 10 tokens = 1000 tokens/s.
         let thr = s.output_throughput.as_ref().unwrap().mean;
         assert!((thr - 1000.0).abs() < 60.0, "throughput {thr}");
+    }
+
+    #[test]
+    fn one_pass_with_the_span_of_the_sends_finds_what_two_passes_find() {
+        let records: Vec<RequestRecord> = (0..400)
+            .map(|i| record(i, 10 * i, if i < 100 { 300 - 2 * i } else { 20 }, 10))
+            .chain(std::iter::once(RequestRecord {
+                warmup: true,
+                ..record(400, 5000, 20, 10)
+            }))
+            .collect();
+        let mut d = Detector::new(Some((0, 3_990_000_000)), 1.0);
+        records.iter().for_each(|r| d.add(r));
+        let one = d.finish();
+        assert_eq!(one.verdict, SteadyVerdict::Steady);
+        assert_eq!(one, detect(|| &records, 1.0));
+        assert_eq!(
+            Detector::new(None, 1.0).finish().verdict,
+            SteadyVerdict::TooShort
+        );
     }
 
     #[test]

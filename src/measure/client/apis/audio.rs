@@ -17,10 +17,8 @@
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::completions::parse_openai;
-use crate::measure::client::api::{
-    unsendable, Answer, Api, BodySpec, Failure, Parsed, Part, Streamed,
-};
+use super::completions::OpenAiStream;
+use crate::measure::client::api::{unsendable, Answer, Api, BodySpec, Failure, Part};
 
 /// The form's boundary: long and odd enough that no field holds it by chance; a body part
 /// that does is refused.
@@ -52,7 +50,7 @@ impl Api for OpenAiAudio {
         Ok(spec.with_ignore_eos(body))
     }
     fn answer(&self) -> Answer<'_> {
-        Answer::Streamed(self)
+        Answer::Streamed(&OpenAiStream)
     }
     /// `max_completion_tokens` wins over `max_tokens` where both are set (as in vLLM).
     fn max_tokens(&self, body: &Value) -> Option<u64> {
@@ -72,12 +70,6 @@ impl Api for OpenAiAudio {
 
 /// The body's content type, with its boundary.
 const CONTENT_TYPE: &str = concat!("multipart/form-data; boundary=", boundary!());
-
-impl Streamed for OpenAiAudio {
-    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, Failure> {
-        parse_openai(data)
-    }
-}
 
 /// The request's one WAV clip (base64), or the refusal naming what it holds instead.
 fn clip<'a>(spec: &BodySpec<'a>) -> Result<&'a str, Failure> {

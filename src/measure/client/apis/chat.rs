@@ -5,11 +5,9 @@
 
 use serde_json::{json, Value};
 
-use super::completions::{parse_openai, stream_options, OpenAiCompletions};
+use super::completions::{stream_options, OpenAiCompletions, OpenAiStream};
 use crate::config::structured::{StructuredOutput, Tool};
-use crate::measure::client::api::{
-    messages, Answer, Api, BodySpec, Failure, Parsed, Part, Streamed,
-};
+use crate::measure::client::api::{messages, Answer, Api, BodySpec, Failure, Part};
 
 /// A media part as an OpenAI content part.
 fn openai_part(p: &Part) -> Option<Value> {
@@ -36,7 +34,7 @@ impl Api for OpenAiChat {
         Ok(body)
     }
     fn answer(&self) -> Answer<'_> {
-        Answer::Streamed(self)
+        Answer::Streamed(&OpenAiStream)
     }
     /// `max_completion_tokens` wins over `max_tokens` where both are set (as in vLLM).
     fn max_tokens(&self, body: &Value) -> Option<u64> {
@@ -56,12 +54,6 @@ impl Api for OpenAiChat {
             return Ok(());
         }
         OpenAiCompletions.structured(body, s)
-    }
-}
-
-impl Streamed for OpenAiChat {
-    fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, Failure> {
-        parse_openai(data)
     }
 }
 

@@ -15,6 +15,7 @@ use crate::measure::client::api::{
     cached_in, malformed, reasoning_in, server_error, text_only, unsendable, Answer, Api, BodySpec,
     Failure, Parsed, Streamed, ToolPiece, Usage,
 };
+use crate::measure::client::fast_event::{self, Shape};
 use crate::measure::client::usage::Reported;
 
 #[derive(Deserialize)]
@@ -93,13 +94,26 @@ struct OaiFunction<'a> {
 
 /// Reads one event of an OpenAI stream (completions or chat).
 pub(super) fn parse_openai<'a>(data: &'a str) -> Result<Parsed<'a>, Failure> {
+    read_openai(None, data)
+}
+
+/// [`parse_openai`], reading a plain chunk against the stream's last one when `shape` is
+/// given (`fast_event::Shape`).
+pub(super) fn read_openai<'a>(
+    shape: Option<&mut Shape>,
+    data: &'a str,
+) -> Result<Parsed<'a>, Failure> {
     if data.trim() == "[DONE]" {
         return Ok(Parsed {
             done: true,
             ..Parsed::default()
         });
     }
-    if let Some(text) = crate::measure::client::fast_event::openai(data) {
+    let fast = match shape {
+        Some(shape) => fast_event::openai_shaped(shape, data),
+        None => fast_event::openai(data),
+    };
+    if let Some(text) = fast {
         return Ok(Parsed {
             content: Cow::Borrowed(text),
             ..Parsed::default()
@@ -179,7 +193,7 @@ impl Api for OpenAiCompletions {
         Ok(body)
     }
     fn answer(&self) -> Answer<'_> {
-        Answer::Streamed(self)
+        Answer::Streamed(&OpenAiStream)
     }
     /// As vLLM's own structured-output benchmark sends it on completions: a
     /// regex, choice or grammar in `structured_outputs` (or the older `guided_*` field), a
@@ -208,9 +222,21 @@ pub(super) fn json_schema_format(schema: &Value) -> Value {
     }})
 }
 
-impl Streamed for OpenAiCompletions {
+/// The reading of an OpenAI stream: the completions, chat and audio transcription APIs answer
+/// with the same chunks.
+pub(crate) struct OpenAiStream;
+
+impl Streamed for OpenAiStream {
     fn parse<'a>(&self, _event: Option<&str>, data: &'a str) -> Result<Parsed<'a>, Failure> {
         parse_openai(data)
+    }
+    fn parse_shaped<'a>(
+        &self,
+        shape: &mut Shape,
+        _event: Option<&str>,
+        data: &'a str,
+    ) -> Result<Parsed<'a>, Failure> {
+        read_openai(Some(shape), data)
     }
 }
 
@@ -283,7 +309,10 @@ mod tests {
     #[test]
     fn vllm_per_request_metrics_are_read() {
         let m = r#"{"time_to_first_token_ms":96.5,"queue_time_ms":30.25,"generation_time_ms":400,"mean_itl_ms":10.1,"tokens_per_second":99}"#;
-        for api in [&OpenAiCompletions as &dyn Streamed, &OpenAiChat] {
+        for api in [&OpenAiCompletions as &dyn Api, &OpenAiChat] {
+            let Answer::Streamed(api) = api.answer() else {
+                panic!("both stream")
+            };
             let data = format!(
                 r#"{{"choices":[],"usage":{{"prompt_tokens":2,"completion_tokens":3}},"metrics":{m}}}"#
             );

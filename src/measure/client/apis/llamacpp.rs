@@ -72,8 +72,7 @@ impl Streamed for LlamaCpp {
 
 #[cfg(test)]
 mod tests {
-    use super::super::chat::OpenAiChat;
-    use super::super::completions::OpenAiCompletions;
+    use super::super::completions::OpenAiStream;
     use super::*;
 
     #[test]
@@ -101,11 +100,7 @@ mod tests {
     fn llamacpp_timings_are_read_on_every_api() {
         // /v1/completions: in the chunk that carries `finish_reason` (and usage).
         let completion = r#"{"choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"length"}],"object":"text_completion","usage":{"completion_tokens":4,"prompt_tokens":2,"total_tokens":6,"prompt_tokens_details":{"cached_tokens":0}},"timings":{"cache_n":0,"prompt_n":2,"prompt_ms":22.236,"predicted_n":4,"predicted_ms":35.651,"predicted_per_token_ms":11.883666666666668}}"#;
-        let usage = OpenAiCompletions
-            .parse(None, completion)
-            .unwrap()
-            .usage
-            .unwrap();
+        let usage = OpenAiStream.parse(None, completion).unwrap().usage.unwrap();
         assert_eq!(usage.cached_tokens, Some(Reported::Count(0)));
         // /v1/chat/completions: in the usage-only chunk after the finish chunk.
         let chat = r#"{"choices":[],"object":"chat.completion.chunk","usage":{"completion_tokens":3,"prompt_tokens":31,"total_tokens":34},"timings":{"cache_n":0,"prompt_n":31,"prompt_ms":244.785,"predicted_n":3,"predicted_ms":24.991,"predicted_per_token_ms":12.4955}}"#;
@@ -113,11 +108,11 @@ mod tests {
         let native = r#"{"index":0,"content":"","tokens":[],"stop":true,"tokens_predicted":3,"tokens_evaluated":1,"timings":{"cache_n":0,"prompt_n":1,"prompt_ms":18.259,"predicted_n":3,"predicted_ms":33.023,"predicted_per_token_ms":16.5115}}"#;
         for (api, data, per_token) in [
             (
-                &OpenAiCompletions as &dyn Streamed,
+                &OpenAiStream as &dyn Streamed,
                 completion,
                 11.883666666666668,
             ),
-            (&OpenAiChat, chat, 12.4955),
+            (&OpenAiStream, chat, 12.4955),
             (&LlamaCpp, native, 16.5115),
         ] {
             let p = api.parse(None, data).unwrap();
