@@ -470,7 +470,7 @@ async fn warm_up(
             p = gate.clone().acquire_owned() => p,
         };
         let (client, never, w) = (client.clone(), never.clone(), w.clone());
-        tasks.spawn(super::warm::Warm(async move {
+        tasks.spawn(super::warm::Warm::new(async move {
             let r = client.send(&w, clock.now_ns(), &clock, &never).await;
             drop(permit);
             r

@@ -388,7 +388,7 @@ impl<'a> Run<'a> {
             history: shape.history_limits(),
         };
         let job = reqs.first().is_some_and(|r| r.call.is_some());
-        s.tasks.spawn(super::warm::Warm(async move {
+        s.tasks.spawn(super::warm::Warm::new(async move {
             let talked = match job {
                 true => talk.run_job(id, reqs, scheduled_ns).await,
                 false => talk.converse(id, reqs, scheduled_ns, due).await,

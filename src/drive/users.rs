@@ -121,7 +121,7 @@ pub async fn drive(
         // User i starts i/N of a gap after the start.
         let offset = u128::from(shared.gap_ns) * u128::from(i) / u128::from(users);
         let first_ns = start_ns.saturating_add(u64::try_from(offset).unwrap_or(u64::MAX));
-        tasks.spawn(super::warm::Warm(user(shared.clone(), i, first_ns)));
+        tasks.spawn(super::warm::Warm::new(user(shared.clone(), i, first_ns)));
     }
     let (talked, counts) = drain(&shared, &mut tasks).await;
     let dispatched = shared.units.lock().map_or(total, |u| u.dispatched);

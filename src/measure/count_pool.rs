@@ -19,6 +19,7 @@ use std::future::Future;
 
 use tokio::sync::oneshot;
 
+use super::ahead::{self, Slot};
 use super::workers::{Priority, Workers};
 use crate::tokenizer::Tokenizer;
 
@@ -80,6 +81,7 @@ impl<'a> Counting<'a> {
     /// whitespace.
     pub fn push(&mut self, piece: &str) {
         self.text.push_str(piece);
+        ahead::note(Slot::Text, self.text.as_ptr().wrapping_add(self.text.len()));
         if self.text.len() >= COUNT_PIECE {
             let cut = (self.text.rfind(char::is_whitespace))
                 .filter(|&i| i > 0)

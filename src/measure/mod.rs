@@ -5,6 +5,7 @@
 //! tokenizer). Nothing here decides when a request is sent (`drive`) or what a run's figures
 //! are (`results`).
 
+pub mod ahead;
 pub mod answer_regex;
 pub mod answer_schema;
 pub mod checker_pool;

@@ -33,7 +33,7 @@ use tokio::time::Instant;
 
 use super::source::{connect_from, Sources};
 use super::wire::{content_length, parse_head, request_head, Framing};
-use crate::measure::rxtime;
+use crate::measure::{ahead, rxtime};
 
 /// Bytes read per socket read; also the starting size of a response head's buffer.
 const BUF_SIZE: usize = 2048;
@@ -514,6 +514,7 @@ impl Response {
                 // to decode twice.
                 let n = self.buf.len().min(BUF_SIZE);
                 (self.start, self.end) = (0, 0);
+                ahead::note(ahead::Slot::Read, self.buf.as_ptr());
                 (self.end, self.arrived) =
                     match read(&self.stream, &mut self.buf[..n], &mut self.rx).await {
                         Ok(read) => read,
@@ -540,18 +541,18 @@ impl Response {
         let (s, e) = (self.start, self.end);
         self.start = e;
         let (used, data) = match &mut self.framing {
-            Framing::Close { .. } => (e - s, e - s),
+            Framing::Close { .. } => (e - s, 0..e - s),
             Framing::Length(left) => {
                 let n = (*left).min((e - s) as u64);
                 *left -= n;
-                (n as usize, n as usize)
+                (n as usize, 0..n as usize)
             }
             Framing::Chunked(c) => c
                 .decode(&mut self.buf[s..e])
                 .map_err(|why| Error::Broken(format!("malformed chunked body: {why}")))?,
         };
         self.overrun |= used < e - s;
-        Ok((data > 0).then_some(s..s + data))
+        Ok((!data.is_empty()).then_some(s + data.start..s + data.end))
     }
 
     /// The body's first bytes (at most `max`), for an error response's message.

@@ -11,6 +11,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use crate::measure::ahead::{self, Slot};
 use crate::measure::client::api::{Answered, Failure, Streamed, Usage};
 use crate::measure::client::fast_event::Shape;
 use crate::measure::client::reasoning::Reasoning;
@@ -234,6 +235,8 @@ impl<'a> Stream<'a> {
             let bytes = (p.content.len() + p.reasoning.len() + p.tool_args.len() + more) as u64;
             self.text_bytes = self.text_bytes.saturating_add(bytes);
             self.rec.chunk_ns.push(t);
+            let times = &self.rec.chunk_ns;
+            ahead::note(Slot::Times, times.as_ptr().wrapping_add(times.len()).cast());
             self.gate = None;
             if !p.reasoning.is_empty() {
                 self.rec.first_reasoning_ns.get_or_insert(t);

@@ -214,11 +214,16 @@ impl Chunked {
     }
 
     /// Decodes `buf` in place: returns how many of its bytes were consumed (all, unless the
-    /// body ended inside it) and how many data bytes now lie at its start.
+    /// body ended inside it) and where in it the data now lies. The data stays where its first
+    /// piece was and later pieces move up behind it, so a read holding one chunk's data (a
+    /// streamed event, usually) is not moved at all.
     #[inline]
-    pub(super) fn decode(&mut self, buf: &mut [u8]) -> Result<(usize, usize), &'static str> {
+    pub(super) fn decode(
+        &mut self,
+        buf: &mut [u8],
+    ) -> Result<(usize, std::ops::Range<usize>), &'static str> {
         let mut i = 0;
-        let mut out = 0;
+        let (mut start, mut out) = (0, 0);
         while i < buf.len() {
             let b = buf[i];
             self.state = match self.state {
@@ -249,7 +254,11 @@ impl Chunked {
                 },
                 State::Data { left } => {
                     let n = (left as usize).min(buf.len() - i);
-                    buf.copy_within(i..i + n, out);
+                    if out == 0 {
+                        start = i;
+                    } else {
+                        buf.copy_within(i..i + n, start + out);
+                    }
                     out += n;
                     i += n;
                     let left = left - n as u64;
@@ -275,7 +284,7 @@ impl Chunked {
             };
             i += 1;
         }
-        Ok((i, out))
+        Ok((i, start..start + out))
     }
 }
 
