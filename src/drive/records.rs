@@ -18,7 +18,7 @@ use crate::drive::early_stop::ErrorWatch;
 use crate::drive::ui::live::Live;
 use crate::measure::record::{RecordsWriter, RequestRecord};
 use crate::results::error::ResultsError;
-use crate::results::stats::{SampleSet, Summarizer};
+use crate::results::stats::{steady, SampleSet, Summarizer};
 
 /// The run's one records file, appended to by every lane (one lock per record). A write that
 /// fails closes it for all: the first error is kept, and the measured records that did not
@@ -139,7 +139,7 @@ impl Sends {
         self.first = self.first.min(r.began_ns());
         self.last = self.last.max(r.began_ns());
         self.count += 1;
-        self.sent = span(self.sent, Some((r.sent_ns, r.sent_ns)));
+        self.sent = steady::span(self.sent, Some((r.sent_ns, r.sent_ns)));
     }
 
     pub(super) fn merge(&mut self, o: Sends) {
@@ -147,20 +147,12 @@ impl Sends {
         self.first = self.first.min(o.first);
         self.last = self.last.max(o.last);
         self.count += o.count;
-        self.sent = span(self.sent, o.sent);
+        self.sent = steady::span(self.sent, o.sent);
     }
 
     /// The first and last send; `None` before any.
     pub(super) fn sent_span(&self) -> Option<(u64, u64)> {
         self.sent
-    }
-}
-
-/// The span covering both.
-fn span(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
-    match (a, b) {
-        (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
-        (a, b) => a.or(b),
     }
 }
 

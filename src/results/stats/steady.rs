@@ -293,16 +293,22 @@ where
     R: Borrow<RequestRecord>,
     I: IntoIterator<Item = R>,
 {
-    let span = records()
+    let sends = records()
         .into_iter()
         .filter(|r| !r.borrow().warmup)
         .map(|r| r.borrow().sent_ns)
-        .fold(None, |s: Option<(u64, u64)>, t| {
-            Some(s.map_or((t, t), |(a, b)| (a.min(t), b.max(t))))
-        });
-    let mut d = Detector::new(span, time_scale);
+        .fold(None, |s, t| span(s, Some((t, t))));
+    let mut d = Detector::new(sends, time_scale);
     records().into_iter().for_each(|r| d.add(r.borrow()));
     d.finish()
+}
+
+/// The span (first, last) covering both; `None` when neither is known.
+pub fn span(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
+    match (a, b) {
+        (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
+        (a, b) => a.or(b),
+    }
 }
 
 /// The steady-state detection fed a run's records one at a time, in any order, in one pass,
