@@ -409,8 +409,6 @@ async fn measure(
     })
 }
 
-/// The result document from the summary and what the measured phase saw (and when
-/// `--failover` stopped each endpoint, `stopped`), saved.
 /// What the result takes from the records file rather than from memory kept during the run,
 /// in one pass: the per-request arrays of a run small enough to keep them, and the steady
 /// window (`sent_span`: the first and last send of the measured requests).
@@ -443,6 +441,8 @@ fn read_back(
     Ok(())
 }
 
+/// The result document from the summary and what the measured phase saw (and when
+/// `--failover` stopped each endpoint, `stopped`), saved.
 fn finish(
     cfg: RunConfig,
     opts: &RunOptions,
