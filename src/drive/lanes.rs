@@ -232,11 +232,10 @@ impl Lanes {
         for (i, w) in warmups.into_iter().enumerate() {
             warm[i % n].push(w);
         }
-        let warm_concurrency = cfg
-            .load
-            .concurrency_cap()
-            .unwrap_or(u64::MAX)
-            .clamp(1, 1024);
+        // As many at a time as the measured load keeps in flight; with no cap, 1,024.
+        let warm_concurrency = (cfg.load.concurrency_cap())
+            .unwrap_or(UNCAPPED_WARM_CONCURRENCY)
+            .max(1);
         let limits = &cfg.load.shape;
         let watch = (limits.max_errors.is_some() || limits.max_error_rate.is_some())
             .then(|| Arc::new(Mutex::new(ErrorWatch::new(limits))));
@@ -442,6 +441,9 @@ impl Lane {
     }
 }
 
+/// Warm-ups in flight at a time when the run has no concurrency cap (a rate alone).
+const UNCAPPED_WARM_CONCURRENCY: u64 = 1024;
+
 /// Sends the warm-ups, as many at a time as the measured load will (its concurrency limit), so
 /// the connection pool already holds that many connections when measuring starts: the first
 /// measured requests then time the server, not TCP connection setup. Their records are kept
@@ -455,7 +457,8 @@ async fn warm_up(
     stop: &CancellationToken,
 ) -> Vec<RequestRecord> {
     // Each warm-up is a task, as each measured request is.
-    let gate = Arc::new(tokio::sync::Semaphore::new(concurrency));
+    let gate = tokio::sync::Semaphore::new(concurrency.min(tokio::sync::Semaphore::MAX_PERMITS));
+    let gate = Arc::new(gate);
     let never = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
     let mut records = Vec::with_capacity(warmups.len());

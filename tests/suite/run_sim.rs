@@ -510,6 +510,51 @@ async fn new_and_reused_connections_give_the_same_ttft() {
     );
 }
 
+/// Warm-ups run as many at a time as the concurrency cap, above 1,024 too, so that many
+/// connections are open when measuring starts: with 1,100 warm-ups under a cap of 1,100 and a
+/// first token after 1 s (none ends before the last is sent, even on a loaded machine), each
+/// warm-up opens a connection of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warm_ups_open_as_many_connections_as_the_cap() {
+    let _guard = common::serial_async().await;
+    // Two sockets per stream in this process (the client's and the simulator's end).
+    let _ = servebench::measure::fds::raise();
+    let cfg = SimConfig {
+        ttft: Duration::from_secs(1),
+        itl: Duration::from_millis(ITL_MS as u64),
+        ..SimConfig::default()
+    };
+    let server = sim::spawn(cfg, ([127, 0, 0, 1], 0).into()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1_100;
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, n, n, 8, 2);
+    cfg.load.num_warmups = n;
+    let (result, records) = common::execute(cfg, dir.path(), "result.json", false).await;
+    server.shutdown().await;
+    assert_invariants(&records);
+    assert_eq!(result.summary.completed, n);
+    let warm: Vec<_> = records.iter().filter(|r| r.warmup).collect();
+    assert_eq!(warm.len() as u64, n);
+    let opened = warm.iter().filter(|r| r.connection_reused == Some(false));
+    assert_eq!(opened.count() as u64, n);
+}
+
+/// A cap past what a semaphore holds (`--max-concurrency 18446744073709551615`) runs its
+/// warm-ups and its requests, as many as there are, without a panic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warm_ups_under_the_largest_cap_run() {
+    let _guard = common::serial_async().await;
+    let server = start_sim(1, true, FaultConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::run_config(server.base_url(), BackendKind::Openai, 4, u64::MAX, 8, 2);
+    cfg.load.num_warmups = 4;
+    let (result, records) = common::execute(cfg, dir.path(), "result.json", false).await;
+    server.shutdown().await;
+    assert_invariants(&records);
+    assert_eq!(result.summary.completed, 4);
+    assert_eq!(records.iter().filter(|r| r.warmup).count(), 4);
+}
+
 /// Against an external `servebench sim --time-scale 10`, the run reads the scale
 /// from `/sim/info` and reports in the simulator's time, as with the built-in simulator. The
 /// figures are checked within 30%: a scale not applied, or applied twice, is off tenfold,
