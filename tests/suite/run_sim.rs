@@ -512,15 +512,16 @@ async fn new_and_reused_connections_give_the_same_ttft() {
 
 /// Warm-ups run as many at a time as the concurrency cap, above 1,024 too, so that many
 /// connections are open when measuring starts: with 1,100 warm-ups under a cap of 1,100 and a
-/// first token after 1 s (none ends before the last is sent, even on a loaded machine), each
-/// warm-up opens a connection of its own.
+/// first token after 2 s, each warm-up opens a connection of its own. (None ends before the
+/// last is sent: their sends spread over about 150 ms with both cores busy. With a first token
+/// sooner than the spread, later warm-ups would take the connections of the first.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn warm_ups_open_as_many_connections_as_the_cap() {
     let _guard = common::serial_async().await;
     // Two sockets per stream in this process (the client's and the simulator's end).
     let _ = servebench::measure::fds::raise();
     let cfg = SimConfig {
-        ttft: Duration::from_secs(1),
+        ttft: Duration::from_secs(2),
         itl: Duration::from_millis(ITL_MS as u64),
         ..SimConfig::default()
     };
