@@ -22,7 +22,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::shape::WindowEnd;
@@ -233,9 +233,7 @@ impl Lanes {
             warm[i % n].push(w);
         }
         // As many at a time as the measured load keeps in flight; with no cap, 1,024.
-        let warm_concurrency = (cfg.load.concurrency_cap())
-            .unwrap_or(UNCAPPED_WARM_CONCURRENCY)
-            .max(1);
+        let warm_concurrency = (cfg.load.concurrency_cap()).unwrap_or(UNCAPPED_WARM_CONCURRENCY);
         let limits = &cfg.load.shape;
         let watch = (limits.max_errors.is_some() || limits.max_error_rate.is_some())
             .then(|| Arc::new(Mutex::new(ErrorWatch::new(limits))));
@@ -457,8 +455,7 @@ async fn warm_up(
     stop: &CancellationToken,
 ) -> Vec<RequestRecord> {
     // Each warm-up is a task, as each measured request is.
-    let gate = tokio::sync::Semaphore::new(concurrency.min(tokio::sync::Semaphore::MAX_PERMITS));
-    let gate = Arc::new(gate);
+    let gate = Arc::new(Semaphore::new(concurrency.min(Semaphore::MAX_PERMITS)));
     let never = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
     let mut records = Vec::with_capacity(warmups.len());
